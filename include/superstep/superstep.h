@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* The umbrella header: includes every public layer header of superstep. */
+#ifndef SUPERSTEP_SUPERSTEP_H
+#define SUPERSTEP_SUPERSTEP_H
+
+#include "superstep/error.h"
+#include "superstep/json.h"
+#include "superstep/reducer.h"
+#include "superstep/value.h"
+#include "superstep/version.h"
+
+#endif /* SUPERSTEP_SUPERSTEP_H */

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* Small shared utilities: the growable buffer, random bytes, version. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "common.h"
+#include "superstep/version.h"
+
+const char *sst_version(void) {
+#define SST__STR2(x) #x
+#define SST__STR(x) SST__STR2(x)
+    return SST__STR(SST_VERSION_MAJOR) "." SST__STR(SST_VERSION_MINOR) "." SST__STR(
+        SST_VERSION_PATCH);
+}
+
+unsigned sst_version_hex(void) {
+    return SST_VERSION_HEX;
+}
+
+sst_code sst__random_bytes(void *buf, size_t n, sst_error *err) {
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return sst__error(err, SST_EIO, "getrandom failed (errno %d)", errno);
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return SST_OK;
+}
+
+void sst__buf_init(sst__buf *b) {
+    memset(b, 0, sizeof *b);
+}
+
+void sst__buf_free(sst__buf *b) {
+    sst__free(b->data);
+    sst__buf_init(b);
+}
+
+bool sst__buf_reserve(sst__buf *b, size_t extra) {
+    if (b->oom) {
+        return false;
+    }
+    if (extra <= b->cap - b->len && b->data != NULL) {
+        return true;
+    }
+    if (extra > SIZE_MAX / 2 - b->len) {
+        b->oom = true;
+        return false;
+    }
+    size_t want = b->len + extra + 1;
+    size_t cap = b->cap < 64 ? 64 : b->cap;
+    while (cap < want) {
+        cap *= 2;
+    }
+    char *p = sst__realloc(b->data, cap);
+    if (p == NULL) {
+        b->oom = true;
+        return false;
+    }
+    b->data = p;
+    b->cap = cap - 1; /* keep one byte for the NUL */
+    return true;
+}
+
+void sst__buf_append(sst__buf *b, const void *data, size_t n) {
+    if (sst__buf_reserve(b, n)) {
+        memcpy(b->data + b->len, data, n);
+        b->len += n;
+    }
+}
+
+void sst__buf_putc(sst__buf *b, char c) {
+    if (sst__buf_reserve(b, 1)) {
+        b->data[b->len++] = c;
+    }
+}
+
+void sst__buf_printf(sst__buf *b, const char *fmt, ...) {
+    char tmp[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->oom = true;
+        return;
+    }
+    if ((size_t)n < sizeof tmp) {
+        sst__buf_append(b, tmp, (size_t)n);
+        return;
+    }
+    if (!sst__buf_reserve(b, (size_t)n)) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+char *sst__buf_detach(sst__buf *b, size_t *len_out) {
+    if (b->oom) {
+        sst__buf_free(b);
+        return NULL;
+    }
+    if (!sst__buf_reserve(b, 0)) {
+        sst__buf_free(b);
+        return NULL;
+    }
+    b->data[b->len] = '\0';
+    char *p = b->data;
+    if (len_out != NULL) {
+        *len_out = b->len;
+    }
+    sst__buf_init(b);
+    return p;
+}

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * add_messages: LangGraph's message reducer for OpenAI-style chat messages
+ * (DESIGN.md "add_messages"; docs/reducers.md has the full rules).
+ *
+ * An update is normalised first (strings and [role, content] pairs become
+ * message objects, missing ids become UUIDv4s), then merged by id: a known
+ * id replaces the message in place, a new id appends, {"type": "remove"}
+ * deletes, "__remove_all__" drops everything before it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reducers_int.h"
+
+#define REMOVE_ALL "__remove_all__"
+
+static const char *const k_roles[] = {"system", "developer", "user", "assistant", "tool",
+                                      "function"};
+
+/* The canonical role for @p role (aliases human -> user, ai -> assistant), or NULL. */
+static const char *canonical_role(const char *role) {
+    if (strcmp(role, "human") == 0) {
+        return "user";
+    }
+    if (strcmp(role, "ai") == 0) {
+        return "assistant";
+    }
+    for (size_t i = 0; i < SST_ARRAY_LEN(k_roles); i++) {
+        if (strcmp(role, k_roles[i]) == 0) {
+            return k_roles[i];
+        }
+    }
+    return NULL;
+}
+
+static sst_value *msg_error(sst_error *err, sst_code code, const char *field, size_t index,
+                            const char *what) {
+    sst__error(err, code, "reducer 'add_messages' on field '%s': message %zu: %s", field, index,
+               what);
+    return NULL;
+}
+
+static bool is_remove(const sst_value *m) {
+    const sst_value *t = sst_object_get(m, "type");
+    return sst_is_string(t) && strcmp(sst_string_cstr(t), "remove") == 0;
+}
+
+/* Builds {"id": id, "role": role, ...rest of @p src except id and role}. */
+static sst_value *build_message(const sst_value *id, const char *role, const sst_value *content,
+                                const sst_value *src, sst_error *err) {
+    sst_value *m = sst_object_set_take(sst_object_empty(), "id", sst_value_ref(id), err);
+    if (m != NULL) {
+        sst_value *r = sst_string_new(role, err);
+        m = r != NULL ? sst_object_set_take(m, "role", r, err) : (sst_value_unref(m), NULL);
+    }
+    if (m != NULL && content != NULL) {
+        m = sst_object_set_take(m, "content", sst_value_ref(content), err);
+    }
+    for (size_t i = 0, n = sst_object_len(src); i < n && m != NULL; i++) {
+        const sst_value *k = sst_object_key_at(src, i);
+        if (strcmp(sst_string_cstr(k), "id") == 0 || strcmp(sst_string_cstr(k), "role") == 0) {
+            continue;
+        }
+        m = sst_object_setv_take(m, k, sst_value_ref(sst_object_value_at(src, i)), err);
+    }
+    return m;
+}
+
+static sst_value *new_id(sst_error *err) {
+    char uuid[37];
+    if (sst__uuid4(uuid, err) != SST_OK) {
+        return NULL;
+    }
+    return sst_string_new(uuid, err);
+}
+
+/* One element of an update as a message object (new), or NULL with err. */
+static sst_value *normalize_one(const char *field, size_t index, const sst_value *e,
+                                sst_error *err) {
+    if (sst_is_string(e)) {
+        sst_value *id = new_id(err);
+        if (id == NULL) {
+            return NULL;
+        }
+        sst_value *m = build_message(id, "user", e, NULL, err);
+        sst_value_unref(id);
+        return m;
+    }
+    if (sst_is_array(e)) {
+        const sst_value *role = sst_array_get(e, 0);
+        if (sst_array_len(e) != 2 || !sst_is_string(role)) {
+            return msg_error(err, SST_ETYPE, field, index,
+                             "a list message must be a [role, content] pair");
+        }
+        const char *canon = canonical_role(sst_string_cstr(role));
+        if (canon == NULL) {
+            char what[160];
+            snprintf(what, sizeof what,
+                     "unknown role '%.40s' (expected user, assistant, system, developer, tool, "
+                     "function, human or ai)",
+                     sst_string_cstr(role));
+            return msg_error(err, SST_EINVAL, field, index, what);
+        }
+        sst_value *id = new_id(err);
+        if (id == NULL) {
+            return NULL;
+        }
+        sst_value *m = build_message(id, canon, sst_array_get(e, 1), NULL, err);
+        sst_value_unref(id);
+        return m;
+    }
+    if (!sst_is_object(e)) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "expected a message object, a string or a [role, content] pair, got %s",
+                 sst__type_word(e));
+        return msg_error(err, SST_ETYPE, field, index, what);
+    }
+    const sst_value *id = sst_object_get(e, "id");
+    if (id != NULL && !sst_is_null(id) && !sst_is_string(id)) {
+        char what[96];
+        snprintf(what, sizeof what, "'id' must be a string, got %s", sst__type_word(id));
+        return msg_error(err, SST_ETYPE, field, index, what);
+    }
+    if (is_remove(e)) {
+        if (!sst_is_string(id)) {
+            return msg_error(err, SST_EINVAL, field, index,
+                             "a remove message needs a string 'id'");
+        }
+        return sst_value_ref(e);
+    }
+    const sst_value *role = sst_object_get(e, "role");
+    if (!sst_is_string(role)) {
+        return msg_error(err, SST_ETYPE, field, index,
+                         role == NULL ? "message object has no 'role'"
+                                      : "message 'role' must be a string");
+    }
+    const char *canon = canonical_role(sst_string_cstr(role));
+    if (canon == NULL) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "unknown role '%.40s' (expected user, assistant, system, developer, tool, "
+                 "function, human or ai)",
+                 sst_string_cstr(role));
+        return msg_error(err, SST_EINVAL, field, index, what);
+    }
+    bool role_ok = strcmp(canon, sst_string_cstr(role)) == 0;
+    if (sst_is_string(id) && role_ok) {
+        return sst_value_ref(e); /* already normal: share it */
+    }
+    sst_value *nid = sst_is_string(id) ? sst_value_ref(id) : new_id(err);
+    if (nid == NULL) {
+        return NULL;
+    }
+    sst_value *m = build_message(nid, canon, NULL, e, err);
+    sst_value_unref(nid);
+    return m;
+}
+
+sst_value *sst__messages_normalize(const char *field, const sst_value *update, sst_error *err) {
+    if (update == NULL || sst_is_null(update)) {
+        return sst_array_empty();
+    }
+    if (sst_is_string(update) || sst_is_object(update)) {
+        sst_value *m = normalize_one(field, 0, update, err);
+        return m != NULL ? sst_array_push_take(sst_array_empty(), m, err) : NULL;
+    }
+    if (!sst_is_array(update)) {
+        sst__error(err, SST_ETYPE,
+                   "reducer 'add_messages' on field '%s': expected a message or a list of "
+                   "messages, got %s",
+                   field, sst__type_word(update));
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    sst_array_iter it;
+    sst_array_iter_init(&it, update);
+    const sst_value *e;
+    size_t i = 0;
+    bool changed = false;
+    while ((e = sst_array_iter_next(&it)) != NULL) {
+        sst_value *m = normalize_one(field, i++, e, err);
+        if (m == NULL) {
+            sst_value_unref(out);
+            return NULL;
+        }
+        changed |= m != e;
+        out = sst_array_push_take(out, m, err);
+        if (out == NULL) {
+            return NULL;
+        }
+    }
+    if (!changed) {
+        sst_value_unref(out); /* every message was already normal: keep the shared original */
+        return sst_value_ref(update);
+    }
+    return out;
+}
+
+/* ---- the merge ---------------------------------------------------------- */
+
+typedef struct id_slot {
+    const sst_value *id; /* borrowed string; NULL = empty slot */
+    size_t pos;          /* index in the merged list */
+    bool removed;
+} id_slot;
+
+typedef struct id_map {
+    id_slot *slots;
+    size_t mask;
+} id_map;
+
+static bool id_map_init(id_map *m, size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) {
+        cap *= 2;
+    }
+    m->slots = sst__calloc(cap, sizeof *m->slots);
+    m->mask = cap - 1;
+    return m->slots != NULL;
+}
+
+/* The slot for @p id: the existing one, or the empty one where it would go. */
+static id_slot *id_map_slot(id_map *m, const sst_value *id) {
+    size_t i = (size_t)sst_value_hash(id) & m->mask;
+    while (m->slots[i].id != NULL && !sst_value_equal(m->slots[i].id, id)) {
+        i = (i + 1) & m->mask;
+    }
+    return &m->slots[i];
+}
+
+static sst_value *merge_fail(sst_value *merged, sst_value *upd, id_map *map) {
+    sst_value_unref(merged);
+    sst_value_unref(upd);
+    sst__free(map->slots);
+    return NULL;
+}
+
+sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
+                                    const sst_value *update, sst_error *err) {
+    SST_UNUSED(ud);
+    if (cur == NULL || sst_is_null(cur)) {
+        sst_value_unref(cur);
+        cur = sst_array_empty();
+    }
+    if (!sst_is_array(cur)) {
+        sst__reducer_type_error(err, "add_messages", field, "array", cur, true);
+        sst_value_unref(cur);
+        return NULL;
+    }
+    sst_value *upd = sst__messages_normalize(field, update, err);
+    if (upd == NULL) {
+        sst_value_unref(cur);
+        return NULL;
+    }
+    /* "__remove_all__" drops everything before its (last) occurrence. */
+    size_t start = 0, n_upd = sst_array_len(upd);
+    for (size_t i = 0; i < n_upd; i++) {
+        const sst_value *m = sst_array_get(upd, i);
+        if (is_remove(m) && strcmp(sst_string_cstr(sst_object_get(m, "id")), REMOVE_ALL) == 0) {
+            start = i + 1;
+        }
+    }
+    sst_value *merged = cur;
+    if (start > 0) {
+        sst_value_unref(merged);
+        merged = sst_array_empty();
+    }
+    if (start == n_upd) {
+        sst_value_unref(upd);
+        return merged;
+    }
+    id_map map = {NULL, 0};
+    if (!id_map_init(&map, sst_array_len(merged) + n_upd)) {
+        sst__enomem(err);
+        return merge_fail(merged, upd, &map);
+    }
+    /* Index the current messages. Entries borrow ids from `cur`, which stays
+     * alive through `merged` or through our extra reference below. */
+    sst_value *keep_cur = sst_value_ref(merged);
+    sst_array_iter it;
+    sst_array_iter_init(&it, keep_cur);
+    const sst_value *e;
+    for (size_t pos = 0; (e = sst_array_iter_next(&it)) != NULL; pos++) {
+        const sst_value *id = sst_object_get(e, "id");
+        if (sst_is_string(id)) {
+            id_slot *s = id_map_slot(&map, id);
+            s->id = id;
+            s->pos = pos;
+        }
+    }
+    size_t removed = 0;
+    for (size_t i = start; i < n_upd; i++) {
+        const sst_value *m = sst_array_get(upd, i);
+        const sst_value *id = sst_object_get(m, "id");
+        id_slot *s = id_map_slot(&map, id);
+        bool remove = is_remove(m);
+        if (s->id != NULL) {
+            if (remove) {
+                removed += !s->removed;
+                s->removed = true;
+                continue;
+            }
+            removed -= s->removed;
+            s->removed = false;
+            merged = sst_array_set_take(merged, s->pos, sst_value_ref(m), err);
+        } else {
+            if (remove) {
+                char ex[80];
+                sst__excerpt(id, ex, sizeof ex);
+                sst__error(err, SST_ENOTFOUND,
+                           "reducer 'add_messages' on field '%s': cannot remove message %s: no "
+                           "message has that id",
+                           field, ex);
+                sst_value_unref(keep_cur);
+                return merge_fail(merged, upd, &map);
+            }
+            s->id = id;
+            s->pos = sst_array_len(merged);
+            merged = sst_array_push_take(merged, sst_value_ref(m), err);
+        }
+        if (merged == NULL) {
+            sst_value_unref(keep_cur);
+            return merge_fail(NULL, upd, &map);
+        }
+    }
+    if (removed > 0) {
+        sst_value *kept = sst_array_empty();
+        sst_array_iter_init(&it, merged);
+        while ((e = sst_array_iter_next(&it)) != NULL && kept != NULL) {
+            const sst_value *id = sst_object_get(e, "id");
+            if (sst_is_string(id) && id_map_slot(&map, id)->removed) {
+                continue;
+            }
+            kept = sst_array_push_take(kept, sst_value_ref(e), err);
+        }
+        sst_value_unref(merged);
+        merged = kept;
+    }
+    sst_value_unref(keep_cur);
+    sst_value_unref(upd);
+    sst__free(map.slots);
+    return merged;
+}

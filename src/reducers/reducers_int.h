@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* Private parts of the reducers layer: the reducer record and error helpers. */
+#ifndef SUPERSTEP_REDUCERS_INT_H
+#define SUPERSTEP_REDUCERS_INT_H
+
+#include "common.h"
+#include "superstep/json.h"
+#include "superstep/reducer.h"
+#include "superstep/value.h"
+
+typedef enum sst__reducer_kind {
+    SST__R_REPLACE,
+    SST__R_APPEND,
+    SST__R_SUM,
+    SST__R_MERGE,
+    SST__R_DEEP_MERGE,
+    SST__R_UNIQUE,
+    SST__R_ADD_MESSAGES,
+    SST__R_CUSTOM
+} sst__reducer_kind;
+
+struct sst_reducer {
+    sst__reducer_kind kind;
+    const char *name; /* static for built-ins; owned (sst__malloc) for custom ones */
+    sst_reduce_fn fn; /* the binary merge */
+    void *user_data;
+};
+
+/* Built-in binary merges (builtin.c, add_messages.c). */
+sst_value *sst__reduce_replace(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                               sst_error *err);
+sst_value *sst__reduce_append(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                              sst_error *err);
+sst_value *sst__reduce_sum(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                           sst_error *err);
+sst_value *sst__reduce_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                             sst_error *err);
+sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur,
+                                  const sst_value *upd, sst_error *err);
+sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
+                                    const sst_value *upd, sst_error *err);
+/* add_messages normalisation: a new array of message objects with ids. */
+sst_value *sst__messages_normalize(const char *field, const sst_value *update, sst_error *err);
+
+/* "number" for ints and doubles, else the type name. */
+const char *sst__type_word(const sst_value *v);
+
+/*
+ * Writes a compact JSON excerpt of @p v into @p out (at most @p n bytes,
+ * cut with "..." when longer) for error messages.
+ */
+void sst__excerpt(const sst_value *v, char *out, size_t n);
+
+/* "reducer 'R' on field 'F': expected E, got T" */
+sst_code sst__reducer_type_error(sst_error *err, const char *reducer, const char *field,
+                                 const char *expected, const sst_value *got, bool in_current);
+
+#endif /* SUPERSTEP_REDUCERS_INT_H */

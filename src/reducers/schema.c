@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * State schemas: field -> reducer and default, or one whole-state reducer,
+ * and the application of a superstep's deltas in deterministic order.
+ */
+#include <string.h>
+
+#include "reducers_int.h"
+
+typedef struct schema_field {
+    char *name;          /* owned */
+    sst_reducer reducer; /* copy; a custom reducer's name is owned */
+    sst_value *def;      /* owned default, or NULL */
+} schema_field;
+
+struct sst_schema {
+    schema_field *fields; /* owned array */
+    size_t count;
+    size_t cap;
+    sst_state_reduce_fn state_fn;
+    void *state_ud;
+};
+
+sst_schema *sst_schema_new(sst_error *err) {
+    sst_schema *s = sst__calloc(1, sizeof *s);
+    if (s == NULL) {
+        sst__enomem(err);
+    }
+    return s;
+}
+
+void sst_schema_free(sst_schema *s) {
+    if (s == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < s->count; i++) {
+        sst__free(s->fields[i].name);
+        if (s->fields[i].reducer.kind == SST__R_CUSTOM) {
+            sst__free((char *)s->fields[i].reducer.name);
+        }
+        sst_value_unref(s->fields[i].def);
+    }
+    sst__free(s->fields);
+    sst__free(s);
+}
+
+static const schema_field *find_field(const sst_schema *s, const char *name, size_t len) {
+    for (size_t i = 0; i < s->count; i++) {
+        if (strncmp(s->fields[i].name, name, len) == 0 && s->fields[i].name[len] == '\0') {
+            return &s->fields[i];
+        }
+    }
+    return NULL;
+}
+
+sst_code sst_schema_add_field(sst_schema *s, const char *field, const sst_reducer *r,
+                              sst_value *default_value, sst_error *err) {
+    if (s == NULL || field == NULL || r == NULL) {
+        sst_value_unref(default_value);
+        return sst__error(err, SST_EINVAL, "schema: NULL %s",
+                          s == NULL ? "schema" : field == NULL ? "field name" : "reducer");
+    }
+    if (find_field(s, field, strlen(field)) != NULL) {
+        sst_value_unref(default_value);
+        return sst__error(err, SST_EINVAL, "schema: field '%s' is declared twice", field);
+    }
+    if (default_value != NULL) {
+        default_value = sst_reducer_prepare(r, field, default_value, err);
+        if (default_value == NULL) {
+            return err != NULL ? err->code : SST_EINVAL;
+        }
+    }
+    if (s->count == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        schema_field *f = sst__realloc(s->fields, cap * sizeof *f);
+        if (f == NULL) {
+            sst_value_unref(default_value);
+            return sst__enomem(err);
+        }
+        s->fields = f;
+        s->cap = cap;
+    }
+    schema_field *f = &s->fields[s->count];
+    f->name = sst__strndup(field, strlen(field));
+    f->reducer = *r;
+    if (r->kind == SST__R_CUSTOM) {
+        f->reducer.name = sst__strndup(r->name, strlen(r->name));
+    }
+    if (f->name == NULL || f->reducer.name == NULL) {
+        sst__free(f->name);
+        if (r->kind == SST__R_CUSTOM) {
+            sst__free((char *)f->reducer.name);
+        }
+        sst_value_unref(default_value);
+        return sst__enomem(err);
+    }
+    f->def = default_value;
+    s->count++;
+    return SST_OK;
+}
+
+sst_code sst_schema_set_state_reducer(sst_schema *s, sst_state_reduce_fn fn, void *user_data,
+                                      sst_error *err) {
+    if (s == NULL) {
+        return sst__error(err, SST_EINVAL, "schema: NULL schema");
+    }
+    s->state_fn = fn;
+    s->state_ud = user_data;
+    return SST_OK;
+}
+
+const sst_reducer *sst_schema_field_reducer(const sst_schema *s, const char *field) {
+    const schema_field *f = (s != NULL && field != NULL) ? find_field(s, field, strlen(field))
+                                                         : NULL;
+    return f != NULL ? &f->reducer : sst_reducer_replace();
+}
+
+static const sst_reducer *reducer_of(const sst_schema *s, const sst_value *key) {
+    const schema_field *f = find_field(s, sst_string_cstr(key), sst_string_len(key));
+    return f != NULL ? &f->reducer : sst_reducer_replace();
+}
+
+size_t sst_schema_field_count(const sst_schema *s) {
+    return s != NULL ? s->count : 0;
+}
+
+const char *sst_schema_field_name(const sst_schema *s, size_t i) {
+    return (s != NULL && i < s->count) ? s->fields[i].name : NULL;
+}
+
+sst_value *sst_schema_initial_state(const sst_schema *s, sst_error *err) {
+    sst_value *state = sst_object_empty();
+    for (size_t i = 0; s != NULL && i < s->count && state != NULL; i++) {
+        if (s->fields[i].def != NULL) {
+            state = sst_object_set_take(state, s->fields[i].name,
+                                        sst_value_ref(s->fields[i].def), err);
+        }
+    }
+    return state;
+}
+
+sst_value *sst_schema_prepare_delta(const sst_schema *s, sst_value *delta, sst_error *err) {
+    if (s == NULL || !sst_is_object(delta)) {
+        sst__error(err, s == NULL ? SST_EINVAL : SST_ETYPE,
+                   "state update must be an object, got %s",
+                   delta == NULL ? "NULL" : sst_type_name(sst_value_type(delta)));
+        sst_value_unref(delta);
+        return NULL;
+    }
+    for (size_t i = 0; i < sst_object_len(delta); i++) {
+        const sst_value *key = sst_object_key_at(delta, i);
+        const sst_reducer *r = reducer_of(s, key);
+        if (r->kind != SST__R_ADD_MESSAGES) {
+            continue;
+        }
+        sst_value *norm = sst__messages_normalize(sst_string_cstr(key),
+                                                  sst_object_value_at(delta, i), err);
+        if (norm == NULL) {
+            sst_value_unref(delta);
+            return NULL;
+        }
+        if (norm == sst_object_value_at(delta, i)) {
+            sst_value_unref(norm);
+            continue;
+        }
+        delta = sst_object_setv_take(delta, key, norm, err);
+        if (delta == NULL) {
+            return NULL;
+        }
+    }
+    return delta;
+}
+
+sst_value *sst_schema_apply(const sst_schema *s, sst_value *state, const sst_value *const *deltas,
+                            size_t n, sst_error *err) {
+    if (state == NULL) {
+        state = sst_object_empty();
+    }
+    if (s == NULL || !sst_is_object(state) || (deltas == NULL && n > 0)) {
+        sst__error(err, SST_EINVAL, "schema apply: %s",
+                   s == NULL ? "NULL schema"
+                   : deltas == NULL ? "NULL deltas"
+                                    : "state must be an object");
+        sst_value_unref(state);
+        return NULL;
+    }
+    for (size_t d = 0; d < n; d++) {
+        if (!sst_is_object(deltas[d])) {
+            sst__error(err, SST_ETYPE, "state update %zu must be an object, got %s", d,
+                       deltas[d] == NULL ? "NULL" : sst_type_name(sst_value_type(deltas[d])));
+            sst_value_unref(state);
+            return NULL;
+        }
+    }
+    if (s->state_fn != NULL) {
+        return s->state_fn(s->state_ud, state, deltas, n, err);
+    }
+    /*
+     * Fields in order of first write; for each, its writes in delta order.
+     * A field is handled when first met, so later deltas skip it.
+     */
+    const sst_value *stack_updates[16];
+    const sst_value **updates = stack_updates;
+    if (n > SST_ARRAY_LEN(stack_updates)) {
+        updates = sst__malloc(n * sizeof *updates);
+        if (updates == NULL) {
+            sst_value_unref(state);
+            sst__enomem(err);
+            return NULL;
+        }
+    }
+    for (size_t d = 0; d < n && state != NULL; d++) {
+        for (size_t i = 0; i < sst_object_len(deltas[d]) && state != NULL; i++) {
+            const sst_value *key = sst_object_key_at(deltas[d], i);
+            const char *k = sst_string_cstr(key);
+            size_t klen = sst_string_len(key);
+            bool seen = false;
+            for (size_t e = 0; e < d && !seen; e++) {
+                seen = sst_object_getn(deltas[e], k, klen) != NULL;
+            }
+            if (seen) {
+                continue;
+            }
+            size_t m = 0;
+            for (size_t e = d; e < n; e++) {
+                const sst_value *u = sst_object_getn(deltas[e], k, klen);
+                if (u != NULL) {
+                    updates[m++] = u;
+                }
+            }
+            sst_value *cur = sst_value_ref(sst_object_getn(state, k, klen));
+            if (cur != NULL && sst_value_is_unique(state)) {
+                /* Detach the field so that a reducer may update it in place. */
+                state = sst_object_setv_take(state, key, sst_null(), err);
+                if (state == NULL) {
+                    sst_value_unref(cur);
+                    break;
+                }
+            }
+            sst_value *merged = sst_reducer_apply(reducer_of(s, key), k, cur, updates, m, err);
+            if (merged == NULL) {
+                sst_value_unref(state);
+                state = NULL;
+                break;
+            }
+            state = sst_object_setv_take(state, key, merged, err);
+        }
+    }
+    if (updates != stack_updates) {
+        sst__free(updates);
+    }
+    return state;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private layout of sst_value and helpers shared by the values layer.
+ *
+ * Every value starts with `struct sst_value`: an atomic reference count and a
+ * type tag. Immortal singletons carry SST__IMMORTAL and are never counted.
+ * Arrays are persistent vectors (array.c), objects are member arrays with a
+ * hash index above SST__OBJECT_INDEX_MIN members (object.c).
+ */
+#ifndef SUPERSTEP_VALUES_INT_H
+#define SUPERSTEP_VALUES_INT_H
+
+#include <stdatomic.h>
+
+#include "common.h"
+#include "superstep/value.h"
+
+#define SST__IMMORTAL 0x1u
+
+struct sst_value {
+    /*
+     * While alive: the reference count. Once it reached zero the value is
+     * owned by the freeing thread, which reuses the word to chain dead
+     * values (value.c), so freeing deep trees needs no recursion.
+     */
+    union {
+        atomic_size_t rc;
+        struct sst_value *next_dead;
+    } u;
+    uint8_t type;  /* sst_type */
+    uint8_t flags; /* SST__IMMORTAL */
+};
+
+typedef struct sst__int {
+    sst_value h;
+    int64_t i;
+} sst__int;
+
+typedef struct sst__double {
+    sst_value h;
+    double d;
+} sst__double;
+
+typedef struct sst__string {
+    sst_value h;
+    size_t len;
+    char data[]; /* len bytes + NUL */
+} sst__string;
+
+#define SST__PV_BITS 5
+#define SST__PV_WIDTH 32
+#define SST__PV_MASK 31
+
+/*
+ * A trie node of a persistent vector, shared between array versions. At
+ * level 0 (leaves and the tail) slots hold sst_value references; above, they
+ * hold child nodes. Unused slots are NULL.
+ */
+typedef struct sst__pvnode {
+    atomic_size_t rc;
+    void *slot[SST__PV_WIDTH];
+} sst__pvnode;
+
+typedef struct sst__array {
+    sst_value h;
+    size_t count;
+    unsigned shift;    /* level of root: 5 * (height) */
+    sst__pvnode *root; /* trie of the first tailoff(count) elements; may be NULL */
+    sst__pvnode *tail; /* the last 1..32 elements; NULL when empty */
+} sst__array;
+
+typedef struct sst__member {
+    sst_value *key; /* owned string value */
+    sst_value *val; /* owned */
+} sst__member;
+
+#define SST__OBJECT_INDEX_MIN 8
+
+typedef struct sst__object {
+    sst_value h;
+    size_t count;
+    size_t cap;
+    sst__member *members; /* owned, sst__malloc; NULL when cap == 0 */
+    uint32_t *index;      /* owned hash index (member + 1, 0 = empty) or NULL */
+    size_t index_cap;     /* power of two, >= 2 * count, 0 without index */
+} sst__object;
+
+typedef struct sst__bool {
+    sst_value h;
+    bool b;
+} sst__bool;
+
+static inline bool sst__immortal(const sst_value *v) {
+    return (v->flags & SST__IMMORTAL) != 0;
+}
+
+static inline const sst__string *sst__str(const sst_value *v) {
+    return (const sst__string *)v;
+}
+
+/* Allocates a value header of @p size bytes with refcount 1. */
+void *sst__value_alloc(size_t size, sst_type type);
+
+/* A new string of @p len bytes copied from @p s, not validated. */
+sst_value *sst__string_new_trusted(const char *s, size_t len);
+
+/* Stable hash of bytes (also used by the object index and reducers). */
+uint64_t sst__hash_bytes(const void *data, size_t len, uint64_t seed);
+uint64_t sst__hash_mix(uint64_t h);
+
+/*
+ * UTF-8 validation. Returns true when @p s[0..len) is valid UTF-8 without
+ * surrogates or overlongs; otherwise false with *bad set to the offset of the
+ * first invalid byte.
+ */
+bool sst__utf8_valid(const char *s, size_t len, size_t *bad);
+/* Length of the valid sequence starting at s (1..4), or 0 if invalid. */
+size_t sst__utf8_seq(const unsigned char *s, const unsigned char *end);
+
+/* Frees a value whose reference count reached zero (value.c). */
+void sst__value_destroy(sst_value *v);
+
+/* Container destructors: release children onto the dead list. */
+void sst__array_release(sst__array *a, sst_value **dead);
+void sst__object_release(sst__object *o, sst_value **dead);
+/* Drops one reference and chains the value on @p dead when it was the last. */
+void sst__unref_into(sst_value *v, sst_value **dead);
+
+/* Member lookup; returns the index or SIZE_MAX. */
+size_t sst__object_find(const sst__object *o, const char *key, size_t len);
+
+#endif /* SUPERSTEP_VALUES_INT_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* Test helpers; see test_util.h. */
+#include "test_util.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tu_assert_ok(sst_code code, const sst_error *err, const char *file, int line) {
+    if (code != SST_OK) {
+        print_error("%s:%d: expected SST_OK, got %s: %s\n", file, line, sst_code_name(code),
+                    err != NULL ? err->msg : "");
+        _fail(file, line);
+    }
+}
+
+sst_value *tu_json(const char *json) {
+    sst_error err;
+    sst_value *v = sst_json_parse(json, &err);
+    if (v == NULL) {
+        print_error("test JSON does not parse: %s\n  %s\n", err.msg, json);
+        fail();
+    }
+    return v;
+}
+
+void tu_assert_json_eq(const sst_value *v, const char *json, const char *file, int line) {
+    sst_value *want = tu_json(json);
+    if (!sst_value_equal(v, want)) {
+        char *got = v != NULL ? sst_json_write(v, SST_JSON_COMPACT, NULL, NULL) : NULL;
+        print_error("%s:%d: JSON values differ\n  expected: %s\n  actual:   %s\n", file, line,
+                    json, got != NULL ? got : "(NULL)");
+        sst_free(got);
+        sst_value_unref(want);
+        _fail(file, line);
+    }
+    sst_value_unref(want);
+}
+
+void tu_assert_json_text(const sst_value *v, unsigned flags, const char *text, const char *file,
+                         int line) {
+    sst_error err;
+    char *got = sst_json_write(v, flags, NULL, &err);
+    if (got == NULL || strcmp(got, text) != 0) {
+        print_error("%s:%d: JSON text differs\n  expected: %s\n  actual:   %s\n", file, line, text,
+                    got != NULL ? got : err.msg);
+        sst_free(got);
+        _fail(file, line);
+    }
+    sst_free(got);
+}
+
+const char *tu_data_path(const char *rel, char *buf, size_t n) {
+    const char *root = getenv("SST_TEST_DATA");
+    snprintf(buf, n, "%s/%s", root != NULL ? root : "tests/data", rel);
+    return buf;
+}
+
+char *tu_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (nb == NULL) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        if (len != NULL) {
+            *len = n;
+        }
+    }
+    return buf;
+}
+
+/* ---- chaos allocator ---- */
+
+#define HDR 16 /* keeps malloc's alignment */
+
+static atomic_long g_live;
+static atomic_long g_countdown; /* > 0: armed */
+static atomic_int g_fired;
+
+static int should_fail(void) {
+    if (atomic_load(&g_countdown) <= 0) {
+        return 0;
+    }
+    if (atomic_fetch_sub(&g_countdown, 1) == 1) {
+        atomic_store(&g_fired, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void *chaos_malloc(size_t size) {
+    if (should_fail()) {
+        return NULL;
+    }
+    char *p = malloc(size + HDR);
+    if (p == NULL) {
+        return NULL;
+    }
+    atomic_fetch_add(&g_live, 1);
+    return p + HDR;
+}
+
+static void *chaos_realloc(void *ptr, size_t size) {
+    if (ptr == NULL) {
+        return chaos_malloc(size);
+    }
+    if (should_fail()) {
+        return NULL;
+    }
+    char *p = realloc((char *)ptr - HDR, size + HDR);
+    return p != NULL ? p + HDR : NULL;
+}
+
+static void chaos_free(void *ptr) {
+    if (ptr != NULL) {
+        atomic_fetch_sub(&g_live, 1);
+        free((char *)ptr - HDR);
+    }
+}
+
+void tu_chaos_install(void) {
+    if (sst_set_allocator(chaos_malloc, chaos_realloc, chaos_free) != SST_OK) {
+        abort();
+    }
+}
+
+void tu_chaos_fail_at(long n) {
+    atomic_store(&g_fired, 0);
+    atomic_store(&g_countdown, n);
+}
+
+void tu_chaos_off(void) {
+    atomic_store(&g_countdown, 0);
+}
+
+long tu_chaos_live(void) {
+    return atomic_load(&g_live);
+}
+
+int tu_chaos_fired(void) {
+    return atomic_load(&g_fired);
+}

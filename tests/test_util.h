@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What cmocka lacks for our tests: status asserts that print code names,
+ * JSON equality asserts that print both sides, golden-data paths and the
+ * chaos allocator (fail the n-th allocation, count live blocks).
+ */
+#ifndef SUPERSTEP_TEST_UTIL_H
+#define SUPERSTEP_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "superstep/superstep.h"
+
+/* Fails the test unless @p code is SST_OK, printing its name and @p err's message. */
+#define assert_sst_ok(code, err) tu_assert_ok((code), (err), __FILE__, __LINE__)
+void tu_assert_ok(sst_code code, const sst_error *err, const char *file, int line);
+
+/* Parses @p json (must be valid) into a new value; fails the test otherwise. */
+sst_value *tu_json(const char *json);
+
+/* Fails unless @p v equals the value of @p json (sst_value_equal), printing both. */
+#define assert_json_eq(v, json) tu_assert_json_eq((v), (json), __FILE__, __LINE__)
+void tu_assert_json_eq(const sst_value *v, const char *json, const char *file, int line);
+
+/* Fails unless the compact JSON text of @p v is exactly @p text. */
+#define assert_json_text(v, flags, text) tu_assert_json_text((v), (flags), (text), __FILE__, __LINE__)
+void tu_assert_json_text(const sst_value *v, unsigned flags, const char *text, const char *file,
+                         int line);
+
+/* Path of a file under tests/data (the SST_TEST_DATA environment variable). */
+const char *tu_data_path(const char *rel, char *buf, size_t n);
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer; NULL if absent. */
+char *tu_read_file(const char *path, size_t *len);
+
+/*
+ * The chaos allocator. tu_chaos_install() must run first in main(). While
+ * armed with tu_chaos_fail_at(n), the n-th allocation from then on fails
+ * (n = 1 is the next one). tu_chaos_live() counts live library blocks.
+ */
+void tu_chaos_install(void);
+void tu_chaos_fail_at(long n);
+void tu_chaos_off(void);
+long tu_chaos_live(void);
+/* True when the armed failure has happened. */
+int tu_chaos_fired(void);
+
+#endif /* SUPERSTEP_TEST_UTIL_H */
