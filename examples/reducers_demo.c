@@ -1,3 +1,6 @@
 #include <stdio.h>
 #include <superstep/superstep.h>
-int main(void) { printf("%s\n", sst_version()); return 0; }
+int main(void) {
+    printf("%s\n", sst_version());
+    return 0;
+}

@@ -14,15 +14,15 @@
 
 #include "superstep/error.h"
 
-#define SST_UNUSED(x) ((void)(x))
+#define SST_UNUSED(x)    ((void)(x))
 #define SST_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #if defined(__GNUC__) || defined(__clang__)
-#define SST_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SST_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SST_LIKELY(x)         __builtin_expect(!!(x), 1)
+#define SST_UNLIKELY(x)       __builtin_expect(!!(x), 0)
 #define SST_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
 #else
-#define SST_LIKELY(x) (x)
+#define SST_LIKELY(x)   (x)
 #define SST_UNLIKELY(x) (x)
 #define SST_PRINTF(fmt, args)
 #endif
@@ -34,8 +34,7 @@
 #ifdef NDEBUG
 #define SST_ASSERT(cond) ((void)0)
 #else
-#define SST_ASSERT(cond)                                                                           \
-    ((cond) ? (void)0 : sst__assert_fail(#cond, __FILE__, __LINE__))
+#define SST_ASSERT(cond) ((cond) ? (void)0 : sst__assert_fail(#cond, __FILE__, __LINE__))
 void sst__assert_fail(const char *cond, const char *file, int line);
 #endif
 

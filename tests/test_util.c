@@ -29,8 +29,8 @@ void tu_assert_json_eq(const sst_value *v, const char *json, const char *file, i
     sst_value *want = tu_json(json);
     if (!sst_value_equal(v, want)) {
         char *got = v != NULL ? sst_json_write(v, SST_JSON_COMPACT, NULL, NULL) : NULL;
-        print_error("%s:%d: JSON values differ\n  expected: %s\n  actual:   %s\n", file, line,
-                    json, got != NULL ? got : "(NULL)");
+        print_error("%s:%d: JSON values differ\n  expected: %s\n  actual:   %s\n", file, line, json,
+                    got != NULL ? got : "(NULL)");
         sst_free(got);
         sst_value_unref(want);
         _fail(file, line);
@@ -62,19 +62,17 @@ char *tu_read_file(const char *path, size_t *len) {
     if (f == NULL) {
         return NULL;
     }
-    size_t cap = 4096, n = 0;
+    size_t cap = 4096, n = 0, got;
     char *buf = malloc(cap);
-    size_t got;
     while (buf != NULL && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
         n += got;
-        if (cap - n - 1 == 0) {
+        if (n + 1 == cap) {
             cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (nb == NULL) {
+            char *bigger = realloc(buf, cap);
+            if (bigger == NULL) {
                 free(buf);
-                buf = NULL;
             }
-            buf = nb;
+            buf = bigger;
         }
     }
     fclose(f);

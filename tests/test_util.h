@@ -28,7 +28,8 @@ sst_value *tu_json(const char *json);
 void tu_assert_json_eq(const sst_value *v, const char *json, const char *file, int line);
 
 /* Fails unless the compact JSON text of @p v is exactly @p text. */
-#define assert_json_text(v, flags, text) tu_assert_json_text((v), (flags), (text), __FILE__, __LINE__)
+#define assert_json_text(v, flags, text)                                                           \
+    tu_assert_json_text((v), (flags), (text), __FILE__, __LINE__)
 void tu_assert_json_text(const sst_value *v, unsigned flags, const char *text, const char *file,
                          int line);
 

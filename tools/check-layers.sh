@@ -1,1 +1,79 @@
-exit 0
+#!/usr/bin/env bash
+# Fails when a lower layer includes a higher one (DESIGN.md "Layers").
+# Public headers belong to layers too. The CLI may use only public headers.
+# Usage: tools/check-layers.sh [REPO_ROOT]
+set -euo pipefail
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root"
+
+layer_rank() {
+  case "$1" in
+    common) echo 0 ;; values) echo 1 ;; reducers) echo 2 ;; pregel) echo 3 ;;
+    graph) echo 4 ;; checkpoint) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; cli) echo 8 ;;
+    *) echo -1 ;;
+  esac
+}
+# The layer of a public header.
+header_layer() {
+  case "$1" in
+    superstep.h) echo umbrella ;; # includes every layer by design
+    error.h|version.h|export.h) echo common ;;
+    value.h|json.h) echo values ;;
+    reducer.h) echo reducers ;;
+    pregel.h) echo pregel ;;
+    graph.h|run.h) echo graph ;;
+    checkpoint.h) echo checkpoint ;;
+    agent.h|llm.h) echo agent ;;
+    lua.h) echo lua ;;
+    *) echo unknown ;;
+  esac
+}
+
+bad=0
+check_file() { # file own_layer
+  local f=$1 own=$2 own_rank inc target tr
+  own_rank=$(layer_rank "$own")
+  while IFS= read -r inc; do
+    if [[ $inc == superstep/* ]]; then
+      target=$(header_layer "${inc#superstep/}")
+    elif [[ $inc == ../* ]]; then
+      target=${inc#../}; target=${target%%/*}
+    elif [[ $inc == */* ]]; then
+      target=${inc%%/*}
+    elif [[ $inc == common.h ]]; then
+      target=common
+    else
+      continue # a header of the same folder or a system header
+    fi
+    if [ "$own" = cli ] && [[ $inc != superstep/* ]]; then
+      echo "check-layers: $f includes private header $inc (the CLI uses the public API only)"
+      bad=1; continue
+    fi
+    if [ "$target" = unknown ]; then
+      echo "check-layers: $f includes $inc, whose layer is unknown (add it to tools/check-layers.sh)"
+      bad=1; continue
+    fi
+    if [ "$(layer_rank "$target")" = -1 ]; then
+      continue
+    fi
+    tr=$(layer_rank "$target")
+    if [ "$tr" -gt "$own_rank" ]; then
+      echo "check-layers: $f ($own) includes $inc ($target), a higher layer"
+      bad=1
+    fi
+  done < <(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/p' "$f")
+}
+
+for dir in src/*/; do
+  layer=$(basename "$dir")
+  [ "$(layer_rank "$layer")" = -1 ] && { echo "check-layers: unknown layer folder $dir"; bad=1; continue; }
+  for f in "$dir"*.[ch]; do [ -f "$f" ] && check_file "$f" "$layer"; done
+done
+for f in include/superstep/*.h; do
+  [ -f "$f" ] || continue
+  layer=$(header_layer "$(basename "$f")")
+  [ "$layer" = umbrella ] || check_file "$f" "$layer"
+done
+[ -d cli ] && for f in cli/*.[ch]; do [ -f "$f" ] && check_file "$f" cli; done
+[ -f src/common.h ] && check_file src/common.h common
+exit $bad

@@ -52,8 +52,7 @@ SST_NODISCARD SST_API sst_value *sst_json_parse(const char *text, sst_error *err
  *         error) or any error of sst_json_read, whose message then starts with the file name.
  */
 SST_NODISCARD SST_API sst_value *sst_json_read_file(const char *path,
-                                                    const sst_json_read_opts *opts,
-                                                    sst_error *err);
+                                                    const sst_json_read_opts *opts, sst_error *err);
 
 /** Writer flags; combine with |. */
 enum sst_json_write_flags {

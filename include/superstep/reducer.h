@@ -112,8 +112,7 @@ SST_NODISCARD SST_API sst_value *sst_reducer_prepare(const sst_reducer *r, const
  * @return new state object; NULL with @p err filled on failure.
  */
 typedef sst_value *(*sst_state_reduce_fn)(void *user_data, sst_value *state,
-                                          const sst_value *const *deltas, size_t n,
-                                          sst_error *err);
+                                          const sst_value *const *deltas, size_t n, sst_error *err);
 
 /** @return a new empty schema (every field `replace`); NULL on SST_ENOMEM. */
 SST_NODISCARD SST_API sst_schema *sst_schema_new(sst_error *err);
@@ -129,8 +128,8 @@ SST_API void sst_schema_free(sst_schema *s);
  *         or the error of normalising the default.
  */
 SST_NODISCARD SST_API sst_code sst_schema_add_field(sst_schema *s, const char *field,
-                                                    const sst_reducer *r,
-                                                    sst_value *default_value, sst_error *err);
+                                                    const sst_reducer *r, sst_value *default_value,
+                                                    sst_error *err);
 
 /** Uses @p fn for whole deltas instead of the field reducers. */
 SST_NODISCARD SST_API sst_code sst_schema_set_state_reducer(sst_schema *s, sst_state_reduce_fn fn,

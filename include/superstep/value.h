@@ -126,8 +126,7 @@ SST_API const sst_value *sst_array_get(const sst_value *a, size_t i);
  * @return new: the updated array (the same pointer when @p a was unique);
  *         NULL with SST_ETYPE if @p a is not an array, SST_ENOMEM.
  */
-SST_NODISCARD SST_API sst_value *sst_array_push_take(sst_value *a, sst_value *item,
-                                                     sst_error *err);
+SST_NODISCARD SST_API sst_value *sst_array_push_take(sst_value *a, sst_value *item, sst_error *err);
 
 /**
  * Replaces element @p i with @p item, O(log32 n).
@@ -178,11 +177,10 @@ SST_API const sst_value *sst_object_value_at(const sst_value *o, size_t i);
  * @param o takes; @param key borrowed UTF-8; @param val takes
  * @return new: the updated object; NULL with SST_ETYPE, SST_EUTF8 (bad key), SST_ENOMEM.
  */
-SST_NODISCARD SST_API sst_value *sst_object_set_take(sst_value *o, const char *key,
-                                                     sst_value *val, sst_error *err);
-SST_NODISCARD SST_API sst_value *sst_object_setn_take(sst_value *o, const char *key,
-                                                      size_t key_len, sst_value *val,
-                                                      sst_error *err);
+SST_NODISCARD SST_API sst_value *sst_object_set_take(sst_value *o, const char *key, sst_value *val,
+                                                     sst_error *err);
+SST_NODISCARD SST_API sst_value *sst_object_setn_take(sst_value *o, const char *key, size_t key_len,
+                                                      sst_value *val, sst_error *err);
 /** As sst_object_set_take with the key given as a string value (borrowed, shared). */
 SST_NODISCARD SST_API sst_value *sst_object_setv_take(sst_value *o, const sst_value *key,
                                                       sst_value *val, sst_error *err);

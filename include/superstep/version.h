@@ -13,8 +13,7 @@ extern "C" {
 #define SST_VERSION_MINOR 1
 #define SST_VERSION_PATCH 0
 /** 0xMMmmpp: compare with `#if SST_VERSION_HEX >= 0x000100`. */
-#define SST_VERSION_HEX                                                                            \
-    ((SST_VERSION_MAJOR << 16) | (SST_VERSION_MINOR << 8) | SST_VERSION_PATCH)
+#define SST_VERSION_HEX ((SST_VERSION_MAJOR << 16) | (SST_VERSION_MINOR << 8) | SST_VERSION_PATCH)
 
 /**
  * The version of the library actually linked, as "MAJOR.MINOR.PATCH".

@@ -10,7 +10,7 @@
 
 const char *sst_version(void) {
 #define SST__STR2(x) #x
-#define SST__STR(x) SST__STR2(x)
+#define SST__STR(x)  SST__STR2(x)
     return SST__STR(SST_VERSION_MAJOR) "." SST__STR(SST_VERSION_MINOR) "." SST__STR(
         SST_VERSION_PATCH);
 }

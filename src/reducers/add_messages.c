@@ -15,8 +15,8 @@
 
 #define REMOVE_ALL "__remove_all__"
 
-static const char *const k_roles[] = {"system", "developer", "user", "assistant", "tool",
-                                      "function"};
+static const char *const k_roles[] = {"system",    "developer", "user",
+                                      "assistant", "tool",      "function"};
 
 /* The canonical role for @p role (aliases human -> user, ai -> assistant), or NULL. */
 static const char *canonical_role(const char *role) {
@@ -125,8 +125,7 @@ static sst_value *normalize_one(const char *field, size_t index, const sst_value
     }
     if (is_remove(e)) {
         if (!sst_is_string(id)) {
-            return msg_error(err, SST_EINVAL, field, index,
-                             "a remove message needs a string 'id'");
+            return msg_error(err, SST_EINVAL, field, index, "a remove message needs a string 'id'");
         }
         return sst_value_ref(e);
     }

@@ -115,8 +115,8 @@ static sst_value *deep_merge(sst_value *cur, const sst_value *upd, sst_error *er
     return cur;
 }
 
-sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur,
-                                  const sst_value *upd, sst_error *err) {
+sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                                  sst_error *err) {
     SST_UNUSED(ud);
     if (!sst_is_object(upd)) {
         sst__reducer_type_error(err, "deep_merge", field, "object", upd, false);

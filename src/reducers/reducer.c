@@ -18,9 +18,8 @@ static const sst_reducer k_unique = {SST__R_UNIQUE, "unique", sst__reduce_replac
 static const sst_reducer k_add_messages = {SST__R_ADD_MESSAGES, "add_messages",
                                            sst__reduce_add_messages, NULL};
 
-static const sst_reducer *const k_builtins[] = {&k_replace,    &k_append, &k_sum,
-                                                &k_merge,      &k_deep_merge, &k_unique,
-                                                &k_add_messages};
+static const sst_reducer *const k_builtins[] = {&k_replace,    &k_append, &k_sum,         &k_merge,
+                                                &k_deep_merge, &k_unique, &k_add_messages};
 
 const sst_reducer *sst_reducer_replace(void) {
     return &k_replace;
@@ -60,10 +59,10 @@ const char *sst_reducer_name(const sst_reducer *r) {
     return r != NULL ? r->name : "(null)";
 }
 
-sst_reducer *sst_reducer_new(const char *name, sst_reduce_fn fn, void *user_data,
-                             sst_error *err) {
+sst_reducer *sst_reducer_new(const char *name, sst_reduce_fn fn, void *user_data, sst_error *err) {
     if (name == NULL || fn == NULL) {
-        sst__error(err, SST_EINVAL, "custom reducer: %s is NULL", name == NULL ? "name" : "function");
+        sst__error(err, SST_EINVAL, "custom reducer: %s is NULL",
+                   name == NULL ? "name" : "function");
         return NULL;
     }
     sst_reducer *r = sst__malloc(sizeof *r);
@@ -145,7 +144,9 @@ sst_value *sst_reducer_apply(const sst_reducer *r, const char *field, sst_value 
                              const sst_value *const *updates, size_t n, sst_error *err) {
     if (r == NULL || field == NULL || (updates == NULL && n > 0)) {
         sst__error(err, SST_EINVAL, "reducer apply: NULL %s",
-                   r == NULL ? "reducer" : field == NULL ? "field" : "updates");
+                   r == NULL       ? "reducer"
+                   : field == NULL ? "field"
+                                   : "updates");
         sst_value_unref(current);
         return NULL;
     }

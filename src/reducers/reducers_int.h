@@ -35,8 +35,8 @@ sst_value *sst__reduce_sum(void *ud, const char *field, sst_value *cur, const ss
                            sst_error *err);
 sst_value *sst__reduce_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
                              sst_error *err);
-sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur,
-                                  const sst_value *upd, sst_error *err);
+sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                                  sst_error *err);
 sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
                                     const sst_value *upd, sst_error *err);
 /* add_messages normalisation: a new array of message objects with ids. */

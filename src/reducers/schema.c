@@ -58,7 +58,9 @@ sst_code sst_schema_add_field(sst_schema *s, const char *field, const sst_reduce
     if (s == NULL || field == NULL || r == NULL) {
         sst_value_unref(default_value);
         return sst__error(err, SST_EINVAL, "schema: NULL %s",
-                          s == NULL ? "schema" : field == NULL ? "field name" : "reducer");
+                          s == NULL       ? "schema"
+                          : field == NULL ? "field name"
+                                          : "reducer");
     }
     if (find_field(s, field, strlen(field)) != NULL) {
         sst_value_unref(default_value);
@@ -110,8 +112,8 @@ sst_code sst_schema_set_state_reducer(sst_schema *s, sst_state_reduce_fn fn, voi
 }
 
 const sst_reducer *sst_schema_field_reducer(const sst_schema *s, const char *field) {
-    const schema_field *f = (s != NULL && field != NULL) ? find_field(s, field, strlen(field))
-                                                         : NULL;
+    const schema_field *f =
+        (s != NULL && field != NULL) ? find_field(s, field, strlen(field)) : NULL;
     return f != NULL ? &f->reducer : sst_reducer_replace();
 }
 
@@ -132,8 +134,8 @@ sst_value *sst_schema_initial_state(const sst_schema *s, sst_error *err) {
     sst_value *state = sst_object_empty();
     for (size_t i = 0; s != NULL && i < s->count && state != NULL; i++) {
         if (s->fields[i].def != NULL) {
-            state = sst_object_set_take(state, s->fields[i].name,
-                                        sst_value_ref(s->fields[i].def), err);
+            state =
+                sst_object_set_take(state, s->fields[i].name, sst_value_ref(s->fields[i].def), err);
         }
     }
     return state;
@@ -153,8 +155,8 @@ sst_value *sst_schema_prepare_delta(const sst_schema *s, sst_value *delta, sst_e
         if (r->kind != SST__R_ADD_MESSAGES) {
             continue;
         }
-        sst_value *norm = sst__messages_normalize(sst_string_cstr(key),
-                                                  sst_object_value_at(delta, i), err);
+        sst_value *norm =
+            sst__messages_normalize(sst_string_cstr(key), sst_object_value_at(delta, i), err);
         if (norm == NULL) {
             sst_value_unref(delta);
             return NULL;
@@ -178,7 +180,7 @@ sst_value *sst_schema_apply(const sst_schema *s, sst_value *state, const sst_val
     }
     if (s == NULL || !sst_is_object(state) || (deltas == NULL && n > 0)) {
         sst__error(err, SST_EINVAL, "schema apply: %s",
-                   s == NULL ? "NULL schema"
+                   s == NULL        ? "NULL schema"
                    : deltas == NULL ? "NULL deltas"
                                     : "state must be an object");
         sst_value_unref(state);

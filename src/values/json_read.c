@@ -18,26 +18,42 @@
 #include "values_num.h"
 
 #define DEFAULT_MAX_DEPTH 512
-#define HARD_MAX_DEPTH 4096 /* bounds recursion whatever the options say */
+#define HARD_MAX_DEPTH    4096 /* bounds recursion whatever the options say */
 #define DEFAULT_MAX_BYTES ((size_t)256 << 20)
-#define KEY_CACHE 256
+#define KEY_CACHE         256
 #define KEY_CACHE_MAX_LEN 32
 
 /* Character classes inside strings. */
 enum { C_PLAIN = 0, C_QUOTE, C_ESC, C_CTRL, C_HIGH };
 
+#define Q C_QUOTE
+#define E C_ESC
+#define C C_CTRL
+#define H C_HIGH
+// clang-format off
 static const unsigned char k_str_class[256] = {
-#define R8(x) x, x, x, x, x, x, x, x
-    R8(C_CTRL), R8(C_CTRL), R8(C_CTRL), R8(C_CTRL), /* 0x00-0x1F */
-    0, 0, C_QUOTE, 0, 0, 0, 0, 0, R8(0),            /* 0x20-0x2F */
-    R8(0), R8(0),                                   /* 0x30-0x3F */
-    R8(0), R8(0), R8(0), 0, 0, 0, 0, C_ESC, 0, 0, 0, /* 0x40-0x5F */
-    R8(0), R8(0), R8(0), R8(0),                     /* 0x60-0x7F */
-    R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH),
-    R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH), R8(C_HIGH),
-    R8(C_HIGH), R8(C_HIGH),
-#undef R8
+    C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, /* 0x00 */
+    C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, /* 0x10 */
+    0, 0, Q, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x30 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x40 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, E, 0, 0, 0, /* 0x50 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x60 */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x70 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0x80 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0x90 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xA0 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xB0 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xC0 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xD0 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xE0 */
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xF0 */
 };
+// clang-format on
+#undef Q
+#undef E
+#undef C
+#undef H
 
 typedef struct reader {
     const unsigned char *start;
@@ -47,8 +63,8 @@ typedef struct reader {
     size_t max_depth;
     sst_error *err;
     bool failed;
-    sst__buf scratch;               /* decoded strings with escapes, number text */
-    sst_value *keys[KEY_CACHE];     /* owned references to recent keys */
+    sst__buf scratch;           /* decoded strings with escapes, number text */
+    sst_value *keys[KEY_CACHE]; /* owned references to recent keys */
 } reader;
 
 void sst_json_read_opts_init(sst_json_read_opts *opts) {
@@ -288,16 +304,17 @@ static bool scan_string(reader *r, const unsigned char *quote, const char **out,
             return false;
         }
         if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail(r, p, SST_EUTF8, "lone surrogate \\u%04X in string (low surrogate without a high one)",
-                 cp);
+            fail(r, p, SST_EUTF8,
+                 "lone surrogate \\u%04X in string (low surrogate without a high one)", cp);
             return false;
         }
         if (cp >= 0xD800 && cp <= 0xDBFF) {
             int lo = (end - p >= 12 && p[6] == '\\' && p[7] == 'u') ? hex4(p + 8) : -1;
             if (lo < 0xDC00 || lo > 0xDFFF) {
-                fail(r, p, SST_EUTF8,
-                     "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after it)",
-                     cp);
+                fail(
+                    r, p, SST_EUTF8,
+                    "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after it)",
+                    cp);
                 return false;
             }
             put_utf8(b, 0x10000 + (((uint32_t)cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00));
@@ -334,7 +351,8 @@ static sst_value *parse_key(reader *r) {
     }
     size_t slot = (size_t)(sst__hash_bytes(s, len, 0) & (KEY_CACHE - 1));
     sst_value *cached = r->keys[slot];
-    if (cached != NULL && sst__str(cached)->len == len && memcmp(sst__str(cached)->data, s, len) == 0) {
+    if (cached != NULL && sst__str(cached)->len == len &&
+        memcmp(sst__str(cached)->data, s, len) == 0) {
         return sst_value_ref(cached);
     }
     sst_value *v = sst__string_new_trusted(s, len);
@@ -368,9 +386,9 @@ static sst_value *parse_number(reader *r) {
         describe(r, p, found, sizeof found);
         return fail(r, p, SST_EPARSE, "expected a digit after '-', found %s", found);
     }
-    uint64_t m = 0;     /* first 19 significant digits */
-    int nd = 0;         /* digits in m */
-    int64_t exp10 = 0;  /* value = m * 10^exp10 (before the exponent part) */
+    uint64_t m = 0;    /* first 19 significant digits */
+    int nd = 0;        /* digits in m */
+    int64_t exp10 = 0; /* value = m * 10^exp10 (before the exponent part) */
     bool inexact = false;
     bool is_int = true;
     if (*p == '0') {
@@ -514,8 +532,9 @@ static sst_value *parse_array(reader *r) {
             skip_ws(r);
             if (r->p < r->end && *r->p == ']') {
                 sst_value_unref(arr);
-                return fail(r, r->p, SST_EPARSE, "expected a value after ',', found ']' "
-                                                  "(trailing commas are not allowed)");
+                return fail(r, r->p, SST_EPARSE,
+                            "expected a value after ',', found ']' "
+                            "(trailing commas are not allowed)");
             }
             continue;
         }
@@ -583,8 +602,9 @@ static sst_value *parse_object(reader *r) {
             skip_ws(r);
             if (r->p < r->end && *r->p == '}') {
                 sst_value_unref(obj);
-                return fail(r, r->p, SST_EPARSE, "expected an object key after ',', found '}' "
-                                                  "(trailing commas are not allowed)");
+                return fail(r, r->p, SST_EPARSE,
+                            "expected an object key after ',', found '}' "
+                            "(trailing commas are not allowed)");
             }
             continue;
         }

@@ -193,8 +193,8 @@ static sst_value *object_set(sst_value *v, const sst_value *keyv, const char *ke
     o->members[o->count].key = k;
     o->members[o->count].val = val;
     o->count++;
-    bool need_rebuild = o->count > SST__OBJECT_INDEX_MIN &&
-                        (o->index == NULL || o->count * 2 > o->index_cap);
+    bool need_rebuild =
+        o->count > SST__OBJECT_INDEX_MIN && (o->index == NULL || o->count * 2 > o->index_cap);
     if (need_rebuild) {
         if (!index_rebuild(o)) {
             sst_value_unref(&o->h);

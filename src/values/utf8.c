@@ -24,8 +24,7 @@ size_t sst__utf8_seq(const unsigned char *s, const unsigned char *end) {
         return 3;
     }
     if (c >= 0xF0 && c <= 0xF4) {
-        if (avail < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 ||
-            (s[3] & 0xC0) != 0x80) {
+        if (avail < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) {
             return 0;
         }
         if (c == 0xF0 && s[1] < 0x90) {

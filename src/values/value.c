@@ -12,7 +12,8 @@
 
 #include "values_int.h"
 
-#define IMMORTAL_HDR(t) {.u = {.rc = SIZE_MAX}, .type = (t), .flags = SST__IMMORTAL}
+#define IMMORTAL_HDR(t)                                                                            \
+    { .u = {.rc = SIZE_MAX}, .type = (t), .flags = SST__IMMORTAL }
 
 static sst_value g_null = IMMORTAL_HDR(SST_TYPE_NULL);
 static sst__bool g_true = {IMMORTAL_HDR(SST_TYPE_BOOL), true};

@@ -47,9 +47,9 @@ typedef struct sst__string {
     char data[]; /* len bytes + NUL */
 } sst__string;
 
-#define SST__PV_BITS 5
+#define SST__PV_BITS  5
 #define SST__PV_WIDTH 32
-#define SST__PV_MASK 31
+#define SST__PV_MASK  31
 
 /*
  * A trie node of a persistent vector, shared between array versions. At

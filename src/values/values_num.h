@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define SST__DOUBLE_BUF 40
-#define SST__INT_BUF 24
+#define SST__INT_BUF    24
 
 /* strtod in the "C" locale. */
 double sst__strtod_c(const char *s, char **end);

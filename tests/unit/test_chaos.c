@@ -1,2 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation-failure tests (STYLE rule 40): for each operation, fail the
+ * n-th allocation for n = 1, 2, ... until the operation succeeds. Every
+ * failing run must report SST_ENOMEM, leak nothing, and leave the inputs the
+ * caller still references unchanged.
+ */
+#include <stdio.h>
+#include <string.h>
+
 #include "test_util.h"
-int main(void){return 0;}
+
+typedef sst_value *(*op_fn)(const sst_value *input, sst_error *err);
+
+static const char *k_doc =
+    "{\"messages\":[{\"id\":\"a\",\"role\":\"user\",\"content\":\"h\\u00e9llo \\\"q\\\"\"},"
+    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\"}]}],"
+    "\"k0\":0,\"k1\":1,\"k2\":2,\"k3\":3,\"k4\":4,\"k5\":5,\"k6\":6,\"k7\":7,\"k8\":8,\"k9\":9,"
+    "\"k0\":10,\"nums\":[1,2.5,-3e10,9223372036854775807,1e-300,0.1,"
+    "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,"
+    "34,35],\"s\":\"\\ud83d\\ude00 and a long enough string to need its own block\"}";
+
+static sst_value *op_parse(const sst_value *input, sst_error *err) {
+    (void)input;
+    return sst_json_read(k_doc, strlen(k_doc), NULL, err);
+}
+
+static sst_value *op_write(const sst_value *input, sst_error *err) {
+    static const unsigned styles[] = {SST_JSON_COMPACT, SST_JSON_PRETTY, SST_JSON_CANONICAL};
+    for (size_t i = 0; i < 3; i++) {
+        char *text = sst_json_write(input, styles[i], NULL, err);
+        if (text == NULL) {
+            return NULL;
+        }
+        sst_free(text);
+    }
+    return sst_null();
+}
+
+static sst_value *op_array_updates(const sst_value *input, sst_error *err) {
+    sst_value *a = sst_value_ref(sst_object_get(input, "nums")); /* shared */
+    for (int i = 0; i < 40 && a != NULL; i++) {
+        sst_value *n = sst_int_new(i, err);
+        if (n == NULL) {
+            sst_value_unref(a);
+            return NULL;
+        }
+        a = sst_array_push_take(a, n, err);
+    }
+    if (a != NULL) {
+        a = sst_array_set_take(a, 3, sst_null(), err);
+    }
+    if (a != NULL) {
+        a = sst_array_concat_take(a, sst_object_get(input, "nums"), err);
+    }
+    return a;
+}
+
+static sst_value *op_object_updates(const sst_value *input, sst_error *err) {
+    sst_value *o = sst_value_ref(input); /* shared: copy on write */
+    o = sst_object_set_take(o, "new", sst_bool(true), err);
+    if (o != NULL) {
+        o = sst_object_set_take(o, "k3", sst_null(), err);
+    }
+    if (o != NULL) {
+        o = sst_object_remove_take(o, "k5", err);
+    }
+    return o;
+}
+
+static sst_value *op_strings(const sst_value *input, sst_error *err) {
+    (void)input;
+    sst_value *s = sst_string_new("a UTF-8 string: \xC3\xA9\xE2\x82\xAC", err);
+    if (s == NULL) {
+        return NULL;
+    }
+    sst_value *d = sst_double_new(1.5, err);
+    if (d == NULL) {
+        sst_value_unref(s);
+        return NULL;
+    }
+    sst_value *a = sst_array_push_take(sst_array_empty(), s, err);
+    return a != NULL ? sst_array_push_take(a, d, err) : (sst_value_unref(d), NULL);
+}
+
+static sst_value *op_schema(const sst_value *input, sst_error *err) {
+    sst_schema *s = sst_schema_new(err);
+    if (s == NULL) {
+        return NULL;
+    }
+    sst_value *out = NULL;
+    if (sst_schema_add_field(s, "messages", sst_reducer_add_messages(), NULL, err) != SST_OK ||
+        sst_schema_add_field(s, "nums", sst_reducer_append(), NULL, err) != SST_OK ||
+        sst_schema_add_field(s, "k1", sst_reducer_sum(), NULL, err) != SST_OK ||
+        sst_schema_add_field(s, "ctx", sst_reducer_deep_merge(), NULL, err) != SST_OK) {
+        goto done;
+    }
+    const char *d1 = "{\"messages\":[\"hi\",[\"ai\",\"yo\"],{\"id\":\"a\",\"role\":\"user\","
+                     "\"content\":\"edit\"},{\"type\":\"remove\",\"id\":\"a\"}],\"k1\":5,"
+                     "\"ctx\":{\"a\":{\"b\":1}}}";
+    const char *d2 = "{\"nums\":[7,8],\"k1\":0.5,\"ctx\":{\"a\":{\"c\":2}},\"other\":[1]}";
+    sst_value *delta1 = sst_json_parse(d1, err);
+    if (delta1 == NULL) {
+        goto done;
+    }
+    delta1 = sst_schema_prepare_delta(s, delta1, err);
+    if (delta1 == NULL) {
+        goto done;
+    }
+    sst_value *delta2 = sst_json_parse(d2, err);
+    if (delta2 == NULL) {
+        sst_value_unref(delta1);
+        goto done;
+    }
+    const sst_value *deltas[] = {delta1, delta2};
+    out = sst_schema_apply(s, sst_value_ref(input), deltas, 2, err);
+    sst_value_unref(delta1);
+    sst_value_unref(delta2);
+done:
+    sst_schema_free(s);
+    return out;
+}
+
+static void run_chaos(const char *name, op_fn op, const sst_value *input) {
+    char *before = sst_json_write(input, SST_JSON_COMPACT, NULL, NULL);
+    long baseline = tu_chaos_live();
+    for (long n = 1;; n++) {
+        sst_error err;
+        sst_error_clear(&err);
+        tu_chaos_fail_at(n);
+        sst_value *out = op(input, &err);
+        int fired = tu_chaos_fired();
+        tu_chaos_off();
+        if (!fired) {
+            if (out == NULL) {
+                print_error("%s: failed without an allocation failure: %s\n", name, err.msg);
+                fail();
+            }
+            sst_value_unref(out);
+            print_message("%s: %ld allocation points, all clean\n", name, n - 1);
+            break;
+        }
+        if (out != NULL || err.code != SST_ENOMEM) {
+            print_error("%s: allocation %ld failed but the result was %s (%s: %s)\n", name, n,
+                        out != NULL ? "a value" : "an error", sst_code_name(err.code), err.msg);
+            fail();
+        }
+        if (tu_chaos_live() != baseline) {
+            print_error("%s: allocation %ld failed and %ld blocks leaked\n", name, n,
+                        tu_chaos_live() - baseline);
+            fail();
+        }
+        char *after = sst_json_write(input, SST_JSON_COMPACT, NULL, NULL);
+        assert_string_equal(before, after);
+        sst_free(after);
+    }
+    assert_int_equal(tu_chaos_live(), baseline + 0);
+    sst_free(before);
+}
+
+static sst_value *g_input;
+
+static int setup(void **state) {
+    (void)state;
+    g_input = sst_json_parse(k_doc, NULL);
+    return g_input == NULL;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    sst_value_unref(g_input);
+    return 0;
+}
+
+static void test_parse(void **state) {
+    (void)state;
+    run_chaos("parse", op_parse, g_input);
+}
+static void test_write(void **state) {
+    (void)state;
+    run_chaos("write", op_write, g_input);
+}
+static void test_arrays(void **state) {
+    (void)state;
+    run_chaos("arrays", op_array_updates, g_input);
+}
+static void test_objects(void **state) {
+    (void)state;
+    run_chaos("objects", op_object_updates, g_input);
+}
+static void test_strings(void **state) {
+    (void)state;
+    run_chaos("strings", op_strings, g_input);
+}
+static void test_schema(void **state) {
+    (void)state;
+    run_chaos("schema", op_schema, g_input);
+}
+
+static void test_no_leaks_overall(void **state) {
+    (void)state;
+    long before = tu_chaos_live();
+    sst_value *v = sst_json_parse(k_doc, NULL);
+    assert_true(tu_chaos_live() > before);
+    sst_value_unref(v);
+    assert_int_equal(tu_chaos_live(), before);
+}
+
+int main(void) {
+    tu_chaos_install();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_write),
+        cmocka_unit_test(test_arrays),
+        cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_schema),
+        cmocka_unit_test(test_no_leaks_overall),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -161,8 +161,12 @@ static void test_double_text(void **state) {
     struct {
         double d;
         const char *text;
-    } cases[] = {{1.0, "1.0"},         {0.1, "0.1"},   {-2.5, "-2.5"},
-                 {1e20, "1e+20"},      {1e-7, "1e-07"}, {123456789.0, "123456789.0"},
+    } cases[] = {{1.0, "1.0"},
+                 {0.1, "0.1"},
+                 {-2.5, "-2.5"},
+                 {1e20, "1e+20"},
+                 {1e-7, "1e-07"},
+                 {123456789.0, "123456789.0"},
                  {0.30000000000000004, "0.30000000000000004"},
                  {-0.0, "-0.0"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -240,8 +244,8 @@ static void test_read_file_errors(void **state) {
     assert_null(sst_json_read_file(path, NULL, &err));
     assert_int_equal(err.code, SST_EPARSE);
     char want[700];
-    snprintf(want, sizeof want, "%s: expected ':' after an object key, found '1' at line 1, column 6",
-             path);
+    snprintf(want, sizeof want,
+             "%s: expected ':' after an object key, found '1' at line 1, column 6", path);
     assert_string_equal(err.msg, want);
     assert_int_equal(err.line, 1);
     assert_int_equal(err.column, 6);

@@ -66,13 +66,13 @@ static void test_strings(void **state) {
         const char *text;
         size_t bad;
     } invalid[] = {
-        {"ab\xC3", 2},             /* truncated */
-        {"\xC0\xAF", 0},           /* overlong '/' */
-        {"x\xED\xA0\x80", 1},      /* UTF-16 surrogate */
-        {"\xF4\x90\x80\x80", 0},   /* above U+10FFFF */
-        {"ok\x80", 2},             /* stray continuation */
-        {"\xE0\x80\xAF", 0},       /* overlong 3-byte */
-        {"abcdefgh\xFF", 8},       /* after the 8-byte fast path */
+        {"ab\xC3", 2},           /* truncated */
+        {"\xC0\xAF", 0},         /* overlong '/' */
+        {"x\xED\xA0\x80", 1},    /* UTF-16 surrogate */
+        {"\xF4\x90\x80\x80", 0}, /* above U+10FFFF */
+        {"ok\x80", 2},           /* stray continuation */
+        {"\xE0\x80\xAF", 0},     /* overlong 3-byte */
+        {"abcdefgh\xFF", 8},     /* after the 8-byte fast path */
     };
     for (size_t k = 0; k < sizeof invalid / sizeof invalid[0]; k++) {
         assert_null(sst_string_new(invalid[k].text, &err));

@@ -39,8 +39,8 @@ static void check_equals_model(const sst_value *a, const int64_t *model, size_t 
 static void test_push_get_sizes(void **state) {
     (void)state;
     /* Boundaries of the tail (32), first level (32 + 1024) and second (32 + 32768). */
-    static const size_t sizes[] = {0, 1, 31, 32, 33, 64, 65, 1056, 1057, 1088, 1089, 33824, 33825,
-                                   40000};
+    static const size_t sizes[] = {0,    1,    31,   32,   33,    64,    65,
+                                   1056, 1057, 1088, 1089, 33824, 33825, 40000};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         int64_t *model = malloc((n + 1) * sizeof *model);
@@ -73,8 +73,8 @@ static void test_versions_are_persistent(void **state) {
     sst_value *versions[N + 1];
     versions[0] = sst_array_empty();
     for (int i = 0; i < N; i++) {
-        versions[i + 1] = sst_array_push_take(sst_value_ref(versions[i]),
-                                              sst_int_new(i, NULL), NULL);
+        versions[i + 1] =
+            sst_array_push_take(sst_value_ref(versions[i]), sst_int_new(i, NULL), NULL);
         assert_ptr_not_equal(versions[i + 1], versions[i]);
     }
     for (int v = 0; v <= N; v += 97) {

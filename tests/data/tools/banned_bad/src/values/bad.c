@@ -1,0 +1,2 @@
+/* Uses a banned function. */
+void f(char *d, const char *s) { strcpy(d, s); }

@@ -1,0 +1,2 @@
+/* fine */
+#include "superstep/value.h"

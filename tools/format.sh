@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Formats every tracked C file in place with .clang-format.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+find include src tests cli bench examples -name '*.[ch]' -not -path 'tests/data/*' 2>/dev/null | xargs clang-format -i
