@@ -353,14 +353,16 @@ static sst_value *parse_key(reader *r) {
     sst_value *cached = r->keys[slot];
     if (cached != NULL && sst__str(cached)->len == len &&
         memcmp(sst__str(cached)->data, s, len) == 0) {
-        return sst_value_ref(cached);
+        sst__ref_unpublished(cached); /* made by this parse, not yet visible elsewhere */
+        return cached;
     }
     sst_value *v = sst__string_new_trusted(s, len);
     if (v == NULL) {
         return fail_oom(r);
     }
     sst_value_unref(r->keys[slot]);
-    r->keys[slot] = sst_value_ref(v);
+    sst__ref_unpublished(v);
+    r->keys[slot] = v;
     return v;
 }
 
@@ -591,8 +593,7 @@ static sst_value *parse_object(reader *r) {
             sst_value_unref(obj);
             return NULL;
         }
-        obj = sst_object_setv_take(obj, key, val, NULL);
-        sst_value_unref(key);
+        obj = sst__object_set_owned_key(obj, key, val, NULL);
         if (obj == NULL) {
             return fail_oom(r);
         }

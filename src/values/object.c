@@ -144,9 +144,13 @@ static sst_value *object_fail(sst_value *o, sst_value *val, sst_error *err, sst_
     return NULL;
 }
 
-/* The common setter: @p keyv (borrowed) may be a ready string value, else key/len are copied. */
-static sst_value *object_set(sst_value *v, const sst_value *keyv, const char *key, size_t len,
-                             sst_value *val, sst_error *err) {
+/*
+ * The common setter: @p keyv may be a ready string value, else key/len are
+ * copied. @p key_owned says whether the caller's reference to keyv is
+ * consumed (the parser's case) or borrowed.
+ */
+static sst_value *object_set(sst_value *v, const sst_value *keyv, bool key_owned, const char *key,
+                             size_t len, sst_value *val, sst_error *err) {
     if (!sst_is_object(v)) {
         char msg[96];
         snprintf(msg, sizeof msg, "object set: expected object, got %s",
@@ -170,9 +174,14 @@ static sst_value *object_set(sst_value *v, const sst_value *keyv, const char *ke
         sst_value *prev = o->members[pos].val;
         o->members[pos].val = val;
         sst_value_unref(prev);
+        if (key_owned) {
+            sst_value_unref((sst_value *)keyv);
+        }
         return v;
     }
-    sst_value *k = keyv != NULL ? sst_value_ref(keyv) : sst__string_new_trusted(key, len);
+    sst_value *k = keyv == NULL  ? sst__string_new_trusted(key, len)
+                   : key_owned ? (sst_value *)keyv
+                               : sst_value_ref(keyv);
     if (k == NULL) {
         return object_fail(v, val, err, SST_ENOMEM, "out of memory");
     }
@@ -214,11 +223,11 @@ static sst_value *object_set(sst_value *v, const sst_value *keyv, const char *ke
 
 sst_value *sst_object_setn_take(sst_value *o, const char *key, size_t key_len, sst_value *val,
                                 sst_error *err) {
-    return object_set(o, NULL, key, key_len, val, err);
+    return object_set(o, NULL, false, key, key_len, val, err);
 }
 
 sst_value *sst_object_set_take(sst_value *o, const char *key, sst_value *val, sst_error *err) {
-    return object_set(o, NULL, key, key == NULL ? 0 : strlen(key), val, err);
+    return object_set(o, NULL, false, key, key == NULL ? 0 : strlen(key), val, err);
 }
 
 sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *val,
@@ -226,7 +235,16 @@ sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *v
     if (!sst_is_string(key)) {
         return object_fail(o, val, err, SST_ETYPE, "object set: key must be a string value");
     }
-    return object_set(o, key, sst__str(key)->data, sst__str(key)->len, val, err);
+    return object_set(o, key, false, sst__str(key)->data, sst__str(key)->len, val, err);
+}
+
+sst_value *sst__object_set_owned_key(sst_value *o, sst_value *key, sst_value *val,
+                                     sst_error *err) {
+    if (!sst_is_object(o) || !sst_is_string(key) || val == NULL) {
+        sst_value_unref(key);
+        return object_fail(o, val, err, SST_EINVAL, "object set: invalid arguments");
+    }
+    return object_set(o, key, true, sst__str(key)->data, sst__str(key)->len, val, err);
 }
 
 sst_value *sst_object_remove_take(sst_value *v, const char *key, sst_error *err) {
