@@ -122,8 +122,8 @@ static void bench_json(int reps) {
     json_decref(j);
     printf("%-28s %12.2f %12.2f %12.0f\n", "jansson parse", jp.median * 1e3, jp.min * 1e3,
            mb / jp.median);
-    printf("%-28s %12.2f %12.2f %12.0f\n", "jansson write (compact)", jw.median * 1e3,
-           jw.min * 1e3, mb / jw.median);
+    printf("%-28s %12.2f %12.2f %12.0f\n", "jansson write (compact)", jw.median * 1e3, jw.min * 1e3,
+           mb / jw.median);
     printf("\nparse: superstep is %.1fx jansson (goal >= 10x); write: %.1fx\n",
            jp.median / ours_parse.median, jw.median / ours_write.median);
 #else
@@ -200,9 +200,8 @@ static void bench_add_messages(int max_n) {
         for (int r = 0; r < reps; r++) {
             sst_value *m = make_message(n + r);
             const sst_value *ups[] = {m};
-            sst_value *out =
-                sst_reducer_apply(sst_reducer_add_messages(), "messages", sst_value_ref(hist), ups,
-                                  1, NULL);
+            sst_value *out = sst_reducer_apply(sst_reducer_add_messages(), "messages",
+                                               sst_value_ref(hist), ups, 1, NULL);
             sst_value_unref(out);
             sst_value_unref(m);
         }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "superstep/error.h"
 
@@ -78,8 +79,25 @@ typedef struct sst__buf {
 void sst__buf_init(sst__buf *b);
 void sst__buf_free(sst__buf *b);
 bool sst__buf_reserve(sst__buf *b, size_t extra);
-void sst__buf_append(sst__buf *b, const void *data, size_t n);
-void sst__buf_putc(sst__buf *b, char c);
+void sst__buf_append_slow(sst__buf *b, const void *data, size_t n);
+
+/* Appends @p n bytes; on out of memory sets b->oom and drops the data. */
+static inline void sst__buf_append(sst__buf *b, const void *data, size_t n) {
+    if (b->data != NULL && n <= b->cap - b->len) {
+        memcpy(b->data + b->len, data, n);
+        b->len += n;
+    } else {
+        sst__buf_append_slow(b, data, n);
+    }
+}
+
+static inline void sst__buf_putc(sst__buf *b, char c) {
+    if (b->data != NULL && b->len < b->cap) {
+        b->data[b->len++] = c;
+    } else {
+        sst__buf_append_slow(b, &c, 1);
+    }
+}
 void sst__buf_printf(sst__buf *b, const char *fmt, ...) SST_PRINTF(2, 3);
 /* Hands the NUL-terminated data to the caller; the buffer is left empty. */
 char *sst__buf_detach(sst__buf *b, size_t *len_out);

@@ -70,16 +70,10 @@ bool sst__buf_reserve(sst__buf *b, size_t extra) {
     return true;
 }
 
-void sst__buf_append(sst__buf *b, const void *data, size_t n) {
+void sst__buf_append_slow(sst__buf *b, const void *data, size_t n) {
     if (sst__buf_reserve(b, n)) {
         memcpy(b->data + b->len, data, n);
         b->len += n;
-    }
-}
-
-void sst__buf_putc(sst__buf *b, char c) {
-    if (sst__buf_reserve(b, 1)) {
-        b->data[b->len++] = c;
     }
 }
 

@@ -374,3 +374,69 @@ sst_value *sst_array_concat_take(sst_value *v, const sst_value *b, sst_error *er
     }
     return &a->h;
 }
+
+sst_value *sst__array_from(sst_value **items, size_t n) {
+    if (n == 0) {
+        return sst_array_empty();
+    }
+    /* Count the nodes first and allocate them all, so that a failure never
+     * leaves half-filled nodes holding items. */
+    size_t toff = tailoff(n);
+    size_t leaves = toff / SST__PV_WIDTH;
+    size_t total = leaves + 1; /* + the tail */
+    size_t level_count = leaves;
+    unsigned shift = SST__PV_BITS;
+    while (level_count > SST__PV_WIDTH) {
+        level_count = (level_count + SST__PV_WIDTH - 1) / SST__PV_WIDTH;
+        total += level_count;
+        shift += SST__PV_BITS;
+    }
+    total += leaves > 0; /* the root */
+    sst__pvnode **nodes = sst__malloc(total * sizeof *nodes);
+    sst__array *a = sst__value_alloc(sizeof *a, SST_TYPE_ARRAY);
+    size_t made = 0;
+    while (nodes != NULL && a != NULL && made < total && (nodes[made] = node_new()) != NULL) {
+        made++;
+    }
+    if (made < total) {
+        for (size_t i = 0; i < made; i++) {
+            sst__free(nodes[i]);
+        }
+        sst__free(nodes);
+        sst__free(a);
+        for (size_t i = 0; i < n; i++) {
+            sst_value_unref(items[i]);
+        }
+        return NULL;
+    }
+    /* Leaves, then each level of parents over the previous level. */
+    size_t next = 0;
+    for (size_t l = 0; l < leaves; l++) {
+        memcpy(nodes[next + l]->slot, items + l * SST__PV_WIDTH, sizeof nodes[0]->slot);
+    }
+    size_t level_start = next;
+    level_count = leaves;
+    next += leaves;
+    while (level_count > SST__PV_WIDTH) {
+        size_t parents = (level_count + SST__PV_WIDTH - 1) / SST__PV_WIDTH;
+        for (size_t c = 0; c < level_count; c++) {
+            nodes[next + c / SST__PV_WIDTH]->slot[c % SST__PV_WIDTH] = nodes[level_start + c];
+        }
+        level_start = next;
+        level_count = parents;
+        next += parents;
+    }
+    a->root = NULL;
+    if (leaves > 0) {
+        a->root = nodes[next++];
+        for (size_t c = 0; c < level_count; c++) {
+            a->root->slot[c] = nodes[level_start + c];
+        }
+    }
+    a->tail = nodes[next++];
+    memcpy(a->tail->slot, items + toff, (n - toff) * sizeof *items);
+    a->count = n;
+    a->shift = shift;
+    sst__free(nodes);
+    return &a->h;
+}

@@ -10,6 +10,9 @@
  * byte offset computed only when an error happens.
  */
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -17,43 +20,12 @@
 #include "values_int.h"
 #include "values_num.h"
 
-#define DEFAULT_MAX_DEPTH 512
-#define HARD_MAX_DEPTH    4096 /* bounds recursion whatever the options say */
-#define DEFAULT_MAX_BYTES ((size_t)256 << 20)
-#define KEY_CACHE         256
-#define KEY_CACHE_MAX_LEN 32
-
-/* Character classes inside strings. */
-enum { C_PLAIN = 0, C_QUOTE, C_ESC, C_CTRL, C_HIGH };
-
-#define Q C_QUOTE
-#define E C_ESC
-#define C C_CTRL
-#define H C_HIGH
-// clang-format off
-static const unsigned char k_str_class[256] = {
-    C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, /* 0x00 */
-    C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, C, /* 0x10 */
-    0, 0, Q, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x20 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x30 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x40 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, E, 0, 0, 0, /* 0x50 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x60 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* 0x70 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0x80 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0x90 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xA0 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xB0 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xC0 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xD0 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xE0 */
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, /* 0xF0 */
-};
-// clang-format on
-#undef Q
-#undef E
-#undef C
-#undef H
+#define DEFAULT_MAX_DEPTH   512
+#define HARD_MAX_DEPTH      4096 /* bounds recursion whatever the options say */
+#define DEFAULT_MAX_BYTES   ((size_t)256 << 20)
+#define KEY_CACHE           256
+#define KEY_CACHE_MAX_LEN   32
+#define SHORT_VALUE_MAX_LEN 16 /* string values this short are shared too */
 
 typedef struct reader {
     const unsigned char *start;
@@ -63,7 +35,10 @@ typedef struct reader {
     size_t max_depth;
     sst_error *err;
     bool failed;
-    sst__buf scratch;           /* decoded strings with escapes, number text */
+    sst__buf scratch;  /* decoded strings with escapes, number text */
+    sst_value **stack; /* owned: elements and key/value pairs being collected */
+    size_t sp;         /* stack[0..sp) hold references */
+    size_t stack_cap;
     sst_value *keys[KEY_CACHE]; /* owned references to recent keys */
 } reader;
 
@@ -123,8 +98,28 @@ static sst_value *fail_oom(reader *r) {
     return NULL;
 }
 
+/* Pushes @p v (consumed) on the collection stack. false on OOM (v released). */
+static inline bool push(reader *r, sst_value *v) {
+    if (r->sp == r->stack_cap) {
+        size_t cap = r->stack_cap ? r->stack_cap * 2 : 256;
+        sst_value **st = sst__realloc(r->stack, cap * sizeof *st);
+        if (st == NULL) {
+            sst_value_unref(v);
+            fail_oom(r);
+            return false;
+        }
+        r->stack = st;
+        r->stack_cap = cap;
+    }
+    r->stack[r->sp++] = v;
+    return true;
+}
+
 static inline void skip_ws(reader *r) {
     const unsigned char *p = r->p;
+    if (p<r->end && * p> ' ') {
+        return; /* the common case in compact JSON */
+    }
     while (p < r->end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) {
         p++;
     }
@@ -151,154 +146,261 @@ static int hex4(const unsigned char *p) {
     return v;
 }
 
-static void put_utf8(sst__buf *b, uint32_t cp) {
-    char u[4];
-    size_t n;
+/* Writes @p cp as UTF-8 at @p d; returns the byte count. */
+static size_t put_utf8(char *d, uint32_t cp) {
     if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
+        d[0] = (char)cp;
+        return 1;
     }
-    sst__buf_append(b, u, n);
+    if (cp < 0x800) {
+        d[0] = (char)(0xC0 | (cp >> 6));
+        d[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xE0 | (cp >> 12));
+        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        d[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    d[0] = (char)(0xF0 | (cp >> 18));
+    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    d[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static inline uint64_t load64(const unsigned char *p) {
+    uint64_t w;
+    memcpy(&w, p, sizeof w);
+    return w;
+}
+
+/* The closing quote of the string body starting at @p p, or NULL. */
+static const unsigned char *find_closing_quote(const unsigned char *p, const unsigned char *end) {
+    for (;;) {
+        const unsigned char *q = memchr(p, '"', (size_t)(end - p));
+        if (q == NULL) {
+            return NULL;
+        }
+        /* Escaped when preceded by an odd number of backslashes. */
+        size_t bs = 0;
+        while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return q;
+        }
+        p = q + 1;
+    }
+}
+
+/*
+ * Checks the raw string body [p, end) for control characters and invalid
+ * UTF-8, eight ASCII bytes at a time. Returns NULL when clean, else the first
+ * bad byte. Sets *has_escape when a backslash occurs.
+ */
+static const unsigned char *check_body(const unsigned char *p, const unsigned char *end,
+                                       bool *has_escape) {
+    bool esc = false;
+    while (p < end) {
+#ifdef __SSE2__
+        /* 16 bytes at a time: a signed compare with 0x20 catches both control
+         * characters and non-ASCII bytes (negative as signed). */
+        const __m128i space = _mm_set1_epi8(0x20), backslash = _mm_set1_epi8('\\');
+        while (end - p >= 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+            unsigned special = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(x, space));
+            unsigned bs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, backslash));
+            if (special != 0) {
+                unsigned first = (unsigned)__builtin_ctz(special);
+                esc |= (bs & ((1u << first) - 1)) != 0;
+                p += first;
+                break;
+            }
+            esc |= bs != 0;
+            p += 16;
+        }
+#else
+        const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+        while (end - p >= 8) {
+            uint64_t w = load64(p);
+            if ((((w - ones * 0x20) & ~w) | w) & high) {
+                break; /* a control or non-ASCII byte in this word */
+            }
+            uint64_t b = w ^ (ones * '\\');
+            esc |= (((b - ones) & ~b) & high) != 0;
+            p += 8;
+        }
+#endif
+        if (p >= end) {
+            break;
+        }
+        unsigned char c = *p;
+        if (c < 0x20) {
+            return p;
+        }
+        if (c >= 0x80) {
+            size_t n = sst__utf8_seq(p, end);
+            if (n == 0) {
+                return p;
+            }
+            p += n;
+            continue;
+        }
+        esc |= c == '\\';
+        p++;
+    }
+    *has_escape = esc;
+    return NULL;
 }
 
 /*
  * Decodes the string body after the opening quote at @p quote; on success
- * r->p is past the closing quote and *out and *len point at the bytes (either in
- * the input or in r->scratch).
+ * r->p is past the closing quote and *out and *len point at the bytes
+ * (either in the input or in r->scratch).
  */
+/*
+ * The first byte at or after @p p that is not plain printable ASCII: a quote,
+ * a backslash, a control character or a non-ASCII byte; @p end if none.
+ */
+static inline const unsigned char *next_special(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
+                         _mm_cmplt_epi8(x, space));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask != 0) {
+            return p + __builtin_ctz(mask);
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') {
+        p++;
+    }
+    return p;
+}
+
 static bool scan_string(reader *r, const unsigned char *quote, const char **out, size_t *len) {
-    const unsigned char *p = quote + 1;
-    const unsigned char *s = p;
-    const unsigned char *end = r->end;
-    for (;;) {
-        while (p < end && k_str_class[*p] == C_PLAIN) {
-            p++;
-        }
-        if (p >= end) {
-            fail(r, quote, SST_EPARSE, "unterminated string (no closing '\"')");
-            return false;
-        }
-        unsigned char cls = k_str_class[*p];
-        if (cls == C_QUOTE) {
+    const unsigned char *s = quote + 1;
+    /* One pass for the common string: no escapes, checked as we go. */
+    for (const unsigned char *p = s;;) {
+        p = next_special(p, r->end);
+        if (p < r->end && *p == '"') {
             *out = (const char *)s;
             *len = (size_t)(p - s);
             r->p = p + 1;
             return true;
         }
-        if (cls == C_HIGH) {
-            size_t n = sst__utf8_seq(p, end);
-            if (n == 0) {
-                fail(r, p, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *p);
-                return false;
+        if (p < r->end && *p >= 0x80) {
+            size_t n = sst__utf8_seq(p, r->end);
+            if (n != 0) {
+                p += n;
+                continue;
             }
-            p += n;
-            continue;
         }
-        if (cls == C_CTRL) {
-            fail(r, p, SST_EPARSE, "control character U+%04X in string must be escaped", *p);
+        break; /* an escape, an error or the end: the careful path below */
+    }
+    const unsigned char *close = find_closing_quote(s, r->end);
+    if (close == NULL) {
+        fail(r, quote, SST_EPARSE, "unterminated string (no closing '\"')");
+        return false;
+    }
+    bool has_escape = false;
+    const unsigned char *bad = check_body(s, close, &has_escape);
+    if (bad != NULL) {
+        /* An escape before the bad byte is reported first, as a reader going left to right would.
+         */
+        const unsigned char *bs = memchr(s, '\\', (size_t)(bad - s));
+        if (bs == NULL) {
+            if (*bad < 0x20) {
+                fail(r, bad, SST_EPARSE, "control character U+%04X in string must be escaped",
+                     *bad);
+            } else {
+                fail(r, bad, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *bad);
+            }
             return false;
         }
-        break; /* a backslash: decode the rest into scratch */
+        has_escape = true;
     }
+    if (!has_escape) {
+        *out = (const char *)s;
+        *len = (size_t)(close - s);
+        r->p = close + 1;
+        return true;
+    }
+    /* The decoded text is never longer than the raw text: reserve once and
+     * write through a plain pointer. */
     sst__buf *b = &r->scratch;
     b->len = 0;
-    sst__buf_append(b, s, (size_t)(p - s));
-    while (p < end) {
-        unsigned char c = *p;
-        unsigned char cls = k_str_class[c];
-        if (cls == C_QUOTE) {
-            if (b->oom) {
-                fail_oom(r);
-                return false;
+    if (!sst__buf_reserve(b, (size_t)(close - s))) {
+        fail_oom(r);
+        return false;
+    }
+    char *d = b->data;
+    const unsigned char *p = s;
+    while (p < close) {
+        const unsigned char *e = memchr(p, '\\', (size_t)(close - p));
+        const unsigned char *run_end = e != NULL ? e : close;
+        if (bad != NULL && bad < run_end) {
+            if (*bad < 0x20) {
+                fail(r, bad, SST_EPARSE, "control character U+%04X in string must be escaped",
+                     *bad);
+            } else {
+                fail(r, bad, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *bad);
             }
-            *out = b->data;
-            *len = b->len;
-            r->p = p + 1;
-            return true;
-        }
-        if (cls == C_PLAIN) {
-            const unsigned char *run = p;
-            while (p < end && k_str_class[*p] == C_PLAIN) {
-                p++;
-            }
-            sst__buf_append(b, run, (size_t)(p - run));
-            continue;
-        }
-        if (cls == C_HIGH) {
-            size_t n = sst__utf8_seq(p, end);
-            if (n == 0) {
-                fail(r, p, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *p);
-                return false;
-            }
-            sst__buf_append(b, p, n);
-            p += n;
-            continue;
-        }
-        if (cls == C_CTRL) {
-            fail(r, p, SST_EPARSE, "control character U+%04X in string must be escaped", c);
             return false;
         }
-        /* Escape sequence. */
-        if (p + 1 >= end) {
+        memcpy(d, p, (size_t)(run_end - p));
+        d += run_end - p;
+        p = run_end;
+        if (e == NULL) {
             break;
         }
-        char e = (char)p[1];
-        const char *simple = NULL;
-        switch (e) {
+        /* find_closing_quote guarantees a character after the backslash. */
+        char c = (char)p[1];
+        switch (c) {
             case '"':
-                simple = "\"";
-                break;
             case '\\':
-                simple = "\\";
-                break;
             case '/':
-                simple = "/";
-                break;
+                *d++ = c;
+                p += 2;
+                continue;
             case 'b':
-                simple = "\b";
-                break;
+                *d++ = '\b';
+                p += 2;
+                continue;
             case 'f':
-                simple = "\f";
-                break;
+                *d++ = '\f';
+                p += 2;
+                continue;
             case 'n':
-                simple = "\n";
-                break;
+                *d++ = '\n';
+                p += 2;
+                continue;
             case 'r':
-                simple = "\r";
-                break;
+                *d++ = '\r';
+                p += 2;
+                continue;
             case 't':
-                simple = "\t";
-                break;
+                *d++ = '\t';
+                p += 2;
+                continue;
             case 'u':
                 break;
             default:
                 fail(r, p, SST_EPARSE,
                      "invalid escape '\\%c' in string (expected one of \\\" \\\\ \\/ \\b \\f \\n "
                      "\\r \\t \\u)",
-                     (e >= 0x20 && e < 0x7F) ? e : '?');
+                     (c >= 0x20 && c < 0x7F) ? c : '?');
                 return false;
         }
-        if (simple != NULL) {
-            sst__buf_putc(b, simple[0]);
-            p += 2;
-            continue;
-        }
-        int cp = end - p >= 6 ? hex4(p + 2) : -1;
+        int cp = close - p >= 6 ? hex4(p + 2) : -1;
         if (cp < 0) {
             fail(r, p, SST_EPARSE, "invalid \\u escape (expected four hex digits)");
             return false;
@@ -309,47 +411,43 @@ static bool scan_string(reader *r, const unsigned char *quote, const char **out,
             return false;
         }
         if (cp >= 0xD800 && cp <= 0xDBFF) {
-            int lo = (end - p >= 12 && p[6] == '\\' && p[7] == 'u') ? hex4(p + 8) : -1;
+            int lo = (close - p >= 12 && p[6] == '\\' && p[7] == 'u') ? hex4(p + 8) : -1;
             if (lo < 0xDC00 || lo > 0xDFFF) {
-                fail(
-                    r, p, SST_EUTF8,
-                    "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after it)",
-                    cp);
+                fail(r, p, SST_EUTF8,
+                     "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after "
+                     "it)",
+                     cp);
                 return false;
             }
-            put_utf8(b, 0x10000 + (((uint32_t)cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00));
+            d += put_utf8(d, 0x10000 + (((uint32_t)cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00));
             p += 12;
             continue;
         }
-        put_utf8(b, (uint32_t)cp);
+        d += put_utf8(d, (uint32_t)cp);
         p += 6;
     }
-    fail(r, quote, SST_EPARSE, "unterminated string (no closing '\"')");
-    return false;
+    b->len = (size_t)(d - b->data);
+    *out = b->data;
+    *len = b->len;
+    r->p = close + 1;
+    return true;
 }
 
-static sst_value *parse_string(reader *r) {
-    const char *s;
-    size_t len;
-    if (!scan_string(r, r->p, &s, &len)) {
-        return NULL;
-    }
-    sst_value *v = sst__string_new_trusted(s, len);
-    return v != NULL ? v : fail_oom(r);
-}
-
-/* A key value, shared with earlier equal keys of this parse. New reference. */
-static sst_value *parse_key(reader *r) {
-    const char *s;
-    size_t len;
-    if (!scan_string(r, r->p, &s, &len)) {
-        return NULL;
-    }
+/*
+ * A string value for [s, s + len), shared with an equal earlier string of
+ * this parse when short: object keys and small values such as roles repeat
+ * in almost every object of a real document. New reference.
+ */
+static sst_value *intern(reader *r, const char *s, size_t len) {
     if (len > KEY_CACHE_MAX_LEN) {
         sst_value *v = sst__string_new_trusted(s, len);
         return v != NULL ? v : fail_oom(r);
     }
-    size_t slot = (size_t)(sst__hash_bytes(s, len, 0) & (KEY_CACHE - 1));
+    /* A cheap slot hash: a collision only costs a cache miss. */
+    const unsigned char *u = (const unsigned char *)s;
+    size_t slot =
+        len == 0 ? 0
+                 : (len * 31u + u[0] * 7u + u[len - 1] * 131u + u[len / 2] * 17u) & (KEY_CACHE - 1);
     sst_value *cached = r->keys[slot];
     if (cached != NULL && sst__str(cached)->len == len &&
         memcmp(sst__str(cached)->data, s, len) == 0) {
@@ -364,6 +462,29 @@ static sst_value *parse_key(reader *r) {
     sst__ref_unpublished(v);
     r->keys[slot] = v;
     return v;
+}
+
+static sst_value *parse_string(reader *r) {
+    const char *s;
+    size_t len;
+    if (!scan_string(r, r->p, &s, &len)) {
+        return NULL;
+    }
+    if (len <= SHORT_VALUE_MAX_LEN) {
+        return intern(r, s, len);
+    }
+    sst_value *v = sst__string_new_trusted(s, len);
+    return v != NULL ? v : fail_oom(r);
+}
+
+/* An object key (new reference), shared with earlier equal keys. */
+static sst_value *parse_key(reader *r) {
+    const char *s;
+    size_t len;
+    if (!scan_string(r, r->p, &s, &len)) {
+        return NULL;
+    }
+    return intern(r, s, len);
 }
 
 static const double k_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -506,48 +627,48 @@ static bool enter(reader *r) {
     return true;
 }
 
+/*
+ * Containers collect their elements (and key/value pairs) on r->stack and
+ * are built in one piece at the closing bracket. On failure the references
+ * stay on the stack and sst_json_read releases them.
+ */
 static sst_value *parse_array(reader *r) {
     if (!enter(r)) {
         return NULL;
     }
     r->p++; /* '[' */
     skip_ws(r);
-    sst_value *arr = sst_array_empty();
+    size_t base = r->sp;
     if (r->p < r->end && *r->p == ']') {
         r->p++;
         r->depth--;
-        return arr;
+        return sst_array_empty();
     }
     for (;;) {
         sst_value *item = parse_value(r);
-        if (item == NULL) {
-            sst_value_unref(arr);
+        if (item == NULL || !push(r, item)) {
             return NULL;
-        }
-        arr = sst_array_push_take(arr, item, NULL);
-        if (arr == NULL) {
-            return fail_oom(r);
         }
         skip_ws(r);
         if (r->p < r->end && *r->p == ',') {
             r->p++;
             skip_ws(r);
             if (r->p < r->end && *r->p == ']') {
-                sst_value_unref(arr);
                 return fail(r, r->p, SST_EPARSE,
-                            "expected a value after ',', found ']' "
-                            "(trailing commas are not allowed)");
+                            "expected a value after ',', found ']' (trailing commas are not "
+                            "allowed)");
             }
             continue;
         }
         if (r->p < r->end && *r->p == ']') {
             r->p++;
             r->depth--;
-            return arr;
+            sst_value *arr = sst__array_from(r->stack + base, r->sp - base);
+            r->sp = base;
+            return arr != NULL ? arr : fail_oom(r);
         }
         char found[32];
         describe(r, r->p, found, sizeof found);
-        sst_value_unref(arr);
         return fail(r, r->p, SST_EPARSE, "expected ',' or ']' after an array element, found %s",
                     found);
     }
@@ -559,63 +680,53 @@ static sst_value *parse_object(reader *r) {
     }
     r->p++; /* '{' */
     skip_ws(r);
-    sst_value *obj = sst_object_empty();
+    size_t base = r->sp;
     if (r->p < r->end && *r->p == '}') {
         r->p++;
         r->depth--;
-        return obj;
+        return sst_object_empty();
     }
     for (;;) {
         char found[32];
         if (r->p >= r->end || *r->p != '"') {
             describe(r, r->p, found, sizeof found);
-            sst_value_unref(obj);
             return fail(r, r->p, SST_EPARSE, "expected '\"' to start an object key, found %s",
                         found);
         }
         sst_value *key = parse_key(r);
-        if (key == NULL) {
-            sst_value_unref(obj);
+        if (key == NULL || !push(r, key)) {
             return NULL;
         }
         skip_ws(r);
         if (r->p >= r->end || *r->p != ':') {
             describe(r, r->p, found, sizeof found);
-            sst_value_unref(key);
-            sst_value_unref(obj);
             return fail(r, r->p, SST_EPARSE, "expected ':' after an object key, found %s", found);
         }
         r->p++;
         skip_ws(r);
         sst_value *val = parse_value(r);
-        if (val == NULL) {
-            sst_value_unref(key);
-            sst_value_unref(obj);
+        if (val == NULL || !push(r, val)) {
             return NULL;
-        }
-        obj = sst__object_set_owned_key(obj, key, val, NULL);
-        if (obj == NULL) {
-            return fail_oom(r);
         }
         skip_ws(r);
         if (r->p < r->end && *r->p == ',') {
             r->p++;
             skip_ws(r);
             if (r->p < r->end && *r->p == '}') {
-                sst_value_unref(obj);
                 return fail(r, r->p, SST_EPARSE,
-                            "expected an object key after ',', found '}' "
-                            "(trailing commas are not allowed)");
+                            "expected an object key after ',', found '}' (trailing commas are "
+                            "not allowed)");
             }
             continue;
         }
         if (r->p < r->end && *r->p == '}') {
             r->p++;
             r->depth--;
-            return obj;
+            sst_value *obj = sst__object_from(r->stack + base, (r->sp - base) / 2);
+            r->sp = base;
+            return obj != NULL ? obj : fail_oom(r);
         }
         describe(r, r->p, found, sizeof found);
-        sst_value_unref(obj);
         return fail(r, r->p, SST_EPARSE, "expected ',' or '}' after an object member, found %s",
                     found);
     }
@@ -691,6 +802,10 @@ sst_value *sst_json_read(const char *text, size_t len, const sst_json_read_opts 
                      found);
         }
     }
+    for (size_t i = 0; i < r->sp; i++) {
+        sst_value_unref(r->stack[i]); /* what a failed parse had collected */
+    }
+    sst__free(r->stack);
     for (size_t i = 0; i < KEY_CACHE; i++) {
         sst_value_unref(r->keys[i]);
     }

@@ -6,6 +6,9 @@
  * need escapes.
  */
 #include <stdio.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <string.h>
 
 #include "superstep/json.h"
@@ -25,17 +28,40 @@ static inline bool needs_escape(unsigned char c) {
     return c < 0x20 || c == '"' || c == '\\';
 }
 
+/* The first byte at or after @p p that needs an escape, or @p end. */
+static inline const unsigned char *next_escape(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+    const __m128i ctrl_max = _mm_set1_epi8(0x1F);
+    while (end - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i ctrl = _mm_cmpeq_epi8(_mm_max_epu8(x, ctrl_max), ctrl_max); /* x <= 0x1F */
+        __m128i m = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)), ctrl);
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask != 0) {
+            return p + __builtin_ctz(mask);
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && !needs_escape(*p)) {
+        p++;
+    }
+    return p;
+}
+
 static void write_string(sst__buf *b, const char *s, size_t len) {
     static const char hex[] = "0123456789abcdef";
-    sst__buf_reserve(b, len + 2);
-    sst__buf_putc(b, '"');
+    if (!sst__buf_reserve(b, len + 2)) {
+        return;
+    }
+    b->data[b->len++] = '"';
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char *end = p + len;
-    while (p < end) {
+    for (;;) {
         const unsigned char *run = p;
-        while (p < end && !needs_escape(*p)) {
-            p++;
-        }
+        p = next_escape(p, end);
         sst__buf_append(b, run, (size_t)(p - run));
         if (p >= end) {
             break;

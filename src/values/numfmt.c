@@ -41,7 +41,62 @@ double sst__strtod_c(const char *s, char **end) {
     return d;
 }
 
+static const double k_pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+
+/*
+ * The common case without printf: a double in [1e-4, 1e15) that is the
+ * correctly rounded value of a decimal with at most 15 fraction digits and
+ * fewer than 2^53 as an integer mantissa. Such a decimal reads back exactly
+ * (the reader divides the exact mantissa by an exact power of ten, which is
+ * how the check below was computed), and the first k that works is the
+ * shortest fixed-point form. Returns 0 when the double needs the slow path.
+ */
+static size_t fmt_decimal_fast(double d, char *out) {
+    double a = fabs(d);
+    if (!(a >= 1e-4 && a < 1e15)) {
+        return 0;
+    }
+    for (int k = 0; k <= 15; k++) {
+        double m = floor(a * k_pow10[k] + 0.5);
+        if (m >= 9007199254740992.0) {
+            return 0;
+        }
+        if (m / k_pow10[k] != a) {
+            continue;
+        }
+        uint64_t u = (uint64_t)m;
+        char digits[24];
+        int nd = 0;
+        do {
+            digits[nd++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u != 0 || nd <= k); /* at least one digit before the point */
+        size_t n = 0;
+        if (d < 0) {
+            out[n++] = '-';
+        }
+        for (int i = nd - 1; i >= k; i--) {
+            out[n++] = digits[i];
+        }
+        out[n++] = '.';
+        if (k == 0) {
+            out[n++] = '0';
+        }
+        for (int i = k - 1; i >= 0; i--) {
+            out[n++] = digits[i];
+        }
+        out[n] = '\0';
+        return n;
+    }
+    return 0;
+}
+
 size_t sst__fmt_double(double d, char out[SST__DOUBLE_BUF]) {
+    size_t fast = fmt_decimal_fast(d, out);
+    if (fast > 0) {
+        return fast;
+    }
     locale_t old = enter_c();
     int n = 0;
     for (int prec = 15; prec <= 17; prec++) {

@@ -18,7 +18,9 @@ static uint64_t key_hash(const char *key, size_t len) {
 
 static bool key_eq(const sst_value *k, const char *key, size_t len) {
     const sst__string *s = sst__str(k);
-    return s->len == len && memcmp(s->data, key, len) == 0;
+    /* Shared keys (the parser's) compare by pointer before by bytes. */
+    return s->len == len &&
+           (s->data == key || len == 0 || (s->data[0] == key[0] && memcmp(s->data, key, len) == 0));
 }
 
 size_t sst__object_find(const sst__object *o, const char *key, size_t len) {
@@ -76,12 +78,19 @@ static bool index_rebuild(sst__object *o) {
     return true;
 }
 
+/* Objects built in one piece (the parser) keep their members right after the header. */
+static inline sst__member *inline_members(sst__object *o) {
+    return (sst__member *)(o + 1);
+}
+
 void sst__object_release(sst__object *o, sst_value **dead) {
     for (size_t i = 0; i < o->count; i++) {
         sst__unref_into(o->members[i].key, dead);
         sst__unref_into(o->members[i].val, dead);
     }
-    sst__free(o->members);
+    if (o->members != inline_members(o)) {
+        sst__free(o->members);
+    }
     sst__free(o->index);
 }
 
@@ -93,7 +102,15 @@ static sst__object *object_unique(sst_value *v) {
             return o;
         }
         size_t cap = o->cap < 4 ? 4 : o->cap * 2;
-        sst__member *m = sst__realloc(o->members, cap * sizeof *m);
+        sst__member *m;
+        if (o->members == inline_members(o)) {
+            m = sst__malloc(cap * sizeof *m);
+            if (m != NULL) {
+                memcpy(m, o->members, o->count * sizeof *m);
+            }
+        } else {
+            m = sst__realloc(o->members, cap * sizeof *m);
+        }
         if (m == NULL) {
             sst_value_unref(v);
             return NULL;
@@ -179,9 +196,9 @@ static sst_value *object_set(sst_value *v, const sst_value *keyv, bool key_owned
         }
         return v;
     }
-    sst_value *k = keyv == NULL  ? sst__string_new_trusted(key, len)
-                   : key_owned ? (sst_value *)keyv
-                               : sst_value_ref(keyv);
+    sst_value *k = keyv == NULL ? sst__string_new_trusted(key, len)
+                   : key_owned  ? (sst_value *)keyv
+                                : sst_value_ref(keyv);
     if (k == NULL) {
         return object_fail(v, val, err, SST_ENOMEM, "out of memory");
     }
@@ -236,15 +253,6 @@ sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *v
         return object_fail(o, val, err, SST_ETYPE, "object set: key must be a string value");
     }
     return object_set(o, key, false, sst__str(key)->data, sst__str(key)->len, val, err);
-}
-
-sst_value *sst__object_set_owned_key(sst_value *o, sst_value *key, sst_value *val,
-                                     sst_error *err) {
-    if (!sst_is_object(o) || !sst_is_string(key) || val == NULL) {
-        sst_value_unref(key);
-        return object_fail(o, val, err, SST_EINVAL, "object set: invalid arguments");
-    }
-    return object_set(o, key, true, sst__str(key)->data, sst__str(key)->len, val, err);
 }
 
 sst_value *sst_object_remove_take(sst_value *v, const char *key, sst_error *err) {
@@ -305,4 +313,64 @@ const sst_value *sst_object_value_at(const sst_value *v, size_t i) {
         return NULL;
     }
     return ((const sst__object *)v)->members[i].val;
+}
+
+/* Appends a member the caller checked is new, maintaining the index. false on OOM. */
+static bool append_member(sst__object *o, sst_value *key, sst_value *val) {
+    o->members[o->count].key = key;
+    o->members[o->count].val = val;
+    o->count++;
+    if (o->count <= SST__OBJECT_INDEX_MIN) {
+        return true;
+    }
+    if (o->index == NULL || o->count * 2 > o->index_cap) {
+        return index_rebuild(o);
+    }
+    size_t mask = o->index_cap - 1;
+    const sst__string *k = sst__str(key);
+    size_t i = key_hash(k->data, k->len) & mask;
+    while (o->index[i] != 0) {
+        i = (i + 1) & mask;
+    }
+    o->index[i] = (uint32_t)o->count;
+    return true;
+}
+
+sst_value *sst__object_from(sst_value **kv, size_t n) {
+    if (n == 0) {
+        return sst_object_empty();
+    }
+    sst__object *o = NULL;
+    if (n <= (SIZE_MAX - sizeof *o) / sizeof(sst__member)) {
+        o = sst__value_alloc(sizeof *o + n * sizeof(sst__member), SST_TYPE_OBJECT);
+    }
+    size_t i = 0;
+    if (o != NULL) {
+        o->count = 0;
+        o->cap = n;
+        o->members = inline_members(o);
+        o->index = NULL;
+        o->index_cap = 0;
+        for (; i < n; i++) {
+            sst_value *key = kv[2 * i], *val = kv[2 * i + 1];
+            size_t pos = sst__object_find(o, sst__str(key)->data, sst__str(key)->len);
+            if (pos != SIZE_MAX) {
+                sst_value_unref(o->members[pos].val);
+                o->members[pos].val = val;
+                sst_value_unref(key);
+            } else if (!append_member(o, key, val)) {
+                i++;
+                break;
+            }
+        }
+        if (i == n) {
+            return &o->h;
+        }
+    }
+    for (; i < n; i++) {
+        sst_value_unref(kv[2 * i]);
+        sst_value_unref(kv[2 * i + 1]);
+    }
+    sst_value_unref(o != NULL ? &o->h : NULL);
+    return NULL;
 }

@@ -26,6 +26,25 @@ static union {
     char room[sizeof(sst__string) + 1];
 } g_empty_string = {.s = {IMMORTAL_HDR(SST_TYPE_STRING), 0}};
 
+/*
+ * Immortal integers -128..1023: counters, token counts, indexes and small
+ * enums are the common integers, and sharing them saves an allocation each.
+ */
+#define SMALL_INT_MIN (-128)
+#define SMALL_INT_MAX 1023
+#define SI1(n)        {IMMORTAL_HDR(SST_TYPE_INT), (int64_t)(n) + SMALL_INT_MIN},
+#define SI2(n)        SI1(n) SI1((n) + 1)
+#define SI4(n)        SI2(n) SI2((n) + 2)
+#define SI8(n)        SI4(n) SI4((n) + 4)
+#define SI16(n)       SI8(n) SI8((n) + 8)
+#define SI32(n)       SI16(n) SI16((n) + 16)
+#define SI64(n)       SI32(n) SI32((n) + 32)
+#define SI128(n)      SI64(n) SI64((n) + 64)
+#define SI256(n)      SI128(n) SI128((n) + 128)
+#define SI512(n)      SI256(n) SI256((n) + 256)
+#define SI1024(n)     SI512(n) SI512((n) + 512)
+static sst__int g_small_ints[SMALL_INT_MAX - SMALL_INT_MIN + 1] = {SI1024(0) SI128(1024)};
+
 sst_value *sst_null(void) {
     return &g_null;
 }
@@ -129,6 +148,9 @@ bool sst_value_is_unique(const sst_value *v) {
 }
 
 sst_value *sst_int_new(int64_t i, sst_error *err) {
+    if (i >= SMALL_INT_MIN && i <= SMALL_INT_MAX) {
+        return &g_small_ints[i - SMALL_INT_MIN].h;
+    }
     sst__int *v = sst__value_alloc(sizeof *v, SST_TYPE_INT);
     if (v == NULL) {
         sst__enomem(err);

@@ -80,7 +80,7 @@ typedef struct sst__object {
     sst_value h;
     size_t count;
     size_t cap;
-    sst__member *members; /* owned, sst__malloc; NULL when cap == 0 */
+    sst__member *members; /* owned: inline right after the struct, or sst__malloc'd */
     uint32_t *index;      /* owned hash index (member + 1, 0 = empty) or NULL */
     size_t index_cap;     /* power of two, >= 2 * count, 0 without index */
 } sst__object;
@@ -128,8 +128,42 @@ uint64_t sst__hash_mix(uint64_t h);
  * first invalid byte.
  */
 bool sst__utf8_valid(const char *s, size_t len, size_t *bad);
-/* Length of the valid sequence starting at s (1..4), or 0 if invalid. */
-size_t sst__utf8_seq(const unsigned char *s, const unsigned char *end);
+/* Length of the valid UTF-8 sequence starting at s (1..4), or 0 if invalid. */
+static inline size_t sst__utf8_seq(const unsigned char *s, const unsigned char *end) {
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        return 1;
+    }
+    size_t avail = (size_t)(end - s);
+    if (c >= 0xC2 && c <= 0xDF) {
+        return (avail >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (avail < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) {
+            return 0;
+        }
+        if (c == 0xE0 && s[1] < 0xA0) {
+            return 0; /* overlong */
+        }
+        if (c == 0xED && s[1] >= 0xA0) {
+            return 0; /* UTF-16 surrogate */
+        }
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (avail < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) {
+            return 0;
+        }
+        if (c == 0xF0 && s[1] < 0x90) {
+            return 0; /* overlong */
+        }
+        if (c == 0xF4 && s[1] >= 0x90) {
+            return 0; /* above U+10FFFF */
+        }
+        return 4;
+    }
+    return 0;
+}
 
 /* Frees a value whose reference count reached zero (value.c). */
 void sst__value_destroy(sst_value *v);
@@ -141,11 +175,14 @@ void sst__object_release(sst__object *o, sst_value **dead);
 void sst__unref_into(sst_value *v, sst_value **dead);
 
 /*
- * sst_object_setv_take that also consumes @p key (a string value), for the
- * parser, which already owns a reference to each key. NULL on SST_ENOMEM.
+ * Bulk builders for the parser. Both consume every reference they are given,
+ * also on failure, and return NULL only on out of memory.
+ * sst__array_from: @p items[0..n) in order.
+ * sst__object_from: @p kv[2i] is a key (string value), kv[2i+1] its value;
+ * a repeated key keeps its first position and its last value.
  */
-sst_value *sst__object_set_owned_key(sst_value *o, sst_value *key, sst_value *val,
-                                     sst_error *err);
+sst_value *sst__array_from(sst_value **items, size_t n);
+sst_value *sst__object_from(sst_value **kv, size_t n);
 
 /* Member lookup; returns the index or SIZE_MAX. */
 size_t sst__object_find(const sst__object *o, const char *key, size_t len);
