@@ -176,6 +176,46 @@ static void test_double_text(void **state) {
     }
 }
 
+/* Decimal-looking doubles take a fast path without printf; it must stay exact and short. */
+static void test_decimal_doubles(void **state) {
+    (void)state;
+    static const double scale[] = {1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e9, 1e12};
+    for (size_t k = 0; k < sizeof scale / sizeof scale[0]; k++) {
+        for (int i = 0; i < 20000; i++) {
+            double d =
+                (double)((int64_t)(next_rand() % 100000000000ull) - 50000000000LL) / scale[k];
+            sst_value *v = sst_double_new(d, NULL);
+            char *text = sst_json_write(v, SST_JSON_COMPACT, NULL, NULL);
+            sst_value *back = sst_json_parse(text, NULL);
+            double e = sst_double_value(back);
+            if (!sst_is_double(back) || memcmp(&d, &e, sizeof d) != 0) {
+                print_error("%.17g written as %s reads back as %.17g\n", d, text, e);
+                fail();
+            }
+            /* Never longer than printf's round-trip form (plus ".0"). */
+            char ref[64];
+            snprintf(ref, sizeof ref, "%.17g", d);
+            assert_true(strlen(text) <= strlen(ref) + 2);
+            sst_free(text);
+            sst_value_unref(v);
+            sst_value_unref(back);
+        }
+    }
+    struct {
+        double d;
+        const char *text;
+    } cases[] = {{1700000000.123, "1700000000.123"},
+                 {0.0001, "0.0001"},
+                 {-12.5, "-12.5"},
+                 {99999999999999.9, "99999999999999.9"},
+                 {0.00009, "9e-05"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sst_value *v = sst_double_new(cases[i].d, NULL);
+        assert_json_text(v, SST_JSON_COMPACT, cases[i].text);
+        sst_value_unref(v);
+    }
+}
+
 static void test_writer_styles(void **state) {
     (void)state;
     sst_value *v = tu_json("{\"b\":[1,{\"y\":null,\"x\":true}],\"a\":\"\\u0001\\n\\\"\",\"c\":{}}");
@@ -263,15 +303,11 @@ static void test_nul_in_strings(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_corpus),
-        cmocka_unit_test(test_invalid_corpus),
-        cmocka_unit_test(test_int64_exact),
-        cmocka_unit_test(test_double_round_trip_bits),
-        cmocka_unit_test(test_double_text),
-        cmocka_unit_test(test_writer_styles),
-        cmocka_unit_test(test_duplicate_keys_last_wins),
-        cmocka_unit_test(test_limits),
-        cmocka_unit_test(test_read_file_errors),
+        cmocka_unit_test(test_valid_corpus),   cmocka_unit_test(test_invalid_corpus),
+        cmocka_unit_test(test_int64_exact),    cmocka_unit_test(test_double_round_trip_bits),
+        cmocka_unit_test(test_double_text),    cmocka_unit_test(test_decimal_doubles),
+        cmocka_unit_test(test_writer_styles),  cmocka_unit_test(test_duplicate_keys_last_wins),
+        cmocka_unit_test(test_limits),         cmocka_unit_test(test_read_file_errors),
         cmocka_unit_test(test_nul_in_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

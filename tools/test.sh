@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this script).
+#
+# On Debian 12 as root it first installs what it needs. Then it builds and
+# runs CTest three times:
+#   build/test-plain  RelWithDebInfo, warnings as errors, every test
+#   build/test-asan   AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#   build/test-tsan   ThreadSanitizer, the tests labelled "concurrency"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends \
+    build-essential cmake pkg-config libcmocka-dev libjansson-dev clang-format >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+step() { # name ctest-args -- cmake-args...
+  local name=$1 ctest_args=$2
+  shift 3
+  echo "== $name =="
+  cmake -S . -B "build/test-$name" "$@" >/dev/null
+  cmake --build "build/test-$name" -j "$jobs" >/dev/null
+  (cd "build/test-$name" && ctest --output-on-failure -j "$jobs" $ctest_args)
+}
+
+step plain "" -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSST_WERROR=ON
+step asan "-LE bench" -- -DCMAKE_BUILD_TYPE=Debug -DSST_SANITIZER=address,undefined \
+  -DSST_WERROR=ON -DSST_BUILD_BENCH=OFF
+step tsan "-L concurrency" -- -DCMAKE_BUILD_TYPE=Debug -DSST_SANITIZER=thread -DSST_WERROR=ON \
+  -DSST_BUILD_BENCH=OFF -DSST_BUILD_EXAMPLES=OFF
+echo "all test builds passed"
