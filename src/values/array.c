@@ -375,7 +375,7 @@ sst_value *sst_array_concat_take(sst_value *v, const sst_value *b, sst_error *er
     return &a->h;
 }
 
-sst_value *sst__array_from(sst_value **items, size_t n) {
+sst_value *sst__array_from(sst__arena *arena, sst_value **items, size_t n) {
     if (n == 0) {
         return sst_array_empty();
     }
@@ -393,7 +393,7 @@ sst_value *sst__array_from(sst_value **items, size_t n) {
     }
     total += leaves > 0; /* the root */
     sst__pvnode **nodes = sst__malloc(total * sizeof *nodes);
-    sst__array *a = sst__value_alloc(sizeof *a, SST_TYPE_ARRAY);
+    sst__array *a = sst__arena_value(arena, sizeof *a, SST_TYPE_ARRAY);
     size_t made = 0;
     while (nodes != NULL && a != NULL && made < total && (nodes[made] = node_new()) != NULL) {
         made++;
@@ -403,7 +403,9 @@ sst_value *sst__array_from(sst_value **items, size_t n) {
             sst__free(nodes[i]);
         }
         sst__free(nodes);
-        sst__free(a);
+        if (a != NULL) {
+            sst__value_free_block(&a->h);
+        }
         for (size_t i = 0; i < n; i++) {
             sst_value_unref(items[i]);
         }

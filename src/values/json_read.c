@@ -25,7 +25,9 @@
 #define DEFAULT_MAX_BYTES   ((size_t)256 << 20)
 #define KEY_CACHE           256
 #define KEY_CACHE_MAX_LEN   32
-#define SHORT_VALUE_MAX_LEN 16 /* string values this short are shared too */
+#define SHORT_VALUE_MAX_LEN 16
+/* Inputs this large get a parse arena (arena.c); smaller ones malloc each value. */
+#define ARENA_MIN_INPUT ((size_t)64 << 10) /* string values this short are shared too */
 
 typedef struct reader {
     const unsigned char *start;
@@ -39,6 +41,8 @@ typedef struct reader {
     sst_value **stack; /* owned: elements and key/value pairs being collected */
     size_t sp;         /* stack[0..sp) hold references */
     size_t stack_cap;
+    sst__arena arena;           /* chunks for the values of a large input */
+    sst__arena *alloc;          /* &arena for large inputs, NULL (malloc) for small ones */
     sst_value *keys[KEY_CACHE]; /* owned references to recent keys */
 } reader;
 
@@ -440,7 +444,7 @@ static bool scan_string(reader *r, const unsigned char *quote, const char **out,
  */
 static sst_value *intern(reader *r, const char *s, size_t len) {
     if (len > KEY_CACHE_MAX_LEN) {
-        sst_value *v = sst__string_new_trusted(s, len);
+        sst_value *v = sst__string_new_in(r->alloc, s, len);
         return v != NULL ? v : fail_oom(r);
     }
     /* A cheap slot hash: a collision only costs a cache miss. */
@@ -454,7 +458,7 @@ static sst_value *intern(reader *r, const char *s, size_t len) {
         sst__ref_unpublished(cached); /* made by this parse, not yet visible elsewhere */
         return cached;
     }
-    sst_value *v = sst__string_new_trusted(s, len);
+    sst_value *v = sst__string_new_in(r->alloc, s, len);
     if (v == NULL) {
         return fail_oom(r);
     }
@@ -473,7 +477,7 @@ static sst_value *parse_string(reader *r) {
     if (len <= SHORT_VALUE_MAX_LEN) {
         return intern(r, s, len);
     }
-    sst_value *v = sst__string_new_trusted(s, len);
+    sst_value *v = sst__string_new_in(r->alloc, s, len);
     return v != NULL ? v : fail_oom(r);
 }
 
@@ -577,12 +581,12 @@ static sst_value *parse_number(reader *r) {
     r->p = p;
     if (is_int && !inexact && exp10 == 0) {
         if (!neg && m <= (uint64_t)INT64_MAX) {
-            sst_value *v = sst_int_new((int64_t)m, NULL);
+            sst_value *v = sst__int_new_in(r->alloc, (int64_t)m);
             return v != NULL ? v : fail_oom(r);
         }
         if (neg && m <= (uint64_t)INT64_MAX + 1) {
             int64_t i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
-            sst_value *v = sst_int_new(i, NULL);
+            sst_value *v = sst__int_new_in(r->alloc, i);
             return v != NULL ? v : fail_oom(r);
         }
     }
@@ -606,7 +610,7 @@ static sst_value *parse_number(reader *r) {
     if (isinf(d)) {
         return fail(r, s, SST_ERANGE, "number out of range (beyond the largest double)");
     }
-    sst_value *v = sst_double_new(neg ? -d : d, NULL);
+    sst_value *v = sst__double_new_in(r->alloc, neg ? -d : d);
     return v != NULL ? v : fail_oom(r);
 }
 
@@ -663,7 +667,7 @@ static sst_value *parse_array(reader *r) {
         if (r->p < r->end && *r->p == ']') {
             r->p++;
             r->depth--;
-            sst_value *arr = sst__array_from(r->stack + base, r->sp - base);
+            sst_value *arr = sst__array_from(r->alloc, r->stack + base, r->sp - base);
             r->sp = base;
             return arr != NULL ? arr : fail_oom(r);
         }
@@ -722,7 +726,7 @@ static sst_value *parse_object(reader *r) {
         if (r->p < r->end && *r->p == '}') {
             r->p++;
             r->depth--;
-            sst_value *obj = sst__object_from(r->stack + base, (r->sp - base) / 2);
+            sst_value *obj = sst__object_from(r->alloc, r->stack + base, (r->sp - base) / 2);
             r->sp = base;
             return obj != NULL ? obj : fail_oom(r);
         }
@@ -788,6 +792,8 @@ sst_value *sst_json_read(const char *text, size_t len, const sst_json_read_opts 
     r->max_depth = opts->max_depth < HARD_MAX_DEPTH ? opts->max_depth : HARD_MAX_DEPTH;
     r->err = err;
     sst__buf_init(&r->scratch);
+    sst__arena_init(&r->arena);
+    r->alloc = len >= ARENA_MIN_INPUT ? &r->arena : NULL;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         r->p += 3; /* RFC 8259 §8.1: a parser may ignore a byte order mark */
     }
@@ -809,6 +815,7 @@ sst_value *sst_json_read(const char *text, size_t len, const sst_json_read_opts 
     for (size_t i = 0; i < KEY_CACHE; i++) {
         sst_value_unref(r->keys[i]);
     }
+    sst__arena_finish(&r->arena);
     sst__buf_free(&r->scratch);
     sst__free(r);
     return v;

@@ -336,13 +336,13 @@ static bool append_member(sst__object *o, sst_value *key, sst_value *val) {
     return true;
 }
 
-sst_value *sst__object_from(sst_value **kv, size_t n) {
+sst_value *sst__object_from(sst__arena *arena, sst_value **kv, size_t n) {
     if (n == 0) {
         return sst_object_empty();
     }
     sst__object *o = NULL;
     if (n <= (SIZE_MAX - sizeof *o) / sizeof(sst__member)) {
-        o = sst__value_alloc(sizeof *o + n * sizeof(sst__member), SST_TYPE_OBJECT);
+        o = sst__arena_value(arena, sizeof *o + n * sizeof(sst__member), SST_TYPE_OBJECT);
     }
     size_t i = 0;
     if (o != NULL) {

@@ -91,6 +91,7 @@ void *sst__value_alloc(size_t size, sst_type type) {
         atomic_init(&v->u.rc, 1);
         v->type = (uint8_t)type;
         v->flags = 0;
+        v->chunk_off = 0;
     }
     return v;
 }
@@ -129,7 +130,7 @@ void sst__value_destroy(sst_value *v) {
             default:
                 break;
         }
-        sst__free(cur);
+        sst__value_free_block(cur);
     }
 }
 
@@ -147,17 +148,31 @@ bool sst_value_is_unique(const sst_value *v) {
            atomic_load_explicit(&((sst_value *)v)->u.rc, memory_order_acquire) == 1;
 }
 
-sst_value *sst_int_new(int64_t i, sst_error *err) {
+sst_value *sst__int_new_in(sst__arena *a, int64_t i) {
     if (i >= SMALL_INT_MIN && i <= SMALL_INT_MAX) {
         return &g_small_ints[i - SMALL_INT_MIN].h;
     }
-    sst__int *v = sst__value_alloc(sizeof *v, SST_TYPE_INT);
+    sst__int *v = sst__arena_value(a, sizeof *v, SST_TYPE_INT);
+    if (v != NULL) {
+        v->i = i;
+    }
+    return v != NULL ? &v->h : NULL;
+}
+
+sst_value *sst_int_new(int64_t i, sst_error *err) {
+    sst_value *v = sst__int_new_in(NULL, i);
     if (v == NULL) {
         sst__enomem(err);
-        return NULL;
     }
-    v->i = i;
-    return &v->h;
+    return v;
+}
+
+sst_value *sst__double_new_in(sst__arena *a, double d) {
+    sst__double *v = sst__arena_value(a, sizeof *v, SST_TYPE_DOUBLE);
+    if (v != NULL) {
+        v->d = d;
+    }
+    return v != NULL ? &v->h : NULL;
 }
 
 sst_value *sst_double_new(double d, sst_error *err) {
@@ -165,23 +180,21 @@ sst_value *sst_double_new(double d, sst_error *err) {
         sst__error(err, SST_ERANGE, "%s is not a JSON number", isnan(d) ? "NaN" : "infinity");
         return NULL;
     }
-    sst__double *v = sst__value_alloc(sizeof *v, SST_TYPE_DOUBLE);
+    sst_value *v = sst__double_new_in(NULL, d);
     if (v == NULL) {
         sst__enomem(err);
-        return NULL;
     }
-    v->d = d;
-    return &v->h;
+    return v;
 }
 
-sst_value *sst__string_new_trusted(const char *s, size_t len) {
+sst_value *sst__string_new_in(sst__arena *a, const char *s, size_t len) {
     if (len == 0) {
         return sst_string_empty();
     }
     if (len > SIZE_MAX - sizeof(sst__string) - 1) {
         return NULL;
     }
-    sst__string *v = sst__value_alloc(sizeof(sst__string) + len + 1, SST_TYPE_STRING);
+    sst__string *v = sst__arena_value(a, sizeof(sst__string) + len + 1, SST_TYPE_STRING);
     if (v == NULL) {
         return NULL;
     }
@@ -189,6 +202,10 @@ sst_value *sst__string_new_trusted(const char *s, size_t len) {
     memcpy(v->data, s, len);
     v->data[len] = '\0';
     return &v->h;
+}
+
+sst_value *sst__string_new_trusted(const char *s, size_t len) {
+    return sst__string_new_in(NULL, s, len);
 }
 
 sst_value *sst_string_newn(const char *s, size_t len, sst_error *err) {

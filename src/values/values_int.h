@@ -16,6 +16,7 @@
 #include "superstep/value.h"
 
 #define SST__IMMORTAL 0x1u
+#define SST__ARENA    0x2u /* carved from a parser chunk (arena.c), not malloc'd alone */
 
 struct sst_value {
     /*
@@ -27,8 +28,9 @@ struct sst_value {
         atomic_size_t rc;
         struct sst_value *next_dead;
     } u;
-    uint8_t type;  /* sst_type */
-    uint8_t flags; /* SST__IMMORTAL */
+    uint8_t type;       /* sst_type */
+    uint8_t flags;      /* SST__IMMORTAL, SST__ARENA */
+    uint32_t chunk_off; /* SST__ARENA: byte offset of the value in its chunk */
 };
 
 typedef struct sst__int {
@@ -115,6 +117,30 @@ static inline void sst__ref_unpublished(sst_value *v) {
 /* Allocates a value header of @p size bytes with refcount 1. */
 void *sst__value_alloc(size_t size, sst_type type);
 
+/*
+ * A parse arena (arena.c): values of one large parse are carved from 64 KiB
+ * chunks instead of one malloc each. A chunk counts its live values and is
+ * freed with the last of them, on whatever thread that happens.
+ */
+typedef struct sst__arena {
+    unsigned char *chunk; /* current chunk, or NULL */
+    size_t used;          /* bytes used in it */
+    size_t count;         /* values carved from it */
+} sst__arena;
+
+void sst__arena_init(sst__arena *a);
+/* A value header of @p size bytes with refcount 1, from @p a (NULL: malloc). NULL on OOM. */
+void *sst__arena_value(sst__arena *a, size_t size, sst_type type);
+/* Hands the current chunk over to its values; call once the parse is over. */
+void sst__arena_finish(sst__arena *a);
+/* Frees the memory of a dead value (its chunk's share, or the block). */
+void sst__value_free_block(sst_value *v);
+
+/* New values from an arena (NULL: malloc); NULL on OOM. Strings are not validated. */
+sst_value *sst__string_new_in(sst__arena *a, const char *s, size_t len);
+sst_value *sst__int_new_in(sst__arena *a, int64_t i);
+sst_value *sst__double_new_in(sst__arena *a, double d); /* d must be finite */
+
 /* A new string of @p len bytes copied from @p s, not validated. */
 sst_value *sst__string_new_trusted(const char *s, size_t len);
 
@@ -181,8 +207,8 @@ void sst__unref_into(sst_value *v, sst_value **dead);
  * sst__object_from: @p kv[2i] is a key (string value), kv[2i+1] its value;
  * a repeated key keeps its first position and its last value.
  */
-sst_value *sst__array_from(sst_value **items, size_t n);
-sst_value *sst__object_from(sst_value **kv, size_t n);
+sst_value *sst__array_from(sst__arena *arena, sst_value **items, size_t n);
+sst_value *sst__object_from(sst__arena *arena, sst_value **kv, size_t n);
 
 /* Member lookup; returns the index or SIZE_MAX. */
 size_t sst__object_find(const sst__object *o, const char *key, size_t len);

@@ -6,6 +6,7 @@
  * caller still references unchanged.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -25,6 +26,15 @@ static sst_value *op_parse(const sst_value *input, sst_error *err) {
     return sst_json_read(k_doc, strlen(k_doc), NULL, err);
 }
 
+/* Over 64 KiB: the reader carves values from arena chunks (arena.c). */
+static char *g_big_doc;
+static size_t g_big_len;
+
+static sst_value *op_parse_big(const sst_value *input, sst_error *err) {
+    (void)input;
+    return sst_json_read(g_big_doc, g_big_len, NULL, err);
+}
+
 static sst_value *op_write(const sst_value *input, sst_error *err) {
     static const unsigned styles[] = {SST_JSON_COMPACT, SST_JSON_PRETTY, SST_JSON_CANONICAL};
     for (size_t i = 0; i < 3; i++) {
@@ -40,7 +50,7 @@ static sst_value *op_write(const sst_value *input, sst_error *err) {
 static sst_value *op_array_updates(const sst_value *input, sst_error *err) {
     sst_value *a = sst_value_ref(sst_object_get(input, "nums")); /* shared */
     for (int i = 0; i < 40 && a != NULL; i++) {
-        sst_value *n = sst_int_new(i, err);
+        sst_value *n = sst_int_new(100000 + i, err); /* not an immortal small int */
         if (n == NULL) {
             sst_value_unref(a);
             return NULL;
@@ -163,12 +173,26 @@ static sst_value *g_input;
 static int setup(void **state) {
     (void)state;
     g_input = sst_json_parse(k_doc, NULL);
-    return g_input == NULL;
+    /* 600 messages with long contents and big numbers: about 100 KiB. */
+    size_t cap = 200000, k = 0;
+    g_big_doc = malloc(cap);
+    k += (size_t)snprintf(g_big_doc + k, cap - k, "{\"messages\":[");
+    for (int i = 0; i < 600; i++) {
+        k += (size_t)snprintf(g_big_doc + k, cap - k,
+                              "%s{\"id\":\"m%d\",\"role\":\"%s\",\"n\":%d,\"x\":%d.5,"
+                              "\"content\":\"message %d with \\\"escapes\\\" and words "
+                              "enough to be long: \\u00e9\\n the end\"}",
+                              i ? "," : "", i, i % 2 ? "assistant" : "user", i * 1001, i, i);
+    }
+    k += (size_t)snprintf(g_big_doc + k, cap - k, "]}");
+    g_big_len = k;
+    return g_input == NULL || g_big_len < 70000;
 }
 
 static int teardown(void **state) {
     (void)state;
     sst_value_unref(g_input);
+    free(g_big_doc);
     return 0;
 }
 
@@ -176,6 +200,27 @@ static void test_parse(void **state) {
     (void)state;
     run_chaos("parse", op_parse, g_input);
 }
+static void test_parse_big(void **state) {
+    (void)state;
+    run_chaos("parse (arena)", op_parse_big, g_input);
+}
+
+static void test_arena_partial_retention(void **state) {
+    (void)state;
+    long before = tu_chaos_live();
+    sst_value *doc = sst_json_read(g_big_doc, g_big_len, NULL, NULL);
+    assert_non_null(doc);
+    /* Keep one message alive past the document: its chunk must stay valid. */
+    const sst_value *msgs = sst_object_get(doc, "messages");
+    sst_value *one = sst_value_ref(sst_array_get(msgs, 123));
+    sst_value_unref(doc);
+    assert_string_equal(sst_string_cstr(sst_object_get(one, "role")), "assistant");
+    assert_int_equal(sst_int_value(sst_object_get(one, "n")), 123123);
+    assert_true(tu_chaos_live() > before);
+    sst_value_unref(one);
+    assert_int_equal(tu_chaos_live(), before); /* the last value freed its chunk */
+}
+
 static void test_write(void **state) {
     (void)state;
     run_chaos("write", op_write, g_input);
@@ -210,6 +255,8 @@ int main(void) {
     tu_chaos_install();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_big),
+        cmocka_unit_test(test_arena_partial_retention),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_arrays),
         cmocka_unit_test(test_objects),

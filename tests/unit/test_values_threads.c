@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -110,11 +111,51 @@ static void test_last_release_on_any_thread(void **state) {
     assert_int_equal(tu_chaos_live(), live_before);
 }
 
+/* Values of a large parse share arena chunks; their last releases race on chunk counts. */
+static void test_arena_chunks_released_across_threads(void **state) {
+    (void)state;
+    long live_before = tu_chaos_live();
+    size_t cap = 400000, k = 0;
+    char *doc = malloc(cap);
+    k += (size_t)snprintf(doc + k, cap - k, "[");
+    for (int i = 0; i < 2000; i++) {
+        k += (size_t)snprintf(doc + k, cap - k, "%s{\"id\":\"m%d\",\"n\":%d,\"t\":\"text %d\"}",
+                              i ? "," : "", i, 100000 + i, i);
+    }
+    k += (size_t)snprintf(doc + k, cap - k, "]");
+    assert_true(k > 70000); /* large enough for the arena */
+    for (int round = 0; round < 5; round++) {
+        sst_value *v = sst_json_read(doc, k, NULL, NULL);
+        assert_non_null(v);
+        static sst_value *refs[THREADS][250];
+        drop_arg args[THREADS];
+        for (int t = 0; t < THREADS; t++) {
+            for (int i = 0; i < 250; i++) {
+                /* Interleave, so that every chunk is shared by several threads. */
+                refs[t][i] = sst_value_ref(sst_array_get(v, (size_t)(i * THREADS + t)));
+            }
+            args[t].refs = refs[t];
+            args[t].n = 250;
+        }
+        sst_value_unref(v);
+        pthread_t th[THREADS];
+        for (int t = 0; t < THREADS; t++) {
+            pthread_create(&th[t], NULL, drop_thread, &args[t]);
+        }
+        for (int t = 0; t < THREADS; t++) {
+            pthread_join(th[t], NULL);
+        }
+    }
+    free(doc);
+    assert_int_equal(tu_chaos_live(), live_before);
+}
+
 int main(void) {
     tu_chaos_install(); /* counts live blocks; never armed here */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_reads_and_branches),
         cmocka_unit_test(test_last_release_on_any_thread),
+        cmocka_unit_test(test_arena_chunks_released_across_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
