@@ -85,6 +85,28 @@ char *tu_read_file(const char *path, size_t *len) {
     return buf;
 }
 
+uint64_t tu_rand(tu_rng *r) {
+    r->state ^= r->state << 13;
+    r->state ^= r->state >> 7;
+    r->state ^= r->state << 17;
+    return r->state;
+}
+
+int tu_is_uuid4(const sst_value *v) {
+    const char *s = sst_string_cstr(v);
+    if (!sst_is_string(v) || sst_string_len(v) != 36 || s[14] != '4' ||
+        strchr("89ab", s[19]) == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : strchr("0123456789abcdef", s[i]) == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* ---- chaos allocator ---- */
 
 #define HDR 16 /* keeps malloc's alignment */

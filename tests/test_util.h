@@ -39,6 +39,15 @@ const char *tu_data_path(const char *rel, char *buf, size_t n);
 /* Reads a whole file into a malloc'd NUL-terminated buffer; NULL if absent. */
 char *tu_read_file(const char *path, size_t *len);
 
+/* Deterministic xorshift64 PRNG for tests (rand() is banned); seeded per stream. */
+typedef struct tu_rng {
+    uint64_t state;
+} tu_rng;
+uint64_t tu_rand(tu_rng *r);
+
+/* True when @p v is a string holding a lowercase RFC 9562 version-4 UUID. */
+int tu_is_uuid4(const sst_value *v);
+
 /*
  * The chaos allocator. tu_chaos_install() must run first in main(). While
  * armed with tu_chaos_fail_at(n), the n-th allocation from then on fails

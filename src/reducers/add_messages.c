@@ -41,6 +41,16 @@ static sst_value *msg_error(sst_error *err, sst_code code, const char *field, si
     return NULL;
 }
 
+static sst_value *unknown_role(sst_error *err, const char *field, size_t index,
+                               const sst_value *role) {
+    char what[160];
+    snprintf(what, sizeof what,
+             "unknown role '%.40s' (expected user, assistant, system, developer, tool, function, "
+             "human or ai)",
+             sst_string_cstr(role));
+    return msg_error(err, SST_EINVAL, field, index, what);
+}
+
 static bool is_remove(const sst_value *m) {
     const sst_value *t = sst_object_get(m, "type");
     return sst_is_string(t) && strcmp(sst_string_cstr(t), "remove") == 0;
@@ -95,12 +105,7 @@ static sst_value *normalize_one(const char *field, size_t index, const sst_value
         }
         const char *canon = canonical_role(sst_string_cstr(role));
         if (canon == NULL) {
-            char what[160];
-            snprintf(what, sizeof what,
-                     "unknown role '%.40s' (expected user, assistant, system, developer, tool, "
-                     "function, human or ai)",
-                     sst_string_cstr(role));
-            return msg_error(err, SST_EINVAL, field, index, what);
+            return unknown_role(err, field, index, role);
         }
         sst_value *id = new_id(err);
         if (id == NULL) {
@@ -137,12 +142,7 @@ static sst_value *normalize_one(const char *field, size_t index, const sst_value
     }
     const char *canon = canonical_role(sst_string_cstr(role));
     if (canon == NULL) {
-        char what[160];
-        snprintf(what, sizeof what,
-                 "unknown role '%.40s' (expected user, assistant, system, developer, tool, "
-                 "function, human or ai)",
-                 sst_string_cstr(role));
-        return msg_error(err, SST_EINVAL, field, index, what);
+        return unknown_role(err, field, index, role);
     }
     bool role_ok = strcmp(canon, sst_string_cstr(role)) == 0;
     if (sst_is_string(id) && role_ok) {

@@ -70,56 +70,34 @@ sst_value *sst__reduce_sum(void *ud, const char *field, sst_value *cur, const ss
     return out;
 }
 
-sst_value *sst__reduce_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
-                             sst_error *err) {
-    SST_UNUSED(ud);
-    if (!sst_is_object(upd)) {
-        sst__reducer_type_error(err, "merge", field, "object", upd, false);
-        sst_value_unref(cur);
-        return NULL;
-    }
-    if (cur == NULL || sst_is_null(cur)) {
-        sst_value_unref(cur);
-        return sst_value_ref(upd);
-    }
-    if (!sst_is_object(cur)) {
-        sst__reducer_type_error(err, "merge", field, "object", cur, true);
-        sst_value_unref(cur);
-        return NULL;
-    }
-    for (size_t i = 0, n = sst_object_len(upd); i < n && cur != NULL; i++) {
-        cur = sst_object_setv_take(cur, sst_object_key_at(upd, i),
-                                   sst_value_ref(sst_object_value_at(upd, i)), err);
-    }
-    return cur;
-}
-
-/* Merges @p upd into @p cur recursively. Both objects. Takes cur. */
-static sst_value *deep_merge(sst_value *cur, const sst_value *upd, sst_error *err) {
+/*
+ * Sets every member of @p upd into @p cur (both objects; takes cur). With
+ * @p deep, members that are objects on both sides are merged recursively.
+ */
+static sst_value *merge_members(sst_value *cur, const sst_value *upd, bool deep, sst_error *err) {
     for (size_t i = 0, n = sst_object_len(upd); i < n && cur != NULL; i++) {
         const sst_value *key = sst_object_key_at(upd, i);
         const sst_value *val = sst_object_value_at(upd, i);
         const sst_value *old = sst_object_getn(cur, sst_string_cstr(key), sst_string_len(key));
-        sst_value *merged;
-        if (sst_is_object(old) && sst_is_object(val)) {
-            merged = deep_merge(sst_value_ref(old), val, err);
+        sst_value *merged = sst_value_ref(val);
+        if (deep && sst_is_object(old) && sst_is_object(val)) {
+            sst_value_unref(merged);
+            merged = merge_members(sst_value_ref(old), val, true, err);
             if (merged == NULL) {
                 sst_value_unref(cur);
                 return NULL;
             }
-        } else {
-            merged = sst_value_ref(val);
         }
         cur = sst_object_setv_take(cur, key, merged, err);
     }
     return cur;
 }
 
-sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
-                                  sst_error *err) {
-    SST_UNUSED(ud);
+/* merge and deep_merge: both need objects; absent or null counts as {}. */
+static sst_value *reduce_objects(const char *name, bool deep, const char *field, sst_value *cur,
+                                 const sst_value *upd, sst_error *err) {
     if (!sst_is_object(upd)) {
-        sst__reducer_type_error(err, "deep_merge", field, "object", upd, false);
+        sst__reducer_type_error(err, name, field, "object", upd, false);
         sst_value_unref(cur);
         return NULL;
     }
@@ -128,9 +106,21 @@ sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur, c
         return sst_value_ref(upd);
     }
     if (!sst_is_object(cur)) {
-        sst__reducer_type_error(err, "deep_merge", field, "object", cur, true);
+        sst__reducer_type_error(err, name, field, "object", cur, true);
         sst_value_unref(cur);
         return NULL;
     }
-    return deep_merge(cur, upd, err);
+    return merge_members(cur, upd, deep, err);
+}
+
+sst_value *sst__reduce_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                             sst_error *err) {
+    SST_UNUSED(ud);
+    return reduce_objects("merge", false, field, cur, upd, err);
+}
+
+sst_value *sst__reduce_deep_merge(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                                  sst_error *err) {
+    SST_UNUSED(ud);
+    return reduce_objects("deep_merge", true, field, cur, upd, err);
 }

@@ -119,20 +119,14 @@ static void test_int64_exact(void **state) {
     sst_value_unref(v);
 }
 
-static uint64_t g_rng = 88172645463325252ull;
-static uint64_t next_rand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
+static tu_rng g_rng = {88172645463325252ull};
 
 static void test_double_round_trip_bits(void **state) {
     (void)state;
     /* Random bit patterns cover subnormals, huge and tiny exponents. */
     int checked = 0;
     for (int i = 0; i < 200000; i++) {
-        uint64_t bits = next_rand();
+        uint64_t bits = tu_rand(&g_rng);
         double d;
         memcpy(&d, &bits, sizeof d);
         sst_value *v = sst_double_new(d, NULL);
@@ -183,7 +177,7 @@ static void test_decimal_doubles(void **state) {
     for (size_t k = 0; k < sizeof scale / sizeof scale[0]; k++) {
         for (int i = 0; i < 20000; i++) {
             double d =
-                (double)((int64_t)(next_rand() % 100000000000ull) - 50000000000LL) / scale[k];
+                (double)((int64_t)(tu_rand(&g_rng) % 100000000000ull) - 50000000000LL) / scale[k];
             sst_value *v = sst_double_new(d, NULL);
             char *text = sst_json_write(v, SST_JSON_COMPACT, NULL, NULL);
             sst_value *back = sst_json_parse(text, NULL);

@@ -112,13 +112,7 @@ static void test_corpus_agrees(void **state) {
 
 /* ---- random documents ---- */
 
-static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
+static tu_rng g_rng = {0x9E3779B97F4A7C15ull};
 
 static sst_value *random_string(bool allow_nul) {
     static const char *pieces[] = {"a",
@@ -139,31 +133,31 @@ static sst_value *random_string(bool allow_nul) {
                                    "0",
                                    "\x7f"};
     char buf[256];
-    size_t n = 0, count = rnd() % 12;
+    size_t n = 0, count = tu_rand(&g_rng) % 12;
     for (size_t i = 0; i < count; i++) {
-        const char *p = pieces[rnd() % (sizeof pieces / sizeof pieces[0])];
+        const char *p = pieces[tu_rand(&g_rng) % (sizeof pieces / sizeof pieces[0])];
         size_t l = strlen(p);
         memcpy(buf + n, p, l);
         n += l;
     }
-    if (allow_nul && rnd() % 10 == 0) {
+    if (allow_nul && tu_rand(&g_rng) % 10 == 0) {
         buf[n++] = '\0'; /* embedded NUL */
     }
     return sst_string_newn(buf, n, NULL);
 }
 
 static sst_value *random_value(int depth) {
-    switch (rnd() % (depth > 4 ? 5 : 7)) {
+    switch (tu_rand(&g_rng) % (depth > 4 ? 5 : 7)) {
         case 0:
             return sst_null();
         case 1:
-            return sst_bool(rnd() & 1);
+            return sst_bool(tu_rand(&g_rng) & 1);
         case 2: {
-            int64_t i = (int64_t)rnd();
-            return sst_int_new(rnd() & 1 ? i : i % 1000, NULL);
+            int64_t i = (int64_t)tu_rand(&g_rng);
+            return sst_int_new(tu_rand(&g_rng) & 1 ? i : i % 1000, NULL);
         }
         case 3: {
-            uint64_t bits = rnd();
+            uint64_t bits = tu_rand(&g_rng);
             double d;
             memcpy(&d, &bits, sizeof d);
             sst_value *v = sst_double_new(d, NULL);
@@ -173,7 +167,7 @@ static sst_value *random_value(int depth) {
             return random_string(true);
         case 5: {
             sst_value *a = sst_array_empty();
-            size_t n = rnd() % (rnd() % 8 == 0 ? 70 : 6);
+            size_t n = tu_rand(&g_rng) % (tu_rand(&g_rng) % 8 == 0 ? 70 : 6);
             for (size_t i = 0; i < n; i++) {
                 a = sst_array_push_take(a, random_value(depth + 1), NULL);
             }
@@ -181,7 +175,7 @@ static sst_value *random_value(int depth) {
         }
         default: {
             sst_value *o = sst_object_empty();
-            size_t n = rnd() % (rnd() % 8 == 0 ? 20 : 6);
+            size_t n = tu_rand(&g_rng) % (tu_rand(&g_rng) % 8 == 0 ? 20 : 6);
             for (size_t i = 0; i < n; i++) {
                 sst_value *k = random_string(false); /* jansson: no NUL in keys */
                 o = sst_object_setv_take(o, k, random_value(depth + 1), NULL);
@@ -198,7 +192,7 @@ static void test_random_documents_both_ways(void **state) {
         sst_value *v = random_value(0);
         assert_non_null(v);
         /* Ours -> jansson. */
-        unsigned style = (unsigned)(rnd() % 3);
+        unsigned style = (unsigned)(tu_rand(&g_rng) % 3);
         size_t len;
         char *text = sst_json_write(v, style == 2 ? SST_JSON_CANONICAL : style, &len, NULL);
         json_error_t jerr;

@@ -249,20 +249,6 @@ static void test_schema_errors(void **state) {
     assert_null(sst_reducer_builtin("nope"));
 }
 
-static bool is_uuid4(const sst_value *v) {
-    const char *s = sst_string_cstr(v);
-    if (sst_string_len(v) != 36) {
-        return false;
-    }
-    for (int i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : strchr("0123456789abcdef", s[i]) == NULL) {
-            return false;
-        }
-    }
-    return s[14] == '4' && strchr("89ab", s[19]) != NULL;
-}
-
 static void test_prepare_assigns_ids_once(void **state) {
     (void)state;
     sst_error err;
@@ -279,7 +265,7 @@ static void test_prepare_assigns_ids_once(void **state) {
     const sst_value *msgs = sst_object_get(delta, "messages");
     assert_int_equal(sst_array_len(msgs), 3);
     for (size_t i = 0; i < 3; i++) {
-        assert_true(is_uuid4(sst_object_get(sst_array_get(msgs, i), "id")));
+        assert_true(tu_is_uuid4(sst_object_get(sst_array_get(msgs, i), "id")));
         /* The id comes first in each normalised message. */
         assert_string_equal(sst_string_cstr(sst_object_key_at(sst_array_get(msgs, i), 0)), "id");
     }
@@ -306,7 +292,7 @@ static void test_add_messages_assigns_in_reducer_too(void **state) {
     (void)state;
     sst_value *v = apply1(sst_reducer_add_messages(), "messages", "[]", "\"hello\"", NULL);
     assert_int_equal(sst_array_len(v), 1);
-    assert_true(is_uuid4(sst_object_get(sst_array_get(v, 0), "id")));
+    assert_true(tu_is_uuid4(sst_object_get(sst_array_get(v, 0), "id")));
     sst_value_unref(v);
 }
 

@@ -12,24 +12,10 @@
 
 #include "test_util.h"
 
-static bool is_uuid4(const sst_value *v) {
-    const char *s = sst_string_cstr(v);
-    if (!sst_is_string(v) || sst_string_len(v) != 36 || s[14] != '4') {
-        return false;
-    }
-    for (int i = 0; i < 36; i++) {
-        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : strchr("0123456789abcdef", s[i]) == NULL) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* sst_value_equal where the expected string "<uuid>" matches any UUIDv4. */
 static bool matches(const sst_value *actual, const sst_value *expected) {
     if (sst_is_string(expected) && strcmp(sst_string_cstr(expected), "<uuid>") == 0) {
-        return is_uuid4(actual);
+        return tu_is_uuid4(actual);
     }
     if (sst_is_array(expected)) {
         if (!sst_is_array(actual) || sst_array_len(actual) != sst_array_len(expected)) {

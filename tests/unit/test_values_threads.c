@@ -71,8 +71,10 @@ static void test_shared_reads_and_branches(void **state) {
     assert_int_equal(tu_chaos_live(), live_before);
 }
 
+enum { MAX_REFS = 256 };
+
 typedef struct drop_arg {
-    sst_value **refs; /* this thread's references */
+    sst_value *refs[MAX_REFS]; /* this thread's references */
     int n;
 } drop_arg;
 
@@ -84,29 +86,46 @@ static void *drop_thread(void *arg) {
     return NULL;
 }
 
+/*
+ * Gives each thread @p per_thread references, picked by @p pick, then drops
+ * the caller's reference to @p v and lets all threads drop theirs at once.
+ */
+static void drop_everywhere(sst_value *v, int per_thread,
+                            const sst_value *(*pick)(const sst_value *v, int t, int i)) {
+    static drop_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        for (int i = 0; i < per_thread; i++) {
+            args[t].refs[i] = sst_value_ref(pick(v, t, i));
+        }
+        args[t].n = per_thread;
+    }
+    sst_value_unref(v);
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        assert_int_equal(pthread_create(&th[t], NULL, drop_thread, &args[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+    }
+}
+
+static const sst_value *pick_whole(const sst_value *v, int t, int i) {
+    (void)t, (void)i;
+    return v;
+}
+
+/* Interleaved elements, so that every arena chunk is shared by several threads. */
+static const sst_value *pick_interleaved(const sst_value *v, int t, int i) {
+    return sst_array_get(v, (size_t)(i * THREADS + t));
+}
+
 static void test_last_release_on_any_thread(void **state) {
     (void)state;
     long live_before = tu_chaos_live();
     for (int round = 0; round < 50; round++) {
         sst_value *v =
             sst_json_parse("{\"a\":[1,2,{\"b\":\"c\"}],\"d\":\"a longer string\"}", NULL);
-        static sst_value *refs[THREADS][16];
-        drop_arg args[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            for (int i = 0; i < 16; i++) {
-                refs[t][i] = sst_value_ref(v);
-            }
-            args[t].refs = refs[t];
-            args[t].n = 16;
-        }
-        sst_value_unref(v);
-        pthread_t th[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            pthread_create(&th[t], NULL, drop_thread, &args[t]);
-        }
-        for (int t = 0; t < THREADS; t++) {
-            pthread_join(th[t], NULL);
-        }
+        drop_everywhere(v, 16, pick_whole);
     }
     assert_int_equal(tu_chaos_live(), live_before);
 }
@@ -127,24 +146,7 @@ static void test_arena_chunks_released_across_threads(void **state) {
     for (int round = 0; round < 5; round++) {
         sst_value *v = sst_json_read(doc, k, NULL, NULL);
         assert_non_null(v);
-        static sst_value *refs[THREADS][250];
-        drop_arg args[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            for (int i = 0; i < 250; i++) {
-                /* Interleave, so that every chunk is shared by several threads. */
-                refs[t][i] = sst_value_ref(sst_array_get(v, (size_t)(i * THREADS + t)));
-            }
-            args[t].refs = refs[t];
-            args[t].n = 250;
-        }
-        sst_value_unref(v);
-        pthread_t th[THREADS];
-        for (int t = 0; t < THREADS; t++) {
-            pthread_create(&th[t], NULL, drop_thread, &args[t]);
-        }
-        for (int t = 0; t < THREADS; t++) {
-            pthread_join(th[t], NULL);
-        }
+        drop_everywhere(v, 250, pick_interleaved);
     }
     free(doc);
     assert_int_equal(tu_chaos_live(), live_before);

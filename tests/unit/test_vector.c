@@ -9,14 +9,7 @@
 
 #include "test_util.h"
 
-/* Deterministic PRNG for the tests (rand() is banned). */
-static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
-static uint64_t next_rand(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
-}
+static tu_rng g_rng = {0x2545F4914F6CDD1Dull};
 
 static void check_equals_model(const sst_value *a, const int64_t *model, size_t n) {
     assert_int_equal(sst_array_len(a), n);
@@ -109,8 +102,8 @@ static void test_random_set_against_model(void **state) {
     sst_value *old = sst_value_ref(a);
     memcpy(old_model, model, N * sizeof *model);
     for (int k = 0; k < OPS; k++) {
-        size_t i = (size_t)(next_rand() % N);
-        int64_t v = (int64_t)(next_rand() % 1000000);
+        size_t i = (size_t)(tu_rand(&g_rng) % N);
+        int64_t v = (int64_t)(tu_rand(&g_rng) % 1000000);
         model[i] = v;
         a = sst_array_set_take(a, i, sst_int_new(v, NULL), NULL);
         assert_non_null(a);
