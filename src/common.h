@@ -65,6 +65,10 @@ void sst__error_prefix(sst_error *err, const char *fmt, ...) SST_PRINTF(2, 3);
 /* Fills @p buf with @p n cryptographically random bytes; SST_EIO on failure. */
 sst_code sst__random_bytes(void *buf, size_t n, sst_error *err);
 
+/* The stable 64-bit hash of bytes (hash.c) and its finaliser. */
+uint64_t sst__hash_bytes(const void *data, size_t len, uint64_t seed);
+uint64_t sst__hash_mix(uint64_t h);
+
 /* A random UUIDv4 as 36 lowercase characters plus NUL. */
 sst_code sst__uuid4(char out[37], sst_error *err);
 

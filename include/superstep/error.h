@@ -6,6 +6,7 @@
 #ifndef SUPERSTEP_ERROR_H
 #define SUPERSTEP_ERROR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "superstep/export.h"
@@ -36,7 +37,12 @@ extern "C" {
     X(ENOTFOUND, "not found")                                                                      \
     X(ECONFLICT, "conflicting updates")                                                            \
     X(EREDUCER, "reducer failed")                                                                  \
-    X(EIO, "input/output error")
+    X(EIO, "input/output error")                                                                   \
+    X(ETIMEOUT, "timed out")                                                                       \
+    X(EUNAVAILABLE, "temporarily unavailable")                                                     \
+    X(ETASK, "task failed")                                                                        \
+    X(EINTERRUPT, "interrupted")                                                                   \
+    X(ENOTSUP, "not supported")
 
 /** A status code. SST_OK is 0; every failure is positive. */
 typedef enum sst_code {
@@ -51,6 +57,13 @@ SST_API const char *sst_strerror(sst_code code);
 
 /** The symbolic name of @p code ("SST_ENOMEM"); never NULL ("SST_UNKNOWN"). */
 SST_API const char *sst_code_name(sst_code code);
+
+/**
+ * True for failures that may go away when retried: SST_EIO, SST_ETIMEOUT,
+ * SST_EUNAVAILABLE and SST_ETASK (a node's own failure). Bad input, type
+ * errors and limits are permanent. This is the default retry predicate.
+ */
+SST_API bool sst_code_is_transient(sst_code code);
 
 #define SST_ERROR_MSG_MAX 256
 

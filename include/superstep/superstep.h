@@ -5,6 +5,7 @@
 
 #include "superstep/error.h"
 #include "superstep/json.h"
+#include "superstep/pregel.h"
 #include "superstep/reducer.h"
 #include "superstep/value.h"
 #include "superstep/version.h"

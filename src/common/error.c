@@ -31,6 +31,10 @@ const char *sst_code_name(sst_code code) {
     return "SST_UNKNOWN";
 }
 
+bool sst_code_is_transient(sst_code code) {
+    return code == SST_EIO || code == SST_ETIMEOUT || code == SST_EUNAVAILABLE || code == SST_ETASK;
+}
+
 void sst_error_clear(sst_error *err) {
     if (err != NULL) {
         memset(err, 0, sizeof *err);

@@ -173,6 +173,128 @@ sst_value *sst_schema_prepare_delta(const sst_schema *s, sst_value *delta, sst_e
     return delta;
 }
 
+/* The writes of one superstep to one field. */
+typedef struct field_group {
+    const sst_value *key; /* borrowed from a delta */
+    size_t count;         /* writes to this field */
+    size_t next;          /* fill cursor into the shared updates array */
+} field_group;
+
+static bool same_key(const sst_value *a, const sst_value *b) {
+    return a == b || (sst_string_len(a) == sst_string_len(b) &&
+                      memcmp(sst_string_cstr(a), sst_string_cstr(b), sst_string_len(a)) == 0);
+}
+
+/*
+ * Groups the writes of all deltas by field, fields in order of first write
+ * and each field's writes in delta order, then merges each field through its
+ * reducer. Linear in the number of writes (a hash of field names once there
+ * are more than a few), so 100 000 tasks writing one field stay cheap.
+ */
+static sst_value *apply_fields(const sst_schema *s, sst_value *state,
+                               const sst_value *const *deltas, size_t n, sst_error *err) {
+    size_t total = 0;
+    for (size_t d = 0; d < n; d++) {
+        total += sst_object_len(deltas[d]);
+    }
+    if (total == 0) {
+        return state;
+    }
+    field_group *groups = sst__malloc(total * sizeof *groups);
+    const sst_value **updates = sst__malloc(total * sizeof *updates);
+    size_t *slot_of = NULL; /* delta member -> group, in member order */
+    size_t hcap = 0;
+    uint32_t *hash = NULL; /* group + 1, 0 = empty */
+    if (total > 8) {
+        hcap = 16;
+        while (hcap < total * 2) {
+            hcap *= 2;
+        }
+        hash = sst__calloc(hcap, sizeof *hash);
+    }
+    slot_of = sst__malloc(total * sizeof *slot_of);
+    if (groups == NULL || updates == NULL || slot_of == NULL || (total > 8 && hash == NULL)) {
+        sst__free(groups);
+        sst__free(updates);
+        sst__free(slot_of);
+        sst__free(hash);
+        sst_value_unref(state);
+        sst__enomem(err);
+        return NULL;
+    }
+    size_t ngroups = 0, m = 0;
+    for (size_t d = 0; d < n; d++) {
+        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
+            const sst_value *key = sst_object_key_at(deltas[d], i);
+            size_t g = SIZE_MAX;
+            if (hash != NULL) {
+                size_t mask = hcap - 1;
+                size_t h =
+                    (size_t)sst__hash_bytes(sst_string_cstr(key), sst_string_len(key), 0) & mask;
+                while (hash[h] != 0 && !same_key(groups[hash[h] - 1].key, key)) {
+                    h = (h + 1) & mask;
+                }
+                if (hash[h] != 0) {
+                    g = hash[h] - 1;
+                } else {
+                    hash[h] = (uint32_t)(ngroups + 1);
+                }
+            } else {
+                for (size_t j = 0; j < ngroups && g == SIZE_MAX; j++) {
+                    g = same_key(groups[j].key, key) ? j : SIZE_MAX;
+                }
+            }
+            if (g == SIZE_MAX) {
+                g = ngroups++;
+                groups[g].key = key;
+                groups[g].count = 0;
+            }
+            groups[g].count++;
+            slot_of[m] = g;
+        }
+    }
+    size_t start = 0;
+    for (size_t g = 0; g < ngroups; g++) {
+        groups[g].next = start;
+        start += groups[g].count;
+    }
+    m = 0;
+    for (size_t d = 0; d < n; d++) {
+        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
+            updates[groups[slot_of[m]].next++] = sst_object_value_at(deltas[d], i);
+        }
+    }
+    start = 0;
+    for (size_t g = 0; g < ngroups && state != NULL; g++) {
+        const sst_value *key = groups[g].key;
+        const char *k = sst_string_cstr(key);
+        size_t klen = sst_string_len(key);
+        sst_value *cur = sst_value_ref(sst_object_getn(state, k, klen));
+        if (cur != NULL && sst_value_is_unique(state)) {
+            /* Detach the field so that a reducer may update it in place. */
+            state = sst_object_setv_take(state, key, sst_null(), err);
+            if (state == NULL) {
+                sst_value_unref(cur);
+                break;
+            }
+        }
+        sst_value *merged =
+            sst_reducer_apply(reducer_of(s, key), k, cur, updates + start, groups[g].count, err);
+        start += groups[g].count;
+        if (merged == NULL) {
+            sst_value_unref(state);
+            state = NULL;
+            break;
+        }
+        state = sst_object_setv_take(state, key, merged, err);
+    }
+    sst__free(groups);
+    sst__free(updates);
+    sst__free(slot_of);
+    sst__free(hash);
+    return state;
+}
+
 sst_value *sst_schema_apply(const sst_schema *s, sst_value *state, const sst_value *const *deltas,
                             size_t n, sst_error *err) {
     if (state == NULL) {
@@ -197,59 +319,5 @@ sst_value *sst_schema_apply(const sst_schema *s, sst_value *state, const sst_val
     if (s->state_fn != NULL) {
         return s->state_fn(s->state_ud, state, deltas, n, err);
     }
-    /*
-     * Fields in order of first write; for each, its writes in delta order.
-     * A field is handled when first met, so later deltas skip it.
-     */
-    const sst_value *stack_updates[16];
-    const sst_value **updates = stack_updates;
-    if (n > SST_ARRAY_LEN(stack_updates)) {
-        updates = sst__malloc(n * sizeof *updates);
-        if (updates == NULL) {
-            sst_value_unref(state);
-            sst__enomem(err);
-            return NULL;
-        }
-    }
-    for (size_t d = 0; d < n && state != NULL; d++) {
-        for (size_t i = 0; i < sst_object_len(deltas[d]) && state != NULL; i++) {
-            const sst_value *key = sst_object_key_at(deltas[d], i);
-            const char *k = sst_string_cstr(key);
-            size_t klen = sst_string_len(key);
-            bool seen = false;
-            for (size_t e = 0; e < d && !seen; e++) {
-                seen = sst_object_getn(deltas[e], k, klen) != NULL;
-            }
-            if (seen) {
-                continue;
-            }
-            size_t m = 0;
-            for (size_t e = d; e < n; e++) {
-                const sst_value *u = sst_object_getn(deltas[e], k, klen);
-                if (u != NULL) {
-                    updates[m++] = u;
-                }
-            }
-            sst_value *cur = sst_value_ref(sst_object_getn(state, k, klen));
-            if (cur != NULL && sst_value_is_unique(state)) {
-                /* Detach the field so that a reducer may update it in place. */
-                state = sst_object_setv_take(state, key, sst_null(), err);
-                if (state == NULL) {
-                    sst_value_unref(cur);
-                    break;
-                }
-            }
-            sst_value *merged = sst_reducer_apply(reducer_of(s, key), k, cur, updates, m, err);
-            if (merged == NULL) {
-                sst_value_unref(state);
-                state = NULL;
-                break;
-            }
-            state = sst_object_setv_take(state, key, merged, err);
-        }
-    }
-    if (updates != stack_updates) {
-        sst__free(updates);
-    }
-    return state;
+    return apply_fields(s, state, deltas, n, err);
 }

@@ -144,10 +144,6 @@ sst_value *sst__double_new_in(sst__arena *a, double d); /* d must be finite */
 /* A new string of @p len bytes copied from @p s, not validated. */
 sst_value *sst__string_new_trusted(const char *s, size_t len);
 
-/* Stable hash of bytes (also used by the object index and reducers). */
-uint64_t sst__hash_bytes(const void *data, size_t len, uint64_t seed);
-uint64_t sst__hash_mix(uint64_t h);
-
 /*
  * UTF-8 validation. Returns true when @p s[0..len) is valid UTF-8 without
  * surrogates or overlongs; otherwise false with *bad set to the offset of the

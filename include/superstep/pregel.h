@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Pregel engine in global-state mode (the pregel layer; DESIGN.md
+ * semantics 1, 3, 4, 6 and 7; docs/pregel.md).
+ *
+ * A master holds the committed global state (an object merged by a
+ * sst_schema). Vertices hold no value: a vertex is a name, a compute
+ * function and private config. Execution runs in supersteps: every task of a
+ * superstep reads the same immutable snapshot of the state, produces a delta
+ * and an outbox, and after the barrier the master merges all deltas in task
+ * order and routes the outboxes into the next superstep's tasks.
+ *
+ * Task order (deterministic, whatever thread finishes first): vertex tasks
+ * sorted by vertex name, then Send tasks in the order they were sent.
+ *
+ * Handles and threads:
+ *   sst_pregel_builder  one thread at a time.
+ *   sst_pregel          immutable once built: any number of engines may run
+ *                       it at once.
+ *   sst_engine          owns a worker pool; one run at a time (calls to
+ *                       sst_engine_run on one engine must not overlap).
+ *   sst_task            valid only inside the compute call that received it,
+ *                       on that call's thread.
+ *   sst_run_result      owned by the caller; read it from any one thread.
+ */
+#ifndef SUPERSTEP_PREGEL_H
+#define SUPERSTEP_PREGEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "superstep/error.h"
+#include "superstep/export.h"
+#include "superstep/reducer.h"
+#include "superstep/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sst_pregel_builder sst_pregel_builder;
+typedef struct sst_pregel sst_pregel;
+typedef struct sst_engine sst_engine;
+typedef struct sst_task sst_task;
+typedef struct sst_run_result sst_run_result;
+
+/* ---- retry policy ----------------------------------------------------- */
+
+/** Decides whether a failure with @p code is retried. */
+typedef bool (*sst_retry_on_fn)(sst_code code, void *user_data);
+
+/**
+ * How a failing task is retried (LangGraph's RetryPolicy). Fill with
+ * sst_retry_policy_init, then adjust.
+ */
+typedef struct sst_retry_policy {
+    unsigned max_attempts;     /* total attempts, first included; default 3 */
+    double initial_interval_s; /* delay before the first retry; default 0.5 */
+    double backoff_factor;     /* multiplier per retry; default 2.0 */
+    double max_interval_s;     /* cap on the delay; default 128 */
+    bool jitter;               /* add a uniform 0..1 s; default true */
+    sst_retry_on_fn retry_on;  /* NULL: sst_code_is_transient */
+    void *retry_on_user_data;
+} sst_retry_policy;
+
+SST_API void sst_retry_policy_init(sst_retry_policy *p);
+
+/**
+ * The delay in milliseconds before attempt @p attempt + 1 when attempt
+ * @p attempt (1-based) failed: min(max_interval, initial * factor^(attempt-1)),
+ * plus @p jitter01 (a number in [0, 1)) seconds when jitter is on.
+ */
+SST_API uint64_t sst_retry_policy_delay_ms(const sst_retry_policy *p, unsigned attempt,
+                                           double jitter01);
+
+/* ---- vertices ---------------------------------------------------------- */
+
+/**
+ * A vertex's compute function. Read the task's inputs and write its outputs
+ * through the sst_task functions. Return SST_OK on success; to fail, return
+ * sst_task_fail(...) (or any error code); to interrupt, return
+ * sst_task_interrupt(...). The function may run on any worker thread and
+ * concurrently with other tasks, including other tasks of the same vertex.
+ */
+typedef sst_code (*sst_compute_fn)(sst_task *task, void *user_data);
+
+/**
+ * Folds the messages sent to one vertex in one superstep into one.
+ * @param acc takes: the messages folded so far; @param msg borrowed
+ * @return new folded message, or NULL with @p err filled.
+ */
+typedef sst_value *(*sst_combine_fn)(void *user_data, sst_value *acc, const sst_value *msg,
+                                     sst_error *err);
+
+/** Options of one vertex; fill with sst_vertex_opts_init, then adjust. */
+typedef struct sst_vertex_opts {
+    const sst_value *config; /* borrowed (the builder keeps a reference): private config */
+    sst_retry_policy retry;  /* default: sst_retry_policy_init */
+    sst_combine_fn combiner; /* NULL: the inbox keeps every message */
+    void *combiner_user_data;
+} sst_vertex_opts;
+
+SST_API void sst_vertex_opts_init(sst_vertex_opts *o);
+
+/**
+ * A builder for a vertex set merged through @p schema.
+ * @param schema borrowed; it must outlive every sst_pregel built from it.
+ * @return new builder, freed with sst_pregel_builder_free; NULL on SST_ENOMEM/EINVAL.
+ */
+SST_NODISCARD SST_API sst_pregel_builder *sst_pregel_builder_new(const sst_schema *schema,
+                                                                 sst_error *err);
+SST_API void sst_pregel_builder_free(sst_pregel_builder *b);
+
+/**
+ * Adds vertex @p name (copied; 1..255 bytes of UTF-8).
+ * @param opts NULL for the defaults
+ * @return SST_OK; SST_EINVAL for an empty, too long or duplicate name or a
+ *         NULL function; SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b,
+                                                             const char *name, sst_compute_fn fn,
+                                                             void *user_data,
+                                                             const sst_vertex_opts *opts,
+                                                             sst_error *err);
+
+/**
+ * Freezes the vertex set. The builder may be freed afterwards.
+ * @return new immutable vertex set, freed with sst_pregel_free; NULL on
+ *         SST_EINVAL (no vertices) or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_pregel *sst_pregel_builder_build(const sst_pregel_builder *b,
+                                                           sst_error *err);
+SST_API void sst_pregel_free(sst_pregel *p);
+
+/** Number of vertices, and the name of vertex @p i (borrowed) in the order added. */
+SST_API size_t sst_pregel_vertex_count(const sst_pregel *p);
+SST_API const char *sst_pregel_vertex_name(const sst_pregel *p, size_t i);
+
+/* ---- engine ------------------------------------------------------------ */
+
+/** Engine options; fill with sst_engine_opts_init. */
+typedef struct sst_engine_opts {
+    unsigned workers;         /* threads that run tasks, the caller's included; default 1 */
+    unsigned max_concurrency; /* tasks running at once; 0 = workers */
+} sst_engine_opts;
+
+SST_API void sst_engine_opts_init(sst_engine_opts *o);
+
+/**
+ * An engine with a pool of @p opts->workers - 1 threads (the thread calling
+ * sst_engine_run is the other one). The pool may be larger than the number
+ * of cores: nodes may block on I/O.
+ * @return new engine, freed with sst_engine_free (which joins the threads);
+ *         NULL on SST_EINVAL (0 workers) or SST_ENOMEM/SST_EIO (thread creation).
+ */
+SST_NODISCARD SST_API sst_engine *sst_engine_new(const sst_engine_opts *opts, sst_error *err);
+SST_API void sst_engine_free(sst_engine *e);
+
+/** One task's figures, passed to the on_superstep hook. */
+typedef struct sst_task_stat {
+    const char *vertex;     /* borrowed */
+    const char *task_id;    /* borrowed, 32 hex characters */
+    const sst_value *delta; /* borrowed: the delta merged (or {}) */
+    uint64_t duration_ns;   /* of the successful attempt */
+    unsigned attempts;
+} sst_task_stat;
+
+/** Figures of one committed superstep. */
+typedef struct sst_superstep_stats {
+    uint64_t superstep;        /* 0-based */
+    size_t tasks;              /* tasks run */
+    size_t retries;            /* failed attempts that were retried */
+    size_t delta_fields;       /* fields written, summed over tasks */
+    uint64_t wall_ns;          /* from the first task start to the commit */
+    const sst_task_stat *task; /* borrowed: tasks in merge order */
+    const sst_value *state;    /* borrowed: the state after this superstep's commit */
+} sst_superstep_stats;
+
+/** Called on the running thread after each commit. Return false to stop the run (status error). */
+typedef bool (*sst_superstep_fn)(const sst_superstep_stats *stats, void *user_data);
+
+/** Called before a retry sleep: the failed attempt, its error, and the delay chosen. */
+typedef void (*sst_retry_fn)(const char *vertex, unsigned attempt, const sst_error *error,
+                             uint64_t delay_ms, void *user_data);
+
+/** How the engine waits between retries (tests replace it to avoid real sleeps). */
+typedef void (*sst_sleep_fn)(uint64_t ms, void *user_data);
+
+/** What one run starts from; fill with sst_run_opts_init. */
+typedef struct sst_run_opts {
+    const sst_value *input;   /* borrowed; applied as the first delta (step "-1"); NULL: none */
+    const sst_value *state;   /* borrowed initial state; NULL: the schema's defaults */
+    const char *const *start; /* vertices active in superstep 0 */
+    size_t n_start;
+    uint64_t max_supersteps; /* the recursion limit; default 25 (LangGraph's) */
+    const char *run_key;     /* mixed into task ids (thread, checkpoint); default "" */
+    uint64_t jitter_seed;    /* 0: random; else retry jitter is reproducible */
+    sst_superstep_fn on_superstep;
+    sst_retry_fn on_retry;
+    sst_sleep_fn sleep; /* NULL: nanosleep */
+    void *user_data;    /* passed to the three hooks */
+} sst_run_opts;
+
+SST_API void sst_run_opts_init(sst_run_opts *o);
+
+/**
+ * Runs @p p until no vertex is active, a task fails for good, a task
+ * interrupts, or the recursion limit is reached.
+ * @return new result (its status says how the run ended), freed with
+ *         sst_run_result_free; NULL only when the run could not start
+ *         (SST_EINVAL: unknown start vertex, bad input; SST_ENOMEM).
+ * Thread-safety: one run per engine at a time.
+ */
+SST_NODISCARD SST_API sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p,
+                                                     const sst_run_opts *opts, sst_error *err);
+
+/* ---- inside a task ----------------------------------------------------- */
+
+SST_API const char *sst_task_vertex(const sst_task *t);
+/** The deterministic task id: 32 hex characters (borrowed). */
+SST_API const char *sst_task_id(const sst_task *t);
+SST_API uint64_t sst_task_superstep(const sst_task *t);
+/** 1 for the first attempt, 2 for the first retry, ... */
+SST_API unsigned sst_task_attempt(const sst_task *t);
+/** The committed state of the previous superstep (borrowed, shared: never copied). */
+SST_API const sst_value *sst_task_state(const sst_task *t);
+/** The Send payload (borrowed), or NULL for a vertex task. */
+SST_API const sst_value *sst_task_input(const sst_task *t);
+/** Messages sent to this vertex last superstep, in send order (borrowed array; [] if none). */
+SST_API const sst_value *sst_task_inbox(const sst_task *t);
+/** The vertex config (borrowed); null when none was given. */
+SST_API const sst_value *sst_task_config(const sst_task *t);
+
+/**
+ * Writes @p value to @p field of this task's delta (a later write to the
+ * same field in the same task replaces the earlier one).
+ * @param value takes
+ */
+SST_NODISCARD SST_API sst_code sst_task_write(sst_task *t, const char *field, sst_value *value,
+                                              sst_error *err);
+/** Writes every member of @p delta (takes an object). */
+SST_NODISCARD SST_API sst_code sst_task_write_all(sst_task *t, sst_value *delta, sst_error *err);
+
+/** Activates @p vertex for the next superstep (several activations run it once). */
+SST_NODISCARD SST_API sst_code sst_task_activate(sst_task *t, const char *vertex, sst_error *err);
+/** Sends a task to @p vertex with @p payload as its input (takes): one task per Send. */
+SST_NODISCARD SST_API sst_code sst_task_send(sst_task *t, const char *vertex, sst_value *payload,
+                                             sst_error *err);
+/** Puts @p message (takes) in @p vertex's inbox for the next superstep, activating it. */
+SST_NODISCARD SST_API sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message,
+                                                sst_error *err);
+/**
+ * Votes to halt: without this vote a vertex stays active and runs again in
+ * the next superstep (classic Pregel). A halted vertex wakes on an
+ * activation or a message.
+ */
+SST_API void sst_task_vote_halt(sst_task *t);
+
+/**
+ * Records a failure with a message; returns @p code, so a compute function
+ * can `return sst_task_fail(t, SST_ETASK, "...")`. Retries follow the
+ * vertex's policy (by default transient codes such as SST_ETASK retry).
+ */
+SST_API sst_code sst_task_fail(sst_task *t, sst_code code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/**
+ * Interrupts the run with @p value (takes): returns SST_EINTERRUPT for
+ * `return sst_task_interrupt(t, v)`. The superstep is not committed.
+ */
+SST_API sst_code sst_task_interrupt(sst_task *t, sst_value *value);
+
+/* ---- results ----------------------------------------------------------- */
+
+typedef enum sst_run_status {
+    SST_RUN_COMPLETED,   /* no vertex left active */
+    SST_RUN_INTERRUPTED, /* a task interrupted; see the interrupts */
+    SST_RUN_FAILED       /* a task failed for good, a limit was hit, or a hook stopped the run */
+} sst_run_status;
+
+SST_API sst_run_status sst_run_result_status(const sst_run_result *r);
+/** "completed", "interrupted" or "error". */
+SST_API const char *sst_run_status_name(sst_run_status s);
+/** The committed state (borrowed): after the last committed superstep. */
+SST_API const sst_value *sst_run_result_state(const sst_run_result *r);
+/** Supersteps committed. */
+SST_API uint64_t sst_run_result_supersteps(const sst_run_result *r);
+/** The error of a failed run (code SST_OK otherwise; borrowed). */
+SST_API const sst_error *sst_run_result_error(const sst_run_result *r);
+/** The vertex whose task failed (borrowed), or NULL. */
+SST_API const char *sst_run_result_error_vertex(const sst_run_result *r);
+/**
+ * Interrupts of an interrupted run (borrowed array, [] otherwise), each
+ * {"vertex": name, "task": id, "value": value}, in task order.
+ */
+SST_API const sst_value *sst_run_result_interrupts(const sst_run_result *r);
+/**
+ * The writes of the tasks that succeeded in the superstep that failed or
+ * was interrupted, not committed (borrowed array, [] otherwise), each
+ * {"vertex", "task", "delta", "activate": [...], "send": [{"to", "input"}],
+ * "message": [{"to", "value"}]}, in task order.
+ */
+SST_API const sst_value *sst_run_result_pending(const sst_run_result *r);
+/** Totals over the run. */
+SST_API uint64_t sst_run_result_tasks(const sst_run_result *r);
+SST_API uint64_t sst_run_result_retries(const sst_run_result *r);
+SST_API void sst_run_result_free(sst_run_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SUPERSTEP_PREGEL_H */

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private parts of the Pregel engine: the compiled vertex set, tasks and
+ * their outboxes, the worker pool and the run. See include/superstep/pregel.h
+ * for the model and docs/pregel.md for the design.
+ *
+ * Lock order: the pool mutex is the only lock; nothing else is locked while
+ * it is held, and compute functions never run under it.
+ */
+#ifndef SUPERSTEP_PREGEL_INT_H
+#define SUPERSTEP_PREGEL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common.h"
+#include "superstep/pregel.h"
+
+#define SST__VERTEX_NAME_MAX 255
+
+typedef struct sst__vertex {
+    char *name; /* owned */
+    size_t name_len;
+    sst_compute_fn fn;
+    void *user_data;
+    sst_value *config; /* owned reference (null when none) */
+    sst_retry_policy retry;
+    sst_combine_fn combiner;
+    void *combiner_user_data;
+} sst__vertex;
+
+struct sst_pregel_builder {
+    const sst_schema *schema; /* borrowed */
+    sst__vertex *v;           /* owned array */
+    size_t n, cap;
+};
+
+struct sst_pregel {
+    const sst_schema *schema; /* borrowed */
+    sst__vertex *v;           /* owned array, in the order added */
+    size_t n;
+    uint32_t *by_name; /* owned: vertex indexes sorted by name (task order) */
+    uint32_t *index;   /* owned: open-addressing name index, vertex + 1 (0 = empty) */
+    size_t index_cap;  /* power of two */
+};
+
+/* The vertex called @p name, or SIZE_MAX. */
+size_t sst__pregel_find(const sst_pregel *p, const char *name, size_t len);
+
+typedef enum sst__out_kind { SST__OUT_ACTIVATE, SST__OUT_SEND, SST__OUT_MESSAGE } sst__out_kind;
+
+/* One outbox entry of a task. */
+typedef struct sst__out {
+    uint32_t kind;    /* sst__out_kind */
+    uint32_t vertex;  /* target */
+    sst_value *value; /* owned: Send payload or message; NULL for activations */
+} sst__out;
+
+#define SST__OUT_INLINE 2
+
+struct sst_task {
+    /* Inputs, fixed when the task is made. */
+    const sst_pregel *p;
+    const sst_value *state; /* borrowed committed snapshot */
+    sst_value *input;       /* owned Send payload, or NULL */
+    sst_value *inbox;       /* owned array of messages, or NULL */
+    uint64_t superstep;
+    uint32_t vertex;
+    unsigned attempt;
+    uint64_t id_hi, id_lo; /* the deterministic task id */
+    char id_text[33];
+    /* Outputs of the current attempt. */
+    sst_value *delta; /* owned object, or NULL */
+    sst__out *out;    /* out_inline or an owned array */
+    size_t nout, outcap;
+    sst__out out_inline[SST__OUT_INLINE];
+    bool halt;
+    sst_code code;        /* SST_OK, SST_EINTERRUPT or an error */
+    sst_error *error;     /* owned, set on failure */
+    sst_code out_error;   /* first failed outbox call, turned into a task failure */
+    sst_value *interrupt; /* owned interrupt value */
+    uint64_t duration_ns;
+    uint64_t due_ms; /* virtual time of the next retry */
+    bool retry_pending;
+};
+
+/* Runs @p t once (its attempt number already set): clears the previous
+ * attempt's outputs, calls the compute function, prepares the delta. */
+void sst__task_run(sst_task *t);
+/* Frees the outputs of the current attempt. */
+void sst__task_clear_outputs(sst_task *t);
+/* Frees everything the task owns. */
+void sst__task_destroy(sst_task *t);
+
+/* ---- the worker pool (pool.c) ---- */
+
+struct sst_engine {
+    unsigned workers;         /* threads that run tasks, the caller's included */
+    unsigned max_concurrency; /* participants per batch */
+    pthread_t *threads;       /* owned: workers - 1 threads */
+    size_t nthreads;
+    bool running; /* a run is in progress (misuse check) */
+
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv; /* protected by mu: a new batch or stop */
+    pthread_cond_t done_cv; /* protected by mu: the batch's participants all left */
+    uint64_t gen;           /* protected by mu: batch generation */
+    bool stop;              /* protected by mu */
+    unsigned participants;  /* protected by mu: thread ids below this take part */
+    unsigned left;          /* protected by mu: participants that left the batch */
+
+    /* The batch, published under mu and read by participants after they saw gen change. */
+    sst_task **batch;
+    size_t nbatch;
+    atomic_size_t next; /* next task to claim */
+};
+
+/* Runs every task of @p batch, spread over the pool; returns when all are done. */
+void sst__pool_run(sst_engine *e, sst_task **batch, size_t n);
+
+/* Monotonic nanoseconds. */
+uint64_t sst__now_ns(void);
+
+#endif /* SUPERSTEP_PREGEL_INT_H */

@@ -1,0 +1,690 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The master: the superstep loop of one run.
+ *
+ * Each superstep: make the tasks (vertex tasks in name order, then Sends in
+ * send order), run them on the pool, retry the failed ones under their
+ * vertex's policy while the successful ones wait (deferred commit), then
+ * either commit every delta in task order and route the outboxes, or end the
+ * run with the successful writes reported as pending.
+ *
+ * Retry delays use a virtual clock: the sum of the delays the run asked the
+ * sleep hook for. Tests replace the hook and check the delays, not wall time.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "pregel_int.h"
+
+struct sst_run_result {
+    sst_run_status status;
+    sst_value *state; /* owned */
+    uint64_t supersteps;
+    sst_error error;
+    char *error_vertex;    /* owned, or NULL */
+    sst_value *interrupts; /* owned array */
+    sst_value *pending;    /* owned array */
+    uint64_t tasks, retries;
+};
+
+/* A Send waiting for the next superstep. */
+typedef struct pending_send {
+    uint32_t vertex;
+    sst_value *payload; /* owned */
+} pending_send;
+
+typedef struct run {
+    sst_engine *e;
+    const sst_pregel *p;
+    const sst_run_opts *o;
+    sst_run_result *r;
+    sst_value *state;   /* owned: the committed state */
+    uint64_t superstep; /* the one being run */
+    uint64_t vclock_ms; /* virtual time for retry scheduling */
+    uint64_t rng;       /* jitter */
+    /* Routing into the next superstep. */
+    bool *active;        /* per vertex */
+    sst_value **inbox;   /* per vertex: owned array of messages, or NULL */
+    pending_send *sends; /* owned, in send order */
+    size_t nsends, sends_cap;
+    /* The current superstep's tasks. */
+    sst_task *tasks;
+    sst_task **batch;
+    size_t ntasks, tasks_cap;
+    sst_task_stat *stats; /* owned: for the on_superstep hook */
+} run;
+
+/* ---- small helpers ---- */
+
+static uint64_t next_rand(run *R) {
+    R->rng ^= R->rng << 13;
+    R->rng ^= R->rng >> 7;
+    R->rng ^= R->rng << 17;
+    return R->rng;
+}
+
+static void default_sleep(uint64_t ms, void *user_data) {
+    SST_UNUSED(user_data);
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+void sst_run_opts_init(sst_run_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->max_supersteps = 25;
+    o->run_key = "";
+}
+
+/* The deterministic task id: hash of (run key, superstep, vertex, kind, index). */
+static void task_id(const run *R, sst_task *t, bool send, uint64_t index) {
+    unsigned char buf[512];
+    size_t klen = strlen(R->o->run_key), n = 0;
+    const sst__vertex *v = &R->p->v[t->vertex];
+    if (klen > 200) {
+        klen = 200; /* the hash below covers the whole key separately */
+    }
+    memcpy(buf, R->o->run_key, klen);
+    n += klen;
+    buf[n++] = 0;
+    for (int i = 0; i < 8; i++) {
+        buf[n++] = (unsigned char)(R->superstep >> (8 * i));
+    }
+    memcpy(buf + n, v->name, v->name_len);
+    n += v->name_len;
+    buf[n++] = 0;
+    buf[n++] = send ? 's' : 'v';
+    for (int i = 0; i < 8; i++) {
+        buf[n++] = (unsigned char)(index >> (8 * i));
+    }
+    uint64_t key_hash = sst__hash_bytes(R->o->run_key, strlen(R->o->run_key), 7);
+    t->id_hi = sst__hash_bytes(buf, n, 0x7461736b) ^ key_hash;
+    t->id_lo = sst__hash_bytes(buf, n, 0x69645f6c6f);
+    snprintf(t->id_text, sizeof t->id_text, "%016llx%016llx", (unsigned long long)t->id_hi,
+             (unsigned long long)t->id_lo);
+}
+
+static bool reserve_tasks(run *R, size_t n) {
+    if (n <= R->tasks_cap) {
+        return true;
+    }
+    size_t cap = R->tasks_cap ? R->tasks_cap : 16;
+    while (cap < n) {
+        cap *= 2;
+    }
+    sst_task *t = sst__realloc(R->tasks, cap * sizeof *t);
+    if (t == NULL) {
+        return false;
+    }
+    R->tasks = t;
+    sst_task **b = sst__realloc(R->batch, cap * sizeof *b);
+    if (b == NULL) {
+        return false;
+    }
+    R->batch = b;
+    sst_task_stat *s = sst__realloc(R->stats, cap * sizeof *s);
+    if (s == NULL) {
+        return false;
+    }
+    R->stats = s;
+    R->tasks_cap = cap;
+    return true;
+}
+
+static void init_task(run *R, sst_task *t, uint32_t vertex) {
+    memset(t, 0, sizeof *t);
+    t->p = R->p;
+    t->state = R->state;
+    t->superstep = R->superstep;
+    t->vertex = vertex;
+    t->out = t->out_inline;
+    t->outcap = SST__OUT_INLINE;
+}
+
+static void destroy_tasks(run *R) {
+    for (size_t i = 0; i < R->ntasks; i++) {
+        sst__task_destroy(&R->tasks[i]);
+    }
+    R->ntasks = 0;
+}
+
+/* Turns the routing state into this superstep's tasks. false on OOM. */
+static bool make_tasks(run *R) {
+    size_t n = R->nsends;
+    for (size_t v = 0; v < R->p->n; v++) {
+        n += R->active[v] || R->inbox[v] != NULL;
+    }
+    if (!reserve_tasks(R, n)) {
+        return false;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < R->p->n; i++) {
+        uint32_t v = R->p->by_name[i];
+        if (!R->active[v] && R->inbox[v] == NULL) {
+            continue;
+        }
+        sst_task *t = &R->tasks[k++];
+        init_task(R, t, v);
+        t->inbox = R->inbox[v]; /* ownership moves to the task */
+        R->inbox[v] = NULL;
+        R->active[v] = false;
+        task_id(R, t, false, 0);
+    }
+    for (size_t s = 0; s < R->nsends; s++) {
+        sst_task *t = &R->tasks[k++];
+        init_task(R, t, R->sends[s].vertex);
+        t->input = R->sends[s].payload;
+        task_id(R, t, true, s);
+    }
+    R->nsends = 0;
+    R->ntasks = k;
+    return true;
+}
+
+/* ---- retries ---- */
+
+static bool retryable(const sst_task *t) {
+    if (t->code == SST_OK || t->code == SST_EINTERRUPT || t->code == SST_ENOMEM) {
+        return false;
+    }
+    const sst_retry_policy *p = &t->p->v[t->vertex].retry;
+    if (t->attempt >= p->max_attempts) {
+        return false;
+    }
+    return p->retry_on != NULL ? p->retry_on(t->code, p->retry_on_user_data)
+                               : sst_code_is_transient(t->code);
+}
+
+/* Schedules a retry for every task that failed and may retry. */
+static void schedule_retries(run *R) {
+    for (size_t i = 0; i < R->ntasks; i++) {
+        sst_task *t = &R->tasks[i];
+        if (t->retry_pending || !retryable(t)) {
+            continue;
+        }
+        const sst_retry_policy *p = &R->p->v[t->vertex].retry;
+        double j = (double)(next_rand(R) >> 11) / 9007199254740992.0;
+        uint64_t delay = sst_retry_policy_delay_ms(p, t->attempt, j);
+        if (R->o->on_retry != NULL) {
+            R->o->on_retry(sst_task_vertex(t), t->attempt, t->error, delay, R->o->user_data);
+        }
+        t->due_ms = R->vclock_ms + delay;
+        t->retry_pending = true;
+        R->r->retries++;
+    }
+}
+
+/* Runs every task (first attempts), then retry rounds until nothing is left to retry. */
+static void run_superstep_tasks(run *R) {
+    for (size_t i = 0; i < R->ntasks; i++) {
+        R->tasks[i].attempt = 1;
+        R->batch[i] = &R->tasks[i];
+    }
+    sst__pool_run(R->e, R->batch, R->ntasks);
+    R->r->tasks += R->ntasks;
+    for (;;) {
+        schedule_retries(R);
+        uint64_t due = UINT64_MAX;
+        for (size_t i = 0; i < R->ntasks; i++) {
+            if (R->tasks[i].retry_pending && R->tasks[i].due_ms < due) {
+                due = R->tasks[i].due_ms;
+            }
+        }
+        if (due == UINT64_MAX) {
+            return;
+        }
+        if (due > R->vclock_ms) {
+            sst_sleep_fn sleep = R->o->sleep != NULL ? R->o->sleep : default_sleep;
+            sleep(due - R->vclock_ms, R->o->user_data);
+            R->vclock_ms = due;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < R->ntasks; i++) {
+            sst_task *t = &R->tasks[i];
+            if (t->retry_pending && t->due_ms <= R->vclock_ms) {
+                t->retry_pending = false;
+                t->attempt++;
+                R->batch[n++] = t;
+            }
+        }
+        sst__pool_run(R->e, R->batch, n);
+        R->r->tasks += n;
+    }
+}
+
+/* ---- outcomes ---- */
+
+static sst_value *set_str(sst_value *o, const char *key, const char *s, sst_error *err) {
+    sst_value *v = o != NULL ? sst_string_new(s, err) : NULL;
+    return v != NULL ? sst_object_set_take(o, key, v, err) : (sst_value_unref(o), NULL);
+}
+
+/* {"vertex", "task", "delta", "activate", "send", "message"} for a successful task. */
+static sst_value *pending_entry(const sst_task *t, sst_error *err) {
+    sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
+    o = set_str(o, "task", t->id_text, err);
+    if (o != NULL) {
+        o = sst_object_set_take(
+            o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(), err);
+    }
+    sst_value *act = sst_array_empty(), *send = sst_array_empty(), *msg = sst_array_empty();
+    for (size_t i = 0; i < t->nout && o != NULL && act && send && msg; i++) {
+        const sst__out *e = &t->out[i];
+        const char *to = t->p->v[e->vertex].name;
+        if (e->kind == SST__OUT_ACTIVATE) {
+            sst_value *s = sst_string_new(to, err);
+            act = s != NULL ? sst_array_push_take(act, s, err) : (sst_value_unref(act), NULL);
+            continue;
+        }
+        sst_value *x = set_str(sst_object_empty(), "to", to, err);
+        if (x != NULL) {
+            x = sst_object_set_take(x, e->kind == SST__OUT_SEND ? "input" : "value",
+                                    sst_value_ref(e->value), err);
+        }
+        if (e->kind == SST__OUT_SEND) {
+            send = x != NULL ? sst_array_push_take(send, x, err) : (sst_value_unref(send), NULL);
+        } else {
+            msg = x != NULL ? sst_array_push_take(msg, x, err) : (sst_value_unref(msg), NULL);
+        }
+    }
+    if (o != NULL && act != NULL && send != NULL && msg != NULL) {
+        o = sst_object_set_take(o, "activate", act, err);
+        o = o != NULL ? sst_object_set_take(o, "send", send, err) : (sst_value_unref(send), NULL);
+        o = o != NULL ? sst_object_set_take(o, "message", msg, err) : (sst_value_unref(msg), NULL);
+        return o;
+    }
+    sst_value_unref(o);
+    sst_value_unref(act);
+    sst_value_unref(send);
+    sst_value_unref(msg);
+    if (err != NULL && err->code == SST_OK) {
+        sst__enomem(err);
+    }
+    return NULL;
+}
+
+/* The successful tasks' writes, which were not committed. */
+static sst_code collect_pending(run *R, sst_error *err) {
+    sst_value *list = sst_array_empty();
+    for (size_t i = 0; i < R->ntasks && list != NULL; i++) {
+        if (R->tasks[i].code != SST_OK) {
+            continue;
+        }
+        sst_value *e = pending_entry(&R->tasks[i], err);
+        list = e != NULL ? sst_array_push_take(list, e, err) : (sst_value_unref(list), NULL);
+    }
+    if (list == NULL) {
+        return err != NULL ? err->code : SST_ENOMEM;
+    }
+    sst_value_unref(R->r->pending);
+    R->r->pending = list;
+    return SST_OK;
+}
+
+static sst_code collect_interrupts(run *R, sst_error *err) {
+    sst_value *list = sst_array_empty();
+    for (size_t i = 0; i < R->ntasks && list != NULL; i++) {
+        const sst_task *t = &R->tasks[i];
+        if (t->code != SST_EINTERRUPT) {
+            continue;
+        }
+        sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
+        o = set_str(o, "task", t->id_text, err);
+        o = o != NULL ? sst_object_set_take(o, "value", sst_value_ref(t->interrupt), err) : NULL;
+        list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
+    }
+    if (list == NULL) {
+        return err != NULL ? err->code : SST_ENOMEM;
+    }
+    sst_value_unref(R->r->interrupts);
+    R->r->interrupts = list;
+    return SST_OK;
+}
+
+static void fail_run(run *R, const char *vertex, sst_code code, const char *fmt, ...)
+    SST_PRINTF(4, 5);
+
+static void fail_run(run *R, const char *vertex, sst_code code, const char *fmt, ...) {
+    R->r->status = SST_RUN_FAILED;
+    va_list ap;
+    va_start(ap, fmt);
+    sst__verror(&R->r->error, code, fmt, ap);
+    va_end(ap);
+    sst__free(R->r->error_vertex);
+    R->r->error_vertex = vertex != NULL ? sst__strndup(vertex, strlen(vertex)) : NULL;
+}
+
+/* Routes one task's outbox into the next superstep. false (run failed) on error. */
+static bool route(run *R, const sst_task *t) {
+    if (!t->halt) {
+        R->active[t->vertex] = true; /* classic Pregel: active until it votes to halt */
+    }
+    for (size_t i = 0; i < t->nout; i++) {
+        const sst__out *o = &t->out[i];
+        if (o->kind == SST__OUT_ACTIVATE) {
+            R->active[o->vertex] = true;
+        } else if (o->kind == SST__OUT_SEND) {
+            if (R->nsends == R->sends_cap) {
+                size_t cap = R->sends_cap ? R->sends_cap * 2 : 16;
+                pending_send *s = sst__realloc(R->sends, cap * sizeof *s);
+                if (s == NULL) {
+                    fail_run(R, NULL, SST_ENOMEM, "out of memory routing sends");
+                    return false;
+                }
+                R->sends = s;
+                R->sends_cap = cap;
+            }
+            R->sends[R->nsends].vertex = o->vertex;
+            R->sends[R->nsends].payload = sst_value_ref(o->value);
+            R->nsends++;
+        } else {
+            const sst__vertex *v = &R->p->v[o->vertex];
+            sst_value *box = R->inbox[o->vertex];
+            sst_error err;
+            if (v->combiner != NULL && box != NULL) {
+                /* Keep a single combined message. */
+                sst_value *acc = sst_value_ref(sst_array_get(box, 0));
+                acc = v->combiner(v->combiner_user_data, acc, o->value, &err);
+                if (acc == NULL) {
+                    fail_run(R, v->name, err.code, "combiner of vertex '%s' failed: %s", v->name,
+                             err.msg);
+                    return false;
+                }
+                box = sst_array_set_take(box, 0, acc, &err);
+            } else {
+                box = sst_array_push_take(box != NULL ? box : sst_array_empty(),
+                                          sst_value_ref(o->value), &err);
+            }
+            R->inbox[o->vertex] = box;
+            if (box == NULL) {
+                fail_run(R, v->name, err.code, "routing messages to '%s': %s", v->name, err.msg);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Applies every delta in task order and routes the outboxes. false: the run failed. */
+static bool commit(run *R, uint64_t started_ns) {
+    const sst_value *stack[32];
+    const sst_value **deltas = R->ntasks <= 32 ? stack : sst__malloc(R->ntasks * sizeof *deltas);
+    if (deltas == NULL) {
+        fail_run(R, NULL, SST_ENOMEM, "out of memory committing superstep %llu",
+                 (unsigned long long)R->superstep);
+        return false;
+    }
+    size_t n = 0, fields = 0;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        if (R->tasks[i].delta != NULL) {
+            deltas[n++] = R->tasks[i].delta;
+            fields += sst_object_len(R->tasks[i].delta);
+        }
+    }
+    sst_error err;
+    sst_value *next = sst_schema_apply(R->p->schema, sst_value_ref(R->state), deltas, n, &err);
+    if (deltas != stack) {
+        sst__free(deltas);
+    }
+    if (next == NULL) {
+        /* A reducer refused the writes (type error, unique conflict): nothing is committed. */
+        collect_pending(R, NULL);
+        fail_run(R, NULL, err.code, "superstep %llu: %s", (unsigned long long)R->superstep,
+                 err.msg);
+        return false;
+    }
+    sst_value_unref(R->state);
+    R->state = next;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        if (!route(R, &R->tasks[i])) {
+            return false;
+        }
+    }
+    R->r->supersteps = R->superstep + 1;
+    if (R->o->on_superstep != NULL) {
+        size_t retries = 0;
+        for (size_t i = 0; i < R->ntasks; i++) {
+            const sst_task *t = &R->tasks[i];
+            R->stats[i].vertex = sst_task_vertex(t);
+            R->stats[i].task_id = t->id_text;
+            R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
+            R->stats[i].duration_ns = t->duration_ns;
+            R->stats[i].attempts = t->attempt;
+            retries += t->attempt - 1;
+        }
+        sst_superstep_stats st = {
+            R->superstep, R->ntasks, retries, fields, sst__now_ns() - started_ns,
+            R->stats,     R->state};
+        if (!R->o->on_superstep(&st, R->o->user_data)) {
+            fail_run(R, NULL, SST_EINTERRUPT,
+                     "stopped by the on_superstep hook after superstep %llu",
+                     (unsigned long long)R->superstep);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Decides how the superstep ends. true: committed, go on. */
+static bool finish_superstep(run *R, uint64_t started_ns) {
+    const sst_task *failed = NULL;
+    bool interrupted = false;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        const sst_task *t = &R->tasks[i];
+        if (t->code == SST_EINTERRUPT) {
+            interrupted = true;
+        } else if (t->code != SST_OK && failed == NULL) {
+            failed = t;
+        }
+    }
+    if (failed != NULL) {
+        collect_pending(R, NULL);
+        fail_run(R, sst_task_vertex(failed), failed->code,
+                 "vertex '%s' failed after %u attempt%s: %s", sst_task_vertex(failed),
+                 failed->attempt, failed->attempt == 1 ? "" : "s",
+                 failed->error != NULL ? failed->error->msg : sst_strerror(failed->code));
+        return false;
+    }
+    if (interrupted) {
+        R->r->status = SST_RUN_INTERRUPTED;
+        sst_error err;
+        if (collect_pending(R, &err) != SST_OK || collect_interrupts(R, &err) != SST_OK) {
+            fail_run(R, NULL, err.code, "recording the interrupt: %s", err.msg);
+        }
+        return false;
+    }
+    return commit(R, started_ns);
+}
+
+/* ---- the run ---- */
+
+static void run_free(run *R) {
+    destroy_tasks(R);
+    for (size_t i = 0; R->inbox != NULL && i < R->p->n; i++) {
+        sst_value_unref(R->inbox[i]);
+    }
+    for (size_t i = 0; i < R->nsends; i++) {
+        sst_value_unref(R->sends[i].payload);
+    }
+    sst__free(R->active);
+    sst__free(R->inbox);
+    sst__free(R->sends);
+    sst__free(R->tasks);
+    sst__free(R->batch);
+    sst__free(R->stats);
+    sst_value_unref(R->state);
+}
+
+void sst_run_result_free(sst_run_result *r) {
+    if (r == NULL) {
+        return;
+    }
+    sst_value_unref(r->state);
+    sst__free(r->error_vertex);
+    sst_value_unref(r->interrupts);
+    sst_value_unref(r->pending);
+    sst__free(r);
+}
+
+/* The initial state: opts->state or the defaults, then the input as step -1. */
+static sst_value *initial_state(const sst_pregel *p, const sst_run_opts *o, sst_error *err) {
+    sst_value *state =
+        o->state != NULL ? sst_value_ref(o->state) : sst_schema_initial_state(p->schema, err);
+    if (state == NULL || o->input == NULL) {
+        return state;
+    }
+    sst_value *input = sst_schema_prepare_delta(p->schema, sst_value_ref(o->input), err);
+    if (input == NULL) {
+        sst_value_unref(state);
+        sst__error_prefix(err, "input");
+        return NULL;
+    }
+    const sst_value *deltas[] = {input};
+    state = sst_schema_apply(p->schema, state, deltas, 1, err);
+    sst_value_unref(input);
+    if (state == NULL) {
+        sst__error_prefix(err, "input");
+    }
+    return state;
+}
+
+sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run_opts *opts,
+                               sst_error *err) {
+    sst_run_opts defaults;
+    if (opts == NULL) {
+        sst_run_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (e == NULL || p == NULL) {
+        sst__error(err, SST_EINVAL, "engine run: NULL %s", e == NULL ? "engine" : "vertex set");
+        return NULL;
+    }
+    if (e->running) {
+        sst__error(err, SST_EINVAL, "engine run: this engine is already running a run");
+        return NULL;
+    }
+    run R;
+    memset(&R, 0, sizeof R);
+    R.e = e;
+    R.p = p;
+    R.o = opts;
+    R.r = sst__calloc(1, sizeof *R.r);
+    R.active = sst__calloc(p->n, sizeof *R.active);
+    R.inbox = sst__calloc(p->n, sizeof *R.inbox);
+    if (R.r == NULL || R.active == NULL || R.inbox == NULL) {
+        sst__free(R.r);
+        R.r = NULL;
+        run_free(&R);
+        sst__enomem(err);
+        return NULL;
+    }
+    R.r->interrupts = sst_array_empty();
+    R.r->pending = sst_array_empty();
+    for (size_t i = 0; i < opts->n_start; i++) {
+        const char *name = opts->start[i];
+        size_t v = name != NULL ? sst__pregel_find(p, name, strlen(name)) : SIZE_MAX;
+        if (v == SIZE_MAX) {
+            sst__error(err, SST_EINVAL, "engine run: unknown start vertex '%s'",
+                       name != NULL ? name : "(NULL)");
+            sst_run_result_free(R.r);
+            run_free(&R);
+            return NULL;
+        }
+        R.active[v] = true;
+    }
+    R.state = initial_state(p, opts, err);
+    if (R.state == NULL) {
+        sst_run_result_free(R.r);
+        run_free(&R);
+        return NULL;
+    }
+    R.rng = opts->jitter_seed;
+    if (R.rng == 0 && sst__random_bytes(&R.rng, sizeof R.rng, NULL) != SST_OK) {
+        R.rng = sst__now_ns();
+    }
+    R.rng |= 1; /* xorshift needs a non-zero state */
+
+    e->running = true;
+    R.r->status = SST_RUN_COMPLETED;
+    for (;;) {
+        if (!make_tasks(&R)) {
+            fail_run(&R, NULL, SST_ENOMEM, "out of memory making the tasks of superstep %llu",
+                     (unsigned long long)R.superstep);
+            break;
+        }
+        if (R.ntasks == 0) {
+            break; /* no vertex active: done */
+        }
+        if (R.superstep >= opts->max_supersteps) {
+            fail_run(&R, NULL, SST_ELIMIT,
+                     "recursion limit of %llu supersteps reached with %zu task%s still to run "
+                     "(raise max_supersteps / recursion_limit if the run is meant to be longer)",
+                     (unsigned long long)opts->max_supersteps, R.ntasks, R.ntasks == 1 ? "" : "s");
+            break;
+        }
+        uint64_t started = sst__now_ns();
+        run_superstep_tasks(&R);
+        if (!finish_superstep(&R, started)) {
+            break;
+        }
+        destroy_tasks(&R);
+        R.superstep++;
+    }
+    e->running = false;
+    R.r->state = R.state;
+    R.state = NULL;
+    sst_run_result *result = R.r;
+    run_free(&R);
+    return result;
+}
+
+/* ---- result accessors ---- */
+
+sst_run_status sst_run_result_status(const sst_run_result *r) {
+    return r->status;
+}
+
+const char *sst_run_status_name(sst_run_status s) {
+    switch (s) {
+        case SST_RUN_COMPLETED:
+            return "completed";
+        case SST_RUN_INTERRUPTED:
+            return "interrupted";
+        case SST_RUN_FAILED:
+            return "error";
+    }
+    return "unknown";
+}
+
+const sst_value *sst_run_result_state(const sst_run_result *r) {
+    return r->state;
+}
+
+uint64_t sst_run_result_supersteps(const sst_run_result *r) {
+    return r->supersteps;
+}
+
+const sst_error *sst_run_result_error(const sst_run_result *r) {
+    return &r->error;
+}
+
+const char *sst_run_result_error_vertex(const sst_run_result *r) {
+    return r->error_vertex;
+}
+
+const sst_value *sst_run_result_interrupts(const sst_run_result *r) {
+    return r->interrupts;
+}
+
+const sst_value *sst_run_result_pending(const sst_run_result *r) {
+    return r->pending;
+}
+
+uint64_t sst_run_result_tasks(const sst_run_result *r) {
+    return r->tasks;
+}
+
+uint64_t sst_run_result_retries(const sst_run_result *r) {
+    return r->retries;
+}

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A task: what a compute function sees (inputs) and produces (delta,
+ * outbox, status). Each attempt starts from empty outputs; a failed or
+ * interrupted attempt's outputs are dropped.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pregel_int.h"
+
+const char *sst_task_vertex(const sst_task *t) {
+    return t->p->v[t->vertex].name;
+}
+
+const char *sst_task_id(const sst_task *t) {
+    return t->id_text;
+}
+
+uint64_t sst_task_superstep(const sst_task *t) {
+    return t->superstep;
+}
+
+unsigned sst_task_attempt(const sst_task *t) {
+    return t->attempt;
+}
+
+const sst_value *sst_task_state(const sst_task *t) {
+    return t->state;
+}
+
+const sst_value *sst_task_input(const sst_task *t) {
+    return t->input;
+}
+
+const sst_value *sst_task_inbox(const sst_task *t) {
+    return t->inbox != NULL ? t->inbox : sst_array_empty();
+}
+
+const sst_value *sst_task_config(const sst_task *t) {
+    return t->p->v[t->vertex].config;
+}
+
+sst_code sst_task_write(sst_task *t, const char *field, sst_value *value, sst_error *err) {
+    if (field == NULL || value == NULL) {
+        sst_value_unref(value);
+        return sst__error(err, SST_EINVAL, "vertex '%s': write with a NULL %s", sst_task_vertex(t),
+                          field == NULL ? "field" : "value");
+    }
+    sst_value *d = t->delta != NULL ? t->delta : sst_object_empty();
+    t->delta = sst_object_set_take(d, field, value, err);
+    return t->delta != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+}
+
+sst_code sst_task_write_all(sst_task *t, sst_value *delta, sst_error *err) {
+    if (!sst_is_object(delta)) {
+        sst__error(err, SST_ETYPE, "vertex '%s': a delta must be an object, got %s",
+                   sst_task_vertex(t),
+                   delta == NULL ? "NULL" : sst_type_name(sst_value_type(delta)));
+        sst_value_unref(delta);
+        return SST_ETYPE;
+    }
+    if (t->delta == NULL) {
+        t->delta = delta;
+        return SST_OK;
+    }
+    for (size_t i = 0; i < sst_object_len(delta); i++) {
+        t->delta = sst_object_setv_take(t->delta, sst_object_key_at(delta, i),
+                                        sst_value_ref(sst_object_value_at(delta, i)), err);
+        if (t->delta == NULL) {
+            sst_value_unref(delta);
+            return err != NULL ? err->code : SST_ENOMEM;
+        }
+    }
+    sst_value_unref(delta);
+    return SST_OK;
+}
+
+/* Records an outbox entry. An unknown target fails the task (never a silent drop). */
+static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, sst_value *value,
+                         sst_error *err) {
+    static const char *const verbs[] = {"activates", "sends to", "messages"};
+    size_t target = vertex != NULL ? sst__pregel_find(t->p, vertex, strlen(vertex)) : SIZE_MAX;
+    if (target == SIZE_MAX) {
+        sst_value_unref(value);
+        sst_error local;
+        sst_error *e = err != NULL ? err : &local;
+        sst__error(e, SST_EINVAL, "vertex '%s' %s unknown vertex '%s'", sst_task_vertex(t),
+                   verbs[kind], vertex != NULL ? vertex : "(NULL)");
+        if (t->out_error == SST_OK) {
+            t->out_error = SST_EINVAL;
+            if (t->error == NULL) {
+                t->error = sst__malloc(sizeof *t->error);
+            }
+            if (t->error != NULL) {
+                *t->error = *e;
+            }
+        }
+        return SST_EINVAL;
+    }
+    if (t->nout == t->outcap) {
+        size_t cap = t->outcap * 2;
+        sst__out *o;
+        if (t->out == t->out_inline) {
+            o = sst__malloc(cap * sizeof *o);
+            if (o != NULL) {
+                memcpy(o, t->out_inline, sizeof t->out_inline);
+            }
+        } else {
+            o = sst__realloc(t->out, cap * sizeof *o);
+        }
+        if (o == NULL) {
+            sst_value_unref(value);
+            return sst__enomem(err);
+        }
+        t->out = o;
+        t->outcap = cap;
+    }
+    t->out[t->nout].kind = kind;
+    t->out[t->nout].vertex = (uint32_t)target;
+    t->out[t->nout].value = value;
+    t->nout++;
+    return SST_OK;
+}
+
+sst_code sst_task_activate(sst_task *t, const char *vertex, sst_error *err) {
+    return push_out(t, SST__OUT_ACTIVATE, vertex, NULL, err);
+}
+
+sst_code sst_task_send(sst_task *t, const char *vertex, sst_value *payload, sst_error *err) {
+    return push_out(t, SST__OUT_SEND, vertex, payload != NULL ? payload : sst_null(), err);
+}
+
+sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message, sst_error *err) {
+    return push_out(t, SST__OUT_MESSAGE, vertex, message != NULL ? message : sst_null(), err);
+}
+
+void sst_task_vote_halt(sst_task *t) {
+    t->halt = true;
+}
+
+sst_code sst_task_fail(sst_task *t, sst_code code, const char *fmt, ...) {
+    if (code == SST_OK || code == SST_EINTERRUPT) {
+        code = SST_ETASK;
+    }
+    if (t->error == NULL) {
+        t->error = sst__malloc(sizeof *t->error);
+    }
+    if (t->error != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        sst__verror(t->error, code, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+sst_code sst_task_interrupt(sst_task *t, sst_value *value) {
+    sst_value_unref(t->interrupt);
+    t->interrupt = value != NULL ? value : sst_null();
+    return SST_EINTERRUPT;
+}
+
+void sst__task_clear_outputs(sst_task *t) {
+    sst_value_unref(t->delta);
+    t->delta = NULL;
+    for (size_t i = 0; i < t->nout; i++) {
+        sst_value_unref(t->out[i].value);
+    }
+    t->nout = 0;
+    t->halt = false;
+    t->code = SST_OK;
+    t->out_error = SST_OK;
+    sst__free(t->error);
+    t->error = NULL;
+    sst_value_unref(t->interrupt);
+    t->interrupt = NULL;
+}
+
+void sst__task_destroy(sst_task *t) {
+    sst__task_clear_outputs(t);
+    if (t->out != t->out_inline) {
+        sst__free(t->out);
+    }
+    t->out = t->out_inline;
+    t->outcap = SST__OUT_INLINE;
+    sst_value_unref(t->input);
+    t->input = NULL;
+    sst_value_unref(t->inbox);
+    t->inbox = NULL;
+}
+
+/* Makes sure a failed task carries an error message. */
+static void ensure_error(sst_task *t, sst_code code, const char *fallback) {
+    if (t->error == NULL) {
+        t->error = sst__malloc(sizeof *t->error);
+        if (t->error == NULL) {
+            t->code = SST_ENOMEM;
+            return;
+        }
+        sst__error(t->error, code, "%s", fallback);
+    }
+}
+
+void sst__task_run(sst_task *t) {
+    sst__task_clear_outputs(t);
+    const sst__vertex *v = &t->p->v[t->vertex];
+    uint64_t t0 = sst__now_ns();
+    sst_code code = v->fn(t, v->user_data);
+    t->duration_ns = sst__now_ns() - t0;
+    if (code == SST_OK && t->out_error != SST_OK) {
+        code = t->out_error; /* an outbox call named an unknown vertex */
+    }
+    if (code == SST_OK && t->delta != NULL) {
+        /* Fix ids (add_messages) now, on the worker, so stored writes replay exactly. */
+        sst_error perr;
+        t->delta = sst_schema_prepare_delta(t->p->schema, t->delta, &perr);
+        if (t->delta == NULL) {
+            code = perr.code;
+            if (t->error == NULL) {
+                t->error = sst__malloc(sizeof *t->error);
+            }
+            if (t->error != NULL) {
+                *t->error = perr;
+            }
+        }
+    }
+    if (code == SST_EINTERRUPT && t->interrupt == NULL) {
+        t->interrupt = sst_null();
+    }
+    if (code != SST_OK && code != SST_EINTERRUPT) {
+        ensure_error(t, code, sst_strerror(code));
+        if (t->error != NULL) {
+            t->error->code = code;
+        }
+    }
+    t->code = code;
+}
