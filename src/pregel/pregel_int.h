@@ -67,8 +67,9 @@ struct sst_task {
     uint64_t superstep;
     uint32_t vertex;
     unsigned attempt;
-    uint64_t id_hi, id_lo; /* the deterministic task id */
-    char id_text[33];
+    const char *run_key; /* borrowed from the run options */
+    uint64_t send_index; /* position among the superstep's Sends; UINT64_MAX: vertex task */
+    char id_text[33];    /* the task id, made on first use ("" until then) */
     /* Outputs of the current attempt. */
     sst_value *delta; /* owned object, or NULL */
     sst__out *out;    /* out_inline or an owned array */
@@ -79,7 +80,8 @@ struct sst_task {
     sst_error *error;     /* owned, set on failure */
     sst_code out_error;   /* first failed outbox call, turned into a task failure */
     sst_value *interrupt; /* owned interrupt value */
-    uint64_t duration_ns;
+    uint64_t duration_ns; /* measured only when timed (a stats hook wants it) */
+    bool timed;
     uint64_t due_ms; /* virtual time of the next retry */
     bool retry_pending;
 };

@@ -77,34 +77,6 @@ void sst_run_opts_init(sst_run_opts *o) {
     o->run_key = "";
 }
 
-/* The deterministic task id: hash of (run key, superstep, vertex, kind, index). */
-static void task_id(const run *R, sst_task *t, bool send, uint64_t index) {
-    unsigned char buf[512];
-    size_t klen = strlen(R->o->run_key), n = 0;
-    const sst__vertex *v = &R->p->v[t->vertex];
-    if (klen > 200) {
-        klen = 200; /* the hash below covers the whole key separately */
-    }
-    memcpy(buf, R->o->run_key, klen);
-    n += klen;
-    buf[n++] = 0;
-    for (int i = 0; i < 8; i++) {
-        buf[n++] = (unsigned char)(R->superstep >> (8 * i));
-    }
-    memcpy(buf + n, v->name, v->name_len);
-    n += v->name_len;
-    buf[n++] = 0;
-    buf[n++] = send ? 's' : 'v';
-    for (int i = 0; i < 8; i++) {
-        buf[n++] = (unsigned char)(index >> (8 * i));
-    }
-    uint64_t key_hash = sst__hash_bytes(R->o->run_key, strlen(R->o->run_key), 7);
-    t->id_hi = sst__hash_bytes(buf, n, 0x7461736b) ^ key_hash;
-    t->id_lo = sst__hash_bytes(buf, n, 0x69645f6c6f);
-    snprintf(t->id_text, sizeof t->id_text, "%016llx%016llx", (unsigned long long)t->id_hi,
-             (unsigned long long)t->id_lo);
-}
-
 static bool reserve_tasks(run *R, size_t n) {
     if (n <= R->tasks_cap) {
         return true;
@@ -123,17 +95,21 @@ static bool reserve_tasks(run *R, size_t n) {
         return false;
     }
     R->batch = b;
-    sst_task_stat *s = sst__realloc(R->stats, cap * sizeof *s);
-    if (s == NULL) {
-        return false;
+    if (R->o->on_superstep != NULL) {
+        sst_task_stat *s = sst__realloc(R->stats, cap * sizeof *s);
+        if (s == NULL) {
+            return false;
+        }
+        R->stats = s;
     }
-    R->stats = s;
     R->tasks_cap = cap;
     return true;
 }
 
 static void init_task(run *R, sst_task *t, uint32_t vertex) {
     memset(t, 0, sizeof *t);
+    t->timed = R->o->on_superstep != NULL;
+    t->run_key = R->o->run_key;
     t->p = R->p;
     t->state = R->state;
     t->superstep = R->superstep;
@@ -169,13 +145,13 @@ static bool make_tasks(run *R) {
         t->inbox = R->inbox[v]; /* ownership moves to the task */
         R->inbox[v] = NULL;
         R->active[v] = false;
-        task_id(R, t, false, 0);
+        t->send_index = UINT64_MAX; /* a vertex task */
     }
     for (size_t s = 0; s < R->nsends; s++) {
         sst_task *t = &R->tasks[k++];
         init_task(R, t, R->sends[s].vertex);
         t->input = R->sends[s].payload;
-        task_id(R, t, true, s);
+        t->send_index = s;
     }
     R->nsends = 0;
     R->ntasks = k;
@@ -263,7 +239,7 @@ static sst_value *set_str(sst_value *o, const char *key, const char *s, sst_erro
 /* {"vertex", "task", "delta", "activate", "send", "message"} for a successful task. */
 static sst_value *pending_entry(const sst_task *t, sst_error *err) {
     sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
-    o = set_str(o, "task", t->id_text, err);
+    o = set_str(o, "task", sst_task_id(t), err);
     if (o != NULL) {
         o = sst_object_set_take(
             o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(), err);
@@ -330,7 +306,7 @@ static sst_code collect_interrupts(run *R, sst_error *err) {
             continue;
         }
         sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
-        o = set_str(o, "task", t->id_text, err);
+        o = set_str(o, "task", sst_task_id(t), err);
         o = o != NULL ? sst_object_set_take(o, "value", sst_value_ref(t->interrupt), err) : NULL;
         list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
     }
@@ -447,7 +423,7 @@ static bool commit(run *R, uint64_t started_ns) {
         for (size_t i = 0; i < R->ntasks; i++) {
             const sst_task *t = &R->tasks[i];
             R->stats[i].vertex = sst_task_vertex(t);
-            R->stats[i].task_id = t->id_text;
+            R->stats[i].task_id = sst_task_id(t);
             R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
             R->stats[i].duration_ns = t->duration_ns;
             R->stats[i].attempts = t->attempt;

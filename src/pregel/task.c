@@ -13,7 +13,36 @@ const char *sst_task_vertex(const sst_task *t) {
     return t->p->v[t->vertex].name;
 }
 
-const char *sst_task_id(const sst_task *t) {
+/*
+ * The deterministic task id: a 128-bit hash of (run key, superstep, vertex,
+ * vertex task or Send index), so stored writes map back to their tasks after
+ * a restart. Made on first use: most tasks never need it.
+ */
+const char *sst_task_id(const sst_task *ct) {
+    sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
+    if (t->id_text[0] != '\0') {
+        return t->id_text;
+    }
+    unsigned char buf[64 + SST__VERTEX_NAME_MAX];
+    const sst__vertex *v = &t->p->v[t->vertex];
+    size_t n = 0;
+    for (int i = 0; i < 8; i++) {
+        buf[n++] = (unsigned char)(t->superstep >> (8 * i));
+    }
+    for (int i = 0; i < 8; i++) {
+        buf[n++] = (unsigned char)(t->send_index >> (8 * i));
+    }
+    memcpy(buf + n, v->name, v->name_len);
+    n += v->name_len;
+    uint64_t key = sst__hash_bytes(t->run_key, strlen(t->run_key), 0x72756e6b6579);
+    uint64_t hi = sst__hash_bytes(buf, n, key);
+    uint64_t lo = sst__hash_bytes(buf, n, key ^ 0x5a5a5a5a5a5a5a5aull);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        t->id_text[i] = hex[(hi >> (60 - 4 * i)) & 15];
+        t->id_text[16 + i] = hex[(lo >> (60 - 4 * i)) & 15];
+    }
+    t->id_text[32] = '\0';
     return t->id_text;
 }
 
@@ -205,9 +234,9 @@ static void ensure_error(sst_task *t, sst_code code, const char *fallback) {
 void sst__task_run(sst_task *t) {
     sst__task_clear_outputs(t);
     const sst__vertex *v = &t->p->v[t->vertex];
-    uint64_t t0 = sst__now_ns();
+    uint64_t t0 = t->timed ? sst__now_ns() : 0;
     sst_code code = v->fn(t, v->user_data);
-    t->duration_ns = sst__now_ns() - t0;
+    t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
     if (code == SST_OK && t->out_error != SST_OK) {
         code = t->out_error; /* an outbox call named an unknown vertex */
     }

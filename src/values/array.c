@@ -22,13 +22,19 @@ static inline size_t tailoff(size_t count) {
     return count < SST__PV_WIDTH ? 0 : ((count - 1) >> SST__PV_BITS) << SST__PV_BITS;
 }
 
-static sst__pvnode *node_new(void) {
-    sst__pvnode *n = sst__malloc(sizeof *n);
+/* A node with @p cap empty slots, refcount 1; NULL on OOM. */
+static sst__pvnode *node_new_cap(size_t cap) {
+    sst__pvnode *n = sst__malloc(sizeof *n + cap * sizeof(void *));
     if (n != NULL) {
         atomic_init(&n->rc, 1);
-        memset(n->slot, 0, sizeof n->slot);
+        n->cap = cap;
+        memset(n->slot, 0, cap * sizeof(void *));
     }
     return n;
+}
+
+static sst__pvnode *node_new(void) {
+    return node_new_cap(SST__PV_WIDTH);
 }
 
 /* Drops a reference to a node at @p level; dying values go on @p dead. */
@@ -36,7 +42,7 @@ static void node_unref(sst__pvnode *n, unsigned level, sst_value **dead) {
     if (n == NULL || atomic_fetch_sub_explicit(&n->rc, 1, memory_order_acq_rel) != 1) {
         return;
     }
-    for (int i = 0; i < SST__PV_WIDTH; i++) {
+    for (size_t i = 0; i < n->cap; i++) {
         if (n->slot[i] == NULL) {
             continue;
         }
@@ -64,17 +70,39 @@ static void node_unref_now(sst__pvnode *n, unsigned level) {
  * guarantees the path to it is exclusive), otherwise replaces it with a copy.
  * NULL on out of memory, leaving *slotp unchanged.
  */
+static sst__pvnode *node_mut_cap(sst__pvnode **slotp, unsigned level, size_t cap);
+
 static sst__pvnode *node_mut(sst__pvnode **slotp, unsigned level) {
+    return node_mut_cap(slotp, level, (*slotp)->cap);
+}
+
+/*
+ * As node_mut, and makes the node at least @p cap slots wide (tails grow by
+ * doubling): a unique node is reallocated, a shared one copied wider.
+ */
+static sst__pvnode *node_mut_cap(sst__pvnode **slotp, unsigned level, size_t cap) {
     sst__pvnode *n = *slotp;
-    if (atomic_load_explicit(&n->rc, memory_order_acquire) == 1) {
-        return n;
+    if (cap < n->cap) {
+        cap = n->cap;
     }
-    sst__pvnode *c = sst__malloc(sizeof *c);
+    if (atomic_load_explicit(&n->rc, memory_order_acquire) == 1) {
+        if (cap == n->cap) {
+            return n;
+        }
+        sst__pvnode *w = sst__realloc(n, sizeof *n + cap * sizeof(void *));
+        if (w == NULL) {
+            return NULL;
+        }
+        memset(w->slot + w->cap, 0, (cap - w->cap) * sizeof(void *));
+        w->cap = cap;
+        *slotp = w;
+        return w;
+    }
+    sst__pvnode *c = node_new_cap(cap);
     if (c == NULL) {
         return NULL;
     }
-    atomic_init(&c->rc, 1);
-    for (int i = 0; i < SST__PV_WIDTH; i++) {
+    for (size_t i = 0; i < n->cap; i++) {
         c->slot[i] = n->slot[i];
         if (c->slot[i] == NULL) {
             continue;
@@ -243,7 +271,11 @@ static bool tail_into_trie(sst__array *a) {
 static bool push_unique(sst__array *a, sst_value *item) {
     size_t in_tail = a->count - tailoff(a->count);
     if (a->tail != NULL && in_tail < SST__PV_WIDTH) {
-        sst__pvnode *t = node_mut(&a->tail, 0);
+        size_t cap = a->tail->cap;
+        while (cap <= in_tail) {
+            cap *= 2;
+        }
+        sst__pvnode *t = node_mut_cap(&a->tail, 0, cap);
         if (t == NULL) {
             return false;
         }
@@ -251,7 +283,8 @@ static bool push_unique(sst__array *a, sst_value *item) {
         a->count++;
         return true;
     }
-    sst__pvnode *t = node_new();
+    /* A new tail: small at first, for the many short arrays. */
+    sst__pvnode *t = node_new_cap(a->tail == NULL ? 4 : SST__PV_WIDTH);
     if (t == NULL) {
         return false;
     }
@@ -395,7 +428,9 @@ sst_value *sst__array_from(sst__arena *arena, sst_value **items, size_t n) {
     sst__pvnode **nodes = sst__malloc(total * sizeof *nodes);
     sst__array *a = sst__arena_value(arena, sizeof *a, SST_TYPE_ARRAY);
     size_t made = 0;
-    while (nodes != NULL && a != NULL && made < total && (nodes[made] = node_new()) != NULL) {
+    /* nodes[0 .. total-1): trie nodes; the last one: the tail, exactly as wide as needed. */
+    while (nodes != NULL && a != NULL && made < total &&
+           (nodes[made] = node_new_cap(made + 1 < total ? SST__PV_WIDTH : n - toff)) != NULL) {
         made++;
     }
     if (made < total) {
@@ -414,7 +449,7 @@ sst_value *sst__array_from(sst__arena *arena, sst_value **items, size_t n) {
     /* Leaves, then each level of parents over the previous level. */
     size_t next = 0;
     for (size_t l = 0; l < leaves; l++) {
-        memcpy(nodes[next + l]->slot, items + l * SST__PV_WIDTH, sizeof nodes[0]->slot);
+        memcpy(nodes[next + l]->slot, items + l * SST__PV_WIDTH, SST__PV_WIDTH * sizeof(void *));
     }
     size_t level_start = next;
     level_count = leaves;

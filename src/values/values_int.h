@@ -54,13 +54,15 @@ typedef struct sst__string {
 #define SST__PV_MASK  31
 
 /*
- * A trie node of a persistent vector, shared between array versions. At
- * level 0 (leaves and the tail) slots hold sst_value references; above, they
- * hold child nodes. Unused slots are NULL.
+ * A node of a persistent vector, shared between array versions. At level 0
+ * (leaves and the tail) slots hold sst_value references; above, they hold
+ * child nodes. Unused slots are NULL. Trie nodes have 32 slots; a tail may
+ * have fewer (1..32, growing by doubling), so small arrays stay small.
  */
 typedef struct sst__pvnode {
     atomic_size_t rc;
-    void *slot[SST__PV_WIDTH];
+    size_t cap; /* slots */
+    void *slot[];
 } sst__pvnode;
 
 typedef struct sst__array {
