@@ -37,6 +37,10 @@ extern "C" {
 
 typedef struct sst_value sst_value;
 
+/** True when @p len bytes at @p s are valid UTF-8 (no overlongs, no surrogates). Allocates nothing.
+ */
+SST_API bool sst_utf8_valid(const char *s, size_t len);
+
 /** The JSON type of a value. Integers and doubles are distinct types. */
 typedef enum sst_type {
     SST_TYPE_NULL,

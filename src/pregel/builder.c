@@ -78,11 +78,9 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
         return sst__error(err, SST_EINVAL, "pregel: vertex name must have 1 to %d bytes, got %zu",
                           SST__VERTEX_NAME_MAX, len);
     }
-    sst_value *check = sst_string_newn(name, len, NULL);
-    if (check == NULL) {
+    if (!sst_utf8_valid(name, len)) {
         return sst__error(err, SST_EUTF8, "pregel: vertex name is not valid UTF-8");
     }
-    sst_value_unref(check);
     for (size_t i = 0; i < b->n; i++) {
         if (strcmp(b->v[i].name, name) == 0) {
             return sst__error(err, SST_EINVAL, "pregel: duplicate vertex '%s'", name);

@@ -30,3 +30,8 @@ bool sst__utf8_valid(const char *str, size_t len, size_t *bad) {
     }
     return true;
 }
+
+bool sst_utf8_valid(const char *s, size_t len) {
+    size_t bad;
+    return s != NULL ? sst__utf8_valid(s, len, &bad) : len == 0;
+}

@@ -131,6 +131,98 @@ done:
     return out;
 }
 
+/* ---- a whole Pregel run: split -> 3 Sends -> work -> join ---- */
+
+static sst_code chaos_split(sst_task *t, void *ud) {
+    (void)ud;
+    sst_task_vote_halt(t);
+    for (int i = 0; i < 3; i++) {
+        sst_error err;
+        sst_value *x = sst_int_new(5000 + i, &err);
+        if (x == NULL) {
+            return err.code;
+        }
+        sst_code rc = sst_task_send(t, "work", x, &err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return SST_OK;
+}
+
+static sst_code chaos_work(sst_task *t, void *ud) {
+    (void)ud;
+    sst_task_vote_halt(t);
+    sst_error err;
+    sst_value *x = sst_int_new(2 * sst_int_value(sst_task_input(t)), &err);
+    sst_value *list = x != NULL ? sst_array_push_take(sst_array_empty(), x, &err) : NULL;
+    if (list == NULL) {
+        return err.code;
+    }
+    sst_code rc = sst_task_write(t, "items", list, &err);
+    if (rc == SST_OK) {
+        rc = sst_task_message(t, "join", sst_int_new(1, NULL), &err);
+    }
+    return rc;
+}
+
+static sst_code chaos_join(sst_task *t, void *ud) {
+    (void)ud;
+    sst_task_vote_halt(t);
+    sst_error err;
+    sst_value *n = sst_int_new((int64_t)sst_array_len(sst_task_inbox(t)) + 100000, &err);
+    return n != NULL ? sst_task_write(t, "joined", n, &err) : err.code;
+}
+
+static sst_value *op_pregel(const sst_value *input, sst_error *err) {
+    (void)input;
+    sst_value *out = NULL;
+    sst_schema *s = sst_schema_new(err);
+    sst_pregel_builder *b = NULL;
+    sst_pregel *p = NULL;
+    sst_engine *e = NULL;
+    sst_run_result *r = NULL;
+    if (s == NULL || sst_schema_add_field(s, "items", sst_reducer_append(), NULL, err) != SST_OK) {
+        goto done;
+    }
+    b = sst_pregel_builder_new(s, err);
+    if (b == NULL ||
+        sst_pregel_builder_add_vertex(b, "split", chaos_split, NULL, NULL, err) != SST_OK ||
+        sst_pregel_builder_add_vertex(b, "work", chaos_work, NULL, NULL, err) != SST_OK ||
+        sst_pregel_builder_add_vertex(b, "join", chaos_join, NULL, NULL, err) != SST_OK) {
+        goto done;
+    }
+    p = sst_pregel_builder_build(b, err);
+    sst_engine_opts eo;
+    sst_engine_opts_init(&eo);
+    eo.workers = 2;
+    e = p != NULL ? sst_engine_new(&eo, err) : NULL;
+    if (e == NULL) {
+        goto done;
+    }
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    const char *start[] = {"split"};
+    ro.start = start;
+    ro.n_start = 1;
+    r = sst_engine_run(e, p, &ro, err);
+    if (r == NULL) {
+        goto done;
+    }
+    if (sst_run_result_status(r) != SST_RUN_COMPLETED) {
+        *err = *sst_run_result_error(r);
+        goto done;
+    }
+    out = sst_value_ref(sst_run_result_state(r));
+done:
+    sst_run_result_free(r);
+    sst_engine_free(e);
+    sst_pregel_free(p);
+    sst_pregel_builder_free(b);
+    sst_schema_free(s);
+    return out;
+}
+
 static void run_chaos(const char *name, op_fn op, const sst_value *input) {
     char *before = sst_json_write(input, SST_JSON_COMPACT, NULL, NULL);
     long baseline = tu_chaos_live();
@@ -242,6 +334,11 @@ static void test_schema(void **state) {
     run_chaos("schema", op_schema, g_input);
 }
 
+static void test_pregel_run(void **state) {
+    (void)state;
+    run_chaos("pregel run", op_pregel, g_input);
+}
+
 static void test_no_leaks_overall(void **state) {
     (void)state;
     long before = tu_chaos_live();
@@ -262,6 +359,7 @@ int main(void) {
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_schema),
+        cmocka_unit_test(test_pregel_run),
         cmocka_unit_test(test_no_leaks_overall),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
