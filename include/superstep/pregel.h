@@ -124,6 +124,26 @@ SST_NODISCARD SST_API sst_code sst_pregel_builder_add_vertex(sst_pregel_builder 
                                                              const sst_vertex_opts *opts,
                                                              sst_error *err);
 
+typedef struct sst_commit sst_commit;
+
+/**
+ * Called on the master after each superstep's deltas are merged and its
+ * outboxes routed, with the new state: it may activate more vertices for
+ * the next superstep (the graph layer uses it for wait-for-all joins).
+ * Return SST_OK, or an error to fail the run.
+ */
+typedef sst_code (*sst_commit_fn)(sst_commit *c, void *user_data);
+
+/** The state just committed (borrowed). */
+SST_API const sst_value *sst_commit_state(const sst_commit *c);
+/** Activates @p vertex for the next superstep. SST_EINVAL for an unknown vertex. */
+SST_NODISCARD SST_API sst_code sst_commit_activate(sst_commit *c, const char *vertex,
+                                                   sst_error *err);
+
+/** Sets the commit hook of the vertex set (NULL: none). */
+SST_API void sst_pregel_builder_set_commit_fn(sst_pregel_builder *b, sst_commit_fn fn,
+                                              void *user_data);
+
 /**
  * Freezes the vertex set. The builder may be freed afterwards.
  * @return new immutable vertex set, freed with sst_pregel_free; NULL on
@@ -159,10 +179,11 @@ SST_API void sst_engine_free(sst_engine *e);
 
 /** One task's figures, passed to the on_superstep hook. */
 typedef struct sst_task_stat {
-    const char *vertex;     /* borrowed */
-    const char *task_id;    /* borrowed, 32 hex characters */
-    const sst_value *delta; /* borrowed: the delta merged (or {}) */
-    uint64_t duration_ns;   /* of the successful attempt */
+    const char *vertex;      /* borrowed */
+    const char *task_id;     /* borrowed, 32 hex characters */
+    const sst_value *delta;  /* borrowed: the delta merged (or {}) */
+    const sst_value *events; /* borrowed: values from sst_task_emit, in emit order ([]) */
+    uint64_t duration_ns;    /* of the successful attempt */
     unsigned attempts;
 } sst_task_stat;
 
@@ -177,8 +198,20 @@ typedef struct sst_superstep_stats {
     const sst_value *state;    /* borrowed: the state after this superstep's commit */
 } sst_superstep_stats;
 
-/** Called on the running thread after each commit. Return false to stop the run (status error). */
-typedef bool (*sst_superstep_fn)(const sst_superstep_stats *stats, void *user_data);
+/**
+ * Called on the running thread after each commit. Return SST_OK to go on,
+ * SST_EINTERRUPT to end the run as interrupted (it resumes with the next
+ * superstep), or another code to end it as failed.
+ */
+typedef sst_code (*sst_superstep_fn)(const sst_superstep_stats *stats, void *user_data);
+
+/**
+ * Called before a superstep's tasks run, with their vertices in task order
+ * (borrowed). Return SST_OK to run them, SST_EINTERRUPT to end the run as
+ * interrupted before them (interrupt_before), another code to fail it.
+ */
+typedef sst_code (*sst_before_fn)(uint64_t superstep, const char *const *vertices, size_t n,
+                                  void *user_data);
 
 /** Called before a retry sleep: the failed attempt, its error, and the delay chosen. */
 typedef void (*sst_retry_fn)(const char *vertex, unsigned attempt, const sst_error *error,
@@ -193,13 +226,22 @@ typedef struct sst_run_opts {
     const sst_value *state;   /* borrowed initial state; NULL: the schema's defaults */
     const char *const *start; /* vertices active in superstep 0 */
     size_t n_start;
+    const sst_value *sends; /* borrowed: [{"to": vertex, "input": payload}] Sends of superstep 0 */
+    /*
+     * borrowed: where to continue, as returned by sst_run_result_resume_point
+     * (its "resume" member may be extended with resume values). When set,
+     * `state` is the committed state and `input`, `start` and `sends` are
+     * ignored.
+     */
+    const sst_value *resume;
     uint64_t max_supersteps; /* the recursion limit; default 25 (LangGraph's) */
     const char *run_key;     /* mixed into task ids (thread, checkpoint); default "" */
     uint64_t jitter_seed;    /* 0: random; else retry jitter is reproducible */
+    sst_before_fn before_superstep;
     sst_superstep_fn on_superstep;
     sst_retry_fn on_retry;
     sst_sleep_fn sleep; /* NULL: nanosleep */
-    void *user_data;    /* passed to the three hooks */
+    void *user_data;    /* passed to the hooks */
 } sst_run_opts;
 
 SST_API void sst_run_opts_init(sst_run_opts *o);
@@ -231,6 +273,19 @@ SST_API const sst_value *sst_task_input(const sst_task *t);
 SST_API const sst_value *sst_task_inbox(const sst_task *t);
 /** The vertex config (borrowed); null when none was given. */
 SST_API const sst_value *sst_task_config(const sst_task *t);
+
+/**
+ * The @p k-th (0-based) resume value given to this task when the run was
+ * resumed after it interrupted (borrowed), or NULL when there is none.
+ */
+SST_API const sst_value *sst_task_resume_value(const sst_task *t, size_t k);
+
+/**
+ * Emits a custom event (takes @p value). Events reach the on_superstep hook
+ * with the task's figures, in task order, so their order is deterministic.
+ * Only the events of the attempt that succeeded are kept.
+ */
+SST_NODISCARD SST_API sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err);
 
 /**
  * Writes @p value to @p field of this task's delta (a later write to the
@@ -305,6 +360,16 @@ SST_API const sst_value *sst_run_result_interrupts(const sst_run_result *r);
  * "message": [{"to", "value"}]}, in task order.
  */
 SST_API const sst_value *sst_run_result_pending(const sst_run_result *r);
+/**
+ * Where an interrupted or failed run can continue (borrowed), or null for a
+ * completed run: {"superstep": n, "tasks": [...], "pending": [...],
+ * "resume": {task id: [values]}}. `tasks` lists the superstep's tasks in
+ * order ({"vertex", "task", "send"?, "input"?, "inbox"?}); `pending` holds
+ * the writes of the tasks that already succeeded, which are not run again.
+ * Pass it back as sst_run_opts.resume, with the committed state, to go on.
+ */
+SST_API const sst_value *sst_run_result_resume_point(const sst_run_result *r);
+
 /** Totals over the run. */
 SST_API uint64_t sst_run_result_tasks(const sst_run_result *r);
 SST_API uint64_t sst_run_result_retries(const sst_run_result *r);

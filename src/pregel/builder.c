@@ -156,6 +156,13 @@ size_t sst__pregel_find(const sst_pregel *p, const char *name, size_t len) {
     }
 }
 
+void sst_pregel_builder_set_commit_fn(sst_pregel_builder *b, sst_commit_fn fn, void *user_data) {
+    if (b != NULL) {
+        b->commit_fn = fn;
+        b->commit_user_data = user_data;
+    }
+}
+
 sst_pregel *sst_pregel_builder_build(const sst_pregel_builder *b, sst_error *err) {
     if (b == NULL || b->n == 0) {
         sst__error(err, SST_EINVAL, "pregel: %s", b == NULL ? "NULL builder" : "no vertices");
@@ -167,6 +174,8 @@ sst_pregel *sst_pregel_builder_build(const sst_pregel_builder *b, sst_error *err
         return NULL;
     }
     p->schema = b->schema;
+    p->commit_fn = b->commit_fn;
+    p->commit_user_data = b->commit_user_data;
     p->index_cap = 16;
     while (p->index_cap < b->n * 2) {
         p->index_cap *= 2;

@@ -33,6 +33,8 @@ struct sst_pregel_builder {
     const sst_schema *schema; /* borrowed */
     sst__vertex *v;           /* owned array */
     size_t n, cap;
+    sst_commit_fn commit_fn;
+    void *commit_user_data;
 };
 
 struct sst_pregel {
@@ -42,6 +44,8 @@ struct sst_pregel {
     uint32_t *by_name; /* owned: vertex indexes sorted by name (task order) */
     uint32_t *index;   /* owned: open-addressing name index, vertex + 1 (0 = empty) */
     size_t index_cap;  /* power of two */
+    sst_commit_fn commit_fn;
+    void *commit_user_data;
 };
 
 /* The vertex called @p name, or SIZE_MAX. */
@@ -61,9 +65,11 @@ typedef struct sst__out {
 struct sst_task {
     /* Inputs, fixed when the task is made. */
     const sst_pregel *p;
-    const sst_value *state; /* borrowed committed snapshot */
-    sst_value *input;       /* owned Send payload, or NULL */
-    sst_value *inbox;       /* owned array of messages, or NULL */
+    const sst_value *state;  /* borrowed committed snapshot */
+    sst_value *input;        /* owned Send payload, or NULL */
+    sst_value *inbox;        /* owned array of messages, or NULL */
+    const sst_value *resume; /* borrowed array of resume values, or NULL */
+    bool replayed;           /* outputs restored from pending writes: not run */
     uint64_t superstep;
     uint32_t vertex;
     unsigned attempt;
@@ -80,6 +86,7 @@ struct sst_task {
     sst_error *error;     /* owned, set on failure */
     sst_code out_error;   /* first failed outbox call, turned into a task failure */
     sst_value *interrupt; /* owned interrupt value */
+    sst_value *events;    /* owned array of emitted custom events, or NULL */
     uint64_t duration_ns; /* measured only when timed (a stats hook wants it) */
     bool timed;
     uint64_t due_ms; /* virtual time of the next retry */
@@ -93,6 +100,19 @@ void sst__task_run(sst_task *t);
 void sst__task_clear_outputs(sst_task *t);
 /* Frees everything the task owns. */
 void sst__task_destroy(sst_task *t);
+
+/* ---- resume points (resume.c) ---- */
+
+/* {"vertex", "task", "send"?, "input"?, "inbox"?}: enough to make the task again. */
+sst_value *sst__task_descriptor(const sst_task *t, sst_error *err);
+/* The task's writes: {"vertex", "task", "delta", "activate", "send", "message", "halt", "events"}.
+ */
+sst_value *sst__task_writes(const sst_task *t, sst_error *err);
+/* Restores writes made by sst__task_writes; the task is then not run again. */
+sst_code sst__task_restore(sst_task *t, const sst_value *writes, sst_error *err);
+/* Fills vertex, send index, input and inbox of an initialised task from a descriptor. */
+sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_value *d,
+                                   sst_error *err);
 
 /* ---- the worker pool (pool.c) ---- */
 

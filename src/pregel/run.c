@@ -22,9 +22,10 @@ struct sst_run_result {
     sst_value *state; /* owned */
     uint64_t supersteps;
     sst_error error;
-    char *error_vertex;    /* owned, or NULL */
-    sst_value *interrupts; /* owned array */
-    sst_value *pending;    /* owned array */
+    char *error_vertex;      /* owned, or NULL */
+    sst_value *interrupts;   /* owned array */
+    sst_value *pending;      /* owned array */
+    sst_value *resume_point; /* owned; null for a completed run */
     uint64_t tasks, retries;
 };
 
@@ -52,8 +53,35 @@ typedef struct run {
     sst_task *tasks;
     sst_task **batch;
     size_t ntasks, tasks_cap;
-    sst_task_stat *stats; /* owned: for the on_superstep hook */
+    sst_task_stat *stats;        /* owned: for the on_superstep hook */
+    const sst_value *resume_map; /* borrowed: task id -> resume values, or NULL */
+    sst_code hook_stop;          /* what a hook asked to stop with, or SST_OK */
 } run;
+
+struct sst_commit {
+    run *R;
+};
+
+const sst_value *sst_commit_state(const sst_commit *c) {
+    return c->R->state;
+}
+
+static bool activate_vertex(run *R, const char *vertex) {
+    size_t v = sst__pregel_find(R->p, vertex, strlen(vertex));
+    if (v == SIZE_MAX) {
+        return false;
+    }
+    R->active[v] = true;
+    return true;
+}
+
+sst_code sst_commit_activate(sst_commit *c, const char *vertex, sst_error *err) {
+    if (vertex == NULL || !activate_vertex(c->R, vertex)) {
+        return sst__error(err, SST_EINVAL, "commit hook activates unknown vertex '%s'",
+                          vertex != NULL ? vertex : "(NULL)");
+    }
+    return SST_OK;
+}
 
 /* ---- small helpers ---- */
 
@@ -155,6 +183,49 @@ static bool make_tasks(run *R) {
     }
     R->nsends = 0;
     R->ntasks = k;
+    if (R->resume_map != NULL && sst_object_len(R->resume_map) > 0) {
+        for (size_t i = 0; i < k; i++) {
+            R->tasks[i].resume = sst_object_get(R->resume_map, sst_task_id(&R->tasks[i]));
+        }
+    }
+    return true;
+}
+
+/*
+ * The first superstep of a resumed run: its tasks from the resume point,
+ * with the writes of the tasks that had already succeeded restored.
+ */
+static bool make_tasks_from_resume(run *R, const sst_value *rp, sst_error *err) {
+    const sst_value *tasks = sst_object_get(rp, "tasks");
+    const sst_value *pending = sst_object_get(rp, "pending");
+    if (!sst_is_array(tasks) || (pending != NULL && !sst_is_array(pending))) {
+        sst__error(err, SST_ETYPE, "resume point: 'tasks' and 'pending' must be arrays");
+        return false;
+    }
+    size_t n = sst_array_len(tasks);
+    if (!reserve_tasks(R, n)) {
+        sst__enomem(err);
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sst_task *t = &R->tasks[i];
+        init_task(R, t, 0);
+        R->ntasks = i + 1;
+        if (sst__task_from_descriptor(t, R->p, sst_array_get(tasks, i), err) != SST_OK) {
+            return false;
+        }
+        const char *id = sst_task_id(t);
+        t->resume = R->resume_map != NULL ? sst_object_get(R->resume_map, id) : NULL;
+        for (size_t j = 0; j < sst_array_len(pending); j++) {
+            const sst_value *w = sst_array_get(pending, j);
+            if (strcmp(sst_string_cstr(sst_object_get(w, "task")), id) == 0) {
+                if (sst__task_restore(t, w, err) != SST_OK) {
+                    return false;
+                }
+                break;
+            }
+        }
+    }
     return true;
 }
 
@@ -236,50 +307,6 @@ static sst_value *set_str(sst_value *o, const char *key, const char *s, sst_erro
     return v != NULL ? sst_object_set_take(o, key, v, err) : (sst_value_unref(o), NULL);
 }
 
-/* {"vertex", "task", "delta", "activate", "send", "message"} for a successful task. */
-static sst_value *pending_entry(const sst_task *t, sst_error *err) {
-    sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
-    o = set_str(o, "task", sst_task_id(t), err);
-    if (o != NULL) {
-        o = sst_object_set_take(
-            o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(), err);
-    }
-    sst_value *act = sst_array_empty(), *send = sst_array_empty(), *msg = sst_array_empty();
-    for (size_t i = 0; i < t->nout && o != NULL && act && send && msg; i++) {
-        const sst__out *e = &t->out[i];
-        const char *to = t->p->v[e->vertex].name;
-        if (e->kind == SST__OUT_ACTIVATE) {
-            sst_value *s = sst_string_new(to, err);
-            act = s != NULL ? sst_array_push_take(act, s, err) : (sst_value_unref(act), NULL);
-            continue;
-        }
-        sst_value *x = set_str(sst_object_empty(), "to", to, err);
-        if (x != NULL) {
-            x = sst_object_set_take(x, e->kind == SST__OUT_SEND ? "input" : "value",
-                                    sst_value_ref(e->value), err);
-        }
-        if (e->kind == SST__OUT_SEND) {
-            send = x != NULL ? sst_array_push_take(send, x, err) : (sst_value_unref(send), NULL);
-        } else {
-            msg = x != NULL ? sst_array_push_take(msg, x, err) : (sst_value_unref(msg), NULL);
-        }
-    }
-    if (o != NULL && act != NULL && send != NULL && msg != NULL) {
-        o = sst_object_set_take(o, "activate", act, err);
-        o = o != NULL ? sst_object_set_take(o, "send", send, err) : (sst_value_unref(send), NULL);
-        o = o != NULL ? sst_object_set_take(o, "message", msg, err) : (sst_value_unref(msg), NULL);
-        return o;
-    }
-    sst_value_unref(o);
-    sst_value_unref(act);
-    sst_value_unref(send);
-    sst_value_unref(msg);
-    if (err != NULL && err->code == SST_OK) {
-        sst__enomem(err);
-    }
-    return NULL;
-}
-
 /* The successful tasks' writes, which were not committed. */
 static sst_code collect_pending(run *R, sst_error *err) {
     sst_value *list = sst_array_empty();
@@ -287,14 +314,51 @@ static sst_code collect_pending(run *R, sst_error *err) {
         if (R->tasks[i].code != SST_OK) {
             continue;
         }
-        sst_value *e = pending_entry(&R->tasks[i], err);
+        sst_value *e = sst__task_writes(&R->tasks[i], err);
         list = e != NULL ? sst_array_push_take(list, e, err) : (sst_value_unref(list), NULL);
     }
     if (list == NULL) {
-        return err != NULL ? err->code : SST_ENOMEM;
+        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
     }
     sst_value_unref(R->r->pending);
     R->r->pending = list;
+    return SST_OK;
+}
+
+/*
+ * Records where the run can go on: the current tasks (the superstep that did
+ * not commit, or the next one), the pending writes and the resume values.
+ */
+static sst_code set_resume_point(run *R, bool with_pending, sst_error *err) {
+    sst_value *tasks = sst_array_empty();
+    for (size_t i = 0; i < R->ntasks && tasks != NULL; i++) {
+        sst_value *d = sst__task_descriptor(&R->tasks[i], err);
+        tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
+    }
+    sst_value *step = sst_int_new((int64_t)R->superstep, err);
+    sst_value *rp =
+        step != NULL ? sst_object_set_take(sst_object_empty(), "superstep", step, err) : NULL;
+    if (rp != NULL && tasks != NULL) {
+        rp = sst_object_set_take(rp, "tasks", tasks, err);
+    } else {
+        sst_value_unref(tasks);
+        sst_value_unref(rp);
+        rp = NULL;
+    }
+    if (rp != NULL) {
+        rp = sst_object_set_take(
+            rp, "pending", sst_value_ref(with_pending ? R->r->pending : sst_array_empty()), err);
+    }
+    if (rp != NULL) {
+        rp = sst_object_set_take(
+            rp, "resume", sst_value_ref(R->resume_map != NULL ? R->resume_map : sst_object_empty()),
+            err);
+    }
+    if (rp == NULL) {
+        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+    }
+    sst_value_unref(R->r->resume_point);
+    R->r->resume_point = rp;
     return SST_OK;
 }
 
@@ -331,6 +395,23 @@ static void fail_run(run *R, const char *vertex, sst_code code, const char *fmt,
     R->r->error_vertex = vertex != NULL ? sst__strndup(vertex, strlen(vertex)) : NULL;
 }
 
+/* Queues a Send for the next superstep. false on OOM. */
+static bool queue_send(run *R, uint32_t vertex, const sst_value *payload) {
+    if (R->nsends == R->sends_cap) {
+        size_t cap = R->sends_cap ? R->sends_cap * 2 : 16;
+        pending_send *s = sst__realloc(R->sends, cap * sizeof *s);
+        if (s == NULL) {
+            return false;
+        }
+        R->sends = s;
+        R->sends_cap = cap;
+    }
+    R->sends[R->nsends].vertex = vertex;
+    R->sends[R->nsends].payload = sst_value_ref(payload);
+    R->nsends++;
+    return true;
+}
+
 /* Routes one task's outbox into the next superstep. false (run failed) on error. */
 static bool route(run *R, const sst_task *t) {
     if (!t->halt) {
@@ -341,19 +422,10 @@ static bool route(run *R, const sst_task *t) {
         if (o->kind == SST__OUT_ACTIVATE) {
             R->active[o->vertex] = true;
         } else if (o->kind == SST__OUT_SEND) {
-            if (R->nsends == R->sends_cap) {
-                size_t cap = R->sends_cap ? R->sends_cap * 2 : 16;
-                pending_send *s = sst__realloc(R->sends, cap * sizeof *s);
-                if (s == NULL) {
-                    fail_run(R, NULL, SST_ENOMEM, "out of memory routing sends");
-                    return false;
-                }
-                R->sends = s;
-                R->sends_cap = cap;
+            if (!queue_send(R, o->vertex, o->value)) {
+                fail_run(R, NULL, SST_ENOMEM, "out of memory routing sends");
+                return false;
             }
-            R->sends[R->nsends].vertex = o->vertex;
-            R->sends[R->nsends].payload = sst_value_ref(o->value);
-            R->nsends++;
         } else {
             const sst__vertex *v = &R->p->v[o->vertex];
             sst_value *box = R->inbox[o->vertex];
@@ -382,7 +454,7 @@ static bool route(run *R, const sst_task *t) {
     return true;
 }
 
-/* Applies every delta in task order and routes the outboxes. false: the run failed. */
+/* Applies every delta in task order and routes the outboxes. false: the run stops. */
 static bool commit(run *R, uint64_t started_ns) {
     const sst_value *stack[32];
     const sst_value **deltas = R->ntasks <= 32 ? stack : sst__malloc(R->ntasks * sizeof *deltas);
@@ -406,6 +478,7 @@ static bool commit(run *R, uint64_t started_ns) {
     if (next == NULL) {
         /* A reducer refused the writes (type error, unique conflict): nothing is committed. */
         collect_pending(R, NULL);
+        set_resume_point(R, true, NULL);
         fail_run(R, NULL, err.code, "superstep %llu: %s", (unsigned long long)R->superstep,
                  err.msg);
         return false;
@@ -418,6 +491,15 @@ static bool commit(run *R, uint64_t started_ns) {
         }
     }
     R->r->supersteps = R->superstep + 1;
+    if (R->p->commit_fn != NULL) {
+        struct sst_commit c = {R};
+        sst_code rc = R->p->commit_fn(&c, R->p->commit_user_data);
+        if (rc != SST_OK) {
+            fail_run(R, NULL, rc, "commit hook failed after superstep %llu",
+                     (unsigned long long)R->superstep);
+            return false;
+        }
+    }
     if (R->o->on_superstep != NULL) {
         size_t retries = 0;
         for (size_t i = 0; i < R->ntasks; i++) {
@@ -425,18 +507,22 @@ static bool commit(run *R, uint64_t started_ns) {
             R->stats[i].vertex = sst_task_vertex(t);
             R->stats[i].task_id = sst_task_id(t);
             R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
+            R->stats[i].events = t->events != NULL ? t->events : sst_array_empty();
             R->stats[i].duration_ns = t->duration_ns;
             R->stats[i].attempts = t->attempt;
-            retries += t->attempt - 1;
+            retries += t->attempt > 0 ? t->attempt - 1 : 0;
         }
-        sst_superstep_stats st = {
-            R->superstep, R->ntasks, retries, fields, sst__now_ns() - started_ns,
-            R->stats,     R->state};
-        if (!R->o->on_superstep(&st, R->o->user_data)) {
-            fail_run(R, NULL, SST_EINTERRUPT,
-                     "stopped by the on_superstep hook after superstep %llu",
-                     (unsigned long long)R->superstep);
-            return false;
+        sst_superstep_stats st;
+        st.superstep = R->superstep;
+        st.tasks = R->ntasks;
+        st.retries = retries;
+        st.delta_fields = fields;
+        st.wall_ns = sst__now_ns() - started_ns;
+        st.task = R->stats;
+        st.state = R->state;
+        sst_code rc = R->o->on_superstep(&st, R->o->user_data);
+        if (rc != SST_OK) {
+            R->hook_stop = rc; /* the loop stops before the next superstep */
         }
     }
     return true;
@@ -456,6 +542,7 @@ static bool finish_superstep(run *R, uint64_t started_ns) {
     }
     if (failed != NULL) {
         collect_pending(R, NULL);
+        set_resume_point(R, true, NULL);
         fail_run(R, sst_task_vertex(failed), failed->code,
                  "vertex '%s' failed after %u attempt%s: %s", sst_task_vertex(failed),
                  failed->attempt, failed->attempt == 1 ? "" : "s",
@@ -465,7 +552,9 @@ static bool finish_superstep(run *R, uint64_t started_ns) {
     if (interrupted) {
         R->r->status = SST_RUN_INTERRUPTED;
         sst_error err;
-        if (collect_pending(R, &err) != SST_OK || collect_interrupts(R, &err) != SST_OK) {
+        sst_error_clear(&err);
+        if (collect_pending(R, &err) != SST_OK || collect_interrupts(R, &err) != SST_OK ||
+            set_resume_point(R, true, &err) != SST_OK) {
             fail_run(R, NULL, err.code, "recording the interrupt: %s", err.msg);
         }
         return false;
@@ -500,6 +589,7 @@ void sst_run_result_free(sst_run_result *r) {
     sst__free(r->error_vertex);
     sst_value_unref(r->interrupts);
     sst_value_unref(r->pending);
+    sst_value_unref(r->resume_point);
     sst__free(r);
 }
 
@@ -507,7 +597,7 @@ void sst_run_result_free(sst_run_result *r) {
 static sst_value *initial_state(const sst_pregel *p, const sst_run_opts *o, sst_error *err) {
     sst_value *state =
         o->state != NULL ? sst_value_ref(o->state) : sst_schema_initial_state(p->schema, err);
-    if (state == NULL || o->input == NULL) {
+    if (state == NULL || o->input == NULL || o->resume != NULL) {
         return state;
     }
     sst_value *input = sst_schema_prepare_delta(p->schema, sst_value_ref(o->input), err);
@@ -523,6 +613,85 @@ static sst_value *initial_state(const sst_pregel *p, const sst_run_opts *o, sst_
         sst__error_prefix(err, "input");
     }
     return state;
+}
+
+/* The routing of superstep 0: start vertices and initial Sends. */
+static bool initial_routing(run *R, const sst_run_opts *o, sst_error *err) {
+    for (size_t i = 0; i < o->n_start; i++) {
+        const char *name = o->start[i];
+        if (name == NULL || !activate_vertex(R, name)) {
+            sst__error(err, SST_EINVAL, "engine run: unknown start vertex '%s'",
+                       name != NULL ? name : "(NULL)");
+            return false;
+        }
+    }
+    for (size_t i = 0; i < sst_array_len(o->sends); i++) {
+        const sst_value *s = sst_array_get(o->sends, i);
+        const sst_value *to = sst_object_get(s, "to");
+        size_t v = sst_is_string(to)
+                       ? sst__pregel_find(R->p, sst_string_cstr(to), sst_string_len(to))
+                       : SIZE_MAX;
+        if (v == SIZE_MAX) {
+            sst__error(err, SST_EINVAL, "engine run: initial Send to unknown vertex '%s'",
+                       sst_is_string(to) ? sst_string_cstr(to) : "(not a string)");
+            return false;
+        }
+        const sst_value *in = sst_object_get(s, "input");
+        if (!queue_send(R, (uint32_t)v, in != NULL ? in : sst_null())) {
+            sst__enomem(err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Asks the before_superstep hook; false: the run stops before this superstep. */
+static bool before_superstep(run *R) {
+    if (R->o->before_superstep == NULL) {
+        return true;
+    }
+    const char *stack[16];
+    const char **names = R->ntasks <= 16 ? stack : sst__malloc(R->ntasks * sizeof *names);
+    if (names == NULL) {
+        fail_run(R, NULL, SST_ENOMEM, "out of memory before superstep %llu",
+                 (unsigned long long)R->superstep);
+        return false;
+    }
+    for (size_t i = 0; i < R->ntasks; i++) {
+        names[i] = sst_task_vertex(&R->tasks[i]);
+    }
+    sst_code rc = R->o->before_superstep(R->superstep, names, R->ntasks, R->o->user_data);
+    if (names != stack) {
+        sst__free(names);
+    }
+    if (rc == SST_OK) {
+        return true;
+    }
+    set_resume_point(R, false, NULL);
+    if (rc == SST_EINTERRUPT) {
+        R->r->status = SST_RUN_INTERRUPTED;
+    } else {
+        fail_run(R, NULL, rc, "stopped by the before_superstep hook at superstep %llu",
+                 (unsigned long long)R->superstep);
+    }
+    return false;
+}
+
+static void stop_after_hook(run *R) {
+    /* The next superstep's tasks are the resume point. */
+    R->superstep++;
+    if (!make_tasks(R)) {
+        fail_run(R, NULL, SST_ENOMEM, "out of memory after superstep %llu",
+                 (unsigned long long)R->superstep - 1);
+        return;
+    }
+    set_resume_point(R, false, NULL);
+    if (R->hook_stop == SST_EINTERRUPT) {
+        R->r->status = SST_RUN_INTERRUPTED;
+    } else {
+        fail_run(R, NULL, R->hook_stop, "stopped by the on_superstep hook after superstep %llu",
+                 (unsigned long long)R->superstep - 1);
+    }
 }
 
 sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run_opts *opts,
@@ -557,20 +726,29 @@ sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run
     }
     R.r->interrupts = sst_array_empty();
     R.r->pending = sst_array_empty();
-    for (size_t i = 0; i < opts->n_start; i++) {
-        const char *name = opts->start[i];
-        size_t v = name != NULL ? sst__pregel_find(p, name, strlen(name)) : SIZE_MAX;
-        if (v == SIZE_MAX) {
-            sst__error(err, SST_EINVAL, "engine run: unknown start vertex '%s'",
-                       name != NULL ? name : "(NULL)");
+    R.r->resume_point = sst_null();
+    if (opts->resume != NULL) {
+        const sst_value *step = sst_object_get(opts->resume, "superstep");
+        const sst_value *map = sst_object_get(opts->resume, "resume");
+        if (!sst_is_int(step) || sst_int_value(step) < 0 || (map != NULL && !sst_is_object(map))) {
+            sst__error(err, SST_ETYPE,
+                       "resume point: needs 'superstep' (an integer) and an optional 'resume' "
+                       "object");
             sst_run_result_free(R.r);
             run_free(&R);
             return NULL;
         }
-        R.active[v] = true;
+        R.superstep = (uint64_t)sst_int_value(step);
+        R.resume_map = map;
     }
     R.state = initial_state(p, opts, err);
-    if (R.state == NULL) {
+    bool ok = R.state != NULL;
+    if (ok && opts->resume != NULL) {
+        ok = make_tasks_from_resume(&R, opts->resume, err);
+    } else if (ok) {
+        ok = initial_routing(&R, opts, err);
+    }
+    if (!ok) {
         sst_run_result_free(R.r);
         run_free(&R);
         return NULL;
@@ -583,20 +761,27 @@ sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run
 
     e->running = true;
     R.r->status = SST_RUN_COMPLETED;
+    R.r->supersteps = R.superstep;
+    bool first = true;
     for (;;) {
-        if (!make_tasks(&R)) {
+        if (!(first && opts->resume != NULL) && !make_tasks(&R)) {
             fail_run(&R, NULL, SST_ENOMEM, "out of memory making the tasks of superstep %llu",
                      (unsigned long long)R.superstep);
             break;
         }
+        first = false;
         if (R.ntasks == 0) {
             break; /* no vertex active: done */
         }
         if (R.superstep >= opts->max_supersteps) {
+            set_resume_point(&R, false, NULL);
             fail_run(&R, NULL, SST_ELIMIT,
                      "recursion limit of %llu supersteps reached with %zu task%s still to run "
                      "(raise max_supersteps / recursion_limit if the run is meant to be longer)",
                      (unsigned long long)opts->max_supersteps, R.ntasks, R.ntasks == 1 ? "" : "s");
+            break;
+        }
+        if (!before_superstep(&R)) {
             break;
         }
         uint64_t started = sst__now_ns();
@@ -605,6 +790,10 @@ sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run
             break;
         }
         destroy_tasks(&R);
+        if (R.hook_stop != SST_OK) {
+            stop_after_hook(&R);
+            break;
+        }
         R.superstep++;
     }
     e->running = false;
@@ -655,6 +844,10 @@ const sst_value *sst_run_result_interrupts(const sst_run_result *r) {
 
 const sst_value *sst_run_result_pending(const sst_run_result *r) {
     return r->pending;
+}
+
+const sst_value *sst_run_result_resume_point(const sst_run_result *r) {
+    return r->resume_point;
 }
 
 uint64_t sst_run_result_tasks(const sst_run_result *r) {

@@ -70,6 +70,18 @@ const sst_value *sst_task_config(const sst_task *t) {
     return t->p->v[t->vertex].config;
 }
 
+const sst_value *sst_task_resume_value(const sst_task *t, size_t k) {
+    return t->resume != NULL ? sst_array_get(t->resume, k) : NULL;
+}
+
+sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err) {
+    if (value == NULL) {
+        return sst__error(err, SST_EINVAL, "vertex '%s': emit of a NULL value", sst_task_vertex(t));
+    }
+    t->events = sst_array_push_take(t->events != NULL ? t->events : sst_array_empty(), value, err);
+    return t->events != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+}
+
 sst_code sst_task_write(sst_task *t, const char *field, sst_value *value, sst_error *err) {
     if (field == NULL || value == NULL) {
         sst_value_unref(value);
@@ -204,6 +216,8 @@ void sst__task_clear_outputs(sst_task *t) {
     t->error = NULL;
     sst_value_unref(t->interrupt);
     t->interrupt = NULL;
+    sst_value_unref(t->events);
+    t->events = NULL;
 }
 
 void sst__task_destroy(sst_task *t) {
@@ -232,6 +246,9 @@ static void ensure_error(sst_task *t, sst_code code, const char *fallback) {
 }
 
 void sst__task_run(sst_task *t) {
+    if (t->replayed) {
+        return; /* its writes came from the pending writes of an earlier run */
+    }
     sst__task_clear_outputs(t);
     const sst__vertex *v = &t->p->v[t->vertex];
     uint64_t t0 = t->timed ? sst__now_ns() : 0;

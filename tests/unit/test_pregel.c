@@ -22,6 +22,7 @@ typedef struct fixture {
     uint64_t sleeps[16]; /* delays the engine asked for */
     size_t nsleeps;
     char retries[512];      /* "vertex:attempt:delay;" from on_retry */
+    char events[512];       /* "vertex:events;" collected by collect_events */
     sst_value *configs[16]; /* vertex configs, released at teardown */
     size_t nconfigs;
 } fixture;
@@ -611,7 +612,7 @@ static void test_task_ids_deterministic(void **state) {
     assert_int_equal(strlen(id1), 32);
 }
 
-static bool stop_after_two(const sst_superstep_stats *st, void *ud) {
+static sst_code stop_after_two(const sst_superstep_stats *st, void *ud) {
     fixture *f = ud;
     (void)f;
     assert_int_equal(st->tasks, 1);
@@ -619,7 +620,7 @@ static bool stop_after_two(const sst_superstep_stats *st, void *ud) {
     assert_string_equal(st->task[0].vertex, "s");
     assert_json_eq(st->task[0].delta, "{\"n\":1}");
     assert_int_equal(sst_int_value(sst_object_get(st->state, "n")), (int64_t)st->superstep + 1);
-    return st->superstep < 1;
+    return st->superstep < 1 ? SST_OK : SST_ETASK;
 }
 
 static void test_on_superstep_hook(void **state) {
@@ -635,6 +636,220 @@ static void test_on_superstep_hook(void **state) {
     assert_string_equal(sst_run_result_error(r)->msg,
                         "stopped by the on_superstep hook after superstep 1");
     assert_json_eq(sst_run_result_state(r), "{\"n\":2}");
+}
+
+/* ---- resume points ---- */
+
+/* Interrupts until it has a resume value, then writes it to "answer". */
+static sst_code ask_once(sst_task *t, void *ud) {
+    int *calls = ud;
+    (*calls)++;
+    sst_task_vote_halt(t);
+    const sst_value *answer = sst_task_resume_value(t, 0);
+    if (answer == NULL) {
+        return sst_task_interrupt(t, tu_json("\"name?\""));
+    }
+    return sst_task_write(t, "answer", sst_value_ref(answer), NULL);
+}
+
+/* Resumes @p prev's run with resume values {task id of interrupt i: [value]}. */
+static const sst_run_result *resume_with(const char *value) {
+    const sst_run_result *prev = g->r;
+    sst_value *rp = sst_value_ref(sst_run_result_resume_point(prev));
+    if (value != NULL) {
+        const sst_value *ints = sst_run_result_interrupts(prev);
+        sst_value *map = sst_value_ref(sst_object_get(rp, "resume"));
+        for (size_t i = 0; i < sst_array_len(ints); i++) {
+            const char *task = sst_string_cstr(sst_object_get(sst_array_get(ints, i), "task"));
+            map = sst_object_set_take(
+                map, task, sst_array_push_take(sst_array_empty(), tu_json(value), NULL), NULL);
+        }
+        rp = sst_object_set_take(rp, "resume", map, NULL);
+    }
+    sst_value *state = sst_value_ref(sst_run_result_state(prev));
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    ro.resume = rp;
+    ro.state = state;
+    ro.sleep = fake_sleep;
+    ro.user_data = g;
+    sst_error err;
+    sst_run_result *r = sst_engine_run(g->e, g->p, &ro, &err);
+    if (r == NULL) {
+        print_error("resume failed: %s\n", err.msg);
+        fail();
+    }
+    sst_run_result_free(g->r);
+    g->r = r;
+    sst_value_unref(rp);
+    sst_value_unref(state);
+    return r;
+}
+
+static void test_resume_after_interrupt(void **state) {
+    (void)state;
+    field("log", sst_reducer_append(), "[]");
+    counter a = {0, 0, SST_ETASK, ""};
+    int asks = 0;
+    vertex("a", logger, &a, NULL);
+    vertex("q", ask_once, &asks, NULL);
+    const sst_run_result *r = run("a,q");
+    assert_int_equal(sst_run_result_status(r), SST_RUN_INTERRUPTED);
+    const sst_value *rp = sst_run_result_resume_point(r);
+    assert_int_equal(sst_int_value(sst_object_get(rp, "superstep")), 0);
+    assert_int_equal(sst_array_len(sst_object_get(rp, "tasks")), 2);
+    assert_int_equal(sst_array_len(sst_object_get(rp, "pending")), 1);
+    r = resume_with("\"bob\"");
+    assert_int_equal(sst_run_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_run_result_state(r), "{\"log\":[\"a\"],\"answer\":\"bob\"}");
+    assert_int_equal(a.calls, 1); /* its write came from the pending writes */
+    assert_int_equal(asks, 2);
+    assert_true(sst_is_null(sst_run_result_resume_point(r)));
+}
+
+static void test_resume_after_failure_reruns_only_the_failed(void **state) {
+    (void)state;
+    field("log", sst_reducer_append(), "[]");
+    counter good = {0, 0, SST_ETASK, ""}, bad = {0, 100, SST_ETASK, ""};
+    sst_vertex_opts o = no_jitter(2);
+    vertex("good", logger, &good, &o);
+    vertex("bad", logger, &bad, &o);
+    const sst_run_result *r = run("good,bad");
+    assert_int_equal(sst_run_result_status(r), SST_RUN_FAILED);
+    assert_int_equal(bad.calls, 2);
+    bad.fail_until = 0; /* "fix" the node, then resume */
+    r = resume_with(NULL);
+    assert_int_equal(sst_run_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_run_result_state(r), "{\"log\":[\"bad\",\"good\"]}");
+    assert_int_equal(good.calls, 1);
+    assert_int_equal(bad.calls, 3);
+}
+
+static sst_code interrupt_before_q(uint64_t step, const char *const *v, size_t n, void *ud) {
+    (void)step, (void)ud;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i], "q") == 0) {
+            return SST_EINTERRUPT;
+        }
+    }
+    return SST_OK;
+}
+
+/* Writes 1 to "n" and activates config["next"] when given. */
+static sst_code chain(sst_task *t, void *ud) {
+    (void)ud;
+    sst_task_vote_halt(t);
+    const sst_value *next = sst_object_get(sst_task_config(t), "next");
+    if (next != NULL) {
+        sst_code rc = sst_task_activate(t, sst_string_cstr(next), NULL);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return sst_task_write(t, "n", sst_int_new(1, NULL), NULL);
+}
+
+static void test_before_hook_interrupt_and_resume(void **state) {
+    (void)state;
+    field("n", sst_reducer_sum(), "0");
+    sst_vertex_opts a = with_config("{\"next\":\"q\"}");
+    vertex("a", chain, NULL, &a);
+    vertex("q", chain, NULL, NULL);
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    ro.before_superstep = interrupt_before_q;
+    const sst_run_result *r = run_with("a", 1, &ro);
+    assert_int_equal(sst_run_result_status(r), SST_RUN_INTERRUPTED);
+    assert_json_eq(sst_run_result_state(r), "{\"n\":1}");
+    const sst_value *rp = sst_run_result_resume_point(r);
+    assert_int_equal(sst_int_value(sst_object_get(rp, "superstep")), 1);
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(sst_array_get(sst_object_get(rp, "tasks"), 0), "vertex")),
+        "q");
+    r = resume_with(NULL); /* no before hook this time */
+    assert_int_equal(sst_run_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_run_result_state(r), "{\"n\":2}");
+    assert_int_equal(sst_run_result_supersteps(r), 2);
+}
+
+static sst_code interrupt_after_first(const sst_superstep_stats *st, void *ud) {
+    (void)ud;
+    return st->superstep == 0 ? SST_EINTERRUPT : SST_OK;
+}
+
+static void test_after_hook_interrupt_and_resume(void **state) {
+    (void)state;
+    field("n", sst_reducer_sum(), "0");
+    sst_vertex_opts a = with_config("{\"next\":\"b\"}");
+    vertex("a", chain, NULL, &a);
+    vertex("b", chain, NULL, NULL);
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    ro.on_superstep = interrupt_after_first;
+    const sst_run_result *r = run_with("a", 1, &ro);
+    assert_int_equal(sst_run_result_status(r), SST_RUN_INTERRUPTED);
+    assert_json_eq(sst_run_result_state(r), "{\"n\":1}");
+    r = resume_with(NULL);
+    assert_json_eq(sst_run_result_state(r), "{\"n\":2}");
+}
+
+/* Activates "j" once, when the state has two arrivals. */
+static sst_code join_when_two(sst_commit *c, void *ud) {
+    int *fired = ud;
+    if (!*fired && sst_int_value(sst_object_get(sst_commit_state(c), "n")) == 2) {
+        *fired = 1;
+        return sst_commit_activate(c, "j", NULL);
+    }
+    return SST_OK;
+}
+
+static sst_code emitter(sst_task *t, void *ud) {
+    (void)ud;
+    sst_task_vote_halt(t);
+    sst_code rc = sst_task_emit(t, tu_json("{\"progress\":1}"), NULL);
+    if (rc == SST_OK) {
+        rc = sst_task_emit(t, tu_json("{\"progress\":2}"), NULL);
+    }
+    return rc;
+}
+
+static sst_code collect_events(const sst_superstep_stats *st, void *ud) {
+    fixture *f = ud;
+    for (size_t i = 0; i < st->tasks; i++) {
+        char *e = sst_json_write(st->task[i].events, SST_JSON_COMPACT, NULL, NULL);
+        size_t n = strlen(f->events);
+        snprintf(f->events + n, sizeof f->events - n, "%s:%s;", st->task[i].vertex, e);
+        sst_free(e);
+    }
+    return SST_OK;
+}
+
+static void test_commit_hook_sends_and_events(void **state) {
+    (void)state;
+    field("n", sst_reducer_sum(), "0");
+    sst_vertex_opts o1 = with_config("{\"field\":\"n\",\"value\":1}");
+    sst_vertex_opts o2 = with_config("{\"field\":\"n\",\"value\":1}");
+    vertex("x", write_config, NULL, &o1);
+    vertex("y", write_config, NULL, &o2);
+    vertex("j", emitter, NULL, NULL);
+    static int fired;
+    fired = 0;
+    sst_pregel_builder_set_commit_fn(g->b, join_when_two, &fired);
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    /* y starts through an initial Send (its payload is unused). */
+    sst_value *sends = tu_json("[{\"to\":\"y\",\"input\":7}]");
+    ro.sends = sends;
+    ro.on_superstep = collect_events;
+    const sst_run_result *r = run_with("x", 2, &ro);
+    if (sst_run_result_status(r) != SST_RUN_COMPLETED) {
+        print_error("%s\n", sst_run_result_error(r)->msg);
+    }
+    assert_int_equal(sst_run_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_run_result_state(r), "{\"n\":2}");
+    assert_int_equal(sst_run_result_supersteps(r), 2);
+    assert_string_equal(g->events, "x:[];y:[];j:[{\"progress\":1},{\"progress\":2}];");
+    sst_value_unref(sends);
 }
 
 int main(void) {
@@ -658,6 +873,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_builder_and_start_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_task_ids_deterministic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_on_superstep_hook, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_after_interrupt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_after_failure_reruns_only_the_failed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_before_hook_interrupt_and_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_after_hook_interrupt_and_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_commit_hook_sends_and_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

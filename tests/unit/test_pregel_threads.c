@@ -73,7 +73,7 @@ typedef struct trace {
     size_t len, cap;
 } trace;
 
-static bool record(const sst_superstep_stats *st, void *ud) {
+static sst_code record(const sst_superstep_stats *st, void *ud) {
     trace *tr = ud;
     for (size_t i = 0; i < st->tasks; i++) {
         size_t n;
@@ -86,7 +86,7 @@ static bool record(const sst_superstep_stats *st, void *ud) {
                                     (unsigned long long)st->superstep, st->task[i].vertex, d);
         sst_free(d);
     }
-    return true;
+    return SST_OK;
 }
 
 static void no_sleep(uint64_t ms, void *ud) {

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tasks and their writes as values, and back: what a resume point is made
+ * of (sst_run_result_resume_point), so that a run stopped by an interrupt,
+ * a failure or a crash (through the checkpoint layer) can go on.
+ */
+#include <string.h>
+
+#include "pregel_int.h"
+
+static sst_value *set_take(sst_value *o, const char *key, sst_value *v, sst_error *err) {
+    if (o == NULL || v == NULL) {
+        sst_value_unref(o);
+        sst_value_unref(v);
+        if (err != NULL && err->code == SST_OK) {
+            sst__enomem(err);
+        }
+        return NULL;
+    }
+    return sst_object_set_take(o, key, v, err);
+}
+
+static sst_value *str(const char *s, sst_error *err) {
+    return sst_string_new(s, err);
+}
+
+sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
+    sst_value *o = set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
+    o = set_take(o, "task", str(sst_task_id(t), err), err);
+    if (t->send_index != UINT64_MAX) {
+        o = set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
+        o = set_take(o, "input", sst_value_ref(t->input), err);
+    }
+    if (t->inbox != NULL) {
+        o = set_take(o, "inbox", sst_value_ref(t->inbox), err);
+    }
+    return o;
+}
+
+sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
+    sst_value *o = set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
+    o = set_take(o, "task", str(sst_task_id(t), err), err);
+    o = set_take(o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(), err);
+    sst_value *act = sst_array_empty(), *send = sst_array_empty(), *msg = sst_array_empty();
+    for (size_t i = 0; i < t->nout && o != NULL && act != NULL && send != NULL && msg != NULL;
+         i++) {
+        const sst__out *e = &t->out[i];
+        sst_value *to = str(t->p->v[e->vertex].name, err);
+        if (e->kind == SST__OUT_ACTIVATE) {
+            act = to != NULL ? sst_array_push_take(act, to, err) : (sst_value_unref(act), NULL);
+            continue;
+        }
+        sst_value *x = set_take(sst_object_empty(), "to", to, err);
+        x = set_take(x, e->kind == SST__OUT_SEND ? "input" : "value", sst_value_ref(e->value), err);
+        sst_value **list = e->kind == SST__OUT_SEND ? &send : &msg;
+        *list = x != NULL ? sst_array_push_take(*list, x, err) : (sst_value_unref(*list), NULL);
+    }
+    o = set_take(o, "activate", act, err);
+    o = set_take(o, "send", send, err);
+    o = set_take(o, "message", msg, err);
+    o = set_take(o, "halt", sst_bool(t->halt), err);
+    o = set_take(o, "events", t->events != NULL ? sst_value_ref(t->events) : sst_array_empty(),
+                 err);
+    return o;
+}
+
+/* Looks up a vertex named by a string value; SIZE_MAX (with err) when unknown. */
+static size_t vertex_of(const sst_pregel *p, const sst_value *name, const char *what,
+                        sst_error *err) {
+    size_t v = sst_is_string(name)
+                   ? sst__pregel_find(p, sst_string_cstr(name), sst_string_len(name))
+                   : SIZE_MAX;
+    if (v == SIZE_MAX) {
+        sst__error(err, SST_EINVAL, "resume point: %s names unknown vertex '%s'", what,
+                   sst_is_string(name) ? sst_string_cstr(name) : "(not a string)");
+    }
+    return v;
+}
+
+sst_code sst__task_restore(sst_task *t, const sst_value *w, sst_error *err) {
+    sst__task_clear_outputs(t);
+    const sst_value *delta = sst_object_get(w, "delta");
+    if (delta != NULL && !sst_is_object(delta)) {
+        return sst__error(err, SST_ETYPE, "resume point: pending delta of task %s is not an object",
+                          sst_task_id(t));
+    }
+    t->delta = sst_object_len(delta) > 0 ? sst_value_ref(delta) : NULL;
+    t->halt = sst_bool_value(sst_object_get(w, "halt"));
+    const sst_value *ev = sst_object_get(w, "events");
+    t->events = sst_array_len(ev) > 0 ? sst_value_ref(ev) : NULL;
+    static const char *const lists[] = {"activate", "send", "message"};
+    for (int k = 0; k < 3; k++) {
+        const sst_value *list = sst_object_get(w, lists[k]);
+        for (size_t i = 0; i < sst_array_len(list); i++) {
+            const sst_value *e = sst_array_get(list, i);
+            const sst_value *to = k == 0 ? e : sst_object_get(e, "to");
+            size_t v = vertex_of(t->p, to, lists[k], err);
+            if (v == SIZE_MAX) {
+                return SST_EINVAL;
+            }
+            const char *name = t->p->v[v].name;
+            const sst_value *val = sst_object_get(e, k == 1 ? "input" : "value");
+            sst_code rc = k == 0   ? sst_task_activate(t, name, err)
+                          : k == 1 ? sst_task_send(t, name, sst_value_ref(val), err)
+                                   : sst_task_message(t, name, sst_value_ref(val), err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    t->code = SST_OK;
+    t->attempt = 0;
+    t->replayed = true;
+    return SST_OK;
+}
+
+sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_value *d,
+                                   sst_error *err) {
+    size_t v = vertex_of(p, sst_object_get(d, "vertex"), "a task", err);
+    if (v == SIZE_MAX) {
+        return SST_EINVAL;
+    }
+    t->vertex = (uint32_t)v;
+    const sst_value *send = sst_object_get(d, "send");
+    if (send != NULL) {
+        if (!sst_is_int(send) || sst_int_value(send) < 0) {
+            return sst__error(err, SST_ETYPE, "resume point: task 'send' must be an index");
+        }
+        t->send_index = (uint64_t)sst_int_value(send);
+        const sst_value *in = sst_object_get(d, "input");
+        t->input = sst_value_ref(in != NULL ? in : sst_null());
+    } else {
+        t->send_index = UINT64_MAX;
+    }
+    const sst_value *inbox = sst_object_get(d, "inbox");
+    if (inbox != NULL) {
+        if (!sst_is_array(inbox)) {
+            return sst__error(err, SST_ETYPE, "resume point: task 'inbox' must be an array");
+        }
+        t->inbox = sst_value_ref(inbox);
+    }
+    return SST_OK;
+}
