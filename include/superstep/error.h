@@ -42,7 +42,8 @@ extern "C" {
     X(EUNAVAILABLE, "temporarily unavailable")                                                     \
     X(ETASK, "task failed")                                                                        \
     X(EINTERRUPT, "interrupted")                                                                   \
-    X(ENOTSUP, "not supported")
+    X(ENOTSUP, "not supported")                                                                    \
+    X(EBUSY, "busy")
 
 /** A status code. SST_OK is 0; every failure is positive. */
 typedef enum sst_code {

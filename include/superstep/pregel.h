@@ -287,6 +287,9 @@ SST_API const sst_value *sst_task_resume_value(const sst_task *t, size_t k);
  */
 SST_NODISCARD SST_API sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err);
 
+/** The delta written so far by this attempt (borrowed), or NULL. */
+SST_API const sst_value *sst_task_delta(const sst_task *t);
+
 /**
  * Writes @p value to @p field of this task's delta (a later write to the
  * same field in the same task replaces the earlier one).

@@ -117,6 +117,9 @@ typedef sst_value *(*sst_state_reduce_fn)(void *user_data, sst_value *state,
 /** @return a new empty schema (every field `replace`); NULL on SST_ENOMEM. */
 SST_NODISCARD SST_API sst_schema *sst_schema_new(sst_error *err);
 
+/** A copy of @p s (fields, defaults, state reducer). @return new; NULL on SST_ENOMEM. */
+SST_NODISCARD SST_API sst_schema *sst_schema_copy(const sst_schema *s, sst_error *err);
+
 /** Frees a schema. NULL is a no-op. */
 SST_API void sst_schema_free(sst_schema *s);
 

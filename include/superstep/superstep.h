@@ -4,6 +4,7 @@
 #define SUPERSTEP_SUPERSTEP_H
 
 #include "superstep/error.h"
+#include "superstep/graph.h"
 #include "superstep/json.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"

@@ -70,6 +70,10 @@ const sst_value *sst_task_config(const sst_task *t) {
     return t->p->v[t->vertex].config;
 }
 
+const sst_value *sst_task_delta(const sst_task *t) {
+    return t->delta;
+}
+
 const sst_value *sst_task_resume_value(const sst_task *t, size_t k) {
     return t->resume != NULL ? sst_array_get(t->resume, k) : NULL;
 }

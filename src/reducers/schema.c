@@ -29,6 +29,26 @@ sst_schema *sst_schema_new(sst_error *err) {
     return s;
 }
 
+sst_schema *sst_schema_copy(const sst_schema *s, sst_error *err) {
+    if (s == NULL) {
+        sst__error(err, SST_EINVAL, "schema copy: NULL schema");
+        return NULL;
+    }
+    sst_schema *c = sst_schema_new(err);
+    for (size_t i = 0; c != NULL && i < s->count; i++) {
+        const schema_field *f = &s->fields[i];
+        if (sst_schema_add_field(c, f->name, &f->reducer, sst_value_ref(f->def), err) != SST_OK) {
+            sst_schema_free(c);
+            c = NULL;
+        }
+    }
+    if (c != NULL) {
+        c->state_fn = s->state_fn;
+        c->state_ud = s->state_ud;
+    }
+    return c;
+}
+
 void sst_schema_free(sst_schema *s) {
     if (s == NULL) {
         return;

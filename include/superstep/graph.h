@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The graph layer: LangGraph's StateGraph on top of the Pregel engine
+ * (DESIGN.md semantics 2, 5, 7, 8 and 10; docs/graph.md).
+ *
+ * Build a graph (state fields, nodes, edges, joins, conditional edges),
+ * compile it into an immutable sst_compiled_graph, then invoke it. Nodes read
+ * the state of the previous superstep and return a partial update, nothing,
+ * or a Command (update + goto). Routers pick the next nodes; Send runs one
+ * task per payload. Runs end as completed, interrupted or error; an
+ * interrupted run resumes through its thread.
+ *
+ * Names: "__start__" (SST_START) and "__end__" (SST_END) are reserved, and
+ * state fields whose names start with "__" belong to the engine (they are
+ * hidden from results and streams).
+ *
+ * Threads: a builder is used by one thread at a time. A compiled graph is
+ * immutable: any number of threads may invoke it at once. A thread handle
+ * (sst_graph_thread) is used by one invoke at a time; a second concurrent
+ * invoke on it fails with SST_EBUSY. Node and router functions may run on
+ * worker threads, several at once.
+ */
+#ifndef SUPERSTEP_GRAPH_H
+#define SUPERSTEP_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "superstep/error.h"
+#include "superstep/export.h"
+#include "superstep/pregel.h"
+#include "superstep/reducer.h"
+#include "superstep/value.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SST_START "__start__"
+#define SST_END   "__end__"
+
+typedef struct sst_graph sst_graph;
+typedef struct sst_compiled_graph sst_compiled_graph;
+typedef struct sst_node_ctx sst_node_ctx;
+typedef struct sst_graph_thread sst_graph_thread;
+typedef struct sst_graph_result sst_graph_result;
+
+/* ---- building --------------------------------------------------------- */
+
+/** @return a new empty graph (no fields, no nodes); NULL on SST_ENOMEM. */
+SST_NODISCARD SST_API sst_graph *sst_graph_new(sst_error *err);
+SST_API void sst_graph_free(sst_graph *g);
+
+/**
+ * Declares a state field with its reducer and default (fields not declared
+ * use `replace`).
+ * @param default_value takes; NULL for none
+ * @return SST_OK; SST_EINVAL (reserved "__" name, declared twice), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_field(sst_graph *g, const char *field,
+                                                   const sst_reducer *r, sst_value *default_value,
+                                                   sst_error *err);
+
+/** The graph's schema (borrowed), e.g. to set a whole-state reducer. */
+SST_API sst_schema *sst_graph_schema(sst_graph *g);
+
+/**
+ * A node: read the state with sst_node_state, write with sst_node_update,
+ * route with sst_node_goto (Command goto). Return SST_OK; an error code (use
+ * sst_node_fail for a message) fails the task, subject to the node's retry
+ * policy; return SST_EINTERRUPT after sst_node_interrupt asked for input.
+ */
+typedef sst_code (*sst_node_fn)(sst_node_ctx *ctx, void *user_data);
+
+/** Node options; fill with sst_node_opts_init. */
+typedef struct sst_node_opts {
+    sst_retry_policy retry; /* default: 3 attempts, 0.5 s, x2, 128 s, jitter */
+    const sst_value
+        *metadata; /* borrowed (copied): any JSON, shown by sst_compiled_graph_node_metadata */
+    const char *const *ends; /* nodes a goto of this node may reach (for validation and drawing) */
+    size_t n_ends;
+} sst_node_opts;
+
+SST_API void sst_node_opts_init(sst_node_opts *o);
+
+/**
+ * Adds node @p name (copied).
+ * @return SST_OK; SST_EINVAL for a reserved ("__start__", "__end__", "__..."),
+ *         empty or duplicate name or a NULL function; SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn,
+                                                  void *user_data, const sst_node_opts *opts,
+                                                  sst_error *err);
+
+/**
+ * An edge: @p to runs in the superstep after @p from (START: the first one;
+ * END: nothing). Unknown names are reported by sst_graph_compile.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_edge(sst_graph *g, const char *from, const char *to,
+                                                  sst_error *err);
+
+/**
+ * A wait-for-all join (LangGraph's add_edge([a, b], c)): @p to runs once after
+ * every source has run since its last run, even when they finish in
+ * different supersteps.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_join(sst_graph *g, const char *const *from, size_t n,
+                                                  const char *to, sst_error *err);
+
+/**
+ * A router: picks where to go from the state (borrowed: the committed state
+ * plus the node's own update). Return a node name or SST_END (a string), a
+ * list of them, a Send (sst_send_new) or a list mixing names and Sends;
+ * with a path map, return its keys instead of names.
+ * @return new value; NULL with @p err filled fails the node.
+ */
+typedef sst_value *(*sst_router_fn)(const sst_value *state, void *user_data, sst_error *err);
+
+/**
+ * Conditional edges from @p from (a node or SST_START).
+ * @param path_map borrowed (copied), NULL for none: an object mapping the
+ *        router's results to node names, or a list of the names it may return.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_conditional_edges(sst_graph *g, const char *from,
+                                                               sst_router_fn router,
+                                                               void *user_data,
+                                                               const sst_value *path_map,
+                                                               sst_error *err);
+
+/**
+ * Send(node, arg): a router or goto result that runs @p node once with
+ * @p arg (takes) as its input, in parallel with other Sends.
+ * @return new value {"__send__": node, "arg": arg}; NULL on SST_EINVAL/ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err);
+
+/* ---- compiling -------------------------------------------------------- */
+
+/** Compile options; fill with sst_compile_opts_init. */
+typedef struct sst_compile_opts {
+    const char *const *interrupt_before; /* stop before a superstep that runs one of these */
+    size_t n_before;
+    const char *const *interrupt_after; /* stop after a superstep that ran one of these */
+    size_t n_after;
+} sst_compile_opts;
+
+SST_API void sst_compile_opts_init(sst_compile_opts *o);
+
+/**
+ * Validates @p g and freezes it. Errors name the culprit: an edge from or to
+ * an unknown node, a path map naming an unknown node, no entry point (no
+ * edge from START), nodes unreachable from START, an unknown node in the
+ * interrupt lists. A graph from which END cannot be reached compiles with a
+ * warning (sst_compiled_graph_warning).
+ * @return new compiled graph; NULL with SST_EINVAL or SST_ENOMEM.
+ * Thread-safety: the result may be invoked from many threads at once.
+ */
+SST_NODISCARD SST_API sst_compiled_graph *
+sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts, sst_error *err);
+SST_API void sst_compiled_graph_free(sst_compiled_graph *cg);
+
+SST_API size_t sst_compiled_graph_warning_count(const sst_compiled_graph *cg);
+/** Warning @p i (borrowed), or NULL. */
+SST_API const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, size_t i);
+/** A node's metadata (borrowed; null when none), or NULL for an unknown node. */
+SST_API const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg,
+                                                          const char *node);
+
+/**
+ * The graph as a Mermaid flowchart / a Graphviz digraph: conditional edges
+ * dashed (labelled with path map keys), joins drawn as one junction.
+ * @return new NUL-terminated text, freed with sst_free; NULL on SST_ENOMEM.
+ */
+SST_NODISCARD SST_API char *sst_compiled_graph_mermaid(const sst_compiled_graph *cg,
+                                                       sst_error *err);
+SST_NODISCARD SST_API char *sst_compiled_graph_dot(const sst_compiled_graph *cg, sst_error *err);
+
+/* ---- inside a node ---------------------------------------------------- */
+
+/** The state of the previous superstep (borrowed, shared, never copied). */
+SST_API const sst_value *sst_node_state(const sst_node_ctx *ctx);
+/** The Send argument (borrowed), or NULL when the node was reached by an edge. */
+SST_API const sst_value *sst_node_input(const sst_node_ctx *ctx);
+SST_API const char *sst_node_name(const sst_node_ctx *ctx);
+/** The superstep (0 = the first after the input) and the attempt (1-based). */
+SST_API uint64_t sst_node_step(const sst_node_ctx *ctx);
+SST_API unsigned sst_node_attempt(const sst_node_ctx *ctx);
+
+/** Writes @p value (takes) to @p field of the node's update. */
+SST_NODISCARD SST_API sst_code sst_node_update(sst_node_ctx *ctx, const char *field,
+                                               sst_value *value, sst_error *err);
+/** Writes every member of @p update (takes: an object). */
+SST_NODISCARD SST_API sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update,
+                                                   sst_error *err);
+
+/**
+ * Command goto: go to @p node (or SST_END) next. Any goto replaces the
+ * node's edges and conditional edges for this run of the node (DESIGN.md
+ * semantic 5); several gotos run their targets in parallel. An unknown node
+ * fails the node with SST_EINVAL.
+ */
+SST_NODISCARD SST_API sst_code sst_node_goto(sst_node_ctx *ctx, const char *node, sst_error *err);
+/** Command goto Send(node, arg): takes @p arg. */
+SST_NODISCARD SST_API sst_code sst_node_goto_send(sst_node_ctx *ctx, const char *node,
+                                                  sst_value *arg, sst_error *err);
+
+/**
+ * interrupt(value): the k-th call in one run of the node returns the k-th
+ * resume value (borrowed) once the run is resumed; until then it records
+ * @p value (takes) and returns NULL, and the node must return SST_EINTERRUPT.
+ * The node then runs again from its start when resumed.
+ */
+SST_API const sst_value *sst_node_interrupt(sst_node_ctx *ctx, sst_value *value);
+
+/** Emits a custom stream event (takes @p value); delivered in task order. */
+SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err);
+
+/** Fails the node with a message; returns @p code (SST_ETASK is retried by default). */
+SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- running ---------------------------------------------------------- */
+
+/** Stream modes; combine with |. */
+typedef enum sst_stream_mode {
+    SST_STREAM_VALUES = 1 << 0,  /* the whole state after the input and after each superstep */
+    SST_STREAM_UPDATES = 1 << 1, /* each node's update: {node: update}, in task order */
+    SST_STREAM_CUSTOM = 1 << 2,  /* values nodes emit with sst_node_emit */
+    SST_STREAM_DEBUG = 1 << 3    /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
+} sst_stream_mode;
+
+/**
+ * Receives one stream event (borrowed) on the invoking thread. @p node names
+ * the node for updates, custom and task events, else NULL. Return SST_OK, or
+ * an error to stop the run (status error).
+ */
+typedef sst_code (*sst_stream_fn)(sst_stream_mode mode, const char *node, const sst_value *event,
+                                  void *user_data);
+
+/** Invoke options; fill with sst_invoke_opts_init. */
+typedef struct sst_invoke_opts {
+    uint64_t recursion_limit;      /* supersteps one invoke may run; default 25 */
+    const sst_value *resume;       /* Command{resume}: the value for the single pending interrupt */
+    const sst_value *resume_by_id; /* {interrupt id: value} when several are pending */
+    unsigned stream_modes;         /* sst_stream_mode bits */
+    sst_stream_fn stream;
+    void *stream_user_data;
+    sst_engine *engine; /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
+    sst_sleep_fn sleep; /* retry waits (tests); NULL: real sleep */
+    void *sleep_user_data;
+} sst_invoke_opts;
+
+SST_API void sst_invoke_opts_init(sst_invoke_opts *o);
+
+/**
+ * An in-memory thread: the state and, after an interrupt, what is needed to
+ * resume. (The checkpoint layer makes threads durable.)
+ * @return new thread, freed with sst_graph_thread_free; NULL on SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_graph_thread *sst_graph_thread_new(const sst_compiled_graph *cg,
+                                                             sst_error *err);
+SST_API void sst_graph_thread_free(sst_graph_thread *t);
+/** The thread's current state (borrowed; hidden fields removed); {} before the first invoke. */
+SST_API const sst_value *sst_graph_thread_state(const sst_graph_thread *t);
+
+/**
+ * Runs the graph. With @p thread NULL, one run from the schema defaults.
+ * With a thread: when it is interrupted and resume values are given (or
+ * @p input is NULL), the run resumes; otherwise a new run starts from the
+ * thread's state. @p input (borrowed; NULL for none) is applied through the
+ * reducers before the first superstep.
+ * @return new result (completed, interrupted or error), freed with
+ *         sst_graph_result_free; NULL only when the run could not start:
+ *         SST_EINVAL (a resume that names no pending interrupt, several
+ *         pending interrupts resumed without ids), a reducer's error for a
+ *         bad input, SST_EBUSY (the thread is running another invoke),
+ *         SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_graph_result *
+sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread, const sst_value *input,
+                 const sst_invoke_opts *opts, sst_error *err);
+
+SST_API sst_run_status sst_graph_result_status(const sst_graph_result *r);
+/** The state (borrowed; hidden fields removed). */
+SST_API const sst_value *sst_graph_result_state(const sst_graph_result *r);
+/**
+ * Pending interrupts (borrowed array), each {"id", "node", "value"}:
+ * dynamic interrupts carry their value; interrupt_before/after entries carry
+ * null and "when": "before" | "after".
+ */
+SST_API const sst_value *sst_graph_result_interrupts(const sst_graph_result *r);
+/** The error (code SST_OK unless the status is error; borrowed). */
+SST_API const sst_error *sst_graph_result_error(const sst_graph_result *r);
+/** The node whose failure ended the run (borrowed), or NULL. */
+SST_API const char *sst_graph_result_error_node(const sst_graph_result *r);
+/** Supersteps run by this invoke. */
+SST_API uint64_t sst_graph_result_steps(const sst_graph_result *r);
+SST_API void sst_graph_result_free(sst_graph_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SUPERSTEP_GRAPH_H */

@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building a StateGraph and compiling it: validation (every error names the
+ * culprit), routing tables, and the Pregel vertex set (one vertex a node).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+#define GROW(arr, n, cap) ((n) < (cap) ? true : grow_array((void **)&(arr), &(cap), sizeof *(arr)))
+
+static bool grow_array(void **arr, size_t *cap, size_t elem) {
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *p = sst__realloc(*arr, ncap * elem);
+    if (p == NULL) {
+        return false;
+    }
+    *arr = p;
+    *cap = ncap;
+    return true;
+}
+
+static char *dup(const char *s) {
+    return sst__strndup(s, strlen(s));
+}
+
+sst_graph *sst_graph_new(sst_error *err) {
+    sst_graph *g = sst__calloc(1, sizeof *g);
+    if (g == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    g->schema = sst_schema_new(err);
+    if (g->schema == NULL) {
+        sst__free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void node_free(sst__node *n) {
+    sst__free(n->name);
+    sst_value_unref(n->metadata);
+    for (size_t i = 0; i < n->n_ends; i++) {
+        sst__free(n->ends[i]);
+    }
+    sst__free(n->ends);
+}
+
+void sst_graph_free(sst_graph *g) {
+    if (g == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        node_free(&g->nodes[i]);
+    }
+    for (size_t i = 0; i < g->n_edges; i++) {
+        sst__free(g->edges[i].from);
+        sst__free(g->edges[i].to);
+    }
+    for (size_t i = 0; i < g->n_joins; i++) {
+        for (size_t k = 0; k < g->joins[i].n; k++) {
+            sst__free(g->joins[i].from[k]);
+        }
+        sst__free(g->joins[i].from);
+        sst__free(g->joins[i].to);
+    }
+    for (size_t i = 0; i < g->n_branches; i++) {
+        sst__free(g->branches[i].from);
+        sst_value_unref(g->branches[i].path_map);
+    }
+    sst__free(g->nodes);
+    sst__free(g->edges);
+    sst__free(g->joins);
+    sst__free(g->branches);
+    sst_schema_free(g->schema);
+    sst__free(g);
+}
+
+sst_schema *sst_graph_schema(sst_graph *g) {
+    return g != NULL ? g->schema : NULL;
+}
+
+sst_code sst_graph_add_field(sst_graph *g, const char *field, const sst_reducer *r,
+                             sst_value *default_value, sst_error *err) {
+    if (g == NULL || field == NULL) {
+        sst_value_unref(default_value);
+        return sst__error(err, SST_EINVAL, "graph: add field: NULL %s",
+                          g == NULL ? "graph" : "field");
+    }
+    if (strncmp(field, "__", 2) == 0) {
+        sst_value_unref(default_value);
+        return sst__error(err, SST_EINVAL,
+                          "graph: field '%s': names starting with \"__\" are reserved", field);
+    }
+    return sst_schema_add_field(g->schema, field, r, default_value, err);
+}
+
+size_t sst__graph_find(const sst_graph *g, const char *name) {
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (strcmp(g->nodes[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return SIZE_MAX;
+}
+
+void sst_node_opts_init(sst_node_opts *o) {
+    sst_retry_policy_init(&o->retry);
+    o->metadata = NULL;
+    o->ends = NULL;
+    o->n_ends = 0;
+}
+
+sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
+                            const sst_node_opts *opts, sst_error *err) {
+    if (g == NULL || name == NULL || fn == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: add node: NULL %s",
+                          g == NULL      ? "graph"
+                          : name == NULL ? "name"
+                                         : "function");
+    }
+    if (name[0] == '\0') {
+        return sst__error(err, SST_EINVAL, "graph: add node: empty name");
+    }
+    if (strcmp(name, SST_START) == 0 || strcmp(name, SST_END) == 0 || strncmp(name, "__", 2) == 0) {
+        return sst__error(err, SST_EINVAL, "graph: node name '%s' is reserved", name);
+    }
+    if (!sst_utf8_valid(name, strlen(name)) || strlen(name) > 255) {
+        return sst__error(err, SST_EINVAL, "graph: node name must be 1..255 bytes of UTF-8");
+    }
+    if (sst__graph_find(g, name) != SIZE_MAX) {
+        return sst__error(err, SST_EINVAL, "graph: duplicate node '%s'", name);
+    }
+    sst_node_opts defaults;
+    if (opts == NULL) {
+        sst_node_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (!GROW(g->nodes, g->n_nodes, g->cap_nodes)) {
+        return sst__enomem(err);
+    }
+    sst__node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = dup(name);
+    n->fn = fn;
+    n->user_data = user_data;
+    n->retry = opts->retry;
+    n->metadata = sst_value_ref(opts->metadata != NULL ? opts->metadata : sst_null());
+    n->ends = opts->n_ends ? sst__calloc(opts->n_ends, sizeof *n->ends) : NULL;
+    bool ok = n->name != NULL && (opts->n_ends == 0 || n->ends != NULL);
+    for (size_t i = 0; ok && i < opts->n_ends; i++) {
+        n->ends[i] = opts->ends[i] != NULL ? dup(opts->ends[i]) : NULL;
+        ok = n->ends[i] != NULL;
+        n->n_ends = i + 1;
+    }
+    if (!ok) {
+        node_free(n);
+        return sst__enomem(err);
+    }
+    g->n_nodes++;
+    return SST_OK;
+}
+
+sst_code sst_graph_add_edge(sst_graph *g, const char *from, const char *to, sst_error *err) {
+    if (g == NULL || from == NULL || to == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: add edge: NULL argument");
+    }
+    for (size_t i = 0; i < g->n_edges; i++) {
+        if (strcmp(g->edges[i].from, from) == 0 && strcmp(g->edges[i].to, to) == 0) {
+            return SST_OK; /* the same edge twice is one edge */
+        }
+    }
+    if (!GROW(g->edges, g->n_edges, g->cap_edges)) {
+        return sst__enomem(err);
+    }
+    sst__edge *e = &g->edges[g->n_edges];
+    e->from = dup(from);
+    e->to = dup(to);
+    if (e->from == NULL || e->to == NULL) {
+        sst__free(e->from);
+        sst__free(e->to);
+        return sst__enomem(err);
+    }
+    g->n_edges++;
+    return SST_OK;
+}
+
+sst_code sst_graph_add_join(sst_graph *g, const char *const *from, size_t n, const char *to,
+                            sst_error *err) {
+    if (g == NULL || from == NULL || n == 0 || to == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: add join: needs sources and a target");
+    }
+    if (n == 1) {
+        return sst_graph_add_edge(g, from[0], to, err);
+    }
+    if (!GROW(g->joins, g->n_joins, g->cap_joins)) {
+        return sst__enomem(err);
+    }
+    sst__join *j = &g->joins[g->n_joins];
+    j->from = sst__calloc(n, sizeof *j->from);
+    j->to = dup(to);
+    j->n = 0;
+    bool ok = j->from != NULL && j->to != NULL;
+    for (size_t i = 0; ok && i < n; i++) {
+        ok = from[i] != NULL && (j->from[i] = dup(from[i])) != NULL;
+        j->n = ok ? i + 1 : i;
+    }
+    if (!ok) {
+        for (size_t i = 0; i < j->n; i++) {
+            sst__free(j->from[i]);
+        }
+        sst__free(j->from);
+        sst__free(j->to);
+        return sst__error(err, SST_ENOMEM, "out of memory (or a NULL join source)");
+    }
+    g->n_joins++;
+    return SST_OK;
+}
+
+sst_code sst_graph_add_conditional_edges(sst_graph *g, const char *from, sst_router_fn router,
+                                         void *user_data, const sst_value *path_map,
+                                         sst_error *err) {
+    if (g == NULL || from == NULL || router == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: add conditional edges: NULL argument");
+    }
+    if (path_map != NULL && !sst_is_object(path_map) && !sst_is_array(path_map)) {
+        return sst__error(err, SST_ETYPE,
+                          "graph: conditional edges from '%s': the path map must be an object or "
+                          "a list of node names, got %s",
+                          from, sst_type_name(sst_value_type(path_map)));
+    }
+    if (!GROW(g->branches, g->n_branches, g->cap_branches)) {
+        return sst__enomem(err);
+    }
+    sst__branch *b = &g->branches[g->n_branches];
+    b->from = dup(from);
+    if (b->from == NULL) {
+        return sst__enomem(err);
+    }
+    b->router = router;
+    b->user_data = user_data;
+    b->path_map = path_map != NULL ? sst_value_ref(path_map) : NULL;
+    g->n_branches++;
+    return SST_OK;
+}
+
+sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err) {
+    if (node == NULL) {
+        sst_value_unref(arg);
+        sst__error(err, SST_EINVAL, "Send: NULL node");
+        return NULL;
+    }
+    sst_value *name = sst_string_new(node, err);
+    sst_value *o =
+        name != NULL ? sst_object_set_take(sst_object_empty(), "__send__", name, err) : NULL;
+    if (o == NULL) {
+        sst_value_unref(arg);
+        return NULL;
+    }
+    return sst_object_set_take(o, "arg", arg != NULL ? arg : sst_null(), err);
+}
+
+/* ---- compile ---- */
+
+void sst_compile_opts_init(sst_compile_opts *o) {
+    memset(o, 0, sizeof *o);
+}
+
+/* Copies the builder's records so the compiled graph does not depend on it. */
+static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
+    sst_graph *c = sst_graph_new(err);
+    if (c == NULL) {
+        return NULL;
+    }
+    sst_schema_free(c->schema);
+    c->schema = NULL;
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < g->n_nodes; i++) {
+        const sst__node *n = &g->nodes[i];
+        sst_node_opts o;
+        sst_node_opts_init(&o);
+        o.retry = n->retry;
+        o.metadata = n->metadata;
+        o.ends = (const char *const *)n->ends;
+        o.n_ends = n->n_ends;
+        rc = sst_graph_add_node(c, n->name, n->fn, n->user_data, &o, err);
+    }
+    for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
+        rc = sst_graph_add_edge(c, g->edges[i].from, g->edges[i].to, err);
+    }
+    for (size_t i = 0; rc == SST_OK && i < g->n_joins; i++) {
+        rc = sst_graph_add_join(c, (const char *const *)g->joins[i].from, g->joins[i].n,
+                                g->joins[i].to, err);
+    }
+    for (size_t i = 0; rc == SST_OK && i < g->n_branches; i++) {
+        const sst__branch *b = &g->branches[i];
+        rc = sst_graph_add_conditional_edges(c, b->from, b->router, b->user_data, b->path_map, err);
+    }
+    if (rc != SST_OK) {
+        sst_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Checks that @p name is a node (or END when @p end_ok). */
+static sst_code check_target(const sst_graph *g, const char *what, const char *name, bool end_ok,
+                             sst_error *err) {
+    if (strcmp(name, SST_END) == 0) {
+        return end_ok ? SST_OK : sst__error(err, SST_EINVAL, "%s: END cannot be used here", what);
+    }
+    if (strcmp(name, SST_START) == 0) {
+        return sst__error(err, SST_EINVAL, "%s: START cannot be the target of an edge", what);
+    }
+    if (sst__graph_find(g, name) == SIZE_MAX) {
+        return sst__error(err, SST_EINVAL, "%s: unknown node '%s'", what, name);
+    }
+    return SST_OK;
+}
+
+static sst_code check_source(const sst_graph *g, const char *what, const char *name,
+                             sst_error *err) {
+    if (strcmp(name, SST_START) == 0) {
+        return SST_OK;
+    }
+    if (strcmp(name, SST_END) == 0) {
+        return sst__error(err, SST_EINVAL, "%s: END cannot be the source of an edge", what);
+    }
+    if (sst__graph_find(g, name) == SIZE_MAX) {
+        return sst__error(err, SST_EINVAL, "%s: unknown node '%s'", what, name);
+    }
+    return SST_OK;
+}
+
+static sst_code validate(const sst_graph *g, sst_error *err) {
+    char what[600];
+    for (size_t i = 0; i < g->n_edges; i++) {
+        snprintf(what, sizeof what, "edge '%s' -> '%s'", g->edges[i].from, g->edges[i].to);
+        sst_code rc = check_source(g, what, g->edges[i].from, err);
+        if (rc == SST_OK) {
+            rc = check_target(g, what, g->edges[i].to, true, err);
+        }
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < g->n_joins; i++) {
+        const sst__join *j = &g->joins[i];
+        snprintf(what, sizeof what, "join into '%s'", j->to);
+        for (size_t k = 0; k < j->n; k++) {
+            if (strcmp(j->from[k], SST_START) == 0) {
+                return sst__error(err, SST_EINVAL, "%s: START cannot be one of its sources", what);
+            }
+            sst_code rc = check_source(g, what, j->from[k], err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+        sst_code rc = check_target(g, what, j->to, false, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    for (size_t i = 0; i < g->n_branches; i++) {
+        const sst__branch *b = &g->branches[i];
+        snprintf(what, sizeof what, "conditional edges from '%s'", b->from);
+        sst_code rc = check_source(g, what, b->from, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+        for (size_t k = 0;
+             b->path_map != NULL && k < sst_object_len(b->path_map) + sst_array_len(b->path_map);
+             k++) {
+            const sst_value *v = sst_is_object(b->path_map) ? sst_object_value_at(b->path_map, k)
+                                                            : sst_array_get(b->path_map, k);
+            if (!sst_is_string(v)) {
+                return sst__error(err, SST_ETYPE, "%s: path map values must be node names", what);
+            }
+            char pm[700];
+            snprintf(pm, sizeof pm, "%s: path map", what);
+            rc = check_target(g, pm, sst_string_cstr(v), true, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        for (size_t k = 0; k < g->nodes[i].n_ends; k++) {
+            snprintf(what, sizeof what, "goto destinations of '%s'", g->nodes[i].name);
+            sst_code rc = check_target(g, what, g->nodes[i].ends[k], true, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    return SST_OK;
+}
+
+/* Marks what START reaches; @p seen has one slot per node plus one for END. */
+static void reach(const sst_graph *g, bool *seen) {
+    size_t n = g->n_nodes, end = n;
+    bool changed = true;
+    bool start_done = false;
+    while (changed) {
+        changed = false;
+        for (size_t src = 0; src <= n; src++) {
+            /* src == n stands for START here (END has no outgoing edges). */
+            const char *name = src == n ? SST_START : g->nodes[src].name;
+            if (src == n ? start_done : !seen[src]) {
+                continue;
+            }
+            bool *mark = seen;
+#define MARK(target)                                                                               \
+    do {                                                                                           \
+        size_t t_ = strcmp((target), SST_END) == 0 ? end : sst__graph_find(g, (target));           \
+        if (t_ != SIZE_MAX && !mark[t_]) {                                                         \
+            mark[t_] = changed = true;                                                             \
+        }                                                                                          \
+    } while (0)
+            for (size_t i = 0; i < g->n_edges; i++) {
+                if (strcmp(g->edges[i].from, name) == 0) {
+                    MARK(g->edges[i].to);
+                }
+            }
+            for (size_t i = 0; i < g->n_branches; i++) {
+                const sst__branch *b = &g->branches[i];
+                if (strcmp(b->from, name) != 0) {
+                    continue;
+                }
+                if (b->path_map == NULL) {
+                    for (size_t k = 0; k < n; k++) { /* a free router may go anywhere */
+                        MARK(g->nodes[k].name);
+                    }
+                    MARK(SST_END);
+                }
+                for (size_t k = 0; k < sst_object_len(b->path_map); k++) {
+                    MARK(sst_string_cstr(sst_object_value_at(b->path_map, k)));
+                }
+                for (size_t k = 0; k < sst_array_len(b->path_map); k++) {
+                    MARK(sst_string_cstr(sst_array_get(b->path_map, k)));
+                }
+            }
+            if (src < n) {
+                for (size_t k = 0; k < g->nodes[src].n_ends; k++) {
+                    MARK(g->nodes[src].ends[k]);
+                }
+            }
+#undef MARK
+            if (src == n) {
+                start_done = true;
+            }
+        }
+        for (size_t i = 0; i < g->n_joins; i++) {
+            const sst__join *j = &g->joins[i];
+            bool all = true;
+            for (size_t k = 0; k < j->n; k++) {
+                size_t s = sst__graph_find(g, j->from[k]);
+                all = all && s != SIZE_MAX && seen[s];
+            }
+            size_t t = sst__graph_find(g, j->to);
+            if (all && t != SIZE_MAX && !seen[t]) {
+                seen[t] = changed = true;
+            }
+        }
+    }
+}
+
+static bool has_entry(const sst_graph *g) {
+    for (size_t i = 0; i < g->n_edges; i++) {
+        if (strcmp(g->edges[i].from, SST_START) == 0) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < g->n_branches; i++) {
+        if (strcmp(g->branches[i].from, SST_START) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool push_index(size_t **arr, size_t *n, size_t v) {
+    size_t *p = sst__realloc(*arr, (*n + 1) * sizeof **arr);
+    if (p == NULL) {
+        return false;
+    }
+    p[(*n)++] = v;
+    *arr = p;
+    return true;
+}
+
+static void route_free(sst__route *r) {
+    sst__free(r->edges);
+    sst__free(r->branches);
+    sst__free(r->joins_in);
+    sst__free(r->joins_out);
+}
+
+/* Fills the routing tables of START and every node. false on OOM. */
+static bool build_routes(sst_compiled_graph *cg) {
+    const sst_graph *g = cg->g;
+    for (size_t i = 0; i < g->n_edges; i++) {
+        const sst__edge *e = &g->edges[i];
+        if (strcmp(e->to, SST_END) == 0) {
+            continue;
+        }
+        sst__route *r =
+            strcmp(e->from, SST_START) == 0 ? &cg->start : &cg->routes[sst__graph_find(g, e->from)];
+        if (!push_index(&r->edges, &r->n_edges, sst__graph_find(g, e->to))) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < g->n_branches; i++) {
+        const char *from = g->branches[i].from;
+        sst__route *r =
+            strcmp(from, SST_START) == 0 ? &cg->start : &cg->routes[sst__graph_find(g, from)];
+        if (!push_index(&r->branches, &r->n_branches, i)) {
+            return false;
+        }
+    }
+    for (size_t i = 0; i < g->n_joins; i++) {
+        const sst__join *j = &g->joins[i];
+        for (size_t k = 0; k < j->n; k++) {
+            sst__route *r = &cg->routes[sst__graph_find(g, j->from[k])];
+            if (!push_index(&r->joins_in, &r->n_joins_in, i)) {
+                return false;
+            }
+        }
+        sst__route *t = &cg->routes[sst__graph_find(g, j->to)];
+        if (!push_index(&t->joins_out, &t->n_joins_out, i)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * The barrier reducer: per join, per source, a count of arrivals; updates
+ * add (+1 arrival, -1 consumption). Counting makes the merge order-free:
+ * an arrival and a consumption in one superstep never cancel the wrong way.
+ */
+static sst_value *barrier_reduce(void *ud, const char *field, sst_value *cur, const sst_value *upd,
+                                 sst_error *err) {
+    SST_UNUSED(ud);
+    SST_UNUSED(field);
+    if (!sst_is_object(cur)) {
+        sst_value_unref(cur);
+        cur = sst_object_empty();
+    }
+    for (size_t i = 0; i < sst_object_len(upd) && cur != NULL; i++) {
+        const sst_value *jkey = sst_object_key_at(upd, i);
+        const sst_value *counts = sst_object_value_at(upd, i);
+        sst_value *jv =
+            sst_value_ref(sst_object_getn(cur, sst_string_cstr(jkey), sst_string_len(jkey)));
+        if (jv == NULL) {
+            jv = sst_object_empty();
+        }
+        for (size_t k = 0; k < sst_object_len(counts) && jv != NULL; k++) {
+            const sst_value *src = sst_object_key_at(counts, k);
+            int64_t now =
+                sst_int_value(sst_object_getn(jv, sst_string_cstr(src), sst_string_len(src))) +
+                sst_int_value(sst_object_value_at(counts, k));
+            sst_value *nv = sst_int_new(now < 0 ? 0 : now, err);
+            jv = nv != NULL ? sst_object_setv_take(jv, src, nv, err) : (sst_value_unref(jv), NULL);
+        }
+        cur = jv != NULL ? sst_object_setv_take(cur, jkey, jv, err) : (sst_value_unref(cur), NULL);
+    }
+    return cur;
+}
+
+void sst_compiled_graph_free(sst_compiled_graph *cg) {
+    if (cg == NULL) {
+        return;
+    }
+    if (cg->g != NULL && cg->routes != NULL) {
+        for (size_t i = 0; i < cg->g->n_nodes; i++) {
+            route_free(&cg->routes[i]);
+        }
+    }
+    route_free(&cg->start);
+    sst__free(cg->routes);
+    sst__free(cg->refs);
+    sst_pregel_free(cg->pregel);
+    sst_schema_free(cg->schema);
+    sst_reducer_free(cg->barrier_reducer);
+    for (size_t i = 0; i < cg->n_warnings; i++) {
+        sst__free(cg->warnings[i]);
+    }
+    sst__free(cg->warnings);
+    sst_graph_free(cg->g);
+    sst__free(cg);
+}
+
+static bool add_warning(sst_compiled_graph *cg, const char *text) {
+    char **w = sst__realloc(cg->warnings, (cg->n_warnings + 1) * sizeof *w);
+    if (w == NULL) {
+        return false;
+    }
+    cg->warnings = w;
+    w[cg->n_warnings] = dup(text);
+    if (w[cg->n_warnings] == NULL) {
+        return false;
+    }
+    cg->n_warnings++;
+    return true;
+}
+
+/* Applies the interrupt lists; errors name an unknown node. */
+static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *o, sst_error *err) {
+    for (int after = 0; after < 2; after++) {
+        const char *const *list = after ? o->interrupt_after : o->interrupt_before;
+        size_t n = after ? o->n_after : o->n_before;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = list[i] != NULL ? sst__graph_find(cg->g, list[i]) : SIZE_MAX;
+            if (k == SIZE_MAX) {
+                return sst__error(err, SST_EINVAL, "compile: interrupt_%s names unknown node '%s'",
+                                  after ? "after" : "before", list[i] != NULL ? list[i] : "(NULL)");
+            }
+            if (after) {
+                cg->routes[k].interrupt_after = true;
+            } else {
+                cg->routes[k].interrupt_before = true;
+            }
+        }
+    }
+    return SST_OK;
+}
+
+sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts,
+                                      sst_error *err) {
+    sst_compile_opts defaults;
+    if (opts == NULL) {
+        sst_compile_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (g == NULL) {
+        sst__error(err, SST_EINVAL, "compile: NULL graph");
+        return NULL;
+    }
+    if (g->n_nodes == 0) {
+        sst__error(err, SST_EINVAL, "compile: the graph has no nodes");
+        return NULL;
+    }
+    if (validate(g, err) != SST_OK) {
+        return NULL;
+    }
+    if (!has_entry(g)) {
+        sst__error(err, SST_EINVAL,
+                   "compile: the graph has no entry point (add an edge or conditional edges from "
+                   "START)");
+        return NULL;
+    }
+    bool *seen = sst__calloc(g->n_nodes + 1, sizeof *seen);
+    if (seen == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    reach(g, seen);
+    char list[400] = "";
+    size_t unreachable = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if (!seen[i]) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s'%s'", unreachable ? ", " : "",
+                     g->nodes[i].name);
+            unreachable++;
+        }
+    }
+    bool end_reached = seen[g->n_nodes];
+    sst__free(seen);
+    if (unreachable > 0) {
+        sst__error(err, SST_EINVAL, "compile: node%s %s %s unreachable from START",
+                   unreachable == 1 ? "" : "s", list, unreachable == 1 ? "is" : "are");
+        return NULL;
+    }
+    sst_compiled_graph *cg = sst__calloc(1, sizeof *cg);
+    if (cg == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    cg->g = graph_copy(g, err);
+    if (cg->g == NULL) {
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    size_t n = g->n_nodes;
+    cg->routes = sst__calloc(n, sizeof *cg->routes);
+    cg->refs = sst__calloc(n, sizeof *cg->refs);
+    cg->schema = sst_schema_copy(g->schema, err);
+    cg->barrier_reducer = sst_reducer_new("barrier", barrier_reduce, NULL, err);
+    if (cg->routes == NULL || cg->refs == NULL || cg->schema == NULL ||
+        cg->barrier_reducer == NULL || !build_routes(cg) ||
+        sst_schema_add_field(cg->schema, SST__BARRIERS, cg->barrier_reducer, NULL, err) != SST_OK ||
+        (!end_reached &&
+         !add_warning(cg, "no path from START reaches END: runs stop only when no node is "
+                          "active"))) {
+        if (err != NULL && err->code == SST_OK) {
+            sst__enomem(err);
+        }
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    if (mark_interrupts(cg, opts, err) != SST_OK) {
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    sst_pregel_builder *pb = sst_pregel_builder_new(cg->schema, err);
+    sst_code rc = pb != NULL ? SST_OK : SST_ENOMEM;
+    for (size_t i = 0; rc == SST_OK && i < n; i++) {
+        cg->refs[i].cg = cg;
+        cg->refs[i].index = i;
+        sst_vertex_opts vo;
+        sst_vertex_opts_init(&vo);
+        vo.retry = cg->g->nodes[i].retry;
+        rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
+                                           &vo, err);
+    }
+    if (rc == SST_OK && g->n_joins > 0) {
+        sst_pregel_builder_set_commit_fn(pb, sst__graph_commit, cg);
+    }
+    if (rc == SST_OK) {
+        cg->pregel = sst_pregel_builder_build(pb, err);
+        rc = cg->pregel != NULL ? SST_OK : SST_ENOMEM;
+    }
+    sst_pregel_builder_free(pb);
+    if (rc != SST_OK) {
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    return cg;
+}
+
+size_t sst_compiled_graph_warning_count(const sst_compiled_graph *cg) {
+    return cg != NULL ? cg->n_warnings : 0;
+}
+
+const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, size_t i) {
+    return cg != NULL && i < cg->n_warnings ? cg->warnings[i] : NULL;
+}
+
+const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg, const char *node) {
+    size_t i = cg != NULL && node != NULL ? sst__graph_find(cg->g, node) : SIZE_MAX;
+    return i != SIZE_MAX ? cg->g->nodes[i].metadata : NULL;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private parts of the graph layer: the builder's records, the compiled
+ * graph (a Pregel vertex set plus routing tables) and the node context.
+ * docs/graph.md describes how a StateGraph maps onto the engine.
+ */
+#ifndef SUPERSTEP_GRAPH_INT_H
+#define SUPERSTEP_GRAPH_INT_H
+
+#include <stdatomic.h>
+#include <time.h>
+
+#include "common.h"
+#include "superstep/graph.h"
+#include "superstep/json.h"
+
+/* The hidden state field holding join barriers: {join index: {source: arrivals}}. */
+#define SST__BARRIERS "__barriers__"
+
+typedef struct sst__node {
+    char *name; /* owned */
+    sst_node_fn fn;
+    void *user_data;
+    sst_retry_policy retry;
+    sst_value *metadata; /* owned (null when none) */
+    char **ends;         /* owned names */
+    size_t n_ends;
+} sst__node;
+
+typedef struct sst__edge {
+    char *from, *to; /* owned */
+} sst__edge;
+
+typedef struct sst__join {
+    char **from; /* owned names */
+    size_t n;
+    char *to; /* owned */
+} sst__join;
+
+typedef struct sst__branch {
+    char *from; /* owned */
+    sst_router_fn router;
+    void *user_data;
+    sst_value *path_map; /* owned, or NULL */
+} sst__branch;
+
+struct sst_graph {
+    sst_schema *schema; /* owned */
+    sst__node *nodes;
+    size_t n_nodes, cap_nodes;
+    sst__edge *edges;
+    size_t n_edges, cap_edges;
+    sst__join *joins;
+    size_t n_joins, cap_joins;
+    sst__branch *branches;
+    size_t n_branches, cap_branches;
+};
+
+/* Per node in the compiled graph: what to do after it ran. */
+typedef struct sst__route {
+    size_t *edges; /* node indexes of static edges (END excluded) */
+    size_t n_edges;
+    size_t *branches; /* indexes into cg->branches */
+    size_t n_branches;
+    size_t *joins_in; /* joins this node is a source of */
+    size_t n_joins_in;
+    size_t *joins_out; /* joins this node is the target of */
+    size_t n_joins_out;
+    bool interrupt_before, interrupt_after;
+} sst__route;
+
+/* What a compiled node's vertex needs: back to the graph and its index. */
+typedef struct sst__node_ref {
+    const sst_compiled_graph *cg;
+    size_t index;
+} sst__node_ref;
+
+struct sst_compiled_graph {
+    sst_graph *g;       /* owned copy of the builder's records (nodes, edges, ...) */
+    sst_schema *schema; /* owned: the user's fields plus the hidden barrier field */
+    sst_reducer *barrier_reducer;
+    sst_pregel *pregel; /* owned; vertex i is node i */
+    sst__route *routes; /* per node */
+    sst__route start;   /* START's edges and branches */
+    sst__node_ref *refs;
+    char **warnings;
+    size_t n_warnings;
+};
+
+/* The node index of @p name, or SIZE_MAX. */
+size_t sst__graph_find(const sst_graph *g, const char *name);
+
+/*
+ * Resolves a router's result @p v for the branch @p b of node @p from into
+ * gotos on the task (activations and Sends). Errors name the node and value.
+ */
+sst_code sst__route_result(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
+                           const sst_value *v, sst_value **targets, sst_error *err);
+
+/* The vertex compute function of every node (node.c). */
+sst_code sst__node_vertex(sst_task *t, void *user_data);
+/* The commit hook that fires joins (node.c). */
+sst_code sst__graph_commit(sst_commit *c, void *user_data);
+
+/* A copy of @p state without the hidden "__" fields (new reference). */
+sst_value *sst__graph_public_state(const sst_value *state, sst_error *err);
+
+#endif /* SUPERSTEP_GRAPH_INT_H */

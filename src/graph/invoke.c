@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Invoking a compiled graph: the input step, START's routing (no superstep
+ * of its own, as in LangGraph), the engine run with the hooks that implement
+ * interrupt_before/after and streaming, and in-memory threads that keep what
+ * an interrupted run needs to resume.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+struct sst_graph_thread {
+    const sst_compiled_graph *cg;
+    atomic_bool busy;
+    sst_value *state;        /* owned full state (hidden fields included), or NULL */
+    sst_value *public_state; /* owned: state without hidden fields */
+    sst_value *resume_point; /* owned engine resume point, or NULL */
+    sst_value *pending;      /* owned: pending interrupts with their task and index */
+    bool skip_before;        /* the pending interrupt is an interrupt_before */
+    char run_key[64];        /* task ids of the interrupted run */
+    uint64_t runs;           /* runs started on this thread */
+};
+
+struct sst_graph_result {
+    sst_run_status status;
+    sst_value *state;      /* owned, public */
+    sst_value *interrupts; /* owned array */
+    sst_error error;
+    char *error_node; /* owned, or NULL */
+    uint64_t steps;
+};
+
+/* What the engine hooks need. */
+typedef struct invoke_ctx {
+    const sst_compiled_graph *cg;
+    const sst_invoke_opts *o;
+    uint64_t first_step;  /* the superstep this invoke starts at */
+    bool skip_before;     /* do not interrupt before the first superstep (a resume) */
+    uint64_t step;        /* the superstep being run */
+    const char *stopped;  /* "before" or "after" when a static interrupt stopped the run */
+    sst_value *nodes;     /* owned: the nodes that caused it */
+    sst_code stream_rc;   /* the stream callback's failure */
+    sst_error stream_err; /* its message */
+} invoke_ctx;
+
+void sst_invoke_opts_init(sst_invoke_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->recursion_limit = 25;
+}
+
+/* ---- threads ---- */
+
+sst_graph_thread *sst_graph_thread_new(const sst_compiled_graph *cg, sst_error *err) {
+    if (cg == NULL) {
+        sst__error(err, SST_EINVAL, "thread: NULL compiled graph");
+        return NULL;
+    }
+    sst_graph_thread *t = sst__calloc(1, sizeof *t);
+    if (t == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    t->cg = cg;
+    atomic_init(&t->busy, false);
+    t->public_state = sst_object_empty();
+    t->pending = sst_array_empty();
+    return t;
+}
+
+void sst_graph_thread_free(sst_graph_thread *t) {
+    if (t == NULL) {
+        return;
+    }
+    sst_value_unref(t->state);
+    sst_value_unref(t->public_state);
+    sst_value_unref(t->resume_point);
+    sst_value_unref(t->pending);
+    sst__free(t);
+}
+
+const sst_value *sst_graph_thread_state(const sst_graph_thread *t) {
+    return t->public_state;
+}
+
+/* ---- results ---- */
+
+sst_run_status sst_graph_result_status(const sst_graph_result *r) {
+    return r->status;
+}
+
+const sst_value *sst_graph_result_state(const sst_graph_result *r) {
+    return r->state;
+}
+
+const sst_value *sst_graph_result_interrupts(const sst_graph_result *r) {
+    return r->interrupts;
+}
+
+const sst_error *sst_graph_result_error(const sst_graph_result *r) {
+    return &r->error;
+}
+
+const char *sst_graph_result_error_node(const sst_graph_result *r) {
+    return r->error_node;
+}
+
+uint64_t sst_graph_result_steps(const sst_graph_result *r) {
+    return r->steps;
+}
+
+void sst_graph_result_free(sst_graph_result *r) {
+    if (r == NULL) {
+        return;
+    }
+    sst_value_unref(r->state);
+    sst_value_unref(r->interrupts);
+    sst__free(r->error_node);
+    sst__free(r);
+}
+
+/* ---- small value helpers ---- */
+
+static sst_value *obj_set(sst_value *o, const char *key, sst_value *v, sst_error *err) {
+    if (o == NULL || v == NULL) {
+        sst_value_unref(o);
+        sst_value_unref(v);
+        return NULL;
+    }
+    return sst_object_set_take(o, key, v, err);
+}
+
+static sst_value *str(const char *s) {
+    return sst_string_new(s, NULL);
+}
+
+static sst_value *num(int64_t i) {
+    return sst_int_new(i, NULL);
+}
+
+/* A 32-hex interrupt id from the parts that identify it. */
+static sst_value *interrupt_id(const char *a, const char *b, uint64_t n) {
+    char buf[600];
+    int len = snprintf(buf, sizeof buf, "%s\x1f%s\x1f%llu", a, b, (unsigned long long)n);
+    size_t sz = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
+    uint64_t hi = sst__hash_bytes(buf, sz, 0x696e7472), lo = sst__hash_bytes(buf, sz, 0x72757074);
+    char hex[33];
+    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);
+    return str(hex);
+}
+
+/* ---- streaming ---- */
+
+static bool stream_on(const invoke_ctx *c, sst_stream_mode m) {
+    return c->o->stream != NULL && (c->o->stream_modes & (unsigned)m) != 0;
+}
+
+/* Sends one event (takes @p ev); false when the callback asked to stop. */
+static bool emit(invoke_ctx *c, sst_stream_mode m, const char *node, sst_value *ev) {
+    if (c->stream_rc != SST_OK) {
+        sst_value_unref(ev);
+        return false;
+    }
+    if (ev == NULL) {
+        c->stream_rc = sst__enomem(&c->stream_err);
+        return false;
+    }
+    sst_code rc = c->o->stream(m, node, ev, c->o->stream_user_data);
+    sst_value_unref(ev);
+    if (rc != SST_OK) {
+        c->stream_rc = rc;
+        sst__error(&c->stream_err, rc, "the stream callback stopped the run (%s)",
+                   sst_code_name(rc));
+        return false;
+    }
+    return true;
+}
+
+static bool emit_values(invoke_ctx *c, const sst_value *state) {
+    if (!stream_on(c, SST_STREAM_VALUES)) {
+        return true;
+    }
+    return emit(c, SST_STREAM_VALUES, NULL, sst__graph_public_state(state, NULL));
+}
+
+static sst_value *debug_event(const char *type, uint64_t step) {
+    sst_value *e = obj_set(sst_object_empty(), "type", str(type), NULL);
+    return obj_set(e, "step", num((int64_t)step), NULL);
+}
+
+/* ---- engine hooks ---- */
+
+static size_t node_index(const invoke_ctx *c, const char *vertex) {
+    return sst__graph_find(c->cg->g, vertex);
+}
+
+static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
+    invoke_ctx *c = ud;
+    c->step = step;
+    if (c->skip_before && step == c->first_step) {
+        return SST_OK;
+    }
+    sst_value *nodes = sst_array_empty();
+    for (size_t i = 0; i < n && nodes != NULL; i++) {
+        size_t k = node_index(c, v[i]);
+        if (k != SIZE_MAX && c->cg->routes[k].interrupt_before) {
+            nodes = sst_array_push_take(nodes, str(v[i]), NULL);
+        }
+    }
+    if (nodes == NULL) {
+        return SST_ENOMEM;
+    }
+    if (sst_array_len(nodes) == 0) {
+        sst_value_unref(nodes);
+        return SST_OK;
+    }
+    c->stopped = "before";
+    sst_value_unref(c->nodes);
+    c->nodes = nodes;
+    return SST_EINTERRUPT;
+}
+
+static void retry_hook(const char *vertex, unsigned attempt, const sst_error *error,
+                       uint64_t delay_ms, void *ud) {
+    invoke_ctx *c = ud;
+    if (!stream_on(c, SST_STREAM_DEBUG)) {
+        return;
+    }
+    sst_value *e = debug_event("retry", c->step);
+    e = obj_set(e, "node", str(vertex), NULL);
+    e = obj_set(e, "attempt", num(attempt), NULL);
+    e = obj_set(e, "delay_ms", num((int64_t)delay_ms), NULL);
+    e = obj_set(e, "error", str(error != NULL ? error->msg : ""), NULL);
+    emit(c, SST_STREAM_DEBUG, vertex, e);
+}
+
+static void sleep_hook(uint64_t ms, void *ud) {
+    invoke_ctx *c = ud;
+    if (c->o->sleep != NULL) {
+        c->o->sleep(ms, c->o->sleep_user_data);
+        return;
+    }
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* Streams a committed superstep, then applies interrupt_after. */
+static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
+    invoke_ctx *c = ud;
+    bool debug = stream_on(c, SST_STREAM_DEBUG);
+    for (size_t i = 0; debug && i < st->tasks; i++) {
+        const sst_task_stat *t = &st->task[i];
+        sst_value *e = debug_event("task", st->superstep);
+        e = obj_set(e, "node", str(t->vertex), NULL);
+        e = obj_set(e, "id", str(t->task_id), NULL);
+        e = obj_set(e, "attempts", num(t->attempts), NULL);
+        emit(c, SST_STREAM_DEBUG, t->vertex, e);
+    }
+    for (size_t i = 0; stream_on(c, SST_STREAM_CUSTOM) && i < st->tasks; i++) {
+        const sst_task_stat *t = &st->task[i];
+        for (size_t k = 0; k < sst_array_len(t->events); k++) {
+            emit(c, SST_STREAM_CUSTOM, t->vertex, sst_value_ref(sst_array_get(t->events, k)));
+        }
+    }
+    for (size_t i = 0; st->tasks > 0 && i < st->tasks; i++) {
+        const sst_task_stat *t = &st->task[i];
+        bool updates = stream_on(c, SST_STREAM_UPDATES);
+        if (!updates && !debug) {
+            break;
+        }
+        sst_value *pub = sst__graph_public_state(t->delta, NULL);
+        if (updates) {
+            sst_value *u = sst_object_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
+            emit(c, SST_STREAM_UPDATES, t->vertex, obj_set(sst_object_empty(), t->vertex, u, NULL));
+        }
+        if (debug) {
+            sst_value *e = debug_event("task_result", st->superstep);
+            e = obj_set(e, "node", str(t->vertex), NULL);
+            e = obj_set(e, "id", str(t->task_id), NULL);
+            e = obj_set(e, "update", sst_value_ref(pub), NULL);
+            emit(c, SST_STREAM_DEBUG, t->vertex, e);
+        }
+        sst_value_unref(pub);
+    }
+    emit_values(c, st->state);
+    if (debug) {
+        emit(c, SST_STREAM_DEBUG, NULL, debug_event("commit", st->superstep));
+    }
+    if (c->stream_rc != SST_OK) {
+        return c->stream_rc;
+    }
+    sst_value *nodes = sst_array_empty();
+    for (size_t i = 0; i < st->tasks && nodes != NULL; i++) {
+        size_t k = node_index(c, st->task[i].vertex);
+        bool seen = false;
+        for (size_t j = 0; j < sst_array_len(nodes); j++) {
+            seen =
+                seen || strcmp(sst_string_cstr(sst_array_get(nodes, j)), st->task[i].vertex) == 0;
+        }
+        if (k != SIZE_MAX && c->cg->routes[k].interrupt_after && !seen) {
+            nodes = sst_array_push_take(nodes, str(st->task[i].vertex), NULL);
+        }
+    }
+    if (nodes == NULL) {
+        return SST_ENOMEM;
+    }
+    if (sst_array_len(nodes) == 0) {
+        sst_value_unref(nodes);
+        return SST_OK;
+    }
+    c->stopped = "after";
+    sst_value_unref(c->nodes);
+    c->nodes = nodes;
+    return SST_EINTERRUPT;
+}
+
+/* ---- starting a run ---- */
+
+/* START's routing on the state after the input: activations and Sends. */
+static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *state,
+                              sst_value **names, sst_value **sends, sst_error *err) {
+    sst_value *targets = sst_array_empty();
+    sst_code rc = SST_OK;
+    for (size_t i = 0; i < cg->start.n_edges && rc == SST_OK; i++) {
+        targets = sst_array_push_take(targets, str(cg->g->nodes[cg->start.edges[i]].name), err);
+        rc = targets != NULL ? SST_OK : SST_ENOMEM;
+    }
+    for (size_t i = 0; i < cg->start.n_branches && rc == SST_OK; i++) {
+        const sst__branch *b = &cg->g->branches[cg->start.branches[i]];
+        sst_value *res = b->router(state, b->user_data, err);
+        if (res == NULL) {
+            rc = err != NULL && err->code != SST_OK ? err->code : SST_ETASK;
+            sst__error_prefix(err, "router of START failed");
+            break;
+        }
+        rc = sst__route_result(cg, b, SST_START, res, &targets, err);
+        sst_value_unref(res);
+    }
+    *names = sst_array_empty();
+    *sends = sst_array_empty();
+    for (size_t i = 0; rc == SST_OK && i < sst_array_len(targets); i++) {
+        const sst_value *x = sst_array_get(targets, i);
+        if (sst_is_string(x)) {
+            *names = sst_array_push_take(*names, sst_value_ref(x), err);
+        } else {
+            sst_value *s = obj_set(sst_object_empty(), "to",
+                                   sst_value_ref(sst_object_get(x, "__send__")), err);
+            s = obj_set(s, "input", sst_value_ref(sst_object_get(x, "arg")), err);
+            *sends = s != NULL ? sst_array_push_take(*sends, s, err) : NULL;
+        }
+        if (*names == NULL || *sends == NULL) {
+            rc = SST_ENOMEM;
+        }
+    }
+    sst_value_unref(targets);
+    return rc;
+}
+
+/* The engine resume point with the new resume values put in for their tasks. */
+static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
+                                           sst_error *err) {
+    const sst_value *pending = th->pending;
+    size_t dynamic = 0;
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        dynamic += sst_object_get(sst_array_get(pending, i), "task") != NULL;
+    }
+    sst_value *map = sst_value_ref(sst_object_get(th->resume_point, "resume"));
+    if (map == NULL) {
+        map = sst_object_empty();
+    }
+    if (o->resume_by_id != NULL) {
+        for (size_t k = 0; k < sst_object_len(o->resume_by_id); k++) {
+            const sst_value *id = sst_object_key_at(o->resume_by_id, k);
+            bool found = false;
+            for (size_t i = 0; i < sst_array_len(pending) && !found; i++) {
+                const sst_value *p = sst_array_get(pending, i);
+                found = sst_value_equal(sst_object_get(p, "id"), id);
+            }
+            if (!found) {
+                sst_value_unref(map);
+                sst__error(err, SST_EINVAL, "resume: no pending interrupt has id '%s'",
+                           sst_string_cstr(id));
+                return NULL;
+            }
+        }
+    } else if (o->resume != NULL && dynamic > 1) {
+        char ids[200] = "";
+        for (size_t i = 0; i < sst_array_len(pending); i++) {
+            size_t len = strlen(ids);
+            snprintf(ids + len, sizeof ids - len, "%s%s", i ? ", " : "",
+                     sst_string_cstr(sst_object_get(sst_array_get(pending, i), "id")));
+        }
+        sst_value_unref(map);
+        sst__error(err, SST_EINVAL, "resume: %zu interrupts are pending; resume them by id (%s)",
+                   dynamic, ids);
+        return NULL;
+    }
+    for (size_t i = 0; i < sst_array_len(pending) && map != NULL; i++) {
+        const sst_value *p = sst_array_get(pending, i);
+        const sst_value *task = sst_object_get(p, "task");
+        if (task == NULL) {
+            continue; /* interrupt_before/after: nothing to hand in */
+        }
+        const sst_value *value =
+            o->resume_by_id != NULL
+                ? sst_object_get(o->resume_by_id, sst_string_cstr(sst_object_get(p, "id")))
+                : o->resume;
+        if (value == NULL) {
+            continue; /* not resumed this time: the task interrupts again */
+        }
+        const sst_value *have = sst_object_get(map, sst_string_cstr(task));
+        size_t index = (size_t)sst_int_value(sst_object_get(p, "index"));
+        sst_value *list = sst_value_ref(have != NULL ? have : sst_array_empty());
+        while (list != NULL && sst_array_len(list) < index) {
+            list = sst_array_push_take(list, sst_null(), err);
+        }
+        if (list != NULL && sst_array_len(list) > index) {
+            list = sst_array_set_take(list, index, sst_value_ref(value), err);
+        } else if (list != NULL) {
+            list = sst_array_push_take(list, sst_value_ref(value), err);
+        }
+        map = list != NULL ? sst_object_setv_take(map, task, list, err)
+                           : (sst_value_unref(map), NULL);
+    }
+    if (map == NULL) {
+        return NULL;
+    }
+    return sst_object_set_take(sst_value_ref(th->resume_point), "resume", map, err);
+}
+
+/* Graph interrupts from an interrupted engine run. */
+static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *rr,
+                                     const char *run_key, bool internal) {
+    sst_value *list = sst_array_empty();
+    const sst_value *ints = sst_run_result_interrupts(rr);
+    for (size_t i = 0; i < sst_array_len(ints) && list != NULL; i++) {
+        const sst_value *x = sst_array_get(ints, i);
+        const sst_value *wrapped = sst_object_get(x, "value");
+        const char *task = sst_string_cstr(sst_object_get(x, "task"));
+        int64_t index = sst_int_value(sst_object_get(wrapped, "index"));
+        sst_value *e =
+            obj_set(sst_object_empty(), "id", interrupt_id(task, "", (uint64_t)index), NULL);
+        e = obj_set(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
+        const sst_value *v = sst_object_get(wrapped, "value");
+        e = obj_set(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
+        if (internal) {
+            e = obj_set(e, "task", str(task), NULL);
+            e = obj_set(e, "index", num(index), NULL);
+        }
+        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
+    }
+    for (size_t i = 0; c->stopped != NULL && i < sst_array_len(c->nodes) && list != NULL; i++) {
+        const char *node = sst_string_cstr(sst_array_get(c->nodes, i));
+        uint64_t step =
+            (uint64_t)sst_int_value(sst_object_get(sst_run_result_resume_point(rr), "superstep"));
+        char key[96];
+        snprintf(key, sizeof key, "%s/%s", run_key, c->stopped);
+        sst_value *e = obj_set(sst_object_empty(), "id", interrupt_id(key, node, step), NULL);
+        e = obj_set(e, "node", str(node), NULL);
+        e = obj_set(e, "value", sst_null(), NULL);
+        e = obj_set(e, "when", str(c->stopped), NULL);
+        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
+    }
+    return list;
+}
+
+static void set_thread_state(sst_graph_thread *th, const sst_value *state) {
+    sst_value *pub = sst__graph_public_state(state, NULL);
+    if (pub == NULL) {
+        return; /* out of memory: keep the previous public copy */
+    }
+    sst_value_unref(th->state);
+    th->state = sst_value_ref(state);
+    sst_value_unref(th->public_state);
+    th->public_state = pub;
+}
+
+static sst_graph_result *new_result(sst_error *err) {
+    sst_graph_result *r = sst__calloc(1, sizeof *r);
+    if (r == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    r->interrupts = sst_array_empty();
+    return r;
+}
+
+/* A result for a run that ended before the engine started (a START router error). */
+static sst_graph_result *failed_before_start(const sst_value *state, const sst_error *why,
+                                             sst_error *err) {
+    sst_graph_result *r = new_result(err);
+    if (r == NULL) {
+        return NULL;
+    }
+    r->status = SST_RUN_FAILED;
+    r->error = *why;
+    r->error_node = sst__strndup(SST_START, strlen(SST_START));
+    r->state = sst__graph_public_state(state, NULL);
+    if (r->state == NULL || r->error_node == NULL) {
+        sst_graph_result_free(r);
+        sst__enomem(err);
+        return NULL;
+    }
+    return r;
+}
+
+static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
+                                       const sst_value *input, const sst_invoke_opts *o,
+                                       sst_error *err) {
+    bool resuming = th != NULL && th->resume_point != NULL &&
+                    (o->resume != NULL || o->resume_by_id != NULL || input == NULL);
+    if ((o->resume != NULL || o->resume_by_id != NULL) && !resuming) {
+        sst__error(err, SST_EINVAL, "resume: there is no interrupted run to resume");
+        return NULL;
+    }
+    sst_value *state = th != NULL && th->state != NULL ? sst_value_ref(th->state)
+                                                       : sst_schema_initial_state(cg->schema, err);
+    if (state == NULL) {
+        return NULL;
+    }
+    invoke_ctx c;
+    memset(&c, 0, sizeof c);
+    c.cg = cg;
+    c.o = o;
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    sst_value *rp = NULL, *names = NULL, *sends = NULL;
+    const char **start = NULL;
+    char run_key[64] = "";
+    if (resuming) {
+        rp = resume_point_with_values(th, o, err);
+        if (rp == NULL) {
+            sst_value_unref(state);
+            return NULL;
+        }
+        ro.resume = rp;
+        c.first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+        c.skip_before = th->skip_before;
+        snprintf(run_key, sizeof run_key, "%s", th->run_key);
+    } else {
+        if (input != NULL) {
+            sst_value *prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(input), err);
+            const sst_value *deltas[] = {prepared};
+            state = prepared != NULL ? sst_schema_apply(cg->schema, state, deltas, 1, err)
+                                     : (sst_value_unref(state), NULL);
+            sst_value_unref(prepared);
+            if (state == NULL) {
+                sst__error_prefix(err, "input");
+                return NULL;
+            }
+        }
+        sst_error rerr;
+        sst_error_clear(&rerr);
+        sst_code rc = start_routing(cg, state, &names, &sends, &rerr);
+        if (rc != SST_OK) {
+            sst_value_unref(names);
+            sst_value_unref(sends);
+            sst_graph_result *r = rc == SST_ENOMEM ? (sst__enomem(err), NULL)
+                                                   : failed_before_start(state, &rerr, err);
+            if (r != NULL && th != NULL) {
+                set_thread_state(th, state);
+            }
+            sst_value_unref(state);
+            return r;
+        }
+        size_t n = sst_array_len(names);
+        start = sst__calloc(n + 1, sizeof *start);
+        if (start == NULL) {
+            sst_value_unref(names);
+            sst_value_unref(sends);
+            sst_value_unref(state);
+            sst__enomem(err);
+            return NULL;
+        }
+        for (size_t i = 0; i < n; i++) {
+            start[i] = sst_string_cstr(sst_array_get(names, i));
+        }
+        ro.start = start;
+        ro.n_start = n;
+        ro.sends = sends;
+        if (th != NULL) {
+            snprintf(run_key, sizeof run_key, "thread-%p/run-%llu", (void *)th,
+                     (unsigned long long)++th->runs);
+        }
+        emit_values(&c, state);
+    }
+    ro.state = state;
+    ro.run_key = run_key;
+    ro.max_supersteps = c.first_step + o->recursion_limit;
+    ro.before_superstep = before_hook;
+    ro.on_superstep = superstep_hook;
+    ro.on_retry = retry_hook;
+    ro.sleep = sleep_hook;
+    ro.user_data = &c;
+    c.step = c.first_step;
+
+    sst_engine *own = NULL;
+    sst_engine *e = o->engine;
+    if (e == NULL) {
+        e = own = sst_engine_new(NULL, err);
+    }
+    sst_run_result *rr = e != NULL ? sst_engine_run(e, cg->pregel, &ro, err) : NULL;
+    sst_engine_free(own);
+    sst__free(start);
+    sst_value_unref(names);
+    sst_value_unref(sends);
+    sst_value_unref(rp);
+    sst_value_unref(state);
+    if (rr == NULL) {
+        sst_value_unref(c.nodes);
+        return NULL;
+    }
+    sst_graph_result *r = new_result(err);
+    if (r == NULL) {
+        sst_run_result_free(rr);
+        sst_value_unref(c.nodes);
+        return NULL;
+    }
+    r->status = sst_run_result_status(rr);
+    r->steps = sst_run_result_supersteps(rr) - c.first_step;
+    r->state = sst__graph_public_state(sst_run_result_state(rr), NULL);
+    if (r->status == SST_RUN_INTERRUPTED) {
+        sst_value_unref(r->interrupts);
+        r->interrupts = collect_interrupts(&c, rr, run_key, false);
+    } else if (r->status == SST_RUN_FAILED) {
+        r->error = c.stream_rc != SST_OK ? c.stream_err : *sst_run_result_error(rr);
+        const char *node = sst_run_result_error_vertex(rr);
+        r->error_node = node != NULL ? sst__strndup(node, strlen(node)) : NULL;
+    }
+    if (th != NULL) {
+        set_thread_state(th, sst_run_result_state(rr));
+        sst_value_unref(th->resume_point);
+        sst_value_unref(th->pending);
+        th->resume_point = NULL;
+        th->pending = sst_array_empty();
+        th->skip_before = false;
+        if (r->status != SST_RUN_COMPLETED && !sst_is_null(sst_run_result_resume_point(rr))) {
+            th->resume_point = sst_value_ref(sst_run_result_resume_point(rr));
+            sst_value_unref(th->pending);
+            th->pending = collect_interrupts(&c, rr, run_key, true);
+            th->skip_before = c.stopped != NULL && strcmp(c.stopped, "before") == 0;
+            snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+        }
+    }
+    sst_run_result_free(rr);
+    sst_value_unref(c.nodes);
+    if (r->state == NULL || r->interrupts == NULL || (th != NULL && th->pending == NULL)) {
+        sst_graph_result_free(r);
+        sst__enomem(err);
+        return NULL;
+    }
+    return r;
+}
+
+sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread,
+                                   const sst_value *input, const sst_invoke_opts *opts,
+                                   sst_error *err) {
+    sst_invoke_opts defaults;
+    if (opts == NULL) {
+        sst_invoke_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (cg == NULL) {
+        sst__error(err, SST_EINVAL, "invoke: NULL compiled graph");
+        return NULL;
+    }
+    if (thread != NULL && thread->cg != cg) {
+        sst__error(err, SST_EINVAL, "invoke: the thread belongs to another compiled graph");
+        return NULL;
+    }
+    if (input != NULL && !sst_is_object(input)) {
+        sst__error(err, SST_ETYPE, "invoke: the input must be an object, got %s",
+                   sst_type_name(sst_value_type(input)));
+        return NULL;
+    }
+    if (thread != NULL && atomic_exchange(&thread->busy, true)) {
+        sst__error(err, SST_EBUSY, "invoke: the thread is busy with another invoke");
+        return NULL;
+    }
+    sst_graph_result *r = invoke_locked(cg, thread, input, opts, err);
+    if (thread != NULL) {
+        atomic_store(&thread->busy, false);
+    }
+    return r;
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running one node as a Pregel task: the node context (state, update,
+ * goto, interrupt, emit), then routing: Command goto, or the static edges,
+ * joins and conditional edges evaluated on the state plus the node's own
+ * update. A route to an unknown node or a router result of the wrong type
+ * fails the node with an error naming both; nothing is dropped silently.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+struct sst_node_ctx {
+    sst_task *task;
+    const sst_compiled_graph *cg;
+    size_t node;
+    sst_value *gotos;       /* owned list of names and Sends, or NULL: no Command goto */
+    size_t interrupt_calls; /* how many times sst_node_interrupt was called */
+};
+
+const sst_value *sst_node_state(const sst_node_ctx *ctx) {
+    return sst_task_state(ctx->task);
+}
+
+const sst_value *sst_node_input(const sst_node_ctx *ctx) {
+    return sst_task_input(ctx->task);
+}
+
+const char *sst_node_name(const sst_node_ctx *ctx) {
+    return ctx->cg->g->nodes[ctx->node].name;
+}
+
+uint64_t sst_node_step(const sst_node_ctx *ctx) {
+    return sst_task_superstep(ctx->task);
+}
+
+unsigned sst_node_attempt(const sst_node_ctx *ctx) {
+    return sst_task_attempt(ctx->task);
+}
+
+sst_code sst_node_update(sst_node_ctx *ctx, const char *field, sst_value *value, sst_error *err) {
+    if (field != NULL && strncmp(field, "__", 2) == 0) {
+        sst_value_unref(value);
+        return sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
+                          field);
+    }
+    return sst_task_write(ctx->task, field, value, err);
+}
+
+sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update, sst_error *err) {
+    for (size_t i = 0; i < sst_object_len(update); i++) {
+        if (strncmp(sst_string_cstr(sst_object_key_at(update, i)), "__", 2) == 0) {
+            sst_code rc =
+                sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
+                           sst_string_cstr(sst_object_key_at(update, i)));
+            sst_value_unref(update);
+            return rc;
+        }
+    }
+    return sst_task_write_all(ctx->task, update, err);
+}
+
+static sst_code push_goto(sst_node_ctx *ctx, sst_value *target, sst_error *err) {
+    if (target == NULL) {
+        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+    }
+    sst_value *list = ctx->gotos != NULL ? ctx->gotos : sst_array_empty();
+    ctx->gotos = sst_array_push_take(list, target, err);
+    return ctx->gotos != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+}
+
+sst_code sst_node_goto(sst_node_ctx *ctx, const char *node, sst_error *err) {
+    if (node == NULL) {
+        return sst__error(err, SST_EINVAL, "node '%s': goto NULL", sst_node_name(ctx));
+    }
+    return push_goto(ctx, sst_string_new(node, err), err);
+}
+
+sst_code sst_node_goto_send(sst_node_ctx *ctx, const char *node, sst_value *arg, sst_error *err) {
+    return push_goto(ctx, sst_send_new(node, arg, err), err);
+}
+
+/* Interrupt values carry their index among the node's interrupt calls. */
+const sst_value *sst_node_interrupt(sst_node_ctx *ctx, sst_value *value) {
+    size_t k = ctx->interrupt_calls++;
+    const sst_value *resume = sst_task_resume_value(ctx->task, k);
+    if (resume != NULL) {
+        sst_value_unref(value);
+        return resume;
+    }
+    sst_value *wrapped =
+        sst_object_set_take(sst_object_empty(), "value", value != NULL ? value : sst_null(), NULL);
+    sst_value *index = sst_int_new((int64_t)k, NULL);
+    wrapped = wrapped != NULL && index != NULL
+                  ? sst_object_set_take(wrapped, "index", index, NULL)
+                  : (sst_value_unref(wrapped), sst_value_unref(index), NULL);
+    sst_task_interrupt(ctx->task, wrapped != NULL ? wrapped : sst_null());
+    return NULL;
+}
+
+sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err) {
+    return sst_task_emit(ctx->task, value, err);
+}
+
+sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...) {
+    char msg[SST_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sst_task_fail(ctx->task, code, "%s", msg);
+}
+
+/* ---- routing ---- */
+
+static bool is_send(const sst_value *v) {
+    return sst_is_object(v) && sst_is_string(sst_object_get(v, "__send__"));
+}
+
+/* A short description of a routing value for error messages. */
+static void show(const sst_value *v, char *out, size_t n) {
+    char *text = sst_json_write(v, SST_JSON_COMPACT, NULL, NULL);
+    if (text == NULL) {
+        snprintf(out, n, "(%s)", sst_type_name(sst_value_type(v)));
+        return;
+    }
+    if (strlen(text) >= n) {
+        snprintf(out, n, "%.*s...", (int)(n - 4), text);
+    } else {
+        snprintf(out, n, "%s", text);
+    }
+    sst_free(text);
+}
+
+/* One element of a routing result: appends a name or a Send to *targets (END dropped). */
+static sst_code route_one(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
+                          const sst_value *v, sst_value **targets, sst_error *err) {
+    const char *who = b != NULL ? "router of" : "goto of";
+    char shown[96];
+    if (is_send(v)) {
+        const char *node = sst_string_cstr(sst_object_get(v, "__send__"));
+        if (sst__graph_find(cg->g, node) == SIZE_MAX) {
+            return sst__error(err, SST_EINVAL, "%s node '%s' sends to unknown node '%s'", who, from,
+                              node);
+        }
+        *targets = sst_array_push_take(*targets, sst_value_ref(v), err);
+        return *targets != NULL ? SST_OK : SST_ENOMEM;
+    }
+    if (!sst_is_string(v)) {
+        show(v, shown, sizeof shown);
+        return sst__error(err, SST_ETYPE,
+                          "%s node '%s' returned %s (expected a node name, a list of names, END "
+                          "or Send)",
+                          who, from, shown);
+    }
+    const char *name = sst_string_cstr(v);
+    if (b != NULL && b->path_map != NULL) {
+        const sst_value *mapped = NULL;
+        if (sst_is_object(b->path_map)) {
+            mapped = sst_object_getn(b->path_map, name, sst_string_len(v));
+        } else {
+            for (size_t i = 0; i < sst_array_len(b->path_map) && mapped == NULL; i++) {
+                if (sst_value_equal(sst_array_get(b->path_map, i), v)) {
+                    mapped = sst_array_get(b->path_map, i);
+                }
+            }
+        }
+        if (mapped == NULL) {
+            show(v, shown, sizeof shown);
+            return sst__error(err, SST_EINVAL,
+                              "router of node '%s' returned %s, which is not in its path map", from,
+                              shown);
+        }
+        name = sst_string_cstr(mapped);
+    }
+    if (strcmp(name, SST_END) == 0) {
+        return SST_OK;
+    }
+    if (sst__graph_find(cg->g, name) == SIZE_MAX) {
+        return sst__error(err, SST_EINVAL, "%s node '%s' returned unknown node '%s'", who, from,
+                          name);
+    }
+    sst_value *s = sst_string_new(name, err);
+    *targets =
+        s != NULL ? sst_array_push_take(*targets, s, err) : (sst_value_unref(*targets), NULL);
+    return *targets != NULL ? SST_OK : SST_ENOMEM;
+}
+
+sst_code sst__route_result(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
+                           const sst_value *v, sst_value **targets, sst_error *err) {
+    if (sst_is_array(v)) {
+        for (size_t i = 0; i < sst_array_len(v); i++) {
+            sst_code rc = route_one(cg, b, from, sst_array_get(v, i), targets, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+        return SST_OK;
+    }
+    return route_one(cg, b, from, v, targets, err);
+}
+
+/* Turns resolved targets into activations and Sends of the task. */
+static sst_code go(sst_task *t, const sst_value *targets, sst_error *err) {
+    for (size_t i = 0; i < sst_array_len(targets); i++) {
+        const sst_value *x = sst_array_get(targets, i);
+        sst_code rc;
+        if (is_send(x)) {
+            rc = sst_task_send(t, sst_string_cstr(sst_object_get(x, "__send__")),
+                               sst_value_ref(sst_object_get(x, "arg")), err);
+        } else {
+            rc = sst_task_activate(t, sst_string_cstr(x), err);
+        }
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return SST_OK;
+}
+
+/* Adds @p n to source @p source of join @p join in the barrier update *upd. */
+static sst_code barrier_add(sst_value **upd, size_t join, const char *source, int64_t n,
+                            sst_error *err) {
+    char key[24];
+    snprintf(key, sizeof key, "%zu", join);
+    sst_value *u = *upd != NULL ? *upd : sst_object_empty();
+    sst_value *inner = sst_value_ref(sst_object_get(u, key));
+    sst_value *count = sst_int_new(n, err);
+    if (inner == NULL) {
+        inner = sst_object_empty();
+    }
+    inner = count != NULL ? sst_object_set_take(inner, source, count, err)
+                          : (sst_value_unref(inner), NULL);
+    *upd = inner != NULL ? sst_object_set_take(u, key, inner, err) : (sst_value_unref(u), NULL);
+    return *upd != NULL ? SST_OK : (err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM);
+}
+
+/* True when every source of join @p j has arrived at least once in @p state. */
+static bool join_ready(const sst_compiled_graph *cg, const sst_value *state, size_t j) {
+    char key[24];
+    snprintf(key, sizeof key, "%zu", j);
+    const sst_value *counts = sst_object_get(sst_object_get(state, SST__BARRIERS), key);
+    const sst__join *jn = &cg->g->joins[j];
+    for (size_t k = 0; k < jn->n; k++) {
+        if (sst_int_value(sst_object_get(counts, jn->from[k])) < 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Writes the barrier updates of this node: arrivals and, when it is a join's target, consumption.
+ */
+static sst_code write_barriers(sst_task *t, const sst_compiled_graph *cg, const sst__route *r,
+                               const char *name, sst_error *err) {
+    sst_value *upd = NULL;
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < r->n_joins_in; i++) {
+        rc = barrier_add(&upd, r->joins_in[i], name, 1, err);
+    }
+    for (size_t i = 0; rc == SST_OK && i < r->n_joins_out; i++) {
+        size_t j = r->joins_out[i];
+        if (!join_ready(cg, sst_task_state(t), j)) {
+            continue; /* reached by another edge: the barrier stays as it is */
+        }
+        const sst__join *jn = &cg->g->joins[j];
+        for (size_t k = 0; rc == SST_OK && k < jn->n; k++) {
+            rc = barrier_add(&upd, j, jn->from[k], -1, err);
+        }
+    }
+    if (rc != SST_OK) {
+        sst_value_unref(upd);
+        return rc;
+    }
+    return upd != NULL ? sst_task_write(t, SST__BARRIERS, upd, err) : SST_OK;
+}
+
+/* The state a router sees: the snapshot plus this node's own update. */
+static sst_value *router_view(const sst_compiled_graph *cg, sst_task *t, const sst_value *delta,
+                              sst_error *err) {
+    if (delta == NULL) {
+        return sst_value_ref(sst_task_state(t));
+    }
+    sst_value *prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(delta), err);
+    if (prepared == NULL) {
+        return NULL;
+    }
+    const sst_value *deltas[] = {prepared};
+    sst_value *view =
+        sst_schema_apply(cg->schema, sst_value_ref(sst_task_state(t)), deltas, 1, err);
+    sst_value_unref(prepared);
+    return view;
+}
+
+sst_code sst__node_vertex(sst_task *t, void *user_data) {
+    const sst__node_ref *ref = user_data;
+    const sst_compiled_graph *cg = ref->cg;
+    const sst__node *node = &cg->g->nodes[ref->index];
+    const sst__route *r = &cg->routes[ref->index];
+    sst_task_vote_halt(t);
+    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0};
+    sst_code rc = node->fn(&ctx, node->user_data);
+    sst_error err;
+    sst_error_clear(&err);
+    if (rc != SST_OK) {
+        sst_value_unref(ctx.gotos);
+        return rc;
+    }
+    sst_value *targets = sst_array_empty();
+    if (ctx.gotos != NULL) {
+        /* Command goto replaces the node's edges and conditional edges. */
+        rc = sst__route_result(cg, NULL, node->name, ctx.gotos, &targets, &err);
+    } else {
+        for (size_t i = 0; rc == SST_OK && i < r->n_edges; i++) {
+            sst_value *s = sst_string_new(cg->g->nodes[r->edges[i]].name, &err);
+            targets = s != NULL ? sst_array_push_take(targets, s, &err) : NULL;
+            rc = targets != NULL ? SST_OK : SST_ENOMEM;
+        }
+        sst_value *view = NULL;
+        for (size_t i = 0; rc == SST_OK && i < r->n_branches; i++) {
+            const sst__branch *b = &cg->g->branches[r->branches[i]];
+            if (view == NULL) {
+                view = router_view(cg, t, sst_task_delta(t), &err);
+                if (view == NULL) {
+                    rc = err.code != SST_OK ? err.code : SST_ENOMEM;
+                    break;
+                }
+            }
+            sst_value *res = b->router(view, b->user_data, &err);
+            if (res == NULL) {
+                rc = sst_task_fail(t, err.code != SST_OK ? err.code : SST_ETASK,
+                                   "router of node '%s' failed: %s", node->name,
+                                   err.code != SST_OK ? err.msg : "no result");
+                sst_value_unref(view);
+                sst_value_unref(targets);
+                sst_value_unref(ctx.gotos);
+                return rc;
+            }
+            rc = sst__route_result(cg, b, node->name, res, &targets, &err);
+            sst_value_unref(res);
+        }
+        sst_value_unref(view);
+    }
+    if (rc == SST_OK) {
+        rc = write_barriers(t, cg, r, node->name, &err);
+    }
+    if (rc == SST_OK) {
+        rc = go(t, targets, &err);
+    }
+    sst_value_unref(targets);
+    sst_value_unref(ctx.gotos);
+    if (rc != SST_OK) {
+        /* Routing errors are the graph's, not transient: SST_EINVAL/ETYPE are not retried. */
+        return sst_task_fail(t, rc, "%s", err.msg[0] != '\0' ? err.msg : sst_strerror(rc));
+    }
+    return SST_OK;
+}
+
+sst_code sst__graph_commit(sst_commit *c, void *user_data) {
+    const sst_compiled_graph *cg = user_data;
+    for (size_t j = 0; j < cg->g->n_joins; j++) {
+        if (join_ready(cg, sst_commit_state(c), j)) {
+            sst_code rc = sst_commit_activate(c, cg->g->joins[j].to, NULL);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    return SST_OK;
+}
+
+sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
+    bool hidden = false;
+    for (size_t i = 0; i < sst_object_len(state) && !hidden; i++) {
+        hidden = strncmp(sst_string_cstr(sst_object_key_at(state, i)), "__", 2) == 0;
+    }
+    if (!hidden) {
+        return sst_value_ref(state);
+    }
+    sst_value *out = sst_object_empty();
+    for (size_t i = 0; i < sst_object_len(state) && out != NULL; i++) {
+        const sst_value *k = sst_object_key_at(state, i);
+        if (strncmp(sst_string_cstr(k), "__", 2) != 0) {
+            out = sst_object_setv_take(out, k, sst_value_ref(sst_object_value_at(state, i)), err);
+        }
+    }
+    return out;
+}
