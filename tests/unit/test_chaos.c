@@ -223,6 +223,89 @@ done:
     return out;
 }
 
+/* ---- a whole graph: START -> split -Send x3-> work -> (join work, side) -> end ---- */
+
+static sst_code g_split(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_error err;
+    sst_value *x = sst_int_new(100000, &err);
+    return x != NULL ? sst_node_update(ctx, "base", x, &err) : err.code;
+}
+
+static sst_value *g_fan(const sst_value *state, void *ud, sst_error *err) {
+    (void)ud;
+    sst_value *list = sst_array_empty();
+    for (int i = 0; i < 3 && list != NULL; i++) {
+        sst_value *x = sst_int_new(sst_int_value(sst_object_get(state, "base")) + i, err);
+        sst_value *send = x != NULL ? sst_send_new("work", x, err) : NULL;
+        list = send != NULL ? sst_array_push_take(list, send, err) : (sst_value_unref(list), NULL);
+    }
+    return list;
+}
+
+static sst_code g_work(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_error err;
+    sst_value *x = sst_int_new(sst_int_value(sst_node_input(ctx)) * 2, &err);
+    sst_value *l = x != NULL ? sst_array_push_take(sst_array_empty(), x, &err) : NULL;
+    return l != NULL ? sst_node_update(ctx, "items", l, &err) : err.code;
+}
+
+static sst_code g_side(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_error err;
+    sst_value *m = sst_string_new("a side message with some length", &err);
+    return m != NULL ? sst_node_update(ctx, "messages", m, &err) : err.code;
+}
+
+static sst_code g_end(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_error err;
+    sst_value *x = sst_int_new(
+        (int64_t)sst_array_len(sst_object_get(sst_node_state(ctx), "items")) + 5000, &err);
+    return x != NULL ? sst_node_update(ctx, "count", x, &err) : err.code;
+}
+
+static sst_value *op_graph(const sst_value *input, sst_error *err) {
+    (void)input;
+    sst_value *out = NULL;
+    sst_compiled_graph *cg = NULL;
+    sst_graph_result *r = NULL;
+    sst_graph *g = sst_graph_new(err);
+    const char *join_from[] = {"work", "side"};
+    if (g == NULL || sst_graph_add_field(g, "items", sst_reducer_append(), NULL, err) != SST_OK ||
+        sst_graph_add_field(g, "messages", sst_reducer_add_messages(), NULL, err) != SST_OK ||
+        sst_graph_add_node(g, "split", g_split, NULL, NULL, err) != SST_OK ||
+        sst_graph_add_node(g, "work", g_work, NULL, NULL, err) != SST_OK ||
+        sst_graph_add_node(g, "side", g_side, NULL, NULL, err) != SST_OK ||
+        sst_graph_add_node(g, "end", g_end, NULL, NULL, err) != SST_OK ||
+        sst_graph_add_edge(g, SST_START, "split", err) != SST_OK ||
+        sst_graph_add_edge(g, SST_START, "side", err) != SST_OK ||
+        sst_graph_add_conditional_edges(g, "split", g_fan, NULL, NULL, err) != SST_OK ||
+        sst_graph_add_join(g, join_from, 2, "end", err) != SST_OK ||
+        sst_graph_add_edge(g, "end", SST_END, err) != SST_OK) {
+        goto done;
+    }
+    cg = sst_graph_compile(g, NULL, err);
+    if (cg == NULL) {
+        goto done;
+    }
+    r = sst_graph_invoke(cg, NULL, NULL, NULL, err);
+    if (r == NULL) {
+        goto done;
+    }
+    if (sst_graph_result_status(r) != SST_RUN_COMPLETED) {
+        *err = *sst_graph_result_error(r);
+        goto done;
+    }
+    out = sst_value_ref(sst_graph_result_state(r));
+done:
+    sst_graph_result_free(r);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+    return out;
+}
+
 static void run_chaos(const char *name, op_fn op, const sst_value *input) {
     char *before = sst_json_write(input, SST_JSON_COMPACT, NULL, NULL);
     long baseline = tu_chaos_live();
@@ -339,6 +422,16 @@ static void test_pregel_run(void **state) {
     run_chaos("pregel run", op_pregel, g_input);
 }
 
+static void test_graph_run(void **state) {
+    (void)state;
+    sst_error err;
+    sst_value *once = op_graph(NULL, &err);
+    assert_non_null(once);
+    assert_int_equal(sst_int_value(sst_object_get(once, "count")), 5003);
+    sst_value_unref(once);
+    run_chaos("graph run", op_graph, g_input);
+}
+
 static void test_no_leaks_overall(void **state) {
     (void)state;
     long before = tu_chaos_live();
@@ -360,6 +453,7 @@ int main(void) {
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_schema),
         cmocka_unit_test(test_pregel_run),
+        cmocka_unit_test(test_graph_run),
         cmocka_unit_test(test_no_leaks_overall),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
