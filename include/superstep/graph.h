@@ -223,6 +223,65 @@ SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt
 #endif
     ;
 
+/* ---- checkpointers ------------------------------------------------------ */
+
+/** How durable each checkpoint is when written. */
+typedef enum sst_durability {
+    SST_DURABILITY_ASYNC = 0, /* default: committed, survives a process crash (not power loss) */
+    SST_DURABILITY_SYNC,      /* flushed to disk before the next superstep starts */
+    SST_DURABILITY_EXIT       /* written only when the invoke ends */
+} sst_durability;
+
+/**
+ * The storage interface behind durable threads (LangGraph's
+ * BaseCheckpointSaver); the checkpoint layer provides memory and SQLite
+ * implementations (superstep/checkpoint.h). Records are objects:
+ *
+ *   {"thread", "id", "parent" (null for the first), "step",
+ *    "kind": "snapshot" | "delta", "body": state | [[delta, ...], ...],
+ *    "since_snapshot", "next" (resume point or null), "run_key",
+ *    "metadata": {"source": "input" | "loop" | "update" | "fork", "step",
+ *                 "writes": {node: update}, ...}}
+ *
+ * A checkpoint's "writes" (pending writes, interrupts) are stored apart and
+ * replaced as a whole. Ids sort in creation order. Every function fills
+ * @p err on failure; all calls come from the thread running the invoke.
+ */
+typedef struct sst_checkpointer_ops {
+    /* Stores a record in one transaction, flushed to disk when @p sync. */
+    sst_code (*put)(void *self, const sst_value *record, bool sync, sst_error *err);
+    /* Stores (replaces) the writes of checkpoint @p id; @p writes null deletes them. */
+    sst_code (*put_writes)(void *self, const char *thread, const char *id, const sst_value *writes,
+                           bool sync, sst_error *err);
+    /* Record @p id (NULL: the thread's latest) with "writes" added (null when none).
+     * NULL with SST_ENOTFOUND when there is none. */
+    sst_value *(*get)(void *self, const char *thread, const char *id, sst_error *err);
+    /* The thread's records newest first, without "body" and "next", keeping those
+     * whose metadata has every member of @p filter (NULL: all); at most @p limit (0: all). */
+    sst_value *(*list)(void *self, const char *thread, const sst_value *filter, size_t limit,
+                       sst_error *err);
+    sst_code (*delete_thread)(void *self, const char *thread, sst_error *err);
+    /* Takes the thread's lock (also against other processes); SST_EBUSY when held
+     * and @p wait is false. */
+    sst_code (*lock)(void *self, const char *thread, bool wait, sst_error *err);
+    void (*unlock)(void *self, const char *thread);
+    void (*destroy)(void *self);
+} sst_checkpointer_ops;
+
+typedef struct sst_checkpointer sst_checkpointer;
+
+/**
+ * Wraps an implementation. @p ops is copied; @p self is handed to destroy.
+ * @return new checkpointer, freed with sst_checkpointer_free; NULL on SST_ENOMEM.
+ * Thread-safety: one invoke at a time uses a checkpointer unless the
+ * implementation says otherwise.
+ */
+SST_NODISCARD SST_API sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops,
+                                                             void *self, sst_error *err);
+SST_API void sst_checkpointer_free(sst_checkpointer *cp);
+/** The implementation's self pointer (borrowed). */
+SST_API void *sst_checkpointer_self(const sst_checkpointer *cp);
+
 /* ---- running ---------------------------------------------------------- */
 
 /** Stream modes; combine with |. */
@@ -249,8 +308,14 @@ typedef struct sst_invoke_opts {
     unsigned stream_modes;         /* sst_stream_mode bits */
     sst_stream_fn stream;
     void *stream_user_data;
-    sst_engine *engine; /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
-    sst_sleep_fn sleep; /* retry waits (tests); NULL: real sleep */
+    sst_engine *engine;        /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
+    const char *checkpoint_id; /* durable threads: run from this checkpoint (a fork when it
+                                  is not the latest); NULL: the latest */
+    sst_durability durability; /* durable threads; default SST_DURABILITY_ASYNC */
+    uint64_t snapshot_every;   /* durable threads: a full snapshot every K checkpoints;
+                                  default 64 (reads replay at most K deltas) */
+    bool wait;                 /* wait for a busy thread instead of failing with SST_EBUSY */
+    sst_sleep_fn sleep;        /* retry waits (tests); NULL: real sleep */
     void *sleep_user_data;
 } sst_invoke_opts;
 
@@ -266,6 +331,52 @@ SST_NODISCARD SST_API sst_graph_thread *sst_graph_thread_new(const sst_compiled_
 SST_API void sst_graph_thread_free(sst_graph_thread *t);
 /** The thread's current state (borrowed; hidden fields removed); {} before the first invoke. */
 SST_API const sst_value *sst_graph_thread_state(const sst_graph_thread *t);
+
+/**
+ * A durable thread: every superstep is checkpointed through @p cp under
+ * @p thread_id (copied), and an invoke continues the thread's latest
+ * checkpoint, also in another process after a crash.
+ * @param cp borrowed; must outlive the thread
+ * @return new thread; NULL on SST_EINVAL or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg,
+                                                              sst_checkpointer *cp,
+                                                              const char *thread_id,
+                                                              sst_error *err);
+
+/**
+ * The state of a durable thread at checkpoint @p checkpoint_id (NULL: the
+ * latest): {"values", "next": [node names], "tasks": [...], "interrupts":
+ * [...], "pending_writes": [...], "metadata", "checkpoint_id", "parent_id",
+ * "step"} (LangGraph's StateSnapshot).
+ * @return new object; NULL with SST_ENOTFOUND (no such checkpoint), SST_EINVAL
+ *         (not a durable thread), a storage error.
+ */
+SST_NODISCARD SST_API sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id,
+                                                     sst_error *err);
+
+/**
+ * The thread's checkpoints newest first (each as sst_graph_get_state gives
+ * it), keeping those whose metadata has every member of @p filter (NULL:
+ * all), at most @p limit (0: all).
+ */
+SST_NODISCARD SST_API sst_value *sst_graph_get_state_history(sst_graph_thread *t,
+                                                             const sst_value *filter, size_t limit,
+                                                             sst_error *err);
+
+/**
+ * Writes @p values (borrowed) as if node @p as_node had returned them, on top
+ * of checkpoint @p checkpoint_id (NULL: the latest); the new checkpoint's
+ * next tasks are @p as_node's successors. On an older checkpoint this forks
+ * the thread (metadata source "fork"), else it is an "update". Without
+ * @p as_node the node that wrote in the last superstep is used; when several
+ * did it is ambiguous (SST_EINVAL naming them).
+ * @return SST_OK; SST_EINVAL, SST_ENOTFOUND, a reducer's error, a storage error.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_update_state(sst_graph_thread *t,
+                                                      const char *checkpoint_id,
+                                                      const sst_value *values, const char *as_node,
+                                                      sst_error *err);
 
 /**
  * Runs the graph. With @p thread NULL, one run from the schema defaults.

@@ -196,6 +196,12 @@ typedef struct sst_superstep_stats {
     uint64_t wall_ns;          /* from the first task start to the commit */
     const sst_task_stat *task; /* borrowed: tasks in merge order */
     const sst_value *state;    /* borrowed: the state after this superstep's commit */
+    /*
+     * borrowed, only with sst_run_opts.want_next (else NULL): where the run
+     * goes on, as a resume point {"superstep", "tasks", "pending": [],
+     * "resume": {}} for the next superstep; checkpoints store it.
+     */
+    const sst_value *next;
 } sst_superstep_stats;
 
 /**
@@ -234,9 +240,11 @@ typedef struct sst_run_opts {
      * ignored.
      */
     const sst_value *resume;
-    uint64_t max_supersteps; /* the recursion limit; default 25 (LangGraph's) */
-    const char *run_key;     /* mixed into task ids (thread, checkpoint); default "" */
-    uint64_t jitter_seed;    /* 0: random; else retry jitter is reproducible */
+    uint64_t first_superstep; /* number of a new run's first superstep; default 0 */
+    uint64_t max_supersteps;  /* stop before this superstep number (recursion limit); default 25 */
+    bool want_next;           /* give the on_superstep hook the next tasks (stats.next) */
+    const char *run_key;      /* mixed into task ids (thread, checkpoint); default "" */
+    uint64_t jitter_seed;     /* 0: random; else retry jitter is reproducible */
     sst_before_fn before_superstep;
     sst_superstep_fn on_superstep;
     sst_retry_fn on_retry;

@@ -87,6 +87,57 @@ struct sst_compiled_graph {
     size_t n_warnings;
 };
 
+struct sst_checkpointer {
+    sst_checkpointer_ops ops;
+    void *self;
+};
+
+/*
+ * A thread: in memory, or durable through a checkpointer (then its fields
+ * are reloaded from the latest checkpoint at each invoke).
+ */
+struct sst_graph_thread {
+    const sst_compiled_graph *cg;
+    atomic_bool busy;
+    sst_value *state;        /* owned full state (hidden fields included), or NULL */
+    sst_value *public_state; /* owned: state without hidden fields */
+    sst_value *resume_point; /* owned engine resume point, or NULL: nothing to resume */
+    sst_value *pending;      /* owned: pending interrupts with their task and index */
+    bool skip_before;        /* the pending interrupt is an interrupt_before */
+    char run_key[160];       /* task ids of the run to resume */
+    uint64_t runs;           /* runs started on this thread */
+    /* Durable threads only. */
+    sst_checkpointer *cp;    /* borrowed, or NULL: in memory */
+    char *thread_id;         /* owned */
+    char *last_id;           /* owned: the checkpoint new ones hang off, or NULL */
+    char *latest_id;         /* owned: the thread's newest checkpoint when loaded, or NULL */
+    int64_t last_step;       /* its step (-2 before the first checkpoint) */
+    uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
+    uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
+    sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
+};
+
+/* ---- durable threads (persist.c) ---- */
+
+/* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
+sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
+/* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
+sst_code sst__persist_start(sst_graph_thread *th, const sst_value *input, const sst_value *prepared,
+                            const sst_value *state_after, const sst_value *rp, bool fork,
+                            const sst_invoke_opts *o, sst_error *err);
+/* Writes the checkpoint after a committed superstep. */
+sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
+                                const sst_invoke_opts *o, sst_error *err);
+/* Records how a run stopped (pending writes, interrupts) on the latest checkpoint. */
+sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
+                           const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
+                           sst_error *err);
+/* A new time-ordered checkpoint id (36 characters + NUL). */
+void sst__checkpoint_id(sst_graph_thread *th, char out[37]);
+/* The resume point that starts a run at @p superstep with @p targets (names and Sends). */
+sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
+                            const sst_value *targets, sst_error *err);
+
 /* The node index of @p name, or SIZE_MAX. */
 size_t sst__graph_find(const sst_graph *g, const char *name);
 

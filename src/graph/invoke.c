@@ -10,18 +10,6 @@
 
 #include "graph_int.h"
 
-struct sst_graph_thread {
-    const sst_compiled_graph *cg;
-    atomic_bool busy;
-    sst_value *state;        /* owned full state (hidden fields included), or NULL */
-    sst_value *public_state; /* owned: state without hidden fields */
-    sst_value *resume_point; /* owned engine resume point, or NULL */
-    sst_value *pending;      /* owned: pending interrupts with their task and index */
-    bool skip_before;        /* the pending interrupt is an interrupt_before */
-    char run_key[64];        /* task ids of the interrupted run */
-    uint64_t runs;           /* runs started on this thread */
-};
-
 struct sst_graph_result {
     sst_run_status status;
     sst_value *state;      /* owned, public */
@@ -42,6 +30,9 @@ typedef struct invoke_ctx {
     sst_value *nodes;     /* owned: the nodes that caused it */
     sst_code stream_rc;   /* the stream callback's failure */
     sst_error stream_err; /* its message */
+    sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
+    sst_code persist_rc;  /* a checkpoint that could not be written */
+    sst_error persist_err;
 } invoke_ctx;
 
 void sst_invoke_opts_init(sst_invoke_opts *o) {
@@ -65,6 +56,27 @@ sst_graph_thread *sst_graph_thread_new(const sst_compiled_graph *cg, sst_error *
     atomic_init(&t->busy, false);
     t->public_state = sst_object_empty();
     t->pending = sst_array_empty();
+    t->last_step = -2;
+    return t;
+}
+
+sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
+                                        const char *thread_id, sst_error *err) {
+    if (cp == NULL || thread_id == NULL || thread_id[0] == '\0') {
+        sst__error(err, SST_EINVAL, "thread open: needs a checkpointer and a thread id");
+        return NULL;
+    }
+    sst_graph_thread *t = sst_graph_thread_new(cg, err);
+    if (t == NULL) {
+        return NULL;
+    }
+    t->cp = cp;
+    t->thread_id = sst__strndup(thread_id, strlen(thread_id));
+    if (t->thread_id == NULL) {
+        sst_graph_thread_free(t);
+        sst__enomem(err);
+        return NULL;
+    }
     return t;
 }
 
@@ -76,6 +88,10 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->public_state);
     sst_value_unref(t->resume_point);
     sst_value_unref(t->pending);
+    sst_value_unref(t->exit_groups);
+    sst__free(t->thread_id);
+    sst__free(t->last_id);
+    sst__free(t->latest_id);
     sst__free(t);
 }
 
@@ -248,6 +264,13 @@ static void sleep_hook(uint64_t ms, void *ud) {
 /* Streams a committed superstep, then applies interrupt_after. */
 static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     invoke_ctx *c = ud;
+    if (c->th != NULL) {
+        sst_error_clear(&c->persist_err);
+        c->persist_rc = sst__persist_superstep(c->th, st, c->o, &c->persist_err);
+        if (c->persist_rc != SST_OK) {
+            return c->persist_rc;
+        }
+    }
     bool debug = stream_on(c, SST_STREAM_DEBUG);
     for (size_t i = 0; debug && i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];
@@ -317,14 +340,14 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
 
 /* ---- starting a run ---- */
 
-/* START's routing on the state after the input: activations and Sends. */
+/* START's routing on the state after the input: node names and Sends. */
 static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *state,
-                              sst_value **names, sst_value **sends, sst_error *err) {
-    sst_value *targets = sst_array_empty();
+                              sst_value **targets, sst_error *err) {
+    *targets = sst_array_empty();
     sst_code rc = SST_OK;
     for (size_t i = 0; i < cg->start.n_edges && rc == SST_OK; i++) {
-        targets = sst_array_push_take(targets, str(cg->g->nodes[cg->start.edges[i]].name), err);
-        rc = targets != NULL ? SST_OK : SST_ENOMEM;
+        *targets = sst_array_push_take(*targets, str(cg->g->nodes[cg->start.edges[i]].name), err);
+        rc = *targets != NULL ? SST_OK : SST_ENOMEM;
     }
     for (size_t i = 0; i < cg->start.n_branches && rc == SST_OK; i++) {
         const sst__branch *b = &cg->g->branches[cg->start.branches[i]];
@@ -334,26 +357,9 @@ static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *sta
             sst__error_prefix(err, "router of START failed");
             break;
         }
-        rc = sst__route_result(cg, b, SST_START, res, &targets, err);
+        rc = sst__route_result(cg, b, SST_START, res, targets, err);
         sst_value_unref(res);
     }
-    *names = sst_array_empty();
-    *sends = sst_array_empty();
-    for (size_t i = 0; rc == SST_OK && i < sst_array_len(targets); i++) {
-        const sst_value *x = sst_array_get(targets, i);
-        if (sst_is_string(x)) {
-            *names = sst_array_push_take(*names, sst_value_ref(x), err);
-        } else {
-            sst_value *s = obj_set(sst_object_empty(), "to",
-                                   sst_value_ref(sst_object_get(x, "__send__")), err);
-            s = obj_set(s, "input", sst_value_ref(sst_object_get(x, "arg")), err);
-            *sends = s != NULL ? sst_array_push_take(*sends, s, err) : NULL;
-        }
-        if (*names == NULL || *sends == NULL) {
-            rc = SST_ENOMEM;
-        }
-    }
-    sst_value_unref(targets);
     return rc;
 }
 
@@ -508,11 +514,26 @@ static sst_graph_result *failed_before_start(const sst_value *state, const sst_e
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
                                        sst_error *err) {
+    bool durable = th != NULL && th->cp != NULL;
+    if (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK) {
+        return NULL;
+    }
+    bool fork = durable && o->checkpoint_id != NULL &&
+                (th->latest_id == NULL || strcmp(th->latest_id, th->last_id) != 0);
     bool resuming = th != NULL && th->resume_point != NULL &&
                     (o->resume != NULL || o->resume_by_id != NULL || input == NULL);
     if ((o->resume != NULL || o->resume_by_id != NULL) && !resuming) {
         sst__error(err, SST_EINVAL, "resume: there is no interrupted run to resume");
         return NULL;
+    }
+    if (durable && !resuming && input == NULL && th->last_id != NULL) {
+        /* Nothing to resume and no input: the thread stays as it is. */
+        sst_graph_result *r = new_result(err);
+        if (r != NULL) {
+            r->status = SST_RUN_COMPLETED;
+            r->state = sst_value_ref(th->public_state);
+        }
+        return r;
     }
     sst_value *state = th != NULL && th->state != NULL ? sst_value_ref(th->state)
                                                        : sst_schema_initial_state(cg->schema, err);
@@ -523,39 +544,44 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     memset(&c, 0, sizeof c);
     c.cg = cg;
     c.o = o;
+    c.th = durable ? th : NULL;
     sst_run_opts ro;
     sst_run_opts_init(&ro);
-    sst_value *rp = NULL, *names = NULL, *sends = NULL;
-    const char **start = NULL;
-    char run_key[64] = "";
+    sst_value *rp = NULL;
+    char run_key[160] = "";
     if (resuming) {
         rp = resume_point_with_values(th, o, err);
         if (rp == NULL) {
             sst_value_unref(state);
             return NULL;
         }
-        ro.resume = rp;
-        c.first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
         c.skip_before = th->skip_before;
         snprintf(run_key, sizeof run_key, "%s", th->run_key);
     } else {
+        sst_value *prepared = NULL;
         if (input != NULL) {
-            sst_value *prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(input), err);
+            prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(input), err);
             const sst_value *deltas[] = {prepared};
             state = prepared != NULL ? sst_schema_apply(cg->schema, state, deltas, 1, err)
                                      : (sst_value_unref(state), NULL);
-            sst_value_unref(prepared);
             if (state == NULL) {
+                sst_value_unref(prepared);
                 sst__error_prefix(err, "input");
                 return NULL;
             }
         }
         sst_error rerr;
         sst_error_clear(&rerr);
-        sst_code rc = start_routing(cg, state, &names, &sends, &rerr);
+        sst_value *targets = NULL;
+        sst_code rc = start_routing(cg, state, &targets, &rerr);
+        uint64_t first = durable ? (uint64_t)(th->last_step + 2) : 0;
+        if (rc == SST_OK) {
+            rp = sst__start_point(cg, first, targets, &rerr);
+            rc = rp != NULL ? SST_OK : SST_ENOMEM;
+        }
+        sst_value_unref(targets);
         if (rc != SST_OK) {
-            sst_value_unref(names);
-            sst_value_unref(sends);
+            sst_value_unref(prepared);
             sst_graph_result *r = rc == SST_ENOMEM ? (sst__enomem(err), NULL)
                                                    : failed_before_start(state, &rerr, err);
             if (r != NULL && th != NULL) {
@@ -564,30 +590,31 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
             sst_value_unref(state);
             return r;
         }
-        size_t n = sst_array_len(names);
-        start = sst__calloc(n + 1, sizeof *start);
-        if (start == NULL) {
-            sst_value_unref(names);
-            sst_value_unref(sends);
-            sst_value_unref(state);
-            sst__enomem(err);
-            return NULL;
-        }
-        for (size_t i = 0; i < n; i++) {
-            start[i] = sst_string_cstr(sst_array_get(names, i));
-        }
-        ro.start = start;
-        ro.n_start = n;
-        ro.sends = sends;
         if (th != NULL) {
-            snprintf(run_key, sizeof run_key, "thread-%p/run-%llu", (void *)th,
-                     (unsigned long long)++th->runs);
+            char id[37];
+            sst__checkpoint_id(th, id);
+            snprintf(run_key, sizeof run_key, "%s/%s", durable ? th->thread_id : "memory", id);
+            snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+            th->runs++;
         }
+        if (durable) {
+            rc = sst__persist_start(th, input, prepared, state, rp, fork, o, err);
+            if (rc != SST_OK) {
+                sst_value_unref(prepared);
+                sst_value_unref(rp);
+                sst_value_unref(state);
+                return NULL;
+            }
+        }
+        sst_value_unref(prepared);
         emit_values(&c, state);
     }
+    c.first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+    ro.resume = rp;
     ro.state = state;
     ro.run_key = run_key;
     ro.max_supersteps = c.first_step + o->recursion_limit;
+    ro.want_next = durable;
     ro.before_superstep = before_hook;
     ro.on_superstep = superstep_hook;
     ro.on_retry = retry_hook;
@@ -602,9 +629,6 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     }
     sst_run_result *rr = e != NULL ? sst_engine_run(e, cg->pregel, &ro, err) : NULL;
     sst_engine_free(own);
-    sst__free(start);
-    sst_value_unref(names);
-    sst_value_unref(sends);
     sst_value_unref(rp);
     sst_value_unref(state);
     if (rr == NULL) {
@@ -624,7 +648,9 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         sst_value_unref(r->interrupts);
         r->interrupts = collect_interrupts(&c, rr, run_key, false);
     } else if (r->status == SST_RUN_FAILED) {
-        r->error = c.stream_rc != SST_OK ? c.stream_err : *sst_run_result_error(rr);
+        r->error = c.stream_rc != SST_OK    ? c.stream_err
+                   : c.persist_rc != SST_OK ? c.persist_err
+                                            : *sst_run_result_error(rr);
         const char *node = sst_run_result_error_vertex(rr);
         r->error_node = node != NULL ? sst__strndup(node, strlen(node)) : NULL;
     }
@@ -641,6 +667,15 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
             th->pending = collect_interrupts(&c, rr, run_key, true);
             th->skip_before = c.stopped != NULL && strcmp(c.stopped, "before") == 0;
             snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+        }
+        if (durable && c.persist_rc == SST_OK) {
+            sst_error perr;
+            sst_error_clear(&perr);
+            if (sst__persist_stop(th, rr, th->pending, th->skip_before, o, &perr) != SST_OK &&
+                r->status != SST_RUN_FAILED) {
+                r->status = SST_RUN_FAILED;
+                r->error = perr;
+            }
         }
     }
     sst_run_result_free(rr);
@@ -678,8 +713,16 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
         sst__error(err, SST_EBUSY, "invoke: the thread is busy with another invoke");
         return NULL;
     }
+    if (thread != NULL && thread->cp != NULL &&
+        thread->cp->ops.lock(thread->cp->self, thread->thread_id, opts->wait, err) != SST_OK) {
+        atomic_store(&thread->busy, false);
+        return NULL;
+    }
     sst_graph_result *r = invoke_locked(cg, thread, input, opts, err);
     if (thread != NULL) {
+        if (thread->cp != NULL) {
+            thread->cp->ops.unlock(thread->cp->self, thread->thread_id);
+        }
         atomic_store(&thread->busy, false);
     }
     return r;

@@ -192,6 +192,40 @@ static bool make_tasks(run *R) {
 }
 
 /*
+ * The next superstep's tasks as a resume point, without consuming the
+ * routing state (make_tasks does that): for checkpoints after a commit.
+ */
+static sst_value *next_resume_point(run *R, sst_error *err) {
+    sst_value *tasks = sst_array_empty();
+    sst_task t;
+    for (size_t i = 0; i < R->p->n + R->nsends && tasks != NULL; i++) {
+        bool send = i >= R->p->n;
+        uint32_t v = send ? R->sends[i - R->p->n].vertex : R->p->by_name[i];
+        if (!send && !R->active[v] && R->inbox[v] == NULL) {
+            continue;
+        }
+        init_task(R, &t, v);
+        t.superstep = R->superstep + 1;
+        t.send_index = send ? i - R->p->n : UINT64_MAX;
+        t.input = send ? R->sends[i - R->p->n].payload : NULL;
+        t.inbox = send ? NULL : R->inbox[v];
+        sst_value *d = sst__task_descriptor(&t, err); /* borrows input and inbox */
+        tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
+    }
+    sst_value *step = sst_int_new((int64_t)R->superstep + 1, err);
+    sst_value *rp =
+        step != NULL ? sst_object_set_take(sst_object_empty(), "superstep", step, err) : NULL;
+    if (rp == NULL || tasks == NULL) {
+        sst_value_unref(rp);
+        sst_value_unref(tasks);
+        return NULL;
+    }
+    rp = sst_object_set_take(rp, "tasks", tasks, err);
+    rp = rp != NULL ? sst_object_set_take(rp, "pending", sst_array_empty(), err) : NULL;
+    return rp != NULL ? sst_object_set_take(rp, "resume", sst_object_empty(), err) : NULL;
+}
+
+/*
  * The first superstep of a resumed run: its tasks from the resume point,
  * with the writes of the tasks that had already succeeded restored.
  */
@@ -520,7 +554,20 @@ static bool commit(run *R, uint64_t started_ns) {
         st.wall_ns = sst__now_ns() - started_ns;
         st.task = R->stats;
         st.state = R->state;
+        st.next = NULL;
+        sst_value *next_rp = NULL;
+        if (R->o->want_next) {
+            sst_error nerr;
+            next_rp = next_resume_point(R, &nerr);
+            if (next_rp == NULL) {
+                fail_run(R, NULL, SST_ENOMEM, "out of memory after superstep %llu",
+                         (unsigned long long)R->superstep);
+                return false;
+            }
+            st.next = next_rp;
+        }
         sst_code rc = R->o->on_superstep(&st, R->o->user_data);
+        sst_value_unref(next_rp);
         if (rc != SST_OK) {
             R->hook_stop = rc; /* the loop stops before the next superstep */
         }
@@ -746,6 +793,7 @@ sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run
     if (ok && opts->resume != NULL) {
         ok = make_tasks_from_resume(&R, opts->resume, err);
     } else if (ok) {
+        R.superstep = opts->first_superstep;
         ok = initial_routing(&R, opts, err);
     }
     if (!ok) {

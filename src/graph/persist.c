@@ -1,0 +1,704 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Durable threads: checkpoints written through a checkpointer, read back by
+ * replaying deltas onto the nearest snapshot, and the state-management API
+ * (get_state, history, update_state, forks). docs/checkpoints.md has the
+ * record layout and the numbering of steps.
+ *
+ * A checkpoint at step s holds the state before superstep s and, in "next",
+ * the tasks of superstep s. Its body is either the whole state (a snapshot,
+ * every K checkpoints) or the groups of deltas since its parent (one group
+ * per superstep, replayed in order through the reducers). Deltas are the
+ * tasks' writes after sst_schema_prepare_delta, so message ids are fixed
+ * before anything is stored and a replay is exact.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+#define DEFAULT_SNAPSHOT_EVERY 64
+
+/* ---- the checkpointer wrapper ---- */
+
+sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops, void *self,
+                                       sst_error *err) {
+    if (ops == NULL || ops->put == NULL || ops->put_writes == NULL || ops->get == NULL ||
+        ops->list == NULL || ops->lock == NULL || ops->unlock == NULL) {
+        sst__error(err, SST_EINVAL,
+                   "checkpointer: put, put_writes, get, list, lock and unlock "
+                   "are required");
+        return NULL;
+    }
+    sst_checkpointer *cp = sst__malloc(sizeof *cp);
+    if (cp == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    cp->ops = *ops;
+    cp->self = self;
+    return cp;
+}
+
+void sst_checkpointer_free(sst_checkpointer *cp) {
+    if (cp == NULL) {
+        return;
+    }
+    if (cp->ops.destroy != NULL) {
+        cp->ops.destroy(cp->self);
+    }
+    sst__free(cp);
+}
+
+void *sst_checkpointer_self(const sst_checkpointer *cp) {
+    return cp != NULL ? cp->self : NULL;
+}
+
+/* ---- small helpers ---- */
+
+static sst_value *set(sst_value *o, const char *key, sst_value *v, sst_error *err) {
+    if (o == NULL || v == NULL) {
+        sst_value_unref(o);
+        sst_value_unref(v);
+        if (err != NULL && err->code == SST_OK) {
+            sst__enomem(err);
+        }
+        return NULL;
+    }
+    return sst_object_set_take(o, key, v, err);
+}
+
+static sst_value *str_or_null(const char *s, sst_error *err) {
+    return s != NULL ? sst_string_new(s, err) : sst_null();
+}
+
+static sst_code fail_code(sst_error *err) {
+    return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+}
+
+static char *dup_or_null(const char *s) {
+    return s != NULL ? sst__strndup(s, strlen(s)) : NULL;
+}
+
+static void set_str(char **field, const char *s) {
+    sst__free(*field);
+    *field = dup_or_null(s);
+}
+
+/*
+ * Time-ordered ids shaped like UUIDv7: 48 bits of milliseconds, then a
+ * counter that keeps ids of one thread increasing within a millisecond,
+ * then random bits. Their hex text sorts in creation order.
+ */
+void sst__checkpoint_id(sst_graph_thread *th, char out[37]) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    uint64_t clock = ms << 16;
+    if (clock <= th->id_clock) {
+        clock = th->id_clock + 1;
+    }
+    th->id_clock = clock;
+    unsigned char rnd[8] = {0};
+    if (sst__random_bytes(rnd, sizeof rnd, NULL) != SST_OK) {
+        uint64_t t = (uint64_t)ts.tv_nsec ^ clock;
+        memcpy(rnd, &t, sizeof rnd);
+    }
+    snprintf(out, 37, "%08llx-%04llx-7%03llx-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             (unsigned long long)(clock >> 32), (unsigned long long)((clock >> 16) & 0xffff),
+             (unsigned long long)(clock & 0xfff), (rnd[0] & 0x3f) | 0x80, rnd[1], rnd[2], rnd[3],
+             rnd[4], rnd[5], rnd[6], rnd[7]);
+}
+
+/* ---- resume points ---- */
+
+static int name_cmp(const void *a, const void *b) {
+    return strcmp(sst_string_cstr(*(const sst_value *const *)a),
+                  sst_string_cstr(*(const sst_value *const *)b));
+}
+
+sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
+                            const sst_value *targets, sst_error *err) {
+    /* Vertex tasks in name order (each once), then Sends in order: the engine's task order. */
+    size_t n = sst_array_len(targets);
+    const sst_value **names = sst__calloc(n + 1, sizeof *names);
+    if (names == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sst_value *x = sst_array_get(targets, i);
+        if (!sst_is_string(x)) {
+            continue;
+        }
+        bool dup = false;
+        for (size_t j = 0; j < k && !dup; j++) {
+            dup = sst_value_equal(names[j], x);
+        }
+        if (!dup) {
+            names[k++] = x;
+        }
+    }
+    qsort(names, k, sizeof *names, name_cmp);
+    sst_value *tasks = sst_array_empty();
+    for (size_t i = 0; i < k && tasks != NULL; i++) {
+        sst_value *d = set(sst_object_empty(), "vertex", sst_value_ref(names[i]), err);
+        tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
+    }
+    sst__free(names);
+    int64_t send = 0;
+    for (size_t i = 0; i < n && tasks != NULL; i++) {
+        const sst_value *x = sst_array_get(targets, i);
+        if (sst_is_string(x)) {
+            continue;
+        }
+        sst_value *d =
+            set(sst_object_empty(), "vertex", sst_value_ref(sst_object_get(x, "__send__")), err);
+        d = set(d, "send", sst_int_new(send++, err), err);
+        d = set(d, "input", sst_value_ref(sst_object_get(x, "arg")), err);
+        tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
+    }
+    SST_UNUSED(cg);
+    sst_value *rp = set(sst_object_empty(), "superstep", sst_int_new((int64_t)superstep, err), err);
+    rp = set(rp, "tasks", tasks, err);
+    rp = set(rp, "pending", sst_array_empty(), err);
+    return set(rp, "resume", sst_object_empty(), err);
+}
+
+static bool has_tasks(const sst_value *next) {
+    return sst_array_len(sst_object_get(next, "tasks")) > 0;
+}
+
+/* ---- reading checkpoints ---- */
+
+/* Applies one record's delta groups to @p state (takes). */
+static sst_value *apply_groups(const sst_compiled_graph *cg, sst_value *state,
+                               const sst_value *groups, sst_error *err) {
+    for (size_t i = 0; i < sst_array_len(groups) && state != NULL; i++) {
+        const sst_value *g = sst_array_get(groups, i);
+        size_t n = sst_array_len(g);
+        const sst_value **deltas = sst__malloc((n + 1) * sizeof *deltas);
+        if (deltas == NULL) {
+            sst_value_unref(state);
+            sst__enomem(err);
+            return NULL;
+        }
+        for (size_t k = 0; k < n; k++) {
+            deltas[k] = sst_array_get(g, k);
+        }
+        state = sst_schema_apply(cg->schema, state, deltas, n, err);
+        sst__free(deltas);
+    }
+    return state;
+}
+
+/*
+ * The state a record stands for: its snapshot, or its ancestors' snapshot
+ * with every delta group since replayed. At most K + 1 records are read.
+ */
+static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err) {
+    const sst_value **chain = NULL;
+    sst_value **owned = NULL;
+    size_t n = 0, cap = 0;
+    const sst_value *cur = rec;
+    sst_value *state = NULL;
+    for (;;) {
+        const sst_value *kind = sst_object_get(cur, "kind");
+        if (sst_is_string(kind) && strcmp(sst_string_cstr(kind), "snapshot") == 0) {
+            state = sst_value_ref(sst_object_get(cur, "body"));
+            break;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            const sst_value **c = sst__realloc(chain, cap * sizeof *c);
+            sst_value **o = sst__realloc(owned, cap * sizeof *o);
+            if (c != NULL) {
+                chain = c;
+            }
+            if (o != NULL) {
+                owned = o;
+            }
+            if (c == NULL || o == NULL) {
+                sst__enomem(err);
+                break;
+            }
+        }
+        chain[n] = cur;
+        owned[n] = NULL;
+        n++;
+        const sst_value *parent = sst_object_get(cur, "parent");
+        if (!sst_is_string(parent)) {
+            state = sst_schema_initial_state(th->cg->schema, err);
+            break;
+        }
+        sst_value *p = th->cp->ops.get(th->cp->self, th->thread_id, sst_string_cstr(parent), err);
+        if (p == NULL) {
+            sst__error_prefix(err, "checkpoint %s: reading its parent",
+                              sst_string_cstr(sst_object_get(rec, "id")));
+            break;
+        }
+        owned[n - 1] = p;
+        cur = p;
+    }
+    for (size_t i = n; i-- > 0 && state != NULL;) {
+        state = apply_groups(th->cg, state, sst_object_get(chain[i], "body"), err);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sst_value_unref(owned[i]);
+    }
+    sst__free(chain);
+    sst__free(owned);
+    return state;
+}
+
+static void set_public(sst_graph_thread *th, sst_value *state) {
+    sst_value *pub = sst__graph_public_state(state, NULL);
+    if (pub != NULL) {
+        sst_value_unref(th->public_state);
+        th->public_state = pub;
+    }
+    sst_value_unref(th->state);
+    th->state = state;
+}
+
+sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err) {
+    sst_error local;
+    sst_error_clear(&local);
+    sst_value *rec = th->cp->ops.get(th->cp->self, th->thread_id, id, &local);
+    sst_value *latest =
+        id != NULL ? th->cp->ops.get(th->cp->self, th->thread_id, NULL, NULL) : sst_value_ref(rec);
+    if (rec == NULL) {
+        sst_value_unref(latest);
+        if (local.code == SST_ENOTFOUND && id == NULL) {
+            /* A new thread. */
+            sst_value *state = sst_schema_initial_state(th->cg->schema, err);
+            if (state == NULL) {
+                return fail_code(err);
+            }
+            set_public(th, state);
+            sst_value_unref(th->resume_point);
+            th->resume_point = NULL;
+            sst_value_unref(th->pending);
+            th->pending = sst_array_empty();
+            th->skip_before = false;
+            set_str(&th->last_id, NULL);
+            set_str(&th->latest_id, NULL);
+            th->last_step = -2;
+            th->since_snapshot = 0;
+            return SST_OK;
+        }
+        if (err != NULL) {
+            *err = local;
+        }
+        return local.code != SST_OK ? local.code : SST_ENOTFOUND;
+    }
+    sst_value *state = materialize(th, rec, err);
+    if (state == NULL) {
+        sst_value_unref(rec);
+        sst_value_unref(latest);
+        return fail_code(err);
+    }
+    set_public(th, state);
+    const sst_value *next = sst_object_get(rec, "next");
+    const sst_value *writes = sst_object_get(rec, "writes");
+    sst_value_unref(th->resume_point);
+    th->resume_point = NULL;
+    if (has_tasks(next)) {
+        sst_value *rp = sst_value_ref(next);
+        if (sst_is_object(writes)) {
+            const sst_value *pend = sst_object_get(writes, "pending");
+            const sst_value *res = sst_object_get(writes, "resume");
+            rp = set(rp, "pending", sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
+            rp = set(rp, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
+        }
+        if (rp == NULL) {
+            sst_value_unref(rec);
+            sst_value_unref(latest);
+            return fail_code(err);
+        }
+        th->resume_point = rp;
+    }
+    const sst_value *ints = sst_object_get(writes, "interrupts");
+    sst_value_unref(th->pending);
+    th->pending = sst_value_ref(sst_is_array(ints) ? ints : sst_array_empty());
+    th->skip_before = sst_bool_value(sst_object_get(writes, "skip_before"));
+    snprintf(th->run_key, sizeof th->run_key, "%s",
+             sst_string_cstr(sst_object_get(rec, "run_key")));
+    set_str(&th->last_id, sst_string_cstr(sst_object_get(rec, "id")));
+    set_str(&th->latest_id, latest != NULL ? sst_string_cstr(sst_object_get(latest, "id")) : NULL);
+    th->last_step = sst_int_value(sst_object_get(rec, "step"));
+    th->since_snapshot = (uint64_t)sst_int_value(sst_object_get(rec, "since_snapshot"));
+    sst_value_unref(rec);
+    sst_value_unref(latest);
+    return SST_OK;
+}
+
+/* ---- writing checkpoints ---- */
+
+static uint64_t snapshot_every(const sst_invoke_opts *o) {
+    return o != NULL && o->snapshot_every > 0 ? o->snapshot_every : DEFAULT_SNAPSHOT_EVERY;
+}
+
+/*
+ * Writes one checkpoint after th->last_id: a snapshot of @p state every K
+ * checkpoints, else the delta @p groups. Takes nothing; updates th.
+ */
+static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *source,
+                               const sst_value *state, const sst_value *groups,
+                               const sst_value *next, const sst_value *writes_meta,
+                               const sst_invoke_opts *o, sst_error *err) {
+    char id[37];
+    sst__checkpoint_id(th, id);
+    bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
+    sst_value *meta = set(sst_object_empty(), "source", sst_string_new(source, err), err);
+    meta = set(meta, "step", sst_int_new(step, err), err);
+    meta = set(meta, "writes",
+               sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
+    sst_value *r = set(sst_object_empty(), "thread", sst_string_new(th->thread_id, err), err);
+    r = set(r, "id", sst_string_new(id, err), err);
+    r = set(r, "parent", str_or_null(th->last_id, err), err);
+    r = set(r, "step", sst_int_new(step, err), err);
+    r = set(r, "kind", sst_string_new(snapshot ? "snapshot" : "delta", err), err);
+    r = set(r, "body", sst_value_ref(snapshot ? state : groups), err);
+    r = set(r, "since_snapshot", sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err),
+            err);
+    r = set(r, "next", next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(), err);
+    r = set(r, "run_key", sst_string_new(th->run_key, err), err);
+    r = set(r, "metadata", meta, err);
+    if (r == NULL) {
+        return fail_code(err);
+    }
+    sst_code rc =
+        th->cp->ops.put(th->cp->self, r, o != NULL && o->durability == SST_DURABILITY_SYNC, err);
+    sst_value_unref(r);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    set_str(&th->last_id, id);
+    set_str(&th->latest_id, id);
+    th->last_step = step;
+    th->since_snapshot = snapshot ? 0 : th->since_snapshot + 1;
+    return th->last_id != NULL ? SST_OK : sst__enomem(err);
+}
+
+sst_code sst__persist_start(sst_graph_thread *th, const sst_value *input, const sst_value *prepared,
+                            const sst_value *state_after, const sst_value *rp, bool fork,
+                            const sst_invoke_opts *o, sst_error *err) {
+    /* The input checkpoint (step -1 of a new thread): the state before the input. */
+    sst_value *before = sst_value_ref(th->state);
+    sst_value *in_meta =
+        set(sst_object_empty(), SST_START, sst_value_ref(input != NULL ? input : sst_null()), err);
+    sst_code rc = in_meta != NULL ? SST_OK : fail_code(err);
+    if (rc == SST_OK) {
+        rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", before,
+                            sst_array_empty(), NULL, in_meta, o, err);
+    }
+    sst_value_unref(in_meta);
+    sst_value_unref(before);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    /* The first loop checkpoint: the input applied, START's routing as next. */
+    sst_value *group = prepared != NULL
+                           ? sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err)
+                           : sst_array_empty();
+    sst_value *groups = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
+    if (groups == NULL) {
+        return fail_code(err);
+    }
+    rc = put_checkpoint(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
+    sst_value_unref(groups);
+    return rc;
+}
+
+sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
+                                const sst_invoke_opts *o, sst_error *err) {
+    sst_value *group = sst_array_empty();
+    sst_value *writes = sst_object_empty();
+    for (size_t i = 0; i < st->tasks && group != NULL && writes != NULL; i++) {
+        const sst_value *d = st->task[i].delta;
+        if (sst_object_len(d) > 0) {
+            group = sst_array_push_take(group, sst_value_ref(d), err);
+        }
+        sst_value *pub = sst__graph_public_state(d, err);
+        writes = pub != NULL
+                     ? sst_object_set_take(
+                           writes, st->task[i].vertex,
+                           sst_object_len(pub) > 0 ? pub : (sst_value_unref(pub), sst_null()), err)
+                     : (sst_value_unref(writes), NULL);
+    }
+    if (group == NULL || writes == NULL) {
+        sst_value_unref(group);
+        sst_value_unref(writes);
+        return fail_code(err);
+    }
+    sst_code rc = SST_OK;
+    if (o->durability == SST_DURABILITY_EXIT) {
+        /* Held back until the invoke ends: one checkpoint for all of them. */
+        th->exit_groups = sst_array_push_take(
+            th->exit_groups != NULL ? th->exit_groups : sst_array_empty(), group, err);
+        rc = th->exit_groups != NULL ? SST_OK : fail_code(err);
+        group = NULL;
+    } else {
+        sst_value *groups = sst_array_push_take(sst_array_empty(), group, err);
+        group = NULL;
+        rc = groups != NULL ? put_checkpoint(th, (int64_t)st->superstep + 1, "loop", st->state,
+                                             groups, st->next, writes, o, err)
+                            : fail_code(err);
+        sst_value_unref(groups);
+    }
+    sst_value_unref(writes);
+    return rc;
+}
+
+sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
+                           const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
+                           sst_error *err) {
+    const sst_value *rp = sst_run_result_resume_point(rr);
+    if (th->exit_groups != NULL) {
+        /* SST_DURABILITY_EXIT: everything since the start in one checkpoint. */
+        uint64_t step = sst_run_result_supersteps(rr);
+        sst_value *groups = th->exit_groups;
+        th->exit_groups = NULL;
+        sst_code rc = put_checkpoint(th, (int64_t)step, "loop", sst_run_result_state(rr), groups,
+                                     has_tasks(rp) ? rp : NULL, NULL, o, err);
+        sst_value_unref(groups);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    if (sst_run_result_status(rr) == SST_RUN_COMPLETED || th->last_id == NULL) {
+        return SST_OK;
+    }
+    sst_value *w =
+        set(sst_object_empty(), "pending",
+            sst_value_ref(sst_object_get(rp, "pending") != NULL ? sst_object_get(rp, "pending")
+                                                                : sst_array_empty()),
+            err);
+    const sst_value *res = sst_object_get(rp, "resume");
+    w = set(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
+    w = set(w, "interrupts", sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()),
+            err);
+    w = set(w, "skip_before", sst_bool(skip_before), err);
+    if (sst_run_result_status(rr) == SST_RUN_FAILED) {
+        w = set(w, "error", sst_string_new(sst_run_result_error(rr)->msg, err), err);
+    }
+    if (w == NULL) {
+        return fail_code(err);
+    }
+    sst_code rc = th->cp->ops.put_writes(th->cp->self, th->thread_id, th->last_id, w,
+                                         o->durability != SST_DURABILITY_ASYNC, err);
+    sst_value_unref(w);
+    return rc;
+}
+
+/* ---- the state API ---- */
+
+static sst_code need_durable(const sst_graph_thread *t, const char *what, sst_error *err) {
+    if (t == NULL || t->cp == NULL) {
+        return sst__error(err, SST_EINVAL, "%s: not a durable thread (open it with a checkpointer)",
+                          what);
+    }
+    return SST_OK;
+}
+
+/* A StateSnapshot from a record (with its writes) and its state. */
+static sst_value *snapshot_of(const sst_value *rec, const sst_value *state, sst_error *err) {
+    const sst_value *next = sst_object_get(rec, "next");
+    const sst_value *tasks = sst_object_get(next, "tasks");
+    const sst_value *writes = sst_object_get(rec, "writes");
+    sst_value *names = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(tasks) && names != NULL; i++) {
+        const sst_value *v = sst_object_get(sst_array_get(tasks, i), "vertex");
+        bool dup = false;
+        for (size_t k = 0; k < sst_array_len(names) && !dup; k++) {
+            dup = sst_value_equal(sst_array_get(names, k), v);
+        }
+        names = dup ? names : sst_array_push_take(names, sst_value_ref(v), err);
+    }
+    sst_value *ints = sst_array_empty();
+    const sst_value *raw = sst_object_get(writes, "interrupts");
+    for (size_t i = 0; i < sst_array_len(raw) && ints != NULL; i++) {
+        const sst_value *x = sst_array_get(raw, i);
+        sst_value *e = sst_value_ref(x);
+        e = sst_object_remove_take(e, "task", err);
+        e = e != NULL ? sst_object_remove_take(e, "index", err) : NULL;
+        ints = e != NULL ? sst_array_push_take(ints, e, err) : (sst_value_unref(ints), NULL);
+    }
+    const sst_value *pend = sst_object_get(writes, "pending");
+    sst_value *s = set(sst_object_empty(), "values", sst__graph_public_state(state, err), err);
+    s = set(s, "next", names, err);
+    s = set(s, "tasks", sst_value_ref(tasks != NULL ? tasks : sst_array_empty()), err);
+    s = set(s, "interrupts", ints, err);
+    s = set(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
+    s = set(s, "metadata", sst_value_ref(sst_object_get(rec, "metadata")), err);
+    s = set(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
+    s = set(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
+    s = set(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
+    if (sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
+        s = set(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
+    }
+    return s;
+}
+
+sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id, sst_error *err) {
+    if (need_durable(t, "get_state", err) != SST_OK) {
+        return NULL;
+    }
+    sst_value *rec = t->cp->ops.get(t->cp->self, t->thread_id, checkpoint_id, err);
+    if (rec == NULL) {
+        return NULL;
+    }
+    sst_value *state = materialize(t, rec, err);
+    sst_value *s = state != NULL ? snapshot_of(rec, state, err) : NULL;
+    sst_value_unref(state);
+    sst_value_unref(rec);
+    return s;
+}
+
+sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *filter, size_t limit,
+                                       sst_error *err) {
+    if (need_durable(t, "get_state_history", err) != SST_OK) {
+        return NULL;
+    }
+    sst_value *list = t->cp->ops.list(t->cp->self, t->thread_id, filter, limit, err);
+    if (list == NULL) {
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(list) && out != NULL; i++) {
+        const char *id = sst_string_cstr(sst_object_get(sst_array_get(list, i), "id"));
+        sst_value *s = sst_graph_get_state(t, id, err);
+        out = s != NULL ? sst_array_push_take(out, s, err) : (sst_value_unref(out), NULL);
+    }
+    sst_value_unref(list);
+    return out;
+}
+
+/* The routing of @p node (as if it had just written @p update) on @p state. */
+static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_value *state,
+                         sst_value **targets, sst_error *err) {
+    const sst__route *r = &cg->routes[node];
+    const char *name = cg->g->nodes[node].name;
+    *targets = sst_array_empty();
+    for (size_t i = 0; i < r->n_edges && *targets != NULL; i++) {
+        sst_value *s = sst_string_new(cg->g->nodes[r->edges[i]].name, err);
+        *targets =
+            s != NULL ? sst_array_push_take(*targets, s, err) : (sst_value_unref(*targets), NULL);
+    }
+    for (size_t i = 0; i < r->n_branches && *targets != NULL; i++) {
+        const sst__branch *b = &cg->g->branches[r->branches[i]];
+        sst_value *res = b->router(state, b->user_data, err);
+        if (res == NULL) {
+            sst__error_prefix(err, "update_state: router of node '%s' failed", name);
+            return fail_code(err);
+        }
+        sst_code rc = sst__route_result(cg, b, name, res, targets, err);
+        sst_value_unref(res);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return *targets != NULL ? SST_OK : fail_code(err);
+}
+
+sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
+                                const sst_value *values, const char *as_node, sst_error *err) {
+    sst_code rc = need_durable(t, "update_state", err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    if (!sst_is_object(values)) {
+        return sst__error(err, SST_ETYPE, "update_state: values must be an object, got %s",
+                          sst_type_name(sst_value_type(values)));
+    }
+    if (atomic_exchange(&t->busy, true)) {
+        return sst__error(err, SST_EBUSY, "update_state: the thread is busy with another call");
+    }
+    rc = t->cp->ops.lock(t->cp->self, t->thread_id, false, err);
+    if (rc != SST_OK) {
+        atomic_store(&t->busy, false);
+        return rc;
+    }
+    const sst_compiled_graph *cg = t->cg;
+    sst_value *rec = NULL, *prepared = NULL, *state = NULL, *targets = NULL, *next = NULL;
+    rc = sst__persist_load(t, checkpoint_id, err);
+    if (rc == SST_OK) {
+        rec = t->cp->ops.get(t->cp->self, t->thread_id, t->last_id, err);
+        rc = rec != NULL ? SST_OK : fail_code(err);
+    }
+    size_t node = SIZE_MAX;
+    if (rc == SST_OK && as_node != NULL) {
+        node = sst__graph_find(cg->g, as_node);
+        if (node == SIZE_MAX) {
+            rc = sst__error(err, SST_EINVAL, "update_state: unknown node '%s'", as_node);
+        }
+    } else if (rc == SST_OK) {
+        const sst_value *w = sst_object_get(sst_object_get(rec, "metadata"), "writes");
+        size_t writers = 0;
+        char names[300] = "";
+        for (size_t i = 0; i < sst_object_len(w); i++) {
+            const char *n = sst_string_cstr(sst_object_key_at(w, i));
+            if (strcmp(n, SST_START) == 0) {
+                continue;
+            }
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s'%s'", writers ? ", " : "", n);
+            node = sst__graph_find(cg->g, n);
+            writers++;
+        }
+        if (writers > 1) {
+            rc = sst__error(err, SST_EINVAL,
+                            "update_state: ambiguous: the last superstep ran %s; pass as_node",
+                            names);
+        } else if (writers == 0) {
+            node = SIZE_MAX; /* values only: the next tasks stay as they are */
+        }
+    }
+    if (rc == SST_OK) {
+        prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(values), err);
+        const sst_value *deltas[] = {prepared};
+        state = prepared != NULL
+                    ? sst_schema_apply(cg->schema, sst_value_ref(t->state), deltas, 1, err)
+                    : NULL;
+        rc = state != NULL ? SST_OK : fail_code(err);
+    }
+    int64_t step = t->last_step + 1;
+    if (rc == SST_OK && node != SIZE_MAX) {
+        rc = route_as(cg, node, state, &targets, err);
+        next = rc == SST_OK ? sst__start_point(cg, (uint64_t)step, targets, err) : NULL;
+        rc = rc == SST_OK && next == NULL ? fail_code(err) : rc;
+    } else if (rc == SST_OK) {
+        const sst_value *old = sst_object_get(rec, "next");
+        next = has_tasks(old) ? set(sst_value_ref(old), "superstep", sst_int_new(step, err), err)
+                              : sst_null();
+        rc = next != NULL ? SST_OK : fail_code(err);
+    }
+    if (rc == SST_OK) {
+        bool fork =
+            t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
+        char id[37];
+        sst__checkpoint_id(t, id);
+        snprintf(t->run_key, sizeof t->run_key, "%s/%s", t->thread_id, id);
+        sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
+        sst_value *groups =
+            group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
+        sst_value *wmeta =
+            set(sst_object_empty(), node != SIZE_MAX ? cg->g->nodes[node].name : "__update__",
+                sst_value_ref(values), err);
+        rc = groups != NULL && wmeta != NULL ? put_checkpoint(t, step, fork ? "fork" : "update",
+                                                              state, groups, next, wmeta, NULL, err)
+                                             : fail_code(err);
+        sst_value_unref(groups);
+        sst_value_unref(wmeta);
+    }
+    sst_value_unref(rec);
+    sst_value_unref(prepared);
+    sst_value_unref(state);
+    sst_value_unref(targets);
+    sst_value_unref(next);
+    t->cp->ops.unlock(t->cp->self, t->thread_id);
+    atomic_store(&t->busy, false);
+    return rc;
+}
