@@ -3,6 +3,7 @@
 #ifndef SUPERSTEP_SUPERSTEP_H
 #define SUPERSTEP_SUPERSTEP_H
 
+#include "superstep/checkpoint.h"
 #include "superstep/error.h"
 #include "superstep/graph.h"
 #include "superstep/json.h"
