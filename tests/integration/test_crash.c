@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
     if (argc > 1) {
         g_iterations = strtol(argv[1], NULL, 10);
     }
-    int kills = argc > 2 ? atoi(argv[2]) : 50;
+    int kills = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 50;
     char dir[] = "/tmp/sst-crash-XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char ref_db[256], db[256], ref_log[256], log[256];
