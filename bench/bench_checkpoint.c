@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Checkpoint benchmarks (issue 5). Prints figures; never fails on speed.
+ *
+ *  W3  the chat loop of ../shared/peers/langgraphjs/w3_chat.mjs: llm appends
+ *      an assistant message with a tool call, tool answers it; one thread
+ *      driven to 100, 250 and 500 iterations (1 000 supersteps) with the
+ *      SQLite saver: time and database bytes at each mark, per-step time.
+ *  get_state latency of a thread whose history holds 100 000 messages.
+ *  W4  10 000 thread ids each running a 3-node chain once (SQLite and memory).
+ *
+ * Usage: bench_checkpoint [--quick]
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "superstep/superstep.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what, const sst_error *err) {
+    fprintf(stderr, "bench_checkpoint: %s: %s\n", what, err->msg);
+    exit(1);
+}
+
+static long long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* ---- W3 ---- */
+
+static long g_ai, g_target;
+
+static sst_code llm(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    g_ai++;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "{\"role\":\"assistant\",\"content\":\"Step %ld: I will look this up with the search "
+             "tool.\",\"tool_calls\":[{\"id\":\"call_%ld\",\"type\":\"function\",\"function\":{"
+             "\"name\":\"search\",\"arguments\":\"{\\\"query\\\":\\\"question %ld\\\"}\"}}]}",
+             g_ai, g_ai, g_ai);
+    return sst_node_update(ctx, "messages", sst_json_parse(msg, NULL), NULL);
+}
+
+static sst_code tool(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    const sst_value *msgs = sst_object_get(sst_node_state(ctx), "messages");
+    const sst_value *last = sst_array_get(msgs, sst_array_len(msgs) - 1);
+    const sst_value *call = sst_array_get(sst_object_get(last, "tool_calls"), 0);
+    char msg[300];
+    snprintf(msg, sizeof msg,
+             "{\"role\":\"tool\",\"tool_call_id\":\"%s\",\"content\":\"Result for question %ld: 42 "
+             "documents found.\"}",
+             sst_string_cstr(sst_object_get(call, "id")), g_ai);
+    return sst_node_update(ctx, "messages", sst_json_parse(msg, NULL), NULL);
+}
+
+static sst_value *after_tool(const sst_value *state, void *ud, sst_error *err) {
+    (void)state, (void)ud;
+    return sst_string_new(g_ai >= g_target ? SST_END : "llm", err);
+}
+
+static sst_compiled_graph *chat_graph(sst_graph **out) {
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    if (sst_graph_add_field(g, "messages", sst_reducer_add_messages(), sst_array_empty(), &err) ||
+        sst_graph_add_node(g, "llm", llm, NULL, NULL, &err) ||
+        sst_graph_add_node(g, "tool", tool, NULL, NULL, &err) ||
+        sst_graph_add_edge(g, SST_START, "llm", &err) ||
+        sst_graph_add_edge(g, "llm", "tool", &err) ||
+        sst_graph_add_conditional_edges(g, "tool", after_tool, NULL, NULL, &err)) {
+        die("chat graph", &err);
+    }
+    *out = g;
+    return sst_graph_compile(g, NULL, &err);
+}
+
+static void w3(const char *dir, bool quick) {
+    char db[300];
+    snprintf(db, sizeof db, "%s/w3.db", dir);
+    sst_error err;
+    sst_graph *g;
+    sst_compiled_graph *cg = chat_graph(&g);
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    if (cg == NULL || cp == NULL) {
+        die("w3 setup", &err);
+    }
+    sst_graph_thread *th = sst_graph_thread_open(cg, cp, "w3", &err);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.recursion_limit = 100000;
+    const long marks[] = {100, 250, 500};
+    g_ai = 0;
+    double total = 0, first_ms_per_step = 0, last_ms_per_step = 0;
+    printf("W3 chat loop, SQLite saver (LangGraph.js: 7.57 s and 171,851,776 bytes at 500)\n");
+    printf("  %-12s %10s %14s %12s %16s\n", "iterations", "time ms", "db+wal bytes", "bytes/step",
+           "us/superstep");
+    long done = 0;
+    for (int m = 0; m < 3; m++) {
+        g_target = quick ? marks[m] / 5 : marks[m];
+        double t0 = now_s();
+        sst_value *input = done == 0 ? sst_json_parse("{\"messages\":\"Find the answer.\"}", NULL)
+                                     : sst_json_parse("{\"messages\":\"Go on.\"}", NULL);
+        sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
+        sst_value_unref(input);
+        double dt = now_s() - t0;
+        if (r == NULL || sst_graph_result_status(r) != SST_RUN_COMPLETED) {
+            die("w3 run", r != NULL ? sst_graph_result_error(r) : &err);
+        }
+        sst_graph_result_free(r);
+        total += dt;
+        long steps = (g_target - done) * 2;
+        double us = dt / (double)steps * 1e6;
+        if (m == 0) {
+            first_ms_per_step = us;
+        }
+        last_ms_per_step = us;
+        char wal[320];
+        snprintf(wal, sizeof wal, "%s-wal", db);
+        long long bytes = file_size(db) + file_size(wal);
+        printf("  %-12ld %10.1f %14lld %12.0f %16.1f\n", g_target, total * 1e3, bytes,
+               (double)bytes / (double)(g_target * 2), us);
+        done = g_target;
+    }
+    printf("  total %.1f ms for %ld supersteps (goal <= 100 ms); per-step time first %.1f us, "
+           "last %.1f us (flat is the goal)\n\n",
+           total * 1e3, done * 2, first_ms_per_step, last_ms_per_step);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
+/* ---- get_state with 100 000 messages ---- */
+
+static long g_batch;
+
+static sst_code bulk(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_value *list = sst_array_empty();
+    for (long i = 0; i < g_batch; i++) {
+        char msg[160];
+        snprintf(
+            msg, sizeof msg,
+            "{\"id\":\"b%llu-%ld\",\"role\":\"user\",\"content\":\"message %ld of the history\"}",
+            (unsigned long long)sst_node_step(ctx), i, i);
+        list = sst_array_push_take(list, sst_json_parse(msg, NULL), NULL);
+    }
+    return sst_node_update(ctx, "messages", list, NULL);
+}
+
+static void get_state_latency(const char *dir, bool quick) {
+    char db[300];
+    snprintf(db, sizeof db, "%s/big.db", dir);
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    if (sst_graph_add_field(g, "messages", sst_reducer_add_messages(), sst_array_empty(), &err) ||
+        sst_graph_add_node(g, "bulk", bulk, NULL, NULL, &err) ||
+        sst_graph_add_edge(g, SST_START, "bulk", &err)) {
+        die("get_state setup", &err);
+    }
+    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_graph_thread *th = sst_graph_thread_open(cg, cp, "big", &err);
+    long total = quick ? 20000 : 100000;
+    g_batch = total / 10;
+    for (int i = 0; i < 10; i++) { /* ten invokes of 10 000 messages each */
+        sst_value *in = sst_json_parse("{}", NULL);
+        sst_graph_result *r = sst_graph_invoke(cg, th, in, NULL, &err);
+        sst_value_unref(in);
+        if (r == NULL) {
+            die("get_state build", &err);
+        }
+        sst_graph_result_free(r);
+    }
+    /* A fresh handle in a fresh saver: nothing cached, everything from the file. */
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    cp = sst_sqlite_saver_open(db, NULL, &err);
+    th = sst_graph_thread_open(cg, cp, "big", &err);
+    double best = 1e9, sum = 0;
+    int reps = 9;
+    size_t n = 0;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now_s();
+        sst_value *st = sst_graph_get_state(th, NULL, &err);
+        double dt = now_s() - t0;
+        if (st == NULL) {
+            die("get_state", &err);
+        }
+        n = sst_array_len(sst_object_get(sst_object_get(st, "values"), "messages"));
+        sst_value_unref(st);
+        best = dt < best ? dt : best;
+        sum += dt;
+    }
+    printf("get_state of a thread with %zu messages (SQLite, from the file): %.2f ms median-ish "
+           "(mean %.2f ms, best %.2f ms; goal <= 5 ms)\n\n",
+           n, sum / reps * 1e3, sum / reps * 1e3, best * 1e3);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
+/* ---- W4 ---- */
+
+static sst_code w4a(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
+    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v + 1, NULL), NULL);
+    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("a", NULL), NULL) : rc;
+}
+
+static sst_code w4b(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
+    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v * 2, NULL), NULL);
+    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("b", NULL), NULL) : rc;
+}
+
+static sst_code w4c(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
+    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v - 3, NULL), NULL);
+    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("c", NULL), NULL) : rc;
+}
+
+static void w4(const char *dir, bool sqlite, long threads) {
+    char db[300];
+    snprintf(db, sizeof db, "%s/w4.db", dir);
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    if (sst_graph_add_field(g, "path", sst_reducer_append(), sst_array_empty(), &err) ||
+        sst_graph_add_node(g, "a", w4a, NULL, NULL, &err) ||
+        sst_graph_add_node(g, "b", w4b, NULL, NULL, &err) ||
+        sst_graph_add_node(g, "c", w4c, NULL, NULL, &err) ||
+        sst_graph_add_edge(g, SST_START, "a", &err) || sst_graph_add_edge(g, "a", "b", &err) ||
+        sst_graph_add_edge(g, "b", "c", &err) || sst_graph_add_edge(g, "c", SST_END, &err)) {
+        die("w4 setup", &err);
+    }
+    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+    sst_checkpointer *cp =
+        sqlite ? sst_sqlite_saver_open(db, NULL, &err) : sst_memory_saver_new(&err);
+    if (cg == NULL || cp == NULL) {
+        die("w4 setup", &err);
+    }
+    sst_engine *e = sst_engine_new(NULL, &err);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.engine = e;
+    double t0 = now_s();
+    for (long i = 0; i < threads; i++) {
+        char id[32], in[48];
+        snprintf(id, sizeof id, "t-%ld", i);
+        snprintf(in, sizeof in, "{\"value\":%ld}", i);
+        sst_graph_thread *th = sst_graph_thread_open(cg, cp, id, &err);
+        sst_value *input = sst_json_parse(in, NULL);
+        sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
+        if (r == NULL ||
+            sst_int_value(sst_object_get(sst_graph_result_state(r), "value")) != (i + 1) * 2 - 3) {
+            die("w4 run", r != NULL ? sst_graph_result_error(r) : &err);
+        }
+        sst_graph_result_free(r);
+        sst_value_unref(input);
+        sst_graph_thread_free(th);
+    }
+    double dt = now_s() - t0;
+    printf("W4 %ld threads x 3-node chain, %s saver: %.0f runs/s (%.1f us per run; goal >= %s; "
+           "LangGraph.js 613/s with its memory saver)\n",
+           threads, sqlite ? "SQLite" : "memory", (double)threads / dt, dt / (double)threads * 1e6,
+           sqlite ? "10 000/s" : "100 000/s");
+    sst_engine_free(e);
+    sst_checkpointer_free(cp);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
+int main(int argc, char **argv) {
+    bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    char dir[] = "/tmp/sst-bench-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    printf("superstep %s checkpoint benchmark%s\n\n", sst_version(), quick ? " (quick)" : "");
+    w3(dir, quick);
+    get_state_latency(dir, quick);
+    w4(dir, true, quick ? 1000 : 10000);
+    w4(dir, false, quick ? 1000 : 10000);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
