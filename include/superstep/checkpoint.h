@@ -48,7 +48,7 @@ SST_NODISCARD SST_API sst_checkpointer *
 sst_sqlite_saver_open(const char *path, const sst_sqlite_opts *opts, sst_error *err);
 
 /** The SQLite schema version this build writes. */
-#define SST_SQLITE_SCHEMA_VERSION 1
+#define SST_SQLITE_SCHEMA_VERSION 2
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,13 @@
  * The SQLite saver: one row per checkpoint (its header and body as JSON
  * text), one row per checkpoint's writes, and a lock row per busy thread.
  * WAL journal; synchronous NORMAL, raised to FULL around commits that ask
- * for SST_DURABILITY_SYNC. Every write is one IMMEDIATE transaction, so a
- * checkpoint is all there or not at all after a crash.
+ * for SST_DURABILITY_SYNC.
+ *
+ * Snapshots store each long list of the state (64 elements or more) as
+ * content-addressed chunks of 64 elements plus a tail: a chat history that
+ * only grows is written once, not once per snapshot, so storage grows
+ * linearly with the history instead of quadratically. Every write is one IMMEDIATE transaction, so
+ * a checkpoint is all there or not at all after a crash.
  *
  * Opening checks the file before writing anything to it: not SQLite, another
  * application's database (application_id), a newer schema (user_version) or
@@ -40,25 +45,32 @@ enum {
     S_UNLOCK,
     S_DEL_THREAD_C,
     S_DEL_THREAD_W,
+    S_PUT_CHUNK,
+    S_GET_CHUNK,
     S_COUNT
 };
 
 static const char *const k_sql[S_COUNT] = {
     [S_PUT] = "INSERT INTO checkpoints(thread, id, parent, step, header, body) VALUES(?,?,?,?,?,?)",
-    [S_GET_ID] = "SELECT header, body FROM checkpoints WHERE thread=? AND id=?",
-    [S_GET_LATEST] =
-        "SELECT header, body FROM checkpoints WHERE thread=? ORDER BY seq DESC LIMIT 1",
+    [S_GET_ID] = "SELECT header, body, id, parent, step FROM checkpoints WHERE thread=? AND id=?",
+    [S_GET_LATEST] = "SELECT header, body, id, parent, step FROM checkpoints WHERE thread=? "
+                     "ORDER BY seq DESC LIMIT 1",
     [S_GET_WRITES] = "SELECT body FROM writes WHERE thread=? AND id=?",
     [S_PUT_WRITES] = "INSERT OR REPLACE INTO writes(thread, id, body) VALUES(?,?,?)",
     [S_DEL_WRITES] = "DELETE FROM writes WHERE thread=? AND id=?",
-    [S_LIST] = "SELECT header FROM checkpoints WHERE thread=? ORDER BY seq DESC",
+    [S_LIST] = "SELECT header, NULL, id, parent, step FROM checkpoints WHERE thread=? "
+               "ORDER BY seq DESC",
     [S_LOCK] = "INSERT OR IGNORE INTO locks(thread, pid, since) VALUES(?,?,?)",
     [S_LOCK_OWNER] = "SELECT pid FROM locks WHERE thread=?",
     [S_LOCK_TAKE] = "UPDATE locks SET pid=?, since=? WHERE thread=? AND pid=?",
     [S_UNLOCK] = "DELETE FROM locks WHERE thread=? AND pid=?",
     [S_DEL_THREAD_C] = "DELETE FROM checkpoints WHERE thread=?",
     [S_DEL_THREAD_W] = "DELETE FROM writes WHERE thread=?",
+    [S_PUT_CHUNK] = "INSERT OR IGNORE INTO chunks(id, body) VALUES(?,?)",
+    [S_GET_CHUNK] = "SELECT body FROM chunks WHERE id=?",
 };
+
+#define CHUNK 64
 
 typedef struct sqlite_saver {
     sqlite3 *db;
@@ -142,26 +154,106 @@ static bool commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
 
 /* ---- operations ---- */
 
+/*
+ * Stores the full 64-element chunks of @p list and returns
+ * {"chunks": [ids], "tail": [the rest]} (new). Inside the open transaction.
+ */
+static sst_value *store_chunks(sqlite_saver *s, const sst_value *list, sst_error *err) {
+    size_t n = sst_array_len(list), full = n / CHUNK * CHUNK;
+    sst_value *ids = sst_array_empty();
+    sst_value *tail = sst_array_empty();
+    for (size_t i = 0; i < full && ids != NULL; i += CHUNK) {
+        sst_value *chunk = sst_array_empty();
+        for (size_t k = i; k < i + CHUNK && chunk != NULL; k++) {
+            chunk = sst_array_push_take(chunk, sst_value_ref(sst_array_get(list, k)), err);
+        }
+        size_t len = 0;
+        char *text = chunk != NULL ? sst_json_write(chunk, SST_JSON_COMPACT, &len, err) : NULL;
+        sst_value_unref(chunk);
+        if (text == NULL) {
+            sst_value_unref(ids);
+            ids = NULL;
+            break;
+        }
+        char id[40];
+        snprintf(id, sizeof id, "%016llx%016llx",
+                 (unsigned long long)sst__hash_bytes(text, len, 0x63686b31),
+                 (unsigned long long)sst__hash_bytes(text, len, 0x63686b32));
+        sqlite3_stmt *st = stmt(s, S_PUT_CHUNK);
+        bind_text(st, 1, id);
+        sqlite3_bind_text(st, 2, text, (int)len, SQLITE_TRANSIENT);
+        bool ok = step_done(s, st, "writing a history chunk", err);
+        sst_free(text);
+        sst_value *idv = ok ? sst_string_new(id, err) : NULL;
+        ids = idv != NULL ? sst_array_push_take(ids, idv, err) : (sst_value_unref(ids), NULL);
+    }
+    for (size_t k = full; k < n && tail != NULL; k++) {
+        tail = sst_array_push_take(tail, sst_value_ref(sst_array_get(list, k)), err);
+    }
+    sst_value *out = ids != NULL && tail != NULL
+                         ? sst_object_set_take(sst_object_empty(), "chunks", ids, err)
+                         : (sst_value_unref(ids), NULL);
+    return out != NULL && tail != NULL ? sst_object_set_take(out, "tail", tail, err)
+                                       : (sst_value_unref(out), sst_value_unref(tail), NULL);
+}
+
+/* A snapshot body with its long lists replaced by chunks; *chunked lists the fields. */
+static sst_value *encode_snapshot(sqlite_saver *s, const sst_value *state, sst_value **chunked,
+                                  sst_error *err) {
+    sst_value *body = sst_value_ref(state);
+    *chunked = sst_array_empty();
+    for (size_t i = 0; i < sst_object_len(state) && body != NULL && *chunked != NULL; i++) {
+        const sst_value *v = sst_object_value_at(state, i);
+        if (!sst_is_array(v) || sst_array_len(v) < CHUNK) {
+            continue;
+        }
+        const sst_value *key = sst_object_key_at(state, i);
+        sst_value *enc = store_chunks(s, v, err);
+        body =
+            enc != NULL ? sst_object_setv_take(body, key, enc, err) : (sst_value_unref(body), NULL);
+        *chunked = sst_array_push_take(*chunked, sst_value_ref(key), err);
+    }
+    if (body == NULL || *chunked == NULL) {
+        sst_value_unref(body);
+        sst_value_unref(*chunked);
+        *chunked = NULL;
+        return NULL;
+    }
+    return body;
+}
+
+/* The header stored beside the body: no body, no columns duplicated. */
+static sst_value *stored_header(const sst_value *record, const sst_value *chunked, sst_error *err) {
+    static const char *const drop[] = {"body", "writes", "thread", "id", "parent", "step"};
+    sst_value *h = sst_value_ref(record);
+    for (size_t i = 0; i < sizeof drop / sizeof drop[0] && h != NULL; i++) {
+        h = sst_object_remove_take(h, drop[i], err);
+    }
+    if (h != NULL && sst_array_len(chunked) > 0) {
+        h = sst_object_set_take(h, "chunked", sst_value_ref(chunked), err);
+    }
+    return h;
+}
+
 static sst_code sq_put(void *self, const sst_value *record, bool sync, sst_error *err) {
     sqlite_saver *s = self;
-    sst_value *header = sst__record_header(record, err);
-    sst_value *next = sst_value_ref(sst_object_get(record, "next"));
-    header = header != NULL
-                 ? sst_object_set_take(header, "next", next != NULL ? next : sst_null(), err)
-                 : (sst_value_unref(next), NULL);
-    char *htext = header != NULL ? sst_json_write(header, SST_JSON_COMPACT, NULL, err) : NULL;
-    size_t blen = 0;
-    char *btext = sst_json_write(
-        sst_object_get(record, "body") != NULL ? sst_object_get(record, "body") : sst_null(),
-        SST_JSON_COMPACT, &blen, err);
-    sst_value_unref(header);
-    if (htext == NULL || btext == NULL) {
-        sst_free(htext);
-        sst_free(btext);
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
-    }
+    const sst_value *kind = sst_object_get(record, "kind");
+    bool snapshot = sst_is_string(kind) && strcmp(sst_string_cstr(kind), "snapshot") == 0;
     pthread_mutex_lock(&s->mu);
     bool ok = begin(s, sync, err);
+    sst_value *chunked = NULL;
+    sst_value *body = NULL;
+    if (ok) {
+        const sst_value *raw = sst_object_get(record, "body");
+        body = snapshot && sst_is_object(raw) ? encode_snapshot(s, raw, &chunked, err)
+                                              : sst_value_ref(raw != NULL ? raw : sst_null());
+        ok = body != NULL;
+    }
+    sst_value *header = ok ? stored_header(record, chunked, err) : NULL;
+    size_t blen = 0;
+    char *htext = header != NULL ? sst_json_write(header, SST_JSON_COMPACT, NULL, err) : NULL;
+    char *btext = body != NULL ? sst_json_write(body, SST_JSON_COMPACT, &blen, err) : NULL;
+    ok = ok && htext != NULL && btext != NULL;
     if (ok) {
         sqlite3_stmt *st = stmt(s, S_PUT);
         bind_text(st, 1, sst_string_cstr(sst_object_get(record, "thread")));
@@ -172,12 +264,15 @@ static sst_code sq_put(void *self, const sst_value *record, bool sync, sst_error
         bind_text(st, 5, htext);
         sqlite3_bind_text(st, 6, btext, (int)blen, SQLITE_TRANSIENT);
         ok = step_done(s, st, "writing a checkpoint", err);
-        ok = commit(s, sync, ok, err);
     }
+    ok = commit(s, sync, ok, err);
     pthread_mutex_unlock(&s->mu);
+    sst_value_unref(header);
+    sst_value_unref(body);
+    sst_value_unref(chunked);
     sst_free(htext);
     sst_free(btext);
-    return ok ? SST_OK : (err != NULL ? err->code : SST_EIO);
+    return ok ? SST_OK : (err != NULL && err->code != SST_OK ? err->code : SST_EIO);
 }
 
 static sst_code sq_put_writes(void *self, const char *thread, const char *id,
@@ -219,6 +314,47 @@ static sst_value *column_json(sqlite_saver *s, sqlite3_stmt *st, int col, sst_er
     return v;
 }
 
+/* Puts the columns id, parent and step (2..4) back into a stored header. */
+static sst_value *with_columns(sqlite_saver *s, sqlite3_stmt *st, const char *thread, sst_value *h,
+                               sst_error *err) {
+    SST_UNUSED(s);
+    const char *id = (const char *)sqlite3_column_text(st, 2);
+    const char *parent = (const char *)sqlite3_column_text(st, 3);
+    sst_value *t = sst_string_new(thread, err);
+    h = t != NULL && h != NULL ? sst_object_set_take(h, "thread", t, err)
+                               : (sst_value_unref(t), sst_value_unref(h), NULL);
+    sst_value *v = h != NULL ? sst_string_new(id != NULL ? id : "", err) : NULL;
+    h = v != NULL ? sst_object_set_take(h, "id", v, err) : (sst_value_unref(h), NULL);
+    v = h != NULL ? (parent != NULL ? sst_string_new(parent, err) : sst_null()) : NULL;
+    h = v != NULL ? sst_object_set_take(h, "parent", v, err) : (sst_value_unref(h), NULL);
+    v = h != NULL ? sst_int_new(sqlite3_column_int64(st, 4), err) : NULL;
+    return v != NULL ? sst_object_set_take(h, "step", v, err) : (sst_value_unref(h), NULL);
+}
+
+/* Rebuilds a chunked list: its chunks' elements, then the tail. */
+static sst_value *load_chunks(sqlite_saver *s, const sst_value *enc, sst_error *err) {
+    sst_value *list = sst_array_empty();
+    const sst_value *ids = sst_object_get(enc, "chunks");
+    for (size_t i = 0; i < sst_array_len(ids) && list != NULL; i++) {
+        sqlite3_stmt *st = stmt(s, S_GET_CHUNK);
+        bind_text(st, 1, sst_string_cstr(sst_array_get(ids, i)));
+        sst_value *chunk = NULL;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const char *text = (const char *)sqlite3_column_text(st, 0);
+            chunk = sst_json_read(text, (size_t)sqlite3_column_bytes(st, 0), NULL, err);
+        } else {
+            sst__error(err, SST_EIO, "checkpoint store '%s': history chunk %s is missing", s->path,
+                       sst_string_cstr(sst_array_get(ids, i)));
+        }
+        sqlite3_reset(st);
+        list =
+            chunk != NULL ? sst_array_concat_take(list, chunk, err) : (sst_value_unref(list), NULL);
+        sst_value_unref(chunk);
+    }
+    const sst_value *tail = sst_object_get(enc, "tail");
+    return list != NULL && tail != NULL ? sst_array_concat_take(list, tail, err) : list;
+}
+
 static sst_value *sq_get(void *self, const char *thread, const char *id, sst_error *err) {
     sqlite_saver *s = self;
     pthread_mutex_lock(&s->mu);
@@ -230,8 +366,16 @@ static sst_value *sq_get(void *self, const char *thread, const char *id, sst_err
     sst_value *rec = NULL;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        rec = column_json(s, st, 0, err);
+        rec = with_columns(s, st, thread, column_json(s, st, 0, err), err);
         sst_value *body = rec != NULL ? column_json(s, st, 1, err) : NULL;
+        const sst_value *chunked = rec != NULL ? sst_object_get(rec, "chunked") : NULL;
+        for (size_t i = 0; i < sst_array_len(chunked) && body != NULL; i++) {
+            const sst_value *key = sst_array_get(chunked, i);
+            sst_value *list = load_chunks(
+                s, sst_object_getn(body, sst_string_cstr(key), sst_string_len(key)), err);
+            body = list != NULL ? sst_object_setv_take(body, key, list, err)
+                                : (sst_value_unref(body), NULL);
+        }
         rec = body != NULL ? sst_object_set_take(rec, "body", body, err)
                            : (sst_value_unref(rec), NULL);
     } else if (rc == SQLITE_DONE) {
@@ -268,7 +412,7 @@ static sst_value *sq_list(void *self, const char *thread, const sst_value *filte
     int rc = SQLITE_DONE;
     while (out != NULL && (limit == 0 || sst_array_len(out) < limit) &&
            (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sst_value *h = column_json(s, st, 0, err);
+        sst_value *h = with_columns(s, st, thread, column_json(s, st, 0, err), err);
         if (h == NULL) {
             sst_value_unref(out);
             out = NULL;
@@ -453,8 +597,11 @@ static const char *const k_schema_v1 =
     " PRIMARY KEY(thread, id));"
     "CREATE TABLE locks(thread TEXT PRIMARY KEY, pid INTEGER NOT NULL, since INTEGER NOT NULL);";
 
+static const char *const k_schema_v2 =
+    "CREATE TABLE chunks(id TEXT PRIMARY KEY, body TEXT NOT NULL) WITHOUT ROWID;";
+
 /*
- * Migrations: schema version n -> n + 1. There is one version so far; a
+ * Migrations: schema version n -> n + 1, each in its own transaction. A
  * future version appends its step here and bumps SST_SQLITE_SCHEMA_VERSION.
  */
 static bool migrate(sqlite_saver *s, sst_error *err) {
@@ -473,6 +620,9 @@ static bool migrate(sqlite_saver *s, sst_error *err) {
             snprintf(sql, sizeof sql, "PRAGMA application_id=%d", APP_ID);
             step_ok = exec(s, k_schema_v1, err) && exec(s, sql, err) &&
                       exec(s, "PRAGMA user_version=1", err);
+        } else if (version == 1) {
+            /* 1 -> 2: snapshots keep long lists as shared chunks. */
+            step_ok = exec(s, k_schema_v2, err) && exec(s, "PRAGMA user_version=2", err);
         }
         if (!step_ok || !exec(s, "COMMIT", err)) {
             exec(s, "ROLLBACK", NULL);

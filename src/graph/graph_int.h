@@ -7,6 +7,7 @@
 #ifndef SUPERSTEP_GRAPH_INT_H
 #define SUPERSTEP_GRAPH_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -87,9 +88,23 @@ struct sst_compiled_graph {
     size_t n_warnings;
 };
 
+#define SST__STATE_CACHE 8
+
+/*
+ * The wrapper around an implementation, with a small cache of materialized
+ * states (thread, checkpoint id) -> state, so that reading the latest state
+ * of a busy thread does not replay deltas or parse snapshots again.
+ */
 struct sst_checkpointer {
     sst_checkpointer_ops ops;
     void *self;
+    pthread_mutex_t mu; /* protects the cache */
+    struct {
+        char *thread; /* owned, or NULL: empty slot */
+        char id[40];
+        sst_value *state; /* owned */
+    } cache[SST__STATE_CACHE];
+    unsigned next; /* protected by mu: the slot to reuse */
 };
 
 /*

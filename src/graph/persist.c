@@ -35,9 +35,42 @@ sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops, void *se
         sst__enomem(err);
         return NULL;
     }
+    memset(cp, 0, sizeof *cp);
     cp->ops = *ops;
     cp->self = self;
+    pthread_mutex_init(&cp->mu, NULL);
     return cp;
+}
+
+/* A cached state of (thread, id) (new reference), or NULL. */
+static sst_value *cache_get(sst_checkpointer *cp, const char *thread, const char *id) {
+    sst_value *out = NULL;
+    pthread_mutex_lock(&cp->mu);
+    for (int i = 0; i < SST__STATE_CACHE && out == NULL; i++) {
+        if (cp->cache[i].thread != NULL && strcmp(cp->cache[i].id, id) == 0 &&
+            strcmp(cp->cache[i].thread, thread) == 0) {
+            out = sst_value_ref(cp->cache[i].state);
+        }
+    }
+    pthread_mutex_unlock(&cp->mu);
+    return out;
+}
+
+static void cache_put(sst_checkpointer *cp, const char *thread, const char *id,
+                      const sst_value *state) {
+    char *t = sst__strndup(thread, strlen(thread));
+    if (t == NULL || strlen(id) >= sizeof cp->cache[0].id) {
+        sst__free(t);
+        return; /* a cache: out of memory only costs a replay later */
+    }
+    pthread_mutex_lock(&cp->mu);
+    unsigned i = cp->next++ % SST__STATE_CACHE;
+    sst__free(cp->cache[i].thread);
+    sst_value_unref(cp->cache[i].state);
+    cp->cache[i].thread = t;
+    snprintf(cp->cache[i].id, sizeof cp->cache[i].id, "%s", id);
+    cp->cache[i].state = sst_value_ref(state);
+    pthread_mutex_unlock(&cp->mu);
 }
 
 void sst_checkpointer_free(sst_checkpointer *cp) {
@@ -47,6 +80,11 @@ void sst_checkpointer_free(sst_checkpointer *cp) {
     if (cp->ops.destroy != NULL) {
         cp->ops.destroy(cp->self);
     }
+    for (int i = 0; i < SST__STATE_CACHE; i++) {
+        sst__free(cp->cache[i].thread);
+        sst_value_unref(cp->cache[i].state);
+    }
+    pthread_mutex_destroy(&cp->mu);
     sst__free(cp);
 }
 
@@ -204,6 +242,10 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
     const sst_value *cur = rec;
     sst_value *state = NULL;
     for (;;) {
+        state = cache_get(th->cp, th->thread_id, sst_string_cstr(sst_object_get(cur, "id")));
+        if (state != NULL) {
+            break;
+        }
         const sst_value *kind = sst_object_get(cur, "kind");
         if (sst_is_string(kind) && strcmp(sst_string_cstr(kind), "snapshot") == 0) {
             state = sst_value_ref(sst_object_get(cur, "body"));
@@ -243,6 +285,9 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
     }
     for (size_t i = n; i-- > 0 && state != NULL;) {
         state = apply_groups(th->cg, state, sst_object_get(chain[i], "body"), err);
+    }
+    if (state != NULL) {
+        cache_put(th->cp, th->thread_id, sst_string_cstr(sst_object_get(rec, "id")), state);
     }
     for (size_t i = 0; i < n; i++) {
         sst_value_unref(owned[i]);
@@ -375,6 +420,7 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     if (rc != SST_OK) {
         return rc;
     }
+    cache_put(th->cp, th->thread_id, id, state);
     set_str(&th->last_id, id);
     set_str(&th->latest_id, id);
     th->last_step = step;
@@ -421,12 +467,8 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
         if (sst_object_len(d) > 0) {
             group = sst_array_push_take(group, sst_value_ref(d), err);
         }
-        sst_value *pub = sst__graph_public_state(d, err);
-        writes = pub != NULL
-                     ? sst_object_set_take(
-                           writes, st->task[i].vertex,
-                           sst_object_len(pub) > 0 ? pub : (sst_value_unref(pub), sst_null()), err)
-                     : (sst_value_unref(writes), NULL);
+        /* Metadata names the nodes that wrote; the updates themselves are the body. */
+        writes = sst_object_set_take(writes, st->task[i].vertex, sst_bool(true), err);
     }
     if (group == NULL || writes == NULL) {
         sst_value_unref(group);

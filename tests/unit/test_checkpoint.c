@@ -672,7 +672,7 @@ static void test_bad_files(void **state) {
     sqlite3_open(path, &db);
     sqlite3_exec(db, "PRAGMA user_version=99; PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
     sqlite3_close(db);
-    expect_open_error(path, "has schema version 99, newer than this build supports (1)");
+    expect_open_error(path, "has schema version 99, newer than this build supports (2)");
     /* A corrupt page. */
     db_path("corrupt.db", path, sizeof path);
     app a = {0};
