@@ -162,6 +162,29 @@ SST_API void sst_array_iter_init(sst_array_iter *it, const sst_value *a);
 /** The next element (borrowed), or NULL at the end. */
 SST_API const sst_value *sst_array_iter_next(sst_array_iter *it);
 
+/**
+ * Derived data cached on an array (for example an index of its elements by
+ * id). An attachment lives as long as the array version it was attached to
+ * and is dropped by any change to the array: a new version starts without.
+ */
+typedef struct sst_attachment_type {
+    void (*ref)(void *data);   /* adds a reference to the data */
+    void (*unref)(void *data); /* drops one; frees the data with the last */
+} sst_attachment_type;
+
+/**
+ * Attaches @p data (the array takes a reference through type->ref),
+ * replacing an earlier attachment.
+ * @param a borrowed; must be unique (the caller's reference is the only one)
+ * @return SST_OK; SST_EINVAL if @p a is not a unique array.
+ * Thread-safety: like an in-place update: before @p a is shared.
+ */
+SST_NODISCARD SST_API sst_code sst_array_attach(sst_value *a, const sst_attachment_type *type,
+                                                void *data, sst_error *err);
+
+/** The data attached to @p a with @p type (borrowed), or NULL. */
+SST_API void *sst_array_attachment(const sst_value *a, const sst_attachment_type *type);
+
 /* ---- objects ---------------------------------------------------------- */
 
 /** Number of members; 0 for any non-object. */

@@ -199,43 +199,66 @@ sst_value *sst__messages_normalize(const char *field, const sst_value *update, s
 
 /* ---- the merge ---------------------------------------------------------- */
 
-typedef struct id_slot {
-    const sst_value *id; /* borrowed string; NULL = empty slot */
-    size_t pos;          /* index in the merged list */
-    bool removed;
-} id_slot;
+/* Positions this update removes (a removal may be cancelled by a later message). */
+typedef struct removals {
+    size_t *pos;
+    bool *on;
+    size_t n, cap;
+} removals;
 
-typedef struct id_map {
-    id_slot *slots;
-    size_t mask;
-} id_map;
-
-static bool id_map_init(id_map *m, size_t n) {
-    size_t cap = 16;
-    while (cap < 2 * n) {
-        cap *= 2;
+static bool removals_set(removals *r, size_t pos, bool on) {
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->pos[i] == pos) {
+            r->on[i] = on;
+            return true;
+        }
     }
-    m->slots = sst__calloc(cap, sizeof *m->slots);
-    m->mask = cap - 1;
-    return m->slots != NULL;
+    if (!on) {
+        return true;
+    }
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        size_t *p = sst__realloc(r->pos, cap * sizeof *p);
+        if (p != NULL) {
+            r->pos = p;
+        }
+        bool *o = sst__realloc(r->on, cap * sizeof *o);
+        if (o != NULL) {
+            r->on = o;
+        }
+        if (p == NULL || o == NULL) {
+            return false;
+        }
+        r->cap = cap;
+    }
+    r->pos[r->n] = pos;
+    r->on[r->n++] = true;
+    return true;
 }
 
-/* The slot for @p id: the existing one, or the empty one where it would go. */
-static id_slot *id_map_slot(id_map *m, const sst_value *id) {
-    size_t i = (size_t)sst_value_hash(id) & m->mask;
-    while (m->slots[i].id != NULL && !sst_value_equal(m->slots[i].id, id)) {
-        i = (i + 1) & m->mask;
+static bool removed_at(const removals *r, size_t pos) {
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->pos[i] == pos) {
+            return r->on[i];
+        }
     }
-    return &m->slots[i];
+    return false;
 }
 
-static sst_value *merge_fail(sst_value *merged, sst_value *upd, id_map *map) {
+static sst_value *merge_fail(sst_value *merged, sst_value *upd, sst__id_index *idx, removals *rm) {
     sst_value_unref(merged);
     sst_value_unref(upd);
-    sst__free(map->slots);
+    sst__id_index_unref(idx);
+    sst__free(rm->pos);
+    sst__free(rm->on);
     return NULL;
 }
 
+/*
+ * The merge is O(update): positions come from the id index attached to the
+ * current list (built once, O(history), when a list arrives without one,
+ * e.g. from a checkpoint) and the new version carries the updated index.
+ */
 sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
                                     const sst_value *update, sst_error *err) {
     SST_UNUSED(ud);
@@ -270,75 +293,74 @@ sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
         sst_value_unref(upd);
         return merged;
     }
-    id_map map = {NULL, 0};
-    if (!id_map_init(&map, sst_array_len(merged) + n_upd)) {
-        sst__enomem(err);
-        return merge_fail(merged, upd, &map);
-    }
-    /* Index the current messages. Entries borrow ids from `cur`, which stays
-     * alive through `merged` or through our extra reference below. */
-    sst_value *keep_cur = sst_value_ref(merged);
-    sst_array_iter it;
-    sst_array_iter_init(&it, keep_cur);
-    const sst_value *e;
-    for (size_t pos = 0; (e = sst_array_iter_next(&it)) != NULL; pos++) {
-        const sst_value *id = sst_object_get(e, "id");
-        if (sst_is_string(id)) {
-            id_slot *s = id_map_slot(&map, id);
-            s->id = id;
-            s->pos = pos;
+    removals rm = {NULL, NULL, 0, 0};
+    sst__id_index *idx = sst__id_index_of(merged);
+    if (idx == NULL) {
+        idx = sst__id_index_build(merged);
+        if (idx == NULL) {
+            sst__enomem(err);
+            return merge_fail(merged, upd, NULL, &rm);
         }
     }
     size_t removed = 0;
     for (size_t i = start; i < n_upd; i++) {
         const sst_value *m = sst_array_get(upd, i);
         const sst_value *id = sst_object_get(m, "id");
-        id_slot *s = id_map_slot(&map, id);
-        bool remove = is_remove(m);
-        if (s->id != NULL) {
-            if (remove) {
-                removed += !s->removed;
-                s->removed = true;
-                continue;
-            }
-            removed -= s->removed;
-            s->removed = false;
-            merged = sst_array_set_take(merged, s->pos, sst_value_ref(m), err);
-        } else {
-            if (remove) {
+        size_t pos = sst__id_index_find(idx, merged, id);
+        if (is_remove(m)) {
+            if (pos == SIZE_MAX) {
                 char ex[80];
                 sst__excerpt(id, ex, sizeof ex);
                 sst__error(err, SST_ENOTFOUND,
                            "reducer 'add_messages' on field '%s': cannot remove message %s: no "
                            "message has that id",
                            field, ex);
-                sst_value_unref(keep_cur);
-                return merge_fail(merged, upd, &map);
+                return merge_fail(merged, upd, idx, &rm);
             }
-            s->id = id;
-            s->pos = sst_array_len(merged);
+            removed += !removed_at(&rm, pos);
+            if (!removals_set(&rm, pos, true)) {
+                sst__enomem(err);
+                return merge_fail(merged, upd, idx, &rm);
+            }
+            continue;
+        }
+        if (pos != SIZE_MAX) {
+            removed -= removed_at(&rm, pos);
+            removals_set(&rm, pos, false);
+            merged = sst_array_set_take(merged, pos, sst_value_ref(m), err);
+        } else {
+            pos = sst_array_len(merged);
             merged = sst_array_push_take(merged, sst_value_ref(m), err);
+            if (merged != NULL && !sst__id_index_put(idx, id, pos)) {
+                sst__enomem(err);
+                return merge_fail(merged, upd, idx, &rm);
+            }
         }
         if (merged == NULL) {
-            sst_value_unref(keep_cur);
-            return merge_fail(NULL, upd, &map);
+            return merge_fail(NULL, upd, idx, &rm);
         }
     }
     if (removed > 0) {
+        /* Positions shift: the new list starts without an index. */
         sst_value *kept = sst_array_empty();
+        sst_array_iter it;
         sst_array_iter_init(&it, merged);
-        while ((e = sst_array_iter_next(&it)) != NULL && kept != NULL) {
-            const sst_value *id = sst_object_get(e, "id");
-            if (sst_is_string(id) && id_map_slot(&map, id)->removed) {
-                continue;
+        const sst_value *e;
+        for (size_t pos = 0; (e = sst_array_iter_next(&it)) != NULL && kept != NULL; pos++) {
+            if (!removed_at(&rm, pos)) {
+                kept = sst_array_push_take(kept, sst_value_ref(e), err);
             }
-            kept = sst_array_push_take(kept, sst_value_ref(e), err);
         }
         sst_value_unref(merged);
         merged = kept;
+    } else if (merged != NULL && sst_value_is_unique(merged)) {
+        /* A cache: when attaching fails the next merge rebuilds the index. */
+        sst_code ignored = sst_array_attach(merged, &sst__id_index_type, idx, NULL);
+        (void)ignored;
     }
-    sst_value_unref(keep_cur);
     sst_value_unref(upd);
-    sst__free(map.slots);
+    sst__id_index_unref(idx);
+    sst__free(rm.pos);
+    sst__free(rm.on);
     return merged;
 }

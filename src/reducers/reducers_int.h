@@ -42,6 +42,19 @@ sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
 /* add_messages normalisation: a new array of message objects with ids. */
 sst_value *sst__messages_normalize(const char *field, const sst_value *update, sst_error *err);
 
+/* The add_messages id index (id_index.c). */
+typedef struct sst__id_index sst__id_index;
+extern const sst_attachment_type sst__id_index_type;
+/* A new index of the ids of @p list (refcount 1); NULL on OOM. */
+sst__id_index *sst__id_index_build(const sst_value *list);
+/* The index attached to @p list (a new reference), or NULL. */
+sst__id_index *sst__id_index_of(const sst_value *list);
+/* The position of @p id in @p list, or SIZE_MAX. */
+size_t sst__id_index_find(sst__id_index *x, const sst_value *list, const sst_value *id);
+/* Records that @p id is at @p pos (in a version that carries this index). false on OOM. */
+bool sst__id_index_put(sst__id_index *x, const sst_value *id, size_t pos);
+void sst__id_index_unref(sst__id_index *x);
+
 /* "number" for ints and doubles, else the type name. */
 const char *sst__type_word(const sst_value *v);
 

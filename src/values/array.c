@@ -118,14 +118,46 @@ static sst__pvnode *node_mut_cap(sst__pvnode **slotp, unsigned level, size_t cap
     return c;
 }
 
+/* Drops the attachment: the array is about to change. */
+static void drop_attachment(sst__array *a) {
+    if (a->att_type != NULL) {
+        a->att_type->unref(a->att);
+        a->att_type = NULL;
+        a->att = NULL;
+    }
+}
+
 void sst__array_release(sst__array *a, sst_value **dead) {
+    drop_attachment(a);
     node_unref(a->root, a->shift, dead);
     node_unref(a->tail, 0, dead);
+}
+
+sst_code sst_array_attach(sst_value *v, const sst_attachment_type *type, void *data,
+                          sst_error *err) {
+    if (!sst_is_array(v) || !sst_value_is_unique(v) || type == NULL) {
+        return sst__error(err, SST_EINVAL, "array attach: needs a unique array and a type");
+    }
+    sst__array *a = (sst__array *)v;
+    type->ref(data);
+    drop_attachment(a);
+    a->att_type = type;
+    a->att = data;
+    return SST_OK;
+}
+
+void *sst_array_attachment(const sst_value *v, const sst_attachment_type *type) {
+    if (!sst_is_array(v)) {
+        return NULL;
+    }
+    const sst__array *a = (const sst__array *)v;
+    return a->att_type == type ? a->att : NULL;
 }
 
 /* Returns a header only the caller references; consumes @p v. NULL on OOM (v released). */
 static sst__array *array_unique(sst_value *v) {
     if (sst_value_is_unique(v)) {
+        drop_attachment((sst__array *)v); /* it is about to change */
         return (sst__array *)v;
     }
     const sst__array *a = (const sst__array *)v;
@@ -134,6 +166,8 @@ static sst__array *array_unique(sst_value *v) {
         sst_value_unref(v);
         return NULL;
     }
+    c->att_type = NULL;
+    c->att = NULL;
     c->count = a->count;
     c->shift = a->shift;
     c->root = a->root;
@@ -471,6 +505,8 @@ sst_value *sst__array_from(sst__arena *arena, sst_value **items, size_t n) {
         }
     }
     a->tail = nodes[next++];
+    a->att_type = NULL;
+    a->att = NULL;
     memcpy(a->tail->slot, items + toff, (n - toff) * sizeof *items);
     a->count = n;
     a->shift = shift;

@@ -18,7 +18,8 @@
 static sst_value g_null = IMMORTAL_HDR(SST_TYPE_NULL);
 static sst__bool g_true = {IMMORTAL_HDR(SST_TYPE_BOOL), true};
 static sst__bool g_false = {IMMORTAL_HDR(SST_TYPE_BOOL), false};
-static sst__array g_empty_array = {IMMORTAL_HDR(SST_TYPE_ARRAY), 0, SST__PV_BITS, NULL, NULL};
+static sst__array g_empty_array = {
+    IMMORTAL_HDR(SST_TYPE_ARRAY), 0, SST__PV_BITS, NULL, NULL, NULL, NULL};
 static sst__object g_empty_object = {IMMORTAL_HDR(SST_TYPE_OBJECT), 0, 0, NULL, NULL, 0};
 /* The empty string needs room for its NUL after the flexible member. */
 static union {

@@ -71,6 +71,8 @@ typedef struct sst__array {
     unsigned shift;    /* level of root: 5 * (height) */
     sst__pvnode *root; /* trie of the first tailoff(count) elements; may be NULL */
     sst__pvnode *tail; /* the last 1..32 elements; NULL when empty */
+    const sst_attachment_type *att_type; /* the attachment's type, or NULL */
+    void *att;                           /* one reference to the attached data */
 } sst__array;
 
 typedef struct sst__member {

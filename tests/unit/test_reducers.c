@@ -319,6 +319,57 @@ static void test_append_in_place_when_unique(void **state) {
     sst_schema_free(s);
 }
 
+static sst_value *am(sst_value *cur, const char *update) {
+    sst_value *u = tu_json(update);
+    const sst_value *ups[] = {u};
+    sst_error err;
+    sst_value *out = sst_reducer_apply(sst_reducer_add_messages(), "messages", cur, ups, 1, &err);
+    if (out == NULL) {
+        print_error("%s\n", err.msg);
+        fail();
+    }
+    sst_value_unref(u);
+    return out;
+}
+
+static void test_add_messages_index_across_branches(void **state) {
+    (void)state;
+    /* A history long enough to carry an index, then two branches from it. */
+    sst_value *x = sst_array_empty();
+    for (int i = 0; i < 100; i++) {
+        char m[80];
+        snprintf(m, sizeof m, "[{\"id\":\"h%d\",\"role\":\"user\",\"content\":\"%d\"}]", i, i);
+        x = am(x, m);
+    }
+    sst_value *y = am(sst_value_ref(x), "[{\"id\":\"a\",\"role\":\"user\",\"content\":\"a\"},"
+                                        "{\"id\":\"q\",\"role\":\"user\",\"content\":\"y\"}]");
+    sst_value *z = am(sst_value_ref(x), "[{\"id\":\"q\",\"role\":\"user\",\"content\":\"z\"}]");
+    assert_int_equal(sst_array_len(y), 102);
+    assert_int_equal(sst_array_len(z), 101);
+    /* q sits at different positions in the two branches: replacing it works in both. */
+    y = am(y, "[{\"id\":\"q\",\"role\":\"user\",\"content\":\"y2\"}]");
+    z = am(z, "[{\"id\":\"q\",\"role\":\"user\",\"content\":\"z2\"}]");
+    assert_int_equal(sst_array_len(y), 102);
+    assert_int_equal(sst_array_len(z), 101);
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(y, 101), "content")), "y2");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(z, 100), "content")), "z2");
+    /* The original is untouched; an id only a branch has is new to it. */
+    assert_int_equal(sst_array_len(x), 100);
+    x = am(x, "[{\"id\":\"a\",\"role\":\"user\",\"content\":\"x\"}]");
+    assert_int_equal(sst_array_len(x), 101);
+    /* Replacing an old message by id, and removing one, still index-driven. */
+    x = am(x, "[{\"id\":\"h5\",\"role\":\"user\",\"content\":\"five\"},"
+              "{\"type\":\"remove\",\"id\":\"h6\"}]");
+    assert_int_equal(sst_array_len(x), 100);
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(x, 5), "content")), "five");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(x, 6), "id")), "h7");
+    x = am(x, "[{\"id\":\"h7\",\"role\":\"user\",\"content\":\"seven\"}]");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(x, 6), "content")), "seven");
+    sst_value_unref(x);
+    sst_value_unref(y);
+    sst_value_unref(z);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_example_sum),
@@ -332,6 +383,7 @@ int main(void) {
         cmocka_unit_test(test_prepare_assigns_ids_once),
         cmocka_unit_test(test_add_messages_assigns_in_reducer_too),
         cmocka_unit_test(test_append_in_place_when_unique),
+        cmocka_unit_test(test_add_messages_index_across_branches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
