@@ -305,16 +305,23 @@ static void w4(const char *dir, bool sqlite, long threads) {
 
 int main(int argc, char **argv) {
     bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    bool only_w4 = argc > 1 && strcmp(argv[1], "--w4") == 0;
     char dir[] = "/tmp/sst-bench-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
         return 1;
     }
     printf("superstep %s checkpoint benchmark%s\n\n", sst_version(), quick ? " (quick)" : "");
-    w3(dir, quick);
-    get_state_latency(dir, quick);
+    if (!only_w4) {
+        w3(dir, quick);
+        get_state_latency(dir, quick);
+    }
     w4(dir, true, quick ? 1000 : 10000);
     w4(dir, false, quick ? 1000 : 10000);
+    if (getenv("SST_BENCH_KEEP") != NULL) {
+        printf("kept %s\n", dir);
+        return 0;
+    }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;

@@ -375,7 +375,7 @@ SST_API const sst_value *sst_run_result_pending(const sst_run_result *r);
  * Where an interrupted or failed run can continue (borrowed), or null for a
  * completed run: {"superstep": n, "tasks": [...], "pending": [...],
  * "resume": {task id: [values]}}. `tasks` lists the superstep's tasks in
- * order ({"vertex", "task", "send"?, "input"?, "inbox"?}); `pending` holds
+ * order ({"vertex", "send"?, "input"?, "inbox"?}); `pending` holds
  * the writes of the tasks that already succeeded, which are not run again.
  * Pass it back as sst_run_opts.resume, with the committed state, to go on.
  */

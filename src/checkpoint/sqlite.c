@@ -222,15 +222,86 @@ static sst_value *encode_snapshot(sqlite_saver *s, const sst_value *state, sst_v
     return body;
 }
 
-/* The header stored beside the body: no body, no columns duplicated. */
+/*
+ * The header stored beside the body: no body, no columns duplicated, and the
+ * parts of "next" and "metadata" that can be restored on reading left out
+ * (a chat checkpoint is a few hundred bytes, so these matter).
+ */
 static sst_value *stored_header(const sst_value *record, const sst_value *chunked, sst_error *err) {
-    static const char *const drop[] = {"body", "writes", "thread", "id", "parent", "step"};
+    /* "kind" follows from "since_snapshot" (0: a snapshot). */
+    static const char *const drop[] = {"body", "writes", "thread", "id", "parent", "step", "kind"};
     sst_value *h = sst_value_ref(record);
     for (size_t i = 0; i < sizeof drop / sizeof drop[0] && h != NULL; i++) {
         h = sst_object_remove_take(h, drop[i], err);
     }
+    int64_t step = sst_int_value(sst_object_get(record, "step"));
+    const sst_value *next = sst_object_get(record, "next");
+    if (h != NULL && sst_is_object(next)) {
+        sst_value *n = sst_value_ref(next);
+        if (sst_int_value(sst_object_get(n, "superstep")) == step) {
+            n = sst_object_remove_take(n, "superstep", err);
+        }
+        if (n != NULL && sst_array_len(sst_object_get(n, "pending")) == 0) {
+            n = sst_object_remove_take(n, "pending", err);
+        }
+        if (n != NULL && sst_object_len(sst_object_get(n, "resume")) == 0) {
+            n = sst_object_remove_take(n, "resume", err);
+        }
+        h = n != NULL ? sst_object_set_take(h, "next", n, err) : (sst_value_unref(h), NULL);
+    }
+    const sst_value *meta = sst_object_get(record, "metadata");
+    if (h != NULL && sst_is_object(meta)) {
+        sst_value *m = sst_value_ref(meta);
+        if (sst_int_value(sst_object_get(m, "step")) == step) {
+            m = sst_object_remove_take(m, "step", err);
+        }
+        const sst_value *src = m != NULL ? sst_object_get(m, "source") : NULL;
+        if (sst_is_string(src) && strcmp(sst_string_cstr(src), "loop") == 0) {
+            m = sst_object_remove_take(m, "source", err); /* the usual source */
+        }
+        h = m != NULL ? sst_object_set_take(h, "metadata", m, err) : (sst_value_unref(h), NULL);
+    }
     if (h != NULL && sst_array_len(chunked) > 0) {
         h = sst_object_set_take(h, "chunked", sst_value_ref(chunked), err);
+    }
+    return h;
+}
+
+/* Restores what stored_header left out; @p step from the column. */
+static sst_value *expand_header(sst_value *h, int64_t step, sst_error *err) {
+    sst_value *next = sst_value_ref(sst_object_get(h, "next"));
+    if (h != NULL && sst_is_object(next)) {
+        if (sst_object_get(next, "superstep") == NULL) {
+            sst_value *v = sst_int_new(step, err);
+            next = v != NULL ? sst_object_set_take(next, "superstep", v, err)
+                             : (sst_value_unref(next), NULL);
+        }
+        if (next != NULL && sst_object_get(next, "pending") == NULL) {
+            next = sst_object_set_take(next, "pending", sst_array_empty(), err);
+        }
+        if (next != NULL && sst_object_get(next, "resume") == NULL) {
+            next = sst_object_set_take(next, "resume", sst_object_empty(), err);
+        }
+        h = next != NULL ? sst_object_set_take(h, "next", next, err) : (sst_value_unref(h), NULL);
+    } else {
+        sst_value_unref(next);
+    }
+    const sst_value *meta = h != NULL ? sst_object_get(h, "metadata") : NULL;
+    if (sst_is_object(meta)) {
+        sst_value *m = sst_value_ref(meta);
+        if (sst_object_get(m, "source") == NULL) {
+            m = sst_object_set_take(m, "source", sst_string_new("loop", err), err);
+        }
+        if (m != NULL && sst_object_get(m, "step") == NULL) {
+            sst_value *v = sst_int_new(step, err);
+            m = v != NULL ? sst_object_set_take(m, "step", v, err) : (sst_value_unref(m), NULL);
+        }
+        h = m != NULL ? sst_object_set_take(h, "metadata", m, err) : (sst_value_unref(h), NULL);
+    }
+    if (h != NULL && sst_object_get(h, "kind") == NULL) {
+        bool snap = sst_int_value(sst_object_get(h, "since_snapshot")) == 0;
+        sst_value *k = sst_string_new(snap ? "snapshot" : "delta", err);
+        h = k != NULL ? sst_object_set_take(h, "kind", k, err) : (sst_value_unref(h), NULL);
     }
     return h;
 }
@@ -328,7 +399,8 @@ static sst_value *with_columns(sqlite_saver *s, sqlite3_stmt *st, const char *th
     v = h != NULL ? (parent != NULL ? sst_string_new(parent, err) : sst_null()) : NULL;
     h = v != NULL ? sst_object_set_take(h, "parent", v, err) : (sst_value_unref(h), NULL);
     v = h != NULL ? sst_int_new(sqlite3_column_int64(st, 4), err) : NULL;
-    return v != NULL ? sst_object_set_take(h, "step", v, err) : (sst_value_unref(h), NULL);
+    h = v != NULL ? sst_object_set_take(h, "step", v, err) : (sst_value_unref(h), NULL);
+    return h != NULL ? expand_header(h, sqlite3_column_int64(st, 4), err) : NULL;
 }
 
 /* Rebuilds a chunked list: its chunks' elements, then the tail. */
@@ -661,6 +733,12 @@ sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts 
     } else {
         sqlite3_busy_timeout(s->db, opts->busy_timeout_ms);
         code = check_file(s, opts, &empty, err);
+    }
+    /* Small pages for a new file: a checkpoint touches three b-tree pages, and each commit
+     * appends them to the WAL, so smaller pages mean less to write per superstep (2 KiB:
+     * measured against 1 and 4 KiB on W3 and W4, see bench/RESULTS.md). */
+    if (code == SST_OK && empty && !exec(s, "PRAGMA page_size=2048", err)) {
+        code = err != NULL ? err->code : SST_EIO;
     }
     if (code == SST_OK &&
         (!exec(s, "PRAGMA journal_mode=WAL", err) || !exec(s, "PRAGMA synchronous=NORMAL", err) ||

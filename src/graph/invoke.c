@@ -593,7 +593,10 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         if (th != NULL) {
             char id[37];
             sst__checkpoint_id(th, id);
-            snprintf(run_key, sizeof run_key, "%s/%s", durable ? th->thread_id : "memory", id);
+            /* Short: stored with every checkpoint. Task ids only need to differ between the
+             * runs of one thread. */
+            snprintf(run_key, sizeof run_key, "%s/%08llx", durable ? th->thread_id : "memory",
+                     (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
             snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
             th->runs++;
         }

@@ -722,7 +722,8 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
             t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
         char id[37];
         sst__checkpoint_id(t, id);
-        snprintf(t->run_key, sizeof t->run_key, "%s/%s", t->thread_id, id);
+        snprintf(t->run_key, sizeof t->run_key, "%s/%08llx", t->thread_id,
+                 (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
         sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
         sst_value *groups =
             group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;

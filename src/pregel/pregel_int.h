@@ -103,7 +103,7 @@ void sst__task_destroy(sst_task *t);
 
 /* ---- resume points (resume.c) ---- */
 
-/* {"vertex", "task", "send"?, "input"?, "inbox"?}: enough to make the task again. */
+/* {"vertex", "send"?, "input"?, "inbox"?}: enough to make the task again. */
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err);
 /* The task's writes: {"vertex", "task", "delta", "activate", "send", "message", "halt", "events"}.
  */

@@ -25,8 +25,8 @@ static sst_value *str(const char *s, sst_error *err) {
 }
 
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
+    /* No task id: it follows from the run key, the superstep and these fields. */
     sst_value *o = set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
-    o = set_take(o, "task", str(sst_task_id(t), err), err);
     if (t->send_index != UINT64_MAX) {
         o = set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
         o = set_take(o, "input", sst_value_ref(t->input), err);
