@@ -178,3 +178,17 @@ long tu_chaos_live(void) {
 int tu_chaos_fired(void) {
     return atomic_load(&g_fired);
 }
+
+sst_code tu_ask_two_questions(sst_node_ctx *ctx) {
+    const sst_value *age = sst_node_interrupt(ctx, tu_json("\"age?\""));
+    if (age == NULL) {
+        return SST_EINTERRUPT;
+    }
+    const sst_value *name = sst_node_interrupt(ctx, tu_json("\"name?\""));
+    if (name == NULL) {
+        return SST_EINTERRUPT;
+    }
+    char text[64];
+    snprintf(text, sizeof text, "%lld/%s", (long long)sst_int_value(age), sst_string_cstr(name));
+    return sst_node_update(ctx, "answer", sst_string_new(text, NULL), NULL);
+}

@@ -49,6 +49,13 @@ uint64_t tu_rand(tu_rng *r);
 int tu_is_uuid4(const sst_value *v);
 
 /*
+ * A node body shared by the interrupt tests: asks "age?" then "name?" with
+ * sst_node_interrupt and writes "<age>/<name>" to the field "answer".
+ * Returns SST_EINTERRUPT while an answer is missing.
+ */
+sst_code tu_ask_two_questions(sst_node_ctx *ctx);
+
+/*
  * The chaos allocator. tu_chaos_install() must run first in main(). While
  * armed with tu_chaos_fail_at(n), the n-th allocation from then on fails
  * (n = 1 is the next one). tu_chaos_live() counts live library blocks.

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "values/build.h"
 
 struct sst_graph_result {
     sst_run_status status;
@@ -137,15 +138,6 @@ void sst_graph_result_free(sst_graph_result *r) {
 
 /* ---- small value helpers ---- */
 
-static sst_value *obj_set(sst_value *o, const char *key, sst_value *v, sst_error *err) {
-    if (o == NULL || v == NULL) {
-        sst_value_unref(o);
-        sst_value_unref(v);
-        return NULL;
-    }
-    return sst_object_set_take(o, key, v, err);
-}
-
 static sst_value *str(const char *s) {
     return sst_string_new(s, NULL);
 }
@@ -200,8 +192,8 @@ static bool emit_values(invoke_ctx *c, const sst_value *state) {
 }
 
 static sst_value *debug_event(const char *type, uint64_t step) {
-    sst_value *e = obj_set(sst_object_empty(), "type", str(type), NULL);
-    return obj_set(e, "step", num((int64_t)step), NULL);
+    sst_value *e = sst__set_take(sst_object_empty(), "type", str(type), NULL);
+    return sst__set_take(e, "step", num((int64_t)step), NULL);
 }
 
 /* ---- engine hooks ---- */
@@ -243,10 +235,10 @@ static void retry_hook(const char *vertex, unsigned attempt, const sst_error *er
         return;
     }
     sst_value *e = debug_event("retry", c->step);
-    e = obj_set(e, "node", str(vertex), NULL);
-    e = obj_set(e, "attempt", num(attempt), NULL);
-    e = obj_set(e, "delay_ms", num((int64_t)delay_ms), NULL);
-    e = obj_set(e, "error", str(error != NULL ? error->msg : ""), NULL);
+    e = sst__set_take(e, "node", str(vertex), NULL);
+    e = sst__set_take(e, "attempt", num(attempt), NULL);
+    e = sst__set_take(e, "delay_ms", num((int64_t)delay_ms), NULL);
+    e = sst__set_take(e, "error", str(error != NULL ? error->msg : ""), NULL);
     emit(c, SST_STREAM_DEBUG, vertex, e);
 }
 
@@ -275,9 +267,9 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     for (size_t i = 0; debug && i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];
         sst_value *e = debug_event("task", st->superstep);
-        e = obj_set(e, "node", str(t->vertex), NULL);
-        e = obj_set(e, "id", str(t->task_id), NULL);
-        e = obj_set(e, "attempts", num(t->attempts), NULL);
+        e = sst__set_take(e, "node", str(t->vertex), NULL);
+        e = sst__set_take(e, "id", str(t->task_id), NULL);
+        e = sst__set_take(e, "attempts", num(t->attempts), NULL);
         emit(c, SST_STREAM_DEBUG, t->vertex, e);
     }
     for (size_t i = 0; stream_on(c, SST_STREAM_CUSTOM) && i < st->tasks; i++) {
@@ -295,13 +287,14 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
         sst_value *pub = sst__graph_public_state(t->delta, NULL);
         if (updates) {
             sst_value *u = sst_object_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
-            emit(c, SST_STREAM_UPDATES, t->vertex, obj_set(sst_object_empty(), t->vertex, u, NULL));
+            emit(c, SST_STREAM_UPDATES, t->vertex,
+                 sst__set_take(sst_object_empty(), t->vertex, u, NULL));
         }
         if (debug) {
             sst_value *e = debug_event("task_result", st->superstep);
-            e = obj_set(e, "node", str(t->vertex), NULL);
-            e = obj_set(e, "id", str(t->task_id), NULL);
-            e = obj_set(e, "update", sst_value_ref(pub), NULL);
+            e = sst__set_take(e, "node", str(t->vertex), NULL);
+            e = sst__set_take(e, "id", str(t->task_id), NULL);
+            e = sst__set_take(e, "update", sst_value_ref(pub), NULL);
             emit(c, SST_STREAM_DEBUG, t->vertex, e);
         }
         sst_value_unref(pub);
@@ -446,13 +439,13 @@ static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *
         const char *task = sst_string_cstr(sst_object_get(x, "task"));
         int64_t index = sst_int_value(sst_object_get(wrapped, "index"));
         sst_value *e =
-            obj_set(sst_object_empty(), "id", interrupt_id(task, "", (uint64_t)index), NULL);
-        e = obj_set(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
+            sst__set_take(sst_object_empty(), "id", interrupt_id(task, "", (uint64_t)index), NULL);
+        e = sst__set_take(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
         const sst_value *v = sst_object_get(wrapped, "value");
-        e = obj_set(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
+        e = sst__set_take(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
         if (internal) {
-            e = obj_set(e, "task", str(task), NULL);
-            e = obj_set(e, "index", num(index), NULL);
+            e = sst__set_take(e, "task", str(task), NULL);
+            e = sst__set_take(e, "index", num(index), NULL);
         }
         list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
     }
@@ -462,10 +455,10 @@ static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *
             (uint64_t)sst_int_value(sst_object_get(sst_run_result_resume_point(rr), "superstep"));
         char key[96];
         snprintf(key, sizeof key, "%s/%s", run_key, c->stopped);
-        sst_value *e = obj_set(sst_object_empty(), "id", interrupt_id(key, node, step), NULL);
-        e = obj_set(e, "node", str(node), NULL);
-        e = obj_set(e, "value", sst_null(), NULL);
-        e = obj_set(e, "when", str(c->stopped), NULL);
+        sst_value *e = sst__set_take(sst_object_empty(), "id", interrupt_id(key, node, step), NULL);
+        e = sst__set_take(e, "node", str(node), NULL);
+        e = sst__set_take(e, "value", sst_null(), NULL);
+        e = sst__set_take(e, "when", str(c->stopped), NULL);
         list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
     }
     return list;

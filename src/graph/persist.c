@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "values/build.h"
 
 #define DEFAULT_SNAPSHOT_EVERY 64
 
@@ -94,18 +95,6 @@ void *sst_checkpointer_self(const sst_checkpointer *cp) {
 
 /* ---- small helpers ---- */
 
-static sst_value *set(sst_value *o, const char *key, sst_value *v, sst_error *err) {
-    if (o == NULL || v == NULL) {
-        sst_value_unref(o);
-        sst_value_unref(v);
-        if (err != NULL && err->code == SST_OK) {
-            sst__enomem(err);
-        }
-        return NULL;
-    }
-    return sst_object_set_take(o, key, v, err);
-}
-
 static sst_value *str_or_null(const char *s, sst_error *err) {
     return s != NULL ? sst_string_new(s, err) : sst_null();
 }
@@ -181,7 +170,7 @@ sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
     qsort(names, k, sizeof *names, name_cmp);
     sst_value *tasks = sst_array_empty();
     for (size_t i = 0; i < k && tasks != NULL; i++) {
-        sst_value *d = set(sst_object_empty(), "vertex", sst_value_ref(names[i]), err);
+        sst_value *d = sst__set_take(sst_object_empty(), "vertex", sst_value_ref(names[i]), err);
         tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
     }
     sst__free(names);
@@ -191,17 +180,18 @@ sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
         if (sst_is_string(x)) {
             continue;
         }
-        sst_value *d =
-            set(sst_object_empty(), "vertex", sst_value_ref(sst_object_get(x, "__send__")), err);
-        d = set(d, "send", sst_int_new(send++, err), err);
-        d = set(d, "input", sst_value_ref(sst_object_get(x, "arg")), err);
+        sst_value *d = sst__set_take(sst_object_empty(), "vertex",
+                                     sst_value_ref(sst_object_get(x, "__send__")), err);
+        d = sst__set_take(d, "send", sst_int_new(send++, err), err);
+        d = sst__set_take(d, "input", sst_value_ref(sst_object_get(x, "arg")), err);
         tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
     }
     SST_UNUSED(cg);
-    sst_value *rp = set(sst_object_empty(), "superstep", sst_int_new((int64_t)superstep, err), err);
-    rp = set(rp, "tasks", tasks, err);
-    rp = set(rp, "pending", sst_array_empty(), err);
-    return set(rp, "resume", sst_object_empty(), err);
+    sst_value *rp =
+        sst__set_take(sst_object_empty(), "superstep", sst_int_new((int64_t)superstep, err), err);
+    rp = sst__set_take(rp, "tasks", tasks, err);
+    rp = sst__set_take(rp, "pending", sst_array_empty(), err);
+    return sst__set_take(rp, "resume", sst_object_empty(), err);
 }
 
 static bool has_tasks(const sst_value *next) {
@@ -354,8 +344,10 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
         if (sst_is_object(writes)) {
             const sst_value *pend = sst_object_get(writes, "pending");
             const sst_value *res = sst_object_get(writes, "resume");
-            rp = set(rp, "pending", sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
-            rp = set(rp, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
+            rp = sst__set_take(rp, "pending",
+                               sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
+            rp = sst__set_take(rp, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()),
+                               err);
         }
         if (rp == NULL) {
             sst_value_unref(rec);
@@ -396,21 +388,23 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     char id[37];
     sst__checkpoint_id(th, id);
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
-    sst_value *meta = set(sst_object_empty(), "source", sst_string_new(source, err), err);
-    meta = set(meta, "step", sst_int_new(step, err), err);
-    meta = set(meta, "writes",
-               sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
-    sst_value *r = set(sst_object_empty(), "thread", sst_string_new(th->thread_id, err), err);
-    r = set(r, "id", sst_string_new(id, err), err);
-    r = set(r, "parent", str_or_null(th->last_id, err), err);
-    r = set(r, "step", sst_int_new(step, err), err);
-    r = set(r, "kind", sst_string_new(snapshot ? "snapshot" : "delta", err), err);
-    r = set(r, "body", sst_value_ref(snapshot ? state : groups), err);
-    r = set(r, "since_snapshot", sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err),
-            err);
-    r = set(r, "next", next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(), err);
-    r = set(r, "run_key", sst_string_new(th->run_key, err), err);
-    r = set(r, "metadata", meta, err);
+    sst_value *meta = sst__set_take(sst_object_empty(), "source", sst_string_new(source, err), err);
+    meta = sst__set_take(meta, "step", sst_int_new(step, err), err);
+    meta = sst__set_take(
+        meta, "writes", sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
+    sst_value *r =
+        sst__set_take(sst_object_empty(), "thread", sst_string_new(th->thread_id, err), err);
+    r = sst__set_take(r, "id", sst_string_new(id, err), err);
+    r = sst__set_take(r, "parent", str_or_null(th->last_id, err), err);
+    r = sst__set_take(r, "step", sst_int_new(step, err), err);
+    r = sst__set_take(r, "kind", sst_string_new(snapshot ? "snapshot" : "delta", err), err);
+    r = sst__set_take(r, "body", sst_value_ref(snapshot ? state : groups), err);
+    r = sst__set_take(r, "since_snapshot",
+                      sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err), err);
+    r = sst__set_take(r, "next", next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(),
+                      err);
+    r = sst__set_take(r, "run_key", sst_string_new(th->run_key, err), err);
+    r = sst__set_take(r, "metadata", meta, err);
     if (r == NULL) {
         return fail_code(err);
     }
@@ -433,8 +427,8 @@ sst_code sst__persist_start(sst_graph_thread *th, const sst_value *input, const 
                             const sst_invoke_opts *o, sst_error *err) {
     /* The input checkpoint (step -1 of a new thread): the state before the input. */
     sst_value *before = sst_value_ref(th->state);
-    sst_value *in_meta =
-        set(sst_object_empty(), SST_START, sst_value_ref(input != NULL ? input : sst_null()), err);
+    sst_value *in_meta = sst__set_take(sst_object_empty(), SST_START,
+                                       sst_value_ref(input != NULL ? input : sst_null()), err);
     sst_code rc = in_meta != NULL ? SST_OK : fail_code(err);
     if (rc == SST_OK) {
         rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", before,
@@ -513,18 +507,18 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     if (sst_run_result_status(rr) == SST_RUN_COMPLETED || th->last_id == NULL) {
         return SST_OK;
     }
-    sst_value *w =
-        set(sst_object_empty(), "pending",
-            sst_value_ref(sst_object_get(rp, "pending") != NULL ? sst_object_get(rp, "pending")
-                                                                : sst_array_empty()),
-            err);
+    sst_value *w = sst__set_take(sst_object_empty(), "pending",
+                                 sst_value_ref(sst_object_get(rp, "pending") != NULL
+                                                   ? sst_object_get(rp, "pending")
+                                                   : sst_array_empty()),
+                                 err);
     const sst_value *res = sst_object_get(rp, "resume");
-    w = set(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
-    w = set(w, "interrupts", sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()),
-            err);
-    w = set(w, "skip_before", sst_bool(skip_before), err);
+    w = sst__set_take(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
+    w = sst__set_take(w, "interrupts",
+                      sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()), err);
+    w = sst__set_take(w, "skip_before", sst_bool(skip_before), err);
     if (sst_run_result_status(rr) == SST_RUN_FAILED) {
-        w = set(w, "error", sst_string_new(sst_run_result_error(rr)->msg, err), err);
+        w = sst__set_take(w, "error", sst_string_new(sst_run_result_error(rr)->msg, err), err);
     }
     if (w == NULL) {
         return fail_code(err);
@@ -569,17 +563,19 @@ static sst_value *snapshot_of(const sst_value *rec, const sst_value *state, sst_
         ints = e != NULL ? sst_array_push_take(ints, e, err) : (sst_value_unref(ints), NULL);
     }
     const sst_value *pend = sst_object_get(writes, "pending");
-    sst_value *s = set(sst_object_empty(), "values", sst__graph_public_state(state, err), err);
-    s = set(s, "next", names, err);
-    s = set(s, "tasks", sst_value_ref(tasks != NULL ? tasks : sst_array_empty()), err);
-    s = set(s, "interrupts", ints, err);
-    s = set(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
-    s = set(s, "metadata", sst_value_ref(sst_object_get(rec, "metadata")), err);
-    s = set(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
-    s = set(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
-    s = set(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
+    sst_value *s =
+        sst__set_take(sst_object_empty(), "values", sst__graph_public_state(state, err), err);
+    s = sst__set_take(s, "next", names, err);
+    s = sst__set_take(s, "tasks", sst_value_ref(tasks != NULL ? tasks : sst_array_empty()), err);
+    s = sst__set_take(s, "interrupts", ints, err);
+    s = sst__set_take(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()),
+                      err);
+    s = sst__set_take(s, "metadata", sst_value_ref(sst_object_get(rec, "metadata")), err);
+    s = sst__set_take(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
+    s = sst__set_take(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
+    s = sst__set_take(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
     if (sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
-        s = set(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
+        s = sst__set_take(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
     }
     return s;
 }
@@ -713,8 +709,9 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
         rc = rc == SST_OK && next == NULL ? fail_code(err) : rc;
     } else if (rc == SST_OK) {
         const sst_value *old = sst_object_get(rec, "next");
-        next = has_tasks(old) ? set(sst_value_ref(old), "superstep", sst_int_new(step, err), err)
-                              : sst_null();
+        next = has_tasks(old)
+                   ? sst__set_take(sst_value_ref(old), "superstep", sst_int_new(step, err), err)
+                   : sst_null();
         rc = next != NULL ? SST_OK : fail_code(err);
     }
     if (rc == SST_OK) {
@@ -727,9 +724,9 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
         sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
         sst_value *groups =
             group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
-        sst_value *wmeta =
-            set(sst_object_empty(), node != SIZE_MAX ? cg->g->nodes[node].name : "__update__",
-                sst_value_ref(values), err);
+        sst_value *wmeta = sst__set_take(sst_object_empty(),
+                                         node != SIZE_MAX ? cg->g->nodes[node].name : "__update__",
+                                         sst_value_ref(values), err);
         rc = groups != NULL && wmeta != NULL ? put_checkpoint(t, step, fork ? "fork" : "update",
                                                               state, groups, next, wmeta, NULL, err)
                                              : fail_code(err);

@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "pregel_int.h"
-
-static sst_value *set_take(sst_value *o, const char *key, sst_value *v, sst_error *err) {
-    if (o == NULL || v == NULL) {
-        sst_value_unref(o);
-        sst_value_unref(v);
-        if (err != NULL && err->code == SST_OK) {
-            sst__enomem(err);
-        }
-        return NULL;
-    }
-    return sst_object_set_take(o, key, v, err);
-}
+#include "values/build.h"
 
 static sst_value *str(const char *s, sst_error *err) {
     return sst_string_new(s, err);
@@ -26,21 +15,22 @@ static sst_value *str(const char *s, sst_error *err) {
 
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
     /* No task id: it follows from the run key, the superstep and these fields. */
-    sst_value *o = set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
+    sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
     if (t->send_index != UINT64_MAX) {
-        o = set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
-        o = set_take(o, "input", sst_value_ref(t->input), err);
+        o = sst__set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
+        o = sst__set_take(o, "input", sst_value_ref(t->input), err);
     }
     if (t->inbox != NULL) {
-        o = set_take(o, "inbox", sst_value_ref(t->inbox), err);
+        o = sst__set_take(o, "inbox", sst_value_ref(t->inbox), err);
     }
     return o;
 }
 
 sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
-    sst_value *o = set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
-    o = set_take(o, "task", str(sst_task_id(t), err), err);
-    o = set_take(o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(), err);
+    sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
+    o = sst__set_take(o, "task", str(sst_task_id(t), err), err);
+    o = sst__set_take(o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(),
+                      err);
     sst_value *act = sst_array_empty(), *send = sst_array_empty(), *msg = sst_array_empty();
     for (size_t i = 0; i < t->nout && o != NULL && act != NULL && send != NULL && msg != NULL;
          i++) {
@@ -50,17 +40,18 @@ sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
             act = to != NULL ? sst_array_push_take(act, to, err) : (sst_value_unref(act), NULL);
             continue;
         }
-        sst_value *x = set_take(sst_object_empty(), "to", to, err);
-        x = set_take(x, e->kind == SST__OUT_SEND ? "input" : "value", sst_value_ref(e->value), err);
+        sst_value *x = sst__set_take(sst_object_empty(), "to", to, err);
+        x = sst__set_take(x, e->kind == SST__OUT_SEND ? "input" : "value", sst_value_ref(e->value),
+                          err);
         sst_value **list = e->kind == SST__OUT_SEND ? &send : &msg;
         *list = x != NULL ? sst_array_push_take(*list, x, err) : (sst_value_unref(*list), NULL);
     }
-    o = set_take(o, "activate", act, err);
-    o = set_take(o, "send", send, err);
-    o = set_take(o, "message", msg, err);
-    o = set_take(o, "halt", sst_bool(t->halt), err);
-    o = set_take(o, "events", t->events != NULL ? sst_value_ref(t->events) : sst_array_empty(),
-                 err);
+    o = sst__set_take(o, "activate", act, err);
+    o = sst__set_take(o, "send", send, err);
+    o = sst__set_take(o, "message", msg, err);
+    o = sst__set_take(o, "halt", sst_bool(t->halt), err);
+    o = sst__set_take(o, "events", t->events != NULL ? sst_value_ref(t->events) : sst_array_empty(),
+                      err);
     return o;
 }
 

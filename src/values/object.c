@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "build.h"
 #include "values_int.h"
 
 #define OBJECT_HASH_SEED 0x6f626a6563746b79ull
@@ -245,6 +246,18 @@ sst_value *sst_object_setn_take(sst_value *o, const char *key, size_t key_len, s
 
 sst_value *sst_object_set_take(sst_value *o, const char *key, sst_value *val, sst_error *err) {
     return object_set(o, NULL, false, key, key == NULL ? 0 : strlen(key), val, err);
+}
+
+sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err) {
+    if (o == NULL || v == NULL) {
+        sst_value_unref(o);
+        sst_value_unref(v);
+        if (err != NULL && err->code == SST_OK) {
+            sst__enomem(err);
+        }
+        return NULL;
+    }
+    return sst_object_set_take(o, key, v, err);
 }
 
 sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *val,

@@ -307,17 +307,7 @@ static void test_pending_writes_resume(void **state) {
 static sst_code two_questions(sst_node_ctx *ctx, void *ud) {
     (void)ud;
     count_call("ask");
-    const sst_value *age = sst_node_interrupt(ctx, tu_json("\"age?\""));
-    if (age == NULL) {
-        return SST_EINTERRUPT;
-    }
-    const sst_value *name = sst_node_interrupt(ctx, tu_json("\"name?\""));
-    if (name == NULL) {
-        return SST_EINTERRUPT;
-    }
-    char text[64];
-    snprintf(text, sizeof text, "%lld/%s", (long long)sst_int_value(age), sst_string_cstr(name));
-    return sst_node_update(ctx, "answer", sst_string_new(text, NULL), NULL);
+    return tu_ask_two_questions(ctx);
 }
 
 static void build_ask(app *a) {

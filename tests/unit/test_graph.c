@@ -578,17 +578,7 @@ static void test_interrupt_after_then_resume(void **state) {
 /* Asks two questions; each execution is counted. */
 static sst_code two_questions(sst_node_ctx *ctx, void *ud) {
     (*(int *)ud)++;
-    const sst_value *age = sst_node_interrupt(ctx, tu_json("\"age?\""));
-    if (age == NULL) {
-        return SST_EINTERRUPT;
-    }
-    const sst_value *name = sst_node_interrupt(ctx, tu_json("\"name?\""));
-    if (name == NULL) {
-        return SST_EINTERRUPT;
-    }
-    char text[64];
-    snprintf(text, sizeof text, "%lld/%s", (long long)sst_int_value(age), sst_string_cstr(name));
-    return sst_node_update(ctx, "answer", sst_string_new(text, NULL), NULL);
+    return tu_ask_two_questions(ctx);
 }
 
 static void test_dynamic_interrupt_twice(void **state) {
@@ -918,6 +908,13 @@ static void expect_compile_error(const char *msg) {
     assert_int_equal(err.code == SST_EINVAL || err.code == SST_ETYPE, 1);
 }
 
+/* Replaces G with a new graph holding one node, 'a'. */
+static void restart_with_a(void) {
+    sst_graph_free(G);
+    G = sst_graph_new(NULL);
+    node("a", silent, NULL);
+}
+
 static void test_compile_errors(void **state) {
     (void)state;
     sst_error err;
@@ -936,43 +933,31 @@ static void test_compile_errors(void **state) {
     edge(SST_START, "a");
     edge("a", "zzz");
     expect_compile_error("edge 'a' -> 'zzz': unknown node 'zzz'");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     edge("ghost", "a");
     expect_compile_error("edge 'ghost' -> 'a': unknown node 'ghost'");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     edge(SST_START, "a");
     edge("a", SST_START);
     expect_compile_error("edge 'a' -> '__start__': START cannot be the target of an edge");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     edge(SST_START, "a");
     sst_value *map = tu_json("{\"x\":\"nope\"}");
     assert_sst_ok(sst_graph_add_conditional_edges(G, "a", size_router, NULL, map, &err), &err);
     sst_value_unref(map);
     expect_compile_error("conditional edges from 'a': path map: unknown node 'nope'");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     node("island", silent, NULL);
     node("island2", silent, NULL);
     edge(SST_START, "a");
     edge("island", "island2");
     expect_compile_error("compile: nodes 'island', 'island2' are unreachable from START");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     edge(SST_START, "a");
     const char *from[] = {"a", "ghost"};
     assert_sst_ok(sst_graph_add_join(G, from, 2, "a", &err), &err);
     expect_compile_error("join into 'a': unknown node 'ghost'");
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     edge(SST_START, "a");
     sst_compile_opts co;
     sst_compile_opts_init(&co);
@@ -982,9 +967,7 @@ static void test_compile_errors(void **state) {
     assert_null(sst_graph_compile(G, &co, &err));
     assert_string_equal(err.msg, "compile: interrupt_before names unknown node 'nobody'");
     /* No path to END: compiles, with a warning. */
-    sst_graph_free(G);
-    G = sst_graph_new(NULL);
-    node("a", silent, NULL);
+    restart_with_a();
     node("b", silent, NULL);
     edge(SST_START, "a");
     edge("a", "b");

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal helpers for code in any layer that builds a value in several
+ * steps and checks for failure once, at the end.
+ */
+#ifndef SUPERSTEP_VALUES_BUILD_H
+#define SUPERSTEP_VALUES_BUILD_H
+
+#include "superstep/value.h"
+
+/*
+ * sst_object_set_take that chains: when @p o or @p v is NULL (an earlier
+ * step failed), both are released, NULL is returned and the error already in
+ * @p err is kept (SST_ENOMEM is set only if @p err holds none). @p err must
+ * be initialised (sst_error_init or a previous call).
+ */
+sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err);
+
+#endif
