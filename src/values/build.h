@@ -12,7 +12,7 @@
  * sst_object_set_take that chains: when @p o or @p v is NULL (an earlier
  * step failed), both are released, NULL is returned and the error already in
  * @p err is kept (SST_ENOMEM is set only if @p err holds none). @p err must
- * be initialised (sst_error_init or a previous call).
+ * be initialised (zeroed, or filled by a previous call).
  */
 sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err);
 

@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * superstep: run Lua graph scripts durably from the command line.
+ *
+ *   superstep run SCRIPT.lua [options]     run (or resume) a thread
+ *   superstep state SCRIPT.lua --thread ID  the thread's latest state
+ *   superstep history SCRIPT.lua --thread ID
+ *   superstep graph SCRIPT.lua --mermaid|--dot
+ *
+ * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
+ * error, 3 interrupted (resume with --resume). Uses the public API only.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "superstep/checkpoint.h"
+#include "superstep/json.h"
+#include "superstep/lua.h"
+#include "superstep/superstep.h"
+
+enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 3 };
+
+#define DEFAULT_DB "superstep.db"
+
+static const char usage_text[] =
+    "usage: superstep COMMAND SCRIPT.lua [options]\n"
+    "\n"
+    "commands:\n"
+    "  run      run the graph the script returns (a new thread, or --thread ID)\n"
+    "  state    print a thread's latest state (--thread ID required)\n"
+    "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
+    "  graph    print the graph (--mermaid, the default, or --dot)\n"
+    "\n"
+    "options:\n"
+    "  --input JSON|@FILE   input of the run (default: none)\n"
+    "  --thread ID          thread to continue (run: default a new id, printed)\n"
+    "  --db PATH            SQLite checkpoint file (default: the script's checkpointer,\n"
+    "                       else $SUPERSTEP_DB, else ./" DEFAULT_DB ")\n"
+    "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
+    "  --resume JSON        resume the pending interrupt with this value\n"
+    "  --stream MODE        values|updates|custom|debug: JSON lines on stdout\n"
+    "  --workers N          worker threads for parallel nodes (default 1)\n"
+    "  --json               one JSON object on stdout\n"
+    "\n"
+    "exit codes: 0 completed, 1 failed or bad input, 2 usage error, 3 interrupted\n";
+
+typedef struct cli {
+    const char *command, *script, *input, *thread, *db, *checkpoint, *resume, *stream;
+    unsigned workers;
+    bool json, mermaid, dot;
+} cli;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "superstep: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'superstep --help' for usage)\n");
+    return EXIT_USAGE;
+}
+
+static int fail(const char *what, const sst_error *err) {
+    fprintf(stderr, "superstep: %s%s%s\n", what, what[0] != '\0' ? ": " : "", err->msg);
+    return EXIT_FAILED;
+}
+
+/* Parses argv into @p c; returns -1 on success, else the exit code. */
+static int parse_args(int argc, char **argv, cli *c) {
+    memset(c, 0, sizeof *c);
+    c->workers = 0;
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_DONE;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("superstep %s\n", sst_version());
+        return EXIT_DONE;
+    }
+    c->command = argv[1];
+    if (strcmp(c->command, "run") != 0 && strcmp(c->command, "state") != 0 &&
+        strcmp(c->command, "history") != 0 && strcmp(c->command, "graph") != 0) {
+        return usage_error("unknown command '%s' (expected run, state, history or graph)",
+                           c->command);
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char **slot = NULL;
+        if (strcmp(a, "--json") == 0) {
+            c->json = true;
+            continue;
+        } else if (strcmp(a, "--mermaid") == 0) {
+            c->mermaid = true;
+            continue;
+        } else if (strcmp(a, "--dot") == 0) {
+            c->dot = true;
+            continue;
+        } else if (strcmp(a, "--input") == 0) {
+            slot = &c->input;
+        } else if (strcmp(a, "--thread") == 0) {
+            slot = &c->thread;
+        } else if (strcmp(a, "--db") == 0) {
+            slot = &c->db;
+        } else if (strcmp(a, "--checkpoint") == 0) {
+            slot = &c->checkpoint;
+        } else if (strcmp(a, "--resume") == 0) {
+            slot = &c->resume;
+        } else if (strcmp(a, "--stream") == 0) {
+            slot = &c->stream;
+        } else if (strcmp(a, "--workers") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("option '%s' needs a value", a);
+            }
+            char *end;
+            errno = 0;
+            long n = strtol(argv[++i], &end, 10);
+            if (errno != 0 || *end != '\0' || n < 1 || n > 256) {
+                return usage_error("--workers: expected a number from 1 to 256, got '%s'", argv[i]);
+            }
+            c->workers = (unsigned)n;
+            continue;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option '%s'", a);
+        } else if (c->script == NULL) {
+            c->script = a;
+            continue;
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+        if (i + 1 >= argc) {
+            return usage_error("option '%s' needs a value", a);
+        }
+        *slot = argv[++i];
+    }
+    if (c->script == NULL) {
+        return usage_error("%s: missing SCRIPT.lua", c->command);
+    }
+    if (c->stream != NULL && strcmp(c->stream, "values") != 0 &&
+        strcmp(c->stream, "updates") != 0 && strcmp(c->stream, "custom") != 0 &&
+        strcmp(c->stream, "debug") != 0) {
+        return usage_error("--stream: unknown mode '%s' (values, updates, custom or debug)",
+                           c->stream);
+    }
+    if ((strcmp(c->command, "state") == 0 || strcmp(c->command, "history") == 0) &&
+        c->thread == NULL) {
+        return usage_error("%s: --thread ID is required", c->command);
+    }
+    return -1;
+}
+
+/* Parses JSON given inline or as @file; NULL with a message printed. */
+static sst_value *json_arg(const char *opt, const char *text) {
+    sst_error err;
+    sst_value *v;
+    if (text[0] == '@') {
+        v = sst_json_read_file(text + 1, NULL, &err);
+    } else {
+        v = sst_json_parse(text, &err);
+    }
+    if (v == NULL) {
+        if (err.line > 0) {
+            fprintf(stderr, "superstep: %s: bad JSON at line %zu, column %zu: %s\n", opt, err.line,
+                    err.column, err.msg);
+        } else {
+            fprintf(stderr, "superstep: %s: %s\n", opt, err.msg);
+        }
+    }
+    return v;
+}
+
+static void new_thread_id(char out[37]) {
+    unsigned char b[16] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f != NULL) {
+        size_t got = fread(b, 1, sizeof b, f);
+        (void)got;
+        fclose(f);
+    }
+    if (f == NULL) { /* no /dev/urandom: time and pid still make a unique-enough id */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+        memcpy(b, &x, sizeof x);
+    }
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+static void print_json(FILE *f, const sst_value *v, unsigned flags) {
+    sst_error err;
+    char *text = sst_json_write(v, flags, NULL, &err);
+    if (text != NULL) {
+        fprintf(f, "%s\n", text);
+        sst_free(text);
+    }
+}
+
+/* ---- streaming and progress ---- */
+
+typedef struct run_ui {
+    bool progress; /* stderr is a terminal */
+    double t0;
+    unsigned stream_mode;
+} run_ui;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value *event, void *ud) {
+    (void)node;
+    run_ui *ui = ud;
+    if (mode & ui->stream_mode) {
+        print_json(stdout, event, SST_JSON_COMPACT);
+        fflush(stdout);
+    }
+    if (ui->progress && mode == SST_STREAM_DEBUG) {
+        const sst_value *type = sst_object_get(event, "type");
+        const sst_value *step = sst_object_get(event, "step");
+        if (type != NULL && strcmp(sst_string_cstr(type), "task") == 0) {
+            const sst_value *n = sst_object_get(event, "node");
+            fprintf(stderr, "\r\033[Ksuperstep %lld  running %s  %.1fs",
+                    (long long)(step != NULL ? sst_int_value(step) : 0),
+                    n != NULL ? sst_string_cstr(n) : "?", now_s() - ui->t0);
+        }
+    }
+    return SST_OK;
+}
+
+static unsigned mode_bit(const char *name) {
+    if (name == NULL) {
+        return 0;
+    }
+    return strcmp(name, "values") == 0    ? SST_STREAM_VALUES
+           : strcmp(name, "updates") == 0 ? SST_STREAM_UPDATES
+           : strcmp(name, "custom") == 0  ? SST_STREAM_CUSTOM
+                                          : SST_STREAM_DEBUG;
+}
+
+/* ---- commands ---- */
+
+typedef struct session {
+    sst_lua_script *script;
+    sst_checkpointer *own_saver; /* opened here for --db or the default path */
+    sst_checkpointer *saver;     /* the one in use */
+} session;
+
+static int open_session(const cli *c, session *s) {
+    sst_error err;
+    memset(s, 0, sizeof *s);
+    if ((s->script = sst_lua_script_load(c->script, &err)) == NULL) {
+        fprintf(stderr, "superstep: %s\n", err.msg);
+        return EXIT_FAILED;
+    }
+    s->saver = sst_lua_script_checkpointer(s->script);
+    if (c->db != NULL || s->saver == NULL) {
+        const char *db = c->db;
+        if (db == NULL) {
+            db = getenv("SUPERSTEP_DB");
+        }
+        if (db == NULL || db[0] == '\0') {
+            db = DEFAULT_DB;
+        }
+        if ((s->own_saver = sst_sqlite_saver_open(db, NULL, &err)) == NULL) {
+            return fail("", &err);
+        }
+        s->saver = s->own_saver;
+    }
+    return -1;
+}
+
+static void close_session(session *s) {
+    sst_checkpointer_free(s->own_saver);
+    sst_lua_script_free(s->script);
+}
+
+static sst_value *result_json(const sst_graph_result *r, const char *thread, sst_graph_thread *t) {
+    sst_value *o = sst_object_empty();
+    sst_error err;
+    o = sst_object_set_take(
+        o, "status", sst_string_new(sst_run_status_name(sst_graph_result_status(r)), NULL), &err);
+    if (o != NULL) {
+        o = sst_object_set_take(o, "thread_id", sst_string_new(thread, NULL), &err);
+    }
+    if (o != NULL) {
+        o = sst_object_set_take(o, "state", sst_value_ref(sst_graph_result_state(r)), &err);
+    }
+    if (o != NULL) {
+        o = sst_object_set_take(o, "interrupts", sst_value_ref(sst_graph_result_interrupts(r)),
+                                &err);
+    }
+    const sst_error *e = sst_graph_result_error(r);
+    if (o != NULL) {
+        o = sst_object_set_take(
+            o, "error", e->code != SST_OK ? sst_string_new(e->msg, NULL) : sst_null(), &err);
+    }
+    sst_value *st = sst_graph_get_state(t, NULL, &err);
+    const sst_value *cid = st != NULL ? sst_object_get(st, "checkpoint_id") : NULL;
+    if (o != NULL) {
+        o = sst_object_set_take(o, "checkpoint_id", sst_value_ref(cid != NULL ? cid : sst_null()),
+                                &err);
+    }
+    sst_value_unref(st);
+    return o;
+}
+
+static int cmd_run(const cli *c) {
+    session s;
+    int rc = open_session(c, &s);
+    if (rc >= 0) {
+        close_session(&s);
+        return rc;
+    }
+    sst_value *input = NULL, *resume = NULL;
+    if ((c->input != NULL && (input = json_arg("--input", c->input)) == NULL) ||
+        (c->resume != NULL && (resume = json_arg("--resume", c->resume)) == NULL)) {
+        sst_value_unref(input);
+        close_session(&s);
+        return EXIT_FAILED;
+    }
+    char fresh[37];
+    const char *thread = c->thread;
+    if (thread == NULL) {
+        new_thread_id(fresh);
+        thread = fresh;
+    }
+    sst_error err;
+    const sst_compiled_graph *cg = sst_lua_script_graph(s.script);
+    sst_graph_thread *t = sst_graph_thread_open(cg, s.saver, thread, &err);
+    sst_engine *engine = NULL;
+    unsigned workers = c->workers != 0 ? c->workers : sst_lua_script_workers(s.script);
+    if (t != NULL && workers > 1) {
+        sst_engine_opts eo;
+        sst_engine_opts_init(&eo);
+        eo.workers = workers;
+        engine = sst_engine_new(&eo, &err);
+    }
+    if (t == NULL || (workers > 1 && engine == NULL)) {
+        rc = fail("", &err);
+        goto out;
+    }
+    if (c->checkpoint != NULL) {
+        sst_value *st = sst_graph_get_state(t, c->checkpoint, &err);
+        if (st == NULL) {
+            rc = err.code == SST_ENOTFOUND
+                     ? (fprintf(stderr, "superstep: unknown checkpoint '%s' in thread '%s'\n",
+                                c->checkpoint, thread),
+                        EXIT_FAILED)
+                     : fail("", &err);
+            goto out;
+        }
+        sst_value_unref(st);
+    }
+    if (c->thread != NULL && c->checkpoint == NULL && input == NULL && resume == NULL) {
+        sst_value *hist = sst_graph_get_state_history(t, NULL, 1, &err);
+        bool known = hist != NULL && sst_array_len(hist) > 0;
+        sst_value_unref(hist);
+        if (!known) {
+            fprintf(stderr,
+                    "superstep: unknown thread '%s' (give --input to start it, or check --db)\n",
+                    thread);
+            rc = EXIT_FAILED;
+            goto out;
+        }
+    }
+    if (c->thread == NULL && !c->json) {
+        fprintf(stderr, "thread %s\n", thread);
+    }
+    run_ui ui = {
+        .progress = isatty(2) && !c->json, .t0 = now_s(), .stream_mode = mode_bit(c->stream)};
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    sst_lua_script_invoke_opts(s.script, &o);
+    o.engine = engine;
+    o.checkpoint_id = c->checkpoint;
+    o.resume = resume;
+    o.stream_modes = ui.stream_mode | (ui.progress ? SST_STREAM_DEBUG : 0);
+    if (o.stream_modes != 0) {
+        o.stream = on_event;
+        o.stream_user_data = &ui;
+    }
+    sst_graph_result *r = sst_graph_invoke(cg, t, input, &o, &err);
+    if (ui.progress) {
+        fprintf(stderr, "\r\033[K");
+    }
+    if (r == NULL) {
+        rc = fail("", &err);
+        goto out;
+    }
+    sst_run_status status = sst_graph_result_status(r);
+    rc = status == SST_RUN_COMPLETED     ? EXIT_DONE
+         : status == SST_RUN_INTERRUPTED ? EXIT_INTERRUPTED
+                                         : EXIT_FAILED;
+    if (c->json) {
+        sst_value *j = result_json(r, thread, t);
+        if (j != NULL) {
+            print_json(stdout, j, SST_JSON_COMPACT);
+        }
+        sst_value_unref(j);
+    } else {
+        if (c->stream == NULL) {
+            print_json(stdout, sst_graph_result_state(r), SST_JSON_PRETTY);
+        }
+        if (status == SST_RUN_FAILED) {
+            fprintf(stderr, "superstep: run failed after %llu supersteps: %s\n",
+                    (unsigned long long)sst_graph_result_steps(r), sst_graph_result_error(r)->msg);
+        } else if (status == SST_RUN_INTERRUPTED) {
+            fprintf(stderr, "interrupted after %llu supersteps; pending:\n",
+                    (unsigned long long)sst_graph_result_steps(r));
+            print_json(stderr, sst_graph_result_interrupts(r), SST_JSON_PRETTY);
+            fprintf(stderr, "resume with: superstep run %s --thread %s --resume JSON\n", c->script,
+                    thread);
+        } else {
+            fprintf(stderr, "completed in %llu supersteps (%.3f s), thread %s\n",
+                    (unsigned long long)sst_graph_result_steps(r), now_s() - ui.t0, thread);
+        }
+    }
+    sst_graph_result_free(r);
+out:
+    sst_engine_free(engine);
+    sst_graph_thread_free(t);
+    sst_value_unref(input);
+    sst_value_unref(resume);
+    close_session(&s);
+    return rc;
+}
+
+static int cmd_state(const cli *c, bool history) {
+    session s;
+    int rc = open_session(c, &s);
+    if (rc >= 0) {
+        close_session(&s);
+        return rc;
+    }
+    sst_error err;
+    sst_graph_thread *t =
+        sst_graph_thread_open(sst_lua_script_graph(s.script), s.saver, c->thread, &err);
+    sst_value *v = NULL;
+    if (t != NULL) {
+        v = history ? sst_graph_get_state_history(t, NULL, 0, &err)
+                    : sst_graph_get_state(t, c->checkpoint, &err);
+    }
+    if (v == NULL) {
+        if (err.code == SST_ENOTFOUND && c->checkpoint != NULL) {
+            fprintf(stderr, "superstep: unknown checkpoint '%s'\n", c->checkpoint);
+            rc = EXIT_FAILED;
+        } else if (err.code == SST_ENOTFOUND) {
+            fprintf(stderr, "superstep: unknown thread '%s'\n", c->thread);
+            rc = EXIT_FAILED;
+        } else {
+            rc = fail("", &err);
+        }
+    } else if ((history && sst_array_len(v) == 0) ||
+               (!history && sst_is_null(sst_object_get(v, "checkpoint_id")))) {
+        fprintf(stderr, "superstep: unknown thread '%s'\n", c->thread);
+        rc = EXIT_FAILED;
+    } else {
+        print_json(stdout, v, c->json ? SST_JSON_COMPACT : SST_JSON_PRETTY);
+        rc = EXIT_DONE;
+    }
+    sst_value_unref(v);
+    sst_graph_thread_free(t);
+    close_session(&s);
+    return rc;
+}
+
+static int cmd_graph(const cli *c) {
+    sst_error err;
+    sst_lua_script *s = sst_lua_script_load(c->script, &err);
+    if (s == NULL) {
+        fprintf(stderr, "superstep: %s\n", err.msg);
+        return EXIT_FAILED;
+    }
+    char *text = c->dot ? sst_compiled_graph_dot(sst_lua_script_graph(s), &err)
+                        : sst_compiled_graph_mermaid(sst_lua_script_graph(s), &err);
+    int rc = text != NULL ? (fputs(text, stdout), EXIT_DONE) : fail("", &err);
+    sst_free(text);
+    sst_lua_script_free(s);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    cli c;
+    int rc = parse_args(argc, argv, &c);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (strcmp(c.command, "run") == 0) {
+        return cmd_run(&c);
+    } else if (strcmp(c.command, "graph") == 0) {
+        return cmd_graph(&c);
+    }
+    return cmd_state(&c, strcmp(c.command, "history") == 0);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file lua.h
+ * @brief Lua scripting: the `superstep` Lua module and scripts as graphs.
+ *
+ * A script builds a graph with LangGraph's names (docs/lua.md) and returns
+ * it, compiled or not. Lua nodes run on worker threads in parallel: the
+ * calling thread uses the state the script was loaded in, every other
+ * worker thread gets its own lua_State, made by running the same script
+ * once more. A script must therefore build the same graphs, in the same
+ * order, each time it runs; `superstep.worker` is true while a worker state
+ * runs it (guard top-level runs with `if not superstep.worker then`).
+ *
+ * Thread-safety: a script's graph may be invoked from the thread that
+ * loaded it, one invoke at a time.
+ */
+#ifndef SUPERSTEP_LUA_H
+#define SUPERSTEP_LUA_H
+
+#include "superstep/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lua_State;
+
+/**
+ * The `superstep` module for an embedding host: `luaL_requiref(L,
+ * "superstep", luaopen_superstep, 1)`. Without a script path (see
+ * sst_lua_script_load) such a state runs nodes on its own thread only.
+ */
+SST_API int luaopen_superstep(struct lua_State *L);
+
+/** A loaded script: its Lua state and the graph it returned. */
+typedef struct sst_lua_script sst_lua_script;
+
+/**
+ * Runs the script at @p path in a new Lua state with the `superstep`
+ * module loaded (also as the global `superstep`). The script must return a
+ * StateGraph (compiled here with default options) or a compiled app.
+ * @return new script; NULL with SST_EIO (missing or unreadable file),
+ *         SST_EPARSE (Lua syntax error, with the line), SST_EINVAL (the
+ *         script failed: the message has the Lua traceback; or it returned
+ *         something else), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_lua_script *sst_lua_script_load(const char *path, sst_error *err);
+SST_API void sst_lua_script_free(sst_lua_script *s);
+
+/** The compiled graph (borrowed; lives as long as the script). */
+SST_API const sst_compiled_graph *sst_lua_script_graph(const sst_lua_script *s);
+/** The checkpointer given to compile{checkpointer=...} (borrowed), or NULL. */
+SST_API sst_checkpointer *sst_lua_script_checkpointer(const sst_lua_script *s);
+/** Fills @p o's recursion limit and durability from compile{...}. */
+SST_API void sst_lua_script_invoke_opts(const sst_lua_script *s, sst_invoke_opts *o);
+/** compile{workers=N} (default 1). */
+SST_API unsigned sst_lua_script_workers(const sst_lua_script *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SUPERSTEP_LUA_H */

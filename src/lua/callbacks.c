@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The C functions the graph layer calls for Lua nodes, routers and
+ * reducers. Each finds its Lua function in the calling thread's state
+ * (registry superstep.graphs[graph][kind][key]), calls it under a message
+ * handler that adds the traceback, and converts the result.
+ */
+#include <stdio.h>
+
+#include "lua_int.h"
+
+char sst__lua_interrupt_token;
+
+static const char *const kind_table[] = {"nodes", "routers", "reducers"};
+
+int sst__lua_traceback(lua_State *L) {
+    if (lua_touserdata(L, 1) == &sst__lua_interrupt_token) {
+        return 1; /* interrupt() unwinding a node: keep the token */
+    }
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/*
+ * Pushes the message handler and the callback's function; returns the
+ * handler's index, or 0 with @p err filled.
+ */
+static int push_function(lua_State *L, const sst__lua_cb *cb, sst_error *err) {
+    lua_pushcfunction(L, sst__lua_traceback);
+    int handler = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
+    if (lua_rawgeti(L, -1, cb->graph) == LUA_TTABLE &&
+        lua_getfield(L, -1, kind_table[cb->kind]) == LUA_TTABLE &&
+        lua_getfield(L, -1, cb->key) == LUA_TFUNCTION) {
+        lua_replace(L, handler + 1);
+        lua_settop(L, handler + 1);
+        return handler;
+    }
+    lua_settop(L, handler - 1);
+    sst__error(err, SST_EINVAL,
+               "lua: %s '%s' of graph %d is missing in this worker's state (the script must "
+               "build the same graphs each time it runs)",
+               cb->kind == SST__CB_NODE     ? "node"
+               : cb->kind == SST__CB_ROUTER ? "router"
+                                            : "reducer",
+               cb->key, cb->graph);
+    return 0;
+}
+
+/* ---- the node context userdata ---- */
+
+typedef struct lctx {
+    sst_node_ctx *ctx; /* NULL once the node has returned */
+} lctx;
+
+static sst_node_ctx *check_ctx(lua_State *L, int idx) {
+    lctx *c = luaL_checkudata(L, idx, SST_LUA_CTX);
+    if (c->ctx == NULL) {
+        luaL_error(L, "the node context is used after its node returned");
+    }
+    return c->ctx;
+}
+
+/* ctx.emit(value) or ctx:emit(value); the context is the closure's upvalue. */
+static int ctx_emit(lua_State *L) {
+    sst_node_ctx *ctx = check_ctx(L, lua_upvalueindex(1));
+    int arg = lua_gettop(L) >= 2 && lua_rawequal(L, 1, lua_upvalueindex(1)) ? 2 : 1;
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, arg, "emit", &err);
+    if (v == NULL || sst_node_emit(ctx, v, &err) != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    return 0;
+}
+
+static int ctx_index(lua_State *L) {
+    sst_node_ctx *ctx = check_ctx(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (strcmp(k, "node") == 0) {
+        lua_pushstring(L, sst_node_name(ctx));
+    } else if (strcmp(k, "step") == 0) {
+        lua_pushinteger(L, (lua_Integer)sst_node_step(ctx));
+    } else if (strcmp(k, "attempt") == 0) {
+        lua_pushinteger(L, (lua_Integer)sst_node_attempt(ctx));
+    } else if (strcmp(k, "input") == 0) {
+        const sst_value *in = sst_node_input(ctx);
+        if (in == NULL) {
+            lua_pushnil(L);
+        } else {
+            sst__lua_push_value(L, in);
+        }
+    } else if (strcmp(k, "emit") == 0) {
+        lua_pushvalue(L, 1);
+        lua_pushcclosure(L, ctx_emit, 1);
+    } else {
+        lua_pushnil(L);
+    }
+    return 1;
+}
+
+static void open_ctx(lua_State *L) {
+    if (luaL_newmetatable(L, SST_LUA_CTX)) {
+        lua_pushcfunction(L, ctx_index);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pop(L, 1);
+}
+
+int sst__lua_interrupt(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    sst_node_ctx *ctx = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (ctx == NULL) {
+        return luaL_error(L, "superstep.interrupt() can only be called inside a node");
+    }
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 1, "interrupt value", &err);
+    if (v == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    const sst_value *answer = sst_node_interrupt(ctx, v);
+    if (answer != NULL) {
+        sst__lua_push_table(L, answer);
+        return 1;
+    }
+    lua_pushlightuserdata(L, &sst__lua_interrupt_token);
+    return lua_error(L);
+}
+
+/* ---- what a node returns ---- */
+
+/* Applies one goto target: a node name or a Send proxy. */
+static sst_code apply_goto(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    if (lua_type(L, idx) == LUA_TSTRING) {
+        return sst_node_goto(ctx, lua_tostring(L, idx), err);
+    }
+    const sst_value *send = sst__lua_proxy_value(L, idx);
+    const sst_value *to = send != NULL ? sst_object_get(send, "__send__") : NULL;
+    if (to == NULL) {
+        return sst__error(err, SST_ETYPE, "Command goto: expected a node name or a Send, got %s",
+                          luaL_typename(L, idx));
+    }
+    const sst_value *arg = sst_object_get(send, "arg");
+    return sst_node_goto_send(ctx, sst_string_cstr(to),
+                              sst_value_ref(arg != NULL ? arg : sst_null()), err);
+}
+
+static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    sst_code rc = SST_OK;
+    if (lua_getfield(L, idx, "update") != LUA_TNIL) {
+        sst_value *u = sst__lua_to_value(L, -1, "Command update", err);
+        rc = u == NULL ? err->code : sst_node_update_all(ctx, u, err);
+    }
+    lua_pop(L, 1);
+    if (rc == SST_OK && lua_getfield(L, idx, "goto") != LUA_TNIL) {
+        int g = lua_gettop(L);
+        if (lua_type(L, g) == LUA_TTABLE && lua_getmetatable(L, g) == 0) {
+            for (lua_Integer i = 1; rc == SST_OK && i <= (lua_Integer)lua_rawlen(L, g); i++) {
+                lua_rawgeti(L, g, i);
+                rc = apply_goto(L, ctx, lua_gettop(L), err);
+                lua_pop(L, 1);
+            }
+        } else {
+            rc = apply_goto(L, ctx, g, err);
+        }
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+static bool is_command(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) {
+        return false;
+    }
+    luaL_getmetatable(L, SST_LUA_COMMAND);
+    bool yes = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return yes;
+}
+
+static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    if (lua_isnil(L, idx)) {
+        return SST_OK;
+    }
+    if (is_command(L, idx)) {
+        return apply_command(L, ctx, idx, err);
+    }
+    if (lua_type(L, idx) != LUA_TTABLE && sst__lua_proxy_value(L, idx) == NULL) {
+        return sst__error(err, SST_ETYPE,
+                          "returned a %s; a node returns a table of updates, a Command or nil",
+                          luaL_typename(L, idx));
+    }
+    sst_value *u = sst__lua_to_value(L, idx, "update", err);
+    if (u == NULL) {
+        return err->code;
+    }
+    if (!sst_is_object(u)) {
+        sst_value_unref(u);
+        return sst__error(err, SST_ETYPE,
+                          "returned a list; a node returns a table of updates keyed by field");
+    }
+    return sst_node_update_all(ctx, u, err);
+}
+
+sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
+    const sst__lua_cb *cb = ud;
+    sst_error err = {0};
+    lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
+    int base = L != NULL ? lua_gettop(L) : 0;
+    int handler = L != NULL ? push_function(L, cb, &err) : 0;
+    if (handler == 0) {
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
+    open_ctx(L);
+    const sst_value *in = sst_node_input(ctx);
+    sst__lua_push_value(L, sst_node_state(ctx));
+    if (in != NULL) {
+        sst__lua_push_value(L, in);
+    } else {
+        lua_pushnil(L);
+    }
+    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
+    c->ctx = ctx;
+    luaL_setmetatable(L, SST_LUA_CTX);
+    lua_pushvalue(L, -1);
+    int ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    /* The running node, for interrupt(); saved and restored for nested runs. */
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    void *outer = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    lua_pushlightuserdata(L, ctx);
+    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    int rc = lua_pcall(L, 3, 1, handler);
+    lua_pushlightuserdata(L, outer);
+    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx_ref);
+    ((lctx *)lua_touserdata(L, -1))->ctx = NULL;
+    lua_pop(L, 1);
+    luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref);
+    sst_code out;
+    if (rc != LUA_OK) {
+        if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {
+            out = SST_EINTERRUPT;
+        } else {
+            const char *msg = lua_tostring(L, -1);
+            out = sst_node_fail(ctx, rc == LUA_ERRMEM ? SST_ENOMEM : SST_ETASK, "%s",
+                                msg != NULL ? msg : "(error object is not a string)");
+        }
+    } else {
+        out = node_result(L, ctx, -1, &err);
+        if (out != SST_OK) {
+            out = sst_node_fail(ctx, out, "node '%s': %s", sst_node_name(ctx), err.msg);
+        }
+    }
+    lua_settop(L, base);
+    return out;
+}
+
+/* A router's result: a name, a Send, or a list of them. */
+sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
+    const sst__lua_cb *cb = ud;
+    lua_State *L = sst__lua_state_for_thread(cb->rt, err);
+    if (L == NULL) {
+        return NULL;
+    }
+    int base = lua_gettop(L);
+    int handler = push_function(L, cb, err);
+    if (handler == 0) {
+        return NULL;
+    }
+    sst__lua_push_value(L, state);
+    sst_value *out = NULL;
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_ETASK, "router: %s", msg != NULL ? msg : "(error object)");
+    } else if (lua_isnil(L, -1)) {
+        sst__error(err, SST_ETYPE,
+                   "router returned nil; return a node name, END, a Send or a list");
+    } else {
+        out = sst__lua_to_value(L, -1, "router result", err);
+    }
+    lua_settop(L, base);
+    return out;
+}
+
+sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
+                            const sst_value *update, sst_error *err) {
+    const sst__lua_cb *cb = ud;
+    lua_State *L = sst__lua_state_for_thread(cb->rt, err);
+    int base = L != NULL ? lua_gettop(L) : 0;
+    int handler = L != NULL ? push_function(L, cb, err) : 0;
+    if (handler == 0) {
+        sst_value_unref(current);
+        return NULL;
+    }
+    if (current != NULL) {
+        sst__lua_push_value(L, current);
+    } else {
+        lua_pushnil(L);
+    }
+    sst_value_unref(current);
+    sst__lua_push_value(L, update);
+    sst_value *out = NULL;
+    if (lua_pcall(L, 2, 1, handler) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_ETASK, "reducer on field '%s': %s", field,
+                   msg != NULL ? msg : "(error object)");
+    } else {
+        char what[160];
+        snprintf(what, sizeof what, "reducer result for field '%s'", field);
+        out = sst__lua_to_value(L, -1, what, err);
+    }
+    lua_settop(L, base);
+    return out;
+}

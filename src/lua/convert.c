@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Values in Lua and back. Nodes see the state through read-only proxies: a
+ * proxy holds a reference to an array or object and converts only what is
+ * read, so reading one field of a state with a 100 000-message history costs
+ * nothing for the history. Lua values become values with a check that names
+ * the path of anything that is not JSON-compatible.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "lua_int.h"
+#include "superstep/json.h"
+
+#define MAX_DEPTH 200
+
+int sst__lua_raise(lua_State *L, const sst_error *err) {
+    return luaL_error(L, "%s", err->msg);
+}
+
+/* ---- proxies ---- */
+
+typedef struct proxy {
+    sst_value *v; /* owned reference */
+} proxy;
+
+const sst_value *sst__lua_proxy_value(lua_State *L, int idx) {
+    proxy *p = luaL_testudata(L, idx, SST_LUA_PROXY);
+    return p != NULL ? p->v : NULL;
+}
+
+static const sst_value *check_proxy(lua_State *L, int idx) {
+    return ((proxy *)luaL_checkudata(L, idx, SST_LUA_PROXY))->v;
+}
+
+void sst__lua_push_value(lua_State *L, const sst_value *v) {
+    switch (sst_value_type(v)) {
+        case SST_TYPE_NULL:
+            lua_getfield(L, LUA_REGISTRYINDEX, "superstep.null");
+            return;
+        case SST_TYPE_BOOL:
+            lua_pushboolean(L, sst_bool_value(v));
+            return;
+        case SST_TYPE_INT:
+            lua_pushinteger(L, (lua_Integer)sst_int_value(v));
+            return;
+        case SST_TYPE_DOUBLE:
+            lua_pushnumber(L, sst_double_value(v));
+            return;
+        case SST_TYPE_STRING:
+            lua_pushlstring(L, sst_string_cstr(v), sst_string_len(v));
+            return;
+        default: {
+            proxy *p = lua_newuserdatauv(L, sizeof *p, 0);
+            p->v = sst_value_ref(v);
+            luaL_setmetatable(L, SST_LUA_PROXY);
+        }
+    }
+}
+
+void sst__lua_push_owned(lua_State *L, sst_value *v) {
+    proxy *p = lua_newuserdatauv(L, sizeof *p, 0);
+    p->v = v;
+    luaL_setmetatable(L, SST_LUA_PROXY);
+}
+
+static int proxy_gc(lua_State *L) {
+    proxy *p = luaL_checkudata(L, 1, SST_LUA_PROXY);
+    sst_value_unref(p->v);
+    p->v = NULL;
+    return 0;
+}
+
+static int proxy_index(lua_State *L) {
+    const sst_value *v = check_proxy(L, 1);
+    const sst_value *item = NULL;
+    if (sst_is_array(v)) {
+        int isnum = 0;
+        lua_Integer i = lua_tointegerx(L, 2, &isnum);
+        if (isnum && i >= 1 && (uint64_t)i <= sst_array_len(v)) {
+            item = sst_array_get(v, (size_t)(i - 1));
+        }
+    } else if (lua_type(L, 2) == LUA_TSTRING) {
+        size_t len;
+        const char *key = lua_tolstring(L, 2, &len);
+        item = sst_object_getn(v, key, len);
+    }
+    if (item == NULL) {
+        lua_pushnil(L);
+    } else {
+        sst__lua_push_value(L, item);
+    }
+    return 1;
+}
+
+static int proxy_newindex(lua_State *L) {
+    return luaL_error(L, "the state is read-only: return an update table instead");
+}
+
+static int proxy_len(lua_State *L) {
+    const sst_value *v = check_proxy(L, 1);
+    lua_pushinteger(L, (lua_Integer)(sst_is_array(v) ? sst_array_len(v) : sst_object_len(v)));
+    return 1;
+}
+
+/* The __pairs iterator: the control value is the 1-based position. */
+static int proxy_next(lua_State *L) {
+    const sst_value *v = check_proxy(L, 1);
+    lua_Integer i = lua_isnil(L, 2) ? 0 : (lua_Integer)lua_tointeger(L, lua_upvalueindex(1));
+    size_t n = sst_is_array(v) ? sst_array_len(v) : sst_object_len(v);
+    if ((size_t)i >= n) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushinteger(L, i + 1);
+    lua_replace(L, lua_upvalueindex(1));
+    if (sst_is_array(v)) {
+        lua_pushinteger(L, i + 1);
+        sst__lua_push_value(L, sst_array_get(v, (size_t)i));
+    } else {
+        sst__lua_push_value(L, sst_object_key_at(v, (size_t)i));
+        sst__lua_push_value(L, sst_object_value_at(v, (size_t)i));
+    }
+    return 2;
+}
+
+static int proxy_pairs(lua_State *L) {
+    check_proxy(L, 1);
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, proxy_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+static int proxy_tostring(lua_State *L) {
+    sst_error err;
+    char *text = sst_json_write(check_proxy(L, 1), SST_JSON_COMPACT, NULL, &err);
+    if (text == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    lua_pushstring(L, text);
+    sst_free(text);
+    return 1;
+}
+
+static int proxy_eq(lua_State *L) {
+    const sst_value *a = sst__lua_proxy_value(L, 1), *b = sst__lua_proxy_value(L, 2);
+    lua_pushboolean(L, a != NULL && b != NULL && sst_value_equal(a, b));
+    return 1;
+}
+
+void sst__lua_open_proxy(lua_State *L) {
+    static const luaL_Reg meta[] = {{"__gc", proxy_gc},
+                                    {"__index", proxy_index},
+                                    {"__newindex", proxy_newindex},
+                                    {"__len", proxy_len},
+                                    {"__pairs", proxy_pairs},
+                                    {"__tostring", proxy_tostring},
+                                    {"__eq", proxy_eq},
+                                    {NULL, NULL}};
+    luaL_newmetatable(L, SST_LUA_PROXY);
+    luaL_setfuncs(L, meta, 0);
+    lua_pushstring(L, "superstep value");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+}
+
+/* ---- deep copies into tables ---- */
+
+void sst__lua_push_table(lua_State *L, const sst_value *v) {
+    luaL_checkstack(L, 4, "value nested too deeply");
+    if (sst_is_array(v)) {
+        size_t n = sst_array_len(v);
+        lua_createtable(L, n > INT32_MAX ? 0 : (int)n, 0);
+        for (size_t i = 0; i < n; i++) {
+            sst__lua_push_table(L, sst_array_get(v, i));
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        if (n == 0) {
+            luaL_setmetatable(L, SST_LUA_ARRAY);
+        }
+    } else if (sst_is_object(v)) {
+        size_t n = sst_object_len(v);
+        lua_createtable(L, 0, n > INT32_MAX ? 0 : (int)n);
+        for (size_t i = 0; i < n; i++) {
+            const sst_value *k = sst_object_key_at(v, i);
+            lua_pushlstring(L, sst_string_cstr(k), sst_string_len(k));
+            sst__lua_push_table(L, sst_object_value_at(v, i));
+            lua_rawset(L, -3);
+        }
+        if (n == 0) {
+            luaL_setmetatable(L, SST_LUA_OBJECT);
+        }
+    } else {
+        sst__lua_push_value(L, v);
+    }
+}
+
+/* ---- Lua to values ---- */
+
+typedef struct conv {
+    lua_State *L;
+    sst_error *err;
+    char path[256]; /* the path being converted, for messages */
+} conv;
+
+static sst_value *conv_fail(conv *c, sst_code code, const char *what) {
+    sst__error(c->err, code, "%s: %s", c->path, what);
+    return NULL;
+}
+
+/* Appends ".key" or "[i]" to the path; returns the old length to restore. */
+static size_t path_push(conv *c, const char *key, lua_Integer index) {
+    size_t old = strlen(c->path);
+    if (old < sizeof c->path - 1) {
+        if (key != NULL) {
+            snprintf(c->path + old, sizeof c->path - old, ".%s", key);
+        } else {
+            snprintf(c->path + old, sizeof c->path - old, "[%lld]", (long long)index);
+        }
+    }
+    return old;
+}
+
+static sst_value *to_value(conv *c, int idx, int depth);
+
+/* A table: an array when its keys are 1..n, an object when they are all strings. */
+static sst_value *table_to_value(conv *c, int idx, int depth) {
+    lua_State *L = c->L;
+    int kind = 0; /* 0 unknown, 1 array, 2 object */
+    if (lua_getmetatable(L, idx)) {
+        luaL_getmetatable(L, SST_LUA_ARRAY);
+        luaL_getmetatable(L, SST_LUA_OBJECT);
+        kind = lua_rawequal(L, -3, -2) ? 1 : lua_rawequal(L, -3, -1) ? 2 : 0;
+        lua_pop(L, 3);
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    size_t count = 0;
+    bool strings = true;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        count++;
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            strings = false;
+        }
+        lua_pop(L, 1);
+    }
+    if (kind == 0) {
+        if (count == 0 || (n > 0 && (size_t)n == count)) {
+            kind = 1;
+        } else if (strings) {
+            kind = 2;
+        } else {
+            return conv_fail(c, SST_ETYPE,
+                             "a table that is neither a list (keys 1..n) nor a map with string "
+                             "keys cannot be stored");
+        }
+    }
+    if (kind == 1) {
+        if ((size_t)n != count) {
+            return conv_fail(c, SST_ETYPE, "superstep.array(): a list must have keys 1..n only");
+        }
+        sst_value *a = sst_array_empty();
+        for (lua_Integer i = 1; i <= n && a != NULL; i++) {
+            size_t old = path_push(c, NULL, i);
+            lua_rawgeti(L, idx, i);
+            sst_value *item = to_value(c, lua_gettop(L), depth + 1);
+            lua_pop(L, 1);
+            c->path[old] = '\0';
+            a = item != NULL ? sst_array_push_take(a, item, c->err) : (sst_value_unref(a), NULL);
+        }
+        return a;
+    }
+    if (!strings) {
+        return conv_fail(c, SST_ETYPE, "superstep.object(): a map must have string keys only");
+    }
+    /* Keys in sorted order: Lua's table order is not stable between runs. */
+    lua_createtable(L, count > INT32_MAX ? 0 : (int)count, 0);
+    int keys = lua_gettop(L);
+    lua_Integer k = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, keys, ++k);
+    }
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_remove(L, -2);
+    lua_pushvalue(L, keys);
+    lua_call(L, 1, 0);
+    sst_value *o = sst_object_empty();
+    for (lua_Integer i = 1; i <= k && o != NULL; i++) {
+        lua_rawgeti(L, keys, i);
+        size_t klen;
+        const char *key = lua_tolstring(L, -1, &klen);
+        size_t old = path_push(c, key, 0);
+        lua_rawget(L, idx);
+        sst_value *item = to_value(c, lua_gettop(L), depth + 1);
+        lua_pop(L, 1);
+        c->path[old] = '\0';
+        o = item != NULL ? sst_object_setn_take(o, key, klen, item, c->err)
+                         : (sst_value_unref(o), NULL);
+    }
+    lua_pop(L, 1);
+    return o;
+}
+
+static sst_value *to_value(conv *c, int idx, int depth) {
+    lua_State *L = c->L;
+    if (depth > MAX_DEPTH) {
+        return conv_fail(c, SST_ERANGE, "nested too deeply (a table that contains itself?)");
+    }
+    switch (lua_type(L, idx)) {
+        case LUA_TNIL:
+            return sst_null();
+        case LUA_TBOOLEAN:
+            return sst_bool(lua_toboolean(L, idx));
+        case LUA_TNUMBER:
+            if (lua_isinteger(L, idx)) {
+                return sst_int_new((int64_t)lua_tointeger(L, idx), c->err);
+            } else {
+                double d = lua_tonumber(L, idx);
+                if (!isfinite(d)) {
+                    return conv_fail(c, SST_ERANGE, "NaN and infinities cannot be stored");
+                }
+                return sst_double_new(d, c->err);
+            }
+        case LUA_TSTRING: {
+            size_t len;
+            const char *s = lua_tolstring(L, idx, &len);
+            if (!sst_utf8_valid(s, len)) {
+                return conv_fail(c, SST_EUTF8, "the string is not valid UTF-8");
+            }
+            return sst_string_newn(s, len, c->err);
+        }
+        case LUA_TTABLE:
+            luaL_checkstack(L, 8, "value nested too deeply");
+            return table_to_value(c, idx, depth);
+        case LUA_TLIGHTUSERDATA:
+        case LUA_TUSERDATA: {
+            const sst_value *v = sst__lua_proxy_value(L, idx);
+            if (v != NULL) {
+                return sst_value_ref(v);
+            }
+            lua_getfield(L, LUA_REGISTRYINDEX, "superstep.null");
+            bool is_null = lua_rawequal(L, idx, -1);
+            lua_pop(L, 1);
+            if (is_null) {
+                return sst_null();
+            }
+            return conv_fail(c, SST_ETYPE,
+                             "a userdata cannot be stored (only JSON-compatible values cross "
+                             "into the state)");
+        }
+        default: {
+            char msg[128];
+            snprintf(msg, sizeof msg,
+                     "a %s cannot be stored (only JSON-compatible values cross into the state)",
+                     lua_typename(L, lua_type(L, idx)));
+            return conv_fail(c, SST_ETYPE, msg);
+        }
+    }
+}
+
+sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error *err) {
+    conv c = {.L = L, .err = err};
+    snprintf(c.path, sizeof c.path, "%s", what);
+    sst_value *v = to_value(&c, lua_absindex(L, idx), 0);
+    if (v == NULL && err != NULL && err->code == SST_OK) {
+        sst__enomem(err);
+    }
+    return v;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Lua layer's internals: the runtime shared by every lua_State that runs
+ * one script (the master state and one state per extra worker thread),
+ * conversions between Lua and values, and the callbacks the graph layer
+ * calls for Lua nodes, routers and reducers.
+ */
+#ifndef SUPERSTEP_LUA_INT_H
+#define SUPERSTEP_LUA_INT_H
+
+#include <pthread.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "common.h"
+#include "superstep/lua.h"
+
+/* Registry keys and metatable names. */
+#define SST_LUA_PROXY   "superstep.value"
+#define SST_LUA_GRAPH   "superstep.StateGraph"
+#define SST_LUA_APP     "superstep.app"
+#define SST_LUA_SAVER   "superstep.saver"
+#define SST_LUA_CTX     "superstep.context"
+#define SST_LUA_COMMAND "superstep.Command"
+#define SST_LUA_ARRAY   "superstep.array"
+#define SST_LUA_OBJECT  "superstep.object"
+#define SST_LUA_RUNTIME "superstep.runtime" /* registry: lightuserdata sst__lua_rt */
+#define SST_LUA_GRAPHS  "superstep.graphs"  /* registry: graph number -> callables */
+#define SST_LUA_NODECTX "superstep.nodectx" /* registry: the running node's sst_node_ctx */
+
+/* One worker thread's own state. */
+typedef struct sst__lua_worker {
+    pthread_t thread;
+    lua_State *L;
+} sst__lua_worker;
+
+/*
+ * Shared by the master state and its worker states. Worker states are made
+ * on demand by running the script again; the script must build its graphs
+ * in the same order each time (graph k of a worker is graph k of the master).
+ */
+typedef struct sst__lua_rt {
+    char *script;      /* path of the script, or NULL (no worker states) */
+    lua_State *master; /* the state the script was loaded in */
+    pthread_t master_thread;
+    bool is_worker_load; /* set in a worker state while it runs the script */
+    pthread_mutex_t mu;  /* guards workers */
+    sst__lua_worker *workers;
+    size_t n_workers, cap_workers;
+    long refs; /* master state + live apps (guarded by mu) */
+} sst__lua_rt;
+
+/* What a C callback needs to find its Lua function in any state. */
+typedef enum { SST__CB_NODE, SST__CB_ROUTER, SST__CB_REDUCER } sst__cb_kind;
+typedef struct sst__lua_cb {
+    sst__lua_rt *rt;
+    int graph; /* graph number in creation order */
+    sst__cb_kind kind;
+    char *key; /* node name, router number or field name */
+} sst__lua_cb;
+
+/* ---- runtime (runtime.c) ---- */
+
+/* The runtime of @p L (every state with the module loaded has one). */
+sst__lua_rt *sst__lua_runtime(lua_State *L);
+/* Creates the runtime of a master state and records it in the registry. */
+sst__lua_rt *sst__lua_runtime_new(lua_State *L, const char *script, sst_error *err);
+/* The state to run callbacks on from the calling thread (made on first use). */
+lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err);
+/* Frees the worker states (the master state belongs to its owner). */
+void sst__lua_runtime_free(sst__lua_rt *rt);
+
+/* ---- values (convert.c) ---- */
+
+/* Pushes @p v (borrowed): scalars as Lua values, arrays/objects as read-only proxies. */
+void sst__lua_push_value(lua_State *L, const sst_value *v);
+/* Pushes a proxy that takes @p v: Lua's collector frees it, even after an error. */
+void sst__lua_push_owned(lua_State *L, sst_value *v);
+/* Pushes a deep copy of @p v as plain tables (empty ones marked array/object). */
+void sst__lua_push_table(lua_State *L, const sst_value *v);
+/*
+ * The value at @p idx as a new value. @p what names it in errors ("field
+ * 'x'", "the input"). NULL with SST_ETYPE/SST_EUTF8/SST_ERANGE, the message
+ * naming the path, or SST_ENOMEM.
+ */
+sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error *err);
+/* The value a proxy at @p idx wraps (borrowed), or NULL if it is not a proxy. */
+const sst_value *sst__lua_proxy_value(lua_State *L, int idx);
+void sst__lua_open_proxy(lua_State *L);
+/* Raises a Lua error with @p err's message. */
+int sst__lua_raise(lua_State *L, const sst_error *err);
+
+/* ---- callbacks (callbacks.c) ---- */
+
+sst_code sst__lua_node(sst_node_ctx *ctx, void *ud);
+sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err);
+sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
+                            const sst_value *update, sst_error *err);
+/* superstep.interrupt(value), callable only inside a node. */
+int sst__lua_interrupt(lua_State *L);
+/* The message handler for lua_pcall: adds a traceback to string errors. */
+int sst__lua_traceback(lua_State *L);
+/* The error object interrupt() raises to unwind a node. */
+extern char sst__lua_interrupt_token;
+
+/* ---- builder and app (graph.c, app.c, savers.c) ---- */
+
+void sst__lua_open_graph(lua_State *L);
+/* The builder of the StateGraph at @p idx (raises a Lua error for anything else). */
+const sst_graph *sst__lua_graph_of(lua_State *L, int idx);
+void sst__lua_open_app(lua_State *L);
+void sst__lua_open_savers(lua_State *L);
+/* Pushes an app (compiled graph) userdata for a StateGraph at @p idx with options table at @p opts
+ * (0: none). */
+int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx);
+/* The saver at @p idx (borrowed), or NULL. */
+sst_checkpointer *sst__lua_saver(lua_State *L, int idx);
+
+/*
+ * The app userdata (a compiled graph). Its user values: 1 the StateGraph
+ * (owns the callbacks), 2 the saver or nil, 3 a table of in-memory threads.
+ */
+typedef struct sst__lua_app {
+    sst_compiled_graph *cg;
+    sst_engine *engine; /* made on first invoke when workers > 1 */
+    unsigned workers;
+    uint64_t recursion_limit;
+    sst_durability durability;
+    sst_checkpointer *saver; /* borrowed from user value 2 */
+} sst__lua_app;
+
+sst__lua_app *sst__lua_check_app(lua_State *L, int idx);
+
+#endif

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * luaopen_superstep: the module table (StateGraph, START, END, Send,
+ * Command, interrupt, reducers, savers, null/array/object, JSON helpers).
+ */
+#include "lua_int.h"
+#include "superstep/json.h"
+#include "superstep/version.h"
+
+static char null_token;
+
+/* superstep.Send(node, payload): a value the graph layer routes. */
+static int l_send(lua_State *L) {
+    const char *node = luaL_checkstring(L, 1);
+    sst_error err = {0};
+    sst_value *arg = sst__lua_to_value(L, 2, "Send payload", &err);
+    sst_value *s = arg != NULL ? sst_send_new(node, arg, &err) : NULL;
+    if (s == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_value(L, s);
+    sst_value_unref(s);
+    return 1;
+}
+
+/* superstep.Command{update = ..., ["goto"] = ..., resume = ...} */
+static int l_command(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+        if (strcmp(k, "update") != 0 && strcmp(k, "goto") != 0 && strcmp(k, "resume") != 0) {
+            return luaL_error(L, "Command: unknown key '%s' (expected update, goto, resume)",
+                              lua_type(L, -1) == LUA_TSTRING ? k : luaL_typename(L, -1));
+        }
+    }
+    lua_createtable(L, 0, 3);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    luaL_setmetatable(L, SST_LUA_COMMAND);
+    return 1;
+}
+
+/* superstep.array(t) / superstep.object(t): mark a table's JSON kind. */
+static int mark(lua_State *L, const char *meta) {
+    if (lua_isnoneornil(L, 1)) {
+        lua_newtable(L);
+    } else {
+        luaL_checktype(L, 1, LUA_TTABLE);
+        lua_settop(L, 1);
+    }
+    luaL_setmetatable(L, meta);
+    return 1;
+}
+
+static int l_array(lua_State *L) {
+    return mark(L, SST_LUA_ARRAY);
+}
+
+static int l_object(lua_State *L) {
+    return mark(L, SST_LUA_OBJECT);
+}
+
+static int l_json_encode(lua_State *L) {
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 1, "json_encode", &err);
+    char *text = v != NULL ? sst_json_write(v, SST_JSON_COMPACT, NULL, &err) : NULL;
+    sst_value_unref(v);
+    if (text == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    lua_pushstring(L, text);
+    sst_free(text);
+    return 1;
+}
+
+static int l_json_decode(lua_State *L) {
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    sst_error err = {0};
+    sst_value *v = sst_json_read(text, len, NULL, &err);
+    if (v == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_table(L, v);
+    sst_value_unref(v);
+    return 1;
+}
+
+/* superstep.to_table(v): a deep copy of a state proxy as plain tables. */
+static int l_to_table(lua_State *L) {
+    const sst_value *v = sst__lua_proxy_value(L, 1);
+    if (v == NULL) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    sst__lua_push_table(L, v);
+    return 1;
+}
+
+static void open_reducers(lua_State *L) {
+    static const char *const names[] = {"replace",    "append", "sum",         "merge",
+                                        "deep_merge", "unique", "add_messages"};
+    lua_createtable(L, 0, (int)SST_ARRAY_LEN(names));
+    for (size_t i = 0; i < SST_ARRAY_LEN(names); i++) {
+        lua_pushlightuserdata(L, (void *)sst_reducer_builtin(names[i]));
+        lua_setfield(L, -2, names[i]);
+    }
+    lua_setfield(L, -2, "reducers");
+}
+
+int luaopen_superstep(lua_State *L) {
+    if (sst__lua_runtime(L) == NULL) {
+        sst_error err = {0};
+        if (sst__lua_runtime_new(L, NULL, &err) == NULL) {
+            return sst__lua_raise(L, &err);
+        }
+    }
+    if (lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS) != LUA_TTABLE) {
+        lua_newtable(L);
+        lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
+    }
+    lua_pop(L, 1);
+    /* null is a unique light userdata, printed as "null" through the proxy path. */
+    lua_pushlightuserdata(L, &null_token);
+    lua_setfield(L, LUA_REGISTRYINDEX, "superstep.null");
+    luaL_newmetatable(L, SST_LUA_ARRAY);
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SST_LUA_OBJECT);
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SST_LUA_COMMAND);
+    lua_pop(L, 1);
+    sst__lua_open_proxy(L);
+    sst__lua_open_app(L);
+
+    static const luaL_Reg funcs[] = {{"Send", l_send},
+                                     {"Command", l_command},
+                                     {"interrupt", sst__lua_interrupt},
+                                     {"array", l_array},
+                                     {"object", l_object},
+                                     {"json_encode", l_json_encode},
+                                     {"json_decode", l_json_decode},
+                                     {"to_table", l_to_table},
+                                     {NULL, NULL}};
+    luaL_newlib(L, funcs);
+    sst__lua_open_graph(L);
+    sst__lua_open_savers(L);
+    open_reducers(L);
+    lua_pushstring(L, SST_START);
+    lua_setfield(L, -2, "START");
+    lua_pushstring(L, SST_END);
+    lua_setfield(L, -2, "END");
+    lua_getfield(L, LUA_REGISTRYINDEX, "superstep.null");
+    lua_setfield(L, -2, "null");
+    lua_getfield(L, LUA_REGISTRYINDEX, "superstep.is_worker");
+    lua_pushboolean(L, lua_toboolean(L, -1));
+    lua_remove(L, -2);
+    lua_setfield(L, -2, "worker");
+    lua_pushstring(L, sst_version());
+    lua_setfield(L, -2, "version");
+    return 1;
+}

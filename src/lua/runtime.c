@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime behind one script: which lua_State runs a callback on which
+ * thread. The thread that loaded the script uses the master state; any
+ * other worker thread gets its own state, made by running the script again
+ * with superstep.worker = true.
+ */
+#include <lualib.h>
+
+#include "lua_int.h"
+
+sst__lua_rt *sst__lua_runtime(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_RUNTIME);
+    sst__lua_rt *rt = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return rt;
+}
+
+static int owner_gc(lua_State *L) {
+    sst__lua_rt **owner = lua_touserdata(L, 1);
+    sst__lua_runtime_free(*owner);
+    *owner = NULL;
+    return 0;
+}
+
+sst__lua_rt *sst__lua_runtime_new(lua_State *L, const char *script, sst_error *err) {
+    sst__lua_rt *rt = sst__calloc(1, sizeof *rt);
+    if (rt == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    if (script != NULL && (rt->script = sst__strndup(script, strlen(script))) == NULL) {
+        sst__free(rt);
+        sst__enomem(err);
+        return NULL;
+    }
+    rt->master = L;
+    rt->master_thread = pthread_self();
+    pthread_mutex_init(&rt->mu, NULL);
+    lua_pushlightuserdata(L, rt);
+    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_RUNTIME);
+    /* The master state owns the runtime: a userdata whose __gc frees it. */
+    sst__lua_rt **owner = lua_newuserdatauv(L, sizeof *owner, 0);
+    *owner = rt;
+    lua_newtable(L);
+    lua_pushcfunction(L, owner_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, "superstep.runtime_owner");
+    return rt;
+}
+
+void sst__lua_runtime_free(sst__lua_rt *rt) {
+    if (rt == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < rt->n_workers; i++) {
+        lua_close(rt->workers[i].L);
+    }
+    sst__free(rt->workers);
+    sst__free(rt->script);
+    pthread_mutex_destroy(&rt->mu);
+    sst__free(rt);
+}
+
+/* Loads the script into a new state for a worker thread. */
+static lua_State *new_worker_state(sst__lua_rt *rt, sst_error *err) {
+    if (rt->script == NULL) {
+        sst__error(err, SST_EINVAL,
+                   "lua: nodes can run on more than one worker only for a script loaded "
+                   "from a file (sst_lua_script_load or the superstep tool)");
+        return NULL;
+    }
+    lua_State *L = luaL_newstate();
+    if (L == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    luaL_openlibs(L);
+    /* The worker shares the master's runtime: its callbacks find it there. */
+    lua_pushlightuserdata(L, rt);
+    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_RUNTIME);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "superstep.is_worker");
+    luaL_requiref(L, "superstep", luaopen_superstep, 1);
+    lua_pop(L, 1);
+    lua_pushcfunction(L, sst__lua_traceback);
+    int rc = luaL_loadfile(L, rt->script);
+    if (rc == LUA_OK) {
+        rc = lua_pcall(L, 0, 0, -2);
+    }
+    if (rc != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_EINVAL, "lua: loading '%s' for a worker thread: %s", rt->script,
+                   msg != NULL ? msg : "(error object is not a string)");
+        lua_close(L);
+        return NULL;
+    }
+    lua_settop(L, 0);
+    return L;
+}
+
+lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err) {
+    pthread_t self = pthread_self();
+    if (pthread_equal(self, rt->master_thread)) {
+        return rt->master;
+    }
+    pthread_mutex_lock(&rt->mu);
+    for (size_t i = 0; i < rt->n_workers; i++) {
+        if (pthread_equal(rt->workers[i].thread, self)) {
+            lua_State *L = rt->workers[i].L;
+            pthread_mutex_unlock(&rt->mu);
+            return L;
+        }
+    }
+    pthread_mutex_unlock(&rt->mu);
+    /* Made outside the lock: the script may take a while. Only this thread adds itself. */
+    lua_State *L = new_worker_state(rt, err);
+    if (L == NULL) {
+        return NULL;
+    }
+    pthread_mutex_lock(&rt->mu);
+    if (rt->n_workers == rt->cap_workers) {
+        size_t cap = rt->cap_workers ? rt->cap_workers * 2 : 4;
+        sst__lua_worker *w = sst__realloc(rt->workers, cap * sizeof *w);
+        if (w == NULL) {
+            pthread_mutex_unlock(&rt->mu);
+            lua_close(L);
+            sst__enomem(err);
+            return NULL;
+        }
+        rt->workers = w;
+        rt->cap_workers = cap;
+    }
+    rt->workers[rt->n_workers++] = (sst__lua_worker){self, L};
+    pthread_mutex_unlock(&rt->mu);
+    return L;
+}

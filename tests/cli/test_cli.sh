@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Drives the real superstep binary: exit codes, JSON output, resume in a
+# second process, fork, streaming, and the message of every bad input.
+# Usage: test_cli.sh SUPERSTEP_BINARY REPO_ROOT
+set -uo pipefail
+bin=$1
+root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+script=$root/examples/lua/research.lua
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $out/$err.
+expect_rc() {
+  local want=$1; shift
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  out=$(cat "$work/out"); err=$(cat "$work/err")
+  if [ "$rc" != "$want" ]; then
+    fail "'$*' exited $rc, expected $want; stderr: $err"
+  fi
+}
+contains() { # HAYSTACK NEEDLE WHAT
+  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
+}
+
+# A run that stops at the approval interrupt, then a second process resumes it.
+expect_rc 3 "$bin" run "$script" --db r.db --thread t1 --input '{"topic":"durable graphs"}' --json
+contains "$out" '"status":"interrupted"' "interrupted status"
+contains "$out" '"question":"publish the report?"' "interrupt value"
+contains "$out" '"thread_id":"t1"' "thread id in JSON"
+cid=$(grep -o '"checkpoint_id":"[^"]*"' <<<"$out" | cut -d'"' -f4)
+expect_rc 0 "$bin" run "$script" --db r.db --thread t1 --resume '"yes"' --json
+contains "$out" '"status":"completed"' "completed after resume"
+contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "report after resume"
+
+# Human output: state on stdout, a summary on stderr; a new thread id is printed.
+expect_rc 3 "$bin" run "$script" --db r.db --input '{"topic":"x"}'
+contains "$err" "thread " "new thread id printed"
+contains "$err" "resume with: superstep run" "resume hint"
+contains "$out" '"topic": "x"' "pretty state"
+
+# state and history
+expect_rc 0 "$bin" state "$script" --db r.db --thread t1 --json
+contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "state values"
+expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json
+n=$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)
+[ "$n" -ge 5 ] || fail "history has $n checkpoints"
+
+# Fork: from the checkpoint that waited for approval ($cid, taken from the
+# interrupted run), answer "no" this time.
+[ -n "$cid" ] || fail "found the checkpoint before approval"
+expect_rc 0 "$bin" run "$script" --db r.db --thread t1 --checkpoint "$cid" --resume '"no"' --json
+contains "$out" '"report":"not approved"' "fork answers differently"
+expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json
+contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "original history intact"
+
+# Streaming: JSON lines on stdout.
+expect_rc 3 "$bin" run "$script" --db s.db --thread s1 --input '{"topic":"s"}' --stream updates
+contains "$out" '{"plan":{"questions":["s: history"' "plan's update streamed"
+contains "$out" '{"research":{"notes":["notes on s: costs"]}}' "research updates streamed"
+lines=$(wc -l <<<"$out")
+[ "$lines" -ge 4 ] || fail "stream printed $lines lines"
+
+# Workers: the same final state with 2 workers as with 1.
+expect_rc 3 "$bin" run "$script" --db w.db --thread w1 --input '{"topic":"w"}' --json --workers 1
+one=$out
+expect_rc 3 "$bin" run "$script" --db w.db --thread w2 --input '{"topic":"w"}' --json --workers 2
+two=${out//\"thread_id\":\"w2\"/\"thread_id\":\"w1\"}
+[ "$(sed 's/"checkpoint_id":"[^"]*"//; s/"id":"[^"]*"//' <<<"$one")" = \
+  "$(sed 's/"checkpoint_id":"[^"]*"//; s/"id":"[^"]*"//' <<<"$two")" ] ||
+  fail "2 workers differ from 1: $one vs $two"
+
+# graph
+expect_rc 0 "$bin" graph "$script" --mermaid
+contains "$out" "research & fetch --> approve" "mermaid join"
+expect_rc 0 "$bin" graph "$script" --dot
+contains "$out" "digraph" "dot"
+
+# Bad inputs: one line naming the problem, never a crash.
+expect_rc 1 "$bin" run missing.lua
+contains "$err" "cannot open script 'missing.lua'" "missing file"
+printf 'local g = superstep.StateGraph{}\nlocal x = = 2\n' >syntax.lua
+expect_rc 1 "$bin" run syntax.lua
+contains "$err" "syntax.lua:2:" "syntax error line"
+expect_rc 2 "$bin" run "$script" --frobnicate
+contains "$err" "unknown option '--frobnicate'" "unknown flag"
+expect_rc 2 "$bin" launch "$script"
+contains "$err" "unknown command 'launch'" "unknown command"
+expect_rc 2 "$bin" run "$script" --workers zero
+contains "$err" "--workers: expected a number" "bad workers"
+expect_rc 2 "$bin" run "$script" --stream loud
+contains "$err" "unknown mode 'loud'" "bad stream mode"
+expect_rc 2 "$bin" state "$script"
+contains "$err" "--thread ID is required" "state needs a thread"
+expect_rc 1 "$bin" run "$script" --db r.db --input '{"topic": tru}'
+contains "$err" "--input: bad JSON at line 1, column 11" "bad JSON position"
+echo '{"topic": [1,' >bad.json
+expect_rc 1 "$bin" run "$script" --db r.db --input @bad.json
+contains "$err" "--input: bad JSON" "bad JSON file"
+expect_rc 1 "$bin" run "$script" --db r.db --thread nobody
+contains "$err" "unknown thread 'nobody'" "unknown thread (run)"
+expect_rc 1 "$bin" state "$script" --db r.db --thread nobody
+contains "$err" "unknown thread 'nobody'" "unknown thread (state)"
+expect_rc 1 "$bin" run "$script" --db r.db --thread t1 --checkpoint no-such-id --resume '"yes"'
+contains "$err" "unknown checkpoint 'no-such-id'" "unknown checkpoint"
+echo "not a database, just text that is long enough to fill a header page......" >junk.db
+expect_rc 1 "$bin" run "$script" --db junk.db --input '{"topic":"x"}'
+contains "$err" "junk.db" "corrupt database named"
+printf 'return 42\n' >ret.lua
+expect_rc 1 "$bin" run ret.lua
+contains "$err" "must return a StateGraph" "script returns something else"
+printf 'local g = superstep.StateGraph{}\ng:add_node("a", function() error("kaboom") end, {retry = {max_attempts = 1}})\ng:add_edge(superstep.START, "a")\nreturn g\n' >boom.lua
+expect_rc 1 "$bin" run boom.lua --db r.db --input '{}'
+contains "$err" "kaboom" "node error message"
+expect_rc 1 "$bin" run boom.lua --db r.db --input '{}' --json
+contains "$out" '"status":"error"' "JSON error status"
+expect_rc 0 "$bin" --help
+contains "$out" "exit codes" "help"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

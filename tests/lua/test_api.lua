@@ -1,0 +1,210 @@
+-- Lua API tests, run by tests/unit/test_lua.c through sst_lua_script_load.
+-- Checks run in the master state only (superstep.worker is false there);
+-- worker states load this file again just to find the node functions.
+local sst = superstep
+local failures = {}
+
+local function check(cond, what)
+  if not cond then
+    failures[#failures + 1] = what .. "\n" .. debug.traceback("", 2)
+  end
+end
+
+local function eq(a, b, what)
+  local ja = sst.json_encode(a)
+  local jb = sst.json_encode(b)
+  check(ja == jb, string.format("%s: expected %s, got %s", what, jb, ja))
+end
+
+local function raises(fn, pattern, what)
+  local ok, msg = pcall(fn)
+  check(not ok, what .. ": expected an error")
+  if not ok then
+    check(tostring(msg):find(pattern, 1, true) ~= nil,
+          string.format("%s: error %q does not contain %q", what, tostring(msg), pattern))
+  end
+end
+
+-- Graph 1: a counter chain with sum and append (also used by the worker test).
+local g1 = sst.StateGraph{
+  count = { reducer = sst.reducers.sum, default = 0 },
+  path = { reducer = sst.reducers.append, default = {} },
+}
+g1:add_node("a", function(state) return { count = 1, path = { "a" } } end)
+g1:add_node("b", function(state) return { count = state.count * 10, path = { "b" } } end)
+g1:add_edge(sst.START, "a")
+g1:add_edge("a", "b")
+g1:add_edge("b", sst.END)
+
+-- Graph 2: parallel fan-out with Send, run on 2 workers.
+local g2 = sst.StateGraph{ results = { reducer = sst.reducers.append, default = {} },
+                           items = sst.reducers.replace }
+g2:add_node("work", function(state, item, ctx)
+  local x = 0
+  for i = 1, 20000 do x = x + (i % 7) end -- some CPU work
+  return { results = { item * 2 } }
+end)
+g2:add_conditional_edges(sst.START, function(state)
+  local sends = {}
+  for _, it in ipairs(state.items) do sends[#sends + 1] = sst.Send("work", it) end
+  return sends
+end)
+local app2 = g2:compile{ workers = 2 }
+
+-- Graph 3: routing with a path map, Command goto, interrupt, custom reducer, emit.
+local g3 = sst.StateGraph{
+  log = function(current, update)      -- a custom reducer written in Lua
+    local out = {}
+    if current then for _, v in ipairs(current) do out[#out + 1] = v end end
+    out[#out + 1] = string.upper(update)
+    return out
+  end,
+  answer = sst.reducers.replace,
+  route = sst.reducers.replace,
+}
+g3:add_node("start", function(state, input, ctx)
+  ctx.emit({ at = ctx.node, step = ctx.step })
+  return { log = "start" }
+end)
+g3:add_node("left", function(state) return { log = "left" } end)
+g3:add_node("right", function(state)
+  return sst.Command{ update = { log = "right" }, ["goto"] = "ask" }
+end, { ends = { "ask" } })
+g3:add_node("ask", function(state)
+  local a = sst.interrupt("name?")
+  return { answer = "hello " .. a, log = "ask" }
+end)
+g3:add_edge(sst.START, "start")
+g3:add_conditional_edges("start", function(state)
+  return state.route
+end, { l = "left", r = "right" })
+g3:add_edge("left", sst.END)
+g3:add_edge("ask", sst.END)
+
+-- Graph 4: failures.
+local g4 = sst.StateGraph{ x = sst.reducers.replace }
+g4:add_node("boom", function(state) error("kaboom") end, { retry = { max_attempts = 2, initial_interval = 0, jitter = false } })
+g4:add_node("badvalue", function(state) return { x = function() end } end)
+g4:add_node("badreturn", function(state) return 42 end)
+g4:add_conditional_edges(sst.START, function(state) return state.x end)
+
+if not sst.worker then
+  -- invoke, reducers, defaults
+  local app1 = g1:compile{}
+  local out = app1:invoke({ count = 5 })
+  eq(out, { count = 66, path = { "a", "b" } }, "chain: 5 + 1, then + 6 * 10")
+
+  -- proxies: read-only, lengths, pairs
+  local seen = {}
+  local gp = sst.StateGraph{ m = sst.reducers.replace, n = sst.reducers.replace }
+  gp:add_node("read", function(state)
+    seen.len = #state.m
+    seen.second = state.m[2].id
+    seen.missing = state.nope
+    local keys = {}
+    for k, v in pairs(state.m[1]) do keys[#keys + 1] = k end
+    seen.keys = table.concat(keys, ",")
+    seen.ro = select(2, pcall(function() state.m = 1 end))
+    seen.null = state.n == sst.null
+    seen.copy = sst.to_table(state.m)[3].id
+    return nil
+  end)
+  gp:add_edge(sst.START, "read")
+  gp:compile{}:invoke({ m = { { id = "x", z = 1 }, { id = "y" }, { id = "w" } }, n = sst.null })
+  eq(seen.len, 3, "proxy length")
+  eq(seen.second, "y", "proxy index")
+  check(seen.missing == nil, "missing field is nil")
+  eq(seen.keys, "id,z", "proxy pairs in key order")
+  check(tostring(seen.ro):find("read-only", 1, true), "state is read-only")
+  check(seen.null, "null round trip")
+  eq(seen.copy, "w", "to_table")
+
+  -- parallel Lua nodes on two workers (worker states load this script)
+  local items = {}
+  for i = 1, 40 do items[i] = i end
+  local r2 = app2:invoke({ items = items })
+  check(#r2.results == 40, "40 results from 2 workers")
+  local expect = {}
+  for i = 1, 40 do expect[i] = i * 2 end
+  eq(r2.results, expect, "Send results in deterministic order")
+
+  -- routing, goto, interrupts and resume through a MemorySaver
+  local saver = sst.MemorySaver()
+  local app3 = g3:compile{ checkpointer = saver }
+  local left = app3:invoke({ route = "l" }, { configurable = { thread_id = "L" } })
+  eq(left.log, { "START", "LEFT" }, "path map route + Lua reducer")
+  local cfg = { configurable = { thread_id = "R" } }
+  local first = app3:invoke({ route = "r" }, cfg)
+  check(first.__interrupt__ ~= nil, "interrupted")
+  eq(first.__interrupt__[1].value, "name?", "interrupt value")
+  eq(first.__interrupt__[1].node, "ask", "interrupt node")
+  local st = app3:get_state(cfg)
+  eq(st.next, { "ask" }, "get_state next")
+  local done = app3:invoke(sst.Command{ resume = "ada" }, cfg)
+  eq(done.answer, "hello ada", "resume")
+  eq(done.log, { "START", "RIGHT", "ASK" }, "Command goto")
+  local hist = app3:get_state_history(cfg)
+  check(#hist >= 4, "history has the checkpoints")
+  local limited = app3:get_state_history(cfg, { limit = 2 })
+  eq(#limited, 2, "history limit")
+
+  -- update_state and fork
+  local newcfg = app3:update_state(cfg, { answer = "edited" }, "ask")
+  check(type(newcfg.configurable.checkpoint_id) == "string", "update_state returns a config")
+  eq(app3:get_state(cfg).values.answer, "edited", "update_state applied")
+
+  -- stream modes
+  local updates = {}
+  for ev in app1:stream({ count = 0 }, nil, "updates") do updates[#updates + 1] = ev end
+  eq(updates, { { a = { count = 1, path = { "a" } } }, { b = { count = 10, path = { "b" } } } },
+     "stream updates")
+  local custom = {}
+  for mode, ev in app3:stream({ route = "l" }, { configurable = { thread_id = "S" } },
+                              { "custom", "values" }) do
+    custom[#custom + 1] = mode
+  end
+  eq(custom, { "values", "custom", "values", "values" }, "stream several modes")
+
+  -- drawing
+  check(app1:draw_mermaid():find("a --> b", 1, true), "mermaid")
+  check(app1:draw_dot():find("digraph", 1, true), "dot")
+
+  -- errors
+  local app4 = g4:compile{}
+  raises(function() app4:invoke({ x = "boom" }) end, "kaboom", "Lua error becomes task error")
+  raises(function() app4:invoke({ x = "boom" }) end, "stack traceback", "traceback in message")
+  raises(function() app4:invoke({ x = "badvalue" }) end, "update.x: a function cannot be stored",
+         "function value names the field")
+  raises(function() app4:invoke({ x = "badreturn" }) end, "returned a number", "bad return")
+  raises(function() app1:invoke({ count = "ten" }) end, "reducer 'sum' on field 'count'",
+         "reducer type error")
+  raises(function() app1:invoke({ f = print }) end, "input.f: a function cannot be stored",
+         "bad input")
+  raises(function() sst.StateGraph{ x = 42 } end, "field 'x': expected a reducer", "bad schema")
+  raises(function() g1:add_node("a", function() end) end, "duplicate node 'a'", "duplicate")
+  raises(function()
+    local g = sst.StateGraph{}
+    g:add_node("n", function() end)
+    g:add_edge(sst.START, "zzz")
+    g:compile{}
+  end, "unknown node 'zzz'", "compile error")
+  raises(function() sst.Command{ goto_ = "x" } end, "unknown key 'goto_'", "Command keys")
+  raises(function() sst.interrupt("x") end, "only be called inside a node", "interrupt outside")
+  raises(function() g1:compile{ durability = "fast" } end, "durability must be", "durability")
+
+  -- SQLite saver and JSON helpers
+  local path = os.tmpname()
+  local app5 = g1:compile{ checkpointer = sst.SqliteSaver(path), durability = "sync" }
+  eq(app5:invoke({ count = 1 }, { configurable = { thread_id = "q" } }).count, 22, "sqlite run")
+  eq(app5:get_state({ configurable = { thread_id = "q" } }).values.count, 22, "sqlite state")
+  os.remove(path); os.remove(path .. "-wal"); os.remove(path .. "-shm")
+  eq(sst.json_decode('{"a":[1,2.5,null]}').a[2], 2.5, "json_decode")
+  eq(sst.json_encode(sst.object()), "{}", "empty object")
+  eq(sst.json_encode({}), "[]", "empty table is a list")
+end
+
+if #failures > 0 then
+  io.stderr:write(table.concat(failures, "\n"), "\n")
+  error(#failures .. " check(s) failed:\n" .. table.concat(failures, "\n"))
+end
+return g1

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Lua layer: runs the Lua test scripts in tests/lua (each checks the
+ * API and raises on the first failed check), plus script loading errors.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "superstep/lua.h"
+#include "test_util.h"
+
+static void run_script(const char *name) {
+    char path[512];
+    tu_data_path("", path, sizeof path);
+    char full[700];
+    snprintf(full, sizeof full, "%s/../lua/%s", path, name);
+    sst_error err = {0};
+    sst_lua_script *s = sst_lua_script_load(full, &err);
+    if (s == NULL) {
+        print_error("%s\n", err.msg);
+        fail();
+    }
+    sst_lua_script_free(s);
+}
+
+static void test_api(void **state) {
+    (void)state;
+    run_script("test_api.lua");
+}
+
+static char *write_tmp(const char *text) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/sst_lua_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void expect_load_error(const char *script, sst_code code, const char *needle) {
+    char *path = write_tmp(script);
+    sst_error err = {0};
+    sst_lua_script *s = sst_lua_script_load(path, &err);
+    remove(path);
+    assert_null(s);
+    assert_int_equal(err.code, code);
+    if (strstr(err.msg, needle) == NULL) {
+        print_error("message '%s' lacks '%s'\n", err.msg, needle);
+        fail();
+    }
+}
+
+static void test_load_errors(void **state) {
+    (void)state;
+    sst_error err = {0};
+    assert_null(sst_lua_script_load("/nonexistent/x.lua", &err));
+    assert_int_equal(err.code, SST_EIO);
+    assert_non_null(strstr(err.msg, "cannot open script '/nonexistent/x.lua'"));
+    expect_load_error("local x = = 1\n", SST_EPARSE, ":1:");
+    expect_load_error("error('nope')\n", SST_EINVAL, "nope");
+    expect_load_error("return 42\n", SST_EINVAL, "returned number");
+    expect_load_error("local g = superstep.StateGraph{}\n"
+                      "g:add_node('a', function() end)\n"
+                      "return g\n",
+                      SST_EINVAL, "no entry point");
+}
+
+static void test_script_settings(void **state) {
+    (void)state;
+    char *path = write_tmp("local g = superstep.StateGraph{}\n"
+                           "g:add_node('a', function() return {x = 1} end)\n"
+                           "g:add_edge(superstep.START, 'a')\n"
+                           "return g:compile{recursion_limit = 7, durability = 'sync',"
+                           " workers = 3, checkpointer = superstep.MemorySaver()}\n");
+    sst_error err = {0};
+    sst_lua_script *s = sst_lua_script_load(path, &err);
+    remove(path);
+    assert_non_null(s);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    sst_lua_script_invoke_opts(s, &o);
+    assert_int_equal(o.recursion_limit, 7);
+    assert_int_equal(o.durability, SST_DURABILITY_SYNC);
+    assert_int_equal(sst_lua_script_workers(s), 3);
+    assert_non_null(sst_lua_script_checkpointer(s));
+    sst_graph_result *r = sst_graph_invoke(sst_lua_script_graph(s), NULL, NULL, &o, &err);
+    assert_non_null(r);
+    assert_json_eq(sst_graph_result_state(r), "{\"x\":1}");
+    sst_graph_result_free(r);
+    sst_lua_script_free(s);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_script_settings),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
