@@ -11,6 +11,9 @@
 
 char sst__lua_interrupt_token;
 
+/* Registry key of the running node's sst_node_ctx (light userdata). */
+static char running_ctx_key;
+
 static const char *const kind_table[] = {"nodes", "routers", "reducers"};
 
 int sst__lua_traceback(lua_State *L) {
@@ -111,7 +114,7 @@ static void open_ctx(lua_State *L) {
 }
 
 int sst__lua_interrupt(lua_State *L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     sst_node_ctx *ctx = lua_touserdata(L, -1);
     lua_pop(L, 1);
     if (ctx == NULL) {
@@ -206,41 +209,72 @@ static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error 
     return sst_node_update_all(ctx, u, err);
 }
 
+/* Registry keys of the last state pushed and its proxy. */
+static char state_ptr_key, state_proxy_key;
+
+/*
+ * Pushes the state's proxy. The tasks of one superstep share one state, so
+ * the last proxy is kept and reused while the state is the same.
+ */
+static void push_state(lua_State *L, const sst_value *state) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &state_ptr_key);
+    bool same = lua_touserdata(L, -1) == (void *)state;
+    lua_pop(L, 1);
+    if (same && lua_rawgetp(L, LUA_REGISTRYINDEX, &state_proxy_key) == LUA_TUSERDATA &&
+        sst__lua_proxy_value(L, -1) == state) {
+        return;
+    }
+    if (same) {
+        lua_pop(L, 1);
+    }
+    sst__lua_push_value(L, state);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &state_proxy_key);
+    lua_pushlightuserdata(L, (void *)state);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &state_ptr_key);
+}
+
 sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
     const sst__lua_cb *cb = ud;
     sst_error err = {0};
     lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
-    int base = L != NULL ? lua_gettop(L) : 0;
-    int handler = L != NULL ? push_function(L, cb, &err) : 0;
-    if (handler == 0) {
+    if (L == NULL) {
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
-    open_ctx(L);
+    int base = lua_gettop(L);
+    /* The context sits below the call so that it can be invalidated afterwards. */
+    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
+    c->ctx = ctx;
+    if (luaL_getmetatable(L, SST_LUA_CTX) == LUA_TNIL) {
+        lua_pop(L, 1);
+        open_ctx(L);
+        luaL_getmetatable(L, SST_LUA_CTX);
+    }
+    lua_setmetatable(L, -2);
+    int handler = push_function(L, cb, &err);
+    if (handler == 0) {
+        c->ctx = NULL;
+        lua_settop(L, base);
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
     const sst_value *in = sst_node_input(ctx);
-    sst__lua_push_value(L, sst_node_state(ctx));
+    push_state(L, sst_node_state(ctx));
     if (in != NULL) {
         sst__lua_push_value(L, in);
     } else {
         lua_pushnil(L);
     }
-    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
-    c->ctx = ctx;
-    luaL_setmetatable(L, SST_LUA_CTX);
-    lua_pushvalue(L, -1);
-    int ctx_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, base + 1);
     /* The running node, for interrupt(); saved and restored for nested runs. */
-    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     void *outer = lua_touserdata(L, -1);
     lua_pop(L, 1);
     lua_pushlightuserdata(L, ctx);
-    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     int rc = lua_pcall(L, 3, 1, handler);
     lua_pushlightuserdata(L, outer);
-    lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_NODECTX);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, ctx_ref);
-    ((lctx *)lua_touserdata(L, -1))->ctx = NULL;
-    lua_pop(L, 1);
-    luaL_unref(L, LUA_REGISTRYINDEX, ctx_ref);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    c->ctx = NULL;
     sst_code out;
     if (rc != LUA_OK) {
         if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {

@@ -225,6 +225,17 @@ static size_t path_push(conv *c, const char *key, lua_Integer index) {
 
 static sst_value *to_value(conv *c, int idx, int depth);
 
+typedef struct lkey {
+    const char *s;
+    size_t len;
+} lkey;
+
+static int lkey_cmp(const void *pa, const void *pb) {
+    const lkey *a = pa, *b = pb;
+    int r = memcmp(a->s, b->s, a->len < b->len ? a->len : b->len);
+    return r != 0 ? r : (a->len > b->len) - (a->len < b->len);
+}
+
 /* A table: an array when its keys are 1..n, an object when they are all strings. */
 static sst_value *table_to_value(conv *c, int idx, int depth) {
     lua_State *L = c->L;
@@ -275,35 +286,40 @@ static sst_value *table_to_value(conv *c, int idx, int depth) {
     if (!strings) {
         return conv_fail(c, SST_ETYPE, "superstep.object(): a map must have string keys only");
     }
-    /* Keys in sorted order: Lua's table order is not stable between runs. */
-    lua_createtable(L, count > INT32_MAX ? 0 : (int)count, 0);
-    int keys = lua_gettop(L);
-    lua_Integer k = 0;
+    /*
+     * Keys in sorted order: Lua's table order is not stable between runs.
+     * The key strings stay alive in the table while it is converted.
+     */
+    lkey small[16];
+    lkey *keys = count <= SST_ARRAY_LEN(small) ? small : sst__malloc(count * sizeof *keys);
+    if (keys == NULL) {
+        sst__enomem(c->err);
+        return NULL;
+    }
+    size_t k = 0;
     lua_pushnil(L);
     while (lua_next(L, idx) != 0) {
         lua_pop(L, 1);
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, keys, ++k);
+        if (k < count) { /* always: count came from a full pass over the same table */
+            keys[k].s = lua_tolstring(L, -1, &keys[k].len);
+            k++;
+        }
     }
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort");
-    lua_remove(L, -2);
-    lua_pushvalue(L, keys);
-    lua_call(L, 1, 0);
+    qsort(keys, k, sizeof *keys, lkey_cmp);
     sst_value *o = sst_object_empty();
-    for (lua_Integer i = 1; i <= k && o != NULL; i++) {
-        lua_rawgeti(L, keys, i);
-        size_t klen;
-        const char *key = lua_tolstring(L, -1, &klen);
-        size_t old = path_push(c, key, 0);
+    for (size_t i = 0; i < k && o != NULL; i++) {
+        size_t old = path_push(c, keys[i].s, 0);
+        lua_pushlstring(L, keys[i].s, keys[i].len);
         lua_rawget(L, idx);
         sst_value *item = to_value(c, lua_gettop(L), depth + 1);
         lua_pop(L, 1);
         c->path[old] = '\0';
-        o = item != NULL ? sst_object_setn_take(o, key, klen, item, c->err)
+        o = item != NULL ? sst_object_setn_take(o, keys[i].s, keys[i].len, item, c->err)
                          : (sst_value_unref(o), NULL);
     }
-    lua_pop(L, 1);
+    if (keys != small) {
+        sst__free(keys);
+    }
     return o;
 }
 

@@ -27,7 +27,6 @@
 #define SST_LUA_OBJECT  "superstep.object"
 #define SST_LUA_RUNTIME "superstep.runtime" /* registry: lightuserdata sst__lua_rt */
 #define SST_LUA_GRAPHS  "superstep.graphs"  /* registry: graph number -> callables */
-#define SST_LUA_NODECTX "superstep.nodectx" /* registry: the running node's sst_node_ctx */
 
 /* One worker thread's own state. */
 typedef struct sst__lua_worker {
