@@ -5,6 +5,7 @@
  *   superstep run SCRIPT.lua [options]     run (or resume) a thread
  *   superstep state SCRIPT.lua --thread ID  the thread's latest state
  *   superstep history SCRIPT.lua --thread ID
+ *   superstep threads SCRIPT.lua [--db PATH]
  *   superstep graph SCRIPT.lua --mermaid|--dot
  *
  * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
@@ -34,6 +35,7 @@ static const char usage_text[] =
     "  run      run the graph the script returns (a new thread, or --thread ID)\n"
     "  state    print a thread's latest state (--thread ID required)\n"
     "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
+    "  threads  list the threads in the checkpoint database\n"
     "  graph    print the graph (--mermaid, the default, or --dot)\n"
     "\n"
     "options:\n"
@@ -81,8 +83,9 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     c->command = argv[1];
     if (strcmp(c->command, "run") != 0 && strcmp(c->command, "state") != 0 &&
-        strcmp(c->command, "history") != 0 && strcmp(c->command, "graph") != 0) {
-        return usage_error("unknown command '%s' (expected run, state, history or graph)",
+        strcmp(c->command, "history") != 0 && strcmp(c->command, "graph") != 0 &&
+        strcmp(c->command, "threads") != 0) {
+        return usage_error("unknown command '%s' (expected run, state, history, threads or graph)",
                            c->command);
     }
     for (int i = 2; i < argc; i++) {
@@ -152,7 +155,7 @@ static int parse_args(int argc, char **argv, cli *c) {
 
 /* Parses JSON given inline or as @file; NULL with a message printed. */
 static sst_value *json_arg(const char *opt, const char *text) {
-    sst_error err;
+    sst_error err = {0};
     sst_value *v;
     if (text[0] == '@') {
         v = sst_json_read_file(text + 1, NULL, &err);
@@ -192,7 +195,7 @@ static void new_thread_id(char out[37]) {
 }
 
 static void print_json(FILE *f, const sst_value *v, unsigned flags) {
-    sst_error err;
+    sst_error err = {0};
     char *text = sst_json_write(v, flags, NULL, &err);
     if (text != NULL) {
         fprintf(f, "%s\n", text);
@@ -253,7 +256,7 @@ typedef struct session {
 } session;
 
 static int open_session(const cli *c, session *s) {
-    sst_error err;
+    sst_error err = {0};
     memset(s, 0, sizeof *s);
     if ((s->script = sst_lua_script_load(c->script, &err)) == NULL) {
         fprintf(stderr, "superstep: %s\n", err.msg);
@@ -283,7 +286,7 @@ static void close_session(session *s) {
 
 static sst_value *result_json(const sst_graph_result *r, const char *thread, sst_graph_thread *t) {
     sst_value *o = sst_object_empty();
-    sst_error err;
+    sst_error err = {0};
     o = sst_object_set_take(
         o, "status", sst_string_new(sst_run_status_name(sst_graph_result_status(r)), NULL), &err);
     if (o != NULL) {
@@ -331,7 +334,7 @@ static int cmd_run(const cli *c) {
         new_thread_id(fresh);
         thread = fresh;
     }
-    sst_error err;
+    sst_error err = {0};
     const sst_compiled_graph *cg = sst_lua_script_graph(s.script);
     sst_graph_thread *t = sst_graph_thread_open(cg, s.saver, thread, &err);
     sst_engine *engine = NULL;
@@ -439,7 +442,7 @@ static int cmd_state(const cli *c, bool history) {
         close_session(&s);
         return rc;
     }
-    sst_error err;
+    sst_error err = {0};
     sst_graph_thread *t =
         sst_graph_thread_open(sst_lua_script_graph(s.script), s.saver, c->thread, &err);
     sst_value *v = NULL;
@@ -471,8 +474,38 @@ static int cmd_state(const cli *c, bool history) {
     return rc;
 }
 
+static int cmd_threads(const cli *c) {
+    session s;
+    int rc = open_session(c, &s);
+    if (rc >= 0) {
+        close_session(&s);
+        return rc;
+    }
+    sst_error err = {0};
+    sst_value *list = sst_checkpointer_threads(s.saver, &err);
+    if (list == NULL) {
+        rc = fail("", &err);
+    } else if (c->json) {
+        print_json(stdout, list, SST_JSON_COMPACT);
+        rc = EXIT_DONE;
+    } else {
+        printf("%-40s %12s %8s  %s\n", "THREAD", "CHECKPOINTS", "STEP", "LATEST");
+        for (size_t i = 0; i < sst_array_len(list); i++) {
+            const sst_value *t = sst_array_get(list, i);
+            printf("%-40s %12lld %8lld  %s\n", sst_string_cstr(sst_object_get(t, "thread_id")),
+                   (long long)sst_int_value(sst_object_get(t, "checkpoints")),
+                   (long long)sst_int_value(sst_object_get(t, "step")),
+                   sst_string_cstr(sst_object_get(t, "latest")));
+        }
+        rc = EXIT_DONE;
+    }
+    sst_value_unref(list);
+    close_session(&s);
+    return rc;
+}
+
 static int cmd_graph(const cli *c) {
-    sst_error err;
+    sst_error err = {0};
     sst_lua_script *s = sst_lua_script_load(c->script, &err);
     if (s == NULL) {
         fprintf(stderr, "superstep: %s\n", err.msg);
@@ -496,6 +529,8 @@ int main(int argc, char **argv) {
         return cmd_run(&c);
     } else if (strcmp(c.command, "graph") == 0) {
         return cmd_graph(&c);
+    } else if (strcmp(c.command, "threads") == 0) {
+        return cmd_threads(&c);
     }
     return cmd_state(&c, strcmp(c.command, "history") == 0);
 }

@@ -266,6 +266,9 @@ typedef struct sst_checkpointer_ops {
     sst_code (*lock)(void *self, const char *thread, bool wait, sst_error *err);
     void (*unlock)(void *self, const char *thread);
     void (*destroy)(void *self);
+    /* Every thread, sorted by id: [{"thread_id", "checkpoints": count, "latest": id,
+     * "step"}]. Optional: NULL makes sst_checkpointer_threads fail with SST_ENOTSUP. */
+    sst_value *(*threads)(void *self, sst_error *err);
 } sst_checkpointer_ops;
 
 typedef struct sst_checkpointer sst_checkpointer;
@@ -281,6 +284,12 @@ SST_NODISCARD SST_API sst_checkpointer *sst_checkpointer_new(const sst_checkpoin
 SST_API void sst_checkpointer_free(sst_checkpointer *cp);
 /** The implementation's self pointer (borrowed). */
 SST_API void *sst_checkpointer_self(const sst_checkpointer *cp);
+/**
+ * The threads stored in @p cp, sorted by id: [{"thread_id", "checkpoints",
+ * "latest" (checkpoint id), "step"}].
+ * @return new array; NULL with SST_ENOTSUP (the saver cannot list) or a storage error.
+ */
+SST_NODISCARD SST_API sst_value *sst_checkpointer_threads(sst_checkpointer *cp, sst_error *err);
 
 /* ---- running ---------------------------------------------------------- */
 

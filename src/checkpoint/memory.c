@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "checkpoint_int.h"
+#include "values/build.h"
 
 typedef struct mem_saver {
     pthread_mutex_t mu;
@@ -15,6 +16,41 @@ typedef struct mem_saver {
     sst_value *threads;   /* protected by mu: {thread: {"records": [...], "writes": {id: w}}} */
     sst_value *locked;    /* protected by mu: {thread: true} */
 } mem_saver;
+
+static int by_key(const void *a, const void *b) {
+    const sst_value *ka = *(const sst_value *const *)a, *kb = *(const sst_value *const *)b;
+    return strcmp(sst_string_cstr(ka), sst_string_cstr(kb));
+}
+
+static sst_value *mem_threads(void *self, sst_error *err) {
+    mem_saver *m = self;
+    pthread_mutex_lock(&m->mu);
+    size_t n = sst_object_len(m->threads);
+    const sst_value **keys = sst__malloc((n ? n : 1) * sizeof *keys);
+    sst_value *out = keys != NULL ? sst_array_empty() : NULL;
+    for (size_t i = 0; i < n && keys != NULL; i++) {
+        keys[i] = sst_object_key_at(m->threads, i);
+    }
+    if (keys != NULL) {
+        qsort(keys, n, sizeof *keys, by_key);
+    }
+    for (size_t i = 0; i < n && out != NULL; i++) {
+        const sst_value *records =
+            sst_object_get(sst_object_get(m->threads, sst_string_cstr(keys[i])), "records");
+        const sst_value *last = sst_array_get(records, sst_array_len(records) - 1);
+        sst_value *t = sst__set_take(sst_object_empty(), "thread_id", sst_value_ref(keys[i]), err);
+        t = sst__set_take(t, "checkpoints", sst_int_new((int64_t)sst_array_len(records), err), err);
+        t = sst__set_take(t, "latest", sst_value_ref(sst_object_get(last, "id")), err);
+        t = sst__set_take(t, "step", sst_value_ref(sst_object_get(last, "step")), err);
+        out = t != NULL ? sst_array_push_take(out, t, err) : (sst_value_unref(out), NULL);
+    }
+    pthread_mutex_unlock(&m->mu);
+    sst__free(keys);
+    if (out == NULL && err != NULL && err->code == SST_OK) {
+        sst__enomem(err);
+    }
+    return out;
+}
 
 static const sst_value *thread_of(const mem_saver *m, const char *thread) {
     return sst_object_get(m->threads, thread);
@@ -184,7 +220,7 @@ sst_checkpointer *sst_memory_saver_new(sst_error *err) {
     m->locked = sst_object_empty();
     static const sst_checkpointer_ops ops = {mem_put,    mem_put_writes,    mem_get,
                                              mem_list,   mem_delete_thread, mem_lock,
-                                             mem_unlock, mem_destroy};
+                                             mem_unlock, mem_destroy,       mem_threads};
     sst_checkpointer *cp = sst_checkpointer_new(&ops, m, err);
     if (cp == NULL) {
         mem_destroy(m);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "checkpoint_int.h"
+#include "values/build.h"
 
 #define APP_ID 0x53535450 /* "SSTP" */
 
@@ -47,6 +48,7 @@ enum {
     S_DEL_THREAD_W,
     S_PUT_CHUNK,
     S_GET_CHUNK,
+    S_THREADS,
     S_COUNT
 };
 
@@ -68,6 +70,10 @@ static const char *const k_sql[S_COUNT] = {
     [S_DEL_THREAD_W] = "DELETE FROM writes WHERE thread=?",
     [S_PUT_CHUNK] = "INSERT OR IGNORE INTO chunks(id, body) VALUES(?,?)",
     [S_GET_CHUNK] = "SELECT body FROM chunks WHERE id=?",
+    [S_THREADS] =
+        "SELECT c.thread, n, c.id, c.step FROM checkpoints c JOIN "
+        "(SELECT thread, COUNT(*) AS n, MAX(seq) AS last FROM checkpoints GROUP BY thread) t "
+        "ON c.seq = t.last ORDER BY c.thread",
 };
 
 #define CHUNK 64
@@ -507,6 +513,32 @@ static sst_value *sq_list(void *self, const char *thread, const sst_value *filte
     return out;
 }
 
+static sst_value *sq_threads(void *self, sst_error *err) {
+    sqlite_saver *s = self;
+    pthread_mutex_lock(&s->mu);
+    sqlite3_stmt *st = stmt(s, S_THREADS);
+    sst_value *out = sst_array_empty();
+    int rc;
+    while (out != NULL && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sst_value *t =
+            sst__set_take(sst_object_empty(), "thread_id",
+                          sst_string_new((const char *)sqlite3_column_text(st, 0), err), err);
+        t = sst__set_take(t, "checkpoints", sst_int_new(sqlite3_column_int64(st, 1), err), err);
+        t = sst__set_take(t, "latest",
+                          sst_string_new((const char *)sqlite3_column_text(st, 2), err), err);
+        t = sst__set_take(t, "step", sst_int_new(sqlite3_column_int64(st, 3), err), err);
+        out = t != NULL ? sst_array_push_take(out, t, err) : (sst_value_unref(out), NULL);
+    }
+    if (out != NULL && rc != SQLITE_DONE) {
+        db_error(s, err, "listing threads");
+        sst_value_unref(out);
+        out = NULL;
+    }
+    sqlite3_reset(st);
+    pthread_mutex_unlock(&s->mu);
+    return out;
+}
+
 static sst_code sq_delete_thread(void *self, const char *thread, sst_error *err) {
     sqlite_saver *s = self;
     pthread_mutex_lock(&s->mu);
@@ -754,8 +786,9 @@ sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts 
         sq_destroy(s);
         return NULL;
     }
-    static const sst_checkpointer_ops ops = {
-        sq_put, sq_put_writes, sq_get, sq_list, sq_delete_thread, sq_lock, sq_unlock, sq_destroy};
+    static const sst_checkpointer_ops ops = {sq_put,    sq_put_writes,    sq_get,
+                                             sq_list,   sq_delete_thread, sq_lock,
+                                             sq_unlock, sq_destroy,       sq_threads};
     sst_checkpointer *cp = sst_checkpointer_new(&ops, s, err);
     if (cp == NULL) {
         sq_destroy(s);

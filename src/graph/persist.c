@@ -89,6 +89,14 @@ void sst_checkpointer_free(sst_checkpointer *cp) {
     sst__free(cp);
 }
 
+sst_value *sst_checkpointer_threads(sst_checkpointer *cp, sst_error *err) {
+    if (cp == NULL || cp->ops.threads == NULL) {
+        sst__error(err, SST_ENOTSUP, "checkpointer: this saver cannot list its threads");
+        return NULL;
+    }
+    return cp->ops.threads(cp->self, err);
+}
+
 void *sst_checkpointer_self(const sst_checkpointer *cp) {
     return cp != NULL ? cp->self : NULL;
 }

@@ -3,8 +3,8 @@
 # second process, fork, streaming, and the message of every bad input.
 # Usage: test_cli.sh SUPERSTEP_BINARY REPO_ROOT
 set -uo pipefail
-bin=$1
-root=$2
+bin=$(realpath "$1")
+root=$(realpath "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -49,6 +49,13 @@ contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "state value
 expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json
 n=$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)
 [ "$n" -ge 5 ] || fail "history has $n checkpoints"
+
+# threads: every thread of the database, sorted by id
+expect_rc 0 "$bin" threads "$script" --db r.db --json
+contains "$out" '[{"thread_id":"' "threads JSON"
+contains "$out" '"thread_id":"t1","checkpoints":' "thread t1 listed"
+expect_rc 0 "$bin" threads "$script" --db r.db
+contains "$out" "CHECKPOINTS" "threads table header"
 
 # Fork: from the checkpoint that waited for approval ($cid, taken from the
 # interrupted run), answer "no" this time.

@@ -512,6 +512,54 @@ static void check_time_travel(const char *db) {
     app_close(&a);
 }
 
+/* sst_checkpointer_threads: every thread, sorted by id, with its latest checkpoint. */
+static void check_threads(const char *db) {
+    app a = {0};
+    build_one_two(&a);
+    g_two_fixed = 1;
+    app_open(&a, db, "zeta");
+    sst_graph_result_free(run(&a, "{\"value\":1}", NULL));
+    sst_graph_result_free(run(&a, "{\"value\":1}", NULL));
+    sst_error err = {0};
+    sst_graph_thread *alpha = sst_graph_thread_open(a.cg, a.cp, "alpha", &err);
+    assert_non_null(alpha);
+    sst_value *in = tu_json("{\"value\":5}");
+    sst_graph_result_free(sst_graph_invoke(a.cg, alpha, in, NULL, &err));
+    sst_value_unref(in);
+    sst_value *latest = sst_graph_get_state(alpha, NULL, &err);
+    sst_value *h_alpha = sst_graph_get_state_history(alpha, NULL, 0, &err);
+    sst_value *h_zeta = sst_graph_get_state_history(a.th, NULL, 0, &err);
+    sst_graph_thread_free(alpha);
+    sst_value *list = sst_checkpointer_threads(a.cp, &err);
+    assert_non_null(list);
+    assert_int_equal(sst_array_len(list), 2);
+    const sst_value *first = sst_array_get(list, 0), *second = sst_array_get(list, 1);
+    assert_string_equal(sst_string_cstr(sst_object_get(first, "thread_id")), "alpha");
+    assert_string_equal(sst_string_cstr(sst_object_get(second, "thread_id")), "zeta");
+    assert_int_equal(sst_int_value(sst_object_get(first, "checkpoints")), sst_array_len(h_alpha));
+    assert_int_equal(sst_int_value(sst_object_get(second, "checkpoints")), sst_array_len(h_zeta));
+    assert_true(sst_array_len(h_zeta) > sst_array_len(h_alpha)); /* two runs against one */
+    assert_true(
+        sst_value_equal(sst_object_get(first, "latest"), sst_object_get(latest, "checkpoint_id")));
+    assert_true(sst_value_equal(sst_object_get(first, "step"), sst_object_get(latest, "step")));
+    sst_value_unref(h_alpha);
+    sst_value_unref(h_zeta);
+    sst_value_unref(latest);
+    sst_value_unref(list);
+    app_close(&a);
+}
+
+static void test_threads_memory(void **state) {
+    (void)state;
+    check_threads(NULL);
+}
+
+static void test_threads_sqlite(void **state) {
+    (void)state;
+    char db[300];
+    check_threads(db_path("threads.db", db, sizeof db));
+}
+
 static void test_time_travel_memory(void **state) {
     (void)state;
     check_time_travel(NULL);
@@ -875,6 +923,8 @@ int main(void) {
         cmocka_unit_test(test_interrupt_before_across_processes),
         cmocka_unit_test(test_time_travel_memory),
         cmocka_unit_test(test_time_travel_sqlite),
+        cmocka_unit_test(test_threads_memory),
+        cmocka_unit_test(test_threads_sqlite),
         cmocka_unit_test(test_update_state_ambiguous),
         cmocka_unit_test(test_durability_exit_and_sync),
         cmocka_unit_test(test_thread_busy_across_handles),
