@@ -418,8 +418,8 @@ static int cmd_run(const cli *c) {
             fprintf(stderr, "interrupted after %llu supersteps; pending:\n",
                     (unsigned long long)sst_graph_result_steps(r));
             print_json(stderr, sst_graph_result_interrupts(r), SST_JSON_PRETTY);
-            fprintf(stderr, "resume with: superstep run %s --thread %s --resume JSON\n", c->script,
-                    thread);
+            fprintf(stderr, "resume with: superstep run %s%s%s --thread %s --resume JSON\n",
+                    c->script, c->db != NULL ? " --db " : "", c->db != NULL ? c->db : "", thread);
         } else {
             fprintf(stderr, "completed in %llu supersteps (%.3f s), thread %s\n",
                     (unsigned long long)sst_graph_result_steps(r), now_s() - ui.t0, thread);
