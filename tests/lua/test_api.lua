@@ -36,13 +36,27 @@ g1:add_edge(sst.START, "a")
 g1:add_edge("a", "b")
 g1:add_edge("b", sst.END)
 
--- Graph 2: parallel fan-out with Send, run on 2 workers.
+-- Graph 2: parallel fan-out with Send, run on 2 workers. A task on the main
+-- state waits until a task has run in a worker state (a flag file), so the
+-- test proves that worker states are made and used.
+local function exists(path)
+  local f = io.open(path)
+  if f then f:close() return true end
+  return false
+end
 local g2 = sst.StateGraph{ results = { reducer = sst.reducers.append, default = {} },
-                           items = sst.reducers.replace }
+                           where = { reducer = sst.reducers.append, default = {} },
+                           items = sst.reducers.replace, flag = sst.reducers.replace }
 g2:add_node("work", function(state, item, ctx)
-  local x = 0
-  for i = 1, 20000 do x = x + (i % 7) end -- some CPU work
-  return { results = { item * 2 } }
+  if sst.worker then
+    local f = assert(io.open(state.flag, "w"))
+    f:write("x")
+    f:close()
+  else
+    local deadline = os.time() + 30
+    while not exists(state.flag) and os.time() < deadline do end
+  end
+  return { results = { item * 2 }, where = { sst.worker and "worker" or "main" } }
 end)
 g2:add_conditional_edges(sst.START, function(state)
   local sends = {}
@@ -122,7 +136,14 @@ if not sst.worker then
   -- parallel Lua nodes on two workers (worker states load this script)
   local items = {}
   for i = 1, 40 do items[i] = i end
-  local r2 = app2:invoke({ items = items })
+  local flag = os.tmpname()
+  os.remove(flag)
+  local r2 = app2:invoke({ items = items, flag = flag })
+  os.remove(flag)
+  local places = {}
+  for _, w in ipairs(r2.where) do places[w] = true end
+  check(places.main and places.worker, "tasks ran on the main state and in a worker state: " ..
+        sst.json_encode(r2.where))
   check(#r2.results == 40, "40 results from 2 workers")
   local expect = {}
   for i = 1, 40 do expect[i] = i * 2 end
@@ -191,6 +212,31 @@ if not sst.worker then
   raises(function() sst.Command{ goto_ = "x" } end, "unknown key 'goto_'", "Command keys")
   raises(function() sst.interrupt("x") end, "only be called inside a node", "interrupt outside")
   raises(function() g1:compile{ durability = "fast" } end, "durability must be", "durability")
+
+  -- set_entry_point / set_finish_point, ipairs and tostring on views, interrupt_before
+  local ge = sst.StateGraph{ xs = sst.reducers.replace, sum = sst.reducers.replace,
+                             text = sst.reducers.replace }
+  ge:add_node("s", function(state)
+    local total = 0
+    for _, x in ipairs(state.xs) do total = total + x end
+    return { sum = total, text = tostring(state.xs) }
+  end)
+  ge:set_entry_point("s")
+  ge:set_finish_point("s")
+  local re = ge:compile{}:invoke({ xs = { 1, 2, 3 } })
+  eq(re.sum, 6, "ipairs over a view")
+  eq(re.text, "[1,2,3]", "tostring of a view is JSON")
+  local ib = ge:compile{ checkpointer = sst.MemorySaver(), interrupt_before = { "s" } }
+  local stopped = ib:invoke({ xs = { 1 } }, { thread_id = "ib" })
+  check(stopped.__interrupt__ ~= nil and stopped.sum == nil, "interrupt_before stops before s")
+  eq(ib:invoke(nil, { thread_id = "ib" }).sum, 1, "continue after interrupt_before")
+  local meta = sst.StateGraph{}
+  meta:add_node("m", function() return nil end, { metadata = { owner = "me" } })
+  meta:add_edge(sst.START, "m")
+  check(meta:compile{}:draw_mermaid():find("m", 1, true), "node with metadata compiles")
+  raises(function() meta:add_node("bad", function() end, { retry = { max_attempts = 0 } }) end,
+         "max_attempts must be at least 1", "bad retry policy")
+  raises(function() ge:compile{ checkpointer = 42 } end, "checkpointer must be", "bad saver")
 
   -- SQLite saver and JSON helpers
   local path = os.tmpname()
