@@ -199,28 +199,49 @@ void sst__lua_push_table(lua_State *L, const sst_value *v) {
 
 /* ---- Lua to values ---- */
 
+/* One step of the path being converted: a key, or a 1-based index when key is NULL. */
+typedef struct seg {
+    const char *key;
+    lua_Integer index;
+} seg;
+
 typedef struct conv {
     lua_State *L;
     sst_error *err;
-    char path[256]; /* the path being converted, for messages */
+    const char *what; /* names the root ("update", "input") */
+    seg path[MAX_DEPTH + 2];
+    int depth; /* segments in use */
 } conv;
 
+/* The error, with the path rendered only now ("update.items[3].name"). */
 static sst_value *conv_fail(conv *c, sst_code code, const char *what) {
-    sst__error(c->err, code, "%s: %s", c->path, what);
+    char path[256];
+    size_t n = (size_t)snprintf(path, sizeof path, "%s", c->what);
+    int shown = c->depth < (int)SST_ARRAY_LEN(c->path) ? c->depth : (int)SST_ARRAY_LEN(c->path);
+    for (int i = 0; i < shown && n < sizeof path; i++) {
+        if (shown > 8 && i == 4) { /* a deep path: its first and last steps */
+            n += (size_t)snprintf(path + n, sizeof path - n, "...");
+            i = shown - 4;
+        }
+        if (c->path[i].key != NULL) {
+            n += (size_t)snprintf(path + n, sizeof path - n, ".%s", c->path[i].key);
+        } else {
+            n += (size_t)snprintf(path + n, sizeof path - n, "[%lld]", (long long)c->path[i].index);
+        }
+    }
+    sst__error(c->err, code, "%s: %s", path, what);
     return NULL;
 }
 
-/* Appends ".key" or "[i]" to the path; returns the old length to restore. */
-static size_t path_push(conv *c, const char *key, lua_Integer index) {
-    size_t old = strlen(c->path);
-    if (old < sizeof c->path - 1) {
-        if (key != NULL) {
-            snprintf(c->path + old, sizeof c->path - old, ".%s", key);
-        } else {
-            snprintf(c->path + old, sizeof c->path - old, "[%lld]", (long long)index);
-        }
+static void path_push(conv *c, const char *key, lua_Integer index) {
+    if (c->depth < (int)SST_ARRAY_LEN(c->path)) {
+        c->path[c->depth] = (seg){key, index};
     }
-    return old;
+    c->depth++;
+}
+
+static void path_pop(conv *c) {
+    c->depth--;
 }
 
 static sst_value *to_value(conv *c, int idx, int depth);
@@ -274,11 +295,11 @@ static sst_value *table_to_value(conv *c, int idx, int depth) {
         }
         sst_value *a = sst_array_empty();
         for (lua_Integer i = 1; i <= n && a != NULL; i++) {
-            size_t old = path_push(c, NULL, i);
+            path_push(c, NULL, i);
             lua_rawgeti(L, idx, i);
             sst_value *item = to_value(c, lua_gettop(L), depth + 1);
             lua_pop(L, 1);
-            c->path[old] = '\0';
+            path_pop(c);
             a = item != NULL ? sst_array_push_take(a, item, c->err) : (sst_value_unref(a), NULL);
         }
         return a;
@@ -308,12 +329,12 @@ static sst_value *table_to_value(conv *c, int idx, int depth) {
     qsort(keys, k, sizeof *keys, lkey_cmp);
     sst_value *o = sst_object_empty();
     for (size_t i = 0; i < k && o != NULL; i++) {
-        size_t old = path_push(c, keys[i].s, 0);
+        path_push(c, keys[i].s, 0);
         lua_pushlstring(L, keys[i].s, keys[i].len);
         lua_rawget(L, idx);
         sst_value *item = to_value(c, lua_gettop(L), depth + 1);
         lua_pop(L, 1);
-        c->path[old] = '\0';
+        path_pop(c);
         o = item != NULL ? sst_object_setn_take(o, keys[i].s, keys[i].len, item, c->err)
                          : (sst_value_unref(o), NULL);
     }
@@ -381,8 +402,7 @@ static sst_value *to_value(conv *c, int idx, int depth) {
 }
 
 sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error *err) {
-    conv c = {.L = L, .err = err};
-    snprintf(c.path, sizeof c.path, "%s", what);
+    conv c = {.L = L, .err = err, .what = what};
     sst_value *v = to_value(&c, lua_absindex(L, idx), 0);
     if (v == NULL && err != NULL && err->code == SST_OK) {
         sst__enomem(err);

@@ -201,6 +201,14 @@ if not sst.worker then
          "reducer type error")
   raises(function() app1:invoke({ f = print }) end, "input.f: a function cannot be stored",
          "bad input")
+  raises(function() sst.json_encode({ a = { { b = print } } }) end,
+         "json_encode.a[1].b: a function cannot be stored", "nested path in errors")
+  local cyc = {}
+  cyc[1] = cyc
+  raises(function() sst.json_encode(cyc) end, "nested too deeply", "cycle")
+  raises(function() sst.json_encode({ 1, 2, x = 3 }) end, "neither a list", "mixed table")
+  raises(function() sst.json_encode(0 / 0) end, "NaN and infinities", "NaN")
+  raises(function() sst.json_encode("\xff") end, "not valid UTF-8", "bad UTF-8")
   raises(function() sst.StateGraph{ x = 42 } end, "field 'x': expected a reducer", "bad schema")
   raises(function() g1:add_node("a", function() end) end, "duplicate node 'a'", "duplicate")
   raises(function()
