@@ -130,6 +130,10 @@ struct sst_graph_thread {
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
+    /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
+     * checkpoint never committed (a crash between the two): the run starts again. */
+    bool restart;
+    sst_value *restart_input; /* owned: that run's input, or NULL */
 };
 
 /* ---- durable threads (persist.c) ---- */
@@ -137,9 +141,10 @@ struct sst_graph_thread {
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
 /* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
-sst_code sst__persist_start(sst_graph_thread *th, const sst_value *input, const sst_value *prepared,
-                            const sst_value *state_after, const sst_value *rp, bool fork,
-                            const sst_invoke_opts *o, sst_error *err);
+sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
+                            const sst_value *prepared, const sst_value *state_after,
+                            const sst_value *rp, bool fork, const sst_invoke_opts *o,
+                            sst_error *err);
 /* Writes the checkpoint after a committed superstep. */
 sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
                                 const sst_invoke_opts *o, sst_error *err);

@@ -88,6 +88,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->state);
     sst_value_unref(t->public_state);
     sst_value_unref(t->resume_point);
+    sst_value_unref(t->restart_input);
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
     sst__free(t->thread_id);
@@ -519,7 +520,13 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         sst__error(err, SST_EINVAL, "resume: there is no interrupted run to resume");
         return NULL;
     }
-    if (durable && !resuming && input == NULL && th->last_id != NULL) {
+    /* A run whose start was cut between its input checkpoint and its first loop
+     * checkpoint starts again from the input checkpoint, with the same input. */
+    bool restart = durable && !resuming && input == NULL && th->restart && !fork;
+    if (restart) {
+        input = th->restart_input;
+    }
+    if (durable && !resuming && !restart && input == NULL && th->last_id != NULL) {
         /* Nothing to resume and no input: the thread stays as it is. */
         sst_graph_result *r = new_result(err);
         if (r != NULL) {
@@ -567,7 +574,8 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         sst_error_clear(&rerr);
         sst_value *targets = NULL;
         sst_code rc = start_routing(cg, state, &targets, &rerr);
-        uint64_t first = durable ? (uint64_t)(th->last_step + 2) : 0;
+        /* A new run's first superstep comes after its input and loop checkpoints. */
+        uint64_t first = durable ? (uint64_t)(th->last_step + (restart ? 1 : 2)) : 0;
         if (rc == SST_OK) {
             rp = sst__start_point(cg, first, targets, &rerr);
             rc = rp != NULL ? SST_OK : SST_ENOMEM;
@@ -594,7 +602,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
             th->runs++;
         }
         if (durable) {
-            rc = sst__persist_start(th, input, prepared, state, rp, fork, o, err);
+            rc = sst__persist_start(th, restart, input, prepared, state, rp, fork, o, err);
             if (rc != SST_OK) {
                 sst_value_unref(prepared);
                 sst_value_unref(rp);

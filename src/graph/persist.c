@@ -327,6 +327,9 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
             th->skip_before = false;
             set_str(&th->last_id, NULL);
             set_str(&th->latest_id, NULL);
+            th->restart = false;
+            sst_value_unref(th->restart_input);
+            th->restart_input = NULL;
             th->last_step = -2;
             th->since_snapshot = 0;
             return SST_OK;
@@ -363,6 +366,18 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
             return fail_code(err);
         }
         th->resume_point = rp;
+    }
+    /* An input or fork checkpoint with no next tasks is the start of a run whose
+     * first loop checkpoint never committed: that run is started again. */
+    const sst_value *meta = sst_object_get(rec, "metadata");
+    const char *source = sst_string_cstr(sst_object_get(meta, "source"));
+    sst_value_unref(th->restart_input);
+    th->restart_input = NULL;
+    th->restart = id == NULL && !has_tasks(next) && source != NULL &&
+                  (strcmp(source, "input") == 0 || strcmp(source, "fork") == 0);
+    if (th->restart) {
+        const sst_value *in = sst_object_get(sst_object_get(meta, "writes"), SST_START);
+        th->restart_input = in != NULL && !sst_is_null(in) ? sst_value_ref(in) : NULL;
     }
     const sst_value *ints = sst_object_get(writes, "interrupts");
     sst_value_unref(th->pending);
@@ -430,20 +445,27 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     return th->last_id != NULL ? SST_OK : sst__enomem(err);
 }
 
-sst_code sst__persist_start(sst_graph_thread *th, const sst_value *input, const sst_value *prepared,
-                            const sst_value *state_after, const sst_value *rp, bool fork,
-                            const sst_invoke_opts *o, sst_error *err) {
-    /* The input checkpoint (step -1 of a new thread): the state before the input. */
-    sst_value *before = sst_value_ref(th->state);
+static sst_code put_input_checkpoint(sst_graph_thread *th, const sst_value *input, bool fork,
+                                     const sst_invoke_opts *o, sst_error *err) {
     sst_value *in_meta = sst__set_take(sst_object_empty(), SST_START,
                                        sst_value_ref(input != NULL ? input : sst_null()), err);
     sst_code rc = in_meta != NULL ? SST_OK : fail_code(err);
     if (rc == SST_OK) {
-        rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", before,
+        rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", th->state,
                             sst_array_empty(), NULL, in_meta, o, err);
     }
     sst_value_unref(in_meta);
-    sst_value_unref(before);
+    return rc;
+}
+
+sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
+                            const sst_value *prepared, const sst_value *state_after,
+                            const sst_value *rp, bool fork, const sst_invoke_opts *o,
+                            sst_error *err) {
+    th->restart = false;
+    /* The input checkpoint (step -1 of a new thread): the state before the input.
+     * A restarted run has it already. */
+    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
     if (rc != SST_OK) {
         return rc;
     }

@@ -286,9 +286,10 @@ int main(int argc, char **argv) {
         pid_t pid = spawn(db);
         seed = seed * 1103515245u + 12345u;
         double frac = (double)((seed >> 8) % 1000) / 1000.0;
-        /* Each victim lives 0.5 % to 4 % of a full run after its start-up, so
-         * fifty of them kill the run at moments spread over all of it. */
-        double delay = 0.003 + full * (0.005 + 0.035 * frac);
+        /* Each victim lives 0.2 % to 2.8 % of a full run after its start-up (1.5 % on
+         * average), so fifty of them kill the run at moments spread over most of it
+         * and the final resume finishes it. */
+        double delay = 0.0005 + full * (0.002 + 0.026 * frac);
         struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
         nanosleep(&ts, NULL);
         if (kill(pid, SIGKILL) == 0) {

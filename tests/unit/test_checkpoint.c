@@ -512,6 +512,64 @@ static void check_time_travel(const char *db) {
     app_close(&a);
 }
 
+/*
+ * A crash between a run's input checkpoint and its first loop checkpoint
+ * (two transactions): the loop checkpoints are deleted by hand, as if the
+ * process had died right after the input checkpoint committed. Invoking the
+ * thread again starts that run again with the same input.
+ */
+static void test_restart_after_input_checkpoint(void **state) {
+    (void)state;
+    char db[300];
+    db_path("restart.db", db, sizeof db);
+    app a = {0};
+    build_one_two(&a);
+    g_two_fixed = 1;
+    app_open(&a, db, "r");
+    sst_graph_result *r = run(&a, "{\"value\":1}", NULL);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_graph_result_state(r), "{\"value\":6}");
+    sst_graph_result_free(r);
+    app_close(&a);
+
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "DELETE FROM checkpoints WHERE seq > (SELECT MIN(seq) FROM "
+                                  "checkpoints WHERE thread='r'); DELETE FROM writes;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+
+    build_one_two(&a);
+    app_open(&a, db, "r");
+    sst_error err = {0};
+    sst_value *st = sst_graph_get_state(a.th, NULL, &err);
+    assert_non_null(st);
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_object_get(st, "metadata"), "source")),
+                        "input");
+    sst_value_unref(st);
+    r = run(&a, NULL, NULL);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_graph_result_state(r), "{\"value\":6}");
+    sst_graph_result_free(r);
+    sst_value *h_after = sst_graph_get_state_history(a.th, NULL, 0, &err);
+    /* input (-1), loop (0) with one and two's writes, the step after: no second input. */
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(
+            sst_object_get(sst_array_get(h_after, sst_array_len(h_after) - 1), "metadata"),
+            "source")),
+        "input");
+    assert_int_equal(sst_int_value(sst_object_get(sst_array_get(h_after, 0), "step")),
+                     sst_array_len(h_after) - 2);
+    sst_value_unref(h_after);
+    /* Invoking again with no input changes nothing: the run is complete now. */
+    r = run(&a, NULL, NULL);
+    assert_json_eq(sst_graph_result_state(r), "{\"value\":6}");
+    sst_graph_result_free(r);
+    app_close(&a);
+}
+
 /* sst_checkpointer_threads: every thread, sorted by id, with its latest checkpoint. */
 static void check_threads(const char *db) {
     app a = {0};
@@ -923,6 +981,7 @@ int main(void) {
         cmocka_unit_test(test_interrupt_before_across_processes),
         cmocka_unit_test(test_time_travel_memory),
         cmocka_unit_test(test_time_travel_sqlite),
+        cmocka_unit_test(test_restart_after_input_checkpoint),
         cmocka_unit_test(test_threads_memory),
         cmocka_unit_test(test_threads_sqlite),
         cmocka_unit_test(test_update_state_ambiguous),
