@@ -255,6 +255,9 @@ typedef struct session {
     sst_checkpointer *saver;     /* the one in use */
 } session;
 
+static void close_session(session *s);
+
+/* Loads the script and opens the database; on failure closes what it opened. */
 static int open_session(const cli *c, session *s) {
     sst_error err = {0};
     memset(s, 0, sizeof *s);
@@ -272,6 +275,7 @@ static int open_session(const cli *c, session *s) {
             db = DEFAULT_DB;
         }
         if ((s->own_saver = sst_sqlite_saver_open(db, NULL, &err)) == NULL) {
+            close_session(s);
             return fail("", &err);
         }
         s->saver = s->own_saver;
@@ -318,7 +322,6 @@ static int cmd_run(const cli *c) {
     session s;
     int rc = open_session(c, &s);
     if (rc >= 0) {
-        close_session(&s);
         return rc;
     }
     sst_value *input = NULL, *resume = NULL;
@@ -439,7 +442,6 @@ static int cmd_state(const cli *c, bool history) {
     session s;
     int rc = open_session(c, &s);
     if (rc >= 0) {
-        close_session(&s);
         return rc;
     }
     sst_error err = {0};
@@ -478,7 +480,6 @@ static int cmd_threads(const cli *c) {
     session s;
     int rc = open_session(c, &s);
     if (rc >= 0) {
-        close_session(&s);
         return rc;
     }
     sst_error err = {0};

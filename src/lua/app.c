@@ -250,16 +250,6 @@ static sst_graph_thread *thread_for(lua_State *L, int app_idx, sst__lua_app *a, 
     return lt->t;
 }
 
-static bool is_command(lua_State *L, int idx) {
-    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) {
-        return false;
-    }
-    luaL_getmetatable(L, SST_LUA_COMMAND);
-    bool yes = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return yes;
-}
-
 /* ---- running ---- */
 
 typedef struct collect {
@@ -332,7 +322,7 @@ static int run(lua_State *L, unsigned modes, int events) {
     o.durability = a->durability;
     sst_error err = {0};
     sst_value *input = NULL, *resume = NULL;
-    if (is_command(L, 2)) {
+    if (sst__lua_is_command(L, 2)) {
         if (lua_getfield(L, 2, "resume") != LUA_TNIL) {
             if ((resume = sst__lua_to_value(L, -1, "Command resume", &err)) == NULL) {
                 return sst__lua_raise(L, &err);

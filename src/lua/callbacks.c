@@ -175,21 +175,11 @@ static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_erro
     return rc;
 }
 
-static bool is_command(lua_State *L, int idx) {
-    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) {
-        return false;
-    }
-    luaL_getmetatable(L, SST_LUA_COMMAND);
-    bool yes = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return yes;
-}
-
 static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
     if (lua_isnil(L, idx)) {
         return SST_OK;
     }
-    if (is_command(L, idx)) {
+    if (sst__lua_is_command(L, idx)) {
         return apply_command(L, ctx, idx, err);
     }
     if (lua_type(L, idx) != LUA_TTABLE && sst__lua_proxy_value(L, idx) == NULL) {

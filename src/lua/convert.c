@@ -166,6 +166,20 @@ void sst__lua_open_proxy(lua_State *L) {
     lua_pop(L, 1);
 }
 
+bool sst__lua_has_metatable(lua_State *L, int idx, const char *name) {
+    if (!lua_getmetatable(L, idx)) {
+        return false;
+    }
+    luaL_getmetatable(L, name);
+    bool yes = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return yes;
+}
+
+bool sst__lua_is_command(lua_State *L, int idx) {
+    return lua_type(L, idx) == LUA_TTABLE && sst__lua_has_metatable(L, idx, SST_LUA_COMMAND);
+}
+
 /* ---- deep copies into tables ---- */
 
 void sst__lua_push_table(lua_State *L, const sst_value *v) {
@@ -260,13 +274,10 @@ static int lkey_cmp(const void *pa, const void *pb) {
 /* A table: an array when its keys are 1..n, an object when they are all strings. */
 static sst_value *table_to_value(conv *c, int idx, int depth) {
     lua_State *L = c->L;
-    int kind = 0; /* 0 unknown, 1 array, 2 object */
-    if (lua_getmetatable(L, idx)) {
-        luaL_getmetatable(L, SST_LUA_ARRAY);
-        luaL_getmetatable(L, SST_LUA_OBJECT);
-        kind = lua_rawequal(L, -3, -2) ? 1 : lua_rawequal(L, -3, -1) ? 2 : 0;
-        lua_pop(L, 3);
-    }
+    /* 0 unknown, 1 array, 2 object */
+    int kind = sst__lua_has_metatable(L, idx, SST_LUA_ARRAY)    ? 1
+               : sst__lua_has_metatable(L, idx, SST_LUA_OBJECT) ? 2
+                                                                : 0;
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     size_t count = 0;
     bool strings = true;

@@ -87,6 +87,10 @@ sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error 
 /* The value a proxy at @p idx wraps (borrowed), or NULL if it is not a proxy. */
 const sst_value *sst__lua_proxy_value(lua_State *L, int idx);
 void sst__lua_open_proxy(lua_State *L);
+/* True when the value at @p idx has the metatable registered as @p name. */
+bool sst__lua_has_metatable(lua_State *L, int idx, const char *name);
+/* True for a superstep.Command{...} table. */
+bool sst__lua_is_command(lua_State *L, int idx);
 /* Raises a Lua error with @p err's message. */
 int sst__lua_raise(lua_State *L, const sst_error *err);
 
