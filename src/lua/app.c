@@ -331,7 +331,7 @@ static int run(lua_State *L, unsigned modes, int events) {
         }
         o.resume = resume;
     } else if (!lua_isnoneornil(L, 2)) {
-        if ((input = sst__lua_to_value(L, 2, "input", &err)) == NULL) {
+        if ((input = sst__lua_to_object(L, 2, "input", &err)) == NULL) {
             return sst__lua_raise(L, &err);
         }
         sst__lua_push_owned(L, input);
@@ -492,7 +492,7 @@ static int app_update_state(lua_State *L) {
         return luaL_error(L, "update_state: needs a checkpointer and a thread_id");
     }
     sst_error err = {0};
-    sst_value *values = sst__lua_to_value(L, 3, "values", &err);
+    sst_value *values = sst__lua_to_object(L, 3, "values", &err);
     sst_value *st = NULL;
     if (values != NULL && sst_graph_update_state(t, config_string(L, cfg, "checkpoint_id"), values,
                                                  as_node, &err) == SST_OK) {

@@ -155,7 +155,7 @@ static sst_code apply_goto(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *
 static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
     sst_code rc = SST_OK;
     if (lua_getfield(L, idx, "update") != LUA_TNIL) {
-        sst_value *u = sst__lua_to_value(L, -1, "Command update", err);
+        sst_value *u = sst__lua_to_object(L, -1, "Command update", err);
         rc = u == NULL ? err->code : sst_node_update_all(ctx, u, err);
     }
     lua_pop(L, 1);
@@ -187,7 +187,7 @@ static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error 
                           "returned a %s; a node returns a table of updates, a Command or nil",
                           luaL_typename(L, idx));
     }
-    sst_value *u = sst__lua_to_value(L, idx, "update", err);
+    sst_value *u = sst__lua_to_object(L, idx, "update", err);
     if (u == NULL) {
         return err->code;
     }

@@ -420,3 +420,15 @@ sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error 
     }
     return v;
 }
+
+sst_value *sst__lua_to_object(lua_State *L, int idx, const char *what, sst_error *err) {
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TTABLE && !sst__lua_has_metatable(L, idx, SST_LUA_ARRAY)) {
+        lua_pushnil(L);
+        if (lua_next(L, idx) == 0) {
+            return sst_object_empty(); /* {} where an object is expected */
+        }
+        lua_pop(L, 2);
+    }
+    return sst__lua_to_value(L, idx, what, err);
+}

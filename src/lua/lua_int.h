@@ -84,6 +84,8 @@ void sst__lua_push_table(lua_State *L, const sst_value *v);
  * naming the path, or SST_ENOMEM.
  */
 sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error *err);
+/* As sst__lua_to_value where an object is expected: an empty table is {}. */
+sst_value *sst__lua_to_object(lua_State *L, int idx, const char *what, sst_error *err);
 /* The value a proxy at @p idx wraps (borrowed), or NULL if it is not a proxy. */
 const sst_value *sst__lua_proxy_value(lua_State *L, int idx);
 void sst__lua_open_proxy(lua_State *L);

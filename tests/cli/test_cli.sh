@@ -72,6 +72,13 @@ contains "$out" '{"research":{"notes":["notes on s: costs"]}}' "research updates
 lines=$(wc -l <<<"$out")
 [ "$lines" -ge 4 ] || fail "stream printed $lines lines"
 
+# On a terminal (a pty from script(1)), a progress line goes to stderr.
+if command -v script >/dev/null; then
+  script -qec "'$bin' run '$script' --db p.db --thread p1 --input '{\"topic\":\"p\"}' >/dev/null" \
+    /dev/null >"$work/pty" 2>&1
+  contains "$(cat "$work/pty")" "superstep 0  running" "progress line on a terminal"
+fi
+
 # Workers: the same final state with 2 workers as with 1.
 expect_rc 3 "$bin" run "$script" --db w.db --thread w1 --input '{"topic":"w"}' --json --workers 1
 one=$out

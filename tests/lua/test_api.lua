@@ -169,6 +169,22 @@ if not sst.worker then
   local limited = app3:get_state_history(cfg, { limit = 2 })
   eq(#limited, 2, "history limit")
 
+  local by_source = app3:get_state_history(cfg, { filter = { source = "input" } })
+  check(#by_source >= 1, "history filter")
+  for _, h in ipairs(by_source) do eq(h.metadata.source, "input", "filtered by source") end
+
+  -- Command goto with a list of targets and a Send
+  local gs = sst.StateGraph{ got = { reducer = sst.reducers.append, default = {} } }
+  gs:add_node("hub", function()
+    return sst.Command{ ["goto"] = { "x", sst.Send("y", { n = 7 }) } }
+  end, { ends = { "x", "y" } })
+  gs:add_node("x", function() return { got = { "x" } } end)
+  gs:add_node("z", function() return {} end) -- an empty update table is no update
+  gs:add_node("y", function(state, input) return { got = { "y" .. input.n } } end)
+  gs:add_edge(sst.START, "hub")
+  gs:add_edge("x", "z")
+  eq(gs:compile{}:invoke({}).got, { "x", "y7" }, "goto list with a Send; {} input and update")
+
   -- update_state and fork
   local newcfg = app3:update_state(cfg, { answer = "edited" }, "ask")
   check(type(newcfg.configurable.checkpoint_id) == "string", "update_state returns a config")
