@@ -42,7 +42,8 @@ static const char usage_text[] =
     "  --input JSON|@FILE   input of the run (default: none)\n"
     "  --thread ID          thread to continue (run: default a new id, printed)\n"
     "  --db PATH            SQLite checkpoint file (default: the script's checkpointer,\n"
-    "                       else $SUPERSTEP_DB, else ./" DEFAULT_DB ")\n"
+    "                       else $SUPERSTEP_DB, else ./" DEFAULT_DB "); :memory: keeps\n"
+    "                       the checkpoints in memory, for this process only\n"
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        resume the pending interrupt with this value\n"
     "  --stream MODE        values|updates|custom|debug: JSON lines on stdout\n"
@@ -274,7 +275,9 @@ static int open_session(const cli *c, session *s) {
         if (db == NULL || db[0] == '\0') {
             db = DEFAULT_DB;
         }
-        if ((s->own_saver = sst_sqlite_saver_open(db, NULL, &err)) == NULL) {
+        s->own_saver = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
+                                                   : sst_sqlite_saver_open(db, NULL, &err);
+        if (s->own_saver == NULL) {
             close_session(s);
             return fail("", &err);
         }

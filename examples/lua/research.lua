@@ -13,7 +13,7 @@ local graph = sst.StateGraph{
   topic = sst.reducers.replace,
   questions = sst.reducers.replace,
   notes = { reducer = sst.reducers.append, default = {} },
-  sources = { reducer = sst.reducers.unique, default = {} },
+  sources = { reducer = sst.reducers.append, default = {} },
   approved = sst.reducers.replace,
   report = sst.reducers.replace,
 }

@@ -88,6 +88,11 @@ two=${out//\"thread_id\":\"w2\"/\"thread_id\":\"w1\"}
   "$(sed 's/"checkpoint_id":"[^"]*"//; s/"id":"[^"]*"//' <<<"$two")" ] ||
   fail "2 workers differ from 1: $one vs $two"
 
+# --db :memory: runs without a file
+expect_rc 0 "$bin" run "$root/examples/lua/w1_loop.lua" --db :memory: --input '{"counter":0,"n":50}' --json
+contains "$out" '"state":{"counter":50,"n":50}' "in-memory run"
+[ ! -e ":memory:" ] || fail "--db :memory: created a file"
+
 # graph
 expect_rc 0 "$bin" graph "$script" --mermaid
 contains "$out" "research & fetch --> approve" "mermaid join"
