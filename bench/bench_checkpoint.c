@@ -22,117 +22,45 @@
 #include <sqlite3.h>
 
 #include "superstep/superstep.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, const sst_error *err) {
-    fprintf(stderr, "bench_checkpoint: %s: %s\n", what, err->msg);
-    exit(1);
-}
-
-static long long file_size(const char *path) {
-    struct stat st;
-    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
-}
-
-/* The database file's size once its WAL is checkpointed into it. */
-static long long db_bytes_after_checkpoint(const char *db) {
-    sqlite3 *h;
-    if (sqlite3_open(db, &h) == SQLITE_OK) {
-        sqlite3_exec(h, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
-    }
-    sqlite3_close(h);
-    return file_size(db);
-}
+#include "workloads.h"
 
 /* ---- W3 ---- */
-
-static long g_ai, g_target;
-
-static sst_code llm(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    g_ai++;
-    char msg[400];
-    snprintf(msg, sizeof msg,
-             "{\"role\":\"assistant\",\"content\":\"Step %ld: I will look this up with the search "
-             "tool.\",\"tool_calls\":[{\"id\":\"call_%ld\",\"type\":\"function\",\"function\":{"
-             "\"name\":\"search\",\"arguments\":\"{\\\"query\\\":\\\"question %ld\\\"}\"}}]}",
-             g_ai, g_ai, g_ai);
-    return sst_node_update(ctx, "messages", sst_json_parse(msg, NULL), NULL);
-}
-
-static sst_code tool(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    const sst_value *msgs = sst_object_get(sst_node_state(ctx), "messages");
-    const sst_value *last = sst_array_get(msgs, sst_array_len(msgs) - 1);
-    const sst_value *call = sst_array_get(sst_object_get(last, "tool_calls"), 0);
-    char msg[300];
-    snprintf(msg, sizeof msg,
-             "{\"role\":\"tool\",\"tool_call_id\":\"%s\",\"content\":\"Result for question %ld: 42 "
-             "documents found.\"}",
-             sst_string_cstr(sst_object_get(call, "id")), g_ai);
-    return sst_node_update(ctx, "messages", sst_json_parse(msg, NULL), NULL);
-}
-
-static sst_value *after_tool(const sst_value *state, void *ud, sst_error *err) {
-    (void)state, (void)ud;
-    return sst_string_new(g_ai >= g_target ? SST_END : "llm", err);
-}
-
-static sst_compiled_graph *chat_graph(sst_graph **out) {
-    sst_error err;
-    sst_graph *g = sst_graph_new(&err);
-    if (sst_graph_add_field(g, "messages", sst_reducer_add_messages(), sst_array_empty(), &err) ||
-        sst_graph_add_node(g, "llm", llm, NULL, NULL, &err) ||
-        sst_graph_add_node(g, "tool", tool, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, SST_START, "llm", &err) ||
-        sst_graph_add_edge(g, "llm", "tool", &err) ||
-        sst_graph_add_conditional_edges(g, "tool", after_tool, NULL, NULL, &err)) {
-        die("chat graph", &err);
-    }
-    *out = g;
-    return sst_graph_compile(g, NULL, &err);
-}
 
 static void w3(const char *dir, bool quick) {
     char db[300];
     snprintf(db, sizeof db, "%s/w3.db", dir);
     sst_error err;
-    sst_graph *g;
-    sst_compiled_graph *cg = chat_graph(&g);
+    sst_compiled_graph *cg = bw_w3();
     sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
     if (cg == NULL || cp == NULL) {
-        die("w3 setup", &err);
+        bw_die("w3 setup", &err);
     }
     sst_graph_thread *th = sst_graph_thread_open(cg, cp, "w3", &err);
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     o.recursion_limit = 100000;
     const long marks[] = {100, 250, 500};
-    g_ai = 0;
+    bw_w3_set_target(0);
     double total = 0, first_ms_per_step = 0, last_ms_per_step = 0;
     printf("W3 chat loop, SQLite saver (LangGraph.js: 7.57 s and 171,851,776 bytes at 500)\n");
     printf("  %-12s %10s %14s %12s %16s\n", "iterations", "time ms", "db bytes", "bytes/step",
            "us/superstep");
     long done = 0;
     for (int m = 0; m < 3; m++) {
-        g_target = quick ? marks[m] / 5 : marks[m];
-        double t0 = now_s();
+        long target = quick ? marks[m] / 5 : marks[m];
+        bw_w3_set_target(target);
+        double t0 = bw_now_s();
         sst_value *input = done == 0 ? sst_json_parse("{\"messages\":\"Find the answer.\"}", NULL)
                                      : sst_json_parse("{\"messages\":\"Go on.\"}", NULL);
         sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
         sst_value_unref(input);
-        double dt = now_s() - t0;
+        double dt = bw_now_s() - t0;
         if (r == NULL || sst_graph_result_status(r) != SST_RUN_COMPLETED) {
-            die("w3 run", r != NULL ? sst_graph_result_error(r) : &err);
+            bw_die("w3 run", r != NULL ? sst_graph_result_error(r) : &err);
         }
         sst_graph_result_free(r);
         total += dt;
-        long steps = (g_target - done) * 2;
+        long steps = (target - done) * 2;
         double us = dt / (double)steps * 1e6;
         if (m == 0) {
             first_ms_per_step = us;
@@ -140,10 +68,10 @@ static void w3(const char *dir, bool quick) {
         last_ms_per_step = us;
         /* Storage as LangGraph.js's script counts it: the main file once the WAL is folded in
          * (outside the timed region). */
-        long long bytes = db_bytes_after_checkpoint(db);
-        printf("  %-12ld %10.1f %14lld %12.0f %16.1f\n", g_target, total * 1e3, bytes,
-               (double)bytes / (double)(g_target * 2), us);
-        done = g_target;
+        long long bytes = bw_db_bytes(db);
+        printf("  %-12ld %10.1f %14lld %12.0f %16.1f\n", target, total * 1e3, bytes,
+               (double)bytes / (double)(target * 2), us);
+        done = target;
     }
     printf("  total %.1f ms for %ld supersteps (goal <= 100 ms); per-step time first %.1f us, "
            "last %.1f us (flat is the goal)\n\n",
@@ -151,7 +79,6 @@ static void w3(const char *dir, bool quick) {
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
     sst_compiled_graph_free(cg);
-    sst_graph_free(g);
 }
 
 /* ---- get_state with 100 000 messages ---- */
@@ -180,7 +107,7 @@ static void get_state_latency(const char *dir, bool quick) {
     if (sst_graph_add_field(g, "messages", sst_reducer_add_messages(), sst_array_empty(), &err) ||
         sst_graph_add_node(g, "bulk", bulk, NULL, NULL, &err) ||
         sst_graph_add_edge(g, SST_START, "bulk", &err)) {
-        die("get_state setup", &err);
+        bw_die("get_state setup", &err);
     }
     sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
     sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
@@ -192,7 +119,7 @@ static void get_state_latency(const char *dir, bool quick) {
         sst_graph_result *r = sst_graph_invoke(cg, th, in, NULL, &err);
         sst_value_unref(in);
         if (r == NULL) {
-            die("get_state build", &err);
+            bw_die("get_state build", &err);
         }
         sst_graph_result_free(r);
     }
@@ -208,11 +135,11 @@ static void get_state_latency(const char *dir, bool quick) {
                 cp = sst_sqlite_saver_open(db, NULL, &err);
                 th = sst_graph_thread_open(cg, cp, "big", &err);
             }
-            double t0 = now_s();
+            double t0 = bw_now_s();
             sst_value *st = sst_graph_get_state(th, NULL, &err);
-            double dt = now_s() - t0;
+            double dt = bw_now_s() - t0;
             if (st == NULL) {
-                die("get_state", &err);
+                bw_die("get_state", &err);
             }
             n = sst_array_len(sst_object_get(sst_object_get(st, "values"), "messages"));
             sst_value_unref(st);
@@ -232,51 +159,21 @@ static void get_state_latency(const char *dir, bool quick) {
 
 /* ---- W4 ---- */
 
-static sst_code w4a(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
-    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v + 1, NULL), NULL);
-    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("a", NULL), NULL) : rc;
-}
-
-static sst_code w4b(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
-    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v * 2, NULL), NULL);
-    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("b", NULL), NULL) : rc;
-}
-
-static sst_code w4c(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    int64_t v = sst_int_value(sst_object_get(sst_node_state(ctx), "value"));
-    sst_code rc = sst_node_update(ctx, "value", sst_int_new(v - 3, NULL), NULL);
-    return rc == SST_OK ? sst_node_update(ctx, "path", sst_string_new("c", NULL), NULL) : rc;
-}
-
 static void w4(const char *dir, bool sqlite, long threads) {
     char db[300];
     snprintf(db, sizeof db, "%s/w4.db", dir);
     sst_error err;
-    sst_graph *g = sst_graph_new(&err);
-    if (sst_graph_add_field(g, "path", sst_reducer_append(), sst_array_empty(), &err) ||
-        sst_graph_add_node(g, "a", w4a, NULL, NULL, &err) ||
-        sst_graph_add_node(g, "b", w4b, NULL, NULL, &err) ||
-        sst_graph_add_node(g, "c", w4c, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, SST_START, "a", &err) || sst_graph_add_edge(g, "a", "b", &err) ||
-        sst_graph_add_edge(g, "b", "c", &err) || sst_graph_add_edge(g, "c", SST_END, &err)) {
-        die("w4 setup", &err);
-    }
-    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+    sst_compiled_graph *cg = bw_w4();
     sst_checkpointer *cp =
         sqlite ? sst_sqlite_saver_open(db, NULL, &err) : sst_memory_saver_new(&err);
     if (cg == NULL || cp == NULL) {
-        die("w4 setup", &err);
+        bw_die("w4 setup", &err);
     }
     sst_engine *e = sst_engine_new(NULL, &err);
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     o.engine = e;
-    double t0 = now_s();
+    double t0 = bw_now_s();
     for (long i = 0; i < threads; i++) {
         char id[32], in[48];
         snprintf(id, sizeof id, "t-%ld", i);
@@ -286,13 +183,13 @@ static void w4(const char *dir, bool sqlite, long threads) {
         sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
         if (r == NULL ||
             sst_int_value(sst_object_get(sst_graph_result_state(r), "value")) != (i + 1) * 2 - 3) {
-            die("w4 run", r != NULL ? sst_graph_result_error(r) : &err);
+            bw_die("w4 run", r != NULL ? sst_graph_result_error(r) : &err);
         }
         sst_graph_result_free(r);
         sst_value_unref(input);
         sst_graph_thread_free(th);
     }
-    double dt = now_s() - t0;
+    double dt = bw_now_s() - t0;
     printf("W4 %ld threads x 3-node chain, %s saver: %.0f runs/s (%.1f us per run; goal >= %s; "
            "LangGraph.js 613/s with its memory saver)\n",
            threads, sqlite ? "SQLite" : "memory", (double)threads / dt, dt / (double)threads * 1e6,
@@ -300,7 +197,6 @@ static void w4(const char *dir, bool sqlite, long threads) {
     sst_engine_free(e);
     sst_checkpointer_free(cp);
     sst_compiled_graph_free(cg);
-    sst_graph_free(g);
 }
 
 int main(int argc, char **argv) {

@@ -126,8 +126,8 @@ static void w3(long iters, const char *dir) {
     bw_w3_set_target(0);
     for (int m = 0; m < 3; m++) {
         bw_w3_set_target(marks[m]);
-        sst_value *input = bw_json(m == 0 ? "{\"messages\":\"Find the answer.\"}"
-                                          : "{\"messages\":\"Go on.\"}");
+        sst_value *input =
+            bw_json(m == 0 ? "{\"messages\":\"Find the answer.\"}" : "{\"messages\":\"Go on.\"}");
         double t0 = bw_now_s();
         sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
         total += bw_now_s() - t0;
@@ -144,8 +144,7 @@ static void w3(long iters, const char *dir) {
     printf("{\"workload\":\"W3\",\"impl\":\"c-sqlite\",\"size\":%ld,\"wall_ms\":%.3f,"
            "\"per_unit_us\":%.4f,\"unit\":\"superstep\",\"storage_bytes\":%lld,"
            "\"peak_rss_kib\":%ld,\"growth\":[%s]}\n",
-           iters, total * 1e3, total / (double)(2 * iters) * 1e6, bytes, bw_peak_rss_kib(),
-           growth);
+           iters, total * 1e3, total / (double)(2 * iters) * 1e6, bytes, bw_peak_rss_kib(), growth);
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
     sst_compiled_graph_free(cg);
@@ -183,7 +182,8 @@ static void w4(const char *impl, long threads, const char *dir) {
     bool sqlite = strcmp(impl, "c-sqlite") == 0;
     sst_error err;
     sst_compiled_graph *cg = bw_w4();
-    sst_checkpointer *cp = sqlite ? sst_sqlite_saver_open(db, NULL, &err) : sst_memory_saver_new(&err);
+    sst_checkpointer *cp =
+        sqlite ? sst_sqlite_saver_open(db, NULL, &err) : sst_memory_saver_new(&err);
     if (cp == NULL) {
         bw_die("w4", &err);
     }
@@ -226,7 +226,8 @@ static void w5(long reps) {
     double t0 = bw_now_s();
     for (long i = 0; i < reps; i++) {
         sst_graph_result *r = sst_graph_invoke(sum, NULL, input, &o, &err);
-        if (r != NULL && sst_int_value(sst_object_get(sst_graph_result_state(r), "counter")) == 18) {
+        if (r != NULL &&
+            sst_int_value(sst_object_get(sst_graph_result_state(r), "counter")) == 18) {
             eighteen++;
         }
         sst_graph_result_free(r);

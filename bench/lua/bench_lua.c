@@ -16,6 +16,7 @@
 
 #include "superstep/lua.h"
 #include "superstep/superstep.h"
+#include "workloads.h"
 
 #ifndef SST_BINARY_DIR
 #define SST_BINARY_DIR "."
@@ -23,26 +24,6 @@
 #ifndef SST_SOURCE_DIR
 #define SST_SOURCE_DIR "."
 #endif
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, const sst_error *err) {
-    fprintf(stderr, "bench_lua: %s: %s\n", what, err->msg);
-    exit(1);
-}
-
-static sst_value *json(const char *text) {
-    sst_error err;
-    sst_value *v = sst_json_parse(text, &err);
-    if (v == NULL) {
-        die("json", &err);
-    }
-    return v;
-}
 
 /* Best of @p reps invokes of @p cg on @p input; checks field @p key == @p want. */
 static double best_run(const sst_compiled_graph *cg, const sst_value *input, uint64_t limit,
@@ -53,11 +34,11 @@ static double best_run(const sst_compiled_graph *cg, const sst_value *input, uin
         sst_invoke_opts o;
         sst_invoke_opts_init(&o);
         o.recursion_limit = limit;
-        double t0 = now_s();
+        double t0 = bw_now_s();
         sst_graph_result *res = sst_graph_invoke(cg, NULL, input, &o, &err);
-        double dt = now_s() - t0;
+        double dt = bw_now_s() - t0;
         if (res == NULL || sst_graph_result_status(res) != SST_RUN_COMPLETED) {
-            die("run", res != NULL ? sst_graph_result_error(res) : &err);
+            bw_die("run", res != NULL ? sst_graph_result_error(res) : &err);
         }
         const sst_value *got = sst_object_get(sst_graph_result_state(res), key);
         if (got == NULL || sst_int_value(got) != want) {
@@ -76,113 +57,29 @@ static sst_lua_script *load(const char *name) {
     sst_error err;
     sst_lua_script *s = sst_lua_script_load(path, &err);
     if (s == NULL) {
-        die(path, &err);
+        bw_die(path, &err);
     }
     return s;
-}
-
-/* ---- the same graphs in C ---- */
-
-static sst_code c_inc(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    return sst_node_update(ctx, "counter", sst_int_new(1, NULL), NULL);
-}
-
-static sst_value *c_loop(const sst_value *state, void *ud, sst_error *err) {
-    (void)ud;
-    bool done = sst_int_value(sst_object_get(state, "counter")) >=
-                sst_int_value(sst_object_get(state, "n"));
-    return sst_string_new(done ? SST_END : "inc", err);
-}
-
-static sst_code c_split(sst_node_ctx *ctx, void *ud) {
-    (void)ctx;
-    (void)ud;
-    return SST_OK;
-}
-
-static sst_code c_work(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    int64_t x = sst_int_value(sst_object_get(sst_node_input(ctx), "x"));
-    sst_value *list = sst_array_push_take(sst_array_empty(), sst_int_new(2 * x, NULL), NULL);
-    return sst_node_update(ctx, "results", list, NULL);
-}
-
-static sst_code c_join(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    const sst_value *r = sst_object_get(sst_node_state(ctx), "results");
-    int64_t total = 0;
-    for (size_t i = 0; i < sst_array_len(r); i++) {
-        total += sst_int_value(sst_array_get(r, i));
-    }
-    return sst_node_update(ctx, "total", sst_int_new(total, NULL), NULL);
-}
-
-static sst_value *c_fan(const sst_value *state, void *ud, sst_error *err) {
-    (void)ud;
-    const sst_value *items = sst_object_get(state, "items");
-    sst_value *sends = sst_array_empty();
-    for (size_t i = 0; i < sst_array_len(items) && sends != NULL; i++) {
-        sst_value *arg = sst_object_set_take(sst_object_empty(), "x",
-                                             sst_value_ref(sst_array_get(items, i)), err);
-        sends = sst_array_push_take(sends, sst_send_new("work", arg, err), err);
-    }
-    return sends;
-}
-
-static sst_compiled_graph *c_w1(void) {
-    sst_error err;
-    sst_graph *g = sst_graph_new(&err);
-    if (sst_graph_add_field(g, "counter", sst_reducer_sum(), sst_int_new(0, NULL), &err) ||
-        sst_graph_add_field(g, "n", sst_reducer_replace(), NULL, &err) ||
-        sst_graph_add_node(g, "inc", c_inc, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, SST_START, "inc", &err) ||
-        sst_graph_add_conditional_edges(g, "inc", c_loop, NULL, NULL, &err)) {
-        die("c w1", &err);
-    }
-    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
-    sst_graph_free(g);
-    return cg;
-}
-
-static sst_compiled_graph *c_w2(void) {
-    sst_error err;
-    sst_graph *g = sst_graph_new(&err);
-    if (sst_graph_add_field(g, "items", sst_reducer_replace(), NULL, &err) ||
-        sst_graph_add_field(g, "results", sst_reducer_append(), sst_array_empty(), &err) ||
-        sst_graph_add_field(g, "total", sst_reducer_replace(), NULL, &err) ||
-        sst_graph_add_node(g, "split", c_split, NULL, NULL, &err) ||
-        sst_graph_add_node(g, "work", c_work, NULL, NULL, &err) ||
-        sst_graph_add_node(g, "join", c_join, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, SST_START, "split", &err) ||
-        sst_graph_add_conditional_edges(g, "split", c_fan, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, "work", "join", &err) ||
-        sst_graph_add_edge(g, "join", SST_END, &err)) {
-        die("c w2", &err);
-    }
-    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
-    sst_graph_free(g);
-    return cg;
 }
 
 /* W1 in C on a durable SQLite thread: the same work as the CLI run below. */
 static double c_w1_durable(const sst_compiled_graph *cg, const sst_value *input, long n,
                            const char *db) {
     sst_error err;
-    remove(db);
+    bw_remove_db(db);
     sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
     sst_graph_thread *t = cp != NULL ? sst_graph_thread_open(cg, cp, "c", &err) : NULL;
     if (t == NULL) {
-        die("c w1 durable", &err);
+        bw_die("c w1 durable", &err);
     }
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     o.recursion_limit = (uint64_t)n + 10;
-    double t0 = now_s();
+    double t0 = bw_now_s();
     sst_graph_result *r = sst_graph_invoke(cg, t, input, &o, &err);
-    double dt = now_s() - t0;
+    double dt = bw_now_s() - t0;
     if (r == NULL || sst_graph_result_status(r) != SST_RUN_COMPLETED) {
-        die("c w1 durable", r != NULL ? sst_graph_result_error(r) : &err);
+        bw_die("c w1 durable", r != NULL ? sst_graph_result_error(r) : &err);
     }
     sst_graph_result_free(r);
     sst_graph_thread_free(t);
@@ -198,9 +95,9 @@ static double cli_w1(long n, const char *db) {
              "'%s/superstep' run '%s/examples/lua/w1_loop.lua' --db '%s' --thread cli "
              "--input '{\"counter\":0,\"n\":%ld}' --json > /dev/null",
              SST_BINARY_DIR, SST_SOURCE_DIR, db, n);
-    double t0 = now_s();
+    double t0 = bw_now_s();
     int rc = system(cmd);
-    double dt = now_s() - t0;
+    double dt = bw_now_s() - t0;
     if (rc != 0) {
         fprintf(stderr, "bench_lua: '%s' failed (%d)\n", cmd, rc);
         exit(1);
@@ -215,7 +112,7 @@ static sst_value *history_input(long n, long steps) {
         char text[96];
         snprintf(text, sizeof text,
                  "{\"id\":\"m%ld\",\"role\":\"user\",\"content\":\"message %ld\"}", i, i);
-        msgs = sst_array_push_take(msgs, json(text), NULL);
+        msgs = sst_array_push_take(msgs, bw_json(text), NULL);
     }
     sst_value *in = sst_object_set_take(sst_object_empty(), "messages", msgs, NULL);
     in = sst_object_set_take(in, "counter", sst_int_new(0, NULL), NULL);
@@ -231,8 +128,8 @@ int main(int argc, char **argv) {
 
     char in1[64];
     snprintf(in1, sizeof in1, "{\"counter\":0,\"n\":%ld}", n1);
-    sst_value *input1 = json(in1);
-    sst_compiled_graph *cw1 = c_w1();
+    sst_value *input1 = bw_json(in1);
+    sst_compiled_graph *cw1 = bw_w1();
     sst_lua_script *lw1 = load("w1_loop.lua");
     double c1 = best_run(cw1, input1, (uint64_t)n1 + 10, "counter", n1, reps);
     double l1 = best_run(sst_lua_script_graph(lw1), input1, (uint64_t)n1 + 10, "counter", n1, reps);
@@ -246,7 +143,7 @@ int main(int argc, char **argv) {
         items = sst_array_push_take(items, sst_int_new(i, NULL), NULL);
     }
     sst_value *input2 = sst_object_set_take(sst_object_empty(), "items", items, NULL);
-    sst_compiled_graph *cw2 = c_w2();
+    sst_compiled_graph *cw2 = bw_w2();
     sst_lua_script *lw2 = load("w2_fanout.lua");
     double c2 = best_run(cw2, input2, 25, "total", k2 * (k2 - 1), reps);
     double l2 = best_run(sst_lua_script_graph(lw2), input2, 25, "total", k2 * (k2 - 1), reps);
@@ -260,7 +157,7 @@ int main(int argc, char **argv) {
     char ind[64], db[64];
     snprintf(ind, sizeof ind, "{\"counter\":0,\"n\":%ld}", nd);
     snprintf(db, sizeof db, "/tmp/sst-bench-lua-%d.db", (int)getpid());
-    sst_value *input_d = json(ind);
+    sst_value *input_d = bw_json(ind);
     double cd = 1e9, ld = 1e9;
     for (int r = 0; r < reps; r++) {
         double a = c_w1_durable(cw1, input_d, nd, db), b = cli_w1(nd, db);
