@@ -146,7 +146,8 @@ sst_compiled_graph *bw_w2(void) {
         sst_graph_add_node(g, "join", w2_join, NULL, NULL, &err) ||
         sst_graph_add_edge(g, SST_START, "split", &err) ||
         sst_graph_add_conditional_edges(g, "split", w2_fan, NULL, NULL, &err) ||
-        sst_graph_add_edge(g, "work", "join", &err) || sst_graph_add_edge(g, "join", SST_END, &err)) {
+        sst_graph_add_edge(g, "work", "join", &err) ||
+        sst_graph_add_edge(g, "join", SST_END, &err)) {
         bw_die("w2", &err);
     }
     return compile(g, "w2");

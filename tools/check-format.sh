@@ -5,8 +5,8 @@ set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 command -v clang-format >/dev/null || { echo "check-format: clang-format is not installed" >&2; exit 1; }
-# tests/data holds fixtures, not our code.
-mapfile -t files < <(find include src tests cli bench examples -name '*.[ch]' -not -path 'tests/data/*' 2>/dev/null)
+# tests/data holds fixtures and bench/peers the peer's npm packages: not our code.
+mapfile -t files < <(find include src tests cli bench examples -name '*.[ch]' -not -path 'tests/data/*' -not -path 'bench/peers/*' 2>/dev/null)
 bad=0
 for f in "${files[@]}"; do
   [ -f "$f" ] || continue
