@@ -78,11 +78,26 @@ static const char *const k_sql[S_COUNT] = {
 
 #define CHUNK 64
 
+/*
+ * The chunk ids of a list stored by an earlier snapshot. A later version of
+ * the list (add_messages keeps the elements of the old one) reuses the ids
+ * of the chunks whose 64 elements are the same values, so a snapshot costs
+ * only its new chunks instead of re-encoding the whole history.
+ */
+#define CHUNK_MEMOS 8
+typedef struct chunk_memo {
+    sst_value *list; /* owned reference: keeps the elements (and their addresses) alive */
+    sst_value *ids;  /* owned: the id of each full chunk */
+    uint64_t used;   /* LRU clock */
+} chunk_memo;
+
 typedef struct sqlite_saver {
     sqlite3 *db;
     char *path; /* owned, for messages */
     pthread_mutex_t mu;
-    sqlite3_stmt *st[S_COUNT]; /* protected by mu */
+    sqlite3_stmt *st[S_COUNT];    /* protected by mu */
+    chunk_memo memo[CHUNK_MEMOS]; /* protected by mu */
+    uint64_t memo_clock;
 } sqlite_saver;
 
 void sst_sqlite_opts_init(sst_sqlite_opts *o) {
@@ -160,15 +175,72 @@ static bool commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
 
 /* ---- operations ---- */
 
+/* The memo of a list that starts with the same element as @p list, or NULL. */
+static chunk_memo *memo_find(sqlite_saver *s, const sst_value *list) {
+    const sst_value *first = sst_array_get(list, 0);
+    for (int i = 0; i < CHUNK_MEMOS; i++) {
+        if (s->memo[i].list != NULL && sst_array_get(s->memo[i].list, 0) == first) {
+            return &s->memo[i];
+        }
+    }
+    return NULL;
+}
+
+/* The id of chunk @p c of @p list if @p m stored the same 64 values, else NULL. */
+static const sst_value *memo_id(const chunk_memo *m, const sst_value *list, size_t c) {
+    if (m == NULL || c >= sst_array_len(m->ids)) {
+        return NULL;
+    }
+    for (size_t k = c * CHUNK; k < (c + 1) * CHUNK; k++) {
+        if (sst_array_get(list, k) != sst_array_get(m->list, k)) {
+            return NULL;
+        }
+    }
+    return sst_array_get(m->ids, c);
+}
+
+/* Remembers @p list's chunk ids once their transaction committed. */
+static void memo_put(sqlite_saver *s, const sst_value *list, const sst_value *ids) {
+    chunk_memo *m = memo_find(s, list);
+    if (m == NULL) {
+        m = &s->memo[0];
+        for (int i = 1; i < CHUNK_MEMOS; i++) {
+            if (s->memo[i].used < m->used) {
+                m = &s->memo[i];
+            }
+        }
+    }
+    sst_value_unref(m->list);
+    sst_value_unref(m->ids);
+    m->list = sst_value_ref(list);
+    m->ids = sst_value_ref(ids);
+    m->used = ++s->memo_clock;
+}
+
+static void memo_clear(sqlite_saver *s) {
+    for (int i = 0; i < CHUNK_MEMOS; i++) {
+        sst_value_unref(s->memo[i].list);
+        sst_value_unref(s->memo[i].ids);
+        s->memo[i] = (chunk_memo){0};
+    }
+}
+
 /*
  * Stores the full 64-element chunks of @p list and returns
  * {"chunks": [ids], "tail": [the rest]} (new). Inside the open transaction.
+ * Chunks an earlier snapshot stored (the memo) are neither encoded nor written.
  */
 static sst_value *store_chunks(sqlite_saver *s, const sst_value *list, sst_error *err) {
     size_t n = sst_array_len(list), full = n / CHUNK * CHUNK;
     sst_value *ids = sst_array_empty();
     sst_value *tail = sst_array_empty();
+    const chunk_memo *memo = memo_find(s, list);
     for (size_t i = 0; i < full && ids != NULL; i += CHUNK) {
+        const sst_value *known = memo_id(memo, list, i / CHUNK);
+        if (known != NULL) {
+            ids = sst_array_push_take(ids, sst_value_ref(known), err);
+            continue;
+        }
         sst_value *chunk = sst_array_empty();
         for (size_t k = i; k < i + CHUNK && chunk != NULL; k++) {
             chunk = sst_array_push_take(chunk, sst_value_ref(sst_array_get(list, k)), err);
@@ -343,6 +415,15 @@ static sst_code sq_put(void *self, const sst_value *record, bool sync, sst_error
         ok = step_done(s, st, "writing a checkpoint", err);
     }
     ok = commit(s, sync, ok, err);
+    if (snapshot) {
+        /* Only chunks of a committed snapshot are known to be in the file. */
+        const sst_value *raw = sst_object_get(record, "body");
+        for (size_t i = 0; ok && i < sst_array_len(chunked); i++) {
+            const sst_value *key = sst_array_get(chunked, i);
+            const sst_value *enc = sst_object_get(body, sst_string_cstr(key));
+            memo_put(s, sst_object_get(raw, sst_string_cstr(key)), sst_object_get(enc, "chunks"));
+        }
+    }
     pthread_mutex_unlock(&s->mu);
     sst_value_unref(header);
     sst_value_unref(body);
@@ -623,6 +704,7 @@ static void sq_unlock(void *self, const char *thread) {
 
 static void sq_destroy(void *self) {
     sqlite_saver *s = self;
+    memo_clear(s);
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
     }

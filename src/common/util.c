@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "superstep/version.h"
@@ -19,8 +20,7 @@ unsigned sst_version_hex(void) {
     return SST_VERSION_HEX;
 }
 
-sst_code sst__random_bytes(void *buf, size_t n, sst_error *err) {
-    unsigned char *p = buf;
+static sst_code fill_random(unsigned char *p, size_t n, sst_error *err) {
     while (n > 0) {
         ssize_t got = getrandom(p, n, 0);
         if (got < 0) {
@@ -32,6 +32,42 @@ sst_code sst__random_bytes(void *buf, size_t n, sst_error *err) {
         p += got;
         n -= (size_t)got;
     }
+    return SST_OK;
+}
+
+/*
+ * Small requests (ids: 8 to 16 bytes each) come from a per-thread pool
+ * filled by one getrandom call per 512 bytes instead of one call each. A
+ * forked child must not hand out its parent's bytes again: the pool belongs
+ * to a process id and is dropped in a child.
+ */
+#define POOL 512
+static _Thread_local struct {
+    unsigned char bytes[POOL];
+    size_t left; /* unread bytes at the end of bytes */
+    pid_t pid;
+} g_pool;
+
+sst_code sst__random_bytes(void *buf, size_t n, sst_error *err) {
+    if (n > 64) {
+        return fill_random(buf, n, err);
+    }
+    pid_t pid = getpid();
+    if (g_pool.pid != pid) {
+        g_pool.left = 0;
+        g_pool.pid = pid;
+    }
+    if (g_pool.left < n) {
+        sst_code rc = fill_random(g_pool.bytes, POOL, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+        g_pool.left = POOL;
+    }
+    unsigned char *src = g_pool.bytes + (POOL - g_pool.left);
+    memcpy(buf, src, n);
+    memset(src, 0, n); /* handed out once */
+    g_pool.left -= n;
     return SST_OK;
 }
 

@@ -139,10 +139,24 @@ void sst__checkpoint_id(sst_graph_thread *th, char out[37]) {
         uint64_t t = (uint64_t)ts.tv_nsec ^ clock;
         memcpy(rnd, &t, sizeof rnd);
     }
-    snprintf(out, 37, "%08llx-%04llx-7%03llx-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             (unsigned long long)(clock >> 32), (unsigned long long)((clock >> 16) & 0xffff),
-             (unsigned long long)(clock & 0xfff), (rnd[0] & 0x3f) | 0x80, rnd[1], rnd[2], rnd[3],
-             rnd[4], rnd[5], rnd[6], rnd[7]);
+    /* A UUIDv7 layout: 48-bit milliseconds, version 7, 12 bits of counter, variant, random. */
+    unsigned char b[16];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(clock >> (56 - 8 * i));
+    }
+    b[6] = (unsigned char)(0x70 | (b[6] & 0x0f));
+    memcpy(b + 8, rnd, 8);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            *o++ = '-';
+        }
+        *o++ = hex[b[i] >> 4];
+        *o++ = hex[b[i] & 15];
+    }
+    *o = '\0';
 }
 
 /* ---- resume points ---- */
