@@ -31,9 +31,20 @@ command -v cmake >/dev/null || need+=(build-essential cmake pkg-config)
 [ -x /usr/bin/time ] || need+=(time)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
+# better-sqlite3 (LangGraph.js's SqliteSaver) compiles from source.
+command -v g++ >/dev/null || need+=(g++)
+command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   say "installing ${need[*]}"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+node_major=$(node -e 'console.log(process.versions.node.split(".")[0])')
+if [ "$node_major" -lt 20 ]; then
+  say "the pinned LangGraph.js packages need node >= 20 (found $(node --version));"
+  say "install node 20 (Debian 12's nodejs is 18), then run this again"
+  exit 1
 fi
 
 say "building superstep (Release)"

@@ -971,8 +971,89 @@ static void test_delta_snapshot_equivalence(void **state) {
     }
 }
 
+/* Appends 10 messages per superstep for 40 supersteps. */
+static sst_code chatter(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_value *list = sst_array_empty();
+    for (int i = 0; i < 10; i++) {
+        char m[96];
+        snprintf(m, sizeof m, "{\"id\":\"s%llu-%d\",\"role\":\"user\",\"content\":\"m%d\"}",
+                 (unsigned long long)sst_node_step(ctx), i, i);
+        list = sst_array_push_take(list, tu_json(m), NULL);
+    }
+    return sst_node_update(ctx, "messages", list, NULL);
+}
+
+static sst_value *chatter_next(const sst_value *state, void *ud, sst_error *err) {
+    (void)ud;
+    return sst_string_new(
+        sst_array_len(sst_object_get(state, "messages")) >= 400 ? SST_END : "chat", err);
+}
+
+/*
+ * Snapshots of a growing history reuse the chunks earlier snapshots stored
+ * (the saver's memo); read back by a fresh saver, every checkpoint's state is
+ * the one the engine had.
+ */
+static void test_chunk_reuse_reads_back(void **state) {
+    (void)state;
+    char db[300];
+    db_path("chunks.db", db, sizeof db);
+    sst_error err;
+    app a = {0};
+    a.g = sst_graph_new(&err);
+    assert_sst_ok(
+        sst_graph_add_field(a.g, "messages", sst_reducer_add_messages(), sst_array_empty(), &err),
+        &err);
+    assert_sst_ok(sst_graph_add_node(a.g, "chat", chatter, NULL, NULL, &err), &err);
+    assert_sst_ok(sst_graph_add_edge(a.g, SST_START, "chat", &err), &err);
+    assert_sst_ok(sst_graph_add_conditional_edges(a.g, "chat", chatter_next, NULL, NULL, &err),
+                  &err);
+    app_open(&a, db, "t-chunks");
+    states_seen seen = {sst_array_empty()};
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.recursion_limit = 100;
+    o.snapshot_every = 3;
+    o.stream = keep_values;
+    o.stream_user_data = &seen;
+    o.stream_modes = SST_STREAM_VALUES;
+    sst_graph_result_free(run(&a, "{}", &o));
+    sst_graph_thread_free(a.th);
+    sst_checkpointer_free(a.cp);
+    a.cp = sst_sqlite_saver_open(db, NULL, &err); /* fresh: no memo, no state cache */
+    assert_non_null(a.cp);
+    a.th = sst_graph_thread_open(a.cg, a.cp, "t-chunks", &err);
+    sst_value *h = sst_graph_get_state_history(a.th, NULL, 0, &err);
+    assert_non_null(h);
+    size_t checked = 0;
+    for (size_t i = 0; i < sst_array_len(h); i++) {
+        int64_t step = sst_int_value(sst_object_get(sst_array_get(h, i), "step"));
+        if (step >= 0) {
+            assert_true(sst_value_equal(sst_object_get(sst_array_get(h, i), "values"),
+                                        sst_array_get(seen.list, (size_t)step)));
+            checked++;
+        }
+    }
+    assert_int_equal(checked, 41); /* the input applied, then 40 supersteps */
+    sqlite3 *h2;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open(db, &h2), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h2, "SELECT count(*) FROM chunks", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    /* The last snapshot held 320 to 383 messages: 5 full chunks, each stored once. */
+    assert_int_equal(sqlite3_column_int(st, 0), 5);
+    sqlite3_finalize(st);
+    sqlite3_close(h2);
+    sst_value_unref(h);
+    sst_value_unref(seen.list);
+    app_close(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chunk_reuse_reads_back),
         cmocka_unit_test(test_history_memory),
         cmocka_unit_test(test_history_sqlite),
         cmocka_unit_test(test_pending_writes_resume),
