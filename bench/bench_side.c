@@ -52,21 +52,7 @@ static double invoke_once(const sst_compiled_graph *cg, const char *impl, const 
     sst_error err;
     sst_checkpointer *cp = strcmp(impl, "c-memory") == 0 ? sst_memory_saver_new(&err) : NULL;
     sst_graph_thread *th = cp != NULL ? sst_graph_thread_open(cg, cp, "t", &err) : NULL;
-    sst_invoke_opts o;
-    sst_invoke_opts_init(&o);
-    o.recursion_limit = limit;
-    double t0 = bw_now_s();
-    sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
-    double dt = bw_now_s() - t0;
-    if (r == NULL || sst_graph_result_status(r) != SST_RUN_COMPLETED) {
-        bw_die("invoke", r != NULL ? sst_graph_result_error(r) : &err);
-    }
-    const sst_value *got = sst_object_get(sst_graph_result_state(r), check_key);
-    if (got == NULL || sst_int_value(got) != want) {
-        fprintf(stderr, "bench_side: %s is not %lld\n", check_key, (long long)want);
-        exit(1);
-    }
-    sst_graph_result_free(r);
+    double dt = bw_invoke_timed(cg, th, input, limit, check_key, want);
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
     return dt;

@@ -62,6 +62,27 @@ void bw_remove_db(const char *db) {
     remove(side);
 }
 
+double bw_invoke_timed(const sst_compiled_graph *cg, sst_graph_thread *th, const sst_value *input,
+                       uint64_t recursion_limit, const char *key, int64_t want) {
+    sst_error err;
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.recursion_limit = recursion_limit;
+    double t0 = bw_now_s();
+    sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, &err);
+    double dt = bw_now_s() - t0;
+    if (r == NULL || sst_graph_result_status(r) != SST_RUN_COMPLETED) {
+        bw_die("invoke", r != NULL ? sst_graph_result_error(r) : &err);
+    }
+    const sst_value *got = sst_object_get(sst_graph_result_state(r), key);
+    if (got == NULL || sst_int_value(got) != want) {
+        fprintf(stderr, "bench: %s is not %lld\n", key, (long long)want);
+        exit(1);
+    }
+    sst_graph_result_free(r);
+    return dt;
+}
+
 static sst_compiled_graph *compile(sst_graph *g, const char *what) {
     sst_error err;
     sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);

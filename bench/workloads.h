@@ -20,6 +20,13 @@ long long bw_db_bytes(const char *db);
 /* Removes @p db and its -wal/-shm files. */
 void bw_remove_db(const char *db);
 
+/*
+ * One invoke of @p cg (on @p th, or NULL) timed; exits unless it completes
+ * with the integer field @p key equal to @p want. Returns seconds.
+ */
+double bw_invoke_timed(const sst_compiled_graph *cg, sst_graph_thread *th, const sst_value *input,
+                       uint64_t recursion_limit, const char *key, int64_t want);
+
 /* W1: `inc` adds 1 to a sum field `counter` and loops until counter >= n (input field). */
 sst_compiled_graph *bw_w1(void);
 /* W2: `split` fans out one Send("work", {x}) per item; `join` sums `results`. */

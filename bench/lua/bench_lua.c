@@ -30,22 +30,7 @@ static double best_run(const sst_compiled_graph *cg, const sst_value *input, uin
                        const char *key, int64_t want, int reps) {
     double best = 1e9;
     for (int r = 0; r < reps; r++) {
-        sst_error err;
-        sst_invoke_opts o;
-        sst_invoke_opts_init(&o);
-        o.recursion_limit = limit;
-        double t0 = bw_now_s();
-        sst_graph_result *res = sst_graph_invoke(cg, NULL, input, &o, &err);
-        double dt = bw_now_s() - t0;
-        if (res == NULL || sst_graph_result_status(res) != SST_RUN_COMPLETED) {
-            bw_die("run", res != NULL ? sst_graph_result_error(res) : &err);
-        }
-        const sst_value *got = sst_object_get(sst_graph_result_state(res), key);
-        if (got == NULL || sst_int_value(got) != want) {
-            fprintf(stderr, "bench_lua: %s is not %lld\n", key, (long long)want);
-            exit(1);
-        }
-        sst_graph_result_free(res);
+        double dt = bw_invoke_timed(cg, NULL, input, limit, key, want);
         best = dt < best ? dt : best;
     }
     return best;
