@@ -208,6 +208,7 @@ static void print_json(FILE *f, const sst_value *v, unsigned flags) {
 
 typedef struct run_ui {
     bool progress; /* stderr is a terminal */
+    size_t tasks;  /* tasks of the superstep being reported */
     double t0;
     unsigned stream_mode;
 } run_ui;
@@ -226,13 +227,16 @@ static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value
         fflush(stdout);
     }
     if (ui->progress && mode == SST_STREAM_DEBUG) {
+        /* Debug events arrive as each superstep commits: count its tasks, then show it. */
         const sst_value *type = sst_object_get(event, "type");
         const sst_value *step = sst_object_get(event, "step");
         if (type != NULL && strcmp(sst_string_cstr(type), "task") == 0) {
-            const sst_value *n = sst_object_get(event, "node");
-            fprintf(stderr, "\r\033[Ksuperstep %lld  running %s  %.1fs",
-                    (long long)(step != NULL ? sst_int_value(step) : 0),
-                    n != NULL ? sst_string_cstr(n) : "?", now_s() - ui->t0);
+            ui->tasks++;
+        } else if (type != NULL && strcmp(sst_string_cstr(type), "commit") == 0) {
+            fprintf(stderr, "\r\033[Ksuperstep %lld  %zu task%s  %.1fs",
+                    (long long)(step != NULL ? sst_int_value(step) : 0), ui->tasks,
+                    ui->tasks == 1 ? "" : "s", now_s() - ui->t0);
+            ui->tasks = 0;
         }
     }
     return SST_OK;

@@ -76,7 +76,7 @@ lines=$(wc -l <<<"$out")
 if command -v script >/dev/null; then
   script -qec "'$bin' run '$script' --db p.db --thread p1 --input '{\"topic\":\"p\"}' >/dev/null" \
     /dev/null >"$work/pty" 2>&1
-  contains "$(cat "$work/pty")" "superstep 0  running" "progress line on a terminal"
+  contains "$(cat "$work/pty")" "superstep 0  2 tasks" "progress line on a terminal"
 fi
 
 # Workers: the same final state with 2 workers as with 1.
