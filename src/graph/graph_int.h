@@ -95,10 +95,30 @@ struct sst_compiled_graph {
  * states (thread, checkpoint id) -> state, so that reading the latest state
  * of a busy thread does not replay deltas or parse snapshots again.
  */
+/* The key and constant strings of checkpoint records, made once per checkpointer. */
+enum {
+    SST__RK_THREAD,
+    SST__RK_ID,
+    SST__RK_PARENT,
+    SST__RK_STEP,
+    SST__RK_KIND,
+    SST__RK_BODY,
+    SST__RK_SINCE_SNAPSHOT,
+    SST__RK_NEXT,
+    SST__RK_RUN_KEY,
+    SST__RK_METADATA,
+    SST__RK_SOURCE,
+    SST__RK_WRITES,
+    SST__RK_SNAPSHOT,
+    SST__RK_DELTA,
+    SST__RK_COUNT
+};
+
 struct sst_checkpointer {
     sst_checkpointer_ops ops;
     void *self;
-    pthread_mutex_t mu; /* protects the cache */
+    sst_value *strings[SST__RK_COUNT]; /* owned: shared by every record it writes */
+    pthread_mutex_t mu;                /* protects the cache */
     struct {
         char *thread; /* owned, or NULL: empty slot */
         char id[40];
@@ -130,6 +150,8 @@ struct sst_graph_thread {
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
+    /* Owned string values reused by the records this thread writes (see cached_str). */
+    sst_value *thread_id_v, *run_key_v, *last_id_v;
     /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
      * checkpoint never committed (a crash between the two): the run starts again. */
     bool restart;

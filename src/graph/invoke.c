@@ -89,6 +89,9 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->public_state);
     sst_value_unref(t->resume_point);
     sst_value_unref(t->restart_input);
+    sst_value_unref(t->thread_id_v);
+    sst_value_unref(t->run_key_v);
+    sst_value_unref(t->last_id_v);
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
     sst__free(t->thread_id);

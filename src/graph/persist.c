@@ -37,6 +37,29 @@ sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops, void *se
         return NULL;
     }
     memset(cp, 0, sizeof *cp);
+    static const char *const strings[SST__RK_COUNT] = {[SST__RK_THREAD] = "thread",
+                                                       [SST__RK_ID] = "id",
+                                                       [SST__RK_PARENT] = "parent",
+                                                       [SST__RK_STEP] = "step",
+                                                       [SST__RK_KIND] = "kind",
+                                                       [SST__RK_BODY] = "body",
+                                                       [SST__RK_SINCE_SNAPSHOT] = "since_snapshot",
+                                                       [SST__RK_NEXT] = "next",
+                                                       [SST__RK_RUN_KEY] = "run_key",
+                                                       [SST__RK_METADATA] = "metadata",
+                                                       [SST__RK_SOURCE] = "source",
+                                                       [SST__RK_WRITES] = "writes",
+                                                       [SST__RK_SNAPSHOT] = "snapshot",
+                                                       [SST__RK_DELTA] = "delta"};
+    for (int i = 0; i < SST__RK_COUNT; i++) {
+        if ((cp->strings[i] = sst_string_new(strings[i], err)) == NULL) {
+            for (int k = 0; k < i; k++) {
+                sst_value_unref(cp->strings[k]);
+            }
+            sst__free(cp);
+            return NULL;
+        }
+    }
     cp->ops = *ops;
     cp->self = self;
     pthread_mutex_init(&cp->mu, NULL);
@@ -85,6 +108,9 @@ void sst_checkpointer_free(sst_checkpointer *cp) {
         sst__free(cp->cache[i].thread);
         sst_value_unref(cp->cache[i].state);
     }
+    for (int i = 0; i < SST__RK_COUNT; i++) {
+        sst_value_unref(cp->strings[i]);
+    }
     pthread_mutex_destroy(&cp->mu);
     sst__free(cp);
 }
@@ -102,10 +128,6 @@ void *sst_checkpointer_self(const sst_checkpointer *cp) {
 }
 
 /* ---- small helpers ---- */
-
-static sst_value *str_or_null(const char *s, sst_error *err) {
-    return s != NULL ? sst_string_new(s, err) : sst_null();
-}
 
 static sst_code fail_code(sst_error *err) {
     return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
@@ -414,6 +436,19 @@ static uint64_t snapshot_every(const sst_invoke_opts *o) {
     return o != NULL && o->snapshot_every > 0 ? o->snapshot_every : DEFAULT_SNAPSHOT_EVERY;
 }
 
+/* A string value equal to @p s (new reference), reusing the one in @p slot. */
+static sst_value *cached_str(sst_value **slot, const char *s, sst_error *err) {
+    if (*slot == NULL || strcmp(sst_string_cstr(*slot), s) != 0) {
+        sst_value *v = sst_string_new(s, err);
+        if (v == NULL) {
+            return NULL;
+        }
+        sst_value_unref(*slot);
+        *slot = v;
+    }
+    return sst_value_ref(*slot);
+}
+
 /*
  * Writes one checkpoint after th->last_id: a snapshot of @p state every K
  * checkpoints, else the delta @p groups. Takes nothing; updates th.
@@ -425,23 +460,34 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     char id[37];
     sst__checkpoint_id(th, id);
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
-    sst_value *meta = sst__set_take(sst_object_empty(), "source", sst_string_new(source, err), err);
-    meta = sst__set_take(meta, "step", sst_int_new(step, err), err);
-    meta = sst__set_take(
-        meta, "writes", sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
-    sst_value *r =
-        sst__set_take(sst_object_empty(), "thread", sst_string_new(th->thread_id, err), err);
-    r = sst__set_take(r, "id", sst_string_new(id, err), err);
-    r = sst__set_take(r, "parent", str_or_null(th->last_id, err), err);
-    r = sst__set_take(r, "step", sst_int_new(step, err), err);
-    r = sst__set_take(r, "kind", sst_string_new(snapshot ? "snapshot" : "delta", err), err);
-    r = sst__set_take(r, "body", sst_value_ref(snapshot ? state : groups), err);
-    r = sst__set_take(r, "since_snapshot",
-                      sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err), err);
-    r = sst__set_take(r, "next", next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(),
-                      err);
-    r = sst__set_take(r, "run_key", sst_string_new(th->run_key, err), err);
-    r = sst__set_take(r, "metadata", meta, err);
+    sst_value *const *k = th->cp->strings;
+    sst_value *meta =
+        sst__setv_take(sst_object_empty(), k[SST__RK_SOURCE], sst_string_new(source, err), err);
+    meta = sst__setv_take(meta, k[SST__RK_STEP], sst_int_new(step, err), err);
+    meta =
+        sst__setv_take(meta, k[SST__RK_WRITES],
+                       sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
+    sst_value *r = sst__setv_take(sst__object_with_capacity(10, err), k[SST__RK_THREAD],
+                                  cached_str(&th->thread_id_v, th->thread_id, err), err);
+    sst_value *parent =
+        th->last_id != NULL ? cached_str(&th->last_id_v, th->last_id, err) : sst_null();
+    sst_value *idv = sst_string_new(id, err);
+    r = sst__setv_take(r, k[SST__RK_ID], idv != NULL ? sst_value_ref(idv) : NULL, err);
+    r = sst__setv_take(r, k[SST__RK_PARENT], parent, err);
+    r = sst__setv_take(r, k[SST__RK_STEP], sst_int_new(step, err), err);
+    r = sst__setv_take(r, k[SST__RK_KIND],
+                       sst_value_ref(k[snapshot ? SST__RK_SNAPSHOT : SST__RK_DELTA]), err);
+    r = sst__setv_take(r, k[SST__RK_BODY], sst_value_ref(snapshot ? state : groups), err);
+    r = sst__setv_take(r, k[SST__RK_SINCE_SNAPSHOT],
+                       sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err), err);
+    r = sst__setv_take(r, k[SST__RK_NEXT],
+                       next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(), err);
+    r = sst__setv_take(r, k[SST__RK_RUN_KEY], cached_str(&th->run_key_v, th->run_key, err), err);
+    r = sst__setv_take(r, k[SST__RK_METADATA], meta, err);
+    if (idv != NULL) { /* the next record's parent */
+        sst_value_unref(th->last_id_v);
+        th->last_id_v = idv;
+    }
     if (r == NULL) {
         return fail_code(err);
     }

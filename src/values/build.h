@@ -15,5 +15,12 @@
  * be initialised (zeroed, or filled by a previous call).
  */
 sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err);
+/*
+ * An empty, unshared object with room for @p n members (1..4096; else the
+ * empty object), so that building it does not reallocate. NULL on SST_ENOMEM.
+ */
+sst_value *sst__object_with_capacity(size_t n, sst_error *err);
+/* The same with the key as a string value (borrowed, shared: no copy). */
+sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err);
 
 #endif

@@ -260,6 +260,18 @@ sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error 
     return sst_object_set_take(o, key, v, err);
 }
 
+sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err) {
+    if (o == NULL || v == NULL) {
+        sst_value_unref(o);
+        sst_value_unref(v);
+        if (err != NULL && err->code == SST_OK) {
+            sst__enomem(err);
+        }
+        return NULL;
+    }
+    return sst_object_setv_take(o, key, v, err);
+}
+
 sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *val,
                                 sst_error *err) {
     if (!sst_is_string(key)) {
@@ -347,6 +359,26 @@ static bool append_member(sst__object *o, sst_value *key, sst_value *val) {
     }
     o->index[i] = (uint32_t)o->count;
     return true;
+}
+
+sst_value *sst__object_with_capacity(size_t n, sst_error *err) {
+    sst__object *o = NULL;
+    if (n > 0 && n <= 4096) {
+        o = sst__value_alloc(sizeof *o + n * sizeof(sst__member), SST_TYPE_OBJECT);
+    }
+    if (o == NULL) {
+        if (n > 0 && n <= 4096) {
+            sst__enomem(err);
+            return NULL;
+        }
+        return sst_object_empty();
+    }
+    o->count = 0;
+    o->cap = n;
+    o->members = inline_members(o);
+    o->index = NULL;
+    o->index_cap = 0;
+    return &o->h;
 }
 
 sst_value *sst__object_from(sst__arena *arena, sst_value **kv, size_t n) {
