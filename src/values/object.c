@@ -248,28 +248,25 @@ sst_value *sst_object_set_take(sst_value *o, const char *key, sst_value *val, ss
     return object_set(o, NULL, false, key, key == NULL ? 0 : strlen(key), val, err);
 }
 
-sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err) {
-    if (o == NULL || v == NULL) {
-        sst_value_unref(o);
-        sst_value_unref(v);
-        if (err != NULL && err->code == SST_OK) {
-            sst__enomem(err);
-        }
-        return NULL;
+/* For the chaining setters: true (after releasing both) when an earlier step failed. */
+static bool chain_failed(sst_value *o, sst_value *v, sst_error *err) {
+    if (o != NULL && v != NULL) {
+        return false;
     }
-    return sst_object_set_take(o, key, v, err);
+    sst_value_unref(o);
+    sst_value_unref(v);
+    if (err != NULL && err->code == SST_OK) {
+        sst__enomem(err);
+    }
+    return true;
+}
+
+sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error *err) {
+    return chain_failed(o, v, err) ? NULL : sst_object_set_take(o, key, v, err);
 }
 
 sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err) {
-    if (o == NULL || v == NULL) {
-        sst_value_unref(o);
-        sst_value_unref(v);
-        if (err != NULL && err->code == SST_OK) {
-            sst__enomem(err);
-        }
-        return NULL;
-    }
-    return sst_object_setv_take(o, key, v, err);
+    return chain_failed(o, v, err) ? NULL : sst_object_setv_take(o, key, v, err);
 }
 
 sst_value *sst_object_setv_take(sst_value *o, const sst_value *key, sst_value *val,
