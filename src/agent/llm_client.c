@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* OpenAI-compatible chat completions over libcurl; see llm_client.h. */
+#include "llm_client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include "sse.h"
+#include "superstep/json.h"
+#include "values/build.h"
+
+void sst__llm_config_init(sst__llm_config *c) {
+    memset(c, 0, sizeof *c);
+    c->connect_timeout_ms = 5000;
+    c->timeout_ms = 60000;
+    c->max_attempts = 3;
+    c->retry_base_ms = 500;
+    c->max_retry_after_ms = 30000;
+    c->max_response = 8u << 20;
+    c->stream = true;
+}
+
+/* One attempt's state, shared with the curl callbacks. */
+typedef struct attempt {
+    CURL *curl;
+    const sst__llm_config *cfg;
+    sst__buf body; /* a plain reply, or an error body */
+    sst__sse sse;
+    sst__completion completion;
+    sst_error err;       /* a parse or handler error found in a callback */
+    long retry_after_ms; /* from a Retry-After header, or -1 */
+    size_t received;
+    bool too_large;
+} attempt;
+
+static bool status_ok(attempt *a) {
+    long status = 0;
+    curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+    return status == 200;
+}
+
+static sst_code on_event(const char *event, const char *data, size_t len, void *ud) {
+    (void)event;
+    attempt *a = ud;
+    return sst__completion_chunk(&a->completion, data, len, &a->err);
+}
+
+static size_t on_body(char *ptr, size_t size, size_t n, void *ud) {
+    attempt *a = ud;
+    size_t bytes = size * n;
+    a->received += bytes;
+    if (a->received > a->cfg->max_response) {
+        a->too_large = true;
+        return 0; /* aborts the transfer */
+    }
+    if (a->cfg->stream && status_ok(a)) {
+        return sst__sse_feed(&a->sse, ptr, bytes, &a->err) == SST_OK ? bytes : 0;
+    }
+    sst__buf_append(&a->body, ptr, bytes);
+    return a->body.oom ? 0 : bytes;
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *ud) {
+    attempt *a = ud;
+    size_t len = size * n;
+    static const char name[] = "retry-after:";
+    if (len > sizeof name - 1 && strncasecmp(line, name, sizeof name - 1) == 0) {
+        char value[32];
+        size_t k =
+            len - (sizeof name - 1) < sizeof value - 1 ? len - (sizeof name - 1) : sizeof value - 1;
+        memcpy(value, line + sizeof name - 1, k);
+        value[k] = '\0';
+        char *end;
+        double s = strtod(value, &end);
+        if (end != value && s >= 0) {
+            a->retry_after_ms = (long)(s * 1000.0);
+        }
+    }
+    return len;
+}
+
+/* The first 200 bytes of @p b, on one line. */
+static void excerpt(const sst__buf *b, char out[208]) {
+    size_t n = b->len < 200 ? b->len : 200;
+    for (size_t i = 0; i < n; i++) {
+        char ch = b->data[i];
+        out[i] = ch == '\n' || ch == '\r' ? ' ' : ch;
+    }
+    out[n] = '\0';
+}
+
+static char *request_body(const sst__llm_config *c, const sst_value *messages,
+                          const sst_value *tools, sst_error *err) {
+    sst_value *r = sst__set_take(sst_object_empty(), "model", sst_string_new(c->model, err), err);
+    r = sst__set_take(r, "messages", sst_value_ref(messages), err);
+    if (tools != NULL && sst_array_len(tools) > 0) {
+        r = sst__set_take(r, "tools", sst_value_ref(tools), err);
+    }
+    r = sst__set_take(r, "stream", sst_bool(c->stream), err);
+    char *text = r != NULL ? sst_json_write(r, SST_JSON_COMPACT, NULL, err) : NULL;
+    sst_value_unref(r);
+    return text;
+}
+
+/* One request. Returns the message, or NULL with *transient telling whether to retry. */
+static sst_value *once(const sst__llm_config *c, const char *url, const char *body,
+                       struct curl_slist *headers, sst__token_fn on_token, void *ud,
+                       long *retry_after_ms, bool *transient, sst_error *err) {
+    attempt a;
+    memset(&a, 0, sizeof a);
+    a.cfg = c;
+    a.retry_after_ms = -1;
+    sst__buf_init(&a.body);
+    sst__completion_init(&a.completion, on_token, ud);
+    sst__sse_init(&a.sse, c->max_response, on_event, &a);
+    *transient = false;
+    sst_value *out = NULL;
+    a.curl = curl_easy_init();
+    if (a.curl == NULL) {
+        sst__error(err, SST_ENOMEM, "LLM client: curl_easy_init failed");
+        goto done;
+    }
+    curl_easy_setopt(a.curl, CURLOPT_URL, url);
+    curl_easy_setopt(a.curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(a.curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(a.curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(a.curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    if (c->stream) { /* a stream may last: fail on a stall instead */
+        curl_easy_setopt(a.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(a.curl, CURLOPT_LOW_SPEED_TIME, (c->timeout_ms + 999) / 1000);
+    } else {
+        curl_easy_setopt(a.curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+    }
+    curl_easy_setopt(a.curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(a.curl, CURLOPT_WRITEDATA, &a);
+    curl_easy_setopt(a.curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(a.curl, CURLOPT_HEADERDATA, &a);
+    CURLcode rc = curl_easy_perform(a.curl);
+    long status = 0;
+    curl_easy_getinfo(a.curl, CURLINFO_RESPONSE_CODE, &status);
+    *retry_after_ms = a.retry_after_ms;
+    if (a.too_large) {
+        sst__error(err, SST_ERANGE, "LLM reply from %s is larger than %zu bytes", url,
+                   c->max_response);
+    } else if (a.err.code != SST_OK) {
+        *err = a.err; /* a malformed chunk or the token handler's error */
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+        *transient = true;
+        sst__error(err, SST_ETIMEOUT, "LLM request to %s timed out (%s %ld ms)", url,
+                   c->stream ? "no data for" : "limit", c->timeout_ms);
+    } else if (rc != CURLE_OK) {
+        *transient = true;
+        sst__error(err, SST_EUNAVAILABLE, "LLM request to %s failed: %s", url,
+                   curl_easy_strerror(rc));
+    } else if (status != 200) {
+        char ex[208];
+        excerpt(&a.body, ex);
+        *transient = status == 429 || status >= 500;
+        sst__error(err, *transient ? SST_EUNAVAILABLE : SST_EINVAL,
+                   "LLM endpoint %s answered HTTP %ld: %s", url, status, ex);
+    } else if (c->stream) {
+        if (sst__sse_finish(&a.sse, err) == SST_OK) {
+            out = sst__completion_message(&a.completion, err);
+        }
+        if (out == NULL && err != NULL && err->code == SST_EPARSE) {
+            *transient = true; /* a stream cut off: the connection dropped */
+            sst__error_prefix(err, "LLM stream from %s", url);
+        }
+    } else {
+        out = sst__completion_parse_body(a.body.data != NULL ? a.body.data : "", a.body.len, err);
+    }
+done:
+    if (a.curl != NULL) {
+        curl_easy_cleanup(a.curl);
+    }
+    sst__sse_free(&a.sse);
+    sst__completion_free(&a.completion);
+    sst__buf_free(&a.body);
+    return out;
+}
+
+static void global_init(void) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
+                         const sst_value *tools, sst__token_fn on_token, void *ud, sst_error *err) {
+    if (c->base_url == NULL || c->model == NULL || !sst_is_array(messages)) {
+        sst__error(err, SST_EINVAL, "LLM client: base_url, model and a messages array are needed");
+        return NULL;
+    }
+    static pthread_once_t once_init = PTHREAD_ONCE_INIT;
+    pthread_once(&once_init, global_init);
+    char url[1024];
+    size_t blen = strlen(c->base_url);
+    snprintf(url, sizeof url, "%.*s/chat/completions",
+             (int)(blen > 0 && c->base_url[blen - 1] == '/' ? blen - 1 : blen), c->base_url);
+    char *body = request_body(c, messages, tools, err);
+    if (body == NULL) {
+        return NULL;
+    }
+    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    headers = curl_slist_append(headers, c->stream ? "Accept: text/event-stream"
+                                                   : "Accept: application/json");
+    const char *key = c->api_key_env != NULL ? getenv(c->api_key_env) : NULL;
+    if (key != NULL && key[0] != '\0') {
+        sst__buf auth;
+        sst__buf_init(&auth);
+        sst__buf_printf(&auth, "Authorization: Bearer %s", key);
+        sst__buf_putc(&auth, '\0');
+        if (!auth.oom && auth.data != NULL) {
+            headers = curl_slist_append(headers, auth.data);
+            memset(auth.data, 0, auth.len); /* our copy of the key does not linger */
+        }
+        sst__buf_free(&auth);
+    }
+    sst_value *out = NULL;
+    unsigned attempts = c->max_attempts > 0 ? c->max_attempts : 1;
+    long backoff = c->retry_base_ms;
+    for (unsigned i = 1; i <= attempts; i++) {
+        long retry_after = -1;
+        bool transient = false;
+        if (err != NULL) {
+            *err = (sst_error){0};
+        }
+        out = once(c, url, body, headers, on_token, ud, &retry_after, &transient, err);
+        if (out != NULL || !transient || i == attempts) {
+            break;
+        }
+        long wait = retry_after >= 0 ? retry_after : backoff;
+        sleep_ms(wait < c->max_retry_after_ms ? wait : c->max_retry_after_ms);
+        backoff *= 2;
+    }
+    if (out == NULL && attempts > 1 && err != NULL && err->code != SST_OK &&
+        sst_code_is_transient(err->code)) {
+        sst__error_prefix(err, "after %u attempts", attempts);
+    }
+    curl_slist_free_all(headers);
+    sst__free(body);
+    return out;
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The LLM client against a real HTTP server process on 127.0.0.1
+ * (tests/agent/openai_server.py): plain and streamed replies, tool calls
+ * split across events, the API key, and injected faults (429 with
+ * Retry-After, 500, 401, a reply past the timeout, malformed JSON, a stream
+ * cut off, nobody listening).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/llm_client.h"
+#include "test_util.h"
+
+static pid_t g_server;
+static char g_base[64];
+
+static int start_server(void **state) {
+    (void)state;
+    char script[512];
+    tu_data_path("../agent/openai_server.py", script, sizeof script);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        return -1;
+    }
+    g_server = fork();
+    if (g_server == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execlp("python3", "python3", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = fdopen(fds[0], "r");
+    int port = 0;
+    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
+        fprintf(stderr, "test_llm_client: the test server did not start (python3 %s)\n", script);
+        return -1;
+    }
+    fclose(f);
+    snprintf(g_base, sizeof g_base, "http://127.0.0.1:%d/v1", port);
+    return 0;
+}
+
+static int stop_server(void **state) {
+    (void)state;
+    if (g_server > 0) {
+        kill(g_server, SIGTERM);
+        waitpid(g_server, NULL, 0);
+    }
+    return 0;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct tokens {
+    int count;
+    char text[256];
+} tokens;
+
+static sst_code on_token(const char *t, size_t n, void *ud) {
+    tokens *k = ud;
+    k->count++;
+    strncat(k->text, t, n < sizeof k->text - strlen(k->text) - 1 ? n : 0);
+    return SST_OK;
+}
+
+static sst_value *chat(const char *model, bool stream, unsigned attempts, long timeout_ms,
+                       tokens *k, sst_error *err) {
+    sst__llm_config c;
+    sst__llm_config_init(&c);
+    c.base_url = g_base;
+    c.model = model;
+    c.stream = stream;
+    c.max_attempts = attempts;
+    c.retry_base_ms = 50;
+    c.timeout_ms = timeout_ms;
+    c.api_key_env = "SST_TEST_LLM_KEY";
+    sst_value *msgs = tu_json("[{\"role\":\"user\",\"content\":\"hi\"}]");
+    *err = (sst_error){0};
+    sst_value *m = sst__llm_chat(&c, msgs, NULL, k != NULL ? on_token : NULL, k, err);
+    sst_value_unref(msgs);
+    return m;
+}
+
+static void test_plain_and_stream(void **state) {
+    (void)state;
+    sst_error err;
+    sst_value *m = chat("plain", false, 1, 5000, NULL, &err);
+    assert_non_null(m);
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
+    sst_value_unref(m);
+    tokens k = {0};
+    m = chat("stream", true, 1, 5000, &k, &err);
+    assert_non_null(m);
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
+    assert_int_equal(k.count, 2);
+    assert_string_equal(k.text, "echo: hi");
+    sst_value_unref(m);
+    m = chat("stream-tools", true, 1, 5000, NULL, &err);
+    assert_non_null(m);
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"calling\",\"tool_calls\":[{\"id\":"
+                      "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"search\","
+                      "\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\"}}]}");
+    sst_value_unref(m);
+}
+
+static void test_api_key(void **state) {
+    (void)state;
+    sst_error err;
+    unsetenv("SST_TEST_LLM_KEY");
+    assert_null(chat("auth", false, 3, 5000, NULL, &err));
+    assert_int_equal(err.code, SST_EINVAL); /* 401: permanent, not retried */
+    assert_non_null(
+        strstr(err.msg, "answered HTTP 401: {\"error\": {\"message\": \"invalid api key\"}}"));
+    setenv("SST_TEST_LLM_KEY", "secret", 1);
+    sst_value *m = chat("auth", false, 1, 5000, NULL, &err);
+    if (m == NULL) {
+        print_error("%s\n", err.msg);
+        fail();
+    }
+    assert_null(strstr(err.msg, "secret"));
+    sst_value_unref(m);
+    unsetenv("SST_TEST_LLM_KEY");
+}
+
+static void test_faults(void **state) {
+    (void)state;
+    sst_error err;
+    /* 429 with Retry-After: 1, then a reply: the client waited about a second. */
+    double t0 = now_s();
+    sst_value *m = chat("429-once", false, 3, 5000, NULL, &err);
+    double waited = now_s() - t0;
+    assert_non_null(m);
+    assert_true(waited >= 0.9);
+    sst_value_unref(m);
+    /* 500 every time: transient, retried, then an error naming status and body. */
+    assert_null(chat("500", false, 2, 5000, NULL, &err));
+    assert_int_equal(err.code, SST_EUNAVAILABLE);
+    assert_non_null(strstr(err.msg, "after 2 attempts"));
+    assert_non_null(strstr(err.msg, "answered HTTP 500"));
+    assert_non_null(strstr(err.msg, "the model is overloaded"));
+    /* A reply slower than the timeout. */
+    assert_null(chat("slow", false, 1, 300, NULL, &err));
+    assert_int_equal(err.code, SST_ETIMEOUT);
+    assert_non_null(strstr(err.msg, "timed out"));
+    /* Malformed JSON in a 200. */
+    assert_null(chat("malformed", false, 1, 5000, NULL, &err));
+    assert_int_equal(err.code, SST_EPARSE);
+    assert_non_null(strstr(err.msg, "chat completion"));
+    /* A stream cut off before its end. */
+    tokens k = {0};
+    assert_null(chat("drop", true, 1, 5000, &k, &err));
+    assert_int_equal(err.code, SST_EPARSE);
+    assert_non_null(strstr(err.msg, "truncated"));
+    assert_int_equal(k.count, 2); /* the tokens that did arrive were delivered */
+    /* Nobody listening. */
+    sst__llm_config c;
+    sst__llm_config_init(&c);
+    c.base_url = "http://127.0.0.1:9/v1";
+    c.model = "plain";
+    c.max_attempts = 1;
+    sst_value *msgs = tu_json("[{\"role\":\"user\",\"content\":\"hi\"}]");
+    err = (sst_error){0};
+    assert_null(sst__llm_chat(&c, msgs, NULL, NULL, NULL, &err));
+    assert_int_equal(err.code, SST_EUNAVAILABLE);
+    assert_non_null(strstr(err.msg, "http://127.0.0.1:9/v1/chat/completions"));
+    sst_value_unref(msgs);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain_and_stream),
+        cmocka_unit_test(test_api_key),
+        cmocka_unit_test(test_faults),
+    };
+    return cmocka_run_group_tests(tests, start_server, stop_server);
+}
