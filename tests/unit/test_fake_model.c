@@ -19,9 +19,11 @@ static const char *write_script(const char *text) {
     return path;
 }
 
+/* Appends "token|" to the 256-byte buffer @p ud. */
 static sst_code collect(const char *t, size_t n, void *ud) {
-    strncat(ud, t, n);
-    strcat(ud, "|");
+    char *buf = ud;
+    size_t used = strlen(buf);
+    snprintf(buf + used, 256 - used, "%.*s|", (int)n, t);
     return SST_OK;
 }
 
