@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* The tool registry, argument checks and tool calls; see tools.h. */
+#include "tools.h"
+
+#include <stdio.h>
+
+#include "superstep/json.h"
+#include "values/build.h"
+
+void sst__tools_init(sst__tools *t) {
+    memset(t, 0, sizeof *t);
+}
+
+void sst__tools_free(sst__tools *t) {
+    for (size_t i = 0; i < t->n; i++) {
+        sst__free(t->items[i].name);
+        sst__free(t->items[i].description);
+        sst_value_unref(t->items[i].parameters);
+    }
+    sst__free(t->items);
+    memset(t, 0, sizeof *t);
+}
+
+static const sst__tool *find(const sst__tools *t, const char *name) {
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->items[i].name, name) == 0) {
+            return &t->items[i];
+        }
+    }
+    return NULL;
+}
+
+sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
+                        const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err) {
+    if (name == NULL || name[0] == '\0' || fn == NULL) {
+        return sst__error(err, SST_EINVAL, "tools: a tool needs a name and a function");
+    }
+    if (find(t, name) != NULL) {
+        return sst__error(err, SST_EINVAL, "tools: duplicate tool '%s'", name);
+    }
+    const sst_value *type = sst_object_get(parameters, "type");
+    if (!sst_is_object(parameters) || !sst_is_string(type) ||
+        strcmp(sst_string_cstr(type), "object") != 0) {
+        return sst__error(err, SST_EINVAL,
+                          "tools: the parameters of '%s' must be an object schema "
+                          "({\"type\": \"object\", ...})",
+                          name);
+    }
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 4;
+        sst__tool *items = sst__realloc(t->items, cap * sizeof *items);
+        if (items == NULL) {
+            return sst__enomem(err);
+        }
+        t->items = items;
+        t->cap = cap;
+    }
+    sst__tool *tool = &t->items[t->n];
+    tool->name = sst__strndup(name, strlen(name));
+    tool->description = sst__strndup(description != NULL ? description : "",
+                                     description != NULL ? strlen(description) : 0);
+    if (tool->name == NULL || tool->description == NULL) {
+        sst__free(tool->name);
+        sst__free(tool->description);
+        return sst__enomem(err);
+    }
+    tool->parameters = sst_value_ref(parameters);
+    tool->fn = fn;
+    tool->ud = ud;
+    t->n++;
+    return SST_OK;
+}
+
+sst_value *sst__tools_schema(const sst__tools *t, sst_error *err) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < t->n && out != NULL; i++) {
+        const sst__tool *tool = &t->items[i];
+        sst_value *f =
+            sst__set_take(sst_object_empty(), "name", sst_string_new(tool->name, err), err);
+        f = sst__set_take(f, "description", sst_string_new(tool->description, err), err);
+        f = sst__set_take(f, "parameters", sst_value_ref(tool->parameters), err);
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "type", sst_string_new("function", err), err);
+        e = sst__set_take(e, "function", f, err);
+        out = e != NULL ? sst_array_push_take(out, e, err) : (sst_value_unref(out), NULL);
+    }
+    return out;
+}
+
+/* The JSON-schema type name of @p v ("integer" for whole numbers). */
+static bool type_matches(const char *want, const sst_value *v) {
+    if (strcmp(want, "string") == 0) {
+        return sst_is_string(v);
+    } else if (strcmp(want, "integer") == 0) {
+        return sst_is_int(v);
+    } else if (strcmp(want, "number") == 0) {
+        return sst_is_number(v);
+    } else if (strcmp(want, "boolean") == 0) {
+        return sst_is_bool(v);
+    } else if (strcmp(want, "array") == 0) {
+        return sst_is_array(v);
+    } else if (strcmp(want, "object") == 0) {
+        return sst_is_object(v);
+    } else if (strcmp(want, "null") == 0) {
+        return sst_is_null(v);
+    }
+    return true; /* an unknown type name constrains nothing */
+}
+
+sst_code sst__schema_check(const sst_value *schema, const sst_value *value, const char *path,
+                           sst_error *err) {
+    if (!sst_is_object(schema)) {
+        return SST_OK;
+    }
+    const sst_value *type = sst_object_get(schema, "type");
+    if (sst_is_string(type) && !type_matches(sst_string_cstr(type), value)) {
+        return sst__error(err, SST_EINVAL, "%s: expected %s, got %s", path, sst_string_cstr(type),
+                          sst_type_name(sst_value_type(value)));
+    }
+    const sst_value *choices = sst_object_get(schema, "enum");
+    if (sst_is_array(choices)) {
+        bool found = false;
+        for (size_t i = 0; i < sst_array_len(choices) && !found; i++) {
+            found = sst_value_equal(sst_array_get(choices, i), value);
+        }
+        if (!found) {
+            char *allowed = sst_json_write(choices, SST_JSON_COMPACT, NULL, NULL);
+            sst__error(err, SST_EINVAL, "%s: must be one of %s", path,
+                       allowed != NULL ? allowed : "the listed values");
+            sst_free(allowed);
+            return SST_EINVAL;
+        }
+    }
+    if (sst_is_object(value)) {
+        const sst_value *required = sst_object_get(schema, "required");
+        for (size_t i = 0; i < sst_array_len(required); i++) {
+            const sst_value *key = sst_array_get(required, i);
+            if (sst_is_string(key) && sst_object_get(value, sst_string_cstr(key)) == NULL) {
+                return sst__error(err, SST_EINVAL, "%s: missing required '%s'", path,
+                                  sst_string_cstr(key));
+            }
+        }
+        const sst_value *props = sst_object_get(schema, "properties");
+        for (size_t i = 0; i < sst_object_len(value); i++) {
+            const char *key = sst_string_cstr(sst_object_key_at(value, i));
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s.%s", path, key);
+            sst_code rc = sst__schema_check(sst_object_get(props, key),
+                                            sst_object_value_at(value, i), sub, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    if (sst_is_array(value)) {
+        const sst_value *items = sst_object_get(schema, "items");
+        for (size_t i = 0; i < sst_array_len(value); i++) {
+            char sub[256];
+            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
+            sst_code rc = sst__schema_check(items, sst_array_get(value, i), sub, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    return SST_OK;
+}
+
+/* The tool message for a call, with @p content taken. */
+static sst_value *tool_message(const sst_value *call, const char *name, sst_value *content,
+                               sst_error *err) {
+    const sst_value *id = sst_object_get(call, "id");
+    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new("tool", err), err);
+    m = sst__set_take(m, "tool_call_id", sst_value_ref(sst_is_string(id) ? id : sst_null()), err);
+    m = sst__set_take(m, "name", sst_string_new(name, err), err);
+    return sst__set_take(m, "content", content, err);
+}
+
+static sst_value *error_message(const sst_value *call, const char *name, const char *text,
+                                sst_error *err) {
+    char buf[1040];
+    snprintf(buf, sizeof buf, "error: %s", text);
+    return tool_message(call, name, sst_string_new(buf, err), err);
+}
+
+sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error *err) {
+    const sst_value *fn = sst_object_get(call, "function");
+    const sst_value *namev = sst_object_get(fn, "name");
+    const char *name = sst_is_string(namev) ? sst_string_cstr(namev) : "";
+    const sst__tool *tool = find(t, name);
+    char msg[1024];
+    if (tool == NULL) {
+        snprintf(msg, sizeof msg, "unknown tool '%s'", name);
+        return error_message(call, name, msg, err);
+    }
+    const sst_value *argtext = sst_object_get(fn, "arguments");
+    sst_error local = {0};
+    sst_value *args = NULL;
+    if (sst_is_string(argtext) && sst_string_len(argtext) > 0) {
+        args = sst_json_read(sst_string_cstr(argtext), sst_string_len(argtext), NULL, &local);
+        if (args == NULL) {
+            snprintf(msg, sizeof msg, "the arguments of '%s' are not JSON: %s", name, local.msg);
+            return error_message(call, name, msg, err);
+        }
+    } else {
+        args = sst_object_empty();
+    }
+    if (sst__schema_check(tool->parameters, args, "arguments", &local) != SST_OK) {
+        sst_value_unref(args);
+        snprintf(msg, sizeof msg, "bad arguments for '%s': %s", name, local.msg);
+        return error_message(call, name, msg, err);
+    }
+    local = (sst_error){0};
+    sst_value *result = tool->fn(args, tool->ud, &local);
+    sst_value_unref(args);
+    if (result == NULL) {
+        snprintf(msg, sizeof msg, "tool '%s' failed: %s", name,
+                 local.msg[0] != '\0' ? local.msg : "no reason given");
+        return error_message(call, name, msg, err);
+    }
+    sst_value *content = sst_is_string(result) ? sst_value_ref(result) : NULL;
+    if (content == NULL) {
+        char *text = sst_json_write(result, SST_JSON_COMPACT, NULL, err);
+        content = text != NULL ? sst_string_new(text, err) : NULL;
+        sst_free(text);
+    }
+    sst_value_unref(result);
+    return tool_message(call, name, content, err);
+}

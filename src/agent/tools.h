@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tools an agent's model may call: a registry of C callbacks, each with a
+ * name, a description and JSON-schema parameters. A call's arguments are
+ * checked against the schema before the callback runs; an unknown tool,
+ * arguments that are not JSON or do not match, and a failing tool all
+ * become a tool message the model reads ("error: ..."), never a failed run.
+ */
+#ifndef SUPERSTEP_AGENT_TOOLS_H
+#define SUPERSTEP_AGENT_TOOLS_H
+
+#include "common.h"
+#include "superstep/value.h"
+
+/* Runs a tool: @p args (borrowed) matched the schema. Returns the result (new) or NULL with @p err.
+ */
+typedef sst_value *(*sst__tool_fn)(const sst_value *args, void *ud, sst_error *err);
+
+typedef struct sst__tool {
+    char *name;
+    char *description;
+    sst_value *parameters; /* owned JSON schema (an object schema) */
+    sst__tool_fn fn;
+    void *ud;
+} sst__tool;
+
+typedef struct sst__tools {
+    sst__tool *items;
+    size_t n, cap;
+} sst__tools;
+
+void sst__tools_init(sst__tools *t);
+void sst__tools_free(sst__tools *t);
+/* Adds a tool; @p parameters is borrowed. SST_EINVAL for a duplicate or empty name or a schema that
+ * is not an object schema. */
+sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
+                        const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err);
+/* The tools as the chat-completions API lists them: [{"type":"function","function":{...}}]. */
+sst_value *sst__tools_schema(const sst__tools *t, sst_error *err);
+/*
+ * Checks @p value against the JSON-schema subset tools use (type, properties,
+ * required, items, enum). SST_OK, or SST_EINVAL with a message naming the path.
+ */
+sst_code sst__schema_check(const sst_value *schema, const sst_value *value, const char *path,
+                           sst_error *err);
+/*
+ * Runs one tool call {"id", "function": {"name", "arguments": JSON text}} and
+ * returns the tool message {"role":"tool","tool_call_id","name","content"}
+ * (new). The content is the result as text, or "error: ..." for an unknown
+ * tool, bad arguments or a failing tool. NULL only on SST_ENOMEM.
+ */
+sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error *err);
+
+#endif
