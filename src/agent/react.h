@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ReAct agent as a graph: llm_call -> (tool calls?) -> one `tool` task
+ * per call, in parallel (Sends), results in call order -> llm_call ... It
+ * ends on a reply without tool calls, or when `iteration` reaches
+ * `max_iterations` (then `stop_reason` is "max_iterations"). With approval
+ * on, each tool call first interrupts with the proposed call; the resume
+ * value "approve" runs it, "reject" answers the model that the call was
+ * rejected, and {"arguments": {...}} runs it with edited arguments.
+ */
+#ifndef SUPERSTEP_AGENT_REACT_H
+#define SUPERSTEP_AGENT_REACT_H
+
+#include "fake_model.h"
+#include "llm_client.h"
+#include "superstep/graph.h"
+#include "tools.h"
+
+/* The model an agent calls: the scripted fake, or an OpenAI-compatible endpoint. */
+typedef struct sst__model {
+    sst__fake_model *fake;      /* borrowed, or NULL */
+    const sst__llm_config *llm; /* borrowed, used when fake is NULL */
+} sst__model;
+
+typedef struct sst__react_opts {
+    const char *system_prompt; /* or NULL */
+    int64_t max_iterations;    /* default 10 */
+    bool approve_tools;        /* interrupt before each tool call */
+    sst__token_fn on_token;    /* streamed tokens, or NULL */
+    void *token_ud;
+} sst__react_opts;
+
+void sst__react_opts_init(sst__react_opts *o);
+
+/* A built agent: its graph (run it with sst_graph_invoke) and what the nodes use. */
+typedef struct sst__react {
+    sst_graph *graph;
+    sst_compiled_graph *app;
+    void *agent; /* owned: the nodes' user data */
+} sst__react;
+
+/*
+ * Builds and compiles the agent graph. @p model, @p tools and @p opts are
+ * borrowed and must outlive @p r (freed with sst__react_free).
+ */
+sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__tools *tools,
+                          const sst__react_opts *opts, sst_error *err);
+void sst__react_free(sst__react *r);
+
+#endif

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ReAct agent graph with the scripted model and C tools: a turn with two
+ * parallel tool calls (results in call order), a second turn on the same
+ * durable thread, the iteration limit, and tool approval (rejected and
+ * edited calls) resumed through a fresh handle on a SQLite thread.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/react.h"
+#include "superstep/checkpoint.h"
+#include "test_util.h"
+
+static const char *script(const char *text) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/sst_react_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static sst_value *add(const sst_value *args, void *ud, sst_error *err) {
+    (void)ud;
+    return sst_int_new(
+        sst_int_value(sst_object_get(args, "a")) + sst_int_value(sst_object_get(args, "b")), err);
+}
+
+static sst_value *upper(const sst_value *args, void *ud, sst_error *err) {
+    (void)ud;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", sst_string_cstr(sst_object_get(args, "s")));
+    for (char *p = buf; *p; p++) {
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+    }
+    return sst_string_new(buf, err);
+}
+
+static void tools(sst__tools *t) {
+    sst_error err = {0};
+    sst__tools_init(t);
+    sst_value *p = tu_json("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+                           "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}");
+    assert_sst_ok(sst__tools_add(t, "add", "Adds.", p, add, NULL, &err), &err);
+    sst_value_unref(p);
+    p = tu_json("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\"}},"
+                "\"required\":[\"s\"]}");
+    assert_sst_ok(sst__tools_add(t, "upper", "Upper-cases.", p, upper, NULL, &err), &err);
+    sst_value_unref(p);
+}
+
+#define TWO_CALLS                                                                                  \
+    "{\"content\":\"Working on it\",\"tool_calls\":["                                              \
+    "{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"add\",\"arguments\":"           \
+    "\"{\\\"a\\\":2,\\\"b\\\":3}\"}},"                                                             \
+    "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"upper\",\"arguments\":"         \
+    "\"{\\\"s\\\":\\\"hi\\\"}\"}}]}\n"
+
+/* The contents of the thread's messages, joined with '|'. */
+static void contents(const sst_value *state, char *out, size_t n) {
+    const sst_value *msgs = sst_object_get(state, "messages");
+    out[0] = '\0';
+    for (size_t i = 0; i < sst_array_len(msgs); i++) {
+        const sst_value *c = sst_object_get(sst_array_get(msgs, i), "content");
+        size_t used = strlen(out);
+        snprintf(out + used, n - used, "%s%s", i ? "|" : "",
+                 sst_is_string(c) ? sst_string_cstr(c) : "-");
+    }
+}
+
+static sst_graph_result *say(sst__react *r, sst_graph_thread *th, const char *text) {
+    char in[256];
+    snprintf(in, sizeof in, "{\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}", text);
+    sst_value *input = tu_json(in);
+    sst_error err = {0};
+    sst_graph_result *res = sst_graph_invoke(r->app, th, input, NULL, &err);
+    sst_value_unref(input);
+    assert_non_null(res);
+    return res;
+}
+
+static void test_two_turns_with_parallel_tools(void **state) {
+    (void)state;
+    const char *path = script(TWO_CALLS "{\"content\":\"5 and HI\"}\n{\"content\":\"Bye\"}\n");
+    sst__fake_model fake;
+    sst_error err = {0};
+    assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
+    remove(path);
+    sst__tools t;
+    tools(&t);
+    sst__model model = {.fake = &fake};
+    sst__react_opts o;
+    sst__react_opts_init(&o);
+    o.system_prompt = "You are terse.";
+    sst__react r;
+    assert_sst_ok(sst__react_build(&r, &model, &t, &o, &err), &err);
+    sst_checkpointer *cp = sst_memory_saver_new(&err);
+    sst_graph_thread *th = sst_graph_thread_open(r.app, cp, "chat", &err);
+    sst_graph_result *res = say(&r, th, "add 2 and 3, shout hi");
+    assert_int_equal(sst_graph_result_status(res), SST_RUN_COMPLETED);
+    char text[512];
+    contents(sst_graph_result_state(res), text, sizeof text);
+    assert_string_equal(text, "add 2 and 3, shout hi|Working on it|5|HI|5 and HI");
+    assert_int_equal(sst_int_value(sst_object_get(sst_graph_result_state(res), "iteration")), 2);
+    const sst_value *msgs = sst_object_get(sst_graph_result_state(res), "messages");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 2), "tool_call_id")),
+                        "c1");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 3), "tool_call_id")),
+                        "c2");
+    sst_graph_result_free(res);
+    /* A second turn continues the conversation. */
+    res = say(&r, th, "thanks");
+    contents(sst_graph_result_state(res), text, sizeof text);
+    assert_string_equal(text, "add 2 and 3, shout hi|Working on it|5|HI|5 and HI|thanks|Bye");
+    sst_graph_result_free(res);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst__react_free(&r);
+    sst__tools_free(&t);
+    sst__fake_model_free(&fake);
+}
+
+static void test_iteration_limit(void **state) {
+    (void)state;
+    const char *path = script(TWO_CALLS TWO_CALLS TWO_CALLS);
+    sst__fake_model fake;
+    sst_error err = {0};
+    assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
+    remove(path);
+    sst__tools t;
+    tools(&t);
+    sst__model model = {.fake = &fake};
+    sst__react_opts o;
+    sst__react_opts_init(&o);
+    o.max_iterations = 2;
+    sst__react r;
+    assert_sst_ok(sst__react_build(&r, &model, &t, &o, &err), &err);
+    sst_graph_result *res = say(&r, NULL, "loop");
+    assert_int_equal(sst_graph_result_status(res), SST_RUN_COMPLETED);
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_graph_result_state(res), "stop_reason")),
+                        "max_iterations");
+    assert_int_equal(sst_int_value(sst_object_get(sst_graph_result_state(res), "iteration")), 2);
+    sst_graph_result_free(res);
+    sst__react_free(&r);
+    sst__tools_free(&t);
+    sst__fake_model_free(&fake);
+}
+
+static void test_approval(void **state) {
+    (void)state;
+    const char *path = script(TWO_CALLS "{\"content\":\"done\"}\n");
+    sst__fake_model fake;
+    sst_error err = {0};
+    assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
+    remove(path);
+    sst__tools t;
+    tools(&t);
+    sst__model model = {.fake = &fake};
+    sst__react_opts o;
+    sst__react_opts_init(&o);
+    o.approve_tools = true;
+    sst__react r;
+    assert_sst_ok(sst__react_build(&r, &model, &t, &o, &err), &err);
+    char db[64];
+    snprintf(db, sizeof db, "/tmp/sst_react_%d.db", (int)getpid());
+    remove(db);
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_graph_thread *th = sst_graph_thread_open(r.app, cp, "ok?", &err);
+    sst_graph_result *res = say(&r, th, "go");
+    assert_int_equal(sst_graph_result_status(res), SST_RUN_INTERRUPTED);
+    const sst_value *ints = sst_graph_result_interrupts(res);
+    assert_int_equal(sst_array_len(ints), 2);
+    const char *id_add = sst_string_cstr(sst_object_get(sst_array_get(ints, 0), "id"));
+    const char *id_upper = sst_string_cstr(sst_object_get(sst_array_get(ints, 1), "id"));
+    char by_id[256];
+    snprintf(by_id, sizeof by_id, "{\"%s\":{\"arguments\":{\"a\":40,\"b\":2}},\"%s\":\"reject\"}",
+             id_add, id_upper);
+    sst_graph_result_free(res);
+    /* Resume from a fresh handle (as another process would): edit one call, reject the other. */
+    sst_graph_thread_free(th);
+    th = sst_graph_thread_open(r.app, cp, "ok?", &err);
+    sst_value *resume = tu_json(by_id);
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    io.resume_by_id = resume;
+    res = sst_graph_invoke(r.app, th, NULL, &io, &err);
+    sst_value_unref(resume);
+    assert_non_null(res);
+    assert_int_equal(sst_graph_result_status(res), SST_RUN_COMPLETED);
+    char text[512];
+    contents(sst_graph_result_state(res), text, sizeof text);
+    assert_string_equal(text, "go|Working on it|42|error: the user rejected this tool call|done");
+    sst_graph_result_free(res);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    remove(db);
+    sst__react_free(&r);
+    sst__tools_free(&t);
+    sst__fake_model_free(&fake);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_turns_with_parallel_tools),
+        cmocka_unit_test(test_iteration_limit),
+        cmocka_unit_test(test_approval),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
