@@ -6,13 +6,16 @@
  * edited calls) resumed through a fresh handle on a SQLite thread.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/react.h"
 #include "superstep/checkpoint.h"
+#include "superstep/json.h"
 #include "test_util.h"
 
 static const char *script(const char *text) {
@@ -204,11 +207,138 @@ static void test_approval(void **state) {
     sst__fake_model_free(&fake);
 }
 
+/* A tool that marks that it started, then takes long enough to be killed. */
+static sst_value *slow_add(const sst_value *args, void *ud, sst_error *err) {
+    FILE *f = fopen((const char *)ud, "w");
+    if (f != NULL) {
+        fclose(f);
+    }
+    sleep(5);
+    return add(args, NULL, err);
+}
+
+static void agent_child(const char *db, const char *replies, const char *marker, bool resume) {
+    sst__fake_model fake;
+    sst_error err = {0};
+    if (sst__fake_model_load(&fake, replies, &err) != SST_OK) {
+        _exit(10);
+    }
+    sst__tools t;
+    sst__tools_init(&t);
+    sst_value *p = sst_json_parse("{\"type\":\"object\"}", NULL);
+    if (sst__tools_add(&t, "add", "Adds.", p, resume ? add : slow_add, (void *)marker, &err) !=
+        SST_OK) {
+        _exit(11);
+    }
+    sst_value_unref(p);
+    sst__model model = {.fake = &fake};
+    sst__react_opts o;
+    sst__react_opts_init(&o);
+    sst__react r;
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    if (cp == NULL || sst__react_build(&r, &model, &t, &o, &err) != SST_OK) {
+        _exit(12);
+    }
+    sst_graph_thread *th = sst_graph_thread_open(r.app, cp, "crash", &err);
+    sst_value *input =
+        resume ? NULL
+               : sst_json_parse("{\"messages\":[{\"role\":\"user\",\"content\":\"sum\"}]}", NULL);
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    io.durability = SST_DURABILITY_SYNC;
+    io.wait = true;
+    sst_graph_result *res = sst_graph_invoke(r.app, th, input, &io, &err);
+    int ok = res != NULL && sst_graph_result_status(res) == SST_RUN_COMPLETED;
+    sst_graph_result_free(res);
+    sst_value_unref(input);
+    sst_graph_thread_free(th);
+    sst__react_free(&r);
+    sst_checkpointer_free(cp);
+    sst__tools_free(&t);
+    sst__fake_model_free(&fake);
+    _exit(ok ? 0 : 13);
+}
+
+/*
+ * A kill -9 while a tool runs (after the model's reply committed): a new
+ * process resumes and runs only the tool, not the model call again. The
+ * resumed process's script holds only the reply after the tool result, so a
+ * repeated model call would show in the conversation.
+ */
+static void test_resume_after_crash_between_model_and_tool(void **state) {
+    (void)state;
+    char db[64], marker[64];
+    snprintf(db, sizeof db, "/tmp/sst_react_crash_%d.db", (int)getpid());
+    snprintf(marker, sizeof marker, "/tmp/sst_react_marker_%d", (int)getpid());
+    remove(db);
+    remove(marker);
+    char first[] = "/tmp/sst_react_first_XXXXXX", second[] = "/tmp/sst_react_second_XXXXXX";
+    int fd = mkstemp(first);
+    const char r1[] = "{\"content\":\"adding\",\"tool_calls\":[{\"id\":\"c1\",\"type\":"
+                      "\"function\",\"function\":{\"name\":\"add\",\"arguments\":"
+                      "\"{\\\"a\\\":20,\\\"b\\\":22}\"}}]}\n";
+    assert_int_equal(write(fd, r1, sizeof r1 - 1), (ssize_t)(sizeof r1 - 1));
+    close(fd);
+    fd = mkstemp(second);
+    const char r2[] = "{\"content\":\"the sum is 42\"}\n";
+    assert_int_equal(write(fd, r2, sizeof r2 - 1), (ssize_t)(sizeof r2 - 1));
+    close(fd);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        agent_child(db, first, marker, false);
+    }
+    for (int i = 0; i < 500 && access(marker, F_OK) != 0; i++) {
+        usleep(10000);
+    }
+    assert_int_equal(access(marker, F_OK), 0); /* the tool started: the model's reply committed */
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFSIGNALED(status));
+    pid = fork();
+    if (pid == 0) {
+        agent_child(db, second, marker, true);
+    }
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The conversation: the model was called once before the crash, once after. */
+    sst__tools t;
+    sst__tools_init(&t);
+    sst__fake_model fake;
+    sst_error err = {0};
+    assert_sst_ok(sst__fake_model_load(&fake, second, &err), &err);
+    sst__model model = {.fake = &fake};
+    sst__react_opts o;
+    sst__react_opts_init(&o);
+    sst__react r;
+    assert_sst_ok(sst__react_build(&r, &model, &t, &o, &err), &err);
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_graph_thread *th = sst_graph_thread_open(r.app, cp, "crash", &err);
+    sst_value *st = sst_graph_get_state(th, NULL, &err);
+    assert_non_null(st);
+    char text[512];
+    contents(sst_object_get(st, "values"), text, sizeof text);
+    assert_string_equal(text, "sum|adding|42|the sum is 42");
+    sst_value_unref(st);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst__react_free(&r);
+    sst__fake_model_free(&fake);
+    sst__tools_free(&t);
+    remove(first);
+    remove(second);
+    remove(marker);
+    remove(db);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_turns_with_parallel_tools),
         cmocka_unit_test(test_iteration_limit),
         cmocka_unit_test(test_approval),
+        cmocka_unit_test(test_resume_after_crash_between_model_and_tool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
