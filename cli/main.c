@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd_agent.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
@@ -37,6 +38,9 @@ static const char usage_text[] =
     "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
     "  threads  list the threads in the checkpoint database\n"
     "  graph    print the graph (--mermaid, the default, or --dot)\n"
+    "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
+    "           [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]\n"
+    "           [--max-iterations N] [--thread ID] [--db PATH] [--json] PROMPT\n"
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none)\n"
@@ -528,6 +532,9 @@ static int cmd_graph(const cli *c) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "agent") == 0) {
+        return sst_cli_agent(argc, argv);
+    }
     cli c;
     int rc = parse_args(argc, argv, &c);
     if (rc >= 0) {

@@ -17,6 +17,7 @@
 #ifndef SUPERSTEP_LUA_H
 #define SUPERSTEP_LUA_H
 
+#include "superstep/agent.h"
 #include "superstep/graph.h"
 
 #ifdef __cplusplus
@@ -55,6 +56,24 @@ SST_API sst_checkpointer *sst_lua_script_checkpointer(const sst_lua_script *s);
 SST_API void sst_lua_script_invoke_opts(const sst_lua_script *s, sst_invoke_opts *o);
 /** compile{workers=N} (default 1). */
 SST_API unsigned sst_lua_script_workers(const sst_lua_script *s);
+
+/** Tools written in Lua, for an agent (superstep/agent.h). */
+typedef struct sst_lua_tools sst_lua_tools;
+
+/**
+ * Runs the script at @p path, which returns a list of tools:
+ * `{ {name = "...", description = "...", parameters = {type = "object", ...},
+ * fn = function(args) return result end}, ... }`. A tool's result (a
+ * string, or any JSON-compatible value) is what the model reads; a Lua
+ * error becomes "error: ..." for the model. Calls into the script are
+ * serialized (one Lua state).
+ * @return new tools; NULL with SST_EIO, SST_EPARSE, SST_EINVAL (naming the tool
+ *         and the problem), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err);
+SST_API void sst_lua_tools_free(sst_lua_tools *t);
+/** The toolset (borrowed; lives as long as @p t). */
+SST_API const struct sst_toolset *sst_lua_tools_set(const sst_lua_tools *t);
 
 #ifdef __cplusplus
 }

@@ -140,6 +140,49 @@ contains "$out" '"status":"error"' "JSON error status"
 expect_rc 0 "$bin" --help
 contains "$out" "exit codes" "help"
 
+# superstep agent: the scripted model with Lua tools, two turns on one thread.
+cat >replies1.jsonl <<'JSONL'
+{"content":"Let me add those.","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":2,\"b\":40}"}}]}
+{"content":"The answer is 42."}
+JSONL
+cat >replies2.jsonl <<'JSONL'
+{"content":"You are welcome."}
+JSONL
+cat >tools.lua <<'LUA'
+return {
+  { name = "add", description = "Adds two integers.",
+    parameters = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } },
+                   required = { "a", "b" } },
+    fn = function(args) return args.a + args.b end },
+}
+LUA
+expect_rc 0 "$bin" agent --model fake:replies1.jsonl --tools tools.lua --db a.db --thread chat "What is 2 + 40?"
+contains "$out" "Let me add those.The answer is 42." "agent streams the tokens"
+expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db a.db --thread chat --json "Thanks"
+contains "$out" '"reply":"You are welcome."' "agent second turn"
+contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "tool result in the thread"
+contains "$out" '"content":"What is 2 + 40?"' "first turn kept"
+expect_rc 2 "$bin" agent "hi"
+contains "$err" "--model URL|fake:FILE is required" "agent without a model"
+expect_rc 1 "$bin" agent --model fake:missing.jsonl "hi"
+contains "$err" "fake model: cannot open 'missing.jsonl'" "agent with a missing script"
+expect_rc 1 "$bin" agent --model ftp://x "hi"
+contains "$err" "neither fake:FILE nor an http(s) base URL" "agent with a bad model"
+printf 'return { { name = "x" } }\n' >badtools.lua
+expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools badtools.lua --db :memory: "hi"
+contains "$err" "every tool needs a name and fn" "agent with bad tools"
+
+# superstep agent against a real chat-completions server on 127.0.0.1.
+python3 "$root/tests/agent/openai_server.py" >port.txt 2>/dev/null &
+server=$!
+for _ in $(seq 1 100); do [ -s port.txt ] && break; sleep 0.05; done
+port=$(head -1 port.txt)
+expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name stream --db :memory: "hello"
+contains "$out" "echo: hello" "agent over HTTP streams the reply"
+expect_rc 1 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 401 --db :memory: "hello"
+contains "$err" "answered HTTP 401" "agent reports the HTTP error"
+kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI check(s) failed"
   exit 1

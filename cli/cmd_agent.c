@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * superstep agent: a ReAct agent on a durable thread, from the command line.
+ *
+ *   superstep agent --model URL|fake:FILE [--model-name NAME] [--api-key-env VAR]
+ *                   [--tools SCRIPT.lua] [--system TEXT] [--max-iterations N]
+ *                   [--thread ID] [--db PATH] [--json] PROMPT
+ *
+ * Tokens are printed as they stream in; --thread continues a conversation.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "superstep/agent.h"
+#include "superstep/checkpoint.h"
+#include "superstep/json.h"
+#include "superstep/lua.h"
+
+typedef struct agent_args {
+    const char *model, *model_name, *key_env, *tools, *system, *thread, *db, *prompt;
+    long max_iterations;
+    bool json;
+} agent_args;
+
+static int usage(const char *fmt, const char *arg) {
+    fprintf(stderr, "superstep agent: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'superstep --help' for usage)\n");
+    return 2;
+}
+
+static sst_code print_token(const char *text, size_t len, void *ud) {
+    (void)ud;
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    return SST_OK;
+}
+
+static int parse(int argc, char **argv, agent_args *a) {
+    memset(a, 0, sizeof *a);
+    a->model_name = "gpt-4o-mini";
+    a->key_env = "OPENAI_API_KEY";
+    a->max_iterations = 10;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        const char **slot = NULL;
+        if (strcmp(o, "--json") == 0) {
+            a->json = true;
+            continue;
+        } else if (strcmp(o, "--model") == 0) {
+            slot = &a->model;
+        } else if (strcmp(o, "--model-name") == 0) {
+            slot = &a->model_name;
+        } else if (strcmp(o, "--api-key-env") == 0) {
+            slot = &a->key_env;
+        } else if (strcmp(o, "--tools") == 0) {
+            slot = &a->tools;
+        } else if (strcmp(o, "--system") == 0) {
+            slot = &a->system;
+        } else if (strcmp(o, "--thread") == 0) {
+            slot = &a->thread;
+        } else if (strcmp(o, "--db") == 0) {
+            slot = &a->db;
+        } else if (strcmp(o, "--max-iterations") == 0) {
+            if (i + 1 >= argc) {
+                return usage("option '%s' needs a value", o);
+            }
+            char *end;
+            errno = 0;
+            a->max_iterations = strtol(argv[++i], &end, 10);
+            if (errno != 0 || *end != '\0' || a->max_iterations < 1 || a->max_iterations > 1000) {
+                return usage("--max-iterations: expected 1 to 1000, got '%s'", argv[i]);
+            }
+            continue;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return usage("unknown option '%s'", o);
+        } else if (a->prompt == NULL) {
+            a->prompt = o;
+            continue;
+        } else {
+            return usage("unexpected argument '%s' (quote the prompt)", o);
+        }
+        if (i + 1 >= argc) {
+            return usage("option '%s' needs a value", o);
+        }
+        *slot = argv[++i];
+    }
+    if (a->model == NULL) {
+        return usage("%s", "--model URL|fake:FILE is required");
+    }
+    if (a->prompt == NULL) {
+        return usage("%s", "missing PROMPT");
+    }
+    return -1;
+}
+
+int sst_cli_agent(int argc, char **argv) {
+    agent_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc >= 0) {
+        return rc;
+    }
+    sst_error err = {0};
+    sst_model *model = sst_model_from_spec(a.model, a.model_name, a.key_env, &err);
+    sst_lua_tools *tools =
+        model != NULL && a.tools != NULL ? sst_lua_tools_load(a.tools, &err) : NULL;
+    const char *db = a.db != NULL ? a.db : getenv("SUPERSTEP_DB");
+    if (db == NULL || db[0] == '\0') {
+        db = "superstep.db";
+    }
+    sst_checkpointer *cp = NULL;
+    sst_agent *agent = NULL;
+    sst_graph_thread *th = NULL;
+    sst_value *input = NULL;
+    if (model == NULL || (a.tools != NULL && tools == NULL)) {
+        goto fail;
+    }
+    cp = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
+                                     : sst_sqlite_saver_open(db, NULL, &err);
+    sst_agent_opts o;
+    sst_agent_opts_init(&o);
+    o.system_prompt = a.system;
+    o.max_iterations = a.max_iterations;
+    o.on_token = a.json ? NULL : print_token;
+    agent = cp != NULL
+                ? sst_agent_new(model, tools != NULL ? sst_lua_tools_set(tools) : NULL, &o, &err)
+                : NULL;
+    char fresh[40];
+    const char *thread = a.thread;
+    if (thread == NULL) {
+        snprintf(fresh, sizeof fresh, "agent-%ld", (long)getpid());
+        thread = fresh;
+    }
+    th = agent != NULL ? sst_graph_thread_open(sst_agent_graph(agent), cp, thread, &err) : NULL;
+    if (th == NULL) {
+        goto fail;
+    }
+    sst_value *msg =
+        sst_object_set_take(sst_object_empty(), "role", sst_string_new("user", NULL), &err);
+    msg = msg != NULL ? sst_object_set_take(msg, "content", sst_string_new(a.prompt, &err), &err)
+                      : NULL;
+    sst_value *list = msg != NULL ? sst_array_push_take(sst_array_empty(), msg, &err) : NULL;
+    input = list != NULL ? sst_object_set_take(sst_object_empty(), "messages", list, &err) : NULL;
+    sst_graph_result *r =
+        input != NULL ? sst_graph_invoke(sst_agent_graph(agent), th, input, NULL, &err) : NULL;
+    if (r == NULL) {
+        goto fail;
+    }
+    const sst_value *state = sst_graph_result_state(r);
+    const sst_value *msgs = sst_object_get(state, "messages");
+    const sst_value *last = sst_array_get(msgs, sst_array_len(msgs) - 1);
+    const sst_value *stop = sst_object_get(state, "stop_reason");
+    sst_run_status status = sst_graph_result_status(r);
+    if (a.json) {
+        sst_value *out = sst_object_set_take(
+            sst_object_empty(), "status", sst_string_new(sst_run_status_name(status), NULL), NULL);
+        out = sst_object_set_take(out, "thread_id", sst_string_new(thread, NULL), NULL);
+        out = sst_object_set_take(out, "reply",
+                                  sst_value_ref(sst_object_get(last, "content") != NULL
+                                                    ? sst_object_get(last, "content")
+                                                    : sst_null()),
+                                  NULL);
+        out = sst_object_set_take(out, "messages", sst_value_ref(msgs), NULL);
+        out = sst_object_set_take(out, "stop_reason",
+                                  sst_value_ref(stop != NULL ? stop : sst_null()), NULL);
+        out = sst_object_set_take(out, "error",
+                                  status == SST_RUN_FAILED
+                                      ? sst_string_new(sst_graph_result_error(r)->msg, NULL)
+                                      : sst_null(),
+                                  NULL);
+        char *text = out != NULL ? sst_json_write(out, SST_JSON_COMPACT, NULL, NULL) : NULL;
+        if (text != NULL) {
+            printf("%s\n", text);
+        }
+        sst_free(text);
+        sst_value_unref(out);
+    } else {
+        printf("\n");
+        if (status == SST_RUN_FAILED) {
+            fprintf(stderr, "superstep agent: %s\n", sst_graph_result_error(r)->msg);
+        } else {
+            fprintf(stderr, "thread %s%s\n", thread,
+                    stop != NULL ? " (stopped: max iterations)" : "");
+        }
+    }
+    rc = status == SST_RUN_COMPLETED ? 0 : status == SST_RUN_INTERRUPTED ? 3 : 1;
+    sst_graph_result_free(r);
+    goto out;
+fail:
+    fprintf(stderr, "superstep agent: %s\n", err.msg);
+    rc = 1;
+out:
+    sst_value_unref(input);
+    sst_graph_thread_free(th);
+    sst_agent_free(agent);
+    sst_checkpointer_free(cp);
+    sst_lua_tools_free(tools);
+    sst_model_free(model);
+    return rc;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Agent tools written in Lua; see sst_lua_tools_load in superstep/lua.h. */
+#include <lualib.h>
+
+#include <stdio.h>
+
+#include "lua_int.h"
+#include "superstep/json.h"
+
+struct sst_lua_tools {
+    lua_State *L;
+    pthread_mutex_t mu; /* one call at a time into L */
+    sst_toolset *set;
+};
+
+typedef struct tool_ref {
+    sst_lua_tools *owner;
+    int fn_ref;
+} tool_ref;
+
+static sst_value *call_tool(const sst_value *args, void *ud, sst_error *err) {
+    tool_ref *t = ud;
+    lua_State *L = t->owner->L;
+    pthread_mutex_lock(&t->owner->mu);
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, sst__lua_traceback);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_ref);
+    sst__lua_push_table(L, args);
+    sst_value *out = NULL;
+    if (lua_pcall(L, 1, 1, base + 1) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_ETASK, "%s", msg != NULL ? msg : "(error object is not a string)");
+    } else {
+        out = sst__lua_to_value(L, -1, "tool result", err);
+    }
+    lua_settop(L, base);
+    pthread_mutex_unlock(&t->owner->mu);
+    return out;
+}
+
+void sst_lua_tools_free(sst_lua_tools *t) {
+    if (t == NULL) {
+        return;
+    }
+    sst_toolset_free(t->set);
+    if (t->L != NULL) {
+        lua_close(t->L); /* frees the tool_refs (userdata) */
+    }
+    pthread_mutex_destroy(&t->mu);
+    sst__free(t);
+}
+
+const sst_toolset *sst_lua_tools_set(const sst_lua_tools *t) {
+    return t->set;
+}
+
+static sst_lua_tools *fail(sst_lua_tools *t, sst_error *err, sst_code code, const char *fmt,
+                           const char *a, const char *b) {
+    sst__error(err, code, fmt, a, b);
+    sst_lua_tools_free(t);
+    return NULL;
+}
+
+sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err) {
+    sst_lua_tools *t = sst__calloc(1, sizeof *t);
+    if (t == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    pthread_mutex_init(&t->mu, NULL);
+    if ((t->L = luaL_newstate()) == NULL || (t->set = sst_toolset_new(err)) == NULL) {
+        sst_lua_tools_free(t);
+        sst__enomem(err);
+        return NULL;
+    }
+    lua_State *L = t->L;
+    luaL_openlibs(L);
+    luaL_requiref(L, "superstep", luaopen_superstep, 1);
+    lua_pop(L, 1);
+    lua_pushcfunction(L, sst__lua_traceback);
+    int rc = luaL_loadfile(L, path);
+    if (rc == LUA_ERRFILE) {
+        return fail(t, err, SST_EIO, "cannot open tools script '%s'%s", path, "");
+    } else if (rc != LUA_OK) {
+        return fail(t, err, SST_EPARSE, "%s%s", lua_tostring(L, -1), "");
+    }
+    if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
+        return fail(t, err, SST_EINVAL, "%s%s", lua_tostring(L, -1), "");
+    }
+    if (!lua_istable(L, -1)) {
+        return fail(t, err, SST_EINVAL, "tools script '%s' must return a list of tools%s", path,
+                    "");
+    }
+    int list = lua_gettop(L);
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, list); i++) {
+        lua_rawgeti(L, list, i);
+        int item = lua_gettop(L);
+        lua_getfield(L, item, "name");
+        lua_getfield(L, item, "description");
+        lua_getfield(L, item, "fn");
+        lua_getfield(L, item, "parameters");
+        const char *name = lua_tostring(L, item + 1);
+        if (name == NULL || lua_type(L, item + 3) != LUA_TFUNCTION) {
+            return fail(t, err, SST_EINVAL, "tools script '%s': every tool needs a name and fn%s",
+                        path, "");
+        }
+        sst_value *params = lua_isnil(L, item + 4)
+                                ? sst_json_parse("{\"type\":\"object\"}", err)
+                                : sst__lua_to_value(L, item + 4, "parameters", err);
+        tool_ref *ref = lua_newuserdatauv(L, sizeof *ref, 0);
+        ref->owner = t;
+        lua_pushvalue(L, item + 3);
+        ref->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        luaL_ref(L, LUA_REGISTRYINDEX); /* keeps the userdata (ref) alive with the state */
+        sst_code code = params != NULL ? sst_toolset_add(t->set, name, lua_tostring(L, item + 2),
+                                                         params, call_tool, ref, err)
+                                       : err->code;
+        sst_value_unref(params);
+        if (code != SST_OK) {
+            char msg[SST_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return fail(t, err, code, "tools script '%s': %s", path, msg);
+        }
+        lua_settop(L, list);
+    }
+    lua_settop(L, 0);
+    return t;
+}
