@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* The public agent API: model specs, tool sets, an agent run through sst_graph_invoke. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "superstep/agent.h"
+#include "test_util.h"
+
+static sst_value *twice(const sst_value *args, void *ud, sst_error *err) {
+    (void)ud;
+    return sst_int_new(2 * sst_int_value(sst_object_get(args, "n")), err);
+}
+
+static sst_code count_tokens(const char *t, size_t n, void *ud) {
+    (void)t;
+    (void)n;
+    (*(int *)ud)++;
+    return SST_OK;
+}
+
+static void test_agent(void **state) {
+    (void)state;
+    char path[] = "/tmp/sst_agent_api_XXXXXX";
+    int fd = mkstemp(path);
+    const char replies[] =
+        "{\"content\":\"doubling\",\"tool_calls\":[{\"id\":\"t\",\"type\":\"function\","
+        "\"function\":"
+        "{\"name\":\"twice\",\"arguments\":\"{\\\"n\\\":21}\"}}]}\n{\"content\":\"it is 42\"}\n";
+    assert_int_equal(write(fd, replies, sizeof replies - 1), (ssize_t)(sizeof replies - 1));
+    close(fd);
+    char spec[64];
+    snprintf(spec, sizeof spec, "fake:%s", path);
+    sst_error err = {0};
+    sst_model *model = sst_model_from_spec(spec, NULL, NULL, &err);
+    assert_non_null(model);
+    remove(path);
+    sst_toolset *tools = sst_toolset_new(&err);
+    sst_value *p = tu_json("{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}");
+    assert_sst_ok(sst_toolset_add(tools, "twice", "Doubles.", p, twice, NULL, &err), &err);
+    sst_value_unref(p);
+    int tokens = 0;
+    sst_agent_opts o;
+    sst_agent_opts_init(&o);
+    o.system_prompt = "Be brief.";
+    o.on_token = count_tokens;
+    o.token_user_data = &tokens;
+    sst_agent *agent = sst_agent_new(model, tools, &o, &err);
+    assert_non_null(agent);
+    sst_value *in = tu_json("{\"messages\":[{\"role\":\"user\",\"content\":\"double 21\"}]}");
+    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), NULL, in, NULL, &err);
+    sst_value_unref(in);
+    assert_non_null(r);
+    const sst_value *msgs = sst_object_get(sst_graph_result_state(r), "messages");
+    assert_int_equal(sst_array_len(msgs), 4);
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 2), "content")), "42");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 3), "content")),
+                        "it is 42");
+    assert_int_equal(tokens, 4); /* "doubling", "it ", "is ", "42" */
+    sst_graph_result_free(r);
+    sst_agent_free(agent);
+    sst_toolset_free(tools);
+    sst_model_free(model);
+}
+
+static void test_errors(void **state) {
+    (void)state;
+    sst_error err = {0};
+    assert_null(sst_model_from_spec("gopher://x", "m", NULL, &err));
+    assert_int_equal(err.code, SST_EINVAL);
+    assert_null(sst_model_openai("http://127.0.0.1:1/v1", "", NULL, &err));
+    assert_int_equal(err.code, SST_EINVAL);
+    sst_model *m = sst_model_openai("http://127.0.0.1:1/v1", "m", "NO_SUCH_VAR", &err);
+    assert_non_null(m);
+    sst_agent_opts o;
+    sst_agent_opts_init(&o);
+    o.max_iterations = 0;
+    assert_null(sst_agent_new(m, NULL, &o, &err));
+    assert_string_equal(err.msg, "agent: max_iterations must be at least 1");
+    assert_null(sst_agent_new(NULL, NULL, NULL, &err));
+    sst_model_free(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_agent),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
