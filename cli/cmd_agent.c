@@ -26,6 +26,7 @@ typedef struct agent_args {
     const char *model, *model_name, *key_env, *tools, *system, *thread, *db, *prompt;
     long max_iterations;
     bool json;
+    bool cont; /* --continue: finish the thread's interrupted or crashed run, no new prompt */
 } agent_args;
 
 static int usage(const char *fmt, const char *arg) {
@@ -52,6 +53,9 @@ static int parse(int argc, char **argv, agent_args *a) {
         const char **slot = NULL;
         if (strcmp(o, "--json") == 0) {
             a->json = true;
+            continue;
+        } else if (strcmp(o, "--continue") == 0) {
+            a->cont = true;
             continue;
         } else if (strcmp(o, "--model") == 0) {
             slot = &a->model;
@@ -94,8 +98,11 @@ static int parse(int argc, char **argv, agent_args *a) {
     if (a->model == NULL) {
         return usage("%s", "--model URL|fake:FILE is required");
     }
-    if (a->prompt == NULL) {
-        return usage("%s", "missing PROMPT");
+    if (a->prompt == NULL && !a->cont) {
+        return usage("%s", "missing PROMPT (or --continue with --thread)");
+    }
+    if (a->cont && (a->prompt != NULL || a->thread == NULL)) {
+        return usage("%s", "--continue needs --thread ID and no PROMPT");
     }
     return -1;
 }
@@ -141,14 +148,20 @@ int sst_cli_agent(int argc, char **argv) {
     if (th == NULL) {
         goto fail;
     }
-    sst_value *msg =
-        sst_object_set_take(sst_object_empty(), "role", sst_string_new("user", NULL), &err);
-    msg = msg != NULL ? sst_object_set_take(msg, "content", sst_string_new(a.prompt, &err), &err)
-                      : NULL;
-    sst_value *list = msg != NULL ? sst_array_push_take(sst_array_empty(), msg, &err) : NULL;
-    input = list != NULL ? sst_object_set_take(sst_object_empty(), "messages", list, &err) : NULL;
-    sst_graph_result *r =
-        input != NULL ? sst_graph_invoke(sst_agent_graph(agent), th, input, NULL, &err) : NULL;
+    if (!a.cont) {
+        sst_value *msg =
+            sst_object_set_take(sst_object_empty(), "role", sst_string_new("user", NULL), &err);
+        msg = msg != NULL
+                  ? sst_object_set_take(msg, "content", sst_string_new(a.prompt, &err), &err)
+                  : NULL;
+        sst_value *list = msg != NULL ? sst_array_push_take(sst_array_empty(), msg, &err) : NULL;
+        input =
+            list != NULL ? sst_object_set_take(sst_object_empty(), "messages", list, &err) : NULL;
+        if (input == NULL) {
+            goto fail;
+        }
+    }
+    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), th, input, NULL, &err);
     if (r == NULL) {
         goto fail;
     }

@@ -41,6 +41,7 @@ static const char usage_text[] =
     "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
     "           [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]\n"
     "           [--max-iterations N] [--thread ID] [--db PATH] [--json] PROMPT\n"
+    "           (--continue --thread ID instead of PROMPT finishes a cut-off run)\n"
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none)\n"

@@ -172,6 +172,29 @@ printf 'return { { name = "x" } }\n' >badtools.lua
 expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools badtools.lua --db :memory: "hi"
 contains "$err" "every tool needs a name and fn" "agent with bad tools"
 
+# kill -9 while a tool runs (the model's reply committed); --continue in a new
+# process runs the tool and asks the model once more, not twice.
+cat >slowtools.lua <<'LUA'
+return {
+  { name = "add", parameters = { type = "object" },
+    fn = function(args)
+      local marker = os.getenv("SST_MARKER")
+      if marker then io.open(marker, "w"):close(); os.execute("sleep 5") end
+      return args.a + args.b
+    end },
+}
+LUA
+SST_MARKER=$work/marker "$bin" agent --model fake:replies1.jsonl --tools slowtools.lua --db k.db --thread k "What is 2 + 40?" >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 200); do [ -e marker ] && break; sleep 0.05; done
+[ -e marker ] || fail "the agent's tool never started"
+kill -9 "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools slowtools.lua --db k.db --thread k --continue --json
+contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "the tool ran after the crash"
+contains "$out" '"reply":"You are welcome."' "the model was called once after the crash"
+expect_rc 2 "$bin" agent --model fake:replies2.jsonl --continue
+contains "$err" "--continue needs --thread ID" "continue without a thread"
+
 # superstep agent against a real chat-completions server on 127.0.0.1.
 python3 "$root/tests/agent/openai_server.py" >port.txt 2>/dev/null &
 server=$!
@@ -179,6 +202,8 @@ for _ in $(seq 1 100); do [ -s port.txt ] && break; sleep 0.05; done
 port=$(head -1 port.txt)
 expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name stream --db :memory: "hello"
 contains "$out" "echo: hello" "agent over HTTP streams the reply"
+expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 429-once --db :memory: "again"
+contains "$out" "echo: again" "agent retries after 429 (Retry-After)"
 expect_rc 1 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 401 --db :memory: "hello"
 contains "$err" "answered HTTP 401" "agent reports the HTTP error"
 kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
