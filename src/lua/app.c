@@ -22,10 +22,17 @@ sst__lua_app *sst__lua_check_app(lua_State *L, int idx) {
     return a;
 }
 
+/* Frees the thread of the lthread at @p idx (once). */
+static void free_lthread(lua_State *L, int idx) {
+    lthread *t = lua_touserdata(L, idx);
+    if (t != NULL) {
+        sst_graph_thread_free(t->t);
+        t->t = NULL;
+    }
+}
+
 static int thread_gc(lua_State *L) {
-    lthread *t = lua_touserdata(L, 1);
-    sst_graph_thread_free(t->t);
-    t->t = NULL;
+    free_lthread(L, 1);
     return 0;
 }
 
@@ -35,7 +42,7 @@ static int app_gc(lua_State *L) {
     if (lua_getiuservalue(L, 1, UV_THREADS) == LUA_TTABLE) {
         lua_pushnil(L);
         while (lua_next(L, -2) != 0) {
-            thread_gc(L);
+            free_lthread(L, -1);
             lua_pop(L, 1);
         }
     }

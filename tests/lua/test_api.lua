@@ -190,6 +190,16 @@ if not sst.worker then
   check(type(newcfg.configurable.checkpoint_id) == "string", "update_state returns a config")
   eq(app3:get_state(cfg).values.answer, "edited", "update_state applied")
 
+  -- in-memory threads (no checkpointer): kept by the app, freed with it
+  do
+    local mem = g1:compile{}
+    eq(mem:invoke({ count = 1 }, { thread_id = "m1" }).count, 22, "in-memory thread, first run")
+    eq(mem:invoke({ count = 0 }, { thread_id = "m1" }).count, 253, "in-memory thread continues (22 + 1, then + 230)")
+    eq(mem:get_state({ thread_id = "m1" }).values.count, 253, "in-memory thread state")
+    mem = nil
+    collectgarbage()
+  end
+
   -- stream modes
   local updates = {}
   for ev in app1:stream({ count = 0 }, nil, "updates") do updates[#updates + 1] = ev end
