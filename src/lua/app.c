@@ -49,9 +49,33 @@ static int app_gc(lua_State *L) {
     lua_pop(L, 1);
     sst_engine_free(a->engine);
     a->engine = NULL;
-    sst_compiled_graph_free(a->cg);
+    if (!a->borrowed_cg) {
+        sst_compiled_graph_free(a->cg);
+    }
     a->cg = NULL;
     return 0;
+}
+
+int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx) {
+    owner_idx = lua_absindex(L, owner_idx);
+    saver_idx = saver_idx != 0 ? lua_absindex(L, saver_idx) : 0;
+    sst__lua_app *a = lua_newuserdatauv(L, sizeof *a, 3);
+    memset(a, 0, sizeof *a);
+    a->cg = cg;
+    a->borrowed_cg = true;
+    a->workers = 1; /* Lua tools run in the invoking thread's state */
+    a->recursion_limit = 1000;
+    luaL_setmetatable(L, SST_LUA_APP);
+    lua_pushvalue(L, owner_idx);
+    lua_setiuservalue(L, -2, UV_GRAPH);
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, UV_THREADS);
+    if (saver_idx != 0) {
+        a->saver = sst__lua_saver(L, saver_idx);
+        lua_pushvalue(L, saver_idx);
+        lua_setiuservalue(L, -2, UV_SAVER);
+    }
+    return 1;
 }
 
 /* A list of node names at @p idx as an array of C strings (kept alive by the table). */

@@ -150,6 +150,7 @@ int luaopen_superstep(lua_State *L) {
     luaL_newlib(L, funcs);
     sst__lua_open_graph(L);
     sst__lua_open_savers(L);
+    sst__lua_open_agent(L);
     open_reducers(L);
     lua_pushstring(L, SST_START);
     lua_setfield(L, -2, "START");

@@ -272,6 +272,59 @@ if not sst.worker then
          "max_attempts must be at least 1", "bad retry policy")
   raises(function() ge:compile{ checkpointer = 42 } end, "checkpointer must be", "bad saver")
 
+  -- create_react_agent with the scripted model and a Lua tool
+  do
+    local replies = os.tmpname()
+    local f = assert(io.open(replies, "w"))
+    f:write('{"content":"adding","tool_calls":[{"id":"c1","type":"function","function":'
+            .. '{"name":"add","arguments":"{\\"a\\":2,\\"b\\":40}"}}]}\n')
+    f:write('{"content":"it is 42"}\n')
+    f:write('{"content":"checking","tool_calls":[{"id":"c2","type":"function","function":'
+            .. '{"name":"add","arguments":"{\\"a\\":1,\\"b\\":1}"}}]}\n')
+    f:write('{"content":"rejected, fine"}\n')
+    f:close()
+    local seen = {}
+    local agent = sst.create_react_agent{
+      model = "fake:" .. replies,
+      tools = { { name = "add", description = "Adds.",
+                  parameters = { type = "object", properties = { a = { type = "integer" },
+                                 b = { type = "integer" } }, required = { "a", "b" } },
+                  fn = function(args) seen[#seen + 1] = args.a; return args.a + args.b end } },
+      system_prompt = "Be brief.",
+      checkpointer = sst.MemorySaver(),
+    }
+    local cfg = { configurable = { thread_id = "agent" } }
+    local out = agent:invoke({ messages = { { role = "user", content = "2 + 40?" } } }, cfg)
+    eq(out.messages[3].content, "42", "Lua tool result")
+    eq(out.messages[4].content, "it is 42", "agent reply")
+    eq(seen, { 2 }, "the Lua tool ran once")
+    eq(out.iteration, 2, "two model calls")
+    raises(function() sst.create_react_agent{ model = 42 } end, "model must be", "agent model")
+    raises(function() sst.create_react_agent{ model = "fake:/nonexistent" } end, "cannot open",
+           "agent script")
+    raises(function() sst.create_react_agent{ model = "fake:" .. replies, tools = { { name = "x" } } } end,
+           "needs a name and fn", "agent tool")
+    -- approval: the proposed call interrupts; "reject" answers the model instead of running it
+    local gated = sst.create_react_agent{
+      model = "fake:" .. replies, approve_tools = true, checkpointer = sst.MemorySaver(),
+      tools = { { name = "add", fn = function(args) seen[#seen + 1] = -1; return 0 end } } }
+    local c2 = { configurable = { thread_id = "gated" } }
+    local first = gated:invoke({ messages = { { role = "user", content = "go" } } }, c2)
+    eq(first.__interrupt__[1].value.approve_tool_call.id, "c1", "the first proposed call")
+    local approved = gated:invoke(sst.Command{ resume = "approve" }, c2)
+    eq(approved.messages[#approved.messages].content, "it is 42", "after an approval")
+    eq(seen, { 2, -1 }, "the approved tool ran")
+    local stop = gated:invoke({ messages = { { role = "user", content = "again" } } }, c2)
+    check(stop.__interrupt__ ~= nil, "approval interrupts")
+    eq(stop.__interrupt__[1].value.approve_tool_call.id, "c2", "the proposed call")
+    local done = gated:invoke(sst.Command{ resume = "reject" }, c2)
+    eq(done.messages[#done.messages].content, "rejected, fine", "after a rejection")
+    eq(done.messages[#done.messages - 1].content, "error: the user rejected this tool call",
+       "the model read the rejection")
+    eq(#seen, 2, "the rejected tool did not run")
+    os.remove(replies)
+  end
+
   -- SQLite saver and JSON helpers
   local path = os.tmpname()
   local app5 = g1:compile{ checkpointer = sst.SqliteSaver(path), durability = "sync" }

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * superstep.create_react_agent{model = ..., tools = {...}, system_prompt = ...,
+ * max_iterations = ..., approve_tools = ..., checkpointer = ...}: the prebuilt
+ * ReAct agent (superstep/agent.h) as an app, with tools written in Lua.
+ */
+#include "lua_int.h"
+
+#define SST_LUA_AGENT "superstep.agent"
+
+typedef struct lagent {
+    sst_model *model;
+    sst_toolset *tools;
+    sst_agent *agent;
+    struct ltool *calls; /* owned: one per tool */
+    size_t n_calls;
+} lagent;
+
+typedef struct ltool {
+    sst__lua_rt *rt;
+    int fn_ref; /* in the main state's registry */
+} ltool;
+
+/* Runs a Lua tool in the main state (agent apps run on the invoking thread only). */
+static sst_value *call_tool(const sst_value *args, void *ud, sst_error *err) {
+    const ltool *t = ud;
+    if (!pthread_equal(pthread_self(), t->rt->master_thread)) {
+        sst__error(err, SST_EINVAL, "Lua tools run on the thread that loaded the script");
+        return NULL;
+    }
+    lua_State *L = t->rt->master;
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, sst__lua_traceback);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_ref);
+    sst__lua_push_table(L, args);
+    sst_value *out = NULL;
+    if (lua_pcall(L, 1, 1, base + 1) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_ETASK, "%s", msg != NULL ? msg : "(error object is not a string)");
+    } else {
+        out = sst__lua_to_value(L, -1, "tool result", err);
+    }
+    lua_settop(L, base);
+    return out;
+}
+
+static int agent_gc(lua_State *L) {
+    lagent *a = luaL_checkudata(L, 1, SST_LUA_AGENT);
+    sst_agent_free(a->agent);
+    sst_toolset_free(a->tools);
+    sst_model_free(a->model);
+    for (size_t i = 0; i < a->n_calls; i++) {
+        luaL_unref(L, LUA_REGISTRYINDEX, a->calls[i].fn_ref);
+    }
+    sst__free(a->calls);
+    memset(a, 0, sizeof *a);
+    return 0;
+}
+
+static const char *opt_string(lua_State *L, int t, const char *key) {
+    lua_getfield(L, t, key);
+    const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+    lua_pop(L, 1); /* the string stays alive in the options table */
+    return s;
+}
+
+static int create_react_agent(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lagent *a = lua_newuserdatauv(L, sizeof *a, 0);
+    memset(a, 0, sizeof *a);
+    luaL_setmetatable(L, SST_LUA_AGENT);
+    int self = lua_gettop(L);
+    sst_error err = {0};
+    /* The model: "fake:FILE", a base URL, or {base_url =, model =, api_key_env =}. */
+    lua_getfield(L, 1, "model");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        a->model = sst_model_from_spec(
+            lua_tostring(L, -1),
+            opt_string(L, 1, "model_name") ? opt_string(L, 1, "model_name") : "gpt-4o-mini",
+            "OPENAI_API_KEY", &err);
+    } else if (lua_istable(L, -1)) {
+        int m = lua_gettop(L);
+        const char *key_env = opt_string(L, m, "api_key_env");
+        a->model = sst_model_openai(opt_string(L, m, "base_url"), opt_string(L, m, "model"),
+                                    key_env != NULL ? key_env : "OPENAI_API_KEY", &err);
+    } else {
+        return luaL_error(L, "create_react_agent: model must be \"fake:FILE\", a base URL or "
+                             "{base_url =, model =, api_key_env =}");
+    }
+    lua_pop(L, 1);
+    if (a->model == NULL || (a->tools = sst_toolset_new(&err)) == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    if (lua_getfield(L, 1, "tools") == LUA_TTABLE) {
+        int list = lua_gettop(L);
+        size_t n = lua_rawlen(L, list);
+        a->calls = sst__calloc(n > 0 ? n : 1, sizeof *a->calls);
+        if (a->calls == NULL) {
+            return luaL_error(L, "out of memory");
+        }
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, list, (lua_Integer)i + 1);
+            int item = lua_gettop(L);
+            const char *name = lua_istable(L, item) ? opt_string(L, item, "name") : NULL;
+            lua_getfield(L, item, "fn");
+            if (name == NULL || !lua_isfunction(L, -1)) {
+                return luaL_error(L, "create_react_agent: tool %d needs a name and fn", (int)i + 1);
+            }
+            ltool *t = &a->calls[a->n_calls];
+            t->rt = sst__lua_runtime(L);
+            t->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+            a->n_calls++;
+            sst_value *params = NULL;
+            if (lua_getfield(L, item, "parameters") == LUA_TNIL) {
+                params = sst_object_set_take(sst_object_empty(), "type",
+                                             sst_string_new("object", &err), &err);
+            } else {
+                params = sst__lua_to_value(L, -1, "parameters", &err);
+            }
+            lua_pop(L, 1);
+            sst_code rc = params != NULL
+                              ? sst_toolset_add(a->tools, name, opt_string(L, item, "description"),
+                                                params, call_tool, t, &err)
+                              : err.code;
+            sst_value_unref(params);
+            if (rc != SST_OK) {
+                return sst__lua_raise(L, &err);
+            }
+            lua_settop(L, list);
+        }
+    }
+    lua_pop(L, 1);
+    sst_agent_opts o;
+    sst_agent_opts_init(&o);
+    o.system_prompt = opt_string(L, 1, "system_prompt");
+    lua_getfield(L, 1, "max_iterations");
+    if (!lua_isnil(L, -1)) {
+        o.max_iterations = (int64_t)luaL_checkinteger(L, -1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "approve_tools");
+    o.approve_tools = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if ((a->agent = sst_agent_new(a->model, a->tools, &o, &err)) == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    int saver = 0;
+    if (lua_getfield(L, 1, "checkpointer") != LUA_TNIL) {
+        if (sst__lua_saver(L, -1) == NULL) {
+            return luaL_error(L, "create_react_agent: checkpointer must be a MemorySaver() or "
+                                 "SqliteSaver(path)");
+        }
+        saver = lua_gettop(L);
+    }
+    return sst__lua_app_wrap(L, (sst_compiled_graph *)sst_agent_graph(a->agent), self, saver);
+}
+
+void sst__lua_open_agent(lua_State *L) {
+    luaL_newmetatable(L, SST_LUA_AGENT);
+    lua_pushcfunction(L, agent_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    lua_pushcfunction(L, create_react_agent);
+    lua_setfield(L, -2, "create_react_agent");
+}
