@@ -51,7 +51,7 @@ static const char usage_text[] =
     "                       the checkpoints in memory, for this process only\n"
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        resume the pending interrupt with this value\n"
-    "  --stream MODE        values|updates|custom|debug: JSON lines on stdout\n"
+    "  --stream MODE        values|updates|custom|messages|debug: JSON lines on stdout\n"
     "  --workers N          worker threads for parallel nodes (default 1)\n"
     "  --json               one JSON object on stdout\n"
     "\n"
@@ -148,9 +148,9 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     if (c->stream != NULL && strcmp(c->stream, "values") != 0 &&
         strcmp(c->stream, "updates") != 0 && strcmp(c->stream, "custom") != 0 &&
-        strcmp(c->stream, "debug") != 0) {
-        return usage_error("--stream: unknown mode '%s' (values, updates, custom or debug)",
-                           c->stream);
+        strcmp(c->stream, "debug") != 0 && strcmp(c->stream, "messages") != 0) {
+        return usage_error(
+            "--stream: unknown mode '%s' (values, updates, custom, messages or debug)", c->stream);
     }
     if ((strcmp(c->command, "state") == 0 || strcmp(c->command, "history") == 0) &&
         c->thread == NULL) {
@@ -251,10 +251,11 @@ static unsigned mode_bit(const char *name) {
     if (name == NULL) {
         return 0;
     }
-    return strcmp(name, "values") == 0    ? SST_STREAM_VALUES
-           : strcmp(name, "updates") == 0 ? SST_STREAM_UPDATES
-           : strcmp(name, "custom") == 0  ? SST_STREAM_CUSTOM
-                                          : SST_STREAM_DEBUG;
+    return strcmp(name, "values") == 0     ? SST_STREAM_VALUES
+           : strcmp(name, "updates") == 0  ? SST_STREAM_UPDATES
+           : strcmp(name, "custom") == 0   ? SST_STREAM_CUSTOM
+           : strcmp(name, "messages") == 0 ? SST_STREAM_MESSAGES
+                                           : SST_STREAM_DEBUG;
 }
 
 /* ---- commands ---- */

@@ -213,6 +213,18 @@ SST_NODISCARD SST_API sst_code sst_node_goto_send(sst_node_ctx *ctx, const char 
  */
 SST_API const sst_value *sst_node_interrupt(sst_node_ctx *ctx, sst_value *value);
 
+/**
+ * Streams a piece of a message as it is produced (takes @p event, e.g.
+ * {"id": message id, "delta": "tok"}): delivered at once as
+ * SST_STREAM_MESSAGES when the invoke asked for that mode, on this node's
+ * thread (calls are serialized); dropped otherwise. Returns the stream
+ * callback's error, if any.
+ */
+SST_NODISCARD SST_API sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_value *event,
+                                                       sst_error *err);
+/** True when the invoke asked for SST_STREAM_MESSAGES. */
+SST_API bool sst_node_streams_messages(const sst_node_ctx *ctx);
+
 /** Emits a custom stream event (takes @p value); delivered in task order. */
 SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err);
 
@@ -298,7 +310,10 @@ typedef enum sst_stream_mode {
     SST_STREAM_VALUES = 1 << 0,  /* the whole state after the input and after each superstep */
     SST_STREAM_UPDATES = 1 << 1, /* each node's update: {node: update}, in task order */
     SST_STREAM_CUSTOM = 1 << 2,  /* values nodes emit with sst_node_emit */
-    SST_STREAM_DEBUG = 1 << 3    /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
+    SST_STREAM_DEBUG = 1 << 3,   /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
+    SST_STREAM_MESSAGES = 1 << 4 /* pieces of messages as nodes produce them (LLM tokens):
+                                    {"id": message id, "delta": text}; delivered live, on the
+                                    node's thread, one at a time (not at the commit) */
 } sst_stream_mode;
 
 /**

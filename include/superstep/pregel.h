@@ -271,6 +271,8 @@ SST_API const char *sst_task_vertex(const sst_task *t);
 /** The deterministic task id: 32 hex characters (borrowed). */
 SST_API const char *sst_task_id(const sst_task *t);
 SST_API uint64_t sst_task_superstep(const sst_task *t);
+/** The user_data of the run's options (sst_run_opts.user_data), for live side channels. */
+SST_API void *sst_task_run_user_data(const sst_task *t);
 /** 1 for the first attempt, 2 for the first retry, ... */
 SST_API unsigned sst_task_attempt(const sst_task *t);
 /** The committed state of the previous superstep (borrowed, shared: never copied). */

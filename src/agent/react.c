@@ -18,6 +18,28 @@ typedef struct agent {
     const sst__react_opts *opts;
 } agent;
 
+/* Where a model call's tokens go: the agent's callback and the graph's message stream. */
+typedef struct tokens {
+    const agent *a;
+    sst_node_ctx *ctx;
+    const char *id; /* the reply's message id, fixed before the first token */
+} tokens;
+
+static sst_code on_tokens(const char *text, size_t len, void *ud) {
+    tokens *k = ud;
+    sst_code rc = SST_OK;
+    if (k->a->opts->on_token != NULL) {
+        rc = k->a->opts->on_token(text, len, k->a->opts->token_ud);
+    }
+    if (rc == SST_OK && sst_node_streams_messages(k->ctx)) {
+        sst_error err = {0};
+        sst_value *e = sst__set_take(sst_object_empty(), "id", sst_string_new(k->id, &err), &err);
+        e = sst__set_take(e, "delta", sst_string_newn(text, len, &err), &err);
+        rc = sst_node_stream_message(k->ctx, e, &err);
+    }
+    return rc;
+}
+
 /* One model call: the system prompt, then the conversation. */
 static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
     const agent *a = ud;
@@ -35,18 +57,24 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
     for (size_t i = 0; msgs != NULL && i < sst_array_len(history); i++) {
         msgs = sst_array_push_take(msgs, sst_value_ref(sst_array_get(history, i)), &err);
     }
+    /* The reply's id is fixed first: streamed tokens and the stored message share it. */
+    char id[37];
+    if (sst__uuid4(id, &err) != SST_OK) {
+        sst_value_unref(msgs);
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
+    tokens k = {a, ctx, id};
     sst_value *reply = NULL;
     if (msgs != NULL) {
         if (a->model->fake != NULL) {
-            reply =
-                sst__fake_model_chat(a->model->fake, a->opts->on_token, a->opts->token_ud, &err);
+            reply = sst__fake_model_chat(a->model->fake, on_tokens, &k, &err);
         } else {
             sst_value *schema = sst__tools_schema(a->tools, &err);
-            reply = schema != NULL ? sst__llm_chat(a->model->llm, msgs, schema, a->opts->on_token,
-                                                   a->opts->token_ud, &err)
+            reply = schema != NULL ? sst__llm_chat(a->model->llm, msgs, schema, on_tokens, &k, &err)
                                    : NULL;
             sst_value_unref(schema);
         }
+        reply = reply != NULL ? sst__set_take(reply, "id", sst_string_new(id, &err), &err) : NULL;
     }
     sst_value_unref(msgs);
     if (reply == NULL) {

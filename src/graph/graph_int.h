@@ -158,6 +158,13 @@ struct sst_graph_thread {
     sst_value *restart_input; /* owned: that run's input, or NULL */
 };
 
+/* ---- live message events (invoke.c), for sst_node_stream_message ---- */
+
+bool sst__invoke_streams_messages(void *run_user_data);
+/* Takes @p event. */
+sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
+                                    sst_error *err);
+
 /* ---- durable threads (persist.c) ---- */
 
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */

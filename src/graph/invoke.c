@@ -34,7 +34,32 @@ typedef struct invoke_ctx {
     sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
     sst_code persist_rc;  /* a checkpoint that could not be written */
     sst_error persist_err;
+    pthread_mutex_t live_mu; /* serializes SST_STREAM_MESSAGES events from worker threads */
 } invoke_ctx;
+
+bool sst__invoke_streams_messages(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    return c != NULL && c->o->stream != NULL && (c->o->stream_modes & SST_STREAM_MESSAGES) != 0;
+}
+
+sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
+                                    sst_error *err) {
+    invoke_ctx *c = run_user_data;
+    if (event == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = SST_OK;
+    if (sst__invoke_streams_messages(c)) {
+        pthread_mutex_lock(&c->live_mu);
+        rc = c->o->stream(SST_STREAM_MESSAGES, node, event, c->o->stream_user_data);
+        pthread_mutex_unlock(&c->live_mu);
+        if (rc != SST_OK) {
+            sst__error(err, rc, "stream: the callback failed on a message event");
+        }
+    }
+    sst_value_unref(event);
+    return rc;
+}
 
 void sst_invoke_opts_init(sst_invoke_opts *o) {
     memset(o, 0, sizeof *o);
@@ -545,6 +570,8 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     }
     invoke_ctx c;
     memset(&c, 0, sizeof c);
+    /* A default mutex with static initialization: nothing to destroy on any return path. */
+    c.live_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;

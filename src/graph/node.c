@@ -99,6 +99,15 @@ const sst_value *sst_node_interrupt(sst_node_ctx *ctx, sst_value *value) {
     return NULL;
 }
 
+bool sst_node_streams_messages(const sst_node_ctx *ctx) {
+    return sst__invoke_streams_messages(sst_task_run_user_data(ctx->task));
+}
+
+sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_value *event, sst_error *err) {
+    return sst__invoke_stream_message(sst_task_run_user_data(ctx->task), sst_node_name(ctx), event,
+                                      err);
+}
+
 sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err) {
     return sst_task_emit(ctx->task, value, err);
 }

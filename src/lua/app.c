@@ -296,6 +296,8 @@ static const char *mode_name(sst_stream_mode m) {
             return "updates";
         case SST_STREAM_CUSTOM:
             return "custom";
+        case SST_STREAM_MESSAGES:
+            return "messages";
         default:
             return "debug";
     }
@@ -322,7 +324,7 @@ static sst_code collect_event(sst_stream_mode mode, const char *node, const sst_
 }
 
 static unsigned parse_mode(lua_State *L, int idx) {
-    static const char *const names[] = {"values", "updates", "custom", "debug", NULL};
+    static const char *const names[] = {"values", "updates", "custom", "debug", "messages", NULL};
     if (lua_isnoneornil(L, idx)) {
         return SST_STREAM_VALUES;
     }

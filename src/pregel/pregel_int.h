@@ -74,6 +74,7 @@ struct sst_task {
     uint32_t vertex;
     unsigned attempt;
     const char *run_key; /* borrowed from the run options */
+    void *run_user_data; /* the run options' user_data */
     uint64_t send_index; /* position among the superstep's Sends; UINT64_MAX: vertex task */
     char id_text[33];    /* the task id, made on first use ("" until then) */
     /* Outputs of the current attempt. */

@@ -138,6 +138,7 @@ static void init_task(run *R, sst_task *t, uint32_t vertex) {
     memset(t, 0, sizeof *t);
     t->timed = R->o->on_superstep != NULL;
     t->run_key = R->o->run_key;
+    t->run_user_data = R->o->user_data;
     t->p = R->p;
     t->state = R->state;
     t->superstep = R->superstep;

@@ -46,6 +46,10 @@ const char *sst_task_id(const sst_task *ct) {
     return t->id_text;
 }
 
+void *sst_task_run_user_data(const sst_task *t) {
+    return t->run_user_data;
+}
+
 uint64_t sst_task_superstep(const sst_task *t) {
     return t->superstep;
 }

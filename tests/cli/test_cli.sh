@@ -113,6 +113,7 @@ expect_rc 2 "$bin" run "$script" --workers zero
 contains "$err" "--workers: expected a number" "bad workers"
 expect_rc 2 "$bin" run "$script" --stream loud
 contains "$err" "unknown mode 'loud'" "bad stream mode"
+contains "$err" "messages" "the stream modes are listed"
 expect_rc 2 "$bin" state "$script"
 contains "$err" "--thread ID is required" "state needs a thread"
 expect_rc 1 "$bin" run "$script" --db r.db --input '{"topic": tru}'

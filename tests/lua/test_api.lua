@@ -322,6 +322,18 @@ if not sst.worker then
     eq(done.messages[#done.messages - 1].content, "error: the user rejected this tool call",
        "the model read the rejection")
     eq(#seen, 2, "the rejected tool did not run")
+    -- the messages stream: tokens as they come, with the id the stored reply keeps
+    local toks, ids = {}, {}
+    local lone = sst.create_react_agent{ model = "fake:" .. replies }
+    for ev in lone:stream({ messages = { { role = "user", content = "x" } } }, nil, "messages") do
+      toks[#toks + 1] = ev.delta
+      ids[ev.id] = true
+    end
+    -- reply 1 asks for a tool this agent lacks ("error: unknown tool"), so the model is asked again
+    eq(toks, { "adding", "it ", "is ", "42" }, "message tokens streamed")
+    local n = 0
+    for _ in pairs(ids) do n = n + 1 end
+    eq(n, 2, "one message id per model reply")
     os.remove(replies)
   end
 

@@ -65,6 +65,51 @@ static void test_agent(void **state) {
     sst_model_free(model);
 }
 
+/* Message events as they stream: "node:id:delta" lines. */
+static sst_code on_stream(sst_stream_mode mode, const char *node, const sst_value *e, void *ud) {
+    char *buf = ud;
+    if (mode == SST_STREAM_MESSAGES) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, 2048 - used, "%s:%s:%s\n", node,
+                 sst_string_cstr(sst_object_get(e, "id")),
+                 sst_string_cstr(sst_object_get(e, "delta")));
+    }
+    return SST_OK;
+}
+
+static void test_messages_stream(void **state) {
+    (void)state;
+    char path[] = "/tmp/sst_agent_msgs_XXXXXX";
+    int fd = mkstemp(path);
+    const char replies[] = "{\"content\":\"hello there\"}\n";
+    assert_int_equal(write(fd, replies, sizeof replies - 1), (ssize_t)(sizeof replies - 1));
+    close(fd);
+    sst_error err = {0};
+    sst_model *model = sst_model_fake(path, &err);
+    remove(path);
+    sst_agent *agent = sst_agent_new(model, NULL, NULL, &err);
+    assert_non_null(agent);
+    static char events[2048];
+    events[0] = '\0';
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    io.stream = on_stream;
+    io.stream_user_data = events;
+    io.stream_modes = SST_STREAM_MESSAGES;
+    sst_value *in = tu_json("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), NULL, in, &io, &err);
+    sst_value_unref(in);
+    assert_non_null(r);
+    const sst_value *msgs = sst_object_get(sst_graph_result_state(r), "messages");
+    const char *id = sst_string_cstr(sst_object_get(sst_array_get(msgs, 1), "id"));
+    char want[256];
+    snprintf(want, sizeof want, "llm_call:%s:hello \nllm_call:%s:there\n", id, id);
+    assert_string_equal(events, want); /* the stored reply carries the streamed id */
+    sst_graph_result_free(r);
+    sst_agent_free(agent);
+    sst_model_free(model);
+}
+
 static void test_errors(void **state) {
     (void)state;
     sst_error err = {0};
@@ -86,6 +131,7 @@ static void test_errors(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_agent),
+        cmocka_unit_test(test_messages_stream),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
