@@ -26,7 +26,9 @@ typedef struct agent_args {
     const char *model, *model_name, *key_env, *tools, *system, *thread, *db, *prompt;
     long max_iterations;
     bool json;
-    bool cont; /* --continue: finish the thread's interrupted or crashed run, no new prompt */
+    bool cont;    /* --continue: finish the thread's interrupted or crashed run, no new prompt */
+    bool approve; /* --approve: each tool call waits for --resume */
+    const char *resume; /* --resume approve|reject|JSON: answers every pending tool call */
 } agent_args;
 
 static int usage(const char *fmt, const char *arg) {
@@ -57,6 +59,11 @@ static int parse(int argc, char **argv, agent_args *a) {
         } else if (strcmp(o, "--continue") == 0) {
             a->cont = true;
             continue;
+        } else if (strcmp(o, "--approve") == 0) {
+            a->approve = true;
+            continue;
+        } else if (strcmp(o, "--resume") == 0) {
+            slot = &a->resume;
         } else if (strcmp(o, "--model") == 0) {
             slot = &a->model;
         } else if (strcmp(o, "--model-name") == 0) {
@@ -98,11 +105,14 @@ static int parse(int argc, char **argv, agent_args *a) {
     if (a->model == NULL) {
         return usage("%s", "--model URL|fake:FILE is required");
     }
+    if (a->resume != NULL) {
+        a->cont = true; /* a resume continues the thread's run */
+    }
     if (a->prompt == NULL && !a->cont) {
-        return usage("%s", "missing PROMPT (or --continue with --thread)");
+        return usage("%s", "missing PROMPT (or --continue / --resume with --thread)");
     }
     if (a->cont && (a->prompt != NULL || a->thread == NULL)) {
-        return usage("%s", "--continue needs --thread ID and no PROMPT");
+        return usage("%s", "--continue and --resume need --thread ID and no PROMPT");
     }
     return -1;
 }
@@ -135,6 +145,7 @@ int sst_cli_agent(int argc, char **argv) {
     o.system_prompt = a.system;
     o.max_iterations = a.max_iterations;
     o.on_token = a.json ? NULL : print_token;
+    o.approve_tools = a.approve || a.resume != NULL;
     agent = cp != NULL
                 ? sst_agent_new(model, tools != NULL ? sst_lua_tools_set(tools) : NULL, &o, &err)
                 : NULL;
@@ -161,7 +172,37 @@ int sst_cli_agent(int argc, char **argv) {
             goto fail;
         }
     }
-    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), th, input, NULL, &err);
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    sst_value *by_id = NULL;
+    if (a.resume != NULL) {
+        /* The answer: approve, reject, or JSON ({"arguments": {...}}), for every pending call. */
+        sst_value *answer = strcmp(a.resume, "approve") == 0 || strcmp(a.resume, "reject") == 0
+                                ? sst_string_new(a.resume, &err)
+                                : sst_json_parse(a.resume, &err);
+        sst_value *st = answer != NULL ? sst_graph_get_state(th, NULL, &err) : NULL;
+        const sst_value *pending = st != NULL ? sst_object_get(st, "interrupts") : NULL;
+        by_id = st != NULL ? sst_object_empty() : NULL;
+        for (size_t i = 0; by_id != NULL && i < sst_array_len(pending); i++) {
+            const sst_value *pid = sst_object_get(sst_array_get(pending, i), "id");
+            by_id = sst_object_setv_take(by_id, pid, sst_value_ref(answer), &err);
+        }
+        sst_value_unref(answer);
+        sst_value_unref(st);
+        if (by_id == NULL) {
+            goto fail;
+        }
+        if (sst_object_len(by_id) == 0) {
+            sst_value_unref(by_id);
+            fprintf(stderr, "superstep agent: thread '%s' has no tool call waiting for approval\n",
+                    thread);
+            rc = 1;
+            goto out;
+        }
+        io.resume_by_id = by_id;
+    }
+    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), th, input, &io, &err);
+    sst_value_unref(by_id);
     if (r == NULL) {
         goto fail;
     }
@@ -197,6 +238,20 @@ int sst_cli_agent(int argc, char **argv) {
         printf("\n");
         if (status == SST_RUN_FAILED) {
             fprintf(stderr, "superstep agent: %s\n", sst_graph_result_error(r)->msg);
+        } else if (status == SST_RUN_INTERRUPTED) {
+            const sst_value *ints = sst_graph_result_interrupts(r);
+            for (size_t i = 0; i < sst_array_len(ints); i++) {
+                const sst_value *call = sst_object_get(
+                    sst_object_get(sst_array_get(ints, i), "value"), "approve_tool_call");
+                const sst_value *fn = sst_object_get(call, "function");
+                fprintf(stderr, "tool call waiting for approval: %s(%s)\n",
+                        sst_string_cstr(sst_object_get(fn, "name")),
+                        sst_string_cstr(sst_object_get(fn, "arguments")));
+            }
+            fprintf(stderr,
+                    "answer with: superstep agent ... --thread %s --resume approve|reject|"
+                    "'{\"arguments\": {...}}'\n",
+                    thread);
         } else {
             fprintf(stderr, "thread %s%s\n", thread,
                     stop != NULL ? " (stopped: max iterations)" : "");

@@ -66,6 +66,13 @@ SST_NODISCARD SST_API sst_code sst_toolset_add(sst_toolset *t, const char *name,
 /** Receives each streamed token of the model's replies. */
 typedef sst_code (*sst_token_fn)(const char *text, size_t len, void *user_data);
 
+/**
+ * Agent events: "llm_start" (the messages sent), "llm_end" (the reply),
+ * "tool_start" (the call), "tool_end" (the tool message). @p data is
+ * borrowed. Called on the thread running the node.
+ */
+typedef void (*sst_agent_event_fn)(const char *kind, const sst_value *data, void *user_data);
+
 /** Agent options; fill with sst_agent_opts_init. */
 typedef struct sst_agent_opts {
     const char *system_prompt; /* copied; NULL for none */
@@ -74,6 +81,8 @@ typedef struct sst_agent_opts {
                                   "reject" or {"arguments": {...}} (by interrupt id) */
     sst_token_fn on_token;     /* NULL: none */
     void *token_user_data;
+    sst_agent_event_fn on_event; /* NULL: none */
+    void *event_user_data;
 } sst_agent_opts;
 
 SST_API void sst_agent_opts_init(sst_agent_opts *o);

@@ -160,6 +160,8 @@ sst_agent *sst_agent_new(sst_model *model, const sst_toolset *tools, const sst_a
     a->opts.approve_tools = opts->approve_tools;
     a->opts.on_token = opts->on_token;
     a->opts.token_ud = opts->token_user_data;
+    a->opts.on_event = opts->on_event;
+    a->opts.event_ud = opts->event_user_data;
     if (sst__react_build(&a->r, &model->m, tools != NULL ? &tools->t : &no_tools, &a->opts, err) !=
         SST_OK) {
         sst_agent_free(a);

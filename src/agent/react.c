@@ -18,6 +18,12 @@ typedef struct agent {
     const sst__react_opts *opts;
 } agent;
 
+static void event(const agent *a, const char *kind, const sst_value *data) {
+    if (a->opts->on_event != NULL && data != NULL) {
+        a->opts->on_event(kind, data, a->opts->event_ud);
+    }
+}
+
 /* Where a model call's tokens go: the agent's callback and the graph's message stream. */
 typedef struct tokens {
     const agent *a;
@@ -64,6 +70,7 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
     tokens k = {a, ctx, id};
+    event(a, "llm_start", msgs);
     sst_value *reply = NULL;
     if (msgs != NULL) {
         if (a->model->fake != NULL) {
@@ -75,6 +82,7 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
             sst_value_unref(schema);
         }
         reply = reply != NULL ? sst__set_take(reply, "id", sst_string_new(id, &err), &err) : NULL;
+        event(a, "llm_end", reply);
     }
     sst_value_unref(msgs);
     if (reply == NULL) {
@@ -149,7 +157,9 @@ static sst_code tool(sst_node_ctx *ctx, void *ud) {
                                  "{\"arguments\": {...}}");
         }
     }
+    event(a, "tool_start", call);
     sst_value *m = call != NULL ? sst__tools_call(a->tools, call, &err) : NULL;
+    event(a, "tool_end", m);
     sst_value_unref(call);
     sst_value *list = m != NULL ? sst_array_push_take(sst_array_empty(), m, &err) : NULL;
     return list != NULL ? sst_node_update(ctx, "messages", list, &err) : sst__enomem(&err);

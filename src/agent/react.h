@@ -28,6 +28,8 @@ typedef struct sst__react_opts {
     bool approve_tools;        /* interrupt before each tool call */
     sst__token_fn on_token;    /* streamed tokens, or NULL */
     void *token_ud;
+    void (*on_event)(const char *kind, const sst_value *data, void *ud); /* or NULL */
+    void *event_ud;
 } sst__react_opts;
 
 void sst__react_opts_init(sst__react_opts *o);

@@ -194,7 +194,16 @@ expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools slowtools.lua --db 
 contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "the tool ran after the crash"
 contains "$out" '"reply":"You are welcome."' "the model was called once after the crash"
 expect_rc 2 "$bin" agent --model fake:replies2.jsonl --continue
-contains "$err" "--continue needs --thread ID" "continue without a thread"
+contains "$err" "--continue and --resume need --thread ID" "continue without a thread"
+
+# Tool approval from the command line: the call waits (exit 3), then is approved.
+expect_rc 3 "$bin" agent --model fake:replies1.jsonl --tools tools.lua --db ap.db --thread ap --approve "What is 2 + 40?"
+contains "$err" "tool call waiting for approval: add({\"a\":2,\"b\":40})" "approval shows the call"
+# (a new process: its scripted model starts at the reply after the tool result)
+expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db ap.db --thread ap --resume approve --json
+contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "the approved call ran"
+expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db ap.db --thread ap --resume reject
+contains "$err" "has no tool call waiting for approval" "nothing to approve"
 
 # superstep agent against a real chat-completions server on 127.0.0.1.
 python3 "$root/tests/agent/openai_server.py" >port.txt 2>/dev/null &

@@ -14,6 +14,14 @@ static sst_value *twice(const sst_value *args, void *ud, sst_error *err) {
     return sst_int_new(2 * sst_int_value(sst_object_get(args, "n")), err);
 }
 
+static void on_event(const char *kind, const sst_value *data, void *ud) {
+    char *log = ud;
+    size_t used = strlen(log);
+    const sst_value *name = sst_object_get(sst_object_get(data, "function"), "name");
+    snprintf(log + used, 256 - used, "%s%s%s,", kind, name != NULL ? ":" : "",
+             name != NULL ? sst_string_cstr(name) : "");
+}
+
 static sst_code count_tokens(const char *t, size_t n, void *ud) {
     (void)t;
     (void)n;
@@ -47,6 +55,9 @@ static void test_agent(void **state) {
     o.system_prompt = "Be brief.";
     o.on_token = count_tokens;
     o.token_user_data = &tokens;
+    char log[256] = "";
+    o.on_event = on_event;
+    o.event_user_data = log;
     sst_agent *agent = sst_agent_new(model, tools, &o, &err);
     assert_non_null(agent);
     sst_value *in = tu_json("{\"messages\":[{\"role\":\"user\",\"content\":\"double 21\"}]}");
@@ -59,6 +70,7 @@ static void test_agent(void **state) {
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 3), "content")),
                         "it is 42");
     assert_int_equal(tokens, 4); /* "doubling", "it ", "is ", "42" */
+    assert_string_equal(log, "llm_start,llm_end,tool_start:twice,tool_end,llm_start,llm_end,");
     sst_graph_result_free(r);
     sst_agent_free(agent);
     sst_toolset_free(tools);
