@@ -89,11 +89,22 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
         /* Transient model errors (timeouts, 429, 5xx) are retried by the node's policy. */
         return sst_node_fail(ctx, err.code != SST_OK ? err.code : SST_ENOMEM, "%s", err.msg);
     }
-    sst_value *list = sst_array_push_take(sst_array_empty(), reply, &err);
+    sst_value *list = sst_array_push_take(sst_array_empty(), sst_value_ref(reply), &err);
+    sst_value *full = sst_array_push_take(sst_array_empty(), sst_value_ref(reply), &err);
     sst_code rc = list != NULL ? sst_node_update(ctx, "messages", list, &err) : SST_ENOMEM;
+    if (rc == SST_OK) {
+        rc = full != NULL ? sst_node_update(ctx, "full_messages", full, &err) : SST_ENOMEM;
+        full = NULL;
+    }
+    if (rc == SST_OK) {
+        rc = sst_node_update(ctx, "last_response", reply, &err);
+        reply = NULL;
+    }
     if (rc == SST_OK) {
         rc = sst_node_update(ctx, "iteration", sst_int_new(1, &err), &err);
     }
+    sst_value_unref(full);
+    sst_value_unref(reply);
     return rc == SST_OK ? SST_OK : sst_node_fail(ctx, rc, "%s", err.msg);
 }
 
@@ -160,9 +171,36 @@ static sst_code tool(sst_node_ctx *ctx, void *ud) {
     event(a, "tool_start", call);
     sst_value *m = call != NULL ? sst__tools_call(a->tools, call, &err) : NULL;
     event(a, "tool_end", m);
+    /* The scratchpad keeps what was called and what came back, in one entry. */
+    const sst_value *fn = sst_object_get(call, "function");
+    sst_value *note = m != NULL ? sst__set_take(sst_object_empty(), "tool",
+                                                sst_value_ref(sst_object_get(fn, "name")), &err)
+                                : NULL;
+    note = sst__set_take(note, "arguments", sst_value_ref(sst_object_get(fn, "arguments")), &err);
+    note = sst__set_take(note, "result",
+                         m != NULL ? sst_value_ref(sst_object_get(m, "content")) : NULL, &err);
     sst_value_unref(call);
-    sst_value *list = m != NULL ? sst_array_push_take(sst_array_empty(), m, &err) : NULL;
-    return list != NULL ? sst_node_update(ctx, "messages", list, &err) : sst__enomem(&err);
+    sst_value *list =
+        m != NULL ? sst_array_push_take(sst_array_empty(), sst_value_ref(m), &err) : NULL;
+    sst_value *full = m != NULL ? sst_array_push_take(sst_array_empty(), m, &err) : NULL;
+    sst_value *pad = note != NULL ? sst_array_push_take(sst_array_empty(), note, &err) : NULL;
+    sst_code rc = list != NULL && full != NULL && pad != NULL ? SST_OK : sst__enomem(&err);
+    if (rc == SST_OK) {
+        rc = sst_node_update(ctx, "messages", list, &err);
+        list = NULL;
+    }
+    if (rc == SST_OK) {
+        rc = sst_node_update(ctx, "full_messages", full, &err);
+        full = NULL;
+    }
+    if (rc == SST_OK) {
+        rc = sst_node_update(ctx, "scratchpad", pad, &err);
+        pad = NULL;
+    }
+    sst_value_unref(list);
+    sst_value_unref(full);
+    sst_value_unref(pad);
+    return rc;
 }
 
 /* The iteration limit: the run ends with a clear reason. */
@@ -211,6 +249,25 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
         prompt = NULL;
     }
     sst_value_unref(prompt);
+    /* Seed 002's agent fields: every message ever produced, the tool scratchpad, a shared
+     * context, the tools offered and the last model reply. */
+    if (rc == SST_OK) {
+        rc = sst_graph_add_field(g, "full_messages", sst_reducer_append(), sst_array_empty(), err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_field(g, "scratchpad", sst_reducer_append(), sst_array_empty(), err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_field(g, "context", sst_reducer_merge(), sst_object_empty(), err);
+    }
+    if (rc == SST_OK) {
+        sst_value *schema = sst__tools_schema(tools, err);
+        rc = schema != NULL ? sst_graph_add_field(g, "tools", sst_reducer_replace(), schema, err)
+                            : err->code;
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_field(g, "last_response", sst_reducer_replace(), NULL, err);
+    }
     if (rc == SST_OK) {
         rc = sst_graph_add_node(g, "llm_call", llm_call, a, &no, err);
     }

@@ -4,8 +4,11 @@
 The model name picks the behaviour: plain, stream, stream-tools, 429-once
 (429 with Retry-After: 1, then plain), 500 (always), 401, auth (401 unless
 the bearer token is "secret"), slow (answers after 3 s), malformed (a 200
-that is not JSON), drop (a stream cut off before its end). Prints the port
-on the first line of stdout, then serves until killed.
+that is not JSON), drop (a stream cut off before its end), agent (a
+conversation: two tool calls, add and upper, streamed in fragments, then an
+answer built from the tool results), agent-flaky (agent, but every third
+request fails with 500). Prints the port on the first line of stdout, then
+serves until killed.
 """
 import http.server
 import json
@@ -55,6 +58,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(3)
         if model == "malformed":
             return self.send(200, "{this is not json")
+        if model == "agent-flaky" and counts[model] % 3 == 1:
+            return self.send(500, json.dumps({"error": {"message": "flaky"}}))
         last = req["messages"][-1].get("content") or ""
         if not req.get("stream"):
             return self.send(200, json.dumps({"id": "r0", "choices": [{"index": 0, "message": {
@@ -64,7 +69,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         parts = [chunk({"role": "assistant", "content": "ec"}), chunk({"content": "ho: " + last})]
-        if model == "stream-tools":
+        if model in ("agent", "agent-flaky"):
+            msgs = req["messages"]
+            if msgs[-1].get("role") == "tool":
+                results = []
+                for m in reversed(msgs):
+                    if m.get("role") != "tool":
+                        break
+                    results.insert(0, m.get("content"))
+                parts = [chunk({"role": "assistant", "content": "results: "}),
+                         chunk({"content": ", ".join(results)})]
+            else:
+                parts = [chunk({"role": "assistant", "content": "calling two tools"}),
+                         chunk({"tool_calls": [
+                             {"index": 0, "id": "a1", "type": "function",
+                              "function": {"name": "add", "arguments": "{\"a\":2,"}},
+                             {"index": 1, "id": "u1", "type": "function",
+                              "function": {"name": "upper", "arguments": "{\"s\":"}}]}),
+                         chunk({"tool_calls": [
+                             {"index": 0, "function": {"arguments": "\"b\":40}"}},
+                             {"index": 1, "function": {"arguments": "\"hi\"}"}}]})]
+            model = "stream-tools" if len(parts) == 3 else model
+        elif model == "stream-tools":
             parts = [chunk({"role": "assistant", "content": "calling"}),
                      chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
                                             "function": {"name": "search", "arguments": ""}}]}),

@@ -216,6 +216,20 @@ expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 429-on
 contains "$out" "echo: again" "agent retries after 429 (Retry-After)"
 expect_rc 1 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 401 --db :memory: "hello"
 contains "$err" "answered HTTP 401" "agent reports the HTTP error"
+# A conversation with two tools over HTTP, twice on one thread, through a flaky server.
+cat >tools2.lua <<'LUA'
+return {
+  { name = "add", parameters = { type = "object", properties = { a = { type = "integer" },
+    b = { type = "integer" } }, required = { "a", "b" } }, fn = function(args) return args.a + args.b end },
+  { name = "upper", parameters = { type = "object", properties = { s = { type = "string" } } },
+    fn = function(args) return string.upper(args.s) end },
+}
+LUA
+expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name agent-flaky --tools tools2.lua --db h.db --thread h "go"
+contains "$out" "calling two toolsresults: 42, HI" "two tools over HTTP, results in call order"
+expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name agent-flaky --tools tools2.lua --db h.db --thread h --json "again"
+contains "$out" '"reply":"results: 42, HI"' "second turn over HTTP"
+contains "$out" '"content":"go"' "the first turn is kept"
 kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
 
 if [ "$failures" -ne 0 ]; then

@@ -115,6 +115,18 @@ static void test_two_turns_with_parallel_tools(void **state) {
                         "c1");
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(msgs, 3), "tool_call_id")),
                         "c2");
+    /* The agent fields: every produced message, the scratchpad, the last reply, the tools. */
+    const sst_value *st = sst_graph_result_state(res);
+    assert_int_equal(sst_array_len(sst_object_get(st, "full_messages")), 4);
+    assert_json_eq(
+        sst_object_get(st, "scratchpad"),
+        "[{\"tool\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\",\"result\":\"5\"},"
+        "{\"tool\":\"upper\",\"arguments\":\"{\\\"s\\\":\\\"hi\\\"}\",\"result\":\"HI\"}]");
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(sst_object_get(st, "last_response"), "content")),
+        "5 and HI");
+    assert_int_equal(sst_array_len(sst_object_get(st, "tools")), 2);
+    assert_json_eq(sst_object_get(st, "context"), "{}");
     sst_graph_result_free(res);
     /* A second turn continues the conversation. */
     res = say(&r, th, "thanks");
