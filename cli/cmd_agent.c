@@ -29,6 +29,7 @@ typedef struct agent_args {
     bool cont;    /* --continue: finish the thread's interrupted or crashed run, no new prompt */
     bool approve; /* --approve: each tool call waits for --resume */
     const char *resume; /* --resume approve|reject|JSON: answers every pending tool call */
+    const char *temperature, *max_tokens, *tool_choice; /* request parameters */
 } agent_args;
 
 static int usage(const char *fmt, const char *arg) {
@@ -64,6 +65,12 @@ static int parse(int argc, char **argv, agent_args *a) {
             continue;
         } else if (strcmp(o, "--resume") == 0) {
             slot = &a->resume;
+        } else if (strcmp(o, "--temperature") == 0) {
+            slot = &a->temperature;
+        } else if (strcmp(o, "--max-tokens") == 0) {
+            slot = &a->max_tokens;
+        } else if (strcmp(o, "--tool-choice") == 0) {
+            slot = &a->tool_choice;
         } else if (strcmp(o, "--model") == 0) {
             slot = &a->model;
         } else if (strcmp(o, "--model-name") == 0) {
@@ -137,6 +144,24 @@ int sst_cli_agent(int argc, char **argv) {
     sst_value *input = NULL;
     if (model == NULL || (a.tools != NULL && tools == NULL)) {
         goto fail;
+    }
+    const char *names[] = {"temperature", "max_tokens", "tool_choice"};
+    const char *values[] = {a.temperature, a.max_tokens, a.tool_choice};
+    for (size_t i = 0; i < 3; i++) {
+        if (values[i] == NULL) {
+            continue;
+        }
+        /* A number as given; anything that is not JSON (e.g. auto) as a string. */
+        sst_error perr = {0};
+        sst_value *v = sst_json_parse(values[i], &perr);
+        if (v == NULL) {
+            v = sst_string_new(values[i], &err);
+        }
+        sst_code prc = v != NULL ? sst_model_set_param(model, names[i], v, &err) : err.code;
+        sst_value_unref(v);
+        if (prc != SST_OK) {
+            goto fail;
+        }
     }
     cp = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
                                      : sst_sqlite_saver_open(db, NULL, &err);

@@ -39,6 +39,14 @@ SST_NODISCARD SST_API sst_model *sst_model_openai(const char *base_url, const ch
  * @return new model; NULL with SST_EIO, SST_EPARSE (naming the line), SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_model *sst_model_fake(const char *path, sst_error *err);
+/**
+ * Sets a request parameter of an OpenAI-compatible model ("temperature",
+ * "max_tokens", "tool_choice", "top_p", ...); @p value is borrowed (copied).
+ * @return SST_OK; SST_EINVAL for the scripted model or the members the client
+ *         sets itself (model, messages, tools, stream).
+ */
+SST_NODISCARD SST_API sst_code sst_model_set_param(sst_model *m, const char *name,
+                                                   const sst_value *value, sst_error *err);
 /** "fake:FILE" or an http(s) base URL (then @p model_name and @p api_key_env apply). */
 SST_NODISCARD SST_API sst_model *sst_model_from_spec(const char *spec, const char *model_name,
                                                      const char *api_key_env, sst_error *err);

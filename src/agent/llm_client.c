@@ -102,6 +102,10 @@ static char *request_body(const sst__llm_config *c, const sst_value *messages,
         r = sst__set_take(r, "tools", sst_value_ref(tools), err);
     }
     r = sst__set_take(r, "stream", sst_bool(c->stream), err);
+    for (size_t i = 0; r != NULL && i < sst_object_len(c->params); i++) {
+        r = sst_object_setv_take(r, sst_object_key_at(c->params, i),
+                                 sst_value_ref(sst_object_value_at(c->params, i)), err);
+    }
     char *text = r != NULL ? sst_json_write(r, SST_JSON_COMPACT, NULL, err) : NULL;
     sst_value_unref(r);
     return text;

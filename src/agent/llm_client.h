@@ -22,6 +22,8 @@ typedef struct sst__llm_config {
     long max_retry_after_ms; /* cap on a server's Retry-After; default 30000 */
     size_t max_response;     /* bytes; default 8 MiB */
     bool stream;             /* default true */
+    const sst_value *params; /* borrowed: more request members (temperature, max_tokens,
+                                tool_choice, ...), or NULL */
 } sst__llm_config;
 
 void sst__llm_config_init(sst__llm_config *c);

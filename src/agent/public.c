@@ -7,6 +7,7 @@
 
 struct sst_model {
     sst__model m;
+    sst_value *params; /* owned object of extra request members */
     sst__fake_model fake;
     sst__llm_config llm;
     char *base_url, *name, *key_env; /* owned copies */
@@ -87,10 +88,35 @@ sst_model *sst_model_from_spec(const char *spec, const char *model_name, const c
     return NULL;
 }
 
+sst_code sst_model_set_param(sst_model *m, const char *name, const sst_value *value,
+                             sst_error *err) {
+    static const char *const reserved[] = {"model", "messages", "tools", "stream"};
+    if (m->m.fake != NULL) {
+        return sst__error(err, SST_EINVAL, "model: the scripted model takes no parameters");
+    }
+    for (size_t i = 0; i < SST_ARRAY_LEN(reserved); i++) {
+        if (name == NULL || strcmp(name, reserved[i]) == 0) {
+            return sst__error(err, SST_EINVAL, "model: '%s' is set by the client itself",
+                              name != NULL ? name : "(null)");
+        }
+    }
+    sst_value *p = sst_object_set_take(m->params != NULL ? m->params : sst_object_empty(), name,
+                                       sst_value_ref(value), err);
+    m->params = NULL;
+    m->llm.params = NULL;
+    if (p == NULL) {
+        return err != NULL ? err->code : SST_ENOMEM;
+    }
+    m->params = p;
+    m->llm.params = p;
+    return SST_OK;
+}
+
 void sst_model_free(sst_model *m) {
     if (m == NULL) {
         return;
     }
+    sst_value_unref(m->params);
     if (m->m.fake != NULL) {
         sst__fake_model_free(&m->fake);
     }

@@ -14,6 +14,8 @@ typedef struct lagent {
     sst_agent *agent;
     struct ltool *calls; /* owned: one per tool */
     size_t n_calls;
+    sst__lua_rt *rt;
+    int on_token_ref, on_event_ref; /* LUA_NOREF when not given */
 } lagent;
 
 typedef struct ltool {
@@ -44,8 +46,45 @@ static sst_value *call_tool(const sst_value *args, void *ud, sst_error *err) {
     return out;
 }
 
+/* The main state, when called on its thread (agent apps run there), else NULL. */
+static lua_State *main_state(const lagent *a) {
+    return pthread_equal(pthread_self(), a->rt->master_thread) ? a->rt->master : NULL;
+}
+
+static sst_code lua_on_token(const char *text, size_t len, void *ud) {
+    const lagent *a = ud;
+    lua_State *L = main_state(a);
+    if (L == NULL) {
+        return SST_OK;
+    }
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, sst__lua_traceback);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->on_token_ref);
+    lua_pushlstring(L, text, len);
+    int rc = lua_pcall(L, 1, 0, base + 1);
+    lua_settop(L, base);
+    return rc == LUA_OK ? SST_OK : SST_ETASK;
+}
+
+static void lua_on_event(const char *kind, const sst_value *data, void *ud) {
+    const lagent *a = ud;
+    lua_State *L = main_state(a);
+    if (L == NULL) {
+        return;
+    }
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, sst__lua_traceback);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, a->on_event_ref);
+    lua_pushstring(L, kind);
+    sst__lua_push_table(L, data);
+    lua_pcall(L, 2, 0, base + 1); /* an observer's error does not stop the agent */
+    lua_settop(L, base);
+}
+
 static int agent_gc(lua_State *L) {
     lagent *a = luaL_checkudata(L, 1, SST_LUA_AGENT);
+    luaL_unref(L, LUA_REGISTRYINDEX, a->on_token_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, a->on_event_ref);
     sst_agent_free(a->agent);
     sst_toolset_free(a->tools);
     sst_model_free(a->model);
@@ -68,6 +107,9 @@ static int create_react_agent(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     lagent *a = lua_newuserdatauv(L, sizeof *a, 0);
     memset(a, 0, sizeof *a);
+    a->rt = sst__lua_runtime(L);
+    a->on_token_ref = LUA_NOREF;
+    a->on_event_ref = LUA_NOREF;
     luaL_setmetatable(L, SST_LUA_AGENT);
     int self = lua_gettop(L);
     sst_error err = {0};
@@ -141,6 +183,22 @@ static int create_react_agent(lua_State *L) {
     lua_getfield(L, 1, "approve_tools");
     o.approve_tools = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    /* Callbacks: on_token(text) and on_event(kind, data), kind
+     * llm_start/llm_end/tool_start/tool_end. */
+    if (lua_getfield(L, 1, "on_token") == LUA_TFUNCTION) {
+        a->on_token_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        o.on_token = lua_on_token;
+        o.token_user_data = a;
+    } else {
+        lua_pop(L, 1);
+    }
+    if (lua_getfield(L, 1, "on_event") == LUA_TFUNCTION) {
+        a->on_event_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+        o.on_event = lua_on_event;
+        o.event_user_data = a;
+    } else {
+        lua_pop(L, 1);
+    }
     if ((a->agent = sst_agent_new(a->model, a->tools, &o, &err)) == NULL) {
         return sst__lua_raise(L, &err);
     }

@@ -4,7 +4,8 @@
 The model name picks the behaviour: plain, stream, stream-tools, 429-once
 (429 with Retry-After: 1, then plain), 500 (always), 401, auth (401 unless
 the bearer token is "secret"), slow (answers after 3 s), malformed (a 200
-that is not JSON), drop (a stream cut off before its end), agent (a
+that is not JSON), drop (a stream cut off before its end), echo-params
+(echoes temperature, max_tokens and tool_choice), agent (a
 conversation: two tool calls, add and upper, streamed in fragments, then an
 answer built from the tool results), agent-flaky (agent, but every third
 request fails with 500). Prints the port on the first line of stdout, then
@@ -61,6 +62,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if model == "agent-flaky" and counts[model] % 3 == 1:
             return self.send(500, json.dumps({"error": {"message": "flaky"}}))
         last = req["messages"][-1].get("content") or ""
+        if model == "echo-params":  # answers with the request parameters it got
+            last = json.dumps({k: req[k] for k in ("temperature", "max_tokens", "tool_choice")
+                               if k in req}, sort_keys=True)
         if not req.get("stream"):
             return self.send(200, json.dumps({"id": "r0", "choices": [{"index": 0, "message": {
                 "role": "assistant", "content": "echo: " + last}, "finish_reason": "stop"}]}))

@@ -143,7 +143,7 @@ contains "$out" "exit codes" "help"
 
 # superstep agent: the scripted model with Lua tools, two turns on one thread.
 cat >replies1.jsonl <<'JSONL'
-{"content":"Let me add those.","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":2,\"b\":40}"}}]}
+{"content":"Let me add those.","tool_calls":[{"id":"c1","type":"function","function":{"name":"add","arguments":"{\"a\":2,\"b\":40}"}},{"id":"c2","type":"function","function":{"name":"upper","arguments":"{\"s\":\"hi\"}"}}]}
 {"content":"The answer is 42."}
 JSONL
 cat >replies2.jsonl <<'JSONL'
@@ -155,6 +155,9 @@ return {
     parameters = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } },
                    required = { "a", "b" } },
     fn = function(args) return args.a + args.b end },
+  { name = "upper", description = "Upper-cases.",
+    parameters = { type = "object", properties = { s = { type = "string" } }, required = { "s" } },
+    fn = function(args) return string.upper(args.s) end },
 }
 LUA
 expect_rc 0 "$bin" agent --model fake:replies1.jsonl --tools tools.lua --db a.db --thread chat "What is 2 + 40?"
@@ -162,6 +165,7 @@ contains "$out" "Let me add those.The answer is 42." "agent streams the tokens"
 expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db a.db --thread chat --json "Thanks"
 contains "$out" '"reply":"You are welcome."' "agent second turn"
 contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "tool result in the thread"
+contains "$out" '"role":"tool","tool_call_id":"c2","name":"upper","content":"HI"' "the second tool's result"
 contains "$out" '"content":"What is 2 + 40?"' "first turn kept"
 expect_rc 2 "$bin" agent "hi"
 contains "$err" "--model URL|fake:FILE is required" "agent without a model"
@@ -216,6 +220,13 @@ expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 429-on
 contains "$out" "echo: again" "agent retries after 429 (Retry-After)"
 expect_rc 1 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name 401 --db :memory: "hello"
 contains "$err" "answered HTTP 401" "agent reports the HTTP error"
+# Request parameters reach the server (it answers with the ones it got).
+expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name echo-params --db :memory: \
+  --temperature 0.2 --max-tokens 64 --tool-choice auto --json "p"
+contains "$out" '{\"max_tokens\": 64, \"temperature\": 0.2, \"tool_choice\": \"auto\"}' "request parameters sent"
+expect_rc 1 "$bin" agent --model fake:replies2.jsonl --temperature 1 --db :memory: "p"
+contains "$err" "the scripted model takes no parameters" "parameters on the scripted model"
+
 # A conversation with two tools over HTTP, twice on one thread, through a flaky server.
 cat >tools2.lua <<'LUA'
 return {

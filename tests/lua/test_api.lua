@@ -324,7 +324,12 @@ if not sst.worker then
     eq(#seen, 2, "the rejected tool did not run")
     -- the messages stream: tokens as they come, with the id the stored reply keeps
     local toks, ids = {}, {}
-    local lone = sst.create_react_agent{ model = "fake:" .. replies }
+    local heard, kinds = {}, {}
+    local lone = sst.create_react_agent{
+      model = "fake:" .. replies,
+      on_token = function(t) heard[#heard + 1] = t end,
+      on_event = function(kind, data) kinds[#kinds + 1] = kind end,
+    }
     for ev in lone:stream({ messages = { { role = "user", content = "x" } } }, nil, "messages") do
       toks[#toks + 1] = ev.delta
       ids[ev.id] = true
@@ -334,6 +339,9 @@ if not sst.worker then
     local n = 0
     for _ in pairs(ids) do n = n + 1 end
     eq(n, 2, "one message id per model reply")
+    eq(heard, toks, "on_token hears the same tokens")
+    eq(kinds, { "llm_start", "llm_end", "tool_start", "tool_end", "llm_start", "llm_end" },
+       "on_event")
     os.remove(replies)
   end
 
