@@ -31,19 +31,7 @@ static sst_value *call_tool(const sst_value *args, void *ud, sst_error *err) {
         return NULL;
     }
     lua_State *L = t->rt->master;
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, sst__lua_traceback);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, t->fn_ref);
-    sst__lua_push_table(L, args);
-    sst_value *out = NULL;
-    if (lua_pcall(L, 1, 1, base + 1) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        sst__error(err, SST_ETASK, "%s", msg != NULL ? msg : "(error object is not a string)");
-    } else {
-        out = sst__lua_to_value(L, -1, "tool result", err);
-    }
-    lua_settop(L, base);
-    return out;
+    return sst__lua_call_tool(L, t->fn_ref, args, err);
 }
 
 /* The main state, when called on its thread (agent apps run there), else NULL. */

@@ -311,6 +311,22 @@ sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
     return out;
 }
 
+sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, sst_error *err) {
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, sst__lua_traceback);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, fn_ref);
+    sst__lua_push_table(L, args);
+    sst_value *out = NULL;
+    if (lua_pcall(L, 1, 1, base + 1) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        sst__error(err, SST_ETASK, "%s", msg != NULL ? msg : "(error object is not a string)");
+    } else {
+        out = sst__lua_to_value(L, -1, "tool result", err);
+    }
+    lua_settop(L, base);
+    return out;
+}
+
 sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err) {
     const sst__lua_cb *cb = ud;

@@ -102,6 +102,11 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud);
 sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err);
 sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err);
+/*
+ * Calls the tool function registered as @p fn_ref with @p args (as a table):
+ * its result as a new value, or NULL with the Lua error and traceback.
+ */
+sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, sst_error *err);
 /* superstep.interrupt(value), callable only inside a node. */
 int sst__lua_interrupt(lua_State *L);
 /* The message handler for lua_pcall: adds a traceback to string errors. */
