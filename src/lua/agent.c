@@ -130,28 +130,18 @@ static int create_react_agent(lua_State *L) {
         }
         for (size_t i = 0; i < n; i++) {
             lua_rawgeti(L, list, (lua_Integer)i + 1);
-            int item = lua_gettop(L);
-            const char *name = lua_istable(L, item) ? opt_string(L, item, "name") : NULL;
-            lua_getfield(L, item, "fn");
-            if (name == NULL || !lua_isfunction(L, -1)) {
-                return luaL_error(L, "create_react_agent: tool %d needs a name and fn", (int)i + 1);
-            }
+            const char *name, *description;
+            sst_value *params;
             ltool *t = &a->calls[a->n_calls];
             t->rt = sst__lua_runtime(L);
-            t->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-            a->n_calls++;
-            sst_value *params = NULL;
-            if (lua_getfield(L, item, "parameters") == LUA_TNIL) {
-                params = sst_object_set_take(sst_object_empty(), "type",
-                                             sst_string_new("object", &err), &err);
-            } else {
-                params = sst__lua_to_value(L, -1, "parameters", &err);
+            sst_code rc = sst__lua_read_tool(L, -1, &name, &description, &t->fn_ref, &params, &err);
+            if (rc == SST_ENOTFOUND) {
+                return luaL_error(L, "create_react_agent: tool %d needs a name and fn", (int)i + 1);
             }
-            lua_pop(L, 1);
-            sst_code rc = params != NULL
-                              ? sst_toolset_add(a->tools, name, opt_string(L, item, "description"),
-                                                params, call_tool, t, &err)
-                              : err.code;
+            if (rc == SST_OK) {
+                a->n_calls++;
+                rc = sst_toolset_add(a->tools, name, description, params, call_tool, t, &err);
+            }
             sst_value_unref(params);
             if (rc != SST_OK) {
                 return sst__lua_raise(L, &err);

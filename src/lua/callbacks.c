@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "lua_int.h"
+#include "superstep/json.h"
 
 char sst__lua_interrupt_token;
 
@@ -325,6 +326,36 @@ sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, s
     }
     lua_settop(L, base);
     return out;
+}
+
+sst_code sst__lua_read_tool(lua_State *L, int item, const char **name, const char **description,
+                            int *fn_ref, sst_value **params, sst_error *err) {
+    item = lua_absindex(L, item);
+    *params = NULL;
+    if (!lua_istable(L, item)) {
+        return SST_ENOTFOUND;
+    }
+    lua_getfield(L, item, "name"); /* the strings stay alive in the tool table */
+    *name = lua_tostring(L, -1);
+    lua_getfield(L, item, "description");
+    *description = lua_tostring(L, -1);
+    lua_pop(L, 2);
+    if (*name == NULL || lua_getfield(L, item, "fn") != LUA_TFUNCTION) {
+        lua_pop(L, *name == NULL ? 0 : 1);
+        return SST_ENOTFOUND;
+    }
+    if (lua_getfield(L, item, "parameters") == LUA_TNIL) {
+        *params = sst_json_parse("{\"type\":\"object\"}", err);
+    } else {
+        *params = sst__lua_to_value(L, -1, "parameters", err);
+    }
+    lua_pop(L, 1);
+    if (*params == NULL) {
+        lua_pop(L, 1);
+        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+    }
+    *fn_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* pops the function */
+    return SST_OK;
 }
 
 sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,

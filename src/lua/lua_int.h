@@ -107,6 +107,15 @@ sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
  * its result as a new value, or NULL with the Lua error and traceback.
  */
 sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, sst_error *err);
+/*
+ * Reads the tool table at @p item ({name, description?, parameters?, fn}):
+ * *name and *description (borrowed from the table; description may be NULL),
+ * the function stored in the registry (*fn_ref) and the parameters schema
+ * (*params, new; {"type": "object"} when absent). SST_ENOTFOUND (err not
+ * filled) when the name or the function is missing; a conversion error.
+ */
+sst_code sst__lua_read_tool(lua_State *L, int item, const char **name, const char **description,
+                            int *fn_ref, sst_value **params, sst_error *err);
 /* superstep.interrupt(value), callable only inside a node. */
 int sst__lua_interrupt(lua_State *L);
 /* The message handler for lua_pcall: adds a traceback to string errors. */

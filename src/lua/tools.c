@@ -83,27 +83,19 @@ sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err) {
     int list = lua_gettop(L);
     for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, list); i++) {
         lua_rawgeti(L, list, i);
-        int item = lua_gettop(L);
-        lua_getfield(L, item, "name");
-        lua_getfield(L, item, "description");
-        lua_getfield(L, item, "fn");
-        lua_getfield(L, item, "parameters");
-        const char *name = lua_tostring(L, item + 1);
-        if (name == NULL || lua_type(L, item + 3) != LUA_TFUNCTION) {
+        const char *name, *description;
+        sst_value *params;
+        tool_ref *ref = lua_newuserdatauv(L, sizeof *ref, 0);
+        ref->owner = t;
+        sst_code code = sst__lua_read_tool(L, -2, &name, &description, &ref->fn_ref, &params, err);
+        if (code == SST_ENOTFOUND) {
             return fail(t, err, SST_EINVAL, "tools script '%s': every tool needs a name and fn%s",
                         path, "");
         }
-        sst_value *params = lua_isnil(L, item + 4)
-                                ? sst_json_parse("{\"type\":\"object\"}", err)
-                                : sst__lua_to_value(L, item + 4, "parameters", err);
-        tool_ref *ref = lua_newuserdatauv(L, sizeof *ref, 0);
-        ref->owner = t;
-        lua_pushvalue(L, item + 3);
-        ref->fn_ref = luaL_ref(L, LUA_REGISTRYINDEX);
         luaL_ref(L, LUA_REGISTRYINDEX); /* keeps the userdata (ref) alive with the state */
-        sst_code code = params != NULL ? sst_toolset_add(t->set, name, lua_tostring(L, item + 2),
-                                                         params, call_tool, ref, err)
-                                       : err->code;
+        if (code == SST_OK) {
+            code = sst_toolset_add(t->set, name, description, params, call_tool, ref, err);
+        }
         sst_value_unref(params);
         if (code != SST_OK) {
             char msg[SST_ERROR_MSG_MAX];
