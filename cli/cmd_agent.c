@@ -199,6 +199,7 @@ int sst_cli_agent(int argc, char **argv) {
     }
     sst_invoke_opts io;
     sst_invoke_opts_init(&io);
+    io.recursion_limit = sst_agent_recursion_limit(agent);
     sst_value *by_id = NULL;
     if (a.resume != NULL) {
         /* The answer: approve, reject, or JSON ({"arguments": {...}}), for every pending call. */

@@ -110,6 +110,13 @@ SST_NODISCARD SST_API sst_agent *sst_agent_new(sst_model *model, const sst_tools
 SST_API void sst_agent_free(sst_agent *a);
 /** The agent's compiled graph (borrowed). */
 SST_API const sst_compiled_graph *sst_agent_graph(const sst_agent *a);
+/**
+ * The supersteps a run may take with the max_iterations given at creation
+ * (a model call and a tool step per iteration, then the stop): pass it as
+ * sst_invoke_opts.recursion_limit, whose default (25) is smaller once
+ * max_iterations exceeds 11.
+ */
+SST_API uint64_t sst_agent_recursion_limit(const sst_agent *a);
 
 #ifdef __cplusplus
 }

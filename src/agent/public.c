@@ -205,6 +205,10 @@ void sst_agent_free(sst_agent *a) {
     sst__free(a);
 }
 
+uint64_t sst_agent_recursion_limit(const sst_agent *a) {
+    return 2 * (uint64_t)a->opts.max_iterations + 1;
+}
+
 const sst_compiled_graph *sst_agent_graph(const sst_agent *a) {
     return a->r.app;
 }

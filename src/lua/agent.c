@@ -188,7 +188,8 @@ static int create_react_agent(lua_State *L) {
         }
         saver = lua_gettop(L);
     }
-    return sst__lua_app_wrap(L, (sst_compiled_graph *)sst_agent_graph(a->agent), self, saver);
+    return sst__lua_app_wrap(L, (sst_compiled_graph *)sst_agent_graph(a->agent), self, saver,
+                             sst_agent_recursion_limit(a->agent));
 }
 
 void sst__lua_open_agent(lua_State *L) {

@@ -56,7 +56,8 @@ static int app_gc(lua_State *L) {
     return 0;
 }
 
-int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx) {
+int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx,
+                      uint64_t recursion_limit) {
     owner_idx = lua_absindex(L, owner_idx);
     saver_idx = saver_idx != 0 ? lua_absindex(L, saver_idx) : 0;
     sst__lua_app *a = lua_newuserdatauv(L, sizeof *a, 3);
@@ -64,7 +65,7 @@ int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int s
     a->cg = cg;
     a->borrowed_cg = true;
     a->workers = 1; /* Lua tools run in the invoking thread's state */
-    a->recursion_limit = 1000;
+    a->recursion_limit = recursion_limit;
     luaL_setmetatable(L, SST_LUA_APP);
     lua_pushvalue(L, owner_idx);
     lua_setiuservalue(L, -2, UV_GRAPH);

@@ -154,7 +154,8 @@ typedef struct sst__lua_app {
  * Pushes an app for a compiled graph owned by the userdata at @p owner_idx
  * (kept alive as user value 1), with the saver at @p saver_idx (0: none).
  */
-int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx);
+int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx,
+                      uint64_t recursion_limit);
 void sst__lua_open_agent(lua_State *L);
 
 sst__lua_app *sst__lua_check_app(lua_State *L, int idx);

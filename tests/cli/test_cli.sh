@@ -167,6 +167,12 @@ contains "$out" '"reply":"You are welcome."' "agent second turn"
 contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "tool result in the thread"
 contains "$out" '"role":"tool","tool_call_id":"c2","name":"upper","content":"HI"' "the second tool's result"
 contains "$out" '"content":"What is 2 + 40?"' "first turn kept"
+# Many iterations: the run ends by its limit (stop_reason), not by the recursion limit.
+for _ in $(seq 1 14); do
+  echo '{"content":"again","tool_calls":[{"id":"c","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":1}"}}]}'
+done >loop.jsonl
+expect_rc 0 "$bin" agent --model fake:loop.jsonl --tools tools.lua --db :memory: --max-iterations 13 --json "loop"
+contains "$out" '"stop_reason":"max_iterations"' "an agent with 13 iterations stops at its limit"
 expect_rc 2 "$bin" agent "hi"
 contains "$err" "--model URL|fake:FILE is required" "agent without a model"
 expect_rc 1 "$bin" agent --model fake:missing.jsonl "hi"

@@ -60,6 +60,8 @@ static void test_agent(void **state) {
     o.event_user_data = log;
     sst_agent *agent = sst_agent_new(model, tools, &o, &err);
     assert_non_null(agent);
+    assert_int_equal(sst_agent_recursion_limit(agent),
+                     21); /* 10 model calls, 10 tool steps, stop */
     sst_value *in = tu_json("{\"messages\":[{\"role\":\"user\",\"content\":\"double 21\"}]}");
     sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), NULL, in, NULL, &err);
     sst_value_unref(in);
