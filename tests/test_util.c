@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helpers; see test_util.h. */
+#define _GNU_SOURCE /* mkstemp */
 #include "test_util.h"
 
 #include <stdatomic.h>
@@ -191,4 +192,14 @@ sst_code tu_ask_two_questions(sst_node_ctx *ctx) {
     char text[64];
     snprintf(text, sizeof text, "%lld/%s", (long long)sst_int_value(age), sst_string_cstr(name));
     return sst_node_update(ctx, "answer", sst_string_new(text, NULL), NULL);
+}
+
+void tu_temp_file(const char *text, char *path, size_t n) {
+    snprintf(path, n, "/tmp/sst_test_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
 }

@@ -36,6 +36,12 @@ void tu_assert_json_text(const sst_value *v, unsigned flags, const char *text, c
 /* Path of a file under tests/data (the SST_TEST_DATA environment variable). */
 const char *tu_data_path(const char *rel, char *buf, size_t n);
 
+/*
+ * Writes @p text to a new file under /tmp and puts its path in @p path (at
+ * least 32 bytes); fails the test if it cannot. The caller removes the file.
+ */
+void tu_temp_file(const char *text, char *path, size_t n);
+
 /* Reads a whole file into a malloc'd NUL-terminated buffer; NULL if absent. */
 char *tu_read_file(const char *path, size_t *len);
 

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "superstep/agent.h"
 #include "test_util.h"
@@ -31,15 +30,13 @@ static sst_code count_tokens(const char *t, size_t n, void *ud) {
 
 static void test_agent(void **state) {
     (void)state;
-    char path[] = "/tmp/sst_agent_api_XXXXXX";
-    int fd = mkstemp(path);
     const char replies[] =
         "{\"content\":\"doubling\",\"tool_calls\":[{\"id\":\"t\",\"type\":\"function\","
         "\"function\":"
         "{\"name\":\"twice\",\"arguments\":\"{\\\"n\\\":21}\"}}]}\n{\"content\":\"it is 42\"}\n";
-    assert_int_equal(write(fd, replies, sizeof replies - 1), (ssize_t)(sizeof replies - 1));
-    close(fd);
-    char spec[64];
+    char path[64];
+    tu_temp_file(replies, path, sizeof path);
+    char spec[80];
     snprintf(spec, sizeof spec, "fake:%s", path);
     sst_error err = {0};
     sst_model *model = sst_model_from_spec(spec, NULL, NULL, &err);
@@ -93,11 +90,8 @@ static sst_code on_stream(sst_stream_mode mode, const char *node, const sst_valu
 
 static void test_messages_stream(void **state) {
     (void)state;
-    char path[] = "/tmp/sst_agent_msgs_XXXXXX";
-    int fd = mkstemp(path);
-    const char replies[] = "{\"content\":\"hello there\"}\n";
-    assert_int_equal(write(fd, replies, sizeof replies - 1), (ssize_t)(sizeof replies - 1));
-    close(fd);
+    char path[64];
+    tu_temp_file("{\"content\":\"hello there\"}\n", path, sizeof path);
     sst_error err = {0};
     sst_model *model = sst_model_fake(path, &err);
     remove(path);

@@ -4,20 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agent/fake_model.h"
 #include "test_util.h"
-
-static const char *write_script(const char *text) {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/sst_fake_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
 
 /* Appends "token|" to the 256-byte buffer @p ud. */
 static sst_code collect(const char *t, size_t n, void *ud) {
@@ -29,12 +18,13 @@ static sst_code collect(const char *t, size_t n, void *ud) {
 
 static void test_replays_in_order(void **state) {
     (void)state;
-    const char *path = write_script(
-        "{\"content\":\"Let me look  that "
-        "up\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
-        "\"function\":{\"name\":\"search\",\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\"}}]}\n"
-        "\n"
-        "  {\"content\":\"Done.\"}\r\n");
+    char path[64];
+    tu_temp_file("{\"content\":\"Let me look  that "
+                 "up\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+                 "\"function\":{\"name\":\"search\",\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\"}}]}\n"
+                 "\n"
+                 "  {\"content\":\"Done.\"}\r\n",
+                 path, sizeof path);
     sst__fake_model m;
     sst_error err = {0};
     assert_int_equal(sst__fake_model_load(&m, path, &err), SST_OK);
@@ -62,13 +52,14 @@ static void test_bad_scripts(void **state) {
     assert_int_equal(sst__fake_model_load(&m, "/nonexistent/replies.jsonl", &err), SST_EIO);
     assert_string_equal(err.msg, "fake model: cannot open '/nonexistent/replies.jsonl'");
     sst__fake_model_free(&m);
-    const char *path = write_script("{\"content\":\"ok\"}\n{\"content\": oops}\n");
+    char path[64];
+    tu_temp_file("{\"content\":\"ok\"}\n{\"content\": oops}\n", path, sizeof path);
     err = (sst_error){0};
     assert_int_equal(sst__fake_model_load(&m, path, &err), SST_EPARSE);
     assert_non_null(strstr(err.msg, "line 2"));
     sst__fake_model_free(&m);
     remove(path);
-    path = write_script("[1,2]\n");
+    tu_temp_file("[1,2]\n", path, sizeof path);
     err = (sst_error){0};
     assert_int_equal(sst__fake_model_load(&m, path, &err), SST_EPARSE);
     assert_non_null(strstr(err.msg, "line 1: a reply must be a JSON object"));

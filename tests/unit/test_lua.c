@@ -30,19 +30,9 @@ static void test_api(void **state) {
     run_script("test_api.lua");
 }
 
-static char *write_tmp(const char *text) {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/sst_lua_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 static void expect_load_error(const char *script, sst_code code, const char *needle) {
-    char *path = write_tmp(script);
+    char path[64];
+    tu_temp_file(script, path, sizeof path);
     sst_error err = {0};
     sst_lua_script *s = sst_lua_script_load(path, &err);
     remove(path);
@@ -71,11 +61,13 @@ static void test_load_errors(void **state) {
 
 static void test_script_settings(void **state) {
     (void)state;
-    char *path = write_tmp("local g = superstep.StateGraph{}\n"
-                           "g:add_node('a', function() return {x = 1} end)\n"
-                           "g:add_edge(superstep.START, 'a')\n"
-                           "return g:compile{recursion_limit = 7, durability = 'sync',"
-                           " workers = 3, checkpointer = superstep.MemorySaver()}\n");
+    char path[64];
+    tu_temp_file("local g = superstep.StateGraph{}\n"
+                 "g:add_node('a', function() return {x = 1} end)\n"
+                 "g:add_edge(superstep.START, 'a')\n"
+                 "return g:compile{recursion_limit = 7, durability = 'sync',"
+                 " workers = 3, checkpointer = superstep.MemorySaver()}\n",
+                 path, sizeof path);
     sst_error err = {0};
     sst_lua_script *s = sst_lua_script_load(path, &err);
     remove(path);

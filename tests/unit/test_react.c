@@ -18,16 +18,6 @@
 #include "superstep/json.h"
 #include "test_util.h"
 
-static const char *script(const char *text) {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/sst_react_XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    return path;
-}
-
 static sst_value *add(const sst_value *args, void *ud, sst_error *err) {
     (void)ud;
     return sst_int_new(
@@ -89,7 +79,9 @@ static sst_graph_result *say(sst__react *r, sst_graph_thread *th, const char *te
 
 static void test_two_turns_with_parallel_tools(void **state) {
     (void)state;
-    const char *path = script(TWO_CALLS "{\"content\":\"5 and HI\"}\n{\"content\":\"Bye\"}\n");
+    char path[64];
+    tu_temp_file(TWO_CALLS "{\"content\":\"5 and HI\"}\n{\"content\":\"Bye\"}\n", path,
+                 sizeof path);
     sst__fake_model fake;
     sst_error err = {0};
     assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
@@ -142,7 +134,8 @@ static void test_two_turns_with_parallel_tools(void **state) {
 
 static void test_iteration_limit(void **state) {
     (void)state;
-    const char *path = script(TWO_CALLS TWO_CALLS TWO_CALLS);
+    char path[64];
+    tu_temp_file(TWO_CALLS TWO_CALLS TWO_CALLS, path, sizeof path);
     sst__fake_model fake;
     sst_error err = {0};
     assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
@@ -168,7 +161,8 @@ static void test_iteration_limit(void **state) {
 
 static void test_approval(void **state) {
     (void)state;
-    const char *path = script(TWO_CALLS "{\"content\":\"done\"}\n");
+    char path[64];
+    tu_temp_file(TWO_CALLS "{\"content\":\"done\"}\n", path, sizeof path);
     sst__fake_model fake;
     sst_error err = {0};
     assert_sst_ok(sst__fake_model_load(&fake, path, &err), &err);
@@ -284,17 +278,12 @@ static void test_resume_after_crash_between_model_and_tool(void **state) {
     snprintf(marker, sizeof marker, "/tmp/sst_react_marker_%d", (int)getpid());
     remove(db);
     remove(marker);
-    char first[] = "/tmp/sst_react_first_XXXXXX", second[] = "/tmp/sst_react_second_XXXXXX";
-    int fd = mkstemp(first);
+    char first[64], second[64];
     const char r1[] = "{\"content\":\"adding\",\"tool_calls\":[{\"id\":\"c1\",\"type\":"
                       "\"function\",\"function\":{\"name\":\"add\",\"arguments\":"
                       "\"{\\\"a\\\":20,\\\"b\\\":22}\"}}]}\n";
-    assert_int_equal(write(fd, r1, sizeof r1 - 1), (ssize_t)(sizeof r1 - 1));
-    close(fd);
-    fd = mkstemp(second);
-    const char r2[] = "{\"content\":\"the sum is 42\"}\n";
-    assert_int_equal(write(fd, r2, sizeof r2 - 1), (ssize_t)(sizeof r2 - 1));
-    close(fd);
+    tu_temp_file(r1, first, sizeof first);
+    tu_temp_file("{\"content\":\"the sum is 42\"}\n", second, sizeof second);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
