@@ -24,23 +24,7 @@
 #include <unistd.h>
 
 #include "superstep/superstep.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long peak_rss_kib(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss;
-}
-
-static void die(const char *what, const sst_error *err) {
-    fprintf(stderr, "bench_pregel: %s: %s\n", what, err->msg);
-    exit(1);
-}
+#include "workloads.h"
 
 /* ---- W1 ---- */
 
@@ -100,7 +84,7 @@ static double run_workload(const char *w, int64_t n, unsigned workers) {
         g_limit = n;
         if (sst_schema_add_field(s, "counter", sst_reducer_sum(), sst_int_new(0, NULL), &err) ||
             sst_pregel_builder_add_vertex(b, "inc", inc, NULL, NULL, &err)) {
-            die("setup", &err);
+            bw_die("setup", &err);
         }
         start = "inc";
     } else {
@@ -109,7 +93,7 @@ static double run_workload(const char *w, int64_t n, unsigned workers) {
         if (sst_schema_add_field(s, "results", sst_reducer_append(), sst_array_empty(), &err) ||
             sst_pregel_builder_add_vertex(b, "split", split, NULL, NULL, &err) ||
             sst_pregel_builder_add_vertex(b, "work", work, NULL, NULL, &err)) {
-            die("setup", &err);
+            bw_die("setup", &err);
         }
         start = "split";
     }
@@ -119,18 +103,18 @@ static double run_workload(const char *w, int64_t n, unsigned workers) {
     eo.workers = workers;
     sst_engine *e = sst_engine_new(&eo, &err);
     if (p == NULL || e == NULL) {
-        die("setup", &err);
+        bw_die("setup", &err);
     }
     sst_run_opts ro;
     sst_run_opts_init(&ro);
     ro.start = &start;
     ro.n_start = 1;
     ro.max_supersteps = (uint64_t)n + 10;
-    double t0 = now_s();
+    double t0 = bw_now_s();
     sst_run_result *r = sst_engine_run(e, p, &ro, &err);
-    double dt = now_s() - t0;
+    double dt = bw_now_s() - t0;
     if (r == NULL || sst_run_result_status(r) != SST_RUN_COMPLETED) {
-        die("run", r != NULL ? sst_run_result_error(r) : &err);
+        bw_die("run", r != NULL ? sst_run_result_error(r) : &err);
     }
     const sst_value *st = sst_run_result_state(r);
     if (is_w1) {
@@ -141,7 +125,7 @@ static double run_workload(const char *w, int64_t n, unsigned workers) {
         printf("%-8s %10" PRId64 " supersteps  %2u worker%s  %9.1f ns/superstep  %8.3f s  peak RSS "
                "%6.1f MiB\n",
                "W1", n, workers, workers == 1 ? " " : "s", dt / (double)n * 1e9, dt,
-               (double)peak_rss_kib() / 1024.0);
+               (double)bw_peak_rss_kib() / 1024.0);
     } else {
         if ((int64_t)sst_array_len(sst_object_get(st, "results")) != n) {
             fprintf(stderr, "bench_pregel: W2 lost results\n");
@@ -150,7 +134,7 @@ static double run_workload(const char *w, int64_t n, unsigned workers) {
         printf("%-8s %10" PRId64 " tasks       %2u worker%s  %9.1f ns/task       %8.3f s  peak RSS "
                "%6.1f MiB\n",
                strcmp(w, "w2cpu") == 0 ? "W2-cpu" : "W2", n, workers, workers == 1 ? " " : "s",
-               dt / (double)n * 1e9, dt, (double)peak_rss_kib() / 1024.0);
+               dt / (double)n * 1e9, dt, (double)bw_peak_rss_kib() / 1024.0);
     }
     fflush(stdout);
     sst_run_result_free(r);

@@ -17,15 +17,10 @@
 #include <time.h>
 
 #include "superstep/superstep.h"
+#include "workloads.h"
 #ifdef SST_HAVE_JANSSON
 #include <jansson.h>
 #endif
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -77,9 +72,9 @@ static void bench_json(int reps) {
     double *t = malloc(sizeof(double) * (size_t)reps);
     sst_value *v = NULL;
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = bw_now_s();
         sst_value *x = sst_json_read(doc, len, NULL, NULL);
-        t[r] = now_s() - t0;
+        t[r] = bw_now_s() - t0;
         if (x == NULL) {
             fprintf(stderr, "bench: our parser rejected the document\n");
             exit(1);
@@ -89,9 +84,9 @@ static void bench_json(int reps) {
     }
     stats ours_parse = summarize(t, reps);
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = bw_now_s();
         char *text = sst_json_write(v, SST_JSON_COMPACT, NULL, NULL);
-        t[r] = now_s() - t0;
+        t[r] = bw_now_s() - t0;
         sst_free(text);
     }
     stats ours_write = summarize(t, reps);
@@ -105,17 +100,17 @@ static void bench_json(int reps) {
     json_t *j = NULL;
     for (int r = 0; r < reps; r++) {
         json_error_t e;
-        double t0 = now_s();
+        double t0 = bw_now_s();
         json_t *x = json_loadb(doc, len, 0, &e);
-        t[r] = now_s() - t0;
+        t[r] = bw_now_s() - t0;
         json_decref(j);
         j = x;
     }
     stats jp = summarize(t, reps);
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = bw_now_s();
         char *text = json_dumps(j, JSON_COMPACT);
-        t[r] = now_s() - t0;
+        t[r] = bw_now_s() - t0;
         free(text);
     }
     stats jw = summarize(t, reps);
@@ -149,28 +144,28 @@ static void bench_append(int n) {
     }
     /* Persistent: each push goes to a version that an older state still holds. */
     sst_value *prev = sst_array_empty();
-    double t0 = now_s();
+    double t0 = bw_now_s();
     for (int i = 0; i < n; i++) {
         sst_value *next = sst_array_push_take(sst_value_ref(prev), sst_value_ref(msgs[i]), NULL);
         sst_value_unref(prev); /* the older version lives until the new one exists */
         prev = next;
     }
-    double shared = now_s() - t0;
+    double shared = bw_now_s() - t0;
     /* Keep every version alive (a checkpoint history in memory). */
     sst_value **all = malloc(sizeof *all * (size_t)(n + 1));
     all[0] = sst_array_empty();
-    t0 = now_s();
+    t0 = bw_now_s();
     for (int i = 0; i < n; i++) {
         all[i + 1] = sst_array_push_take(sst_value_ref(all[i]), sst_value_ref(msgs[i]), NULL);
     }
-    double kept = now_s() - t0;
+    double kept = bw_now_s() - t0;
     /* In place: the caller holds the only reference. */
     sst_value *own = sst_array_empty();
-    t0 = now_s();
+    t0 = bw_now_s();
     for (int i = 0; i < n; i++) {
         own = sst_array_push_take(own, sst_value_ref(msgs[i]), NULL);
     }
-    double unique = now_s() - t0;
+    double unique = bw_now_s() - t0;
     printf("\nappend %d messages one at a time:\n", n);
     printf("  %-52s %8.3f us/append (goal well under 2 us)\n",
            "onto a version an older state still holds", shared / n * 1e6);
@@ -193,16 +188,16 @@ static void bench_add_messages(int max_n) {
     for (int n = 1000; n <= max_n; n *= 10) {
         /* Built through the reducer, as a graph's state is: the list carries its id index. */
         sst_value *hist = sst_array_empty();
-        double b0 = now_s();
+        double b0 = bw_now_s();
         for (int i = 0; i < n; i++) {
             sst_value *m = make_message(i);
             const sst_value *ups[] = {m};
             hist = sst_reducer_apply(sst_reducer_add_messages(), "messages", hist, ups, 1, NULL);
             sst_value_unref(m);
         }
-        double build = (now_s() - b0) / n;
+        double build = (bw_now_s() - b0) / n;
         int reps = 200;
-        double t0 = now_s();
+        double t0 = bw_now_s();
         for (int r = 0; r < reps; r++) {
             sst_value *m = make_message(n + r);
             const sst_value *ups[] = {m};
@@ -211,17 +206,17 @@ static void bench_add_messages(int max_n) {
             sst_value_unref(out);
             sst_value_unref(m);
         }
-        double dt = (now_s() - t0) / reps;
+        double dt = (bw_now_s() - t0) / reps;
         /* Without the index (a list from JSON or a checkpoint): the first merge builds it. */
         char *text = sst_json_write(hist, SST_JSON_COMPACT, NULL, NULL);
         sst_value *plain = sst_json_parse(text, NULL);
         sst_free(text);
         sst_value *m = make_message(-1);
         const sst_value *ups[] = {m};
-        double c0 = now_s();
+        double c0 = bw_now_s();
         sst_value *out = sst_reducer_apply(sst_reducer_add_messages(), "messages",
                                            sst_value_ref(plain), ups, 1, NULL);
-        double cold = now_s() - c0;
+        double cold = bw_now_s() - c0;
         sst_value_unref(out);
         sst_value_unref(m);
         sst_value_unref(plain);
