@@ -10,6 +10,12 @@
  * `messages` (add_messages), `iteration` (sum), `max_iterations`,
  * `system_prompt`, and `stop_reason` ("max_iterations" when the limit ended it).
  * Link `superstep_agent` (libcurl).
+ *
+ * Thread-safety: set up models and tool sets (sst_model_set_param,
+ * sst_toolset_add) before an agent uses them. After that a model, a tool set
+ * and an agent may serve several invokes at once (the scripted model hands
+ * out its replies under a lock); tool functions and callbacks may be called
+ * from worker threads and must be thread-safe themselves.
  */
 #ifndef SUPERSTEP_AGENT_H
 #define SUPERSTEP_AGENT_H
