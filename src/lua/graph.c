@@ -100,10 +100,9 @@ static const sst_reducer *reducer_of(lua_State *L, lgraph *lg, int idx, const ch
     }
     if (lua_type(L, idx) == LUA_TLIGHTUSERDATA) {
         const sst_reducer *r = lua_touserdata(L, idx);
-        static const char *const names[] = {"replace",    "append", "sum",         "merge",
-                                            "deep_merge", "unique", "add_messages"};
-        for (size_t i = 0; i < SST_ARRAY_LEN(names); i++) {
-            if (sst_reducer_builtin(names[i]) == r) {
+        /* Only a pointer from superstep.reducers (a light userdata could be anything). */
+        for (size_t i = 0; i < SST__LUA_REDUCERS; i++) {
+            if (sst_reducer_builtin(sst__lua_reducer_names[i]) == r) {
                 return r;
             }
         }

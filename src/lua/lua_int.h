@@ -125,6 +125,10 @@ extern char sst__lua_interrupt_token;
 
 /* ---- builder and app (graph.c, app.c, savers.c) ---- */
 
+/* The built-in reducers offered as superstep.reducers.* (light userdata). */
+#define SST__LUA_REDUCERS 7
+extern const char *const sst__lua_reducer_names[SST__LUA_REDUCERS];
+
 void sst__lua_open_graph(lua_State *L);
 /* The builder of the StateGraph at @p idx (raises a Lua error for anything else). */
 const sst_graph *sst__lua_graph_of(lua_State *L, int idx);

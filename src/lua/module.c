@@ -103,11 +103,13 @@ static int l_to_table(lua_State *L) {
     return 1;
 }
 
+const char *const sst__lua_reducer_names[SST__LUA_REDUCERS] = {
+    "replace", "append", "sum", "merge", "deep_merge", "unique", "add_messages"};
+
 static void open_reducers(lua_State *L) {
-    static const char *const names[] = {"replace",    "append", "sum",         "merge",
-                                        "deep_merge", "unique", "add_messages"};
-    lua_createtable(L, 0, (int)SST_ARRAY_LEN(names));
-    for (size_t i = 0; i < SST_ARRAY_LEN(names); i++) {
+    const char *const *names = sst__lua_reducer_names;
+    lua_createtable(L, 0, SST__LUA_REDUCERS);
+    for (size_t i = 0; i < SST__LUA_REDUCERS; i++) {
         lua_pushlightuserdata(L, (void *)sst_reducer_builtin(names[i]));
         lua_setfield(L, -2, names[i]);
     }
