@@ -19,7 +19,6 @@ void sst__completion_free(sst__completion *c) {
     sst__buf_free(&c->content);
     sst_value_unref(c->tool_calls);
     sst__free(c->finish_reason);
-    sst__free(c->id);
 }
 
 static sst_code shape(sst_error *err, const char *what) {
@@ -108,13 +107,10 @@ sst_code sst__completion_chunk(sst__completion *c, const char *data, size_t len,
         sst__error_prefix(err, "chat completion chunk");
         return err->code;
     }
-    c->any = true;
     sst_code rc = SST_OK;
     const sst_value *choices = sst_object_get(v, "choices");
     if (!sst_is_object(v) || (choices != NULL && !sst_is_array(choices))) {
         rc = shape(err, "a chunk that is not {\"choices\": [...]}");
-    } else if (!set_owned(&c->id, sst_object_get(v, "id"))) {
-        rc = sst__enomem(err);
     }
     for (size_t i = 0; rc == SST_OK && i < sst_array_len(choices); i++) {
         const sst_value *ch = sst_array_get(choices, i);

@@ -20,9 +20,7 @@ typedef struct sst__completion {
     sst__buf content;      /* the content so far */
     sst_value *tool_calls; /* owned array of {"id","type","function":{"name","arguments"}} */
     char *finish_reason;   /* owned, or NULL */
-    char *id;              /* owned: the response id, or NULL */
     bool done;             /* "[DONE]" was seen */
-    bool any;              /* a chunk was seen */
 } sst__completion;
 
 void sst__completion_init(sst__completion *c, sst__token_fn on_token, void *ud);
