@@ -80,7 +80,6 @@ static int fail(const char *what, const sst_error *err) {
 /* Parses argv into @p c; returns -1 on success, else the exit code. */
 static int parse_args(int argc, char **argv, cli *c) {
     memset(c, 0, sizeof *c);
-    c->workers = 0;
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? EXIT_USAGE : EXIT_DONE;

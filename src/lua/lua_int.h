@@ -43,11 +43,9 @@ typedef struct sst__lua_rt {
     char *script;      /* path of the script, or NULL (no worker states) */
     lua_State *master; /* the state the script was loaded in */
     pthread_t master_thread;
-    bool is_worker_load; /* set in a worker state while it runs the script */
-    pthread_mutex_t mu;  /* guards workers */
+    pthread_mutex_t mu; /* guards workers */
     sst__lua_worker *workers;
     size_t n_workers, cap_workers;
-    long refs; /* master state + live apps (guarded by mu) */
 } sst__lua_rt;
 
 /* What a C callback needs to find its Lua function in any state. */
