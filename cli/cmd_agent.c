@@ -206,6 +206,11 @@ int sst_cli_agent(int argc, char **argv) {
         sst_value *answer = strcmp(a.resume, "approve") == 0 || strcmp(a.resume, "reject") == 0
                                 ? sst_string_new(a.resume, &err)
                                 : sst_json_parse(a.resume, &err);
+        if (answer == NULL && err.code == SST_EPARSE) {
+            fprintf(stderr, "superstep agent: --resume: bad JSON: %s\n", err.msg);
+            rc = 1;
+            goto out;
+        }
         sst_value *st = answer != NULL ? sst_graph_get_state(th, NULL, &err) : NULL;
         const sst_value *pending = st != NULL ? sst_object_get(st, "interrupts") : NULL;
         by_id = st != NULL ? sst_object_empty() : NULL;

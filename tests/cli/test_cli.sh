@@ -214,6 +214,8 @@ expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db ap.d
 contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "the approved call ran"
 expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db ap.db --thread ap --resume reject
 contains "$err" "has no tool call waiting for approval" "nothing to approve"
+expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools tools.lua --db ap.db --thread ap --resume '{bad'
+contains "$err" "--resume: bad JSON: expected '\"' to start an object key" "bad resume JSON"
 
 # superstep agent against a real chat-completions server on 127.0.0.1.
 python3 "$root/tests/agent/openai_server.py" >port.txt 2>/dev/null &
