@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Small shared utilities: the growable buffer, random bytes, version. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "superstep/version.h"
@@ -38,25 +38,29 @@ static sst_code fill_random(unsigned char *p, size_t n, sst_error *err) {
 /*
  * Small requests (ids: 8 to 16 bytes each) come from a per-thread pool
  * filled by one getrandom call per 512 bytes instead of one call each. A
- * forked child must not hand out its parent's bytes again: the pool belongs
- * to a process id and is dropped in a child.
+ * forked child must not hand out its parent's bytes again: a fork handler
+ * empties the pool of the thread that forked (the child's only thread).
  */
 #define POOL 512
 static _Thread_local struct {
     unsigned char bytes[POOL];
     size_t left; /* unread bytes at the end of bytes */
-    pid_t pid;
 } g_pool;
+
+static void pool_forget(void) {
+    g_pool.left = 0;
+}
+
+static void pool_register(void) {
+    pthread_atfork(NULL, NULL, pool_forget);
+}
 
 sst_code sst__random_bytes(void *buf, size_t n, sst_error *err) {
     if (n > 64) {
         return fill_random(buf, n, err);
     }
-    pid_t pid = getpid();
-    if (g_pool.pid != pid) {
-        g_pool.left = 0;
-        g_pool.pid = pid;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, pool_register);
     if (g_pool.left < n) {
         sst_code rc = fill_random(g_pool.bytes, POOL, err);
         if (rc != SST_OK) {

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Status codes, names, messages and the caller-owned error struct. */
+/* Status codes, names, messages and the caller-owned error struct; random bytes. */
+#define _GNU_SOURCE
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "test_util.h"
@@ -81,6 +85,37 @@ static void test_version(void **state) {
     assert_int_equal(sst_version_hex(), SST_VERSION_HEX);
 }
 
+/*
+ * The random-byte pool: bytes are not handed out twice, also not by a forked
+ * child (ids made in the parent and the child after a fork differ).
+ */
+static void test_random_pool_and_fork(void **state) {
+    (void)state;
+    unsigned char a[16], b[16];
+    assert_int_equal(sst__random_bytes(a, sizeof a, NULL), SST_OK); /* fills the pool */
+    assert_int_equal(sst__random_bytes(b, sizeof b, NULL), SST_OK);
+    assert_memory_not_equal(a, b, sizeof a);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsigned char c[16];
+        ssize_t w =
+            sst__random_bytes(c, sizeof c, NULL) == SST_OK ? write(fds[1], c, sizeof c) : -1;
+        _exit(w == (ssize_t)sizeof c ? 0 : 1);
+    }
+    unsigned char parent[16], child[16];
+    assert_int_equal(sst__random_bytes(parent, sizeof parent, NULL), SST_OK);
+    assert_int_equal(read(fds[0], child, sizeof child), (ssize_t)sizeof child);
+    int status;
+    waitpid(pid, &status, 0);
+    close(fds[0]);
+    close(fds[1]);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_memory_not_equal(parent, child, sizeof parent);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_code_names_and_messages),
@@ -89,6 +124,7 @@ int main(void) {
         cmocka_unit_test(test_prefix_keeps_original),
         cmocka_unit_test(test_allocator_rejects_null_hooks),
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_random_pool_and_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
