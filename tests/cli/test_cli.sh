@@ -190,14 +190,14 @@ return {
   { name = "add", parameters = { type = "object" },
     fn = function(args)
       local marker = os.getenv("SST_MARKER")
-      if marker then io.open(marker, "w"):close(); os.execute("sleep 5") end
+      if marker then io.open(marker, "w"):close(); repeat os.execute("sleep 0.1") until false end
       return args.a + args.b
     end },
 }
 LUA
 SST_MARKER=$work/marker "$bin" agent --model fake:replies1.jsonl --tools slowtools.lua --db k.db --thread k "What is 2 + 40?" >/dev/null 2>&1 &
 victim=$!
-for _ in $(seq 1 200); do [ -e marker ] && break; sleep 0.05; done
+for _ in $(seq 1 6000); do [ -e marker ] && break; sleep 0.1; done # the marker decides
 [ -e marker ] || fail "the agent's tool never started"
 kill -9 "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 expect_rc 0 "$bin" agent --model fake:replies2.jsonl --tools slowtools.lua --db k.db --thread k --continue --json
@@ -220,7 +220,7 @@ contains "$err" "--resume: bad JSON: expected '\"' to start an object key" "bad 
 # superstep agent against a real chat-completions server on 127.0.0.1.
 python3 "$root/tests/agent/openai_server.py" >port.txt 2>/dev/null &
 server=$!
-for _ in $(seq 1 100); do [ -s port.txt ] && break; sleep 0.05; done
+for _ in $(seq 1 6000); do [ -s port.txt ] && break; sleep 0.1; done
 port=$(head -1 port.txt)
 expect_rc 0 "$bin" agent --model "http://127.0.0.1:$port/v1" --model-name stream --db :memory: "hello"
 contains "$out" "echo: hello" "agent over HTTP streams the reply"

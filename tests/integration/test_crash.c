@@ -2,8 +2,11 @@
 /*
  * Crash test (issue 5): a child process runs a 2 000-superstep graph (sum,
  * append, add_messages, parallel nodes and a Send fan-out) on a SQLite file
- * with SST_DURABILITY_SYNC and is killed with SIGKILL at 50 random moments;
- * after each kill a new process resumes the thread. At the end:
+ * with SST_DURABILITY_SYNC and is killed with SIGKILL at 50 random points;
+ * after each kill a new process resumes the thread. A victim is killed once it
+ * has logged a random amount of progress (read from the side-effect log), never
+ * after a fixed time, so the test means the same on a fast or a loaded machine.
+ * At the end:
  *
  *   - the final state is byte-identical (canonical JSON) to an uninterrupted
  *     run's;
@@ -18,6 +21,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +223,32 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The size of a file, 0 if it does not exist yet. */
+static off_t file_size(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0 ? sb.st_size : 0;
+}
+
+/*
+ * Waits until the log at PATH has grown to SIZE bytes (returns false: the child
+ * is still running) or the child exits first (returns true, its status in *STATUS).
+ * No time limit: progress, not time, decides when a victim dies.
+ */
+static bool wait_for_progress(pid_t pid, const char *path, off_t size, int *status) {
+    const struct timespec tick = {0, 200000}; /* 0.2 ms between looks */
+    for (;;) {
+        if (file_size(path) >= size) {
+            return false;
+        }
+        pid_t done = waitpid(pid, status, WNOHANG);
+        CHECK(done >= 0, "waitpid failed");
+        if (done == pid) {
+            return true;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
 /* Checks the side-effect log: no process ran a step below the one it started at. */
 static long long g_last_step; /* the highest step any process executed */
 
@@ -282,25 +312,30 @@ int main(int argc, char **argv) {
     g_log = log;
     unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL);
     int killed = 0, finished_early = 0;
+    off_t whole = file_size(ref_log); /* the side effects of a whole run */
     for (int k = 0; k < kills; k++) {
+        off_t base = file_size(log);
         pid_t pid = spawn(db);
         seed = seed * 1103515245u + 12345u;
         double frac = (double)((seed >> 8) % 1000) / 1000.0;
-        /* Each victim lives 0.2 % to 2.8 % of a full run after its start-up (1.5 % on
-         * average), so fifty of them kill the run at moments spread over most of it
-         * and the final resume finishes it. */
-        double delay = 0.0005 + full * (0.002 + 0.026 * frac);
-        struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
-        nanosleep(&ts, NULL);
-        if (kill(pid, SIGKILL) == 0) {
-            int status = wait_for(pid);
-            if (WIFSIGNALED(status)) {
-                killed++;
-            } else {
-                CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a run failed");
-                finished_early++;
-                break;
-            }
+        /* Each victim is killed once it has logged 0.2 % to 2.8 % of a whole run's side
+         * effects (1.5 % on average), so fifty kills land at points spread over most of
+         * the run, whatever the machine's speed, and the final resume finishes it. */
+        off_t progress = (off_t)((double)whole * (0.002 + 0.026 * frac)) + 1;
+        int status;
+        if (wait_for_progress(pid, log, base + progress, &status)) {
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a run failed");
+            finished_early++;
+            break;
+        }
+        CHECK(kill(pid, SIGKILL) == 0, "kill failed");
+        status = wait_for(pid);
+        if (WIFSIGNALED(status)) {
+            killed++;
+        } else {
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a run failed");
+            finished_early++;
+            break;
         }
     }
     CHECK(wait_for(spawn(db)) == 0, "the final resume failed");

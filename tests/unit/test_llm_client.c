@@ -75,6 +75,10 @@ static sst_code on_token(const char *t, size_t n, void *ud) {
     return SST_OK;
 }
 
+/* The timeout of calls that must succeed: far above any machine's slowness, so
+ * only the "slow" case (300 ms against a 3 s reply) depends on a timeout. */
+#define GENEROUS_MS 120000
+
 static sst_value *chat(const char *model, bool stream, unsigned attempts, long timeout_ms,
                        tokens *k, sst_error *err) {
     sst__llm_config c;
@@ -96,18 +100,18 @@ static sst_value *chat(const char *model, bool stream, unsigned attempts, long t
 static void test_plain_and_stream(void **state) {
     (void)state;
     sst_error err;
-    sst_value *m = chat("plain", false, 1, 5000, NULL, &err);
+    sst_value *m = chat("plain", false, 1, GENEROUS_MS, NULL, &err);
     assert_non_null(m);
     assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
     sst_value_unref(m);
     tokens k = {0};
-    m = chat("stream", true, 1, 5000, &k, &err);
+    m = chat("stream", true, 1, GENEROUS_MS, &k, &err);
     assert_non_null(m);
     assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
     assert_int_equal(k.count, 2);
     assert_string_equal(k.text, "echo: hi");
     sst_value_unref(m);
-    m = chat("stream-tools", true, 1, 5000, NULL, &err);
+    m = chat("stream-tools", true, 1, GENEROUS_MS, NULL, &err);
     assert_non_null(m);
     assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"calling\",\"tool_calls\":[{\"id\":"
                       "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"search\","
@@ -119,12 +123,12 @@ static void test_api_key(void **state) {
     (void)state;
     sst_error err;
     unsetenv("SST_TEST_LLM_KEY");
-    assert_null(chat("auth", false, 3, 5000, NULL, &err));
+    assert_null(chat("auth", false, 3, GENEROUS_MS, NULL, &err));
     assert_int_equal(err.code, SST_EINVAL); /* 401: permanent, not retried */
     assert_non_null(
         strstr(err.msg, "answered HTTP 401: {\"error\": {\"message\": \"invalid api key\"}}"));
     setenv("SST_TEST_LLM_KEY", "secret", 1);
-    sst_value *m = chat("auth", false, 1, 5000, NULL, &err);
+    sst_value *m = chat("auth", false, 1, GENEROUS_MS, NULL, &err);
     if (m == NULL) {
         print_error("%s\n", err.msg);
         fail();
@@ -139,13 +143,13 @@ static void test_faults(void **state) {
     sst_error err;
     /* 429 with Retry-After: 1, then a reply: the client waited about a second. */
     double t0 = now_s();
-    sst_value *m = chat("429-once", false, 3, 5000, NULL, &err);
+    sst_value *m = chat("429-once", false, 3, GENEROUS_MS, NULL, &err);
     double waited = now_s() - t0;
     assert_non_null(m);
     assert_true(waited >= 0.9);
     sst_value_unref(m);
     /* 500 every time: transient, retried, then an error naming status and body. */
-    assert_null(chat("500", false, 2, 5000, NULL, &err));
+    assert_null(chat("500", false, 2, GENEROUS_MS, NULL, &err));
     assert_int_equal(err.code, SST_EUNAVAILABLE);
     assert_non_null(strstr(err.msg, "after 2 attempts"));
     assert_non_null(strstr(err.msg, "answered HTTP 500"));
@@ -155,12 +159,12 @@ static void test_faults(void **state) {
     assert_int_equal(err.code, SST_ETIMEOUT);
     assert_non_null(strstr(err.msg, "timed out"));
     /* Malformed JSON in a 200. */
-    assert_null(chat("malformed", false, 1, 5000, NULL, &err));
+    assert_null(chat("malformed", false, 1, GENEROUS_MS, NULL, &err));
     assert_int_equal(err.code, SST_EPARSE);
     assert_non_null(strstr(err.msg, "chat completion"));
     /* A stream cut off before its end. */
     tokens k = {0};
-    assert_null(chat("drop", true, 1, 5000, &k, &err));
+    assert_null(chat("drop", true, 1, GENEROUS_MS, &k, &err));
     assert_int_equal(err.code, SST_EPARSE);
     assert_non_null(strstr(err.msg, "truncated"));
     assert_int_equal(k.count, 2); /* the tokens that did arrive were delivered */
