@@ -69,6 +69,18 @@ sst_code sst__random_bytes(void *buf, size_t n, sst_error *err);
 uint64_t sst__hash_bytes(const void *data, size_t len, uint64_t seed);
 uint64_t sst__hash_mix(uint64_t h);
 
+/*
+ * CRC-32C of @p len bytes continuing from @p crc (0 to start): the hardware
+ * instruction when present; _soft always uses the tables (for tests).
+ */
+uint32_t sst__crc32c(uint32_t crc, const void *data, size_t len);
+uint32_t sst__crc32c_soft(uint32_t crc, const void *data, size_t len);
+
+/* Sleeps @p ms milliseconds (restarted after signals). */
+void sst__sleep_ms(uint64_t ms);
+/* Wall-clock milliseconds since the epoch (leases, created-at times). */
+uint64_t sst__now_ms(void);
+
 /* A random UUIDv4 as 36 lowercase characters plus NUL. */
 sst_code sst__uuid4(char out[37], sst_error *err);
 

@@ -258,6 +258,13 @@ typedef enum sst_durability {
  * A checkpoint's "writes" (pending writes, interrupts) are stored apart and
  * replaced as a whole. Ids sort in creation order. Every function fills
  * @p err on failure; all calls come from the thread running the invoke.
+ *
+ * Fencing: put stores a record only if its "parent" is the thread's latest
+ * checkpoint (null: the thread has none), checked atomically with the write,
+ * unless the record has "fork": true (a fork or replay from an older
+ * checkpoint). Otherwise it fails with SST_ECONFLICT naming the thread and
+ * both checkpoint ids, and writes nothing. This, not the lock, is what keeps
+ * a thread's history one chain when several processes write to it.
  */
 typedef struct sst_checkpointer_ops {
     /* Stores a record in one transaction, flushed to disk when @p sync. */
@@ -281,6 +288,11 @@ typedef struct sst_checkpointer_ops {
     /* Every thread, sorted by id: [{"thread_id", "checkpoints": count, "latest": id,
      * "step"}]. Optional: NULL makes sst_checkpointer_threads fail with SST_ENOTSUP. */
     sst_value *(*threads)(void *self, sst_error *err);
+    /* As list, but only records older than checkpoint @p before (NULL: from the
+     * newest), for paging through a long history. Optional: NULL makes paged
+     * history reads fail with SST_ENOTSUP. */
+    sst_value *(*list_before)(void *self, const char *thread, const sst_value *filter,
+                              const char *before, size_t limit, sst_error *err);
 } sst_checkpointer_ops;
 
 typedef struct sst_checkpointer sst_checkpointer;

@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
+#include "redact.h"
 #include "sse.h"
 #include "superstep/json.h"
 #include "values/build.h"
@@ -24,6 +25,17 @@ void sst__llm_config_init(sst__llm_config *c) {
     c->max_response = 8u << 20;
     c->stream = true;
 }
+
+/* What every attempt of one chat sends, and what its errors may show. */
+typedef struct request {
+    const sst__llm_config *cfg;
+    char url[1024];   /* sent: keeps the user info, which curl uses for basic auth */
+    char shown[1024]; /* the URL without its user info, for messages */
+    char *body;       /* owned */
+    struct curl_slist *headers;
+    char *password;         /* owned copy of the URL's password, or NULL */
+    const char *secrets[2]; /* the API key and the password, masked in quoted bodies */
+} request;
 
 /* One attempt's state, shared with the curl callbacks. */
 typedef struct attempt {
@@ -84,14 +96,25 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud) {
     return len;
 }
 
-/* The first 200 bytes of @p b, on one line. */
-static void excerpt(const sst__buf *b, char out[208]) {
-    size_t n = b->len < 200 ? b->len : 200;
+/*
+ * The first 200 bytes of @p b with credentials masked (sst__redact), on one
+ * line, cut at a UTF-8 boundary; control characters become spaces.
+ */
+static void excerpt(const sst__buf *b, const request *q, char out[208]) {
+    sst__buf m;
+    sst__buf_init(&m);
+    sst__redact(b->data != NULL ? b->data : "", b->len, q->secrets, SST_ARRAY_LEN(q->secrets), 200,
+                &m);
+    size_t n = m.oom ? 0 : m.len < 200 ? m.len : 200;
+    while (n > 0 && n < m.len && ((unsigned char)m.data[n] & 0xC0) == 0x80) {
+        n--; /* not in the middle of a character */
+    }
     for (size_t i = 0; i < n; i++) {
-        char ch = b->data[i];
-        out[i] = ch == '\n' || ch == '\r' ? ' ' : ch;
+        unsigned char ch = (unsigned char)m.data[i];
+        out[i] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
     }
     out[n] = '\0';
+    sst__buf_free(&m);
 }
 
 static char *request_body(const sst__llm_config *c, const sst_value *messages,
@@ -111,10 +134,51 @@ static char *request_body(const sst__llm_config *c, const sst_value *messages,
     return text;
 }
 
+/* The outcome of a performed attempt: the message, or NULL and an error that names no secret. */
+static sst_value *outcome(attempt *a, const request *q, CURLcode rc, bool *transient,
+                          sst_error *err) {
+    const sst__llm_config *c = q->cfg;
+    long status = 0;
+    curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+    sst_value *out = NULL;
+    if (a->too_large) {
+        sst__error(err, SST_ERANGE, "LLM reply from %s is larger than %zu bytes", q->shown,
+                   c->max_response);
+    } else if (a->err.code != SST_OK) {
+        *err = a->err; /* a malformed chunk or the token handler's error */
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+        *transient = true;
+        sst__error(err, SST_ETIMEOUT, "LLM request to %s timed out (%s %ld ms)", q->shown,
+                   c->stream ? "no data for" : "limit", c->timeout_ms);
+    } else if (rc != CURLE_OK) {
+        *transient = true; /* curl's own text: it names neither the URL nor a header */
+        sst__error(err, SST_EUNAVAILABLE, "LLM request to %s failed: %s", q->shown,
+                   curl_easy_strerror(rc));
+    } else if (status != 200) {
+        char ex[208];
+        excerpt(&a->body, q, ex);
+        *transient = status == 429 || status >= 500;
+        sst__error(err, *transient ? SST_EUNAVAILABLE : SST_EINVAL,
+                   "LLM endpoint %s answered HTTP %ld: %s", q->shown, status, ex);
+    } else if (c->stream) {
+        if (sst__sse_finish(&a->sse, err) == SST_OK) {
+            out = sst__completion_message(&a->completion, err);
+        }
+        if (out == NULL && err != NULL && err->code == SST_EPARSE) {
+            *transient = true; /* a stream cut off: the connection dropped */
+            sst__error_prefix(err, "LLM stream from %s", q->shown);
+        }
+    } else {
+        out =
+            sst__completion_parse_body(a->body.data != NULL ? a->body.data : "", a->body.len, err);
+    }
+    return out;
+}
+
 /* One request. Returns the message, or NULL with *transient telling whether to retry. */
-static sst_value *once(const sst__llm_config *c, const char *url, const char *body,
-                       struct curl_slist *headers, sst__token_fn on_token, void *ud,
-                       long *retry_after_ms, bool *transient, sst_error *err) {
+static sst_value *once(const request *q, sst__token_fn on_token, void *ud, long *retry_after_ms,
+                       bool *transient, sst_error *err) {
+    const sst__llm_config *c = q->cfg;
     attempt a;
     memset(&a, 0, sizeof a);
     a.cfg = c;
@@ -129,9 +193,9 @@ static sst_value *once(const sst__llm_config *c, const char *url, const char *bo
         sst__error(err, SST_ENOMEM, "LLM client: curl_easy_init failed");
         goto done;
     }
-    curl_easy_setopt(a.curl, CURLOPT_URL, url);
-    curl_easy_setopt(a.curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(a.curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(a.curl, CURLOPT_URL, q->url);
+    curl_easy_setopt(a.curl, CURLOPT_POSTFIELDS, q->body);
+    curl_easy_setopt(a.curl, CURLOPT_HTTPHEADER, q->headers);
     curl_easy_setopt(a.curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(a.curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
     if (c->stream) { /* a stream may last: fail on a stall instead */
@@ -145,39 +209,8 @@ static sst_value *once(const sst__llm_config *c, const char *url, const char *bo
     curl_easy_setopt(a.curl, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(a.curl, CURLOPT_HEADERDATA, &a);
     CURLcode rc = curl_easy_perform(a.curl);
-    long status = 0;
-    curl_easy_getinfo(a.curl, CURLINFO_RESPONSE_CODE, &status);
     *retry_after_ms = a.retry_after_ms;
-    if (a.too_large) {
-        sst__error(err, SST_ERANGE, "LLM reply from %s is larger than %zu bytes", url,
-                   c->max_response);
-    } else if (a.err.code != SST_OK) {
-        *err = a.err; /* a malformed chunk or the token handler's error */
-    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
-        *transient = true;
-        sst__error(err, SST_ETIMEOUT, "LLM request to %s timed out (%s %ld ms)", url,
-                   c->stream ? "no data for" : "limit", c->timeout_ms);
-    } else if (rc != CURLE_OK) {
-        *transient = true;
-        sst__error(err, SST_EUNAVAILABLE, "LLM request to %s failed: %s", url,
-                   curl_easy_strerror(rc));
-    } else if (status != 200) {
-        char ex[208];
-        excerpt(&a.body, ex);
-        *transient = status == 429 || status >= 500;
-        sst__error(err, *transient ? SST_EUNAVAILABLE : SST_EINVAL,
-                   "LLM endpoint %s answered HTTP %ld: %s", url, status, ex);
-    } else if (c->stream) {
-        if (sst__sse_finish(&a.sse, err) == SST_OK) {
-            out = sst__completion_message(&a.completion, err);
-        }
-        if (out == NULL && err != NULL && err->code == SST_EPARSE) {
-            *transient = true; /* a stream cut off: the connection dropped */
-            sst__error_prefix(err, "LLM stream from %s", url);
-        }
-    } else {
-        out = sst__completion_parse_body(a.body.data != NULL ? a.body.data : "", a.body.len, err);
-    }
+    out = outcome(&a, q, rc, transient, err);
 done:
     if (a.curl != NULL) {
         curl_easy_cleanup(a.curl);
@@ -198,6 +231,73 @@ static void sleep_ms(long ms) {
     }
 }
 
+/* Adds "Authorization: Bearer KEY" to @p q's headers; the key is one of its secrets. */
+static void add_key(request *q, const char *key) {
+    q->secrets[0] = key;
+    sst__buf auth;
+    sst__buf_init(&auth);
+    sst__buf_printf(&auth, "Authorization: Bearer %s", key);
+    sst__buf_putc(&auth, '\0');
+    if (!auth.oom && auth.data != NULL) {
+        q->headers = curl_slist_append(q->headers, auth.data);
+        memset(auth.data, 0, auth.len); /* our copy of the key does not linger */
+    }
+    sst__buf_free(&auth);
+}
+
+/* Everything the attempts share: the URL (and what messages show of it), body and headers. */
+static sst_code request_init(request *q, const sst__llm_config *c, const sst_value *messages,
+                             const sst_value *tools, sst_error *err) {
+    memset(q, 0, sizeof *q);
+    q->cfg = c;
+    size_t blen = strlen(c->base_url);
+    blen = blen > 0 && c->base_url[blen - 1] == '/' ? blen - 1 : blen;
+    if (blen + sizeof "/chat/completions" > sizeof q->url) {
+        return sst__error(err, SST_EINVAL, "LLM client: the base URL is longer than %zu bytes",
+                          sizeof q->url - sizeof "/chat/completions");
+    }
+    snprintf(q->url, sizeof q->url, "%.*s/chat/completions", (int)blen, c->base_url);
+    sst__url_redact(q->url, q->shown, sizeof q->shown);
+    size_t off, len;
+    if (sst__url_userinfo(q->url, &off, &len) && len > 1) {
+        /* The password of "user:pass@", or a lone "token@": masked if a server quotes it. */
+        const char *info = q->url + off;
+        const char *colon = memchr(info, ':', len - 1);
+        size_t skip = colon != NULL && colon + 1 < info + len - 1 ? (size_t)(colon + 1 - info) : 0;
+        q->password = sst__strndup(info + skip, len - 1 - skip);
+        q->secrets[1] = q->password;
+        if (q->password == NULL) {
+            return sst__enomem(err);
+        }
+    }
+    q->body = request_body(c, messages, tools, err);
+    if (q->body == NULL) {
+        return err != NULL ? err->code : SST_ENOMEM;
+    }
+    q->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    q->headers = curl_slist_append(q->headers, c->stream ? "Accept: text/event-stream"
+                                                         : "Accept: application/json");
+    const char *key = c->api_key_env != NULL ? getenv(c->api_key_env) : NULL;
+    if (key != NULL && key[0] != '\0') {
+        add_key(q, key);
+    }
+    return SST_OK;
+}
+
+/* Frees @p q; the copies of the key and the password are wiped first. */
+static void request_free(request *q) {
+    for (struct curl_slist *h = q->headers; h != NULL; h = h->next) {
+        memset(h->data, 0, strlen(h->data));
+    }
+    curl_slist_free_all(q->headers);
+    if (q->password != NULL) {
+        memset(q->password, 0, strlen(q->password));
+    }
+    memset(q->url, 0, sizeof q->url);
+    sst__free(q->password);
+    sst__free(q->body);
+}
+
 sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
                          const sst_value *tools, sst__token_fn on_token, void *ud, sst_error *err) {
     if (c->base_url == NULL || c->model == NULL || !sst_is_array(messages)) {
@@ -206,28 +306,10 @@ sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
     }
     static pthread_once_t once_init = PTHREAD_ONCE_INIT;
     pthread_once(&once_init, global_init);
-    char url[1024];
-    size_t blen = strlen(c->base_url);
-    snprintf(url, sizeof url, "%.*s/chat/completions",
-             (int)(blen > 0 && c->base_url[blen - 1] == '/' ? blen - 1 : blen), c->base_url);
-    char *body = request_body(c, messages, tools, err);
-    if (body == NULL) {
+    request q;
+    if (request_init(&q, c, messages, tools, err) != SST_OK) {
+        request_free(&q);
         return NULL;
-    }
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
-    headers = curl_slist_append(headers, c->stream ? "Accept: text/event-stream"
-                                                   : "Accept: application/json");
-    const char *key = c->api_key_env != NULL ? getenv(c->api_key_env) : NULL;
-    if (key != NULL && key[0] != '\0') {
-        sst__buf auth;
-        sst__buf_init(&auth);
-        sst__buf_printf(&auth, "Authorization: Bearer %s", key);
-        sst__buf_putc(&auth, '\0');
-        if (!auth.oom && auth.data != NULL) {
-            headers = curl_slist_append(headers, auth.data);
-            memset(auth.data, 0, auth.len); /* our copy of the key does not linger */
-        }
-        sst__buf_free(&auth);
     }
     sst_value *out = NULL;
     unsigned attempts = c->max_attempts > 0 ? c->max_attempts : 1;
@@ -238,7 +320,7 @@ sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
         if (err != NULL) {
             *err = (sst_error){0};
         }
-        out = once(c, url, body, headers, on_token, ud, &retry_after, &transient, err);
+        out = once(&q, on_token, ud, &retry_after, &transient, err);
         if (out != NULL || !transient || i == attempts) {
             break;
         }
@@ -250,7 +332,6 @@ sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
         sst_code_is_transient(err->code)) {
         sst__error_prefix(err, "after %u attempts", attempts);
     }
-    curl_slist_free_all(headers);
-    sst__free(body);
+    request_free(&q);
     return out;
 }

@@ -4,7 +4,10 @@
  * {base_url}/chat/completions) over libcurl: plain or streamed replies,
  * timeouts, and retries with backoff on 429, 5xx and connection errors that
  * honour Retry-After. Errors name the URL, the HTTP status and an excerpt of
- * the body; the API key (read from an environment variable) is never logged.
+ * the body, and never a secret (redact.h): the URL without its user info
+ * (which is still sent, as basic auth), no request header, and the excerpt
+ * with bearer and basic credentials, sk-... keys, the API key (read from an
+ * environment variable) and the URL's password masked.
  */
 #ifndef SUPERSTEP_AGENT_LLM_CLIENT_H
 #define SUPERSTEP_AGENT_LLM_CLIENT_H

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "react.h"
+#include "redact.h"
 #include "superstep/agent.h"
 
 struct sst_model {
@@ -83,8 +84,9 @@ sst_model *sst_model_from_spec(const char *spec, const char *model_name, const c
     if (spec != NULL && (strncmp(spec, "http://", 7) == 0 || strncmp(spec, "https://", 8) == 0)) {
         return sst_model_openai(spec, model_name, api_key_env, err);
     }
-    sst__error(err, SST_EINVAL, "model: '%s' is neither fake:FILE nor an http(s) base URL",
-               spec != NULL ? spec : "(none)");
+    char shown[256]; /* the spec may be a URL with a password in it */
+    sst__url_redact(spec != NULL ? spec : "(none)", shown, sizeof shown);
+    sst__error(err, SST_EINVAL, "model: '%s' is neither fake:FILE nor an http(s) base URL", shown);
     return NULL;
 }
 

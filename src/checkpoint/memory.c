@@ -56,12 +56,44 @@ static const sst_value *thread_of(const mem_saver *m, const char *thread) {
     return sst_object_get(m->threads, thread);
 }
 
+/* SST_ECONFLICT unless the record's parent is the thread's latest checkpoint (or a fork). */
+static sst_code check_head(const sst_value *t, const sst_value *record, sst_error *err) {
+    if (sst_bool_value(sst_object_get(record, "fork"))) {
+        return SST_OK;
+    }
+    const sst_value *records = sst_object_get(t, "records");
+    size_t n = sst_array_len(records);
+    const sst_value *head = n > 0 ? sst_object_get(sst_array_get(records, n - 1), "id") : NULL;
+    const sst_value *parent = sst_object_get(record, "parent");
+    if (!sst_is_string(parent)) {
+        parent = NULL;
+    }
+    if (head == NULL && parent == NULL) {
+        return SST_OK;
+    }
+    if (head != NULL && parent != NULL && sst_value_equal(head, parent)) {
+        return SST_OK;
+    }
+    return sst__error(err, SST_ECONFLICT,
+                      "thread '%s': checkpoint %s follows %s, but the thread's latest checkpoint "
+                      "is now %s (another writer committed first); nothing was written",
+                      sst_string_cstr(sst_object_get(record, "thread")),
+                      sst_string_cstr(sst_object_get(record, "id")),
+                      parent != NULL ? sst_string_cstr(parent) : "nothing (a new thread)",
+                      head != NULL ? sst_string_cstr(head) : "none");
+}
+
 static sst_code mem_put(void *self, const sst_value *record, bool sync, sst_error *err) {
     SST_UNUSED(sync);
     mem_saver *m = self;
     const char *thread = sst_string_cstr(sst_object_get(record, "thread"));
     pthread_mutex_lock(&m->mu);
     const sst_value *t = thread_of(m, thread);
+    sst_code fenced = check_head(t, record, err);
+    if (fenced != SST_OK) {
+        pthread_mutex_unlock(&m->mu);
+        return fenced;
+    }
     sst_value *entry = t != NULL ? sst_value_ref(t) : NULL;
     if (entry == NULL) {
         entry = sst_object_set_take(sst_object_empty(), "records", sst_array_empty(), err);
@@ -138,13 +170,22 @@ static sst_value *mem_get(void *self, const char *thread, const char *id, sst_er
     return out;
 }
 
-static sst_value *mem_list(void *self, const char *thread, const sst_value *filter, size_t limit,
-                           sst_error *err) {
+static sst_value *mem_list_before(void *self, const char *thread, const sst_value *filter,
+                                  const char *before, size_t limit, sst_error *err) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
     const sst_value *records = sst_object_get(thread_of(m, thread), "records");
     sst_value *out = sst_array_empty();
-    for (size_t i = sst_array_len(records); i-- > 0 && out != NULL;) {
+    size_t start = sst_array_len(records);
+    if (before != NULL) { /* records older than checkpoint @p before; none if it is unknown */
+        while (start > 0 &&
+               strcmp(sst_string_cstr(sst_object_get(sst_array_get(records, start - 1), "id")),
+                      before) != 0) {
+            start--;
+        }
+        start = start > 0 ? start - 1 : 0;
+    }
+    for (size_t i = start; i-- > 0 && out != NULL;) {
         if (limit > 0 && sst_array_len(out) >= limit) {
             break;
         }
@@ -157,6 +198,11 @@ static sst_value *mem_list(void *self, const char *thread, const sst_value *filt
     }
     pthread_mutex_unlock(&m->mu);
     return out;
+}
+
+static sst_value *mem_list(void *self, const char *thread, const sst_value *filter, size_t limit,
+                           sst_error *err) {
+    return mem_list_before(self, thread, filter, NULL, limit, err);
 }
 
 static sst_code mem_delete_thread(void *self, const char *thread, sst_error *err) {
@@ -218,9 +264,18 @@ sst_checkpointer *sst_memory_saver_new(sst_error *err) {
     pthread_cond_init(&m->freed, NULL);
     m->threads = sst_object_empty();
     m->locked = sst_object_empty();
-    static const sst_checkpointer_ops ops = {mem_put,    mem_put_writes,    mem_get,
-                                             mem_list,   mem_delete_thread, mem_lock,
-                                             mem_unlock, mem_destroy,       mem_threads};
+    static const sst_checkpointer_ops ops = {
+        .put = mem_put,
+        .put_writes = mem_put_writes,
+        .get = mem_get,
+        .list = mem_list,
+        .delete_thread = mem_delete_thread,
+        .lock = mem_lock,
+        .unlock = mem_unlock,
+        .destroy = mem_destroy,
+        .threads = mem_threads,
+        .list_before = mem_list_before,
+    };
     sst_checkpointer *cp = sst_checkpointer_new(&ops, m, err);
     if (cp == NULL) {
         mem_destroy(m);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "common.h"
 #include "superstep/version.h"
@@ -156,4 +157,16 @@ char *sst__buf_detach(sst__buf *b, size_t *len_out) {
     }
     sst__buf_init(b);
     return p;
+}
+
+void sst__sleep_ms(uint64_t ms) {
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+uint64_t sst__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }

@@ -111,6 +111,7 @@ enum {
     SST__RK_WRITES,
     SST__RK_SNAPSHOT,
     SST__RK_DELTA,
+    SST__RK_FORK,
     SST__RK_COUNT
 };
 

@@ -50,7 +50,8 @@ sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops, void *se
                                                        [SST__RK_SOURCE] = "source",
                                                        [SST__RK_WRITES] = "writes",
                                                        [SST__RK_SNAPSHOT] = "snapshot",
-                                                       [SST__RK_DELTA] = "delta"};
+                                                       [SST__RK_DELTA] = "delta",
+                                                       [SST__RK_FORK] = "fork"};
     for (int i = 0; i < SST__RK_COUNT; i++) {
         if ((cp->strings[i] = sst_string_new(strings[i], err)) == NULL) {
             for (int k = 0; k < i; k++) {
@@ -467,7 +468,7 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     meta =
         sst__setv_take(meta, k[SST__RK_WRITES],
                        sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
-    sst_value *r = sst__setv_take(sst__object_with_capacity(10, err), k[SST__RK_THREAD],
+    sst_value *r = sst__setv_take(sst__object_with_capacity(11, err), k[SST__RK_THREAD],
                                   cached_str(&th->thread_id_v, th->thread_id, err), err);
     sst_value *parent =
         th->last_id != NULL ? cached_str(&th->last_id_v, th->last_id, err) : sst_null();
@@ -484,6 +485,10 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
                        next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(), err);
     r = sst__setv_take(r, k[SST__RK_RUN_KEY], cached_str(&th->run_key_v, th->run_key, err), err);
     r = sst__setv_take(r, k[SST__RK_METADATA], meta, err);
+    if (th->last_id != NULL && th->latest_id != NULL && strcmp(th->last_id, th->latest_id) != 0) {
+        /* After an older checkpoint than the latest: a fork, exempt from the head check. */
+        r = sst__setv_take(r, k[SST__RK_FORK], sst_bool(true), err);
+    }
     if (idv != NULL) { /* the next record's parent */
         sst_value_unref(th->last_id_v);
         th->last_id_v = idv;

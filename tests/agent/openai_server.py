@@ -5,12 +5,17 @@ The model name picks the behaviour: plain, stream, stream-tools, 429-once
 (429 with Retry-After: 1, then plain), 500 (always), 401, auth (401 unless
 the bearer token is "secret"), slow (answers after 3 s), malformed (a 200
 that is not JSON), drop (a stream cut off before its end), echo-params
-(echoes temperature, max_tokens and tool_choice), agent (a
+(echoes temperature, max_tokens and tool_choice), echo-auth and
+echo-auth-500 (401 and 500 with an error body quoting the request's
+Authorization header verbatim, its decoded Basic credentials and the
+request line: a careless endpoint that leaks secrets), agent (a
 conversation: two tool calls, add and upper, streamed in fragments, then an
 answer built from the tool results), agent-flaky (agent, but every third
 request fails with 500). Prints the port on the first line of stdout, then
 serves until killed.
 """
+import base64
+import binascii
 import http.server
 import json
 import sys
@@ -22,6 +27,19 @@ counts = {}
 def chunk(delta, finish=None):
     return "data: " + json.dumps({"id": "r1", "choices": [
         {"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+
+def echo_auth(headers, requestline):
+    """An error body that quotes the credentials the request carried."""
+    auth = headers.get("Authorization") or ""
+    body = {"error": {"message": "rejected Authorization: " + auth}}
+    if auth.startswith("Basic "):
+        try:
+            body["error"]["credentials"] = base64.b64decode(auth[6:]).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            pass
+    body["error"]["request"] = requestline
+    return json.dumps(body)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -50,6 +68,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if model == "401" or (model == "auth" and
                               self.headers.get("Authorization") != "Bearer secret"):
             return self.send(401, json.dumps({"error": {"message": "invalid api key"}}))
+        if model in ("echo-auth", "echo-auth-500"):
+            return self.send(401 if model == "echo-auth" else 500,
+                             echo_auth(self.headers, self.requestline))
         if model == "500":
             return self.send(500, json.dumps({"error": {"message": "the model is overloaded"}}))
         if model == "429-once" and counts[model] == 1:

@@ -116,6 +116,26 @@ static void test_random_pool_and_fork(void **state) {
     assert_memory_not_equal(parent, child, sizeof parent);
 }
 
+/* CRC-32C: the standard check value, chaining, and hardware = tables at every length. */
+static void test_crc32c(void **state) {
+    (void)state;
+    assert_int_equal(sst__crc32c(0, "123456789", 9), 0xE3069283u);
+    assert_int_equal(sst__crc32c_soft(0, "123456789", 9), 0xE3069283u);
+    assert_int_equal(sst__crc32c(0, "", 0), 0);
+    unsigned char buf[300];
+    for (size_t i = 0; i < sizeof buf; i++) {
+        buf[i] = (unsigned char)(i * 131u + 7u);
+    }
+    for (size_t n = 0; n <= sizeof buf; n++) {
+        uint32_t whole = sst__crc32c(0, buf, n);
+        assert_int_equal(whole, sst__crc32c_soft(0, buf, n));
+        assert_int_equal(whole, sst__crc32c(sst__crc32c(0, buf, n / 3), buf + n / 3, n - n / 3));
+    }
+    uint32_t before = sst__crc32c(0, buf, sizeof buf);
+    buf[17] ^= 0x10; /* one flipped bit changes the sum */
+    assert_int_not_equal(sst__crc32c(0, buf, sizeof buf), before);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_code_names_and_messages),
@@ -125,6 +145,7 @@ int main(void) {
         cmocka_unit_test(test_allocator_rejects_null_hooks),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_random_pool_and_fork),
+        cmocka_unit_test(test_crc32c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

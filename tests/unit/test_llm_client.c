@@ -4,7 +4,8 @@
  * (tests/agent/openai_server.py): plain and streamed replies, tool calls
  * split across events, the API key, and injected faults (429 with
  * Retry-After, 500, 401, a reply past the timeout, malformed JSON, a stream
- * cut off, nobody listening).
+ * cut off, nobody listening), and secrets kept out of errors (an endpoint
+ * that echoes the Authorization header, a base URL with user:password@).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -79,11 +80,11 @@ static sst_code on_token(const char *t, size_t n, void *ud) {
  * only the "slow" case (300 ms against a 3 s reply) depends on a timeout. */
 #define GENEROUS_MS 120000
 
-static sst_value *chat(const char *model, bool stream, unsigned attempts, long timeout_ms,
-                       tokens *k, sst_error *err) {
+static sst_value *chat_at(const char *base, const char *model, bool stream, unsigned attempts,
+                          long timeout_ms, tokens *k, sst_error *err) {
     sst__llm_config c;
     sst__llm_config_init(&c);
-    c.base_url = g_base;
+    c.base_url = base;
     c.model = model;
     c.stream = stream;
     c.max_attempts = attempts;
@@ -95,6 +96,11 @@ static sst_value *chat(const char *model, bool stream, unsigned attempts, long t
     sst_value *m = sst__llm_chat(&c, msgs, NULL, k != NULL ? on_token : NULL, k, err);
     sst_value_unref(msgs);
     return m;
+}
+
+static sst_value *chat(const char *model, bool stream, unsigned attempts, long timeout_ms,
+                       tokens *k, sst_error *err) {
+    return chat_at(g_base, model, stream, attempts, timeout_ms, k, err);
 }
 
 static void test_plain_and_stream(void **state) {
@@ -182,11 +188,78 @@ static void test_faults(void **state) {
     sst_value_unref(msgs);
 }
 
+/* @p msg (an error message) holds none of the secrets. */
+static void assert_no_secret(const char *msg) {
+    static const char *const secrets[] = {"SECRETKEY123", "sk-test", "secretpass",
+                                          "dXNlcjpzZWNyZXRwYXNz" /* user:secretpass */};
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++) {
+        if (strstr(msg, secrets[i]) != NULL) {
+            print_error("'%s' leaked into: %s\n", secrets[i], msg);
+            fail();
+        }
+    }
+}
+
+/* An endpoint that quotes the request's Authorization header in its error body. */
+static void test_key_not_in_errors(void **state) {
+    (void)state;
+    sst_error err;
+    setenv("SST_TEST_LLM_KEY", "sk-test-SECRETKEY123", 1);
+    for (int stream = 0; stream <= 1; stream++) {
+        assert_null(chat("echo-auth", stream, 3, GENEROUS_MS, NULL, &err));
+        assert_no_secret(err.msg);
+        assert_int_equal(err.code, SST_EINVAL);
+        assert_non_null(strstr(err.msg, "answered HTTP 401"));
+        assert_non_null(strstr(err.msg, "rejected Authorization: Bearer [redacted]"));
+    }
+    /* Through the retries: the last attempt's error is the one kept. */
+    assert_null(chat("echo-auth-500", false, 2, GENEROUS_MS, NULL, &err));
+    assert_no_secret(err.msg);
+    assert_int_equal(err.code, SST_EUNAVAILABLE);
+    assert_non_null(strstr(err.msg, "after 2 attempts"));
+    assert_non_null(strstr(err.msg, "answered HTTP 500"));
+    /* A key that is not sk-shaped is masked as the literal value. */
+    setenv("SST_TEST_LLM_KEY", "SECRETKEY123", 1);
+    assert_null(chat("echo-auth", false, 1, GENEROUS_MS, NULL, &err));
+    assert_no_secret(err.msg);
+    unsetenv("SST_TEST_LLM_KEY");
+}
+
+/* A base URL with user:password@: still sent (basic auth), never shown. */
+static void test_userinfo_not_in_errors(void **state) {
+    (void)state;
+    sst_error err;
+    unsetenv("SST_TEST_LLM_KEY");
+    char base[128], shown[128];
+    snprintf(base, sizeof base, "http://user:secretpass@%s", g_base + strlen("http://"));
+    snprintf(shown, sizeof shown, "%s/chat/completions", g_base);
+    assert_null(chat_at(base, "echo-auth", false, 1, GENEROUS_MS, NULL, &err));
+    assert_no_secret(err.msg);
+    assert_int_equal(err.code, SST_EINVAL);
+    assert_non_null(strstr(err.msg, shown));
+    assert_non_null(strstr(err.msg, "Basic [redacted]")); /* the credentials were sent */
+    assert_null(chat_at(base, "echo-auth-500", true, 2, GENEROUS_MS, NULL, &err));
+    assert_no_secret(err.msg);
+    assert_int_equal(err.code, SST_EUNAVAILABLE);
+    assert_null(chat_at(base, "slow", false, 1, 300, NULL, &err));
+    assert_no_secret(err.msg);
+    assert_int_equal(err.code, SST_ETIMEOUT);
+    assert_non_null(strstr(err.msg, shown));
+    /* Nobody listening. */
+    assert_null(chat_at("http://user:secretpass@127.0.0.1:9/v1", "plain", false, 1, GENEROUS_MS,
+                        NULL, &err));
+    assert_no_secret(err.msg);
+    assert_int_equal(err.code, SST_EUNAVAILABLE);
+    assert_non_null(strstr(err.msg, "http://127.0.0.1:9/v1/chat/completions"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_and_stream),
         cmocka_unit_test(test_api_key),
         cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_key_not_in_errors),
+        cmocka_unit_test(test_userinfo_not_in_errors),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }

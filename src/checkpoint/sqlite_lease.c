@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The busy-thread lease of the SQLite saver: a row (thread, owner, pid,
+ * expires). It only gives a fast, friendly "thread is busy" error; it never
+ * guards data. Commits are fenced (sqlite_records.c): a checkpoint is stored
+ * only after the thread's latest one, so a wrongly taken lease costs the
+ * loser an error, never a lost update.
+ *
+ * The owner is "host boot-id pid-namespace pid start-time". A holder in the
+ * same host, boot and PID namespace is judged alive by its pid and start
+ * time (a dead one, killed with -9, is taken over at once). A holder
+ * elsewhere (another container or machine sharing the file) cannot be
+ * probed: its lease stands until it expires. Commits made under a lease
+ * renew it once a third of its time has passed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sqlite_int.h"
+
+typedef struct identity {
+    pid_t pid;
+    char place[256]; /* host boot-id pid-namespace */
+    char owner[320]; /* place pid start-time */
+} identity;
+
+static pthread_mutex_t g_id_mu = PTHREAD_MUTEX_INITIALIZER;
+static identity g_id; /* protected by g_id_mu; remade after a fork (pid changes) */
+
+static void read_line(const char *path, char *out, size_t size) {
+    FILE *f = fopen(path, "r");
+    out[0] = '\0';
+    if (f != NULL) {
+        if (fgets(out, (int)size, f) == NULL) {
+            out[0] = '\0';
+        }
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or 0. */
+static unsigned long long start_time(pid_t pid) {
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    read_line(path, line, sizeof line);
+    const char *p = strrchr(line, ')'); /* the command name may hold spaces */
+    unsigned long long t = 0;
+    for (int field = 2; p != NULL && *p != '\0'; p++) {
+        if (*p == ' ' && ++field == 22) {
+            t = strtoull(p + 1, NULL, 10);
+            break;
+        }
+    }
+    return t;
+}
+
+/* This process's identity (copied into @p out). */
+static void self_identity(identity *out) {
+    pthread_mutex_lock(&g_id_mu);
+    pid_t pid = getpid();
+    if (g_id.pid != pid) {
+        char host[80] = "", boot[64], ns[64] = "";
+        gethostname(host, sizeof host - 1);
+        read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+        ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+        ns[n > 0 ? n : 0] = '\0';
+        g_id.pid = pid;
+        snprintf(g_id.place, sizeof g_id.place, "%s %s %s", host, boot, ns);
+        snprintf(g_id.owner, sizeof g_id.owner, "%s %d %llu", g_id.place, (int)pid,
+                 start_time(pid));
+    }
+    *out = g_id;
+    pthread_mutex_unlock(&g_id_mu);
+}
+
+/* True when a lease held by @p owner (pid @p pid) can be taken over now. */
+static bool holder_gone(const identity *me, const char *owner, int64_t pid, int64_t expires) {
+    size_t plen = strlen(me->place);
+    bool here = strncmp(owner, me->place, plen) == 0 && owner[plen] == ' ';
+    if (!here) {
+        return (int64_t)sst__now_ms() >= expires; /* cannot be probed: wait for expiry */
+    }
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+        return true;
+    }
+    char alive[320];
+    snprintf(alive, sizeof alive, "%s %d %llu", me->place, (int)pid, start_time((pid_t)pid));
+    return strcmp(alive, owner) != 0; /* the pid was reused by another process */
+}
+
+static bool remember(sqlite_saver *s, const char *thread) {
+    held_lease *l = sst__calloc(1, sizeof *l);
+    if (l == NULL || (l->thread = sst__strndup(thread, strlen(thread))) == NULL) {
+        sst__free(l);
+        return false;
+    }
+    l->renew_at = sst__now_ms() + s->lease_ms / 3;
+    l->next = s->leases;
+    s->leases = l;
+    return true;
+}
+
+/* Takes the row when free or when its holder is gone; inside the transaction. */
+static sst_code take_row(sqlite_saver *s, const identity *me, const char *thread, sst_error *err) {
+    int64_t expires = (int64_t)(sst__now_ms() + s->lease_ms);
+    sqlite3_stmt *st = sst__sq_stmt(s, S_LOCK);
+    sst__sq_bind_text(st, 1, thread);
+    sst__sq_bind_text(st, 2, me->owner);
+    sqlite3_bind_int64(st, 3, me->pid);
+    sqlite3_bind_int64(st, 4, expires);
+    if (!sst__sq_step_done(s, st, "locking a thread", err)) {
+        return sst__sq_code(err, SST_EIO);
+    }
+    if (sqlite3_changes(s->db) > 0) {
+        return SST_OK;
+    }
+    st = sst__sq_stmt(s, S_LOCK_OWNER);
+    sst__sq_bind_text(st, 1, thread);
+    char owner[320] = "";
+    int64_t pid = 0, until = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(owner, sizeof owner, "%s", (const char *)sqlite3_column_text(st, 0));
+        pid = sqlite3_column_int64(st, 1);
+        until = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_reset(st);
+    if (strcmp(owner, me->owner) == 0 || !holder_gone(me, owner, pid, until)) {
+        return sst__error(err, SST_EBUSY,
+                          "thread '%s' is busy with another invoke (process %lld%s)", thread,
+                          (long long)pid,
+                          strncmp(owner, me->place, strlen(me->place)) == 0
+                              ? ""
+                              : " elsewhere: another host, boot or PID namespace");
+    }
+    st = sst__sq_stmt(s, S_LOCK_TAKE);
+    sst__sq_bind_text(st, 1, me->owner);
+    sqlite3_bind_int64(st, 2, me->pid);
+    sqlite3_bind_int64(st, 3, expires);
+    sst__sq_bind_text(st, 4, thread);
+    sst__sq_bind_text(st, 5, owner);
+    return sst__sq_step_done(s, st, "taking over a thread lock", err) ? SST_OK
+                                                                      : sst__sq_code(err, SST_EIO);
+}
+
+static sst_code try_lock(sqlite_saver *s, const char *thread, sst_error *err) {
+    identity me;
+    self_identity(&me);
+    if (!sst__sq_begin(s, false, err)) {
+        return sst__sq_code(err, SST_EIO);
+    }
+    sst_code rc = take_row(s, &me, thread, err);
+    bool ok = sst__sq_commit(s, false, rc == SST_OK, rc == SST_OK ? err : NULL);
+    if (rc == SST_OK && ok && !remember(s, thread)) {
+        rc = sst__enomem(err); /* the row stays until it expires or this process exits */
+    }
+    return rc != SST_OK ? rc : ok ? SST_OK : sst__sq_code(err, SST_EIO);
+}
+
+sst_code sst__sq_lock(void *self, const char *thread, bool wait, sst_error *err) {
+    sqlite_saver *s = self;
+    for (uint64_t pause = 1;; pause = pause < 50 ? pause * 2 : 50) {
+        pthread_mutex_lock(&s->mu);
+        sst_code rc = try_lock(s, thread, err);
+        pthread_mutex_unlock(&s->mu);
+        if (rc != SST_EBUSY || !wait) {
+            return rc;
+        }
+        sst__sleep_ms(pause);
+    }
+}
+
+bool sst__sq_renew_lease(sqlite_saver *s, const char *thread, sst_error *err) {
+    uint64_t now = 0;
+    for (held_lease *l = s->leases; l != NULL; l = l->next) {
+        if (strcmp(l->thread, thread) != 0) {
+            continue;
+        }
+        now = now != 0 ? now : sst__now_ms();
+        if (now < l->renew_at) {
+            return true;
+        }
+        identity me;
+        self_identity(&me);
+        sqlite3_stmt *st = sst__sq_stmt(s, S_LOCK_RENEW);
+        sqlite3_bind_int64(st, 1, (int64_t)(now + s->lease_ms));
+        sst__sq_bind_text(st, 2, thread);
+        sst__sq_bind_text(st, 3, me.owner);
+        l->renew_at = now + s->lease_ms / 3;
+        return sst__sq_step_done(s, st, "renewing a thread lease", err);
+    }
+    return true; /* no lease held here (e.g. update_state paths): nothing to renew */
+}
+
+static void forget(sqlite_saver *s, const char *thread) {
+    for (held_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
+        if (strcmp((*p)->thread, thread) == 0) {
+            held_lease *l = *p;
+            *p = l->next;
+            sst__free(l->thread);
+            sst__free(l);
+            return;
+        }
+    }
+}
+
+void sst__sq_unlock(void *self, const char *thread) {
+    sqlite_saver *s = self;
+    identity me;
+    self_identity(&me);
+    pthread_mutex_lock(&s->mu);
+    forget(s, thread);
+    sqlite3_stmt *st = sst__sq_stmt(s, S_UNLOCK);
+    sst__sq_bind_text(st, 1, thread);
+    sst__sq_bind_text(st, 2, me.owner);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        /* Best effort: a lease left behind is taken over once its holder is gone. */
+    }
+    sqlite3_reset(st);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sst__sq_leases_free(sqlite_saver *s) {
+    while (s->leases != NULL) {
+        held_lease *l = s->leases;
+        s->leases = l->next;
+        sst__free(l->thread);
+        sst__free(l);
+    }
+}
