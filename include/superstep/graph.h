@@ -401,6 +401,23 @@ SST_NODISCARD SST_API sst_value *sst_graph_get_state_history(sst_graph_thread *t
                                                              sst_error *err);
 
 /**
+ * One page of the thread's history, newest first, for reading a long history
+ * in constant memory: the checkpoints older than @p before (NULL: from the
+ * latest) whose metadata has every member of @p filter, at most @p limit (0:
+ * 100). Each entry is {"checkpoint_id", "parent_id", "step", "metadata",
+ * "updates"}: what the checkpoint changed, as the list of updates its
+ * supersteps applied (for a snapshot record, the fields that differ from its
+ * parent's state, grown lists as their appended elements); with @p values,
+ * the whole StateSnapshot instead (as sst_graph_get_state). The next page
+ * starts before the last entry's checkpoint_id.
+ * @return new array; NULL with SST_EINVAL (not durable), SST_ENOTSUP (the
+ *         saver has no list_before), a storage error.
+ */
+SST_NODISCARD SST_API sst_value *sst_graph_history_page(sst_graph_thread *t,
+                                                        const sst_value *filter, const char *before,
+                                                        size_t limit, bool values, sst_error *err);
+
+/**
  * Writes @p values (borrowed) as if node @p as_node had returned them, on top
  * of checkpoint @p checkpoint_id (NULL: the latest); the new checkpoint's
  * next tasks are @p as_node's successors. On an older checkpoint this forks

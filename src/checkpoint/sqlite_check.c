@@ -196,8 +196,8 @@ static sst_code check_writes(checker *c, bool repair, sst_error *err) {
         const char *b = (const char *)sqlite3_column_text(st, 2);
         size_t bl = (size_t)sqlite3_column_bytes(st, 2);
         bool sum = sqlite3_column_type(st, 3) != SQLITE_NULL;
-        bool bad = b == NULL || (sum && (uint32_t)sqlite3_column_int64(st, 3) !=
-                                            sst__crc32c(0, b, bl));
+        bool bad =
+            b == NULL || (sum && (uint32_t)sqlite3_column_int64(st, 3) != sst__crc32c(0, b, bl));
         if (!bad) {
             continue;
         }

@@ -170,6 +170,8 @@ sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_v
 
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
+/* The state stored by checkpoint record @p rec (replaying deltas onto a snapshot). */
+sst_value *sst__persist_materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err);
 /* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
 sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
                             const sst_value *prepared, const sst_value *state_after,

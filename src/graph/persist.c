@@ -332,6 +332,10 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
     return state;
 }
 
+sst_value *sst__persist_materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err) {
+    return materialize(th, rec, err);
+}
+
 static void set_public(sst_graph_thread *th, sst_value *state) {
     sst_value *pub = sst__graph_public_state(state, NULL);
     if (pub != NULL) {

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Paging through a thread's history: a page of checkpoints with what each
+ * one changed, so a long history can be printed in constant memory (the
+ * `superstep history` command) instead of as one array of whole states.
+ */
+#include <string.h>
+
+#include "graph_int.h"
+#include "values/build.h"
+
+/* The appended tail when @p old is a prefix of @p now (both arrays), else NULL. */
+static sst_value *appended(const sst_value *old, const sst_value *now, sst_error *err) {
+    size_t n = sst_array_len(old), m = sst_array_len(now);
+    if (!sst_is_array(old) || !sst_is_array(now) || n > m) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const sst_value *a = sst_array_get(old, i), *b = sst_array_get(now, i);
+        if (a != b && !sst_value_equal(a, b)) {
+            return NULL;
+        }
+    }
+    sst_value *tail = sst_array_empty();
+    for (size_t i = n; i < m && tail != NULL; i++) {
+        tail = sst_array_push_take(tail, sst_value_ref(sst_array_get(now, i)), err);
+    }
+    return tail;
+}
+
+/* The fields of @p now that differ from @p old: an appended tail for grown lists. */
+static sst_value *changes(const sst_value *old, const sst_value *now, sst_error *err) {
+    sst_value *out = sst_object_empty();
+    for (size_t i = 0; i < sst_object_len(now) && out != NULL; i++) {
+        const sst_value *key = sst_object_key_at(now, i), *v = sst_object_value_at(now, i);
+        const sst_value *was = sst_object_getn(old, sst_string_cstr(key), sst_string_len(key));
+        if (was == v || (was != NULL && sst_value_equal(was, v))) {
+            continue;
+        }
+        sst_value *tail = appended(was, v, err);
+        out = sst__setv_take(out, key, tail != NULL ? tail : sst_value_ref(v), err);
+    }
+    return out;
+}
+
+/* What checkpoint @p rec changed: its stored deltas, or a diff with its parent's state. */
+static sst_value *updates_of(sst_graph_thread *t, const sst_value *rec, sst_error *err) {
+    const sst_value *kind = sst_object_get(rec, "kind");
+    if (!sst_is_string(kind) || strcmp(sst_string_cstr(kind), "snapshot") != 0) {
+        sst_value *flat = sst_array_empty(); /* groups of updates, one group per superstep */
+        const sst_value *groups = sst_object_get(rec, "body");
+        for (size_t g = 0; g < sst_array_len(groups) && flat != NULL; g++) {
+            flat = sst_array_concat_take(flat, sst_array_get(groups, g), err);
+        }
+        return flat;
+    }
+    const sst_value *pid = sst_object_get(rec, "parent");
+    sst_value *parent = sst_is_string(pid)
+                            ? t->cp->ops.get(t->cp->self, t->thread_id, sst_string_cstr(pid), err)
+                            : NULL;
+    sst_value *old = parent != NULL ? sst__persist_materialize(t, parent, err) : NULL;
+    sst_value *now = (parent != NULL || !sst_is_string(pid))
+                         ? sst__graph_public_state(sst_object_get(rec, "body"), err)
+                         : NULL;
+    sst_value *oldp = old != NULL ? sst__graph_public_state(old, err) : sst_object_empty();
+    sst_value *out = now != NULL && oldp != NULL ? changes(oldp, now, err) : NULL;
+    sst_value *one = out != NULL ? sst_array_push_take(sst_array_empty(), out, err) : NULL;
+    sst_value_unref(parent);
+    sst_value_unref(old);
+    sst_value_unref(oldp);
+    sst_value_unref(now);
+    return one;
+}
+
+static sst_value *entry_of(sst_graph_thread *t, const sst_value *head, bool values,
+                           sst_error *err) {
+    const char *id = sst_string_cstr(sst_object_get(head, "id"));
+    if (values) {
+        return sst_graph_get_state(t, id, err);
+    }
+    sst_value *rec = t->cp->ops.get(t->cp->self, t->thread_id, id, err);
+    sst_value *upd = rec != NULL ? updates_of(t, rec, err) : NULL;
+    sst_value *e = upd != NULL ? sst_object_empty() : NULL;
+    e = sst__set_take(e, "checkpoint_id", sst_value_ref(sst_object_get(head, "id")), err);
+    e = sst__set_take(e, "parent_id", sst_value_ref(sst_object_get(head, "parent")), err);
+    e = sst__set_take(e, "step", sst_value_ref(sst_object_get(head, "step")), err);
+    e = sst__set_take(e, "metadata", sst_value_ref(sst_object_get(head, "metadata")), err);
+    e = sst__set_take(e, "updates", upd, err);
+    sst_value_unref(rec);
+    return e;
+}
+
+sst_value *sst_graph_history_page(sst_graph_thread *t, const sst_value *filter, const char *before,
+                                  size_t limit, bool values, sst_error *err) {
+    if (t == NULL || t->cp == NULL) {
+        sst__error(err, SST_EINVAL, "history: not a durable thread (open it with a checkpointer)");
+        return NULL;
+    }
+    if (t->cp->ops.list_before == NULL) {
+        sst__error(err, SST_ENOTSUP, "history: this saver cannot page through a history");
+        return NULL;
+    }
+    sst_value *heads = t->cp->ops.list_before(t->cp->self, t->thread_id, filter, before,
+                                              limit > 0 ? limit : 100, err);
+    sst_value *out = heads != NULL ? sst_array_empty() : NULL;
+    for (size_t i = 0; i < sst_array_len(heads) && out != NULL; i++) {
+        sst_value *e = entry_of(t, sst_array_get(heads, i), values, err);
+        out = e != NULL ? sst_array_push_take(out, e, err) : (sst_value_unref(out), NULL);
+    }
+    sst_value_unref(heads);
+    return out;
+}
