@@ -4,7 +4,7 @@
  *
  *   superstep agent --model URL|fake:FILE [--model-name NAME] [--api-key-env VAR]
  *                   [--tools SCRIPT.lua] [--system TEXT] [--max-iterations N]
- *                   [--thread ID] [--db PATH] [--json] PROMPT
+ *                   [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT
  *
  * Tokens are printed as they stream in; --thread continues a conversation.
  */
@@ -12,6 +12,7 @@
 #include "cmd_agent.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 typedef struct agent_args {
     const char *model, *model_name, *key_env, *tools, *system, *thread, *db, *prompt;
     long max_iterations;
+    size_t memory_limit; /* --memory-limit for the tools script's Lua state; 0: the default */
     bool json;
     bool cont;    /* --continue: finish the thread's interrupted or crashed run, no new prompt */
     bool approve; /* --approve: each tool call waits for --resume */
@@ -44,6 +46,26 @@ static sst_code print_token(const char *text, size_t len, void *ud) {
     fwrite(text, 1, len, stdout);
     fflush(stdout);
     return SST_OK;
+}
+
+/* A byte count above 0, optionally with K, M or G (powers of 1024), as in main.c. */
+static bool parse_bytes(const char *text, size_t *out) {
+    if (text[0] < '0' || text[0] > '9') {
+        return false;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k'   ? 10
+                     : *end == 'M' || *end == 'm' ? 20
+                     : *end == 'G' || *end == 'g' ? 30
+                                                  : 0;
+    end += shift != 0;
+    if (errno != 0 || *end != '\0' || n == 0 || n > (SIZE_MAX >> shift)) {
+        return false;
+    }
+    *out = (size_t)n << shift;
+    return true;
 }
 
 static int parse(int argc, char **argv, agent_args *a) {
@@ -96,6 +118,16 @@ static int parse(int argc, char **argv, agent_args *a) {
                 return usage("--max-iterations: expected 1 to 1000, got '%s'", argv[i]);
             }
             continue;
+        } else if (strcmp(o, "--memory-limit") == 0) {
+            if (i + 1 >= argc) {
+                return usage("option '%s' needs a value", o);
+            }
+            if (!parse_bytes(argv[++i], &a->memory_limit)) {
+                return usage("--memory-limit: expected a number of bytes above 0, optionally "
+                             "with K, M or G (e.g. 500M), got '%s'",
+                             argv[i]);
+            }
+            continue;
         } else if (o[0] == '-' && o[1] != '\0') {
             return usage("unknown option '%s'", o);
         } else if (a->prompt == NULL) {
@@ -132,8 +164,11 @@ int sst_cli_agent(int argc, char **argv) {
     }
     sst_error err = {0};
     sst_model *model = sst_model_from_spec(a.model, a.model_name, a.key_env, &err);
+    sst_lua_opts lo;
+    sst_lua_opts_init(&lo);
+    lo.memory_limit = a.memory_limit;
     sst_lua_tools *tools =
-        model != NULL && a.tools != NULL ? sst_lua_tools_load(a.tools, &err) : NULL;
+        model != NULL && a.tools != NULL ? sst_lua_tools_load_opts(a.tools, &lo, &err) : NULL;
     const char *db = a.db != NULL ? a.db : getenv("SUPERSTEP_DB");
     if (db == NULL || db[0] == '\0') {
         db = "superstep.db";

@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd_agent.h"
+#include "cmd_check.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
@@ -38,10 +40,11 @@ static const char usage_text[] =
     "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
     "  threads  list the threads in the checkpoint database\n"
     "  graph    print the graph (--mermaid, the default, or --dot)\n"
+    "  check    check every record of a database: superstep check [--db PATH] [--repair]\n"
     "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
     "           [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]\n"
     "           [--max-iterations N] [--temperature X] [--max-tokens N] [--tool-choice C]\n"
-    "           [--thread ID] [--db PATH] [--json] PROMPT\n"
+    "           [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT\n"
     "           (--continue --thread ID instead of PROMPT finishes a cut-off run;\n"
     "           --approve makes tool calls wait: answer with --resume approve|reject|JSON)\n"
     "\n"
@@ -55,6 +58,10 @@ static const char usage_text[] =
     "  --resume JSON        resume the pending interrupt with this value\n"
     "  --stream MODE        values|updates|custom|messages|debug: JSON lines on stdout\n"
     "  --workers N          worker threads for parallel nodes (default 1)\n"
+    "  --memory-limit BYTES\n"
+    "                       most memory each Lua state may hold (one per worker), as\n"
+    "                       bytes or with K, M or G (KiB, MiB, GiB): 500M, 2G; default\n"
+    "                       the script's compile{memory_limit}, else 1G\n"
     "  --json               one JSON object on stdout\n"
     "\n"
     "exit codes: 0 completed, 1 failed or bad input, 2 usage error, 3 interrupted\n";
@@ -62,7 +69,10 @@ static const char usage_text[] =
 typedef struct cli {
     const char *command, *script, *input, *thread, *db, *checkpoint, *resume, *stream;
     unsigned workers;
-    bool json, mermaid, dot;
+    size_t memory_limit; /* 0: not given */
+    const char *before;  /* history: start below this checkpoint */
+    size_t limit;        /* history: at most this many entries (0: all) */
+    bool json, mermaid, dot, values;
 } cli;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -75,6 +85,29 @@ static int usage_error(const char *fmt, const char *arg) {
 static int fail(const char *what, const sst_error *err) {
     fprintf(stderr, "superstep: %s%s%s\n", what, what[0] != '\0' ? ": " : "", err->msg);
     return EXIT_FAILED;
+}
+
+/*
+ * A byte count above 0, optionally with K, M or G (powers of 1024): "100M" is
+ * 104857600. cmd_agent.c has a copy for `superstep agent --memory-limit`.
+ */
+static bool parse_bytes(const char *text, size_t *out) {
+    if (text[0] < '0' || text[0] > '9') {
+        return false; /* strtoull would accept a sign or spaces */
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k'   ? 10
+                     : *end == 'M' || *end == 'm' ? 20
+                     : *end == 'G' || *end == 'g' ? 30
+                                                  : 0;
+    end += shift != 0;
+    if (errno != 0 || *end != '\0' || n == 0 || n > (SIZE_MAX >> shift)) {
+        return false;
+    }
+    *out = (size_t)n << shift;
+    return true;
 }
 
 /* Parses argv into @p c; returns -1 on success, else the exit code. */
@@ -107,6 +140,20 @@ static int parse_args(int argc, char **argv, cli *c) {
         } else if (strcmp(a, "--dot") == 0) {
             c->dot = true;
             continue;
+        } else if (strcmp(a, "--values") == 0) {
+            c->values = true;
+            continue;
+        } else if (strcmp(a, "--before") == 0) {
+            slot = &c->before;
+        } else if (strcmp(a, "--limit") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long long n = i + 1 < argc ? strtoull(argv[++i], &end, 10) : 0;
+            if (n == 0 || errno != 0 || *end != '\0') {
+                return usage_error("--limit: expected a number above 0, got '%s'", argv[i]);
+            }
+            c->limit = (size_t)n;
+            continue;
         } else if (strcmp(a, "--input") == 0) {
             slot = &c->input;
         } else if (strcmp(a, "--thread") == 0) {
@@ -130,6 +177,16 @@ static int parse_args(int argc, char **argv, cli *c) {
                 return usage_error("--workers: expected a number from 1 to 256, got '%s'", argv[i]);
             }
             c->workers = (unsigned)n;
+            continue;
+        } else if (strcmp(a, "--memory-limit") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("option '%s' needs a value", a);
+            }
+            if (!parse_bytes(argv[++i], &c->memory_limit)) {
+                return usage_error("--memory-limit: expected a number of bytes above 0, "
+                                   "optionally with K, M or G (e.g. 500M), got '%s'",
+                                   argv[i]);
+            }
             continue;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option '%s'", a);
@@ -273,7 +330,10 @@ static void close_session(session *s);
 static int open_session(const cli *c, session *s) {
     sst_error err = {0};
     memset(s, 0, sizeof *s);
-    if ((s->script = sst_lua_script_load(c->script, &err)) == NULL) {
+    sst_lua_opts lo;
+    sst_lua_opts_init(&lo);
+    lo.memory_limit = c->memory_limit;
+    if ((s->script = sst_lua_script_load_opts(c->script, &lo, &err)) == NULL) {
         fprintf(stderr, "superstep: %s\n", err.msg);
         return EXIT_FAILED;
     }
@@ -382,6 +442,10 @@ static int cmd_run(const cli *c) {
         sst_value *hist = sst_graph_get_state_history(t, NULL, 1, &err);
         bool known = hist != NULL && sst_array_len(hist) > 0;
         sst_value_unref(hist);
+        if (hist == NULL) { /* a storage error is not an unknown thread */
+            rc = fail("", &err);
+            goto out;
+        }
         if (!known) {
             fprintf(stderr,
                     "superstep: unknown thread '%s' (give --input to start it, or check --db)\n",
@@ -452,6 +516,59 @@ out:
     return rc;
 }
 
+/* Prints one page of history entries after @p printed others; returns the last id (new). */
+static char *print_page(const cli *c, const sst_value *page, size_t *printed) {
+    char *last = NULL;
+    for (size_t i = 0; i < sst_array_len(page) && (c->limit == 0 || *printed < c->limit); i++) {
+        const sst_value *e = sst_array_get(page, i);
+        fputs(*printed > 0 ? "," : "[", stdout);
+        print_json(stdout, e, c->json ? SST_JSON_COMPACT : SST_JSON_PRETTY);
+        (*printed)++;
+        free(last);
+        last = strdup(sst_string_cstr(sst_object_get(e, "checkpoint_id")));
+    }
+    return last;
+}
+
+/*
+ * superstep history: pages of 100 checkpoints printed as they are read, so
+ * the memory used does not grow with the history. Each entry is the
+ * checkpoint's metadata and what it changed; --values prints whole states.
+ */
+static int cmd_history(const cli *c, sst_graph_thread *t) {
+    sst_error err = {0};
+    size_t printed = 0;
+    char *before = c->before != NULL ? strdup(c->before) : NULL;
+    int rc = EXIT_DONE;
+    for (;;) {
+        size_t want = c->limit > 0 && c->limit - printed < 100 ? c->limit - printed : 100;
+        sst_value *page = sst_graph_history_page(t, NULL, before, want, c->values, &err);
+        if (page == NULL) {
+            rc = err.code == SST_ENOTFOUND && printed == 0
+                     ? (fprintf(stderr, "superstep: unknown thread '%s'\n", c->thread), EXIT_FAILED)
+                     : fail("", &err);
+            break;
+        }
+        size_t n = sst_array_len(page);
+        char *last = print_page(c, page, &printed);
+        sst_value_unref(page);
+        free(before);
+        before = last;
+        if (n < want || (c->limit > 0 && printed >= c->limit)) {
+            break;
+        }
+    }
+    free(before);
+    if (printed > 0) {
+        fputs("]\n", stdout);
+    } else if (rc == EXIT_DONE) {
+        fprintf(stderr, "superstep: unknown thread '%s'%s\n", c->thread,
+                c->before != NULL ? " (or nothing before that checkpoint)" : "");
+        rc = EXIT_FAILED;
+    }
+    return rc;
+}
+
 static int cmd_state(const cli *c, bool history) {
     session s;
     int rc = open_session(c, &s);
@@ -461,11 +578,13 @@ static int cmd_state(const cli *c, bool history) {
     sst_error err = {0};
     sst_graph_thread *t =
         sst_graph_thread_open(sst_lua_script_graph(s.script), s.saver, c->thread, &err);
-    sst_value *v = NULL;
-    if (t != NULL) {
-        v = history ? sst_graph_get_state_history(t, NULL, 0, &err)
-                    : sst_graph_get_state(t, c->checkpoint, &err);
+    if (t != NULL && history) {
+        rc = cmd_history(c, t);
+        sst_graph_thread_free(t);
+        close_session(&s);
+        return rc;
     }
+    sst_value *v = t != NULL ? sst_graph_get_state(t, c->checkpoint, &err) : NULL;
     if (v == NULL) {
         if (err.code == SST_ENOTFOUND && c->checkpoint != NULL) {
             fprintf(stderr, "superstep: unknown checkpoint '%s'\n", c->checkpoint);
@@ -476,8 +595,7 @@ static int cmd_state(const cli *c, bool history) {
         } else {
             rc = fail("", &err);
         }
-    } else if ((history && sst_array_len(v) == 0) ||
-               (!history && sst_is_null(sst_object_get(v, "checkpoint_id")))) {
+    } else if (sst_is_null(sst_object_get(v, "checkpoint_id"))) {
         fprintf(stderr, "superstep: unknown thread '%s'\n", c->thread);
         rc = EXIT_FAILED;
     } else {
@@ -521,7 +639,10 @@ static int cmd_threads(const cli *c) {
 
 static int cmd_graph(const cli *c) {
     sst_error err = {0};
-    sst_lua_script *s = sst_lua_script_load(c->script, &err);
+    sst_lua_opts lo;
+    sst_lua_opts_init(&lo);
+    lo.memory_limit = c->memory_limit;
+    sst_lua_script *s = sst_lua_script_load_opts(c->script, &lo, &err);
     if (s == NULL) {
         fprintf(stderr, "superstep: %s\n", err.msg);
         return EXIT_FAILED;
@@ -537,6 +658,9 @@ static int cmd_graph(const cli *c) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "agent") == 0) {
         return sst_cli_agent(argc, argv);
+    }
+    if (argc > 1 && strcmp(argv[1], "check") == 0) {
+        return sst_cli_check(argc, argv);
     }
     cli c;
     int rc = parse_args(argc, argv, &c);

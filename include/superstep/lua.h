@@ -11,6 +11,12 @@
  * order, each time it runs; `superstep.worker` is true while a worker state
  * runs it (guard top-level runs with `if not superstep.worker then`).
  *
+ * Memory: each Lua state superstep creates (the loading one and one per
+ * worker) may hold up to a limit, SST_LUA_MEMORY_LIMIT_DEFAULT unless the
+ * host (sst_lua_opts) or the script (compile{memory_limit = bytes}) sets
+ * another. A node that would pass it fails with SST_ELIMIT, "memory limit of
+ * N bytes exceeded", which the default retry policy does not retry.
+ *
  * Thread-safety: a script's graph may be invoked from the thread that
  * loaded it, one invoke at a time.
  */
@@ -36,6 +42,24 @@ SST_API int luaopen_superstep(struct lua_State *L);
 /** A loaded script: its Lua state and the graph it returned. */
 typedef struct sst_lua_script sst_lua_script;
 
+/** The memory limit of each Lua state when nobody sets one: 1 GiB. */
+#define SST_LUA_MEMORY_LIMIT_DEFAULT ((size_t)1 << 30)
+
+/** Options of sst_lua_script_load_opts and sst_lua_tools_load_opts; fill with sst_lua_opts_init. */
+typedef struct sst_lua_opts {
+    /*
+     * The most bytes each Lua state may hold: the state that loads the script
+     * and, for a script run on several workers, each worker's own state (each
+     * counted on its own). 0, the default: SST_LUA_MEMORY_LIMIT_DEFAULT, which
+     * the script's compile{memory_limit = bytes} changes. Any other value is
+     * the limit, and compile{memory_limit} is ignored (the CLI's
+     * --memory-limit). SIZE_MAX: no limit.
+     */
+    size_t memory_limit;
+} sst_lua_opts;
+
+SST_API void sst_lua_opts_init(sst_lua_opts *o);
+
 /**
  * Runs the script at @p path in a new Lua state with the `superstep`
  * module loaded (also as the global `superstep`). The script must return a
@@ -43,9 +67,12 @@ typedef struct sst_lua_script sst_lua_script;
  * @return new script; NULL with SST_EIO (missing or unreadable file),
  *         SST_EPARSE (Lua syntax error, with the line), SST_EINVAL (the
  *         script failed: the message has the Lua traceback; or it returned
- *         something else), SST_ENOMEM.
+ *         something else), SST_ELIMIT (it passed the memory limit), SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_lua_script *sst_lua_script_load(const char *path, sst_error *err);
+/** sst_lua_script_load with options; @p opts NULL for the defaults. */
+SST_NODISCARD SST_API sst_lua_script *
+sst_lua_script_load_opts(const char *path, const sst_lua_opts *opts, sst_error *err);
 SST_API void sst_lua_script_free(sst_lua_script *s);
 
 /** The compiled graph (borrowed; lives as long as the script). */
@@ -56,6 +83,12 @@ SST_API sst_checkpointer *sst_lua_script_checkpointer(const sst_lua_script *s);
 SST_API void sst_lua_script_invoke_opts(const sst_lua_script *s, sst_invoke_opts *o);
 /** compile{workers=N} (default 1). */
 SST_API unsigned sst_lua_script_workers(const sst_lua_script *s);
+/**
+ * The memory limit of the script's loading state, in bytes: sst_lua_opts's,
+ * else the last compile{memory_limit = N} the script ran, else
+ * SST_LUA_MEMORY_LIMIT_DEFAULT.
+ */
+SST_API size_t sst_lua_script_memory_limit(const sst_lua_script *s);
 
 /** Tools written in Lua, for an agent (superstep/agent.h). */
 typedef struct sst_lua_tools sst_lua_tools;
@@ -71,6 +104,13 @@ typedef struct sst_lua_tools sst_lua_tools;
  *         and the problem), SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err);
+/**
+ * sst_lua_tools_load with options (@p opts NULL for the defaults): the tools'
+ * state may hold up to opts->memory_limit bytes; a call that would pass it
+ * fails with "memory limit of N bytes exceeded" (an error the model reads).
+ */
+SST_NODISCARD SST_API sst_lua_tools *
+sst_lua_tools_load_opts(const char *path, const sst_lua_opts *opts, sst_error *err);
 SST_API void sst_lua_tools_free(sst_lua_tools *t);
 /** The toolset (borrowed; lives as long as @p t). */
 SST_API const struct sst_toolset *sst_lua_tools_set(const sst_lua_tools *t);

@@ -740,6 +740,42 @@ static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_va
     return *targets != NULL ? SST_OK : fail_code(err);
 }
 
+/*
+ * The node update_state writes as: @p as_node, else the one node that wrote in
+ * the last superstep (SIZE_MAX when none did: values only), else ambiguous.
+ */
+static sst_code update_node(const sst_compiled_graph *cg, const sst_value *rec, const char *as_node,
+                            size_t *node, sst_error *err) {
+    if (as_node != NULL) {
+        *node = sst__graph_find(cg->g, as_node);
+        return *node != SIZE_MAX
+                   ? SST_OK
+                   : sst__error(err, SST_EINVAL, "update_state: unknown node '%s'", as_node);
+    }
+    const sst_value *w = sst_object_get(sst_object_get(rec, "metadata"), "writes");
+    size_t writers = 0;
+    char names[300] = "";
+    for (size_t i = 0; i < sst_object_len(w); i++) {
+        const char *n = sst_string_cstr(sst_object_key_at(w, i));
+        if (strcmp(n, SST_START) == 0) {
+            continue;
+        }
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s'%s'", writers ? ", " : "", n);
+        *node = sst__graph_find(cg->g, n);
+        writers++;
+    }
+    if (writers > 1) {
+        return sst__error(err, SST_EINVAL,
+                          "update_state: ambiguous: the last superstep ran %s; pass as_node",
+                          names);
+    }
+    if (writers == 0) {
+        *node = SIZE_MAX; /* values only: the next tasks stay as they are */
+    }
+    return SST_OK;
+}
+
 sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
                                 const sst_value *values, const char *as_node, sst_error *err) {
     sst_code rc = need_durable(t, "update_state", err);
@@ -766,32 +802,8 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
         rc = rec != NULL ? SST_OK : fail_code(err);
     }
     size_t node = SIZE_MAX;
-    if (rc == SST_OK && as_node != NULL) {
-        node = sst__graph_find(cg->g, as_node);
-        if (node == SIZE_MAX) {
-            rc = sst__error(err, SST_EINVAL, "update_state: unknown node '%s'", as_node);
-        }
-    } else if (rc == SST_OK) {
-        const sst_value *w = sst_object_get(sst_object_get(rec, "metadata"), "writes");
-        size_t writers = 0;
-        char names[300] = "";
-        for (size_t i = 0; i < sst_object_len(w); i++) {
-            const char *n = sst_string_cstr(sst_object_key_at(w, i));
-            if (strcmp(n, SST_START) == 0) {
-                continue;
-            }
-            size_t len = strlen(names);
-            snprintf(names + len, sizeof names - len, "%s'%s'", writers ? ", " : "", n);
-            node = sst__graph_find(cg->g, n);
-            writers++;
-        }
-        if (writers > 1) {
-            rc = sst__error(err, SST_EINVAL,
-                            "update_state: ambiguous: the last superstep ran %s; pass as_node",
-                            names);
-        } else if (writers == 0) {
-            node = SIZE_MAX; /* values only: the next tasks stay as they are */
-        }
+    if (rc == SST_OK) {
+        rc = update_node(cg, rec, as_node, &node, err);
     }
     if (rc == SST_OK) {
         prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(values), err);

@@ -45,12 +45,15 @@ static sst_code lua_on_token(const char *text, size_t len, void *ud) {
     if (L == NULL) {
         return SST_OK;
     }
+    bool armed = sst__lua_arm(L, false); /* as in callbacks.c: a limit only inside the call */
     int base = lua_gettop(L);
     lua_pushcfunction(L, sst__lua_traceback);
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->on_token_ref);
     lua_pushlstring(L, text, len);
-    int rc = lua_pcall(L, 1, 0, base + 1);
+    bool over_limit;
+    int rc = sst__lua_pcall(L, 1, 0, base + 1, &over_limit);
     lua_settop(L, base);
+    sst__lua_arm(L, armed);
     return rc == LUA_OK ? SST_OK : SST_ETASK;
 }
 
@@ -60,13 +63,16 @@ static void lua_on_event(const char *kind, const sst_value *data, void *ud) {
     if (L == NULL) {
         return;
     }
+    bool armed = sst__lua_arm(L, false);
     int base = lua_gettop(L);
     lua_pushcfunction(L, sst__lua_traceback);
     lua_rawgeti(L, LUA_REGISTRYINDEX, a->on_event_ref);
     lua_pushstring(L, kind);
     sst__lua_push_table(L, data);
-    lua_pcall(L, 2, 0, base + 1); /* an observer's error does not stop the agent */
+    bool over_limit; /* an observer's error, this one too, does not stop the agent */
+    sst__lua_pcall(L, 2, 0, base + 1, &over_limit);
     lua_settop(L, base);
+    sst__lua_arm(L, armed);
 }
 
 static int agent_gc(lua_State *L) {

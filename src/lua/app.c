@@ -168,6 +168,20 @@ int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
             a->workers = (unsigned)n;
         }
         lua_pop(L, 1);
+        lua_getfield(L, opts_idx, "memory_limit");
+        if (!lua_isnil(L, -1)) {
+            int ok;
+            lua_Integer n = lua_tointegerx(L, -1, &ok);
+            if (!ok || n < 1) {
+                return luaL_error(L, "compile: memory_limit must be a number of bytes above 0");
+            }
+            /* This state's limit (a worker state runs this compile too), unless the host set it. */
+            sst__lua_mem *m = sst__lua_mem_of(L);
+            if (m != NULL && !m->fixed) {
+                m->limit = (size_t)n;
+            }
+        }
+        lua_pop(L, 1);
     }
     sst_error err = {0};
     if ((a->cg = sst_graph_compile(g, &co, &err)) == NULL) {
@@ -311,6 +325,8 @@ static sst_code collect_event(sst_stream_mode mode, const char *node, const sst_
     if (!lua_checkstack(L, 4)) {
         return SST_ENOMEM;
     }
+    /* Called by the graph layer inside app:stream: no memory limit (see callbacks.c). */
+    bool armed = sst__lua_arm(L, false);
     lua_createtable(L, 3, 0);
     lua_pushstring(L, mode_name(mode));
     lua_rawseti(L, -2, 1);
@@ -321,6 +337,7 @@ static sst_code collect_event(sst_stream_mode mode, const char *node, const sst_
         lua_rawseti(L, -2, 3);
     }
     lua_rawseti(L, c->list, (lua_Integer)lua_rawlen(L, c->list) + 1);
+    sst__lua_arm(L, armed);
     return SST_OK;
 }
 
@@ -406,6 +423,9 @@ static int run(lua_State *L, unsigned modes, int events) {
         return sst__lua_raise(L, &err);
     }
     if (sst_graph_result_status(r) == SST_RUN_FAILED) {
+        if (sst_graph_result_error(r)->code == SST_ELIMIT) {
+            sst__lua_note_limit(L); /* a node calling this run fails for the limit too */
+        }
         lua_pushstring(L, sst_graph_result_error(r)->msg);
         sst_graph_result_free(r);
         return lua_error(L);

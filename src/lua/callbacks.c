@@ -225,13 +225,8 @@ static void push_state(lua_State *L, const sst_value *state) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &state_ptr_key);
 }
 
-sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
-    const sst__lua_cb *cb = ud;
+static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb) {
     sst_error err = {0};
-    lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
-    if (L == NULL) {
-        return sst_node_fail(ctx, err.code, "%s", err.msg);
-    }
     int base = lua_gettop(L);
     /* The context sits below the call so that it can be invalidated afterwards. */
     lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
@@ -262,7 +257,8 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
     lua_pop(L, 1);
     lua_pushlightuserdata(L, ctx);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    int rc = lua_pcall(L, 3, 1, handler);
+    bool over_limit;
+    int rc = sst__lua_pcall(L, 3, 1, handler, &over_limit);
     lua_pushlightuserdata(L, outer);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     c->ctx = NULL;
@@ -271,9 +267,10 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
         if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {
             out = SST_EINTERRUPT;
         } else {
-            const char *msg = lua_tostring(L, -1);
-            out = sst_node_fail(ctx, rc == LUA_ERRMEM ? SST_ENOMEM : SST_ETASK, "%s",
-                                msg != NULL ? msg : "(error object is not a string)");
+            char buf[SST_ERROR_MSG_MAX];
+            const char *msg;
+            out = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+            out = sst_node_fail(ctx, out, "%s", msg);
         }
     } else {
         out = node_result(L, ctx, -1, &err);
@@ -285,6 +282,25 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
     return out;
 }
 
+/*
+ * The callbacks below may be entered from a Lua call on the same state (a
+ * node or a script invoking a graph): they lift the memory limit (sst__lua_arm)
+ * until their own protected call, since a refused allocation outside it would
+ * raise an error across the graph layer's C frames.
+ */
+sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
+    const sst__lua_cb *cb = ud;
+    sst_error err = {0};
+    lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
+    if (L == NULL) {
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
+    bool armed = sst__lua_arm(L, false);
+    sst_code out = call_node(L, ctx, cb);
+    sst__lua_arm(L, armed);
+    return out;
+}
+
 /* A router's result: a name, a Send, or a list of them. */
 sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
     const sst__lua_cb *cb = ud;
@@ -292,16 +308,22 @@ sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
     if (L == NULL) {
         return NULL;
     }
+    bool armed = sst__lua_arm(L, false);
     int base = lua_gettop(L);
     int handler = push_function(L, cb, err);
     if (handler == 0) {
+        sst__lua_arm(L, armed);
         return NULL;
     }
     sst__lua_push_value(L, state);
     sst_value *out = NULL;
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        sst__error(err, SST_ETASK, "router: %s", msg != NULL ? msg : "(error object)");
+    bool over_limit;
+    int rc = sst__lua_pcall(L, 1, 1, handler, &over_limit);
+    if (rc != LUA_OK) {
+        char buf[SST_ERROR_MSG_MAX];
+        const char *msg;
+        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+        sst__error(err, code, "router: %s", msg);
     } else if (lua_isnil(L, -1)) {
         sst__error(err, SST_ETYPE,
                    "router returned nil; return a node name, END, a Send or a list");
@@ -309,22 +331,29 @@ sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
         out = sst__lua_to_value(L, -1, "router result", err);
     }
     lua_settop(L, base);
+    sst__lua_arm(L, armed);
     return out;
 }
 
 sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, sst_error *err) {
+    bool armed = sst__lua_arm(L, false);
     int base = lua_gettop(L);
     lua_pushcfunction(L, sst__lua_traceback);
     lua_rawgeti(L, LUA_REGISTRYINDEX, fn_ref);
     sst__lua_push_table(L, args);
     sst_value *out = NULL;
-    if (lua_pcall(L, 1, 1, base + 1) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        sst__error(err, SST_ETASK, "%s", msg != NULL ? msg : "(error object is not a string)");
+    bool over_limit;
+    int rc = sst__lua_pcall(L, 1, 1, base + 1, &over_limit);
+    if (rc != LUA_OK) {
+        char buf[SST_ERROR_MSG_MAX];
+        const char *msg;
+        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+        sst__error(err, code, "%s", msg);
     } else {
         out = sst__lua_to_value(L, -1, "tool result", err);
     }
     lua_settop(L, base);
+    sst__lua_arm(L, armed);
     return out;
 }
 
@@ -362,9 +391,13 @@ sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err) {
     const sst__lua_cb *cb = ud;
     lua_State *L = sst__lua_state_for_thread(cb->rt, err);
+    bool armed = L != NULL && sst__lua_arm(L, false);
     int base = L != NULL ? lua_gettop(L) : 0;
     int handler = L != NULL ? push_function(L, cb, err) : 0;
     if (handler == 0) {
+        if (L != NULL) {
+            sst__lua_arm(L, armed);
+        }
         sst_value_unref(current);
         return NULL;
     }
@@ -376,15 +409,19 @@ sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
     sst_value_unref(current);
     sst__lua_push_value(L, update);
     sst_value *out = NULL;
-    if (lua_pcall(L, 2, 1, handler) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        sst__error(err, SST_ETASK, "reducer on field '%s': %s", field,
-                   msg != NULL ? msg : "(error object)");
+    bool over_limit;
+    int rc = sst__lua_pcall(L, 2, 1, handler, &over_limit);
+    if (rc != LUA_OK) {
+        char buf[SST_ERROR_MSG_MAX];
+        const char *msg;
+        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+        sst__error(err, code, "reducer on field '%s': %s", field, msg);
     } else {
         char what[160];
         snprintf(what, sizeof what, "reducer result for field '%s'", field);
         out = sst__lua_to_value(L, -1, what, err);
     }
     lua_settop(L, base);
+    sst__lua_arm(L, armed);
     return out;
 }

@@ -46,6 +46,8 @@ typedef struct sst__lua_rt {
     pthread_mutex_t mu; /* guards workers */
     sst__lua_worker *workers;
     size_t n_workers, cap_workers;
+    size_t memory_limit; /* of a new worker state (sst_lua_opts; 0: the default) */
+    bool memory_fixed;   /* the host set it: compile{memory_limit} is ignored */
 } sst__lua_rt;
 
 /* What a C callback needs to find its Lua function in any state. */
@@ -67,6 +69,50 @@ sst__lua_rt *sst__lua_runtime_new(lua_State *L, const char *script, sst_error *e
 lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err);
 /* Frees the worker states (the master state belongs to its owner). */
 void sst__lua_runtime_free(sst__lua_rt *rt);
+
+/* ---- memory (memory.c) ---- */
+
+/* The allocator's record of one state we made. Used only by the thread running the state. */
+typedef struct sst__lua_mem {
+    size_t used;            /* bytes the state holds */
+    size_t limit;           /* the most it may hold inside sst__lua_pcall */
+    bool fixed;             /* set by the host (sst_lua_opts): compile{memory_limit} leaves it */
+    bool armed;             /* inside sst__lua_pcall: the limit applies */
+    unsigned long refusals; /* allocations refused for the limit */
+    unsigned long nested;   /* runs inside a call on this state that failed for a limit */
+} sst__lua_mem;
+
+/*
+ * A new state with the standard libraries, its allocator limited to @p limit
+ * bytes (0: SST_LUA_MEMORY_LIMIT_DEFAULT), and luaL_newstate's panic and
+ * warning functions. NULL when out of memory. Close with sst__lua_close.
+ */
+lua_State *sst__lua_newstate(size_t limit, bool fixed);
+void sst__lua_close(lua_State *L);
+/* The allocator record of a state made by sst__lua_newstate, else NULL (a host's state). */
+sst__lua_mem *sst__lua_mem_of(lua_State *L);
+/*
+ * Turns the limit on or off for @p L (outside sst__lua_pcall it is off);
+ * returns the previous setting. A no-op (false) for a host's state.
+ */
+bool sst__lua_arm(lua_State *L, bool on);
+/*
+ * lua_pcall with the memory limit applied. *over_limit: the call failed
+ * because the limit refused an allocation, or because it ran a graph that
+ * failed so (sst__lua_note_limit); the state was then collected.
+ */
+int sst__lua_pcall(lua_State *L, int nargs, int nresults, int msgh, bool *over_limit);
+/* Records that a graph run from Lua on @p L failed with SST_ELIMIT. */
+void sst__lua_note_limit(lua_State *L);
+/*
+ * The code and message of a failed sst__lua_pcall (error object on top):
+ * when @p over_limit, SST_ELIMIT with "memory limit of N bytes exceeded" (in
+ * @p buf) for LUA_ERRMEM, else the error's text, which says so already;
+ * otherwise SST_ENOMEM for LUA_ERRMEM or SST_ETASK, with the error's text
+ * (borrowed from the stack).
+ */
+sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, size_t n,
+                              const char **msg);
 
 /* ---- values (convert.c) ---- */
 

@@ -103,6 +103,19 @@ static int l_to_table(lua_State *L) {
     return 1;
 }
 
+/* superstep.memory_limit(): the bytes this state may hold, or nil (a host's own state). */
+static int l_memory_limit(lua_State *L) {
+    const sst__lua_mem *m = sst__lua_mem_of(L);
+    if (m == NULL) {
+        lua_pushnil(L);
+    } else if (m->limit > (size_t)LUA_MAXINTEGER) {
+        lua_pushinteger(L, LUA_MAXINTEGER);
+    } else {
+        lua_pushinteger(L, (lua_Integer)m->limit);
+    }
+    return 1;
+}
+
 const char *const sst__lua_reducer_names[SST__LUA_REDUCERS] = {
     "replace", "append", "sum", "merge", "deep_merge", "unique", "add_messages"};
 
@@ -148,6 +161,7 @@ int luaopen_superstep(lua_State *L) {
                                      {"json_encode", l_json_encode},
                                      {"json_decode", l_json_decode},
                                      {"to_table", l_to_table},
+                                     {"memory_limit", l_memory_limit},
                                      {NULL, NULL}};
     luaL_newlib(L, funcs);
     sst__lua_open_graph(L);

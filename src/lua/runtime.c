@@ -5,8 +5,6 @@
  * other worker thread gets its own state, made by running the script again
  * with superstep.worker = true.
  */
-#include <lualib.h>
-
 #include "lua_int.h"
 
 sst__lua_rt *sst__lua_runtime(lua_State *L) {
@@ -55,7 +53,7 @@ void sst__lua_runtime_free(sst__lua_rt *rt) {
         return;
     }
     for (size_t i = 0; i < rt->n_workers; i++) {
-        lua_close(rt->workers[i].L);
+        sst__lua_close(rt->workers[i].L);
     }
     sst__free(rt->workers);
     sst__free(rt->script);
@@ -71,12 +69,12 @@ static lua_State *new_worker_state(sst__lua_rt *rt, sst_error *err) {
                    "from a file (sst_lua_script_load or the superstep tool)");
         return NULL;
     }
-    lua_State *L = luaL_newstate();
+    /* Its own limit, as the loading state's: the script's compile{} may then change it. */
+    lua_State *L = sst__lua_newstate(rt->memory_limit, rt->memory_fixed);
     if (L == NULL) {
         sst__enomem(err);
         return NULL;
     }
-    luaL_openlibs(L);
     /* The worker shares the master's runtime: its callbacks find it there. */
     lua_pushlightuserdata(L, rt);
     lua_setfield(L, LUA_REGISTRYINDEX, SST_LUA_RUNTIME);
@@ -86,14 +84,17 @@ static lua_State *new_worker_state(sst__lua_rt *rt, sst_error *err) {
     lua_pop(L, 1);
     lua_pushcfunction(L, sst__lua_traceback);
     int rc = luaL_loadfile(L, rt->script);
+    bool over_limit = false;
     if (rc == LUA_OK) {
-        rc = lua_pcall(L, 0, 0, -2);
+        rc = sst__lua_pcall(L, 0, 0, -2, &over_limit);
     }
     if (rc != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        sst__error(err, SST_EINVAL, "lua: loading '%s' for a worker thread: %s", rt->script,
-                   msg != NULL ? msg : "(error object is not a string)");
-        lua_close(L);
+        char buf[SST_ERROR_MSG_MAX];
+        const char *msg;
+        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+        sst__error(err, code == SST_ETASK ? SST_EINVAL : code,
+                   "lua: loading '%s' for a worker thread: %s", rt->script, msg);
+        sst__lua_close(L);
         return NULL;
     }
     lua_settop(L, 0);
@@ -125,7 +126,7 @@ lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err) {
         sst__lua_worker *w = sst__realloc(rt->workers, cap * sizeof *w);
         if (w == NULL) {
             pthread_mutex_unlock(&rt->mu);
-            lua_close(L);
+            sst__lua_close(L);
             sst__enomem(err);
             return NULL;
         }

@@ -17,7 +17,7 @@ void sst_lua_script_free(sst_lua_script *s) {
     if (s == NULL) {
         return;
     }
-    lua_close(s->L);
+    sst__lua_close(s->L);
     sst__free(s);
 }
 
@@ -26,7 +26,25 @@ static int compile_default(lua_State *L) {
     return sst__lua_compile(L, 1, 0);
 }
 
+void sst_lua_opts_init(sst_lua_opts *o) {
+    o->memory_limit = 0;
+}
+
+/* The error of a failed sst__lua_pcall while loading. */
+static sst_code load_error(lua_State *L, int rc, bool over_limit, sst_error *err) {
+    char buf[SST_ERROR_MSG_MAX];
+    const char *msg;
+    sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+    return sst__error(err, code == SST_ETASK ? SST_EINVAL : code, "%s", msg);
+}
+
 sst_lua_script *sst_lua_script_load(const char *path, sst_error *err) {
+    return sst_lua_script_load_opts(path, NULL, err);
+}
+
+sst_lua_script *sst_lua_script_load_opts(const char *path, const sst_lua_opts *opts,
+                                         sst_error *err) {
+    size_t limit = opts != NULL ? opts->memory_limit : 0;
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         char buf[128];
@@ -36,18 +54,20 @@ sst_lua_script *sst_lua_script_load(const char *path, sst_error *err) {
     }
     fclose(f);
     sst_lua_script *s = sst__calloc(1, sizeof *s);
-    lua_State *L = s != NULL ? luaL_newstate() : NULL;
+    lua_State *L = s != NULL ? sst__lua_newstate(limit, limit != 0) : NULL;
     if (L == NULL) {
         sst__free(s);
         sst__enomem(err);
         return NULL;
     }
     s->L = L;
-    luaL_openlibs(L);
-    if (sst__lua_runtime_new(L, path, err) == NULL) {
+    sst__lua_rt *rt = sst__lua_runtime_new(L, path, err);
+    if (rt == NULL) {
         sst_lua_script_free(s);
         return NULL;
     }
+    rt->memory_limit = limit;
+    rt->memory_fixed = limit != 0;
     luaL_requiref(L, "superstep", luaopen_superstep, 1);
     lua_pop(L, 1);
     lua_pushcfunction(L, sst__lua_traceback);
@@ -57,16 +77,17 @@ sst_lua_script *sst_lua_script_load(const char *path, sst_error *err) {
         sst_lua_script_free(s);
         return NULL;
     }
-    if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
-        sst__error(err, SST_EINVAL, "%s", lua_tostring(L, -1));
+    bool over_limit;
+    if ((rc = sst__lua_pcall(L, 0, 1, 1, &over_limit)) != LUA_OK) {
+        load_error(L, rc, over_limit, err);
         sst_lua_script_free(s);
         return NULL;
     }
     if (luaL_testudata(L, -1, SST_LUA_GRAPH) != NULL) {
         lua_pushcfunction(L, compile_default);
         lua_insert(L, -2);
-        if (lua_pcall(L, 1, 1, 1) != LUA_OK) {
-            sst__error(err, SST_EINVAL, "%s", lua_tostring(L, -1));
+        if ((rc = sst__lua_pcall(L, 1, 1, 1, &over_limit)) != LUA_OK) {
+            load_error(L, rc, over_limit, err);
             sst_lua_script_free(s);
             return NULL;
         }
@@ -100,4 +121,8 @@ void sst_lua_script_invoke_opts(const sst_lua_script *s, sst_invoke_opts *o) {
 
 unsigned sst_lua_script_workers(const sst_lua_script *s) {
     return s->app->workers;
+}
+
+size_t sst_lua_script_memory_limit(const sst_lua_script *s) {
+    return sst__lua_mem_of(s->L)->limit;
 }

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Agent tools written in Lua; see sst_lua_tools_load in superstep/lua.h. */
-#include <lualib.h>
-
 #include <stdio.h>
 
 #include "lua_int.h"
@@ -32,9 +30,7 @@ void sst_lua_tools_free(sst_lua_tools *t) {
         return;
     }
     sst_toolset_free(t->set);
-    if (t->L != NULL) {
-        lua_close(t->L); /* frees the tool_refs (userdata) */
-    }
+    sst__lua_close(t->L); /* frees the tool_refs (userdata) */
     pthread_mutex_destroy(&t->mu);
     sst__free(t);
 }
@@ -51,19 +47,24 @@ static sst_lua_tools *fail(sst_lua_tools *t, sst_error *err, sst_code code, cons
 }
 
 sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err) {
+    return sst_lua_tools_load_opts(path, NULL, err);
+}
+
+sst_lua_tools *sst_lua_tools_load_opts(const char *path, const sst_lua_opts *opts, sst_error *err) {
+    size_t limit = opts != NULL ? opts->memory_limit : 0;
     sst_lua_tools *t = sst__calloc(1, sizeof *t);
     if (t == NULL) {
         sst__enomem(err);
         return NULL;
     }
     pthread_mutex_init(&t->mu, NULL);
-    if ((t->L = luaL_newstate()) == NULL || (t->set = sst_toolset_new(err)) == NULL) {
+    if ((t->L = sst__lua_newstate(limit, limit != 0)) == NULL ||
+        (t->set = sst_toolset_new(err)) == NULL) {
         sst_lua_tools_free(t);
         sst__enomem(err);
         return NULL;
     }
     lua_State *L = t->L;
-    luaL_openlibs(L);
     luaL_requiref(L, "superstep", luaopen_superstep, 1);
     lua_pop(L, 1);
     lua_pushcfunction(L, sst__lua_traceback);
@@ -73,8 +74,12 @@ sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err) {
     } else if (rc != LUA_OK) {
         return fail(t, err, SST_EPARSE, "%s%s", lua_tostring(L, -1), "");
     }
-    if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
-        return fail(t, err, SST_EINVAL, "%s%s", lua_tostring(L, -1), "");
+    bool over_limit;
+    if ((rc = sst__lua_pcall(L, 0, 1, 1, &over_limit)) != LUA_OK) {
+        char buf[SST_ERROR_MSG_MAX];
+        const char *msg;
+        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+        return fail(t, err, code == SST_ETASK ? SST_EINVAL : code, "%s%s", msg, "");
     }
     if (!lua_istable(L, -1)) {
         return fail(t, err, SST_EINVAL, "tools script '%s' must return a list of tools%s", path,

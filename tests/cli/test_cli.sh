@@ -50,6 +50,40 @@ expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json
 n=$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)
 [ "$n" -ge 5 ] || fail "history has $n checkpoints"
 
+# history pages: metadata and what changed by default, --limit/--before, --values
+python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$out" || fail "history is not one JSON array"
+contains "$out" '"updates":[' "history shows each checkpoint's updates"
+expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json --limit 2
+[ "$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)" = 2 ] || fail "--limit 2: $out"
+second=$(grep -o '"checkpoint_id":"[^"]*"' <<<"$out" | sed -n 2p | cut -d'"' -f4)
+expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json --before "$second"
+all=$("$bin" history "$script" --db r.db --thread t1 --json | grep -o '"checkpoint_id":"[^"]*"' | wc -l)
+[ "$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)" = $((all - 2)) ] || fail "--before: $out"
+expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json --limit 1 --values
+contains "$out" '"values":{' "--values prints whole states"
+expect_rc 2 "$bin" history "$script" --db r.db --thread t1 --limit 0
+contains "$err" "--limit: expected a number above 0" "bad --limit"
+
+# superstep check: a clean file, then a damaged record (its checksum no longer matches)
+expect_rc 0 "$bin" check --db r.db
+contains "$out" "0 problems found" "check on a clean file"
+cp r.db dmg.db; cp r.db-wal dmg.db-wal 2>/dev/null
+sqlite3 dmg.db "UPDATE checkpoints SET body = replace(body, 'durable', 'DURABLE') WHERE seq = (SELECT max(seq) FROM checkpoints WHERE thread='t1')" || fail "sqlite3 update"
+expect_rc 1 "$bin" state "$script" --db dmg.db --thread t1
+contains "$err" "of thread 't1' is damaged (checksum mismatch)" "a damaged record is a named error"
+expect_rc 1 "$bin" run "$script" --db dmg.db --thread t1
+contains "$err" "damaged" "run names the damage"
+case "$err" in *"unknown thread"*) fail "a damaged record reported as an unknown thread" ;; esac
+expect_rc 1 "$bin" check --db dmg.db
+contains "$out" "damaged: thread 't1' checkpoint" "check lists the damaged checkpoint"
+expect_rc 0 "$bin" check --db dmg.db --repair
+contains "$out" "repaired: 1 thread moved back to an intact checkpoint" "repair"
+ls dmg.db.bak-* >/dev/null 2>&1 || fail "no backup copy before repair"
+expect_rc 0 "$bin" state "$script" --db dmg.db --thread t1 --json
+contains "$out" '"checkpoint_id"' "readable after repair"
+expect_rc 1 "$bin" check --db nonexistent-dir/x.db
+contains "$err" "nonexistent-dir/x.db" "check names a file it cannot open"
+
 # threads: every thread of the database, sorted by id
 expect_rc 0 "$bin" threads "$script" --db r.db --json
 contains "$out" '[{"thread_id":"' "threads JSON"

@@ -86,11 +86,77 @@ static void test_script_settings(void **state) {
     sst_lua_script_free(s);
 }
 
+static void test_memory_limit(void **state) {
+    (void)state;
+    run_script("test_memory_limit.lua");
+}
+
+/* Loads @p script (a temporary file) with @p limit (0: the default). */
+static sst_lua_script *load_with_limit(const char *script, size_t limit, sst_error *err) {
+    char path[64];
+    tu_temp_file(script, path, sizeof path);
+    sst_lua_opts o;
+    sst_lua_opts_init(&o);
+    o.memory_limit = limit;
+    sst_lua_script *s = sst_lua_script_load_opts(path, &o, err);
+    remove(path);
+    return s;
+}
+
+static void test_memory_limit_settings(void **state) {
+    (void)state;
+    const char *plain = "local g = superstep.StateGraph{}\n"
+                        "g:add_node('a', function() return {x = superstep.memory_limit()} end)\n"
+                        "g:add_edge(superstep.START, 'a')\n";
+    char script[512];
+    sst_error err = {0};
+    /* The default: 1 GiB, read back without allocating it. */
+    snprintf(script, sizeof script, "%sreturn g\n", plain);
+    sst_lua_script *s = load_with_limit(script, 0, &err);
+    assert_non_null(s);
+    assert_int_equal(sst_lua_script_memory_limit(s), SST_LUA_MEMORY_LIMIT_DEFAULT);
+    assert_int_equal(SST_LUA_MEMORY_LIMIT_DEFAULT, (size_t)1 << 30);
+    sst_lua_script_free(s);
+    /* compile{memory_limit} sets it; a limit given by the host wins over it. */
+    snprintf(script, sizeof script, "%sreturn g:compile{memory_limit = 5000000}\n", plain);
+    s = load_with_limit(script, 0, &err);
+    assert_non_null(s);
+    assert_int_equal(sst_lua_script_memory_limit(s), 5000000);
+    sst_lua_script_free(s);
+    s = load_with_limit(script, 100u << 20, &err);
+    assert_non_null(s);
+    assert_int_equal(sst_lua_script_memory_limit(s), 100u << 20);
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    sst_graph_result *r = sst_graph_invoke(sst_lua_script_graph(s), NULL, NULL, &io, &err);
+    assert_non_null(r);
+    assert_json_eq(sst_graph_result_state(r), "{\"x\":104857600}");
+    sst_graph_result_free(r);
+    sst_lua_script_free(s);
+    /* A script that passes the limit while loading fails with SST_ELIMIT. */
+    s = load_with_limit("local t = {}\nfor i = 1, 3e7 do t[i] = i end\n", 8u << 20, &err);
+    assert_null(s);
+    assert_int_equal(err.code, SST_ELIMIT);
+    assert_non_null(strstr(err.msg, "memory limit of 8388608 bytes exceeded"));
+    /* So does a tools script. */
+    char path[64];
+    tu_temp_file("local t = {}\nfor i = 1, 3e7 do t[i] = i end\nreturn {}\n", path, sizeof path);
+    sst_lua_opts o;
+    sst_lua_opts_init(&o);
+    o.memory_limit = 8u << 20;
+    assert_null(sst_lua_tools_load_opts(path, &o, &err));
+    remove(path);
+    assert_int_equal(err.code, SST_ELIMIT);
+    assert_non_null(strstr(err.msg, "memory limit of 8388608 bytes exceeded"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_script_settings),
+        cmocka_unit_test(test_memory_limit),
+        cmocka_unit_test(test_memory_limit_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
