@@ -156,6 +156,131 @@ static int parse(int argc, char **argv, agent_args *a) {
     return -1;
 }
 
+/* The request parameters given on the command line. */
+static sst_code set_params(sst_model *model, const agent_args *a, sst_error *err) {
+    const char *names[] = {"temperature", "max_tokens", "tool_choice"};
+    const char *values[] = {a->temperature, a->max_tokens, a->tool_choice};
+    for (size_t i = 0; i < 3; i++) {
+        if (values[i] == NULL) {
+            continue;
+        }
+        /* A number as given; anything that is not JSON (e.g. auto) as a string. */
+        sst_error perr = {0};
+        sst_value *v = sst_json_parse(values[i], &perr);
+        if (v == NULL) {
+            v = sst_string_new(values[i], err);
+        }
+        sst_code prc = v != NULL ? sst_model_set_param(model, names[i], v, err) : err->code;
+        sst_value_unref(v);
+        if (prc != SST_OK) {
+            return prc;
+        }
+    }
+    return SST_OK;
+}
+
+/* {"messages": [{"role": "user", "content": PROMPT}]} (new), NULL on failure. */
+static sst_value *user_input(const char *prompt, sst_error *err) {
+    sst_value *msg =
+        sst_object_set_take(sst_object_empty(), "role", sst_string_new("user", NULL), err);
+    msg =
+        msg != NULL ? sst_object_set_take(msg, "content", sst_string_new(prompt, err), err) : NULL;
+    sst_value *list = msg != NULL ? sst_array_push_take(sst_array_empty(), msg, err) : NULL;
+    return list != NULL ? sst_object_set_take(sst_object_empty(), "messages", list, err) : NULL;
+}
+
+/* --json: one object with the status, the reply, the messages and any error. */
+static void print_json_result(const sst_graph_result *r, const char *thread) {
+    const sst_value *state = sst_graph_result_state(r);
+    const sst_value *msgs = sst_object_get(state, "messages");
+    const sst_value *last = sst_array_get(msgs, sst_array_len(msgs) - 1);
+    const sst_value *stop = sst_object_get(state, "stop_reason");
+    sst_run_status status = sst_graph_result_status(r);
+    sst_value *out = sst_object_set_take(sst_object_empty(), "status",
+                                         sst_string_new(sst_run_status_name(status), NULL), NULL);
+    out = sst_object_set_take(out, "thread_id", sst_string_new(thread, NULL), NULL);
+    out = sst_object_set_take(out, "reply",
+                              sst_value_ref(sst_object_get(last, "content") != NULL
+                                                ? sst_object_get(last, "content")
+                                                : sst_null()),
+                              NULL);
+    out = sst_object_set_take(out, "messages", sst_value_ref(msgs), NULL);
+    out = sst_object_set_take(out, "stop_reason", sst_value_ref(stop != NULL ? stop : sst_null()),
+                              NULL);
+    out = sst_object_set_take(out, "error",
+                              status == SST_RUN_FAILED
+                                  ? sst_string_new(sst_graph_result_error(r)->msg, NULL)
+                                  : sst_null(),
+                              NULL);
+    char *text = out != NULL ? sst_json_write(out, SST_JSON_COMPACT, NULL, NULL) : NULL;
+    if (text != NULL) {
+        printf("%s\n", text);
+    }
+    sst_free(text);
+    sst_value_unref(out);
+}
+
+/* The reply was streamed already: the outcome on stderr (and the calls awaiting approval). */
+static void print_human_result(const sst_graph_result *r, const char *thread) {
+    sst_run_status status = sst_graph_result_status(r);
+    const sst_value *stop = sst_object_get(sst_graph_result_state(r), "stop_reason");
+    printf("\n");
+    if (status == SST_RUN_FAILED) {
+        fprintf(stderr, "superstep agent: %s\n", sst_graph_result_error(r)->msg);
+    } else if (status == SST_RUN_INTERRUPTED) {
+        const sst_value *ints = sst_graph_result_interrupts(r);
+        for (size_t i = 0; i < sst_array_len(ints); i++) {
+            const sst_value *call = sst_object_get(sst_object_get(sst_array_get(ints, i), "value"),
+                                                   "approve_tool_call");
+            const sst_value *fn = sst_object_get(call, "function");
+            fprintf(stderr, "tool call waiting for approval: %s(%s)\n",
+                    sst_string_cstr(sst_object_get(fn, "name")),
+                    sst_string_cstr(sst_object_get(fn, "arguments")));
+        }
+        fprintf(stderr,
+                "answer with: superstep agent ... --thread %s --resume approve|reject|"
+                "'{\"arguments\": {...}}'\n",
+                thread);
+    } else {
+        fprintf(stderr, "thread %s%s\n", thread, stop != NULL ? " (stopped: max iterations)" : "");
+    }
+}
+
+/*
+ * --resume: the answer (approve, reject, or JSON such as {"arguments": {...}})
+ * for every pending tool call, by interrupt id (new). NULL with *rc set to an
+ * exit code after printing a message, or with *rc < 0 and err filled.
+ */
+static sst_value *resume_answers(sst_graph_thread *th, const char *resume, const char *thread,
+                                 sst_error *err, int *rc) {
+    *rc = -1;
+    sst_value *answer = strcmp(resume, "approve") == 0 || strcmp(resume, "reject") == 0
+                            ? sst_string_new(resume, err)
+                            : sst_json_parse(resume, err);
+    if (answer == NULL && err->code == SST_EPARSE) {
+        fprintf(stderr, "superstep agent: --resume: bad JSON: %s\n", err->msg);
+        *rc = 1;
+        return NULL;
+    }
+    sst_value *st = answer != NULL ? sst_graph_get_state(th, NULL, err) : NULL;
+    const sst_value *pending = st != NULL ? sst_object_get(st, "interrupts") : NULL;
+    sst_value *by_id = st != NULL ? sst_object_empty() : NULL;
+    for (size_t i = 0; by_id != NULL && i < sst_array_len(pending); i++) {
+        const sst_value *pid = sst_object_get(sst_array_get(pending, i), "id");
+        by_id = sst_object_setv_take(by_id, pid, sst_value_ref(answer), err);
+    }
+    sst_value_unref(answer);
+    sst_value_unref(st);
+    if (by_id != NULL && sst_object_len(by_id) == 0) {
+        sst_value_unref(by_id);
+        fprintf(stderr, "superstep agent: thread '%s' has no tool call waiting for approval\n",
+                thread);
+        *rc = 1;
+        return NULL;
+    }
+    return by_id;
+}
+
 int sst_cli_agent(int argc, char **argv) {
     agent_args a;
     int rc = parse(argc, argv, &a);
@@ -180,23 +305,8 @@ int sst_cli_agent(int argc, char **argv) {
     if (model == NULL || (a.tools != NULL && tools == NULL)) {
         goto fail;
     }
-    const char *names[] = {"temperature", "max_tokens", "tool_choice"};
-    const char *values[] = {a.temperature, a.max_tokens, a.tool_choice};
-    for (size_t i = 0; i < 3; i++) {
-        if (values[i] == NULL) {
-            continue;
-        }
-        /* A number as given; anything that is not JSON (e.g. auto) as a string. */
-        sst_error perr = {0};
-        sst_value *v = sst_json_parse(values[i], &perr);
-        if (v == NULL) {
-            v = sst_string_new(values[i], &err);
-        }
-        sst_code prc = v != NULL ? sst_model_set_param(model, names[i], v, &err) : err.code;
-        sst_value_unref(v);
-        if (prc != SST_OK) {
-            goto fail;
-        }
+    if (set_params(model, &a, &err) != SST_OK) {
+        goto fail;
     }
     cp = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
                                      : sst_sqlite_saver_open(db, NULL, &err);
@@ -220,14 +330,7 @@ int sst_cli_agent(int argc, char **argv) {
         goto fail;
     }
     if (!a.cont) {
-        sst_value *msg =
-            sst_object_set_take(sst_object_empty(), "role", sst_string_new("user", NULL), &err);
-        msg = msg != NULL
-                  ? sst_object_set_take(msg, "content", sst_string_new(a.prompt, &err), &err)
-                  : NULL;
-        sst_value *list = msg != NULL ? sst_array_push_take(sst_array_empty(), msg, &err) : NULL;
-        input =
-            list != NULL ? sst_object_set_take(sst_object_empty(), "messages", list, &err) : NULL;
+        input = user_input(a.prompt, &err);
         if (input == NULL) {
             goto fail;
         }
@@ -237,33 +340,12 @@ int sst_cli_agent(int argc, char **argv) {
     io.recursion_limit = sst_agent_recursion_limit(agent);
     sst_value *by_id = NULL;
     if (a.resume != NULL) {
-        /* The answer: approve, reject, or JSON ({"arguments": {...}}), for every pending call. */
-        sst_value *answer = strcmp(a.resume, "approve") == 0 || strcmp(a.resume, "reject") == 0
-                                ? sst_string_new(a.resume, &err)
-                                : sst_json_parse(a.resume, &err);
-        if (answer == NULL && err.code == SST_EPARSE) {
-            fprintf(stderr, "superstep agent: --resume: bad JSON: %s\n", err.msg);
-            rc = 1;
-            goto out;
-        }
-        sst_value *st = answer != NULL ? sst_graph_get_state(th, NULL, &err) : NULL;
-        const sst_value *pending = st != NULL ? sst_object_get(st, "interrupts") : NULL;
-        by_id = st != NULL ? sst_object_empty() : NULL;
-        for (size_t i = 0; by_id != NULL && i < sst_array_len(pending); i++) {
-            const sst_value *pid = sst_object_get(sst_array_get(pending, i), "id");
-            by_id = sst_object_setv_take(by_id, pid, sst_value_ref(answer), &err);
-        }
-        sst_value_unref(answer);
-        sst_value_unref(st);
+        by_id = resume_answers(th, a.resume, thread, &err, &rc);
         if (by_id == NULL) {
+            if (rc >= 0) {
+                goto out;
+            }
             goto fail;
-        }
-        if (sst_object_len(by_id) == 0) {
-            sst_value_unref(by_id);
-            fprintf(stderr, "superstep agent: thread '%s' has no tool call waiting for approval\n",
-                    thread);
-            rc = 1;
-            goto out;
         }
         io.resume_by_id = by_id;
     }
@@ -272,56 +354,11 @@ int sst_cli_agent(int argc, char **argv) {
     if (r == NULL) {
         goto fail;
     }
-    const sst_value *state = sst_graph_result_state(r);
-    const sst_value *msgs = sst_object_get(state, "messages");
-    const sst_value *last = sst_array_get(msgs, sst_array_len(msgs) - 1);
-    const sst_value *stop = sst_object_get(state, "stop_reason");
     sst_run_status status = sst_graph_result_status(r);
     if (a.json) {
-        sst_value *out = sst_object_set_take(
-            sst_object_empty(), "status", sst_string_new(sst_run_status_name(status), NULL), NULL);
-        out = sst_object_set_take(out, "thread_id", sst_string_new(thread, NULL), NULL);
-        out = sst_object_set_take(out, "reply",
-                                  sst_value_ref(sst_object_get(last, "content") != NULL
-                                                    ? sst_object_get(last, "content")
-                                                    : sst_null()),
-                                  NULL);
-        out = sst_object_set_take(out, "messages", sst_value_ref(msgs), NULL);
-        out = sst_object_set_take(out, "stop_reason",
-                                  sst_value_ref(stop != NULL ? stop : sst_null()), NULL);
-        out = sst_object_set_take(out, "error",
-                                  status == SST_RUN_FAILED
-                                      ? sst_string_new(sst_graph_result_error(r)->msg, NULL)
-                                      : sst_null(),
-                                  NULL);
-        char *text = out != NULL ? sst_json_write(out, SST_JSON_COMPACT, NULL, NULL) : NULL;
-        if (text != NULL) {
-            printf("%s\n", text);
-        }
-        sst_free(text);
-        sst_value_unref(out);
+        print_json_result(r, thread);
     } else {
-        printf("\n");
-        if (status == SST_RUN_FAILED) {
-            fprintf(stderr, "superstep agent: %s\n", sst_graph_result_error(r)->msg);
-        } else if (status == SST_RUN_INTERRUPTED) {
-            const sst_value *ints = sst_graph_result_interrupts(r);
-            for (size_t i = 0; i < sst_array_len(ints); i++) {
-                const sst_value *call = sst_object_get(
-                    sst_object_get(sst_array_get(ints, i), "value"), "approve_tool_call");
-                const sst_value *fn = sst_object_get(call, "function");
-                fprintf(stderr, "tool call waiting for approval: %s(%s)\n",
-                        sst_string_cstr(sst_object_get(fn, "name")),
-                        sst_string_cstr(sst_object_get(fn, "arguments")));
-            }
-            fprintf(stderr,
-                    "answer with: superstep agent ... --thread %s --resume approve|reject|"
-                    "'{\"arguments\": {...}}'\n",
-                    thread);
-        } else {
-            fprintf(stderr, "thread %s%s\n", thread,
-                    stop != NULL ? " (stopped: max iterations)" : "");
-        }
+        print_human_result(r, thread);
     }
     rc = status == SST_RUN_COMPLETED ? 0 : status == SST_RUN_INTERRUPTED ? 3 : 1;
     sst_graph_result_free(r);

@@ -111,6 +111,32 @@ static bool parse_bytes(const char *text, size_t *out) {
 }
 
 /* Parses argv into @p c; returns -1 on success, else the exit code. */
+/* --workers, --memory-limit and --limit: -1 when @p val is good, else a usage error. */
+static int number_option(const char *a, const char *val, cli *c) {
+    char *end;
+    errno = 0;
+    if (strcmp(a, "--workers") == 0) {
+        long n = strtol(val, &end, 10);
+        if (errno != 0 || *end != '\0' || n < 1 || n > 256) {
+            return usage_error("--workers: expected a number from 1 to 256, got '%s'", val);
+        }
+        c->workers = (unsigned)n;
+    } else if (strcmp(a, "--memory-limit") == 0) {
+        if (!parse_bytes(val, &c->memory_limit)) {
+            return usage_error("--memory-limit: expected a number of bytes above 0, "
+                               "optionally with K, M or G (e.g. 500M), got '%s'",
+                               val);
+        }
+    } else {
+        unsigned long long n = strtoull(val, &end, 10);
+        if (n == 0 || errno != 0 || *end != '\0' || val[0] == '-') {
+            return usage_error("--limit: expected a number above 0, got '%s'", val);
+        }
+        c->limit = (size_t)n;
+    }
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, cli *c) {
     memset(c, 0, sizeof *c);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -145,15 +171,6 @@ static int parse_args(int argc, char **argv, cli *c) {
             continue;
         } else if (strcmp(a, "--before") == 0) {
             slot = &c->before;
-        } else if (strcmp(a, "--limit") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long n = i + 1 < argc ? strtoull(argv[++i], &end, 10) : 0;
-            if (n == 0 || errno != 0 || *end != '\0') {
-                return usage_error("--limit: expected a number above 0, got '%s'", argv[i]);
-            }
-            c->limit = (size_t)n;
-            continue;
         } else if (strcmp(a, "--input") == 0) {
             slot = &c->input;
         } else if (strcmp(a, "--thread") == 0) {
@@ -166,26 +183,14 @@ static int parse_args(int argc, char **argv, cli *c) {
             slot = &c->resume;
         } else if (strcmp(a, "--stream") == 0) {
             slot = &c->stream;
-        } else if (strcmp(a, "--workers") == 0) {
+        } else if (strcmp(a, "--workers") == 0 || strcmp(a, "--memory-limit") == 0 ||
+                   strcmp(a, "--limit") == 0) {
             if (i + 1 >= argc) {
                 return usage_error("option '%s' needs a value", a);
             }
-            char *end;
-            errno = 0;
-            long n = strtol(argv[++i], &end, 10);
-            if (errno != 0 || *end != '\0' || n < 1 || n > 256) {
-                return usage_error("--workers: expected a number from 1 to 256, got '%s'", argv[i]);
-            }
-            c->workers = (unsigned)n;
-            continue;
-        } else if (strcmp(a, "--memory-limit") == 0) {
-            if (i + 1 >= argc) {
-                return usage_error("option '%s' needs a value", a);
-            }
-            if (!parse_bytes(argv[++i], &c->memory_limit)) {
-                return usage_error("--memory-limit: expected a number of bytes above 0, "
-                                   "optionally with K, M or G (e.g. 500M), got '%s'",
-                                   argv[i]);
+            int rc = number_option(a, argv[++i], c);
+            if (rc >= 0) {
+                return rc;
             }
             continue;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -392,6 +397,72 @@ static sst_value *result_json(const sst_graph_result *r, const char *thread, sst
     return o;
 }
 
+/*
+ * Before a run: --checkpoint must exist, and a --thread given without input
+ * must have checkpoints. -1 when fine, else the exit code (message printed).
+ */
+static int check_target(const cli *c, sst_graph_thread *t, const char *thread, bool has_input) {
+    sst_error err = {0};
+    if (c->checkpoint != NULL) {
+        sst_value *st = sst_graph_get_state(t, c->checkpoint, &err);
+        if (st == NULL) {
+            return err.code == SST_ENOTFOUND
+                       ? (fprintf(stderr, "superstep: unknown checkpoint '%s' in thread '%s'\n",
+                                  c->checkpoint, thread),
+                          EXIT_FAILED)
+                       : fail("", &err);
+        }
+        sst_value_unref(st);
+        return -1;
+    }
+    if (c->thread == NULL || has_input) {
+        return -1;
+    }
+    sst_value *hist = sst_graph_get_state_history(t, NULL, 1, &err);
+    if (hist == NULL) { /* a storage error is not an unknown thread */
+        return fail("", &err);
+    }
+    size_t n = sst_array_len(hist);
+    sst_value_unref(hist);
+    if (n == 0) {
+        fprintf(stderr,
+                "superstep: unknown thread '%s' (give --input to start it, or check --db)\n",
+                thread);
+        return EXIT_FAILED;
+    }
+    return -1;
+}
+
+/* After a run: the state or JSON on stdout, the outcome on stderr. */
+static void print_run_result(const cli *c, const sst_graph_result *r, sst_graph_thread *t,
+                             const char *thread, double t0) {
+    sst_run_status status = sst_graph_result_status(r);
+    if (c->json) {
+        sst_value *j = result_json(r, thread, t);
+        if (j != NULL) {
+            print_json(stdout, j, SST_JSON_COMPACT);
+        }
+        sst_value_unref(j);
+        return;
+    }
+    if (c->stream == NULL) {
+        print_json(stdout, sst_graph_result_state(r), SST_JSON_PRETTY);
+    }
+    if (status == SST_RUN_FAILED) {
+        fprintf(stderr, "superstep: run failed after %llu supersteps: %s\n",
+                (unsigned long long)sst_graph_result_steps(r), sst_graph_result_error(r)->msg);
+    } else if (status == SST_RUN_INTERRUPTED) {
+        fprintf(stderr, "interrupted after %llu supersteps; pending:\n",
+                (unsigned long long)sst_graph_result_steps(r));
+        print_json(stderr, sst_graph_result_interrupts(r), SST_JSON_PRETTY);
+        fprintf(stderr, "resume with: superstep run %s%s%s --thread %s --resume JSON\n", c->script,
+                c->db != NULL ? " --db " : "", c->db != NULL ? c->db : "", thread);
+    } else {
+        fprintf(stderr, "completed in %llu supersteps (%.3f s), thread %s\n",
+                (unsigned long long)sst_graph_result_steps(r), now_s() - t0, thread);
+    }
+}
+
 static int cmd_run(const cli *c) {
     session s;
     int rc = open_session(c, &s);
@@ -426,33 +497,8 @@ static int cmd_run(const cli *c) {
         rc = fail("", &err);
         goto out;
     }
-    if (c->checkpoint != NULL) {
-        sst_value *st = sst_graph_get_state(t, c->checkpoint, &err);
-        if (st == NULL) {
-            rc = err.code == SST_ENOTFOUND
-                     ? (fprintf(stderr, "superstep: unknown checkpoint '%s' in thread '%s'\n",
-                                c->checkpoint, thread),
-                        EXIT_FAILED)
-                     : fail("", &err);
-            goto out;
-        }
-        sst_value_unref(st);
-    }
-    if (c->thread != NULL && c->checkpoint == NULL && input == NULL && resume == NULL) {
-        sst_value *hist = sst_graph_get_state_history(t, NULL, 1, &err);
-        bool known = hist != NULL && sst_array_len(hist) > 0;
-        sst_value_unref(hist);
-        if (hist == NULL) { /* a storage error is not an unknown thread */
-            rc = fail("", &err);
-            goto out;
-        }
-        if (!known) {
-            fprintf(stderr,
-                    "superstep: unknown thread '%s' (give --input to start it, or check --db)\n",
-                    thread);
-            rc = EXIT_FAILED;
-            goto out;
-        }
+    if ((rc = check_target(c, t, thread, input != NULL || resume != NULL)) >= 0) {
+        goto out;
     }
     if (c->thread == NULL && !c->json) {
         fprintf(stderr, "thread %s\n", thread);
@@ -482,30 +528,7 @@ static int cmd_run(const cli *c) {
     rc = status == SST_RUN_COMPLETED     ? EXIT_DONE
          : status == SST_RUN_INTERRUPTED ? EXIT_INTERRUPTED
                                          : EXIT_FAILED;
-    if (c->json) {
-        sst_value *j = result_json(r, thread, t);
-        if (j != NULL) {
-            print_json(stdout, j, SST_JSON_COMPACT);
-        }
-        sst_value_unref(j);
-    } else {
-        if (c->stream == NULL) {
-            print_json(stdout, sst_graph_result_state(r), SST_JSON_PRETTY);
-        }
-        if (status == SST_RUN_FAILED) {
-            fprintf(stderr, "superstep: run failed after %llu supersteps: %s\n",
-                    (unsigned long long)sst_graph_result_steps(r), sst_graph_result_error(r)->msg);
-        } else if (status == SST_RUN_INTERRUPTED) {
-            fprintf(stderr, "interrupted after %llu supersteps; pending:\n",
-                    (unsigned long long)sst_graph_result_steps(r));
-            print_json(stderr, sst_graph_result_interrupts(r), SST_JSON_PRETTY);
-            fprintf(stderr, "resume with: superstep run %s%s%s --thread %s --resume JSON\n",
-                    c->script, c->db != NULL ? " --db " : "", c->db != NULL ? c->db : "", thread);
-        } else {
-            fprintf(stderr, "completed in %llu supersteps (%.3f s), thread %s\n",
-                    (unsigned long long)sst_graph_result_steps(r), now_s() - ui.t0, thread);
-        }
-    }
+    print_run_result(c, r, t, thread, ui.t0);
     sst_graph_result_free(r);
 out:
     sst_engine_free(engine);

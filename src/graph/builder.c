@@ -628,34 +628,11 @@ static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *
     return SST_OK;
 }
 
-sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts,
-                                      sst_error *err) {
-    sst_compile_opts defaults;
-    if (opts == NULL) {
-        sst_compile_opts_init(&defaults);
-        opts = &defaults;
-    }
-    if (g == NULL) {
-        sst__error(err, SST_EINVAL, "compile: NULL graph");
-        return NULL;
-    }
-    if (g->n_nodes == 0) {
-        sst__error(err, SST_EINVAL, "compile: the graph has no nodes");
-        return NULL;
-    }
-    if (validate(g, err) != SST_OK) {
-        return NULL;
-    }
-    if (!has_entry(g)) {
-        sst__error(err, SST_EINVAL,
-                   "compile: the graph has no entry point (add an edge or conditional edges from "
-                   "START)");
-        return NULL;
-    }
+/* Checks that START reaches every node; *end_reached tells whether it reaches END. */
+static sst_code check_reachable(const sst_graph *g, bool *end_reached, sst_error *err) {
     bool *seen = sst__calloc(g->n_nodes + 1, sizeof *seen);
     if (seen == NULL) {
-        sst__enomem(err);
-        return NULL;
+        return sst__enomem(err);
     }
     reach(g, seen);
     char list[400] = "";
@@ -668,13 +645,17 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
             unreachable++;
         }
     }
-    bool end_reached = seen[g->n_nodes];
+    *end_reached = seen[g->n_nodes];
     sst__free(seen);
     if (unreachable > 0) {
-        sst__error(err, SST_EINVAL, "compile: node%s %s %s unreachable from START",
-                   unreachable == 1 ? "" : "s", list, unreachable == 1 ? "is" : "are");
-        return NULL;
+        return sst__error(err, SST_EINVAL, "compile: node%s %s %s unreachable from START",
+                          unreachable == 1 ? "" : "s", list, unreachable == 1 ? "is" : "are");
     }
+    return SST_OK;
+}
+
+/* A compiled graph for @p g without its vertex set: a copy of the graph, routes and schema. */
+static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached, sst_error *err) {
     sst_compiled_graph *cg = sst__calloc(1, sizeof *cg);
     if (cg == NULL) {
         sst__enomem(err);
@@ -702,13 +683,14 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         sst_compiled_graph_free(cg);
         return NULL;
     }
-    if (mark_interrupts(cg, opts, err) != SST_OK) {
-        sst_compiled_graph_free(cg);
-        return NULL;
-    }
+    return cg;
+}
+
+/* Builds cg->pregel: one vertex per node (vertex i is node i), and the join commit hook. */
+static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
     sst_pregel_builder *pb = sst_pregel_builder_new(cg->schema, err);
     sst_code rc = pb != NULL ? SST_OK : SST_ENOMEM;
-    for (size_t i = 0; rc == SST_OK && i < n; i++) {
+    for (size_t i = 0; rc == SST_OK && i < cg->g->n_nodes; i++) {
         cg->refs[i].cg = cg;
         cg->refs[i].index = i;
         sst_vertex_opts vo;
@@ -717,7 +699,7 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
                                            &vo, err);
     }
-    if (rc == SST_OK && g->n_joins > 0) {
+    if (rc == SST_OK && cg->g->n_joins > 0) {
         sst_pregel_builder_set_commit_fn(pb, sst__graph_commit, cg);
     }
     if (rc == SST_OK) {
@@ -725,7 +707,42 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         rc = cg->pregel != NULL ? SST_OK : SST_ENOMEM;
     }
     sst_pregel_builder_free(pb);
-    if (rc != SST_OK) {
+    return rc;
+}
+
+sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts,
+                                      sst_error *err) {
+    sst_compile_opts defaults;
+    if (opts == NULL) {
+        sst_compile_opts_init(&defaults);
+        opts = &defaults;
+    }
+    if (g == NULL) {
+        sst__error(err, SST_EINVAL, "compile: NULL graph");
+        return NULL;
+    }
+    if (g->n_nodes == 0) {
+        sst__error(err, SST_EINVAL, "compile: the graph has no nodes");
+        return NULL;
+    }
+    if (validate(g, err) != SST_OK) {
+        return NULL;
+    }
+    if (!has_entry(g)) {
+        sst__error(err, SST_EINVAL,
+                   "compile: the graph has no entry point (add an edge or conditional edges from "
+                   "START)");
+        return NULL;
+    }
+    bool end_reached = false;
+    if (check_reachable(g, &end_reached, err) != SST_OK) {
+        return NULL;
+    }
+    sst_compiled_graph *cg = compiled_new(g, end_reached, err);
+    if (cg == NULL) {
+        return NULL;
+    }
+    if (mark_interrupts(cg, opts, err) != SST_OK || build_pregel(cg, err) != SST_OK) {
         sst_compiled_graph_free(cg);
         return NULL;
     }

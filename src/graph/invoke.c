@@ -282,17 +282,8 @@ static void sleep_hook(uint64_t ms, void *ud) {
     }
 }
 
-/* Streams a committed superstep, then applies interrupt_after. */
-static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
-    invoke_ctx *c = ud;
-    if (c->th != NULL) {
-        sst_error_clear(&c->persist_err);
-        c->persist_rc = sst__persist_superstep(c->th, st, c->o, &c->persist_err);
-        if (c->persist_rc != SST_OK) {
-            return c->persist_rc;
-        }
-    }
-    bool debug = stream_on(c, SST_STREAM_DEBUG);
+/* Streams the debug "task" events and the custom events of a committed superstep. */
+static void stream_task_events(invoke_ctx *c, const sst_superstep_stats *st, bool debug) {
     for (size_t i = 0; debug && i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];
         sst_value *e = debug_event("task", st->superstep);
@@ -307,6 +298,10 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
             emit(c, SST_STREAM_CUSTOM, t->vertex, sst_value_ref(sst_array_get(t->events, k)));
         }
     }
+}
+
+/* Streams each task's update (SST_STREAM_UPDATES and the debug "task_result" events). */
+static void stream_task_results(invoke_ctx *c, const sst_superstep_stats *st, bool debug) {
     for (size_t i = 0; st->tasks > 0 && i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];
         bool updates = stream_on(c, SST_STREAM_UPDATES);
@@ -328,13 +323,10 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
         }
         sst_value_unref(pub);
     }
-    emit_values(c, st->state);
-    if (debug) {
-        emit(c, SST_STREAM_DEBUG, NULL, debug_event("commit", st->superstep));
-    }
-    if (c->stream_rc != SST_OK) {
-        return c->stream_rc;
-    }
+}
+
+/* Stops the run after a superstep that ran an interrupt_after node (each named once). */
+static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
     sst_value *nodes = sst_array_empty();
     for (size_t i = 0; i < st->tasks && nodes != NULL; i++) {
         size_t k = node_index(c, st->task[i].vertex);
@@ -358,6 +350,29 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     sst_value_unref(c->nodes);
     c->nodes = nodes;
     return SST_EINTERRUPT;
+}
+
+/* Streams a committed superstep, then applies interrupt_after. */
+static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
+    invoke_ctx *c = ud;
+    if (c->th != NULL) {
+        sst_error_clear(&c->persist_err);
+        c->persist_rc = sst__persist_superstep(c->th, st, c->o, &c->persist_err);
+        if (c->persist_rc != SST_OK) {
+            return c->persist_rc;
+        }
+    }
+    bool debug = stream_on(c, SST_STREAM_DEBUG);
+    stream_task_events(c, st, debug);
+    stream_task_results(c, st, debug);
+    emit_values(c, st->state);
+    if (debug) {
+        emit(c, SST_STREAM_DEBUG, NULL, debug_event("commit", st->superstep));
+    }
+    if (c->stream_rc != SST_OK) {
+        return c->stream_rc;
+    }
+    return interrupt_after(c, st);
 }
 
 /* ---- starting a run ---- */
@@ -385,17 +400,12 @@ static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *sta
     return rc;
 }
 
-/* The engine resume point with the new resume values put in for their tasks. */
-static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
-                                           sst_error *err) {
-    const sst_value *pending = th->pending;
+/* Checks that the resume values of @p o name pending interrupts unambiguously. */
+static bool check_resume_targets(const sst_value *pending, const sst_invoke_opts *o,
+                                 sst_error *err) {
     size_t dynamic = 0;
     for (size_t i = 0; i < sst_array_len(pending); i++) {
         dynamic += sst_object_get(sst_array_get(pending, i), "task") != NULL;
-    }
-    sst_value *map = sst_value_ref(sst_object_get(th->resume_point, "resume"));
-    if (map == NULL) {
-        map = sst_object_empty();
     }
     if (o->resume_by_id != NULL) {
         for (size_t k = 0; k < sst_object_len(o->resume_by_id); k++) {
@@ -406,10 +416,9 @@ static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst
                 found = sst_value_equal(sst_object_get(p, "id"), id);
             }
             if (!found) {
-                sst_value_unref(map);
                 sst__error(err, SST_EINVAL, "resume: no pending interrupt has id '%s'",
                            sst_string_cstr(id));
-                return NULL;
+                return false;
             }
         }
     } else if (o->resume != NULL && dynamic > 1) {
@@ -419,10 +428,39 @@ static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst
             snprintf(ids + len, sizeof ids - len, "%s%s", i ? ", " : "",
                      sst_string_cstr(sst_object_get(sst_array_get(pending, i), "id")));
         }
-        sst_value_unref(map);
         sst__error(err, SST_EINVAL, "resume: %zu interrupts are pending; resume them by id (%s)",
                    dynamic, ids);
+        return false;
+    }
+    return true;
+}
+
+/* Puts @p value (borrowed) at @p index of the resume list of @p task in @p map (takes it). */
+static sst_value *put_resume_value(sst_value *map, const sst_value *task, size_t index,
+                                   const sst_value *value, sst_error *err) {
+    const sst_value *have = sst_object_get(map, sst_string_cstr(task));
+    sst_value *list = sst_value_ref(have != NULL ? have : sst_array_empty());
+    while (list != NULL && sst_array_len(list) < index) {
+        list = sst_array_push_take(list, sst_null(), err);
+    }
+    if (list != NULL && sst_array_len(list) > index) {
+        list = sst_array_set_take(list, index, sst_value_ref(value), err);
+    } else if (list != NULL) {
+        list = sst_array_push_take(list, sst_value_ref(value), err);
+    }
+    return list != NULL ? sst_object_setv_take(map, task, list, err) : (sst_value_unref(map), NULL);
+}
+
+/* The engine resume point with the new resume values put in for their tasks. */
+static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
+                                           sst_error *err) {
+    const sst_value *pending = th->pending;
+    if (!check_resume_targets(pending, o, err)) {
         return NULL;
+    }
+    sst_value *map = sst_value_ref(sst_object_get(th->resume_point, "resume"));
+    if (map == NULL) {
+        map = sst_object_empty();
     }
     for (size_t i = 0; i < sst_array_len(pending) && map != NULL; i++) {
         const sst_value *p = sst_array_get(pending, i);
@@ -437,19 +475,8 @@ static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst
         if (value == NULL) {
             continue; /* not resumed this time: the task interrupts again */
         }
-        const sst_value *have = sst_object_get(map, sst_string_cstr(task));
         size_t index = (size_t)sst_int_value(sst_object_get(p, "index"));
-        sst_value *list = sst_value_ref(have != NULL ? have : sst_array_empty());
-        while (list != NULL && sst_array_len(list) < index) {
-            list = sst_array_push_take(list, sst_null(), err);
-        }
-        if (list != NULL && sst_array_len(list) > index) {
-            list = sst_array_set_take(list, index, sst_value_ref(value), err);
-        } else if (list != NULL) {
-            list = sst_array_push_take(list, sst_value_ref(value), err);
-        }
-        map = list != NULL ? sst_object_setv_take(map, task, list, err)
-                           : (sst_value_unref(map), NULL);
+        map = put_resume_value(map, task, index, value, err);
     }
     if (map == NULL) {
         return NULL;
@@ -533,6 +560,189 @@ static sst_graph_result *failed_before_start(const sst_value *state, const sst_e
     return r;
 }
 
+/* The result for an invoke with no input and nothing to resume: the thread as it is. */
+static sst_graph_result *unchanged_result(const sst_graph_thread *th, sst_error *err) {
+    sst_graph_result *r = new_result(err);
+    if (r != NULL) {
+        r->status = SST_RUN_COMPLETED;
+        r->state = sst_value_ref(th->public_state);
+    }
+    return r;
+}
+
+/* Applies @p input to @p state (takes it); puts the prepared delta in *prepared (owned). */
+static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
+                              const sst_value *input, sst_value **prepared, sst_error *err) {
+    *prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(input), err);
+    const sst_value *deltas[] = {*prepared};
+    state = *prepared != NULL ? sst_schema_apply(cg->schema, state, deltas, 1, err)
+                              : (sst_value_unref(state), NULL);
+    if (state == NULL) {
+        sst_value_unref(*prepared);
+        *prepared = NULL;
+        sst__error_prefix(err, "input");
+    }
+    return state;
+}
+
+/* Names a new run of @p th in @p run_key and remembers the name on the thread. */
+static void name_run(sst_graph_thread *th, bool durable, char *run_key, size_t size) {
+    char id[37];
+    sst__checkpoint_id(th, id);
+    /* Short: stored with every checkpoint. Task ids only need to differ between the
+     * runs of one thread. */
+    snprintf(run_key, size, "%s/%08llx", durable ? th->thread_id : "memory",
+             (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
+    snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+    th->runs++;
+}
+
+/*
+ * Starts a new run: applies the input, routes START, names the run and writes its input
+ * checkpoint. Takes *state and leaves the state after the input there, with the start point
+ * (owned) in *rp. On failure returns false with *state consumed and set to NULL; *early is then
+ * the result for a failed START router, or NULL with @p err set.
+ */
+static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *input, bool restart,
+                      bool fork, sst_value **state, sst_value **rp, char *run_key, size_t key_size,
+                      sst_graph_result **early, sst_error *err) {
+    const sst_compiled_graph *cg = c->cg;
+    bool durable = c->th != NULL;
+    *early = NULL;
+    sst_value *prepared = NULL;
+    if (input != NULL && (*state = apply_input(cg, *state, input, &prepared, err)) == NULL) {
+        return false;
+    }
+    sst_error rerr;
+    sst_error_clear(&rerr);
+    sst_value *targets = NULL;
+    sst_code rc = start_routing(cg, *state, &targets, &rerr);
+    /* A new run's first superstep comes after its input and loop checkpoints. */
+    uint64_t first = durable ? (uint64_t)(th->last_step + (restart ? 1 : 2)) : 0;
+    if (rc == SST_OK) {
+        *rp = sst__start_point(cg, first, targets, &rerr);
+        rc = *rp != NULL ? SST_OK : SST_ENOMEM;
+    }
+    sst_value_unref(targets);
+    if (rc != SST_OK) {
+        sst_value_unref(prepared);
+        *early =
+            rc == SST_ENOMEM ? (sst__enomem(err), NULL) : failed_before_start(*state, &rerr, err);
+        if (*early != NULL && th != NULL) {
+            set_thread_state(th, *state);
+        }
+        sst_value_unref(*state);
+        *state = NULL;
+        return false;
+    }
+    if (th != NULL) {
+        name_run(th, durable, run_key, key_size);
+    }
+    if (durable &&
+        sst__persist_start(th, restart, input, prepared, *state, *rp, fork, c->o, err) != SST_OK) {
+        sst_value_unref(prepared);
+        sst_value_unref(*rp);
+        *rp = NULL;
+        sst_value_unref(*state);
+        *state = NULL;
+        return false;
+    }
+    sst_value_unref(prepared);
+    emit_values(c, *state);
+    return true;
+}
+
+/* Runs the engine from the resume point @p rp on @p state (takes both), with the hooks on @p c. */
+static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state,
+                                  const char *run_key, sst_error *err) {
+    c->first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+    sst_run_opts ro;
+    sst_run_opts_init(&ro);
+    ro.resume = rp;
+    ro.state = state;
+    ro.run_key = run_key;
+    ro.max_supersteps = c->first_step + c->o->recursion_limit;
+    ro.want_next = c->th != NULL;
+    ro.before_superstep = before_hook;
+    ro.on_superstep = superstep_hook;
+    ro.on_retry = retry_hook;
+    ro.sleep = sleep_hook;
+    ro.user_data = c;
+    c->step = c->first_step;
+
+    sst_engine *own = NULL;
+    sst_engine *e = c->o->engine;
+    if (e == NULL) {
+        e = own = sst_engine_new(NULL, err);
+    }
+    sst_run_result *rr = e != NULL ? sst_engine_run(e, c->cg->pregel, &ro, err) : NULL;
+    sst_engine_free(own);
+    sst_value_unref(rp);
+    sst_value_unref(state);
+    return rr;
+}
+
+/* Keeps what the next invoke of @p th needs after the run @p rr (borrowed), and writes the
+ * final checkpoint of a durable thread; a failure to write it fails @p r. */
+static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_run_result *rr,
+                         const char *run_key, sst_graph_result *r) {
+    set_thread_state(th, sst_run_result_state(rr));
+    sst_value_unref(th->resume_point);
+    sst_value_unref(th->pending);
+    th->resume_point = NULL;
+    th->pending = sst_array_empty();
+    th->skip_before = false;
+    if (r->status != SST_RUN_COMPLETED && !sst_is_null(sst_run_result_resume_point(rr))) {
+        th->resume_point = sst_value_ref(sst_run_result_resume_point(rr));
+        sst_value_unref(th->pending);
+        th->pending = collect_interrupts(c, rr, run_key, true);
+        th->skip_before = c->stopped != NULL && strcmp(c->stopped, "before") == 0;
+        snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+    }
+    if (c->th != NULL && c->persist_rc == SST_OK) {
+        sst_error perr;
+        sst_error_clear(&perr);
+        if (sst__persist_stop(th, rr, th->pending, th->skip_before, c->o, &perr) != SST_OK &&
+            r->status != SST_RUN_FAILED) {
+            r->status = SST_RUN_FAILED;
+            r->error = perr;
+        }
+    }
+}
+
+/* The graph result of the engine run @p rr (takes it); updates @p th when not NULL. */
+static sst_graph_result *finish_run(const invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
+                                    const char *run_key, sst_error *err) {
+    sst_graph_result *r = new_result(err);
+    if (r == NULL) {
+        sst_run_result_free(rr);
+        return NULL;
+    }
+    r->status = sst_run_result_status(rr);
+    r->steps = sst_run_result_supersteps(rr) - c->first_step;
+    r->state = sst__graph_public_state(sst_run_result_state(rr), NULL);
+    if (r->status == SST_RUN_INTERRUPTED) {
+        sst_value_unref(r->interrupts);
+        r->interrupts = collect_interrupts(c, rr, run_key, false);
+    } else if (r->status == SST_RUN_FAILED) {
+        r->error = c->stream_rc != SST_OK    ? c->stream_err
+                   : c->persist_rc != SST_OK ? c->persist_err
+                                             : *sst_run_result_error(rr);
+        const char *node = sst_run_result_error_vertex(rr);
+        r->error_node = node != NULL ? sst__strndup(node, strlen(node)) : NULL;
+    }
+    if (th != NULL) {
+        remember_run(c, th, rr, run_key, r);
+    }
+    sst_run_result_free(rr);
+    if (r->state == NULL || r->interrupts == NULL || (th != NULL && th->pending == NULL)) {
+        sst_graph_result_free(r);
+        sst__enomem(err);
+        return NULL;
+    }
+    return r;
+}
+
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
                                        sst_error *err) {
@@ -555,13 +765,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         input = th->restart_input;
     }
     if (durable && !resuming && !restart && input == NULL && th->last_id != NULL) {
-        /* Nothing to resume and no input: the thread stays as it is. */
-        sst_graph_result *r = new_result(err);
-        if (r != NULL) {
-            r->status = SST_RUN_COMPLETED;
-            r->state = sst_value_ref(th->public_state);
-        }
-        return r;
+        return unchanged_result(th, err);
     }
     sst_value *state = th != NULL && th->state != NULL ? sst_value_ref(th->state)
                                                        : sst_schema_initial_state(cg->schema, err);
@@ -575,8 +779,6 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;
-    sst_run_opts ro;
-    sst_run_opts_init(&ro);
     sst_value *rp = NULL;
     char run_key[160] = "";
     if (resuming) {
@@ -588,137 +790,15 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         c.skip_before = th->skip_before;
         snprintf(run_key, sizeof run_key, "%s", th->run_key);
     } else {
-        sst_value *prepared = NULL;
-        if (input != NULL) {
-            prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(input), err);
-            const sst_value *deltas[] = {prepared};
-            state = prepared != NULL ? sst_schema_apply(cg->schema, state, deltas, 1, err)
-                                     : (sst_value_unref(state), NULL);
-            if (state == NULL) {
-                sst_value_unref(prepared);
-                sst__error_prefix(err, "input");
-                return NULL;
-            }
-        }
-        sst_error rerr;
-        sst_error_clear(&rerr);
-        sst_value *targets = NULL;
-        sst_code rc = start_routing(cg, state, &targets, &rerr);
-        /* A new run's first superstep comes after its input and loop checkpoints. */
-        uint64_t first = durable ? (uint64_t)(th->last_step + (restart ? 1 : 2)) : 0;
-        if (rc == SST_OK) {
-            rp = sst__start_point(cg, first, targets, &rerr);
-            rc = rp != NULL ? SST_OK : SST_ENOMEM;
-        }
-        sst_value_unref(targets);
-        if (rc != SST_OK) {
-            sst_value_unref(prepared);
-            sst_graph_result *r = rc == SST_ENOMEM ? (sst__enomem(err), NULL)
-                                                   : failed_before_start(state, &rerr, err);
-            if (r != NULL && th != NULL) {
-                set_thread_state(th, state);
-            }
-            sst_value_unref(state);
-            return r;
-        }
-        if (th != NULL) {
-            char id[37];
-            sst__checkpoint_id(th, id);
-            /* Short: stored with every checkpoint. Task ids only need to differ between the
-             * runs of one thread. */
-            snprintf(run_key, sizeof run_key, "%s/%08llx", durable ? th->thread_id : "memory",
-                     (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
-            snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
-            th->runs++;
-        }
-        if (durable) {
-            rc = sst__persist_start(th, restart, input, prepared, state, rp, fork, o, err);
-            if (rc != SST_OK) {
-                sst_value_unref(prepared);
-                sst_value_unref(rp);
-                sst_value_unref(state);
-                return NULL;
-            }
-        }
-        sst_value_unref(prepared);
-        emit_values(&c, state);
-    }
-    c.first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
-    ro.resume = rp;
-    ro.state = state;
-    ro.run_key = run_key;
-    ro.max_supersteps = c.first_step + o->recursion_limit;
-    ro.want_next = durable;
-    ro.before_superstep = before_hook;
-    ro.on_superstep = superstep_hook;
-    ro.on_retry = retry_hook;
-    ro.sleep = sleep_hook;
-    ro.user_data = &c;
-    c.step = c.first_step;
-
-    sst_engine *own = NULL;
-    sst_engine *e = o->engine;
-    if (e == NULL) {
-        e = own = sst_engine_new(NULL, err);
-    }
-    sst_run_result *rr = e != NULL ? sst_engine_run(e, cg->pregel, &ro, err) : NULL;
-    sst_engine_free(own);
-    sst_value_unref(rp);
-    sst_value_unref(state);
-    if (rr == NULL) {
-        sst_value_unref(c.nodes);
-        return NULL;
-    }
-    sst_graph_result *r = new_result(err);
-    if (r == NULL) {
-        sst_run_result_free(rr);
-        sst_value_unref(c.nodes);
-        return NULL;
-    }
-    r->status = sst_run_result_status(rr);
-    r->steps = sst_run_result_supersteps(rr) - c.first_step;
-    r->state = sst__graph_public_state(sst_run_result_state(rr), NULL);
-    if (r->status == SST_RUN_INTERRUPTED) {
-        sst_value_unref(r->interrupts);
-        r->interrupts = collect_interrupts(&c, rr, run_key, false);
-    } else if (r->status == SST_RUN_FAILED) {
-        r->error = c.stream_rc != SST_OK    ? c.stream_err
-                   : c.persist_rc != SST_OK ? c.persist_err
-                                            : *sst_run_result_error(rr);
-        const char *node = sst_run_result_error_vertex(rr);
-        r->error_node = node != NULL ? sst__strndup(node, strlen(node)) : NULL;
-    }
-    if (th != NULL) {
-        set_thread_state(th, sst_run_result_state(rr));
-        sst_value_unref(th->resume_point);
-        sst_value_unref(th->pending);
-        th->resume_point = NULL;
-        th->pending = sst_array_empty();
-        th->skip_before = false;
-        if (r->status != SST_RUN_COMPLETED && !sst_is_null(sst_run_result_resume_point(rr))) {
-            th->resume_point = sst_value_ref(sst_run_result_resume_point(rr));
-            sst_value_unref(th->pending);
-            th->pending = collect_interrupts(&c, rr, run_key, true);
-            th->skip_before = c.stopped != NULL && strcmp(c.stopped, "before") == 0;
-            snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
-        }
-        if (durable && c.persist_rc == SST_OK) {
-            sst_error perr;
-            sst_error_clear(&perr);
-            if (sst__persist_stop(th, rr, th->pending, th->skip_before, o, &perr) != SST_OK &&
-                r->status != SST_RUN_FAILED) {
-                r->status = SST_RUN_FAILED;
-                r->error = perr;
-            }
+        sst_graph_result *early = NULL;
+        if (!begin_run(&c, th, input, restart, fork, &state, &rp, run_key, sizeof run_key, &early,
+                       err)) {
+            return early;
         }
     }
-    sst_run_result_free(rr);
+    sst_run_result *rr = run_engine(&c, rp, state, run_key, err);
+    sst_graph_result *r = rr != NULL ? finish_run(&c, th, rr, run_key, err) : NULL;
     sst_value_unref(c.nodes);
-    if (r->state == NULL || r->interrupts == NULL || (th != NULL && th->pending == NULL)) {
-        sst_graph_result_free(r);
-        sst__enomem(err);
-        return NULL;
-    }
     return r;
 }
 

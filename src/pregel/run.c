@@ -489,8 +489,9 @@ static bool route(run *R, const sst_task *t) {
     return true;
 }
 
-/* Applies every delta in task order and routes the outboxes. false: the run stops. */
-static bool commit(run *R, uint64_t started_ns) {
+/* Applies the tasks' deltas in task order to the state; counts their fields in *fields.
+ * false: a reducer refused them and the run stops with nothing committed. */
+static bool apply_deltas(run *R, size_t *fields) {
     const sst_value *stack[32];
     const sst_value **deltas = R->ntasks <= 32 ? stack : sst__malloc(R->ntasks * sizeof *deltas);
     if (deltas == NULL) {
@@ -498,11 +499,12 @@ static bool commit(run *R, uint64_t started_ns) {
                  (unsigned long long)R->superstep);
         return false;
     }
-    size_t n = 0, fields = 0;
+    size_t n = 0;
+    *fields = 0;
     for (size_t i = 0; i < R->ntasks; i++) {
         if (R->tasks[i].delta != NULL) {
             deltas[n++] = R->tasks[i].delta;
-            fields += sst_object_len(R->tasks[i].delta);
+            *fields += sst_object_len(R->tasks[i].delta);
         }
     }
     sst_error err;
@@ -520,6 +522,56 @@ static bool commit(run *R, uint64_t started_ns) {
     }
     sst_value_unref(R->state);
     R->state = next;
+    return true;
+}
+
+/* Calls the on_superstep hook with the committed superstep's stats. false: the run stops. */
+static bool report_superstep(run *R, uint64_t started_ns, size_t fields) {
+    size_t retries = 0;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        const sst_task *t = &R->tasks[i];
+        R->stats[i].vertex = sst_task_vertex(t);
+        R->stats[i].task_id = sst_task_id(t);
+        R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
+        R->stats[i].events = t->events != NULL ? t->events : sst_array_empty();
+        R->stats[i].duration_ns = t->duration_ns;
+        R->stats[i].attempts = t->attempt;
+        retries += t->attempt > 0 ? t->attempt - 1 : 0;
+    }
+    sst_superstep_stats st;
+    st.superstep = R->superstep;
+    st.tasks = R->ntasks;
+    st.retries = retries;
+    st.delta_fields = fields;
+    st.wall_ns = sst__now_ns() - started_ns;
+    st.task = R->stats;
+    st.state = R->state;
+    st.next = NULL;
+    sst_value *next_rp = NULL;
+    if (R->o->want_next) {
+        sst_error nerr;
+        next_rp = next_resume_point(R, &nerr);
+        if (next_rp == NULL) {
+            fail_run(R, NULL, SST_ENOMEM, "out of memory after superstep %llu",
+                     (unsigned long long)R->superstep);
+            return false;
+        }
+        st.next = next_rp;
+    }
+    sst_code rc = R->o->on_superstep(&st, R->o->user_data);
+    sst_value_unref(next_rp);
+    if (rc != SST_OK) {
+        R->hook_stop = rc; /* the loop stops before the next superstep */
+    }
+    return true;
+}
+
+/* Applies every delta in task order and routes the outboxes. false: the run stops. */
+static bool commit(run *R, uint64_t started_ns) {
+    size_t fields;
+    if (!apply_deltas(R, &fields)) {
+        return false;
+    }
     for (size_t i = 0; i < R->ntasks; i++) {
         if (!route(R, &R->tasks[i])) {
             return false;
@@ -535,45 +587,7 @@ static bool commit(run *R, uint64_t started_ns) {
             return false;
         }
     }
-    if (R->o->on_superstep != NULL) {
-        size_t retries = 0;
-        for (size_t i = 0; i < R->ntasks; i++) {
-            const sst_task *t = &R->tasks[i];
-            R->stats[i].vertex = sst_task_vertex(t);
-            R->stats[i].task_id = sst_task_id(t);
-            R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
-            R->stats[i].events = t->events != NULL ? t->events : sst_array_empty();
-            R->stats[i].duration_ns = t->duration_ns;
-            R->stats[i].attempts = t->attempt;
-            retries += t->attempt > 0 ? t->attempt - 1 : 0;
-        }
-        sst_superstep_stats st;
-        st.superstep = R->superstep;
-        st.tasks = R->ntasks;
-        st.retries = retries;
-        st.delta_fields = fields;
-        st.wall_ns = sst__now_ns() - started_ns;
-        st.task = R->stats;
-        st.state = R->state;
-        st.next = NULL;
-        sst_value *next_rp = NULL;
-        if (R->o->want_next) {
-            sst_error nerr;
-            next_rp = next_resume_point(R, &nerr);
-            if (next_rp == NULL) {
-                fail_run(R, NULL, SST_ENOMEM, "out of memory after superstep %llu",
-                         (unsigned long long)R->superstep);
-                return false;
-            }
-            st.next = next_rp;
-        }
-        sst_code rc = R->o->on_superstep(&st, R->o->user_data);
-        sst_value_unref(next_rp);
-        if (rc != SST_OK) {
-            R->hook_stop = rc; /* the loop stops before the next superstep */
-        }
-    }
-    return true;
+    return R->o->on_superstep == NULL || report_superstep(R, started_ns, fields);
 }
 
 /* Decides how the superstep ends. true: committed, go on. */
@@ -742,6 +756,104 @@ static void stop_after_hook(run *R) {
     }
 }
 
+/* Reads opts->resume (borrowed) into the superstep to run and its resume values. */
+static bool read_resume_point(run *R, const sst_value *resume, sst_error *err) {
+    const sst_value *step = sst_object_get(resume, "superstep");
+    const sst_value *map = sst_object_get(resume, "resume");
+    if (!sst_is_int(step) || sst_int_value(step) < 0 || (map != NULL && !sst_is_object(map))) {
+        sst__error(err, SST_ETYPE,
+                   "resume point: needs 'superstep' (an integer) and an optional 'resume' "
+                   "object");
+        return false;
+    }
+    R->superstep = (uint64_t)sst_int_value(step);
+    R->resume_map = map;
+    return true;
+}
+
+/* Sets up @p R for a run: the result, the state and the first superstep's routing or tasks.
+ * false with @p err set: everything @p R held is freed. */
+static bool run_init(run *R, sst_engine *e, const sst_pregel *p, const sst_run_opts *opts,
+                     sst_error *err) {
+    memset(R, 0, sizeof *R);
+    R->e = e;
+    R->p = p;
+    R->o = opts;
+    R->r = sst__calloc(1, sizeof *R->r);
+    R->active = sst__calloc(p->n, sizeof *R->active);
+    R->inbox = sst__calloc(p->n, sizeof *R->inbox);
+    if (R->r == NULL || R->active == NULL || R->inbox == NULL) {
+        sst__free(R->r);
+        R->r = NULL;
+        run_free(R);
+        sst__enomem(err);
+        return false;
+    }
+    R->r->interrupts = sst_array_empty();
+    R->r->pending = sst_array_empty();
+    R->r->resume_point = sst_null();
+    bool ok = opts->resume == NULL || read_resume_point(R, opts->resume, err);
+    R->state = ok ? initial_state(p, opts, err) : NULL;
+    ok = R->state != NULL;
+    if (ok && opts->resume != NULL) {
+        ok = make_tasks_from_resume(R, opts->resume, err);
+    } else if (ok) {
+        R->superstep = opts->first_superstep;
+        ok = initial_routing(R, opts, err);
+    }
+    if (!ok) {
+        sst_run_result_free(R->r);
+        run_free(R);
+        return false;
+    }
+    R->rng = opts->jitter_seed;
+    if (R->rng == 0 && sst__random_bytes(&R->rng, sizeof R->rng, NULL) != SST_OK) {
+        R->rng = sst__now_ns();
+    }
+    R->rng |= 1; /* xorshift needs a non-zero state */
+    return true;
+}
+
+/* Runs supersteps until no vertex is active or the run stops; the outcome is in R->r. */
+static void run_supersteps(run *R) {
+    const sst_run_opts *opts = R->o;
+    bool first = true;
+    for (;;) {
+        if (!(first && opts->resume != NULL) && !make_tasks(R)) {
+            fail_run(R, NULL, SST_ENOMEM, "out of memory making the tasks of superstep %llu",
+                     (unsigned long long)R->superstep);
+            break;
+        }
+        first = false;
+        if (R->ntasks == 0) {
+            break; /* no vertex active: done */
+        }
+        if (R->superstep >= opts->max_supersteps) {
+            set_resume_point(R, false, NULL);
+            fail_run(R, NULL, SST_ELIMIT,
+                     "recursion limit of %llu supersteps reached with %zu task%s still to run "
+                     "(raise max_supersteps / recursion_limit if the run is meant to be longer)",
+                     (unsigned long long)opts->max_supersteps, R->ntasks,
+                     R->ntasks == 1 ? "" : "s");
+            break;
+        }
+        if (!before_superstep(R)) {
+            break;
+        }
+        uint64_t started = sst__now_ns();
+        run_superstep_tasks(R);
+        if (!finish_superstep(R, started)) {
+            break;
+        }
+        destroy_tasks(R);
+        if (R->hook_stop != SST_OK) {
+            stop_after_hook(R);
+            break;
+        }
+        R->superstep++;
+    }
+}
+
 sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run_opts *opts,
                                sst_error *err) {
     sst_run_opts defaults;
@@ -758,93 +870,13 @@ sst_run_result *sst_engine_run(sst_engine *e, const sst_pregel *p, const sst_run
         return NULL;
     }
     run R;
-    memset(&R, 0, sizeof R);
-    R.e = e;
-    R.p = p;
-    R.o = opts;
-    R.r = sst__calloc(1, sizeof *R.r);
-    R.active = sst__calloc(p->n, sizeof *R.active);
-    R.inbox = sst__calloc(p->n, sizeof *R.inbox);
-    if (R.r == NULL || R.active == NULL || R.inbox == NULL) {
-        sst__free(R.r);
-        R.r = NULL;
-        run_free(&R);
-        sst__enomem(err);
+    if (!run_init(&R, e, p, opts, err)) {
         return NULL;
     }
-    R.r->interrupts = sst_array_empty();
-    R.r->pending = sst_array_empty();
-    R.r->resume_point = sst_null();
-    if (opts->resume != NULL) {
-        const sst_value *step = sst_object_get(opts->resume, "superstep");
-        const sst_value *map = sst_object_get(opts->resume, "resume");
-        if (!sst_is_int(step) || sst_int_value(step) < 0 || (map != NULL && !sst_is_object(map))) {
-            sst__error(err, SST_ETYPE,
-                       "resume point: needs 'superstep' (an integer) and an optional 'resume' "
-                       "object");
-            sst_run_result_free(R.r);
-            run_free(&R);
-            return NULL;
-        }
-        R.superstep = (uint64_t)sst_int_value(step);
-        R.resume_map = map;
-    }
-    R.state = initial_state(p, opts, err);
-    bool ok = R.state != NULL;
-    if (ok && opts->resume != NULL) {
-        ok = make_tasks_from_resume(&R, opts->resume, err);
-    } else if (ok) {
-        R.superstep = opts->first_superstep;
-        ok = initial_routing(&R, opts, err);
-    }
-    if (!ok) {
-        sst_run_result_free(R.r);
-        run_free(&R);
-        return NULL;
-    }
-    R.rng = opts->jitter_seed;
-    if (R.rng == 0 && sst__random_bytes(&R.rng, sizeof R.rng, NULL) != SST_OK) {
-        R.rng = sst__now_ns();
-    }
-    R.rng |= 1; /* xorshift needs a non-zero state */
-
     e->running = true;
     R.r->status = SST_RUN_COMPLETED;
     R.r->supersteps = R.superstep;
-    bool first = true;
-    for (;;) {
-        if (!(first && opts->resume != NULL) && !make_tasks(&R)) {
-            fail_run(&R, NULL, SST_ENOMEM, "out of memory making the tasks of superstep %llu",
-                     (unsigned long long)R.superstep);
-            break;
-        }
-        first = false;
-        if (R.ntasks == 0) {
-            break; /* no vertex active: done */
-        }
-        if (R.superstep >= opts->max_supersteps) {
-            set_resume_point(&R, false, NULL);
-            fail_run(&R, NULL, SST_ELIMIT,
-                     "recursion limit of %llu supersteps reached with %zu task%s still to run "
-                     "(raise max_supersteps / recursion_limit if the run is meant to be longer)",
-                     (unsigned long long)opts->max_supersteps, R.ntasks, R.ntasks == 1 ? "" : "s");
-            break;
-        }
-        if (!before_superstep(&R)) {
-            break;
-        }
-        uint64_t started = sst__now_ns();
-        run_superstep_tasks(&R);
-        if (!finish_superstep(&R, started)) {
-            break;
-        }
-        destroy_tasks(&R);
-        if (R.hook_stop != SST_OK) {
-            stop_after_hook(&R);
-            break;
-        }
-        R.superstep++;
-    }
+    run_supersteps(&R);
     e->running = false;
     R.r->state = R.state;
     R.state = NULL;

@@ -85,6 +85,44 @@ static sst_value *new_id(sst_error *err) {
     return sst_string_new(uuid, err);
 }
 
+/* A message object @p e in normal form: checked id, canonical role, an id when missing. */
+static sst_value *normalize_object(const char *field, size_t index, const sst_value *e,
+                                   sst_error *err) {
+    const sst_value *id = sst_object_get(e, "id");
+    if (id != NULL && !sst_is_null(id) && !sst_is_string(id)) {
+        char what[96];
+        snprintf(what, sizeof what, "'id' must be a string, got %s", sst__type_word(id));
+        return msg_error(err, SST_ETYPE, field, index, what);
+    }
+    if (is_remove(e)) {
+        if (!sst_is_string(id)) {
+            return msg_error(err, SST_EINVAL, field, index, "a remove message needs a string 'id'");
+        }
+        return sst_value_ref(e);
+    }
+    const sst_value *role = sst_object_get(e, "role");
+    if (!sst_is_string(role)) {
+        return msg_error(err, SST_ETYPE, field, index,
+                         role == NULL ? "message object has no 'role'"
+                                      : "message 'role' must be a string");
+    }
+    const char *canon = canonical_role(sst_string_cstr(role));
+    if (canon == NULL) {
+        return unknown_role(err, field, index, role);
+    }
+    bool role_ok = strcmp(canon, sst_string_cstr(role)) == 0;
+    if (sst_is_string(id) && role_ok) {
+        return sst_value_ref(e); /* already normal: share it */
+    }
+    sst_value *nid = sst_is_string(id) ? sst_value_ref(id) : new_id(err);
+    if (nid == NULL) {
+        return NULL;
+    }
+    sst_value *m = build_message(nid, canon, NULL, e, err);
+    sst_value_unref(nid);
+    return m;
+}
+
 /* One element of an update as a message object (new), or NULL with err. */
 static sst_value *normalize_one(const char *field, size_t index, const sst_value *e,
                                 sst_error *err) {
@@ -122,39 +160,7 @@ static sst_value *normalize_one(const char *field, size_t index, const sst_value
                  sst__type_word(e));
         return msg_error(err, SST_ETYPE, field, index, what);
     }
-    const sst_value *id = sst_object_get(e, "id");
-    if (id != NULL && !sst_is_null(id) && !sst_is_string(id)) {
-        char what[96];
-        snprintf(what, sizeof what, "'id' must be a string, got %s", sst__type_word(id));
-        return msg_error(err, SST_ETYPE, field, index, what);
-    }
-    if (is_remove(e)) {
-        if (!sst_is_string(id)) {
-            return msg_error(err, SST_EINVAL, field, index, "a remove message needs a string 'id'");
-        }
-        return sst_value_ref(e);
-    }
-    const sst_value *role = sst_object_get(e, "role");
-    if (!sst_is_string(role)) {
-        return msg_error(err, SST_ETYPE, field, index,
-                         role == NULL ? "message object has no 'role'"
-                                      : "message 'role' must be a string");
-    }
-    const char *canon = canonical_role(sst_string_cstr(role));
-    if (canon == NULL) {
-        return unknown_role(err, field, index, role);
-    }
-    bool role_ok = strcmp(canon, sst_string_cstr(role)) == 0;
-    if (sst_is_string(id) && role_ok) {
-        return sst_value_ref(e); /* already normal: share it */
-    }
-    sst_value *nid = sst_is_string(id) ? sst_value_ref(id) : new_id(err);
-    if (nid == NULL) {
-        return NULL;
-    }
-    sst_value *m = build_message(nid, canon, NULL, e, err);
-    sst_value_unref(nid);
-    return m;
+    return normalize_object(field, index, e, err);
 }
 
 sst_value *sst__messages_normalize(const char *field, const sst_value *update, sst_error *err) {
@@ -254,6 +260,84 @@ static sst_value *merge_fail(sst_value *merged, sst_value *upd, sst__id_index *i
     return NULL;
 }
 
+/* The index just past the last "__remove_all__" in @p upd, or 0. */
+static size_t remove_all_start(const sst_value *upd) {
+    size_t start = 0, n_upd = sst_array_len(upd);
+    for (size_t i = 0; i < n_upd; i++) {
+        const sst_value *m = sst_array_get(upd, i);
+        if (is_remove(m) && strcmp(sst_string_cstr(sst_object_get(m, "id")), REMOVE_ALL) == 0) {
+            start = i + 1;
+        }
+    }
+    return start;
+}
+
+/*
+ * Merges the messages of @p upd from @p start into @p merged (takes it) by id: replaces or
+ * appends through @p idx and marks removals in @p rm, counting them in *removed. NULL on
+ * failure, with @p merged released.
+ */
+static sst_value *merge_by_id(sst_value *merged, const sst_value *upd, size_t start,
+                              sst__id_index *idx, removals *rm, size_t *removed, const char *field,
+                              sst_error *err) {
+    for (size_t i = start; i < sst_array_len(upd); i++) {
+        const sst_value *m = sst_array_get(upd, i);
+        const sst_value *id = sst_object_get(m, "id");
+        size_t pos = sst__id_index_find(idx, merged, id);
+        if (is_remove(m)) {
+            if (pos == SIZE_MAX) {
+                char ex[80];
+                sst__excerpt(id, ex, sizeof ex);
+                sst__error(err, SST_ENOTFOUND,
+                           "reducer 'add_messages' on field '%s': cannot remove message %s: no "
+                           "message has that id",
+                           field, ex);
+                sst_value_unref(merged);
+                return NULL;
+            }
+            *removed += !removed_at(rm, pos);
+            if (!removals_set(rm, pos, true)) {
+                sst__enomem(err);
+                sst_value_unref(merged);
+                return NULL;
+            }
+            continue;
+        }
+        if (pos != SIZE_MAX) {
+            *removed -= removed_at(rm, pos);
+            removals_set(rm, pos, false);
+            merged = sst_array_set_take(merged, pos, sst_value_ref(m), err);
+        } else {
+            pos = sst_array_len(merged);
+            merged = sst_array_push_take(merged, sst_value_ref(m), err);
+            if (merged != NULL && !sst__id_index_put(idx, id, pos)) {
+                sst__enomem(err);
+                sst_value_unref(merged);
+                return NULL;
+            }
+        }
+        if (merged == NULL) {
+            return NULL;
+        }
+    }
+    return merged;
+}
+
+/* @p merged (taken) without the positions marked in @p rm; the new list has no index. */
+static sst_value *without_removed(sst_value *merged, const removals *rm, sst_error *err) {
+    sst_value *kept = sst_array_empty();
+    sst_array_iter it;
+    sst_array_iter_init(&it, merged);
+    const sst_value *e;
+    for (size_t pos = 0; (e = sst_array_iter_next(&it)) != NULL && kept != NULL; pos++) {
+        if (!removed_at(rm, pos)) {
+            kept = sst_array_push_take(kept, sst_value_ref(e), err);
+        }
+    }
+    sst_value_unref(merged);
+    return kept;
+}
+
 /*
  * The merge is O(update): positions come from the id index attached to the
  * current list (built once, O(history), when a list arrives without one,
@@ -277,19 +361,13 @@ sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
         return NULL;
     }
     /* "__remove_all__" drops everything before its (last) occurrence. */
-    size_t start = 0, n_upd = sst_array_len(upd);
-    for (size_t i = 0; i < n_upd; i++) {
-        const sst_value *m = sst_array_get(upd, i);
-        if (is_remove(m) && strcmp(sst_string_cstr(sst_object_get(m, "id")), REMOVE_ALL) == 0) {
-            start = i + 1;
-        }
-    }
+    size_t start = remove_all_start(upd);
     sst_value *merged = cur;
     if (start > 0) {
         sst_value_unref(merged);
         merged = sst_array_empty();
     }
-    if (start == n_upd) {
+    if (start == sst_array_len(upd)) {
         sst_value_unref(upd);
         return merged;
     }
@@ -303,57 +381,14 @@ sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
         }
     }
     size_t removed = 0;
-    for (size_t i = start; i < n_upd; i++) {
-        const sst_value *m = sst_array_get(upd, i);
-        const sst_value *id = sst_object_get(m, "id");
-        size_t pos = sst__id_index_find(idx, merged, id);
-        if (is_remove(m)) {
-            if (pos == SIZE_MAX) {
-                char ex[80];
-                sst__excerpt(id, ex, sizeof ex);
-                sst__error(err, SST_ENOTFOUND,
-                           "reducer 'add_messages' on field '%s': cannot remove message %s: no "
-                           "message has that id",
-                           field, ex);
-                return merge_fail(merged, upd, idx, &rm);
-            }
-            removed += !removed_at(&rm, pos);
-            if (!removals_set(&rm, pos, true)) {
-                sst__enomem(err);
-                return merge_fail(merged, upd, idx, &rm);
-            }
-            continue;
-        }
-        if (pos != SIZE_MAX) {
-            removed -= removed_at(&rm, pos);
-            removals_set(&rm, pos, false);
-            merged = sst_array_set_take(merged, pos, sst_value_ref(m), err);
-        } else {
-            pos = sst_array_len(merged);
-            merged = sst_array_push_take(merged, sst_value_ref(m), err);
-            if (merged != NULL && !sst__id_index_put(idx, id, pos)) {
-                sst__enomem(err);
-                return merge_fail(merged, upd, idx, &rm);
-            }
-        }
-        if (merged == NULL) {
-            return merge_fail(NULL, upd, idx, &rm);
-        }
+    merged = merge_by_id(merged, upd, start, idx, &rm, &removed, field, err);
+    if (merged == NULL) {
+        return merge_fail(NULL, upd, idx, &rm);
     }
     if (removed > 0) {
         /* Positions shift: the new list starts without an index. */
-        sst_value *kept = sst_array_empty();
-        sst_array_iter it;
-        sst_array_iter_init(&it, merged);
-        const sst_value *e;
-        for (size_t pos = 0; (e = sst_array_iter_next(&it)) != NULL && kept != NULL; pos++) {
-            if (!removed_at(&rm, pos)) {
-                kept = sst_array_push_take(kept, sst_value_ref(e), err);
-            }
-        }
-        sst_value_unref(merged);
-        merged = kept;
-    } else if (merged != NULL && sst_value_is_unique(merged)) {
+        merged = without_removed(merged, &rm, err);
+    } else if (sst_value_is_unique(merged)) {
         /* A cache: when attaching fails the next merge rebuilds the index. */
         sst_code ignored = sst_array_attach(merged, &sst__id_index_type, idx, NULL);
         (void)ignored;

@@ -205,6 +205,124 @@ static bool same_key(const sst_value *a, const sst_value *b) {
                       memcmp(sst_string_cstr(a), sst_string_cstr(b), sst_string_len(a)) == 0);
 }
 
+/* The writes of one superstep grouped by field (all arrays owned, sized for every write). */
+typedef struct write_groups {
+    field_group *groups;
+    size_t ngroups;
+    const sst_value **updates; /* borrowed values, grouped by field */
+    size_t *slot_of;           /* delta member -> group, in member order */
+    uint32_t *hash;            /* group + 1, 0 = empty; NULL for few writes */
+    size_t hcap;
+} write_groups;
+
+static void write_groups_free(write_groups *w) {
+    sst__free(w->groups);
+    sst__free(w->updates);
+    sst__free(w->slot_of);
+    sst__free(w->hash);
+}
+
+/* Allocates @p w for @p total writes, with a hash of field names when there are more than 8. */
+static bool write_groups_init(write_groups *w, size_t total) {
+    memset(w, 0, sizeof *w);
+    w->groups = sst__malloc(total * sizeof *w->groups);
+    w->updates = sst__malloc(total * sizeof *w->updates);
+    if (total > 8) {
+        w->hcap = 16;
+        while (w->hcap < total * 2) {
+            w->hcap *= 2;
+        }
+        w->hash = sst__calloc(w->hcap, sizeof *w->hash);
+    }
+    w->slot_of = sst__malloc(total * sizeof *w->slot_of);
+    if (w->groups == NULL || w->updates == NULL || w->slot_of == NULL ||
+        (total > 8 && w->hash == NULL)) {
+        write_groups_free(w);
+        return false;
+    }
+    return true;
+}
+
+/* The group of field @p key (borrowed), added after the others when it has none yet. */
+static inline size_t group_of(write_groups *w, const sst_value *key) {
+    size_t g = SIZE_MAX;
+    if (w->hash != NULL) {
+        size_t mask = w->hcap - 1;
+        size_t h = (size_t)sst__hash_bytes(sst_string_cstr(key), sst_string_len(key), 0) & mask;
+        while (w->hash[h] != 0 && !same_key(w->groups[w->hash[h] - 1].key, key)) {
+            h = (h + 1) & mask;
+        }
+        if (w->hash[h] != 0) {
+            g = w->hash[h] - 1;
+        } else {
+            w->hash[h] = (uint32_t)(w->ngroups + 1);
+        }
+    } else {
+        for (size_t j = 0; j < w->ngroups && g == SIZE_MAX; j++) {
+            g = same_key(w->groups[j].key, key) ? j : SIZE_MAX;
+        }
+    }
+    if (g == SIZE_MAX) {
+        g = w->ngroups++;
+        w->groups[g].key = key;
+        w->groups[g].count = 0;
+    }
+    return g;
+}
+
+/* Groups the members of @p deltas by field into @p w, each field's writes in delta order. */
+static void group_writes(write_groups *w, const sst_value *const *deltas, size_t n) {
+    size_t m = 0;
+    for (size_t d = 0; d < n; d++) {
+        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
+            size_t g = group_of(w, sst_object_key_at(deltas[d], i));
+            w->groups[g].count++;
+            w->slot_of[m] = g;
+        }
+    }
+    size_t start = 0;
+    for (size_t g = 0; g < w->ngroups; g++) {
+        w->groups[g].next = start;
+        start += w->groups[g].count;
+    }
+    m = 0;
+    for (size_t d = 0; d < n; d++) {
+        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
+            w->updates[w->groups[w->slot_of[m]].next++] = sst_object_value_at(deltas[d], i);
+        }
+    }
+}
+
+/* Merges each group's writes into @p state (takes it) through the field's reducer. */
+static sst_value *merge_groups(const sst_schema *s, sst_value *state, const write_groups *w,
+                               sst_error *err) {
+    size_t start = 0;
+    for (size_t g = 0; g < w->ngroups && state != NULL; g++) {
+        const sst_value *key = w->groups[g].key;
+        const char *k = sst_string_cstr(key);
+        size_t klen = sst_string_len(key);
+        sst_value *cur = sst_value_ref(sst_object_getn(state, k, klen));
+        if (cur != NULL && sst_value_is_unique(state)) {
+            /* Detach the field so that a reducer may update it in place. */
+            state = sst_object_setv_take(state, key, sst_null(), err);
+            if (state == NULL) {
+                sst_value_unref(cur);
+                break;
+            }
+        }
+        sst_value *merged = sst_reducer_apply(reducer_of(s, key), k, cur, w->updates + start,
+                                              w->groups[g].count, err);
+        start += w->groups[g].count;
+        if (merged == NULL) {
+            sst_value_unref(state);
+            state = NULL;
+            break;
+        }
+        state = sst_object_setv_take(state, key, merged, err);
+    }
+    return state;
+}
+
 /*
  * Groups the writes of all deltas by field, fields in order of first write
  * and each field's writes in delta order, then merges each field through its
@@ -220,98 +338,15 @@ static sst_value *apply_fields(const sst_schema *s, sst_value *state,
     if (total == 0) {
         return state;
     }
-    field_group *groups = sst__malloc(total * sizeof *groups);
-    const sst_value **updates = sst__malloc(total * sizeof *updates);
-    size_t *slot_of = NULL; /* delta member -> group, in member order */
-    size_t hcap = 0;
-    uint32_t *hash = NULL; /* group + 1, 0 = empty */
-    if (total > 8) {
-        hcap = 16;
-        while (hcap < total * 2) {
-            hcap *= 2;
-        }
-        hash = sst__calloc(hcap, sizeof *hash);
-    }
-    slot_of = sst__malloc(total * sizeof *slot_of);
-    if (groups == NULL || updates == NULL || slot_of == NULL || (total > 8 && hash == NULL)) {
-        sst__free(groups);
-        sst__free(updates);
-        sst__free(slot_of);
-        sst__free(hash);
+    write_groups w;
+    if (!write_groups_init(&w, total)) {
         sst_value_unref(state);
         sst__enomem(err);
         return NULL;
     }
-    size_t ngroups = 0, m = 0;
-    for (size_t d = 0; d < n; d++) {
-        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
-            const sst_value *key = sst_object_key_at(deltas[d], i);
-            size_t g = SIZE_MAX;
-            if (hash != NULL) {
-                size_t mask = hcap - 1;
-                size_t h =
-                    (size_t)sst__hash_bytes(sst_string_cstr(key), sst_string_len(key), 0) & mask;
-                while (hash[h] != 0 && !same_key(groups[hash[h] - 1].key, key)) {
-                    h = (h + 1) & mask;
-                }
-                if (hash[h] != 0) {
-                    g = hash[h] - 1;
-                } else {
-                    hash[h] = (uint32_t)(ngroups + 1);
-                }
-            } else {
-                for (size_t j = 0; j < ngroups && g == SIZE_MAX; j++) {
-                    g = same_key(groups[j].key, key) ? j : SIZE_MAX;
-                }
-            }
-            if (g == SIZE_MAX) {
-                g = ngroups++;
-                groups[g].key = key;
-                groups[g].count = 0;
-            }
-            groups[g].count++;
-            slot_of[m] = g;
-        }
-    }
-    size_t start = 0;
-    for (size_t g = 0; g < ngroups; g++) {
-        groups[g].next = start;
-        start += groups[g].count;
-    }
-    m = 0;
-    for (size_t d = 0; d < n; d++) {
-        for (size_t i = 0; i < sst_object_len(deltas[d]); i++, m++) {
-            updates[groups[slot_of[m]].next++] = sst_object_value_at(deltas[d], i);
-        }
-    }
-    start = 0;
-    for (size_t g = 0; g < ngroups && state != NULL; g++) {
-        const sst_value *key = groups[g].key;
-        const char *k = sst_string_cstr(key);
-        size_t klen = sst_string_len(key);
-        sst_value *cur = sst_value_ref(sst_object_getn(state, k, klen));
-        if (cur != NULL && sst_value_is_unique(state)) {
-            /* Detach the field so that a reducer may update it in place. */
-            state = sst_object_setv_take(state, key, sst_null(), err);
-            if (state == NULL) {
-                sst_value_unref(cur);
-                break;
-            }
-        }
-        sst_value *merged =
-            sst_reducer_apply(reducer_of(s, key), k, cur, updates + start, groups[g].count, err);
-        start += groups[g].count;
-        if (merged == NULL) {
-            sst_value_unref(state);
-            state = NULL;
-            break;
-        }
-        state = sst_object_setv_take(state, key, merged, err);
-    }
-    sst__free(groups);
-    sst__free(updates);
-    sst__free(slot_of);
-    sst__free(hash);
+    group_writes(&w, deltas, n);
+    state = merge_groups(s, state, &w, err);
+    write_groups_free(&w);
     return state;
 }
 

@@ -260,11 +260,6 @@ static const unsigned char *check_body(const unsigned char *p, const unsigned ch
 }
 
 /*
- * Decodes the string body after the opening quote at @p quote; on success
- * r->p is past the closing quote and *out and *len point at the bytes
- * (either in the input or in r->scratch).
- */
-/*
  * The first byte at or after @p p that is not plain printable ASCII: a quote,
  * a backslash, a control character or a non-ASCII byte; @p end if none.
  */
@@ -290,6 +285,158 @@ static inline const unsigned char *next_special(const unsigned char *p, const un
     return p;
 }
 
+/* Fails the parse on the bad string byte @p bad: a raw control character or invalid UTF-8. */
+static bool fail_string_byte(reader *r, const unsigned char *bad) {
+    if (*bad < 0x20) {
+        fail(r, bad, SST_EPARSE, "control character U+%04X in string must be escaped", *bad);
+    } else {
+        fail(r, bad, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *bad);
+    }
+    return false;
+}
+
+/* The character a one-letter escape "\c" stands for, or -1 ('u' and invalid letters). */
+static inline int simple_escape(unsigned char c) {
+    switch (c) {
+        case '"':
+        case '\\':
+        case '/':
+            return c;
+        case 'b':
+            return '\b';
+        case 'f':
+            return '\f';
+        case 'n':
+            return '\n';
+        case 'r':
+            return '\r';
+        case 't':
+            return '\t';
+        default:
+            return -1;
+    }
+}
+
+/*
+ * Decodes the \u escape at @p p (one, or a surrogate pair of two) as UTF-8 at *d and moves *d
+ * past it. Returns the escape bytes read, or 0 after failing the parse.
+ */
+static size_t decode_u_escape(reader *r, const unsigned char *p, const unsigned char *close,
+                              char **d) {
+    int cp = close - p >= 6 ? hex4(p + 2) : -1;
+    if (cp < 0) {
+        fail(r, p, SST_EPARSE, "invalid \\u escape (expected four hex digits)");
+        return 0;
+    }
+    if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        fail(r, p, SST_EUTF8, "lone surrogate \\u%04X in string (low surrogate without a high one)",
+             cp);
+        return 0;
+    }
+    if (cp < 0xD800 || cp > 0xDBFF) {
+        *d += put_utf8(*d, (uint32_t)cp);
+        return 6;
+    }
+    int lo = (close - p >= 12 && p[6] == '\\' && p[7] == 'u') ? hex4(p + 8) : -1;
+    if (lo < 0xDC00 || lo > 0xDFFF) {
+        fail(r, p, SST_EUTF8,
+             "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after it)", cp);
+        return 0;
+    }
+    *d += put_utf8(*d, 0x10000 + (((uint32_t)cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00));
+    return 12;
+}
+
+/*
+ * Decodes the escapes of the string body [s, close) into r->scratch; @p bad is the first bad
+ * raw byte (reported when no escape error comes before it) or NULL.
+ */
+static bool decode_escapes(reader *r, const unsigned char *s, const unsigned char *close,
+                           const unsigned char *bad, const char **out, size_t *len) {
+    /* The decoded text is never longer than the raw text: reserve once and
+     * write through a plain pointer. */
+    sst__buf *b = &r->scratch;
+    b->len = 0;
+    if (!sst__buf_reserve(b, (size_t)(close - s))) {
+        fail_oom(r);
+        return false;
+    }
+    char *d = b->data;
+    const unsigned char *p = s;
+    while (p < close) {
+        const unsigned char *e = memchr(p, '\\', (size_t)(close - p));
+        const unsigned char *run_end = e != NULL ? e : close;
+        if (bad != NULL && bad < run_end) {
+            return fail_string_byte(r, bad);
+        }
+        memcpy(d, p, (size_t)(run_end - p));
+        d += run_end - p;
+        p = run_end;
+        if (e == NULL) {
+            break;
+        }
+        /* find_closing_quote guarantees a character after the backslash. */
+        int c = simple_escape(p[1]);
+        if (c >= 0) {
+            *d++ = (char)c;
+            p += 2;
+            continue;
+        }
+        if (p[1] != 'u') {
+            fail(r, p, SST_EPARSE,
+                 "invalid escape '\\%c' in string (expected one of \\\" \\\\ \\/ \\b \\f \\n "
+                 "\\r \\t \\u)",
+                 (p[1] >= 0x20 && p[1] < 0x7F) ? (char)p[1] : '?');
+            return false;
+        }
+        size_t used = decode_u_escape(r, p, close, &d);
+        if (used == 0) {
+            return false;
+        }
+        p += used;
+    }
+    b->len = (size_t)(d - b->data);
+    *out = b->data;
+    *len = b->len;
+    return true;
+}
+
+/*
+ * The careful path of scan_string for a body starting at @p s: finds the closing quote, checks
+ * the bytes, decodes escapes and reports the first error left to right.
+ */
+static bool scan_string_slow(reader *r, const unsigned char *quote, const char **out, size_t *len) {
+    const unsigned char *s = quote + 1;
+    const unsigned char *close = find_closing_quote(s, r->end);
+    if (close == NULL) {
+        fail(r, quote, SST_EPARSE, "unterminated string (no closing '\"')");
+        return false;
+    }
+    bool has_escape = false;
+    const unsigned char *bad = check_body(s, close, &has_escape);
+    if (bad != NULL) {
+        /* An escape before the bad byte is reported first, as a reader going left to right would.
+         */
+        if (memchr(s, '\\', (size_t)(bad - s)) == NULL) {
+            return fail_string_byte(r, bad);
+        }
+        has_escape = true;
+    }
+    if (!has_escape) {
+        *out = (const char *)s;
+        *len = (size_t)(close - s);
+    } else if (!decode_escapes(r, s, close, bad, out, len)) {
+        return false;
+    }
+    r->p = close + 1;
+    return true;
+}
+
+/*
+ * Decodes the string body after the opening quote at @p quote; on success
+ * r->p is past the closing quote and *out and *len point at the bytes
+ * (either in the input or in r->scratch).
+ */
 static bool scan_string(reader *r, const unsigned char *quote, const char **out, size_t *len) {
     const unsigned char *s = quote + 1;
     /* One pass for the common string: no escapes, checked as we go. */
@@ -308,133 +455,9 @@ static bool scan_string(reader *r, const unsigned char *quote, const char **out,
                 continue;
             }
         }
-        break; /* an escape, an error or the end: the careful path below */
+        break; /* an escape, an error or the end: the careful path */
     }
-    const unsigned char *close = find_closing_quote(s, r->end);
-    if (close == NULL) {
-        fail(r, quote, SST_EPARSE, "unterminated string (no closing '\"')");
-        return false;
-    }
-    bool has_escape = false;
-    const unsigned char *bad = check_body(s, close, &has_escape);
-    if (bad != NULL) {
-        /* An escape before the bad byte is reported first, as a reader going left to right would.
-         */
-        const unsigned char *bs = memchr(s, '\\', (size_t)(bad - s));
-        if (bs == NULL) {
-            if (*bad < 0x20) {
-                fail(r, bad, SST_EPARSE, "control character U+%04X in string must be escaped",
-                     *bad);
-            } else {
-                fail(r, bad, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *bad);
-            }
-            return false;
-        }
-        has_escape = true;
-    }
-    if (!has_escape) {
-        *out = (const char *)s;
-        *len = (size_t)(close - s);
-        r->p = close + 1;
-        return true;
-    }
-    /* The decoded text is never longer than the raw text: reserve once and
-     * write through a plain pointer. */
-    sst__buf *b = &r->scratch;
-    b->len = 0;
-    if (!sst__buf_reserve(b, (size_t)(close - s))) {
-        fail_oom(r);
-        return false;
-    }
-    char *d = b->data;
-    const unsigned char *p = s;
-    while (p < close) {
-        const unsigned char *e = memchr(p, '\\', (size_t)(close - p));
-        const unsigned char *run_end = e != NULL ? e : close;
-        if (bad != NULL && bad < run_end) {
-            if (*bad < 0x20) {
-                fail(r, bad, SST_EPARSE, "control character U+%04X in string must be escaped",
-                     *bad);
-            } else {
-                fail(r, bad, SST_EUTF8, "invalid UTF-8 byte 0x%02X in string", *bad);
-            }
-            return false;
-        }
-        memcpy(d, p, (size_t)(run_end - p));
-        d += run_end - p;
-        p = run_end;
-        if (e == NULL) {
-            break;
-        }
-        /* find_closing_quote guarantees a character after the backslash. */
-        char c = (char)p[1];
-        switch (c) {
-            case '"':
-            case '\\':
-            case '/':
-                *d++ = c;
-                p += 2;
-                continue;
-            case 'b':
-                *d++ = '\b';
-                p += 2;
-                continue;
-            case 'f':
-                *d++ = '\f';
-                p += 2;
-                continue;
-            case 'n':
-                *d++ = '\n';
-                p += 2;
-                continue;
-            case 'r':
-                *d++ = '\r';
-                p += 2;
-                continue;
-            case 't':
-                *d++ = '\t';
-                p += 2;
-                continue;
-            case 'u':
-                break;
-            default:
-                fail(r, p, SST_EPARSE,
-                     "invalid escape '\\%c' in string (expected one of \\\" \\\\ \\/ \\b \\f \\n "
-                     "\\r \\t \\u)",
-                     (c >= 0x20 && c < 0x7F) ? c : '?');
-                return false;
-        }
-        int cp = close - p >= 6 ? hex4(p + 2) : -1;
-        if (cp < 0) {
-            fail(r, p, SST_EPARSE, "invalid \\u escape (expected four hex digits)");
-            return false;
-        }
-        if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail(r, p, SST_EUTF8,
-                 "lone surrogate \\u%04X in string (low surrogate without a high one)", cp);
-            return false;
-        }
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-            int lo = (close - p >= 12 && p[6] == '\\' && p[7] == 'u') ? hex4(p + 8) : -1;
-            if (lo < 0xDC00 || lo > 0xDFFF) {
-                fail(r, p, SST_EUTF8,
-                     "lone surrogate \\u%04X in string (expected a \\uDC00-\\uDFFF escape after "
-                     "it)",
-                     cp);
-                return false;
-            }
-            d += put_utf8(d, 0x10000 + (((uint32_t)cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00));
-            p += 12;
-            continue;
-        }
-        d += put_utf8(d, (uint32_t)cp);
-        p += 6;
-    }
-    b->len = (size_t)(d - b->data);
-    *out = b->data;
-    *len = b->len;
-    r->p = close + 1;
-    return true;
+    return scan_string_slow(r, quote, out, len);
 }
 
 /*
@@ -499,104 +522,78 @@ static inline bool is_digit(unsigned char c) {
     return c >= '0' && c <= '9';
 }
 
-static sst_value *parse_number(reader *r) {
-    const unsigned char *s = r->p;
-    const unsigned char *p = s;
+/* A decimal being read: its value is m * 10^exp10. */
+typedef struct decimal {
+    uint64_t m;    /* first 19 significant digits */
+    int nd;        /* digits in m */
+    int64_t exp10; /* before the exponent part is read: set by dropped or fraction digits */
+    bool inexact;  /* a non-zero digit past the 19th was dropped */
+} decimal;
+
+/* Fails the parse at @p p, which should have been a digit of the number's @p where. */
+static sst_value *fail_digit(reader *r, const unsigned char *p, const char *where) {
+    char found[32];
+    describe(r, p, found, sizeof found);
+    return fail(r, p, SST_EPARSE, "expected a digit %s, found %s", where, found);
+}
+
+/* Reads the digits after '.' at @p p into @p n; the end of the fraction, or NULL on error. */
+static inline const unsigned char *scan_fraction(reader *r, const unsigned char *p, decimal *n) {
     const unsigned char *end = r->end;
-    bool neg = false;
-    if (*p == '-') {
-        neg = true;
+    p++;
+    if (p >= end || !is_digit(*p)) {
+        fail_digit(r, p, "after '.'");
+        return NULL;
+    }
+    while (p < end && is_digit(*p)) {
+        if (n->nd < 19) {
+            if (n->m != 0 || *p != '0') {
+                n->m = n->m * 10 + (uint64_t)(*p - '0');
+                n->nd++;
+            }
+            n->exp10--;
+        } else {
+            n->inexact |= *p != '0';
+        }
+        p++;
+    }
+    return p;
+}
+
+/* Reads the exponent part at @p p ('e' or 'E') into @p n; its end, or NULL on error. */
+static inline const unsigned char *scan_exponent(reader *r, const unsigned char *p, decimal *n) {
+    const unsigned char *end = r->end;
+    p++;
+    bool eneg = false;
+    if (p < end && (*p == '+' || *p == '-')) {
+        eneg = *p == '-';
         p++;
     }
     if (p >= end || !is_digit(*p)) {
-        char found[32];
-        describe(r, p, found, sizeof found);
-        return fail(r, p, SST_EPARSE, "expected a digit after '-', found %s", found);
+        fail_digit(r, p, "in the exponent");
+        return NULL;
     }
-    uint64_t m = 0;    /* first 19 significant digits */
-    int nd = 0;        /* digits in m */
-    int64_t exp10 = 0; /* value = m * 10^exp10 (before the exponent part) */
-    bool inexact = false;
-    bool is_int = true;
-    if (*p == '0') {
+    int64_t e = 0;
+    while (p < end && is_digit(*p)) {
+        if (e < 1000000) {
+            e = e * 10 + (*p - '0');
+        }
         p++;
-        if (p < end && is_digit(*p)) {
-            return fail(r, p - 1, SST_EPARSE, "leading zeros are not allowed in numbers");
-        }
-    } else {
-        while (p < end && is_digit(*p)) {
-            if (nd < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
-                nd++;
-            } else {
-                exp10++;
-                inexact |= *p != '0';
-            }
-            p++;
-        }
     }
-    if (p < end && *p == '.') {
-        is_int = false;
-        p++;
-        if (p >= end || !is_digit(*p)) {
-            char found[32];
-            describe(r, p, found, sizeof found);
-            return fail(r, p, SST_EPARSE, "expected a digit after '.', found %s", found);
-        }
-        while (p < end && is_digit(*p)) {
-            if (nd < 19) {
-                if (m != 0 || *p != '0') {
-                    m = m * 10 + (uint64_t)(*p - '0');
-                    nd++;
-                }
-                exp10--;
-            } else {
-                inexact |= *p != '0';
-            }
-            p++;
-        }
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        is_int = false;
-        p++;
-        bool eneg = false;
-        if (p < end && (*p == '+' || *p == '-')) {
-            eneg = *p == '-';
-            p++;
-        }
-        if (p >= end || !is_digit(*p)) {
-            char found[32];
-            describe(r, p, found, sizeof found);
-            return fail(r, p, SST_EPARSE, "expected a digit in the exponent, found %s", found);
-        }
-        int64_t e = 0;
-        while (p < end && is_digit(*p)) {
-            if (e < 1000000) {
-                e = e * 10 + (*p - '0');
-            }
-            p++;
-        }
-        exp10 += eneg ? -e : e;
-    }
-    r->p = p;
-    if (is_int && !inexact && exp10 == 0) {
-        if (!neg && m <= (uint64_t)INT64_MAX) {
-            sst_value *v = sst__int_new_in(r->alloc, (int64_t)m);
-            return v != NULL ? v : fail_oom(r);
-        }
-        if (neg && m <= (uint64_t)INT64_MAX + 1) {
-            int64_t i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
-            sst_value *v = sst__int_new_in(r->alloc, i);
-            return v != NULL ? v : fail_oom(r);
-        }
-    }
+    n->exp10 += eneg ? -e : e;
+    return p;
+}
+
+/* The double for the number text [s, p) read into @p n (its sign apart). */
+static sst_value *number_double(reader *r, const unsigned char *s, const unsigned char *p,
+                                const decimal *n, bool neg) {
     double d;
-    if (m == 0 && !inexact) {
+    if (n->m == 0 && !n->inexact) {
         d = 0.0;
-    } else if (!inexact && m <= ((uint64_t)1 << 53) && exp10 >= -22 && exp10 <= 22) {
+    } else if (!n->inexact && n->m <= ((uint64_t)1 << 53) && n->exp10 >= -22 && n->exp10 <= 22) {
         /* Exact: both m and the power of ten are representable (Clinger). */
-        d = (double)m;
-        d = exp10 < 0 ? d / k_pow10[-exp10] : d * k_pow10[exp10];
+        d = (double)n->m;
+        d = n->exp10 < 0 ? d / k_pow10[-n->exp10] : d * k_pow10[n->exp10];
     } else {
         sst__buf *b = &r->scratch;
         b->len = 0;
@@ -612,6 +609,64 @@ static sst_value *parse_number(reader *r) {
     }
     sst_value *v = sst__double_new_in(r->alloc, neg ? -d : d);
     return v != NULL ? v : fail_oom(r);
+}
+
+static sst_value *parse_number(reader *r) {
+    const unsigned char *s = r->p;
+    const unsigned char *p = s;
+    const unsigned char *end = r->end;
+    bool neg = false;
+    if (*p == '-') {
+        neg = true;
+        p++;
+    }
+    if (p >= end || !is_digit(*p)) {
+        return fail_digit(r, p, "after '-'");
+    }
+    decimal n = {0, 0, 0, false};
+    bool is_int = true;
+    if (*p == '0') {
+        p++;
+        if (p < end && is_digit(*p)) {
+            return fail(r, p - 1, SST_EPARSE, "leading zeros are not allowed in numbers");
+        }
+    } else {
+        while (p < end && is_digit(*p)) {
+            if (n.nd < 19) {
+                n.m = n.m * 10 + (uint64_t)(*p - '0');
+                n.nd++;
+            } else {
+                n.exp10++;
+                n.inexact |= *p != '0';
+            }
+            p++;
+        }
+    }
+    if (p < end && *p == '.') {
+        is_int = false;
+        if ((p = scan_fraction(r, p, &n)) == NULL) {
+            return NULL;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_int = false;
+        if ((p = scan_exponent(r, p, &n)) == NULL) {
+            return NULL;
+        }
+    }
+    r->p = p;
+    if (is_int && !n.inexact && n.exp10 == 0) {
+        if (!neg && n.m <= (uint64_t)INT64_MAX) {
+            sst_value *v = sst__int_new_in(r->alloc, (int64_t)n.m);
+            return v != NULL ? v : fail_oom(r);
+        }
+        if (neg && n.m <= (uint64_t)INT64_MAX + 1) {
+            int64_t i = n.m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)n.m;
+            sst_value *v = sst__int_new_in(r->alloc, i);
+            return v != NULL ? v : fail_oom(r);
+        }
+    }
+    return number_double(r, s, p, &n, neg);
 }
 
 static sst_value *parse_literal(reader *r, const char *word, sst_value *value) {
