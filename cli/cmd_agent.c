@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_agent.h"
+#include "cmd_args.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -46,26 +47,6 @@ static sst_code print_token(const char *text, size_t len, void *ud) {
     fwrite(text, 1, len, stdout);
     fflush(stdout);
     return SST_OK;
-}
-
-/* A byte count above 0, optionally with K, M or G (powers of 1024), as in main.c. */
-static bool parse_bytes(const char *text, size_t *out) {
-    if (text[0] < '0' || text[0] > '9') {
-        return false;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 10);
-    unsigned shift = *end == 'K' || *end == 'k'   ? 10
-                     : *end == 'M' || *end == 'm' ? 20
-                     : *end == 'G' || *end == 'g' ? 30
-                                                  : 0;
-    end += shift != 0;
-    if (errno != 0 || *end != '\0' || n == 0 || n > (SIZE_MAX >> shift)) {
-        return false;
-    }
-    *out = (size_t)n << shift;
-    return true;
 }
 
 static int parse(int argc, char **argv, agent_args *a) {
@@ -122,7 +103,7 @@ static int parse(int argc, char **argv, agent_args *a) {
             if (i + 1 >= argc) {
                 return usage("option '%s' needs a value", o);
             }
-            if (!parse_bytes(argv[++i], &a->memory_limit)) {
+            if (!sst_cli_parse_bytes(argv[++i], &a->memory_limit)) {
                 return usage("--memory-limit: expected a number of bytes above 0, optionally "
                              "with K, M or G (e.g. 500M), got '%s'",
                              argv[i]);

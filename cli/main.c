@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd_agent.h"
+#include "cmd_args.h"
 #include "cmd_check.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
@@ -87,30 +88,6 @@ static int fail(const char *what, const sst_error *err) {
     return EXIT_FAILED;
 }
 
-/*
- * A byte count above 0, optionally with K, M or G (powers of 1024): "100M" is
- * 104857600. cmd_agent.c has a copy for `superstep agent --memory-limit`.
- */
-static bool parse_bytes(const char *text, size_t *out) {
-    if (text[0] < '0' || text[0] > '9') {
-        return false; /* strtoull would accept a sign or spaces */
-    }
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(text, &end, 10);
-    unsigned shift = *end == 'K' || *end == 'k'   ? 10
-                     : *end == 'M' || *end == 'm' ? 20
-                     : *end == 'G' || *end == 'g' ? 30
-                                                  : 0;
-    end += shift != 0;
-    if (errno != 0 || *end != '\0' || n == 0 || n > (SIZE_MAX >> shift)) {
-        return false;
-    }
-    *out = (size_t)n << shift;
-    return true;
-}
-
-/* Parses argv into @p c; returns -1 on success, else the exit code. */
 /* --workers, --memory-limit and --limit: -1 when @p val is good, else a usage error. */
 static int number_option(const char *a, const char *val, cli *c) {
     char *end;
@@ -122,7 +99,7 @@ static int number_option(const char *a, const char *val, cli *c) {
         }
         c->workers = (unsigned)n;
     } else if (strcmp(a, "--memory-limit") == 0) {
-        if (!parse_bytes(val, &c->memory_limit)) {
+        if (!sst_cli_parse_bytes(val, &c->memory_limit)) {
             return usage_error("--memory-limit: expected a number of bytes above 0, "
                                "optionally with K, M or G (e.g. 500M), got '%s'",
                                val);
@@ -137,6 +114,7 @@ static int number_option(const char *a, const char *val, cli *c) {
     return -1;
 }
 
+/* Parses argv into @p c; returns -1 on success, else the exit code. */
 static int parse_args(int argc, char **argv, cli *c) {
     memset(c, 0, sizeof *c);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Argument helpers shared by the superstep commands. */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_args.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+bool sst_cli_parse_bytes(const char *text, size_t *out) {
+    if (text[0] < '0' || text[0] > '9') {
+        return false; /* strtoull would accept a sign or spaces */
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    unsigned shift = *end == 'K' || *end == 'k'   ? 10
+                     : *end == 'M' || *end == 'm' ? 20
+                     : *end == 'G' || *end == 'g' ? 30
+                                                  : 0;
+    end += shift != 0;
+    if (errno != 0 || *end != '\0' || n == 0 || n > (SIZE_MAX >> shift)) {
+        return false;
+    }
+    *out = (size_t)n << shift;
+    return true;
+}
