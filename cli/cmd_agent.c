@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "superstep/agent.h"
 #include "superstep/checkpoint.h"
@@ -275,10 +274,7 @@ int sst_cli_agent(int argc, char **argv) {
     lo.memory_limit = a.memory_limit;
     sst_lua_tools *tools =
         model != NULL && a.tools != NULL ? sst_lua_tools_load_opts(a.tools, &lo, &err) : NULL;
-    const char *db = a.db != NULL ? a.db : getenv("SUPERSTEP_DB");
-    if (db == NULL || db[0] == '\0') {
-        db = "superstep.db";
-    }
+    const char *db = sst_cli_default_db(a.db);
     sst_checkpointer *cp = NULL;
     sst_agent *agent = NULL;
     sst_graph_thread *th = NULL;
@@ -300,10 +296,10 @@ int sst_cli_agent(int argc, char **argv) {
     agent = cp != NULL
                 ? sst_agent_new(model, tools != NULL ? sst_lua_tools_set(tools) : NULL, &o, &err)
                 : NULL;
-    char fresh[40];
+    char fresh[37];
     const char *thread = a.thread;
     if (thread == NULL) {
-        snprintf(fresh, sizeof fresh, "agent-%ld", (long)getpid());
+        sst_cli_new_thread_id(fresh);
         thread = fresh;
     }
     th = agent != NULL ? sst_graph_thread_open(sst_agent_graph(agent), cp, thread, &err) : NULL;

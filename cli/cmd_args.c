@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "superstep/id.h"
+
 bool sst_cli_parse_bytes(const char *text, size_t *out) {
     if (text[0] < '0' || text[0] > '9') {
         return false; /* strtoull would accept a sign or spaces */
@@ -24,4 +26,13 @@ bool sst_cli_parse_bytes(const char *text, size_t *out) {
     }
     *out = (size_t)n << shift;
     return true;
+}
+
+const char *sst_cli_default_db(const char *given) {
+    const char *db = given != NULL ? given : getenv("SUPERSTEP_DB");
+    return db != NULL && db[0] != '\0' ? db : SST_CLI_DEFAULT_DB;
+}
+
+void sst_cli_new_thread_id(char out[37]) {
+    sst_uuid7(out);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_args.h"
 #include "cmd_check.h"
 #include "superstep/checkpoint.h"
 
@@ -26,7 +27,7 @@ static void print_damage(const sst_sqlite_damage *d, void *ud) {
 }
 
 int sst_cli_check(int argc, char **argv) {
-    const char *db = getenv("SUPERSTEP_DB");
+    const char *db = NULL;
     bool repair = false;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--repair") == 0) {
@@ -41,7 +42,7 @@ int sst_cli_check(int argc, char **argv) {
             return 2;
         }
     }
-    db = db != NULL && db[0] != '\0' ? db : "superstep.db";
+    db = sst_cli_default_db(db);
     sst_sqlite_check_report rep;
     sst_error err = {0};
     if (sst_sqlite_check(db, repair, print_damage, NULL, &rep, &err) != SST_OK) {

@@ -30,8 +30,6 @@
 
 enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 3 };
 
-#define DEFAULT_DB "superstep.db"
-
 static const char usage_text[] =
     "usage: superstep COMMAND SCRIPT.lua [options]\n"
     "\n"
@@ -53,7 +51,7 @@ static const char usage_text[] =
     "  --input JSON|@FILE   input of the run (default: none)\n"
     "  --thread ID          thread to continue (run: default a new id, printed)\n"
     "  --db PATH            SQLite checkpoint file (default: the script's checkpointer,\n"
-    "                       else $SUPERSTEP_DB, else ./" DEFAULT_DB "); :memory: keeps\n"
+    "                       else $SUPERSTEP_DB, else ./" SST_CLI_DEFAULT_DB "); :memory: keeps\n"
     "                       the checkpoints in memory, for this process only\n"
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        resume the pending interrupt with this value\n"
@@ -220,27 +218,6 @@ static sst_value *json_arg(const char *opt, const char *text) {
     return v;
 }
 
-static void new_thread_id(char out[37]) {
-    unsigned char b[16] = {0};
-    FILE *f = fopen("/dev/urandom", "rb");
-    if (f != NULL) {
-        size_t got = fread(b, 1, sizeof b, f);
-        (void)got;
-        fclose(f);
-    }
-    if (f == NULL) { /* no /dev/urandom: time and pid still make a unique-enough id */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-        memcpy(b, &x, sizeof x);
-    }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
-}
-
 static void print_json(FILE *f, const sst_value *v, unsigned flags) {
     sst_error err = {0};
     char *text = sst_json_write(v, flags, NULL, &err);
@@ -322,13 +299,7 @@ static int open_session(const cli *c, session *s) {
     }
     s->saver = sst_lua_script_checkpointer(s->script);
     if (c->db != NULL || s->saver == NULL) {
-        const char *db = c->db;
-        if (db == NULL) {
-            db = getenv("SUPERSTEP_DB");
-        }
-        if (db == NULL || db[0] == '\0') {
-            db = DEFAULT_DB;
-        }
+        const char *db = sst_cli_default_db(c->db);
         s->own_saver = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
                                                    : sst_sqlite_saver_open(db, NULL, &err);
         if (s->own_saver == NULL) {
@@ -457,7 +428,7 @@ static int cmd_run(const cli *c) {
     char fresh[37];
     const char *thread = c->thread;
     if (thread == NULL) {
-        new_thread_id(fresh);
+        sst_cli_new_thread_id(fresh);
         thread = fresh;
     }
     sst_error err = {0};
@@ -616,20 +587,23 @@ static int cmd_threads(const cli *c) {
         return rc;
     }
     sst_error err = {0};
-    sst_value *list = sst_checkpointer_threads(s.saver, &err);
+    sst_value *list = sst_checkpointer_search_threads(s.saver, NULL, &err);
     if (list == NULL) {
         rc = fail("", &err);
     } else if (c->json) {
         print_json(stdout, list, SST_JSON_COMPACT);
         rc = EXIT_DONE;
     } else {
-        printf("%-40s %12s %8s  %s\n", "THREAD", "CHECKPOINTS", "STEP", "LATEST");
+        printf("%-40s %-12s %12s %8s  %s\n", "THREAD", "STATUS", "CHECKPOINTS", "STEP", "LATEST");
         for (size_t i = 0; i < sst_array_len(list); i++) {
             const sst_value *t = sst_array_get(list, i);
-            printf("%-40s %12lld %8lld  %s\n", sst_string_cstr(sst_object_get(t, "thread_id")),
+            const sst_value *latest = sst_object_get(t, "latest");
+            printf("%-40s %-12s %12lld %8lld  %s\n",
+                   sst_string_cstr(sst_object_get(t, "thread_id")),
+                   sst_string_cstr(sst_object_get(t, "status")),
                    (long long)sst_int_value(sst_object_get(t, "checkpoints")),
                    (long long)sst_int_value(sst_object_get(t, "step")),
-                   sst_string_cstr(sst_object_get(t, "latest")));
+                   sst_is_string(latest) ? sst_string_cstr(latest) : "-");
         }
         rc = EXIT_DONE;
     }

@@ -56,6 +56,46 @@ sst_code sst__error(sst_error *err, sst_code code, const char *fmt, ...) SST_PRI
 sst_code sst__verror(sst_error *err, sst_code code, const char *fmt, va_list ap);
 /* Out of memory, with the standard message. */
 sst_code sst__enomem(sst_error *err);
+
+/*
+ * The one way to carry an error code (a public function's `err` may be NULL,
+ * "not interested"):
+ *
+ * - SST__ERR_LOCAL(err) starts each public entry point whose internals read
+ *   err back (its code, or whether a step recorded anything). When the caller
+ *   passed NULL it points err at a cleared local sst_error, so the code below
+ *   has somewhere to record a failure and can read the real code back. A
+ *   caller's own err is left as it is, not cleared: callers chain
+ *   constructors through one err (`sst__set_take(o, "k", sst_string_new(s,
+ *   err), err)`), and a clear at the entry of a later call that succeeds
+ *   would wipe the failure an earlier one recorded.
+ * - sst__code(err) is what internal code returns after a failure that a
+ *   callee recorded; no call site guesses the code with its own fallback.
+ * - sst__error_unless_set() records a failure that no callee described.
+ *
+ * Internal helpers still accept a NULL err (sst__error ignores it, sst__code
+ * falls back): some internal callers pass NULL for errors they drop.
+ */
+#define SST__ERR_LOCAL(err)                                                                        \
+    sst_error sst__err_local_;                                                                     \
+    (err) = sst__err_local((err), &sst__err_local_)
+/* For SST__ERR_LOCAL: @p err, or @p local (cleared) when err is NULL. */
+sst_error *sst__err_local(sst_error *err, sst_error *local);
+/*
+ * The code of the failure recorded in @p err, for a caller that just saw a
+ * failure. When none was recorded (err is NULL, or holds SST_OK) it returns
+ * SST_ENOMEM: with an err, a failure that set no code is a bug, except an
+ * allocation made without an err (a constructor given NULL).
+ */
+sst_code sst__code(const sst_error *err);
+/*
+ * Records @p code and a formatted message in @p err unless a failure is
+ * recorded there already (a callee said more precisely what went wrong): for
+ * a step that failed, perhaps through a callee or a callback given no err.
+ * Returns the code @p err holds afterwards (@p code when err is NULL).
+ */
+sst_code sst__error_unless_set(sst_error *err, sst_code code, const char *fmt, ...)
+    SST_PRINTF(3, 4);
 /*
  * Prepends "prefix: " to an error already in @p err (used to add context such
  * as a file name while keeping the original text).
@@ -78,11 +118,27 @@ uint32_t sst__crc32c_soft(uint32_t crc, const void *data, size_t len);
 
 /* Sleeps @p ms milliseconds (restarted after signals). */
 void sst__sleep_ms(uint64_t ms);
+/*
+ * Makes room for one more item in the array *items of @p n items (each
+ * @p size bytes, *cap allocated): doubles the capacity, starting at @p first.
+ * False when out of memory (the array is unchanged).
+ */
+bool sst__grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
 /* Wall-clock milliseconds since the epoch (leases, created-at times). */
 uint64_t sst__now_ms(void);
 
-/* A random UUIDv4 as 36 lowercase characters plus NUL. */
+/* A random UUIDv4 as 36 lowercase characters plus NUL; SST_EIO if no random bytes. */
 sst_code sst__uuid4(char out[37], sst_error *err);
+/*
+ * A time-ordered UUIDv7 as 36 lowercase characters plus NUL: 48 bits of
+ * milliseconds, version 7, a 12-bit counter, the variant and random bits.
+ * @p clock (IN/OUT; start it at 0) holds the last id's milliseconds << 16
+ * plus its counter; the ids made with one clock strictly increase, as numbers
+ * and as text, even within a millisecond or when the wall clock steps back.
+ * Never fails (without random bytes, the clock's bits stand in). The caller
+ * serialises calls that share a clock.
+ */
+void sst__uuid7(uint64_t *clock, char out[37]);
 
 /* Growable byte buffer used by writers. */
 typedef struct sst__buf {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Test helpers; see test_util.h. */
-#define _GNU_SOURCE /* mkstemp */
+#define _GNU_SOURCE /* mkstemp, mkdtemp */
 #include "test_util.h"
 
 #include <stdatomic.h>
@@ -202,4 +202,20 @@ void tu_temp_file(const char *text, char *path, size_t n) {
     assert_non_null(f);
     assert_int_equal(fputs(text, f) >= 0, 1);
     assert_int_equal(fclose(f), 0);
+}
+
+int tu_temp_dir(const char *prefix, char *buf, size_t n) {
+    if ((size_t)snprintf(buf, n, "/tmp/sst-%s-XXXXXX", prefix) >= n) {
+        return -1;
+    }
+    return mkdtemp(buf) != NULL ? 0 : -1;
+}
+
+int tu_rm_rf(const char *dir) {
+    char cmd[600];
+    if (strchr(dir, '\'') != NULL ||
+        (size_t)snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= sizeof cmd) {
+        return -1;
+    }
+    return system(cmd) == 0 ? 0 : -1;
 }

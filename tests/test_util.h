@@ -62,6 +62,14 @@ int tu_is_uuid4(const sst_value *v);
 sst_code tu_ask_two_questions(sst_node_ctx *ctx);
 
 /*
+ * A new empty directory /tmp/sst-PREFIX-XXXXXX in @p buf (mkdtemp); returns
+ * 0, or -1 when it cannot be made (for cmocka group setups).
+ */
+int tu_temp_dir(const char *prefix, char *buf, size_t n);
+/* Removes @p dir and everything in it; returns 0, or -1 on failure. */
+int tu_rm_rf(const char *dir);
+
+/*
  * The chaos allocator. tu_chaos_install() must run first in main(). While
  * armed with tu_chaos_fail_at(n), the n-th allocation from then on fails
  * (n = 1 is the next one). tu_chaos_live() counts live library blocks.

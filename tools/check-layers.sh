@@ -8,8 +8,8 @@ cd "$root"
 
 layer_rank() {
   case "$1" in
-    common) echo 0 ;; values) echo 1 ;; reducers) echo 2 ;; pregel) echo 3 ;;
-    graph) echo 4 ;; checkpoint) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; cli) echo 8 ;;
+    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; reducers) echo 3 ;; pregel) echo 4 ;;
+    graph) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; cli) echo 8 ;;
     *) echo -1 ;;
   esac
 }
@@ -17,7 +17,7 @@ layer_rank() {
 header_layer() {
   case "$1" in
     superstep.h) echo umbrella ;; # includes every layer by design
-    error.h|version.h|export.h) echo common ;;
+    error.h|version.h|export.h|id.h) echo common ;;
     value.h|json.h) echo values ;;
     reducer.h) echo reducers ;;
     pregel.h) echo pregel ;;

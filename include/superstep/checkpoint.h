@@ -1,35 +1,338 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Checkpoint savers (the checkpoint layer): an in-memory saver and a SQLite
- * saver, both implementing sst_checkpointer_ops (superstep/graph.h). Open a
- * durable thread on one with sst_graph_thread_open. docs/checkpoints.md
- * describes the storage layout and guarantees.
+ * The checkpoint store contract (the checkpoint layer, below graph).
  *
- * Thread-safety: a saver may be shared by several graph threads, also on
- * different OS threads (each call takes the saver's own mutex). Locks taken
- * with the lock operation are per thread id and, for SQLite, a lease per
- * process: another process holding a thread gets SST_EBUSY until it finishes,
- * dies, or (in another PID namespace or host) its lease expires. The lease
- * only gives that friendly error: commits are fenced, so two writers on one
- * thread never fork its history (the loser gets SST_ECONFLICT).
+ * A checkpointer stores typed checkpoint records for threads: the fields a
+ * store may index (thread, namespace, id, parent, step, source, run, kind,
+ * time, status) are C fields, and everything else is an opaque payload the
+ * store keeps as it was given, never parsing it (the one exception: a
+ * record's metadata is a JSON object a store may read to filter on). A third
+ * backend implements sst_checkpointer_ops without reading pregel's or
+ * graph's code; tests/unit/test_saver_contract.c is the suite every backend
+ * passes. This library provides two: an in-memory saver and a SQLite saver.
  *
- * Integrity: every SQLite record carries a CRC-32C checksum verified on
+ * Ownership: every pointer passed into a call is borrowed for that call. A
+ * record handed to a callback (sst_checkpoint_fn, sst_thread_fn) is valid
+ * only during the callback; keep it with sst_checkpoint_copy.
+ *
+ * Thread-safety: a checkpointer may be used by several OS threads at once;
+ * every call of the provided savers takes the saver's own mutex. A callback
+ * runs while the saver holds that mutex: it must not call the same
+ * checkpointer. Locks taken with sst_checkpointer_lock are per thread id
+ * and, for SQLite, a lease per process: another process holding a thread
+ * gets SST_EBUSY until it finishes, dies, or its lease expires. The lease
+ * only gives that friendly error: commits are fenced (see put), so two
+ * writers on one thread never fork its history.
+ *
+ * Lifetime: a checkpointer is reference counted. sst_checkpointer_free drops
+ * the creator's reference; a durable graph thread holds its own, so freeing
+ * the checkpointer before closing the thread is safe (the store is closed
+ * when the last holder lets go).
+ *
+ * Integrity (SQLite): every record carries a CRC-32C checksum verified on
  * reading; a damaged record is an SST_EIO error naming the thread and the
  * checkpoint, never a wrong state. sst_sqlite_check finds and repairs them.
  */
 #ifndef SUPERSTEP_CHECKPOINT_H
 #define SUPERSTEP_CHECKPOINT_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "superstep/error.h"
 #include "superstep/export.h"
-#include "superstep/graph.h"
+#include "superstep/value.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* ---- records -------------------------------------------------------------- */
+
 /**
- * A saver that keeps every checkpoint in memory (lost with the process).
+ * The record format this build writes. Every stored record carries the
+ * format it was written in; reading a record of a newer format fails with
+ * SST_ENOTSUP naming both versions (sst_checkpointer_get/list check it).
+ * Format 1: records written by schema-3 SQLite files (before this contract).
+ */
+#define SST_CHECKPOINT_FORMAT 2
+
+/**
+ * An opaque payload: bytes, or the same content as an immutable value.
+ * A store keeps what it is given and returns it unchanged. Writers give
+ * bytes (JSON text) to stores without SST_SAVER_VALUES and a value to stores
+ * with it; readers accept either. Empty: data == NULL and value == NULL.
+ */
+typedef struct sst_payload {
+    const char *data; /* the bytes, or NULL */
+    size_t len;
+    const sst_value *value; /* or the value, or NULL */
+} sst_payload;
+
+/**
+ * A shared blob: content-addressed bytes a record's body refers to by id
+ * (long lists kept once across snapshots and threads). The writer chooses
+ * ids (1 to 128 characters of A-Z, a-z, 0-9, '_', '.', ':' and '-'): equal
+ * ids mean equal content. On put, a blob with an empty @c content
+ * is one stored earlier: the store fails with SST_ENOTFOUND naming it if it
+ * is gone (the writer then sends it again). A store deletes a blob when no
+ * record refers to it any more (delete_thread, prune).
+ */
+typedef struct sst_blob {
+    const char *id;
+    sst_payload content;
+} sst_blob;
+
+typedef enum sst_checkpoint_kind {
+    SST_CHECKPOINT_SNAPSHOT = 0, /* the body is the whole state */
+    SST_CHECKPOINT_DELTA = 1     /* the body is applied on the parent's state */
+} sst_checkpoint_kind;
+
+/** A thread's status: its latest root checkpoint's, or busy while a run holds it. */
+typedef enum sst_thread_status {
+    SST_THREAD_IDLE = 0,
+    SST_THREAD_BUSY = 1,
+    SST_THREAD_INTERRUPTED = 2,
+    SST_THREAD_ERROR = 3
+} sst_thread_status;
+
+/** "idle", "busy", "interrupted" or "error" (LangGraph's names); "?" otherwise. */
+SST_API const char *sst_thread_status_name(sst_thread_status s);
+
+/**
+ * A checkpoint record. Strings are NUL-terminated UTF-8.
+ * Ids sort in creation order within a thread (the writer makes them so);
+ * stores order a thread's records by the order they were put.
+ */
+typedef struct sst_checkpoint {
+    uint32_t format;          /* SST_CHECKPOINT_FORMAT when written by this build */
+    const char *thread_id;    /* non-empty */
+    const char *ns;           /* the namespace: "" for a root graph, else a subgraph's path */
+    const char *id;           /* non-empty, unique within the thread */
+    const char *parent_id;    /* the checkpoint this follows; NULL for a thread's first */
+    int64_t step;             /* the superstep it precedes (-1: before the input) */
+    const char *source;       /* why it was made: "input", "loop", "update", "fork" (free text) */
+    const char *run_id;       /* the run that made it (free text), or NULL */
+    sst_checkpoint_kind kind; /* snapshot or delta: how the body is read back */
+    int64_t created_at;       /* milliseconds since the Unix epoch */
+    sst_thread_status status; /* the thread's status as of this record */
+    bool fork;             /* put: a fork or replay from an older checkpoint, exempt from fencing */
+    sst_payload body;      /* the state or the deltas; returned by get only */
+    sst_payload next;      /* what runs next (a resume point); may be empty */
+    sst_payload metadata;  /* a JSON object (user and writer metadata); may be empty */
+    sst_payload writes;    /* get only: the pending writes (see put_writes); may be empty */
+    const sst_blob *blobs; /* the body's shared blobs (get: with their content) */
+    size_t n_blobs;
+} sst_checkpoint;
+
+/**
+ * A copy of @p rec in one allocation (strings, bytes and blobs copied;
+ * values referenced). @return new record, freed with sst_checkpoint_free;
+ * NULL on SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_checkpoint *sst_checkpoint_copy(const sst_checkpoint *rec,
+                                                          sst_error *err);
+SST_API void sst_checkpoint_free(sst_checkpoint *rec);
+
+/** Receives one record; return false to stop the listing. */
+typedef bool (*sst_checkpoint_fn)(const sst_checkpoint *rec, void *user_data);
+
+/** What sst_checkpointer_list returns. */
+typedef struct sst_checkpoint_query {
+    const char *thread_id; /* required */
+    const char *ns;        /* NULL: every namespace; "": the root graph's */
+    /* Keeps records whose metadata has every member of @p filter with an equal
+     * value; the members "source" and "step" compare with the record's fields
+     * when its metadata has no such member. NULL: all. */
+    const sst_value *filter;
+    const char *before; /* only records put before checkpoint @p before (NULL: from the newest) */
+    size_t limit;       /* at most this many (0: all) */
+} sst_checkpoint_query;
+
+/* ---- threads ------------------------------------------------------------- */
+
+/** A thread as stores describe it (LangGraph's Thread). */
+typedef struct sst_thread_info {
+    const char *thread_id;
+    int64_t created_at;       /* ms: its first checkpoint, or sst_checkpointer_thread_put */
+    int64_t updated_at;       /* ms: its latest checkpoint or metadata change */
+    sst_thread_status status; /* busy while locked (a live lease), else its latest checkpoint's */
+    sst_payload metadata;     /* user metadata, a JSON object ({} when none) */
+    size_t checkpoints;       /* stored checkpoints, all namespaces */
+    const char *latest_id;    /* its latest root checkpoint, or NULL */
+    int64_t step;             /* that checkpoint's step (0 when none) */
+} sst_thread_info;
+
+typedef bool (*sst_thread_fn)(const sst_thread_info *thread, void *user_data);
+
+typedef enum sst_thread_order {
+    SST_THREADS_BY_ID = 0,
+    SST_THREADS_BY_CREATED = 1,
+    SST_THREADS_BY_UPDATED = 2
+} sst_thread_order;
+
+/** What sst_checkpointer_threads returns (LangGraph's threads.search). */
+typedef struct sst_thread_query {
+    const sst_value *metadata; /* members the user metadata must have (NULL: any) */
+    bool by_status;            /* keep only threads with @p status */
+    sst_thread_status status;
+    sst_thread_order order;
+    bool descending;
+    size_t offset; /* skip this many */
+    size_t limit;  /* at most this many (0: all) */
+} sst_thread_query;
+
+/* ---- the implementation interface ---------------------------------------- */
+
+/** The store keeps payload values as given (it lives in this process). */
+#define SST_SAVER_VALUES 1u
+
+/**
+ * What a backend implements (LangGraph's BaseCheckpointSaver). Fill it by
+ * field name, with @c size = sizeof(sst_checkpointer_ops): fields added in
+ * later versions go at the end, and an implementation built against an
+ * older header (a smaller size) gets SST_ENOTSUP for them. Every function
+ * fills @p err on failure with a message naming the store and the problem;
+ * a storage failure is SST_EIO (SST_EBUSY when locked out), never
+ * SST_ENOTFOUND. Required: put, put_writes, get, list, lock, unlock.
+ */
+typedef struct sst_checkpointer_ops {
+    size_t size;    /* sizeof(sst_checkpointer_ops) as the implementation was built */
+    unsigned flags; /* SST_SAVER_VALUES */
+    /* Frees the implementation; called once, when the last reference goes. */
+    void (*destroy)(void *self);
+    /*
+     * Stores @p rec (all its fields and blobs) in one transaction, flushed to
+     * disk when @p sync. Fencing: unless @p rec->fork, @p rec->parent_id must
+     * be the latest checkpoint of (thread, ns) (NULL: it has none), checked
+     * atomically with the write; otherwise SST_ECONFLICT naming the thread
+     * and both ids, and nothing is written. A duplicate id is SST_ECONFLICT.
+     */
+    sst_code (*put)(void *self, const sst_checkpoint *rec, bool sync, sst_error *err);
+    /* Replaces the pending writes of checkpoint @p id as a whole (an empty
+     * @p writes deletes them) and sets its status. SST_ENOTFOUND when there
+     * is no such checkpoint. */
+    sst_code (*put_writes)(void *self, const char *thread_id, const char *ns, const char *id,
+                           const sst_payload *writes, sst_thread_status status, bool sync,
+                           sst_error *err);
+    /* Calls @p each once with checkpoint @p id of (thread, ns) (NULL: the
+     * latest), with its body, writes and blobs. SST_ENOTFOUND when none. */
+    sst_code (*get)(void *self, const char *thread_id, const char *ns, const char *id,
+                    sst_checkpoint_fn each, void *user_data, sst_error *err);
+    /* Calls @p each for the records matching @p q, newest first, without
+     * body, writes or blobs. A thread without records lists nothing. */
+    sst_code (*list)(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
+                     void *user_data, sst_error *err);
+    /* Takes the thread's lock (also against other processes); SST_EBUSY when
+     * held and @p wait is false. */
+    sst_code (*lock)(void *self, const char *thread_id, bool wait, sst_error *err);
+    void (*unlock)(void *self, const char *thread_id);
+    /* Calls @p each for the threads matching @p q. Optional. */
+    sst_code (*threads)(void *self, const sst_thread_query *q, sst_thread_fn each, void *user_data,
+                        sst_error *err);
+    /* Calls @p each for one thread; SST_ENOTFOUND when it has neither
+     * checkpoints nor metadata. Optional. */
+    sst_code (*thread_get)(void *self, const char *thread_id, sst_thread_fn each, void *user_data,
+                           sst_error *err);
+    /* Creates the thread if needed and replaces its user metadata (a JSON
+     * object). Optional. */
+    sst_code (*thread_put)(void *self, const char *thread_id, const sst_payload *metadata,
+                           sst_error *err);
+    /* Copies every checkpoint, write and the metadata of @p from to the new
+     * thread @p to (SST_ECONFLICT when @p to exists). Optional. */
+    sst_code (*copy_thread)(void *self, const char *from, const char *to, sst_error *err);
+    /* Deletes a thread's checkpoints, writes and metadata, and the blobs no
+     * other record refers to. Deleting an unknown thread is not an error. */
+    sst_code (*delete_thread)(void *self, const char *thread_id, sst_error *err);
+    /* Keeps the latest @p keep checkpoints of each namespace of the thread
+     * (keep >= 1) and what they are read from: each kept delta's ancestors
+     * back to a snapshot. Deletes the rest, their writes and orphaned blobs;
+     * *removed (if not NULL) counts the records deleted. Optional. */
+    sst_code (*prune)(void *self, const char *thread_id, size_t keep, size_t *removed,
+                      sst_error *err);
+} sst_checkpointer_ops;
+
+typedef struct sst_checkpointer sst_checkpointer;
+
+/**
+ * Wraps an implementation: @p ops is copied (its @c size bytes), @p self is
+ * handed to every call and to destroy. @return new checkpointer holding one
+ * reference; NULL with SST_EINVAL when a required operation is missing or
+ * @c size is 0, SST_ENOMEM. On failure @p self is not destroyed.
+ */
+SST_NODISCARD SST_API sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops,
+                                                             void *self, sst_error *err);
+/** Adds a reference; returns @p cp. */
+SST_API sst_checkpointer *sst_checkpointer_ref(sst_checkpointer *cp);
+/** Drops a reference; the last one destroys the implementation. NULL is a no-op. */
+SST_API void sst_checkpointer_free(sst_checkpointer *cp);
+/** The implementation's self pointer (borrowed). */
+SST_API void *sst_checkpointer_self(const sst_checkpointer *cp);
+/** The implementation's flags (SST_SAVER_VALUES). */
+SST_API unsigned sst_checkpointer_flags(const sst_checkpointer *cp);
+
+/*
+ * The calls below check their arguments (SST_EINVAL naming the bad one) and
+ * then call the implementation; see sst_checkpointer_ops for each.
+ */
+SST_NODISCARD SST_API sst_code sst_checkpointer_put(sst_checkpointer *cp, const sst_checkpoint *rec,
+                                                    bool sync, sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_put_writes(
+    sst_checkpointer *cp, const char *thread_id, const char *ns, const char *id,
+    const sst_payload *writes, sst_thread_status status, bool sync, sst_error *err);
+/**
+ * Checkpoint @p id of (thread, ns) (NULL: the latest) as a new record, freed
+ * with sst_checkpoint_free. NULL with SST_ENOTFOUND when there is none,
+ * SST_ENOTSUP when it was written in a newer format than this build reads.
+ */
+SST_NODISCARD SST_API sst_checkpoint *sst_checkpointer_get(sst_checkpointer *cp,
+                                                           const char *thread_id, const char *ns,
+                                                           const char *id, sst_error *err);
+/** Lists records (see the ops); stops with SST_ENOTSUP at a record of a newer format. */
+SST_NODISCARD SST_API sst_code sst_checkpointer_list(sst_checkpointer *cp,
+                                                     const sst_checkpoint_query *q,
+                                                     sst_checkpoint_fn each, void *user_data,
+                                                     sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_lock(sst_checkpointer *cp, const char *thread_id,
+                                                     bool wait, sst_error *err);
+SST_API void sst_checkpointer_unlock(sst_checkpointer *cp, const char *thread_id);
+/* The optional operations: SST_ENOTSUP when the implementation lacks them. */
+SST_NODISCARD SST_API sst_code sst_checkpointer_threads(sst_checkpointer *cp,
+                                                        const sst_thread_query *q,
+                                                        sst_thread_fn each, void *user_data,
+                                                        sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_thread_get(sst_checkpointer *cp,
+                                                           const char *thread_id,
+                                                           sst_thread_fn each, void *user_data,
+                                                           sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_thread_put(sst_checkpointer *cp,
+                                                           const char *thread_id,
+                                                           const sst_value *metadata,
+                                                           sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_copy_thread(sst_checkpointer *cp, const char *from,
+                                                            const char *to, sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_delete_thread(sst_checkpointer *cp,
+                                                              const char *thread_id,
+                                                              sst_error *err);
+SST_NODISCARD SST_API sst_code sst_checkpointer_prune(sst_checkpointer *cp, const char *thread_id,
+                                                      size_t keep, size_t *removed, sst_error *err);
+/**
+ * The threads matching @p q (NULL: all, by id) as values: [{"thread_id",
+ * "created_at", "updated_at", "status", "metadata", "checkpoints", "latest",
+ * "step"}] ("latest" null when none). @return new array; NULL with
+ * SST_ENOTSUP (the saver cannot list) or a storage error.
+ */
+SST_NODISCARD SST_API sst_value *
+sst_checkpointer_search_threads(sst_checkpointer *cp, const sst_thread_query *q, sst_error *err);
+/** A payload's content as a value: its value (new reference) or its bytes parsed as JSON. */
+SST_NODISCARD SST_API sst_value *sst_payload_value(const sst_payload *p, sst_error *err);
+
+/* ---- the provided savers ------------------------------------------------- */
+
+/**
+ * A saver that keeps every checkpoint in memory (lost with the process);
+ * it keeps payload values (SST_SAVER_VALUES).
  * @return new checkpointer, freed with sst_checkpointer_free; NULL on SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_checkpointer *sst_memory_saver_new(sst_error *err);
@@ -41,7 +344,7 @@ typedef struct sst_sqlite_opts {
     /* How long a thread's busy lease lasts without a commit (ms); default 30000. A
      * holder in another host, boot or PID namespace is presumed alive until then. */
     int lease_ms;
-    /* The largest record text written, the same limit it is read back with; a
+    /* The largest payload written, the same limit it is read back with; a
      * checkpoint over it fails with SST_ELIMIT before anything is stored.
      * Default and maximum 256 MiB. */
     size_t max_record_bytes;
@@ -51,8 +354,8 @@ SST_API void sst_sqlite_opts_init(sst_sqlite_opts *o);
 
 /**
  * Opens (or creates) the SQLite checkpoint database at @p path: WAL journal,
- * synchronous NORMAL for SST_DURABILITY_ASYNC and FULL for _SYNC commits,
- * one transaction per checkpoint, a schema version with migrations.
+ * synchronous NORMAL, FULL for commits with @c sync, one transaction per
+ * checkpoint, a schema version with migrations.
  * @return new checkpointer; NULL with SST_EIO and a message naming the file
  *         and the problem: it cannot be opened, it is not a SQLite database,
  *         it is another application's database, its schema is newer than
@@ -82,13 +385,14 @@ typedef void (*sst_sqlite_damage_fn)(const sst_sqlite_damage *damage, void *user
 
 /**
  * Checks the checkpoint database at @p path: SQLite's integrity_check, then
- * every record's checksum (checkpoints, pending writes, history chunks) and
- * whether every checkpoint can be rebuilt (its delta chain back to a snapshot
- * is intact). Each problem goes to @p on_damage (may be NULL).
+ * every record's checksum (checkpoints, pending writes, blobs) and whether
+ * every checkpoint can be read back (its chain of deltas back to a snapshot
+ * is intact, and the blobs it refers to are there). Each problem goes to
+ * @p on_damage (may be NULL).
  *
- * With @p repair, a thread whose latest checkpoint cannot be rebuilt gets its
- * head moved back to its newest checkpoint that can: the newer records (and
- * their pending writes) are removed, after the whole file was copied to
+ * With @p repair, a thread whose latest checkpoint cannot be read back gets
+ * its head moved back to its newest checkpoint that can: the newer records
+ * (and their pending writes) are removed, after the whole file was copied to
  * "PATH.bak-<time>" (report->backup). Damage to SQLite's own structures
  * (integrity_check) is reported, never repaired: restore the file instead.
  * @return SST_OK when the check ran (look at @p report); SST_EIO when the file
@@ -99,7 +403,7 @@ SST_NODISCARD SST_API sst_code sst_sqlite_check(const char *path, bool repair,
                                                 sst_sqlite_check_report *report, sst_error *err);
 
 /** The SQLite schema version this build writes. */
-#define SST_SQLITE_SCHEMA_VERSION 3
+#define SST_SQLITE_SCHEMA_VERSION 4
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "superstep/checkpoint.h"
 #include "superstep/error.h"
 #include "superstep/export.h"
 #include "superstep/pregel.h"
@@ -243,77 +244,6 @@ typedef enum sst_durability {
     SST_DURABILITY_SYNC,      /* flushed to disk before the next superstep starts */
     SST_DURABILITY_EXIT       /* written only when the invoke ends */
 } sst_durability;
-
-/**
- * The storage interface behind durable threads (LangGraph's
- * BaseCheckpointSaver); the checkpoint layer provides memory and SQLite
- * implementations (superstep/checkpoint.h). Records are objects:
- *
- *   {"thread", "id", "parent" (null for the first), "step",
- *    "kind": "snapshot" | "delta", "body": state | [[delta, ...], ...],
- *    "since_snapshot", "next" (resume point or null), "run_key",
- *    "metadata": {"source": "input" | "loop" | "update" | "fork", "step",
- *                 "writes": {node: update}, ...}}
- *
- * A checkpoint's "writes" (pending writes, interrupts) are stored apart and
- * replaced as a whole. Ids sort in creation order. Every function fills
- * @p err on failure; all calls come from the thread running the invoke.
- *
- * Fencing: put stores a record only if its "parent" is the thread's latest
- * checkpoint (null: the thread has none), checked atomically with the write,
- * unless the record has "fork": true (a fork or replay from an older
- * checkpoint). Otherwise it fails with SST_ECONFLICT naming the thread and
- * both checkpoint ids, and writes nothing. This, not the lock, is what keeps
- * a thread's history one chain when several processes write to it.
- */
-typedef struct sst_checkpointer_ops {
-    /* Stores a record in one transaction, flushed to disk when @p sync. */
-    sst_code (*put)(void *self, const sst_value *record, bool sync, sst_error *err);
-    /* Stores (replaces) the writes of checkpoint @p id; @p writes null deletes them. */
-    sst_code (*put_writes)(void *self, const char *thread, const char *id, const sst_value *writes,
-                           bool sync, sst_error *err);
-    /* Record @p id (NULL: the thread's latest) with "writes" added (null when none).
-     * NULL with SST_ENOTFOUND when there is none. */
-    sst_value *(*get)(void *self, const char *thread, const char *id, sst_error *err);
-    /* The thread's records newest first, without "body" and "next", keeping those
-     * whose metadata has every member of @p filter (NULL: all); at most @p limit (0: all). */
-    sst_value *(*list)(void *self, const char *thread, const sst_value *filter, size_t limit,
-                       sst_error *err);
-    sst_code (*delete_thread)(void *self, const char *thread, sst_error *err);
-    /* Takes the thread's lock (also against other processes); SST_EBUSY when held
-     * and @p wait is false. */
-    sst_code (*lock)(void *self, const char *thread, bool wait, sst_error *err);
-    void (*unlock)(void *self, const char *thread);
-    void (*destroy)(void *self);
-    /* Every thread, sorted by id: [{"thread_id", "checkpoints": count, "latest": id,
-     * "step"}]. Optional: NULL makes sst_checkpointer_threads fail with SST_ENOTSUP. */
-    sst_value *(*threads)(void *self, sst_error *err);
-    /* As list, but only records older than checkpoint @p before (NULL: from the
-     * newest), for paging through a long history. Optional: NULL makes paged
-     * history reads fail with SST_ENOTSUP. */
-    sst_value *(*list_before)(void *self, const char *thread, const sst_value *filter,
-                              const char *before, size_t limit, sst_error *err);
-} sst_checkpointer_ops;
-
-typedef struct sst_checkpointer sst_checkpointer;
-
-/**
- * Wraps an implementation. @p ops is copied; @p self is handed to destroy.
- * @return new checkpointer, freed with sst_checkpointer_free; NULL on SST_ENOMEM.
- * Thread-safety: one invoke at a time uses a checkpointer unless the
- * implementation says otherwise.
- */
-SST_NODISCARD SST_API sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops,
-                                                             void *self, sst_error *err);
-SST_API void sst_checkpointer_free(sst_checkpointer *cp);
-/** The implementation's self pointer (borrowed). */
-SST_API void *sst_checkpointer_self(const sst_checkpointer *cp);
-/**
- * The threads stored in @p cp, sorted by id: [{"thread_id", "checkpoints",
- * "latest" (checkpoint id), "step"}].
- * @return new array; NULL with SST_ENOTSUP (the saver cannot list) or a storage error.
- */
-SST_NODISCARD SST_API sst_value *sst_checkpointer_threads(sst_checkpointer *cp, sst_error *err);
 
 /* ---- running ---------------------------------------------------------- */
 

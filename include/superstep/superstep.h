@@ -6,6 +6,7 @@
 #include "superstep/checkpoint.h"
 #include "superstep/error.h"
 #include "superstep/graph.h"
+#include "superstep/id.h"
 #include "superstep/json.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"

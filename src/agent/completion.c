@@ -86,12 +86,12 @@ static sst_code merge_tool_call(sst__completion *c, const sst_value *frag, sst_e
         call = sst__set_take(call, "function", fn, err);
     }
     if (call == NULL) {
-        return err != NULL && err->code != SST_OK ? err->code : sst__enomem(err);
+        return sst__error_unless_set(err, SST_ENOMEM, "out of memory");
     }
     sst_value *calls = sst_array_set_take(c->tool_calls, i, call, err);
     if (calls == NULL) {
         c->tool_calls = sst_array_empty();
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     c->tool_calls = calls;
     return SST_OK;
@@ -105,7 +105,7 @@ sst_code sst__completion_chunk(sst__completion *c, const char *data, size_t len,
     sst_value *v = sst_json_read(data, len, NULL, err);
     if (v == NULL) {
         sst__error_prefix(err, "chat completion chunk");
-        return err->code;
+        return sst__code(err);
     }
     sst_code rc = SST_OK;
     const sst_value *choices = sst_object_get(v, "choices");
@@ -129,8 +129,8 @@ sst_code sst__completion_chunk(sst__completion *c, const char *data, size_t len,
                 rc = sst__enomem(err);
             } else if (c->on_token != NULL) {
                 rc = c->on_token(sst_string_cstr(text), sst_string_len(text), c->ud);
-                if (rc != SST_OK && err != NULL && err->code == SST_OK) {
-                    sst__error(err, rc, "chat completion: the token handler failed");
+                if (rc != SST_OK) {
+                    sst__error_unless_set(err, rc, "chat completion: the token handler failed");
                 }
             }
         }

@@ -38,8 +38,10 @@ sst_code sst__fake_model_load(sst__fake_model *m, const char *path, sst_error *e
             sst_value *v = sst_json_read(line.data + start, line.len - start, NULL, err);
             if (v == NULL || !sst_is_object(v)) {
                 sst_value_unref(v);
-                if (v != NULL || err == NULL || err->code == SST_OK) {
+                if (v != NULL) {
                     sst__error(err, SST_EPARSE, "a reply must be a JSON object");
+                } else {
+                    sst__error_unless_set(err, SST_EPARSE, "a reply must be a JSON object");
                 }
                 sst__error_prefix(err, "fake model '%s' line %zu", path, lineno);
                 rc = SST_EPARSE;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
-#include <time.h>
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -134,7 +133,10 @@ static char *request_body(const sst__llm_config *c, const sst_value *messages,
     return text;
 }
 
-/* The outcome of a performed attempt: the message, or NULL and an error that names no secret. */
+/*
+ * The outcome of a performed attempt: the message, or NULL and an error that
+ * names no secret. @p err is not NULL (sst__llm_chat uses SST__ERR_LOCAL).
+ */
 static sst_value *outcome(attempt *a, const request *q, CURLcode rc, bool *transient,
                           sst_error *err) {
     const sst__llm_config *c = q->cfg;
@@ -164,7 +166,7 @@ static sst_value *outcome(attempt *a, const request *q, CURLcode rc, bool *trans
         if (sst__sse_finish(&a->sse, err) == SST_OK) {
             out = sst__completion_message(&a->completion, err);
         }
-        if (out == NULL && err != NULL && err->code == SST_EPARSE) {
+        if (out == NULL && err->code == SST_EPARSE) {
             *transient = true; /* a stream cut off: the connection dropped */
             sst__error_prefix(err, "LLM stream from %s", q->shown);
         }
@@ -225,12 +227,6 @@ static void global_init(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
 /* Adds "Authorization: Bearer KEY" to @p q's headers; the key is one of its secrets. */
 static void add_key(request *q, const char *key) {
     q->secrets[0] = key;
@@ -272,7 +268,7 @@ static sst_code request_init(request *q, const sst__llm_config *c, const sst_val
     }
     q->body = request_body(c, messages, tools, err);
     if (q->body == NULL) {
-        return err != NULL ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     q->headers = curl_slist_append(NULL, "Content-Type: application/json");
     q->headers = curl_slist_append(q->headers, c->stream ? "Accept: text/event-stream"
@@ -300,6 +296,8 @@ static void request_free(request *q) {
 
 sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
                          const sst_value *tools, sst__token_fn on_token, void *ud, sst_error *err) {
+    /* Never NULL below: a callback's error is copied out, a dropped stream is told by its code. */
+    SST__ERR_LOCAL(err);
     if (c->base_url == NULL || c->model == NULL || !sst_is_array(messages)) {
         sst__error(err, SST_EINVAL, "LLM client: base_url, model and a messages array are needed");
         return NULL;
@@ -317,19 +315,17 @@ sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
     for (unsigned i = 1; i <= attempts; i++) {
         long retry_after = -1;
         bool transient = false;
-        if (err != NULL) {
-            *err = (sst_error){0};
-        }
+        sst_error_clear(err);
         out = once(&q, on_token, ud, &retry_after, &transient, err);
         if (out != NULL || !transient || i == attempts) {
             break;
         }
         long wait = retry_after >= 0 ? retry_after : backoff;
-        sleep_ms(wait < c->max_retry_after_ms ? wait : c->max_retry_after_ms);
+        wait = wait < c->max_retry_after_ms ? wait : c->max_retry_after_ms;
+        sst__sleep_ms(wait > 0 ? (uint64_t)wait : 0);
         backoff *= 2;
     }
-    if (out == NULL && attempts > 1 && err != NULL && err->code != SST_OK &&
-        sst_code_is_transient(err->code)) {
+    if (out == NULL && attempts > 1 && err->code != SST_OK && sst_code_is_transient(err->code)) {
         sst__error_prefix(err, "after %u attempts", attempts);
     }
     request_free(&q);

@@ -92,6 +92,7 @@ sst_model *sst_model_from_spec(const char *spec, const char *model_name, const c
 
 sst_code sst_model_set_param(sst_model *m, const char *name, const sst_value *value,
                              sst_error *err) {
+    SST__ERR_LOCAL(err);
     static const char *const reserved[] = {"model", "messages", "tools", "stream"};
     if (m->m.fake != NULL) {
         return sst__error(err, SST_EINVAL, "model: the scripted model takes no parameters");
@@ -107,7 +108,7 @@ sst_code sst_model_set_param(sst_model *m, const char *name, const sst_value *va
     m->params = NULL;
     m->llm.params = NULL;
     if (p == NULL) {
-        return err != NULL ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     m->params = p;
     m->llm.params = p;
@@ -158,6 +159,7 @@ void sst_agent_opts_init(sst_agent_opts *o) {
 
 sst_agent *sst_agent_new(sst_model *model, const sst_toolset *tools, const sst_agent_opts *opts,
                          sst_error *err) {
+    SST__ERR_LOCAL(err); /* the graph is built through several calls that need the code */
     static const sst__tools no_tools;
     if (model == NULL) {
         sst__error(err, SST_EINVAL, "agent: a model is needed");

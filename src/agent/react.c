@@ -87,7 +87,7 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
     sst_value_unref(msgs);
     if (reply == NULL) {
         /* Transient model errors (timeouts, 429, 5xx) are retried by the node's policy. */
-        return sst_node_fail(ctx, err.code != SST_OK ? err.code : SST_ENOMEM, "%s", err.msg);
+        return sst_node_fail(ctx, sst__code(&err), "%s", err.msg);
     }
     sst_value *list = sst_array_push_take(sst_array_empty(), sst_value_ref(reply), &err);
     sst_value *full = sst_array_push_take(sst_array_empty(), sst_value_ref(reply), &err);
@@ -223,7 +223,7 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
     sst_graph *g = a != NULL ? sst_graph_new(err) : NULL;
     if (g == NULL) {
         sst__free(a);
-        return a == NULL ? sst__enomem(err) : err->code;
+        return a == NULL ? sst__enomem(err) : sst__code(err);
     }
     r->agent = a;
     r->graph = g;
@@ -263,7 +263,7 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
     if (rc == SST_OK) {
         sst_value *schema = sst__tools_schema(tools, err);
         rc = schema != NULL ? sst_graph_add_field(g, "tools", sst_reducer_replace(), schema, err)
-                            : err->code;
+                            : sst__code(err);
     }
     if (rc == SST_OK) {
         rc = sst_graph_add_field(g, "last_response", sst_reducer_replace(), NULL, err);
@@ -284,7 +284,7 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
     }
     if (rc == SST_OK) {
         rc = map != NULL ? sst_graph_add_conditional_edges(g, "llm_call", after_llm, NULL, map, err)
-                         : SST_ENOMEM;
+                         : sst__code(err);
     }
     sst_value_unref(map);
     if (rc == SST_OK) {
@@ -297,7 +297,7 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
         rc = sst_graph_add_edge(g, "stop", SST_END, err);
     }
     if (rc == SST_OK && (r->app = sst_graph_compile(g, NULL, err)) == NULL) {
-        rc = err->code;
+        rc = sst__code(err);
     }
     if (rc != SST_OK) {
         sst__react_free(r);

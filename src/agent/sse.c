@@ -40,9 +40,7 @@ static sst_code dispatch(sst__sse *p, sst_error *err) {
     p->event[0] = '\0';
     if (rc != SST_OK) {
         p->failed = rc;
-        if (err != NULL && err->code == SST_OK) {
-            sst__error(err, rc, "event stream: the event handler failed");
-        }
+        sst__error_unless_set(err, rc, "event stream: the event handler failed");
     }
     return rc;
 }

@@ -1,16 +1,51 @@
 /* SPDX-License-Identifier: MIT */
-/* Private helpers shared by the savers. */
+/* The checkpointer wrapper and helpers shared by the savers. */
 #ifndef SUPERSTEP_CHECKPOINT_INT_H
 #define SUPERSTEP_CHECKPOINT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "common.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 
-/* True when @p metadata has every member of @p filter with an equal value (NULL: true). */
-bool sst__metadata_matches(const sst_value *metadata, const sst_value *filter);
+struct sst_checkpointer {
+    sst_checkpointer_ops ops; /* the implementation's, zero past its size */
+    void *self;
+    atomic_size_t refs;
+    pthread_mutex_t mu; /* guards ext */
+    /* Data a higher layer keeps per checkpointer (the graph's state cache),
+     * made on first use and freed with the checkpointer. */
+    void *ext;
+    void (*ext_free)(void *ext);
+};
 
-/* A record without its "body", "next" and "writes" (new), as list returns them. */
-sst_value *sst__record_header(const sst_value *record, sst_error *err);
+/*
+ * The data a higher layer keeps with @p cp: made by @p make on first use
+ * (under the checkpointer's mutex), freed by @p free_fn with the checkpointer.
+ * NULL with err filled when @p make fails.
+ */
+void *sst__checkpointer_ext(sst_checkpointer *cp, void *(*make)(sst_error *err),
+                            void (*free_fn)(void *ext), sst_error *err);
+
+/*
+ * True when @p metadata (an object, or NULL) has every member of @p filter
+ * with an equal value; members "source" and "step" missing from @p metadata
+ * compare with @p source and @p step instead. NULL @p filter: true.
+ */
+bool sst__metadata_matches(const sst_value *metadata, const sst_value *filter, const char *source,
+                           int64_t step);
+
+/* A payload's value (new reference), parsing its bytes as JSON; NULL for an empty payload. */
+sst_value *sst__payload_parse(const sst_payload *p, size_t max_bytes, sst_error *err);
+
+/* True when @p p holds nothing. */
+static inline bool sst__payload_empty(const sst_payload *p) {
+    return p == NULL || (p->data == NULL && p->value == NULL);
+}
+
+/* "busy" etc., for messages and value listings. */
+const char *sst__status_name(sst_thread_status s);
 
 #endif /* SUPERSTEP_CHECKPOINT_INT_H */

@@ -1,260 +1,743 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-memory saver: per thread, its records in creation order and the
- * writes of its checkpoints, all as values. A mutex guards every call; a
- * condition variable lets a waiting invoke sleep until a thread is free.
+ * The in-memory saver: per thread, copies of its records in the order they
+ * were put (payload values are kept as given: SST_SAVER_VALUES), the writes
+ * of each, the thread's metadata, and a table of shared blobs counted by the
+ * records that refer to them. A mutex guards every call; a condition
+ * variable lets a waiting invoke sleep until a thread is free.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkpoint_int.h"
 #include "values/build.h"
 
+/*
+ * A string-keyed table of slot numbers (open addressing, linear probing).
+ * Keys are borrowed from the entries they index. Insertion never loses the
+ * table: growing allocates a new array before the old one is freed.
+ */
+typedef struct strmap {
+    const char **keys; /* NULL: empty; TOMB: deleted */
+    size_t *vals;
+    size_t cap, used, live; /* used counts deleted slots too */
+} strmap;
+
+static const char TOMB[1];
+
+static size_t map_find(const strmap *m, const char *key) {
+    if (m->cap == 0) {
+        return SIZE_MAX;
+    }
+    size_t mask = m->cap - 1;
+    for (size_t i = sst__hash_bytes(key, strlen(key), 0) & mask;; i = (i + 1) & mask) {
+        if (m->keys[i] == NULL) {
+            return SIZE_MAX;
+        }
+        if (m->keys[i] != TOMB && strcmp(m->keys[i], key) == 0) {
+            return i;
+        }
+    }
+}
+
+static bool map_get(const strmap *m, const char *key, size_t *val) {
+    size_t i = map_find(m, key);
+    if (i != SIZE_MAX) {
+        *val = m->vals[i];
+    }
+    return i != SIZE_MAX;
+}
+
+static void map_place(strmap *m, const char *key, size_t val) {
+    size_t mask = m->cap - 1;
+    size_t i = sst__hash_bytes(key, strlen(key), 0) & mask;
+    while (m->keys[i] != NULL && m->keys[i] != TOMB) {
+        i = (i + 1) & mask;
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->used++;
+    m->live++;
+}
+
+/* Adds @p key (not present); false when out of memory (the table is unchanged). */
+static bool map_put(strmap *m, const char *key, size_t val) {
+    if ((m->used + 1) * 10 >= m->cap * 7) { /* rebuild: at most half full, no deleted slots */
+        size_t cap = 16;
+        while ((m->live + 1) * 2 >= cap) {
+            cap *= 2;
+        }
+        strmap g = {sst__calloc(cap, sizeof *g.keys), sst__calloc(cap, sizeof *g.vals), cap, 0, 0};
+        if (g.keys == NULL || g.vals == NULL) {
+            sst__free(g.keys);
+            sst__free(g.vals);
+            return false;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->keys[i] != NULL && m->keys[i] != TOMB) {
+                map_place(&g, m->keys[i], m->vals[i]);
+            }
+        }
+        sst__free(m->keys);
+        sst__free(m->vals);
+        *m = g;
+    }
+    map_place(m, key, val);
+    return true;
+}
+
+static void map_del(strmap *m, const char *key) {
+    size_t i = map_find(m, key);
+    if (i != SIZE_MAX) {
+        m->keys[i] = TOMB; /* counted in used until the next rebuild */
+        m->live--;
+    }
+}
+
+static void map_free(strmap *m) {
+    sst__free(m->keys);
+    sst__free(m->vals);
+}
+
+typedef struct mem_rec {
+    sst_checkpoint *rec;    /* owned copy; its blobs without content */
+    sst_checkpoint *writes; /* owned: a record holding only the writes payload, or NULL */
+} mem_rec;
+
+typedef struct mem_thread {
+    char *id;
+    int64_t created, updated;
+    sst_value *meta; /* user metadata (object) */
+    mem_rec *recs;
+    size_t n, cap;
+} mem_thread;
+
+typedef struct mem_blob {
+    sst_checkpoint *content; /* owned: a record holding the blob (id and content) */
+    size_t refs;
+} mem_blob;
+
 typedef struct mem_saver {
     pthread_mutex_t mu;
     pthread_cond_t freed; /* a thread lock was released */
-    sst_value *threads;   /* protected by mu: {thread: {"records": [...], "writes": {id: w}}} */
-    sst_value *locked;    /* protected by mu: {thread: true} */
+    mem_thread **threads; /* protected by mu; NULL slots are deleted threads */
+    size_t n_threads, cap_threads;
+    strmap index; /* protected by mu: thread id -> slot */
+    mem_blob *blobs;
+    size_t n_blobs, cap_blobs;
+    strmap blob_index; /* protected by mu: blob id -> slot */
+    strmap locked;     /* protected by mu: the locked thread ids (owned keys) */
 } mem_saver;
 
-static int by_key(const void *a, const void *b) {
-    const sst_value *ka = *(const sst_value *const *)a, *kb = *(const sst_value *const *)b;
-    return strcmp(sst_string_cstr(ka), sst_string_cstr(kb));
+static mem_thread *find_thread(const mem_saver *m, const char *id) {
+    size_t slot;
+    return map_get(&m->index, id, &slot) ? m->threads[slot] : NULL;
 }
 
-static sst_value *mem_threads(void *self, sst_error *err) {
-    mem_saver *m = self;
-    pthread_mutex_lock(&m->mu);
-    size_t n = sst_object_len(m->threads);
-    const sst_value **keys = sst__malloc((n ? n : 1) * sizeof *keys);
-    sst_value *out = keys != NULL ? sst_array_empty() : NULL;
-    for (size_t i = 0; i < n && keys != NULL; i++) {
-        keys[i] = sst_object_key_at(m->threads, i);
-    }
-    if (keys != NULL) {
-        qsort(keys, n, sizeof *keys, by_key);
-    }
-    for (size_t i = 0; i < n && out != NULL; i++) {
-        const sst_value *records =
-            sst_object_get(sst_object_get(m->threads, sst_string_cstr(keys[i])), "records");
-        const sst_value *last = sst_array_get(records, sst_array_len(records) - 1);
-        sst_value *t = sst__set_take(sst_object_empty(), "thread_id", sst_value_ref(keys[i]), err);
-        t = sst__set_take(t, "checkpoints", sst_int_new((int64_t)sst_array_len(records), err), err);
-        t = sst__set_take(t, "latest", sst_value_ref(sst_object_get(last, "id")), err);
-        t = sst__set_take(t, "step", sst_value_ref(sst_object_get(last, "step")), err);
-        out = t != NULL ? sst_array_push_take(out, t, err) : (sst_value_unref(out), NULL);
-    }
-    pthread_mutex_unlock(&m->mu);
-    sst__free(keys);
-    if (out == NULL && err != NULL && err->code == SST_OK) {
+static mem_thread *add_thread(mem_saver *m, const char *id, int64_t created, sst_error *err) {
+    mem_thread *t = sst__calloc(1, sizeof *t);
+    if (t == NULL || (t->id = sst__strndup(id, strlen(id))) == NULL ||
+        !sst__grow((void **)&m->threads, &m->cap_threads, m->n_threads, sizeof *m->threads, 8) ||
+        !map_put(&m->index, t->id, m->n_threads)) {
+        if (t != NULL) {
+            sst__free(t->id);
+        }
+        sst__free(t);
         sst__enomem(err);
+        return NULL;
     }
-    return out;
+    t->created = t->updated = created;
+    t->meta = sst_object_empty();
+    m->threads[m->n_threads++] = t;
+    return t;
 }
 
-static const sst_value *thread_of(const mem_saver *m, const char *thread) {
-    return sst_object_get(m->threads, thread);
+static mem_blob *find_blob(const mem_saver *m, const char *id) {
+    size_t slot;
+    return map_get(&m->blob_index, id, &slot) ? &m->blobs[slot] : NULL;
 }
 
-/* SST_ECONFLICT unless the record's parent is the thread's latest checkpoint (or a fork). */
-static sst_code check_head(const sst_value *t, const sst_value *record, sst_error *err) {
-    if (sst_bool_value(sst_object_get(record, "fork"))) {
-        return SST_OK;
+/* ---- blobs ---- */
+
+static void blob_release(mem_saver *m, const char *id) {
+    mem_blob *b = find_blob(m, id);
+    if (b != NULL && b->refs > 0 && --b->refs == 0) {
+        map_del(&m->blob_index, b->content->id);
+        sst_checkpoint_free(b->content);
+        b->content = NULL; /* the slot stays, unindexed */
     }
-    const sst_value *records = sst_object_get(t, "records");
-    size_t n = sst_array_len(records);
-    const sst_value *head = n > 0 ? sst_object_get(sst_array_get(records, n - 1), "id") : NULL;
-    const sst_value *parent = sst_object_get(record, "parent");
-    if (!sst_is_string(parent)) {
-        parent = NULL;
+}
+
+/* SST_ENOTFOUND for a reference (empty content) to a blob not stored. */
+static sst_code check_blobs(const mem_saver *m, const sst_checkpoint *r, sst_error *err) {
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        if (sst__payload_empty(&r->blobs[i].content) && find_blob(m, r->blobs[i].id) == NULL) {
+            return sst__error(err, SST_ENOTFOUND,
+                              "memory saver: blob %s of checkpoint %s of thread '%s' is not "
+                              "stored (send its content); nothing was written",
+                              r->blobs[i].id, r->id, r->thread_id);
+        }
     }
-    if (head == NULL && parent == NULL) {
-        return SST_OK;
+    return SST_OK;
+}
+
+/* Counts the references of @p r to its blobs, storing new ones. */
+static sst_code blobs_acquire(mem_saver *m, const sst_checkpoint *r, sst_error *err) {
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        const sst_blob *b = &r->blobs[i];
+        mem_blob *have = find_blob(m, b->id);
+        if (have != NULL) {
+            have->refs++;
+            continue;
+        }
+        sst_checkpoint holder = {.id = b->id, .body = b->content};
+        sst_checkpoint *c = sst_checkpoint_copy(&holder, err);
+        if (c == NULL ||
+            !sst__grow((void **)&m->blobs, &m->cap_blobs, m->n_blobs, sizeof *m->blobs, 8) ||
+            !map_put(&m->blob_index, c->id, m->n_blobs)) {
+            sst_checkpoint_free(c);
+            for (size_t k = 0; k < i; k++) {
+                blob_release(m, r->blobs[k].id);
+            }
+            return sst__enomem(err);
+        }
+        m->blobs[m->n_blobs++] = (mem_blob){c, 1};
     }
-    if (head != NULL && parent != NULL && sst_value_equal(head, parent)) {
+    return SST_OK;
+}
+
+/* ---- writing ---- */
+
+/* The latest record of (thread, ns), or NULL. */
+static const mem_rec *head_of(const mem_thread *t, const char *ns) {
+    for (size_t i = t != NULL ? t->n : 0; i-- > 0;) {
+        if (strcmp(t->recs[i].rec->ns, ns) == 0) {
+            return &t->recs[i];
+        }
+    }
+    return NULL;
+}
+
+static const mem_rec *find_rec(const mem_thread *t, const char *ns, const char *id) {
+    for (size_t i = t != NULL ? t->n : 0; i-- > 0;) {
+        const sst_checkpoint *r = t->recs[i].rec;
+        if (strcmp(r->id, id) == 0 && (ns == NULL || strcmp(r->ns, ns) == 0)) {
+            return &t->recs[i];
+        }
+    }
+    return NULL;
+}
+
+/* SST_ECONFLICT unless the record's parent is the latest of its namespace (or a fork). */
+static sst_code check_head(const mem_thread *t, const sst_checkpoint *r, sst_error *err) {
+    if (find_rec(t, NULL, r->id) != NULL) {
+        return sst__error(err, SST_ECONFLICT,
+                          "thread '%s' has a checkpoint %s already; nothing was written",
+                          r->thread_id, r->id);
+    }
+    const mem_rec *h = head_of(t, r->ns);
+    const char *head = h != NULL ? h->rec->id : NULL;
+    if (r->fork || (head == NULL && r->parent_id == NULL) ||
+        (head != NULL && r->parent_id != NULL && strcmp(head, r->parent_id) == 0)) {
         return SST_OK;
     }
     return sst__error(err, SST_ECONFLICT,
                       "thread '%s': checkpoint %s follows %s, but the thread's latest checkpoint "
                       "is now %s (another writer committed first); nothing was written",
-                      sst_string_cstr(sst_object_get(record, "thread")),
-                      sst_string_cstr(sst_object_get(record, "id")),
-                      parent != NULL ? sst_string_cstr(parent) : "nothing (a new thread)",
-                      head != NULL ? sst_string_cstr(head) : "none");
+                      r->thread_id, r->id,
+                      r->parent_id != NULL ? r->parent_id : "nothing (a new thread)",
+                      head != NULL ? head : "none");
 }
 
-static sst_code mem_put(void *self, const sst_value *record, bool sync, sst_error *err) {
+/* A copy of @p r to keep: no writes, blobs without their content. */
+static sst_checkpoint *keep_copy(const sst_checkpoint *r, sst_error *err) {
+    sst_blob small[16];
+    sst_blob *refs = r->n_blobs <= 16 ? small : sst__malloc(r->n_blobs * sizeof *refs);
+    if (refs == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        refs[i] = (sst_blob){.id = r->blobs[i].id};
+    }
+    sst_checkpoint k = *r;
+    k.writes = (sst_payload){0};
+    k.blobs = refs;
+    k.fork = false;
+    sst_checkpoint *c = sst_checkpoint_copy(&k, err);
+    if (refs != small) {
+        sst__free(refs);
+    }
+    return c;
+}
+
+static sst_code mem_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
     SST_UNUSED(sync);
     mem_saver *m = self;
-    const char *thread = sst_string_cstr(sst_object_get(record, "thread"));
     pthread_mutex_lock(&m->mu);
-    const sst_value *t = thread_of(m, thread);
-    sst_code fenced = check_head(t, record, err);
-    if (fenced != SST_OK) {
-        pthread_mutex_unlock(&m->mu);
-        return fenced;
+    mem_thread *t = find_thread(m, r->thread_id);
+    sst_code rc = check_head(t, r, err);
+    rc = rc == SST_OK ? check_blobs(m, r, err) : rc;
+    sst_checkpoint *c = rc == SST_OK ? keep_copy(r, err) : NULL;
+    if (c != NULL && t == NULL) {
+        t = add_thread(m, r->thread_id, r->created_at, err);
     }
-    sst_value *entry = t != NULL ? sst_value_ref(t) : NULL;
-    if (entry == NULL) {
-        entry = sst_object_set_take(sst_object_empty(), "records", sst_array_empty(), err);
-        entry =
-            entry != NULL ? sst_object_set_take(entry, "writes", sst_object_empty(), err) : NULL;
+    if (c != NULL &&
+        (t == NULL || !sst__grow((void **)&t->recs, &t->cap, t->n, sizeof *t->recs, 8))) {
+        rc = t == NULL ? sst__code(err) : sst__enomem(err);
+    } else if (c != NULL) {
+        rc = blobs_acquire(m, r, err);
+    } else if (rc == SST_OK) {
+        rc = sst__code(err);
     }
-    sst_value *records = entry != NULL ? sst_value_ref(sst_object_get(entry, "records")) : NULL;
-    records = records != NULL ? sst_array_push_take(records, sst_value_ref(record), err) : NULL;
-    entry = entry != NULL && records != NULL
-                ? sst_object_set_take(entry, "records", records, err)
-                : (sst_value_unref(entry), sst_value_unref(records), NULL);
-    sst_code rc = SST_ENOMEM;
-    if (entry != NULL) {
-        m->threads = sst_object_set_take(m->threads, thread, entry, err);
-        rc = m->threads != NULL ? SST_OK : SST_ENOMEM;
-        if (m->threads == NULL) {
-            m->threads = sst_object_empty(); /* out of memory: the store is lost, not corrupt */
-        }
+    if (rc == SST_OK) {
+        t->recs[t->n++] = (mem_rec){c, NULL};
+        t->updated = r->created_at > t->updated ? r->created_at : t->updated;
+        c = NULL;
     }
+    sst_checkpoint_free(c);
     pthread_mutex_unlock(&m->mu);
-    return rc == SST_OK ? rc : sst__enomem(err);
+    return rc;
 }
 
-static sst_code mem_put_writes(void *self, const char *thread, const char *id,
-                               const sst_value *writes, bool sync, sst_error *err) {
+static sst_code mem_put_writes(void *self, const char *thread, const char *ns, const char *id,
+                               const sst_payload *writes, sst_thread_status status, bool sync,
+                               sst_error *err) {
     SST_UNUSED(sync);
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    const sst_value *t = thread_of(m, thread);
+    mem_rec *r = (mem_rec *)find_rec(find_thread(m, thread), ns, id);
     sst_code rc = SST_OK;
-    if (t == NULL) {
-        rc = sst__error(err, SST_ENOTFOUND, "memory saver: no thread '%s'", thread);
+    if (r == NULL) {
+        rc = sst__error(err, SST_ENOTFOUND, "memory saver: thread '%s' has no checkpoint %s",
+                        thread, id);
     } else {
-        sst_value *w = sst_value_ref(sst_object_get(t, "writes"));
-        w = writes != NULL && !sst_is_null(writes)
-                ? sst_object_set_take(w, id, sst_value_ref(writes), err)
-                : sst_object_remove_take(w, id, err);
-        sst_value *entry =
-            w != NULL ? sst_object_set_take(sst_value_ref(t), "writes", w, err) : NULL;
-        m->threads =
-            entry != NULL ? sst_object_set_take(m->threads, thread, entry, err) : m->threads;
-        rc = entry != NULL && m->threads != NULL ? SST_OK : sst__enomem(err);
-        if (m->threads == NULL) {
-            m->threads = sst_object_empty();
+        sst_checkpoint holder = {.writes = *writes};
+        sst_checkpoint *w = sst__payload_empty(writes) ? NULL : sst_checkpoint_copy(&holder, err);
+        if (w != NULL || sst__payload_empty(writes)) {
+            sst_checkpoint_free(r->writes);
+            r->writes = w;
+            r->rec->status = status;
+        } else {
+            rc = sst__code(err);
         }
     }
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
 
-static sst_value *mem_get(void *self, const char *thread, const char *id, sst_error *err) {
+/* ---- reading ---- */
+
+static sst_code mem_get(void *self, const char *thread, const char *ns, const char *id,
+                        sst_checkpoint_fn each, void *user_data, sst_error *err) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    const sst_value *t = thread_of(m, thread);
-    const sst_value *records = sst_object_get(t, "records");
-    const sst_value *found = NULL;
-    for (size_t i = sst_array_len(records); i-- > 0 && found == NULL;) {
-        const sst_value *r = sst_array_get(records, i);
-        if (id == NULL || strcmp(sst_string_cstr(sst_object_get(r, "id")), id) == 0) {
-            found = r;
+    const mem_thread *t = find_thread(m, thread);
+    const mem_rec *r = id != NULL ? find_rec(t, ns, id) : head_of(t, ns);
+    sst_code rc = SST_OK;
+    if (r == NULL) {
+        rc = sst__error(err, SST_ENOTFOUND, "thread '%s' has no checkpoint%s%s", thread,
+                        id != NULL ? " " : "", id != NULL ? id : "");
+    } else {
+        sst_checkpoint out = *r->rec;
+        sst_blob small[16];
+        sst_blob *blobs = out.n_blobs <= 16 ? small : sst__malloc(out.n_blobs * sizeof *blobs);
+        if (blobs == NULL) {
+            rc = sst__enomem(err);
+        } else {
+            for (size_t i = 0; i < out.n_blobs; i++) {
+                const mem_blob *b = find_blob(m, out.blobs[i].id);
+                blobs[i] =
+                    (sst_blob){out.blobs[i].id, b != NULL ? b->content->body : (sst_payload){0}};
+            }
+            out.blobs = blobs;
+            out.writes = r->writes != NULL ? r->writes->writes : (sst_payload){0};
+            each(&out, user_data);
+            if (blobs != small) {
+                sst__free(blobs);
+            }
         }
     }
-    sst_value *out = NULL;
-    if (found == NULL) {
-        sst__error(err, SST_ENOTFOUND, "thread '%s' has no checkpoint%s%s", thread,
-                   id != NULL ? " " : "", id != NULL ? id : "");
-    } else {
-        const sst_value *w = sst_object_get(sst_object_get(t, "writes"),
-                                            sst_string_cstr(sst_object_get(found, "id")));
-        out = sst_object_set_take(sst_value_ref(found), "writes",
-                                  sst_value_ref(w != NULL ? w : sst_null()), err);
-    }
     pthread_mutex_unlock(&m->mu);
-    return out;
+    return rc;
 }
 
-static sst_value *mem_list_before(void *self, const char *thread, const sst_value *filter,
-                                  const char *before, size_t limit, sst_error *err) {
+/* Calls @p each on a record without body, writes and blobs; false to stop. */
+static bool list_one(const sst_checkpoint *rec, sst_checkpoint_fn each, void *user_data) {
+    sst_checkpoint h = *rec;
+    h.body = (sst_payload){0};
+    h.writes = (sst_payload){0};
+    h.blobs = NULL;
+    h.n_blobs = 0;
+    return each(&h, user_data);
+}
+
+static sst_code mem_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
+                         void *user_data, sst_error *err) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    const sst_value *records = sst_object_get(thread_of(m, thread), "records");
-    sst_value *out = sst_array_empty();
-    size_t start = sst_array_len(records);
-    if (before != NULL) { /* records older than checkpoint @p before; none if it is unknown */
-        while (start > 0 &&
-               strcmp(sst_string_cstr(sst_object_get(sst_array_get(records, start - 1), "id")),
-                      before) != 0) {
+    const mem_thread *t = find_thread(m, q->thread_id);
+    size_t start = t != NULL ? t->n : 0;
+    if (q->before != NULL) { /* records put before checkpoint @p before; none if it is unknown */
+        while (start > 0 && strcmp(t->recs[start - 1].rec->id, q->before) != 0) {
             start--;
         }
         start = start > 0 ? start - 1 : 0;
     }
-    for (size_t i = start; i-- > 0 && out != NULL;) {
-        if (limit > 0 && sst_array_len(out) >= limit) {
-            break;
-        }
-        const sst_value *r = sst_array_get(records, i);
-        if (!sst__metadata_matches(sst_object_get(r, "metadata"), filter)) {
+    size_t sent = 0;
+    for (size_t i = start; i-- > 0 && (q->limit == 0 || sent < q->limit);) {
+        const sst_checkpoint *r = t->recs[i].rec;
+        if (q->ns != NULL && strcmp(r->ns, q->ns) != 0) {
             continue;
         }
-        sst_value *h = sst__record_header(r, err);
-        out = h != NULL ? sst_array_push_take(out, h, err) : (sst_value_unref(out), NULL);
+        if (q->filter != NULL) {
+            sst_value *meta = sst__payload_parse(&r->metadata, 0, err);
+            bool match = sst__metadata_matches(meta, q->filter, r->source, r->step);
+            sst_value_unref(meta);
+            if (!match) {
+                continue;
+            }
+        }
+        sent++;
+        if (!list_one(r, each, user_data)) {
+            break;
+        }
     }
     pthread_mutex_unlock(&m->mu);
-    return out;
+    return SST_OK;
 }
 
-static sst_value *mem_list(void *self, const char *thread, const sst_value *filter, size_t limit,
-                           sst_error *err) {
-    return mem_list_before(self, thread, filter, NULL, limit, err);
+/* ---- threads ---- */
+
+static void thread_info(const mem_saver *m, const mem_thread *t, sst_thread_info *out) {
+    const mem_rec *h = head_of(t, "");
+    *out = (sst_thread_info){
+        .thread_id = t->id,
+        .created_at = t->created,
+        .updated_at = t->updated,
+        .status = map_find(&m->locked, t->id) != SIZE_MAX ? SST_THREAD_BUSY
+                  : h != NULL                             ? h->rec->status
+                                                          : SST_THREAD_IDLE,
+        .metadata = {.value = t->meta},
+        .checkpoints = t->n,
+        .latest_id = h != NULL ? h->rec->id : NULL,
+        .step = h != NULL ? h->rec->step : 0,
+    };
+}
+
+static const sst_thread_query *sort_query;
+
+static int64_t order_key(const sst_thread_info *t) {
+    return sort_query->order == SST_THREADS_BY_CREATED ? t->created_at : t->updated_at;
+}
+
+static int by_order(const void *a, const void *b) {
+    const sst_thread_info *x = a, *y = b;
+    int c = 0;
+    if (sort_query->order != SST_THREADS_BY_ID) {
+        int64_t kx = order_key(x), ky = order_key(y);
+        c = kx < ky ? -1 : kx > ky;
+    }
+    if (c == 0) {
+        c = strcmp(x->thread_id, y->thread_id);
+    }
+    return sort_query->descending ? -c : c;
+}
+
+static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static sst_code mem_threads(void *self, const sst_thread_query *q, sst_thread_fn each,
+                            void *user_data, sst_error *err) {
+    mem_saver *m = self;
+    pthread_mutex_lock(&m->mu);
+    sst_thread_info *all = sst__malloc((m->n_threads + 1) * sizeof *all);
+    size_t n = 0;
+    for (size_t i = 0; all != NULL && i < m->n_threads; i++) {
+        const mem_thread *t = m->threads[i];
+        if (t == NULL) {
+            continue;
+        }
+        thread_info(m, t, &all[n]);
+        if ((q->by_status && all[n].status != q->status) ||
+            !sst__metadata_matches(t->meta, q->metadata, NULL, 0)) {
+            continue;
+        }
+        n++;
+    }
+    if (all != NULL) {
+        pthread_mutex_lock(&sort_mu); /* qsort has no user pointer */
+        sort_query = q;
+        qsort(all, n, sizeof *all, by_order);
+        pthread_mutex_unlock(&sort_mu);
+        for (size_t i = q->offset; i < n && (q->limit == 0 || i < q->offset + q->limit); i++) {
+            if (!each(&all[i], user_data)) {
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&m->mu);
+    sst__free(all);
+    return all != NULL ? SST_OK : sst__enomem(err);
+}
+
+static sst_code mem_thread_get(void *self, const char *thread, sst_thread_fn each, void *user_data,
+                               sst_error *err) {
+    mem_saver *m = self;
+    pthread_mutex_lock(&m->mu);
+    const mem_thread *t = find_thread(m, thread);
+    sst_code rc = SST_OK;
+    if (t == NULL) {
+        rc = sst__error(err, SST_ENOTFOUND, "memory saver: no thread '%s'", thread);
+    } else {
+        sst_thread_info info;
+        thread_info(m, t, &info);
+        each(&info, user_data);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+static sst_code mem_thread_put(void *self, const char *thread, const sst_payload *metadata,
+                               sst_error *err) {
+    mem_saver *m = self;
+    sst_value *meta = sst__payload_parse(metadata, 0, err);
+    if (meta == NULL) {
+        return sst__code(err);
+    }
+    pthread_mutex_lock(&m->mu);
+    int64_t now = (int64_t)sst__now_ms();
+    mem_thread *t = find_thread(m, thread);
+    t = t != NULL ? t : add_thread(m, thread, now, err);
+    if (t != NULL) {
+        sst_value_unref(t->meta);
+        t->meta = meta;
+        t->updated = now > t->updated ? now : t->updated;
+        meta = NULL;
+    }
+    pthread_mutex_unlock(&m->mu);
+    sst_value_unref(meta);
+    return t != NULL ? SST_OK : sst__code(err);
+}
+
+/* Frees record @p i of @p t and releases its blobs. */
+static void drop_rec(mem_saver *m, mem_rec *r) {
+    for (size_t k = 0; k < r->rec->n_blobs; k++) {
+        blob_release(m, r->rec->blobs[k].id);
+    }
+    sst_checkpoint_free(r->rec);
+    sst_checkpoint_free(r->writes);
+}
+
+static void thread_free(mem_saver *m, mem_thread *t) {
+    for (size_t i = 0; i < t->n; i++) {
+        drop_rec(m, &t->recs[i]);
+    }
+    sst__free(t->recs);
+    sst_value_unref(t->meta);
+    sst__free(t->id);
+    sst__free(t);
+}
+
+static sst_code remove_thread(mem_saver *m, const char *thread) {
+    size_t i;
+    if (!map_get(&m->index, thread, &i)) {
+        return SST_OK;
+    }
+    map_del(&m->index, thread);
+    thread_free(m, m->threads[i]);
+    m->threads[i] = NULL;
+    return SST_OK;
 }
 
 static sst_code mem_delete_thread(void *self, const char *thread, sst_error *err) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    m->threads = sst_object_remove_take(m->threads, thread, err);
-    sst_code rc = m->threads != NULL ? SST_OK : SST_ENOMEM;
-    if (m->threads == NULL) {
-        m->threads = sst_object_empty();
+    SST_UNUSED(err);
+    sst_code rc = remove_thread(m, thread);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+static sst_code copy_records(mem_saver *m, const mem_thread *from, mem_thread *to, sst_error *err) {
+    to->recs = sst__calloc(from->n + 1, sizeof *to->recs);
+    if (to->recs == NULL) {
+        return sst__enomem(err);
+    }
+    to->cap = from->n + 1;
+    for (size_t i = 0; i < from->n; i++) {
+        sst_checkpoint k = *from->recs[i].rec;
+        k.thread_id = to->id;
+        mem_rec r = {sst_checkpoint_copy(&k, err), NULL};
+        if (r.rec != NULL && from->recs[i].writes != NULL) {
+            r.writes = sst_checkpoint_copy(from->recs[i].writes, err);
+        }
+        if (r.rec == NULL || (from->recs[i].writes != NULL && r.writes == NULL)) {
+            sst_checkpoint_free(r.rec);
+            return sst__code(err);
+        }
+        for (size_t b = 0; b < r.rec->n_blobs; b++) {
+            find_blob(m, r.rec->blobs[b].id)->refs++;
+        }
+        to->recs[to->n++] = r;
+    }
+    return SST_OK;
+}
+
+static sst_code mem_copy_thread(void *self, const char *from, const char *to, sst_error *err) {
+    mem_saver *m = self;
+    pthread_mutex_lock(&m->mu);
+    const mem_thread *f = find_thread(m, from);
+    sst_code rc = SST_OK;
+    if (f == NULL) {
+        rc = sst__error(err, SST_ENOTFOUND, "memory saver: no thread '%s' to copy", from);
+    } else if (find_thread(m, to) != NULL) {
+        rc = sst__error(err, SST_ECONFLICT, "memory saver: thread '%s' exists already", to);
+    } else {
+        mem_thread *t = add_thread(m, to, f->created, err);
+        rc = t != NULL ? copy_records(m, f, t, err) : sst__code(err);
+        if (t != NULL) {
+            sst_value_unref(t->meta);
+            t->meta = sst_value_ref(f->meta);
+            t->updated = f->updated;
+        }
+        if (rc != SST_OK && t != NULL) {
+            remove_thread(m, to);
+        }
     }
     pthread_mutex_unlock(&m->mu);
     return rc;
 }
 
-static sst_code mem_lock(void *self, const char *thread, bool wait, sst_error *err) {
+/* Marks in @p keep the records that must stay: the latest @p n of each namespace and their
+ * chains back to a snapshot. */
+static void mark_kept(const mem_thread *t, size_t n, bool *keep) {
+    enum { MAX_NS = 64 };
+    const char *ns[MAX_NS];
+    size_t seen[MAX_NS], m = 0;
+    for (size_t i = t->n; i-- > 0;) {
+        const sst_checkpoint *r = t->recs[i].rec;
+        size_t j = 0;
+        while (j < m && strcmp(ns[j], r->ns) != 0) {
+            j++;
+        }
+        if (j == m && m < MAX_NS) {
+            ns[m] = r->ns;
+            seen[m++] = 0;
+        }
+        keep[i] |= j == MAX_NS || seen[j]++ < n; /* past MAX_NS namespaces: kept */
+        if (!keep[i] || r->kind != SST_CHECKPOINT_DELTA || r->parent_id == NULL) {
+            continue;
+        }
+        for (size_t p = i; p-- > 0;) {
+            if (strcmp(t->recs[p].rec->id, r->parent_id) == 0) {
+                keep[p] = true;
+                break;
+            }
+        }
+    }
+}
+
+static sst_code mem_prune(void *self, const char *thread, size_t n, size_t *removed,
+                          sst_error *err) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    while (sst_object_get(m->locked, thread) != NULL) {
+    mem_thread *t = find_thread(m, thread);
+    bool *keep = t != NULL ? sst__calloc(t->n + 1, sizeof *keep) : NULL;
+    if (t != NULL && keep == NULL) {
+        pthread_mutex_unlock(&m->mu);
+        return sst__enomem(err);
+    }
+    if (t != NULL) {
+        mark_kept(t, n, keep);
+    }
+    size_t out = 0, gone = 0;
+    for (size_t i = 0; t != NULL && i < t->n; i++) {
+        if (keep[i]) {
+            t->recs[out++] = t->recs[i];
+        } else {
+            drop_rec(m, &t->recs[i]);
+            gone++;
+        }
+    }
+    if (t != NULL) {
+        t->n = out;
+    }
+    pthread_mutex_unlock(&m->mu);
+    sst__free(keep);
+    if (removed != NULL) {
+        *removed = gone;
+    }
+    return SST_OK;
+}
+
+/* ---- locks ---- */
+
+static sst_code mem_lock(void *self, const char *thread, bool wait, sst_error *err) {
+    mem_saver *m = self;
+    char *key = sst__strndup(thread, strlen(thread)); /* made first: unlocking never allocates */
+    if (key == NULL) {
+        return sst__enomem(err);
+    }
+    pthread_mutex_lock(&m->mu);
+    size_t ignored;
+    while (map_get(&m->locked, thread, &ignored)) {
         if (!wait) {
             pthread_mutex_unlock(&m->mu);
+            sst__free(key);
             return sst__error(err, SST_EBUSY, "thread '%s' is busy with another invoke", thread);
         }
         pthread_cond_wait(&m->freed, &m->mu);
     }
-    m->locked = sst_object_set_take(m->locked, thread, sst_bool(true), err);
-    sst_code rc = m->locked != NULL ? SST_OK : SST_ENOMEM;
-    if (m->locked == NULL) {
-        m->locked = sst_object_empty();
-    }
+    bool ok = map_put(&m->locked, key, 0);
     pthread_mutex_unlock(&m->mu);
-    return rc;
+    if (!ok) {
+        sst__free(key);
+        return sst__enomem(err);
+    }
+    return SST_OK;
 }
 
 static void mem_unlock(void *self, const char *thread) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    sst_value *l = sst_object_remove_take(m->locked, thread, NULL);
-    m->locked = l != NULL ? l : sst_object_empty();
+    size_t i = map_find(&m->locked, thread);
+    if (i != SIZE_MAX) {
+        char *key = (char *)m->locked.keys[i];
+        map_del(&m->locked, key);
+        sst__free(key);
+    }
     pthread_cond_broadcast(&m->freed);
     pthread_mutex_unlock(&m->mu);
 }
 
 static void mem_destroy(void *self) {
     mem_saver *m = self;
-    sst_value_unref(m->threads);
-    sst_value_unref(m->locked);
+    for (size_t i = 0; i < m->n_threads; i++) {
+        if (m->threads[i] != NULL) {
+            thread_free(m, m->threads[i]);
+        }
+    }
+    for (size_t i = 0; i < m->n_blobs; i++) {
+        sst_checkpoint_free(m->blobs[i].content);
+    }
+    sst__free(m->threads);
+    sst__free(m->blobs);
+    map_free(&m->index);
+    map_free(&m->blob_index);
+    for (size_t i = 0; i < m->locked.cap; i++) {
+        if (m->locked.keys[i] != NULL && m->locked.keys[i] != TOMB) {
+            sst__free((char *)m->locked.keys[i]);
+        }
+    }
+    map_free(&m->locked);
     pthread_cond_destroy(&m->freed);
     pthread_mutex_destroy(&m->mu);
     sst__free(m);
 }
 
 sst_checkpointer *sst_memory_saver_new(sst_error *err) {
+    SST__ERR_LOCAL(err);
     mem_saver *m = sst__calloc(1, sizeof *m);
     if (m == NULL) {
         sst__enomem(err);
@@ -262,19 +745,22 @@ sst_checkpointer *sst_memory_saver_new(sst_error *err) {
     }
     pthread_mutex_init(&m->mu, NULL);
     pthread_cond_init(&m->freed, NULL);
-    m->threads = sst_object_empty();
-    m->locked = sst_object_empty();
     static const sst_checkpointer_ops ops = {
+        .size = sizeof(sst_checkpointer_ops),
+        .flags = SST_SAVER_VALUES,
+        .destroy = mem_destroy,
         .put = mem_put,
         .put_writes = mem_put_writes,
         .get = mem_get,
         .list = mem_list,
-        .delete_thread = mem_delete_thread,
         .lock = mem_lock,
         .unlock = mem_unlock,
-        .destroy = mem_destroy,
         .threads = mem_threads,
-        .list_before = mem_list_before,
+        .thread_get = mem_thread_get,
+        .thread_put = mem_thread_put,
+        .copy_thread = mem_copy_thread,
+        .delete_thread = mem_delete_thread,
+        .prune = mem_prune,
     };
     sst_checkpointer *cp = sst_checkpointer_new(&ops, m, err);
     if (cp == NULL) {

@@ -18,34 +18,64 @@
 #include "sqlite_int.h"
 
 static const char *const k_sql[S_COUNT] = {
-    [S_PUT] = "INSERT INTO checkpoints(thread, id, parent, step, header, body, hcrc, bcrc) "
-              "VALUES(?,?,?,?,?,?,?,?)",
-    [S_HEAD] = "SELECT id FROM checkpoints WHERE thread=? ORDER BY seq DESC LIMIT 1",
-    [S_GET_ID] = "SELECT header, body, id, parent, step, hcrc, bcrc FROM checkpoints "
-                 "WHERE thread=? AND id=?",
-    [S_GET_LATEST] = "SELECT header, body, id, parent, step, hcrc, bcrc FROM checkpoints "
-                     "WHERE thread=? ORDER BY seq DESC LIMIT 1",
+    [S_BEGIN] = "BEGIN IMMEDIATE",
+    [S_COMMIT] = "COMMIT",
+    [S_ROLLBACK] = "ROLLBACK",
+    [S_PUT] = "INSERT INTO checkpoints(thread, ns, id, parent, step, format, kind, source, run_id,"
+              " created, status, header, body, meta, hcrc, bcrc, mcrc, blobs) "
+              "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_HEAD] = "SELECT id FROM checkpoints WHERE thread=? AND ns=? ORDER BY seq DESC LIMIT 1",
+    [S_GET_ID] = "SELECT " REC_COLS " FROM checkpoints WHERE thread=? AND ns=? AND id=?",
+    [S_GET_LATEST] = "SELECT " REC_COLS " FROM checkpoints WHERE thread=? AND ns=? "
+                     "ORDER BY seq DESC LIMIT 1",
     [S_GET_WRITES] = "SELECT body, crc FROM writes WHERE thread=? AND id=?",
     [S_PUT_WRITES] = "INSERT OR REPLACE INTO writes(thread, id, body, crc) VALUES(?,?,?,?)",
     [S_DEL_WRITES] = "DELETE FROM writes WHERE thread=? AND id=?",
-    [S_LIST] = "SELECT header, NULL, id, parent, step, hcrc FROM checkpoints WHERE thread=? "
-               "ORDER BY seq DESC",
-    [S_LIST_BEFORE] = "SELECT header, NULL, id, parent, step, hcrc FROM checkpoints "
-                      "WHERE thread=?1 AND seq < "
-                      "(SELECT seq FROM checkpoints WHERE thread=?2 AND id=?3) ORDER BY seq DESC",
+    [S_SET_STATUS] = "UPDATE checkpoints SET status=? WHERE thread=? AND ns=? AND id=?",
+    [S_LIST] = "SELECT " REC_HEAD_COLS " FROM checkpoints WHERE thread=?1 AND (?2 IS NULL OR ns=?2)"
+               " AND (?3 IS NULL OR seq < (SELECT seq FROM checkpoints WHERE thread=?1 AND id=?3))"
+               " ORDER BY seq DESC",
     [S_LOCK] = "INSERT OR IGNORE INTO locks(thread, owner, pid, expires) VALUES(?,?,?,?)",
     [S_LOCK_OWNER] = "SELECT owner, pid, expires FROM locks WHERE thread=?",
     [S_LOCK_TAKE] = "UPDATE locks SET owner=?, pid=?, expires=? WHERE thread=? AND owner=?",
     [S_LOCK_RENEW] = "UPDATE locks SET expires=? WHERE thread=? AND owner=?",
     [S_UNLOCK] = "DELETE FROM locks WHERE thread=? AND owner=?",
+    [S_PUT_BLOB] = "INSERT OR IGNORE INTO chunks(id, body, crc) VALUES(?,?,?)",
+    [S_HAS_BLOB] = "SELECT 1 FROM chunks WHERE id=?",
+    [S_GET_BLOB] = "SELECT body, crc FROM chunks WHERE id=?",
+    /* Blob ids are [A-Za-z0-9_.:-] (checked on put): a comma list splits as JSON. */
+    [S_SWEEP_ADD_REC] = "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, "
+                        "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
+                        "WHERE c.thread=? AND c.id=? AND c.blobs IS NOT NULL",
+    [S_SWEEP_ADD_THREAD] = "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, "
+                           "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
+                           "WHERE c.thread=? AND c.blobs IS NOT NULL",
+    [S_SWEEP] = "DELETE FROM chunks WHERE id IN (SELECT blob FROM temp.sweep) AND NOT EXISTS "
+                "(SELECT 1 FROM checkpoints c WHERE c.blobs IS NOT NULL AND "
+                "instr(',' || c.blobs || ',', ',' || chunks.id || ',') > 0)",
+    [S_THREAD_NEW] = "INSERT OR IGNORE INTO threads(thread, created, updated, metadata) "
+                     "VALUES(?1,?2,?2,'{}')",
+    [S_THREAD_PUT] = "INSERT INTO threads(thread, created, updated, metadata, mcrc) "
+                     "VALUES(?1,?2,?2,?3,?4) ON CONFLICT(thread) DO UPDATE SET "
+                     "metadata=excluded.metadata, mcrc=excluded.mcrc, "
+                     "updated=max(updated, excluded.updated)",
+    [S_THREAD_EXISTS] = "SELECT 1 FROM threads WHERE thread=?1 UNION ALL "
+                        "SELECT 1 FROM checkpoints WHERE thread=?1 LIMIT 1",
+    [S_CHAIN] = "SELECT id, ns, parent, kind FROM checkpoints WHERE thread=? ORDER BY seq",
+    [S_DEL_REC] = "DELETE FROM checkpoints WHERE thread=? AND id=?",
+    [S_SWEEP_CLEAR] = "DELETE FROM temp.sweep",
     [S_DEL_THREAD_C] = "DELETE FROM checkpoints WHERE thread=?",
     [S_DEL_THREAD_W] = "DELETE FROM writes WHERE thread=?",
-    [S_PUT_CHUNK] = "INSERT OR IGNORE INTO chunks(id, body) VALUES(?,?)",
-    [S_GET_CHUNK] = "SELECT body FROM chunks WHERE id=?",
-    [S_THREADS] =
-        "SELECT c.thread, n, c.id, c.step FROM checkpoints c JOIN "
-        "(SELECT thread, COUNT(*) AS n, MAX(seq) AS last FROM checkpoints GROUP BY thread) t "
-        "ON c.seq = t.last ORDER BY c.thread",
+    [S_DEL_THREAD_T] = "DELETE FROM threads WHERE thread=?",
+    [S_COPY_C] = "INSERT INTO checkpoints(thread, ns, id, parent, step, format, kind, source, "
+                 "run_id, created, status, header, body, meta, hcrc, bcrc, mcrc, blobs) "
+                 "SELECT ?2, ns, id, parent, step, format, kind, source, run_id, created, status,"
+                 " header, body, meta, hcrc, bcrc, mcrc, blobs FROM checkpoints WHERE thread=?1 "
+                 "ORDER BY seq",
+    [S_COPY_W] = "INSERT INTO writes(thread, id, body, crc) SELECT ?2, id, body, crc FROM writes "
+                 "WHERE thread=?1",
+    [S_COPY_T] = "INSERT INTO threads(thread, created, updated, metadata, mcrc) "
+                 "SELECT ?2, created, updated, metadata, mcrc FROM threads WHERE thread=?1",
 };
 
 void sst_sqlite_opts_init(sst_sqlite_opts *o) {
@@ -68,10 +98,6 @@ static sst_code code_of(int sqlite_code) {
 sst_code sst__sq_db_error(const sqlite_saver *s, sst_error *err, const char *what) {
     return sst__error(err, code_of(sqlite3_extended_errcode(s->db)),
                       "checkpoint store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
-}
-
-sst_code sst__sq_code(const sst_error *err, sst_code fallback) {
-    return err != NULL && err->code != SST_OK ? err->code : fallback;
 }
 
 bool sst__sq_exec(sqlite_saver *s, const char *sql, sst_error *err) {
@@ -111,18 +137,23 @@ bool sst__sq_step_done(sqlite_saver *s, sqlite3_stmt *st, const char *what, sst_
     return true;
 }
 
+/* Runs one of the prepared transaction statements. */
+static bool run_tx(sqlite_saver *s, int which, const char *what, sst_error *err) {
+    return sst__sq_step_done(s, s->st[which], what, err);
+}
+
 bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
     if (sync && !sst__sq_exec(s, "PRAGMA synchronous=FULL", err)) {
         return false;
     }
-    return sst__sq_exec(s, "BEGIN IMMEDIATE", err);
+    return run_tx(s, S_BEGIN, "beginning a transaction", err);
 }
 
 bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
     if (!ok) {
-        sst__sq_exec(s, "ROLLBACK", NULL);
-    } else if (!sst__sq_exec(s, "COMMIT", err)) {
-        sst__sq_exec(s, "ROLLBACK", NULL);
+        run_tx(s, S_ROLLBACK, "rolling back", NULL);
+    } else if (!run_tx(s, S_COMMIT, "committing", err)) {
+        run_tx(s, S_ROLLBACK, "rolling back", NULL);
         ok = false;
     }
     if (sync) {
@@ -228,6 +259,44 @@ static const char *const k_schema_v3 =
     "CREATE TABLE locks(thread TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL,"
     " expires INTEGER NOT NULL);";
 
+/*
+ * 3 -> 4: typed records (the store contract). New columns for the indexed
+ * fields and the metadata; blobs (the old history chunks) get sums, and each record the list of
+ * the blobs it refers to; threads get rows for their metadata. Rows written before
+ * are record format 1: their header (the saver's old layout) stays as the
+ * record's "next" payload, read by the graph layer; this migration reads it
+ * once to fill the new columns and the references of their chunks. It is the
+ * only code in this layer that knows that old layout.
+ */
+static const char *const k_schema_v4 =
+    "ALTER TABLE checkpoints ADD COLUMN ns TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE checkpoints ADD COLUMN format INTEGER NOT NULL DEFAULT 1;"
+    "ALTER TABLE checkpoints ADD COLUMN kind INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE checkpoints ADD COLUMN source TEXT;"
+    "ALTER TABLE checkpoints ADD COLUMN run_id TEXT;"
+    "ALTER TABLE checkpoints ADD COLUMN created INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE checkpoints ADD COLUMN status INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE checkpoints ADD COLUMN meta TEXT;"
+    "ALTER TABLE checkpoints ADD COLUMN mcrc INTEGER;"
+    "DROP INDEX IF EXISTS checkpoints_thread;"
+    "CREATE INDEX checkpoints_ns ON checkpoints(thread, ns, seq);"
+    "ALTER TABLE checkpoints ADD COLUMN blobs TEXT;"
+    "CREATE INDEX checkpoints_blobs ON checkpoints(seq) WHERE blobs IS NOT NULL;"
+    "ALTER TABLE chunks ADD COLUMN crc INTEGER;"
+    "CREATE TABLE threads(thread TEXT PRIMARY KEY, created INTEGER NOT NULL,"
+    " updated INTEGER NOT NULL, metadata TEXT NOT NULL, mcrc INTEGER) WITHOUT ROWID;"
+    "UPDATE checkpoints SET"
+    " kind = CASE WHEN json_extract(header, '$.since_snapshot') = 0 THEN 0 ELSE 1 END,"
+    " source = coalesce(json_extract(header, '$.metadata.source'), 'loop'),"
+    " run_id = json_extract(header, '$.run_key'),"
+    " meta = json_extract(header, '$.metadata') WHERE json_valid(header);"
+    "UPDATE checkpoints SET blobs = (SELECT group_concat(c.value, ',')"
+    " FROM json_each(checkpoints.header, '$.chunked') f,"
+    " json_each(checkpoints.body, '$.\"' || f.value || '\".chunks') c)"
+    " WHERE json_valid(header) AND json_valid(body) AND json_type(header, '$.chunked') = 'array';"
+    "INSERT OR IGNORE INTO threads(thread, created, updated, metadata)"
+    " SELECT thread, 0, 0, '{}' FROM checkpoints GROUP BY thread;";
+
 /* One migration step from @p version, inside the open transaction. */
 static bool migrate_step(sqlite_saver *s, int64_t version, sst_error *err) {
     char sql[64];
@@ -239,6 +308,8 @@ static bool migrate_step(sqlite_saver *s, int64_t version, sst_error *err) {
             return sst__sq_exec(s, k_schema_v2, err);
         case 2:
             return sst__sq_exec(s, k_schema_v3, err);
+        case 3:
+            return sst__sq_exec(s, k_schema_v4, err);
         default:
             return false;
     }
@@ -251,7 +322,7 @@ static bool migrate_step(sqlite_saver *s, int64_t version, sst_error *err) {
  */
 static sst_code migrate(sqlite_saver *s, sst_error *err) {
     if (!sst__sq_exec(s, "BEGIN IMMEDIATE", err)) {
-        return sst__sq_code(err, SST_EIO);
+        return sst__code(err);
     }
     bool ok;
     int64_t version = pragma_int(s, "PRAGMA user_version", &ok);
@@ -260,14 +331,12 @@ static sst_code migrate(sqlite_saver *s, sst_error *err) {
         rc = check_version(s, err); /* another process made it meanwhile: still ours? */
     }
     for (; rc == SST_OK && version < SST_SQLITE_SCHEMA_VERSION; version++) {
-        rc = migrate_step(s, version, err) ? SST_OK : sst__sq_code(err, SST_EIO);
+        rc = migrate_step(s, version, err) ? SST_OK : sst__code(err);
     }
     if (rc == SST_OK) {
         char sql[64];
         snprintf(sql, sizeof sql, "PRAGMA user_version=%d", SST_SQLITE_SCHEMA_VERSION);
-        rc = sst__sq_exec(s, sql, err) && sst__sq_exec(s, "COMMIT", err)
-                 ? SST_OK
-                 : sst__sq_code(err, SST_EIO);
+        rc = sst__sq_exec(s, sql, err) && sst__sq_exec(s, "COMMIT", err) ? SST_OK : sst__code(err);
     }
     if (rc != SST_OK) {
         sst__sq_exec(s, "ROLLBACK", NULL);
@@ -283,12 +352,12 @@ static sst_code prepare_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_erro
      * appends them to the WAL, so smaller pages mean less to write per superstep (2 KiB:
      * measured against 1 and 4 KiB on W3 and W4, see bench/RESULTS.md). */
     if (rc == SST_OK && empty && !sst__sq_exec(s, "PRAGMA page_size=2048", err)) {
-        rc = sst__sq_code(err, SST_EIO);
+        rc = sst__code(err);
     }
     if (rc == SST_OK && (!sst__sq_exec(s, "PRAGMA journal_mode=WAL", err) ||
                          !sst__sq_exec(s, "PRAGMA synchronous=NORMAL", err) ||
                          !sst__sq_exec(s, "PRAGMA temp_store=MEMORY", err))) {
-        rc = sst__sq_code(err, SST_EIO);
+        rc = sst__code(err);
     }
     bool ok;
     if (rc == SST_OK &&
@@ -322,7 +391,6 @@ static sst_code open_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_error *
 
 void sst__sq_destroy(void *self) {
     sqlite_saver *s = self;
-    sst__sq_memo_clear(s);
     sst__sq_leases_free(s);
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
@@ -354,6 +422,10 @@ sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error
         return NULL;
     }
     sst_code code = open_file(s, o, err);
+    if (code == SST_OK &&
+        !sst__sq_exec(s, "CREATE TEMP TABLE IF NOT EXISTS sweep(blob TEXT PRIMARY KEY)", err)) {
+        code = sst__code(err);
+    }
     for (int i = 0; code == SST_OK && i < S_COUNT; i++) {
         if (sqlite3_prepare_v2(s->db, k_sql[i], -1, &s->st[i], NULL) != SQLITE_OK) {
             code = sst__sq_db_error(s, err, "preparing statements");
@@ -368,6 +440,7 @@ sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error
 
 sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts *opts,
                                         sst_error *err) {
+    SST__ERR_LOCAL(err);
     sst_sqlite_opts defaults;
     if (opts == NULL) {
         sst_sqlite_opts_init(&defaults);
@@ -382,16 +455,20 @@ sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts 
         return NULL;
     }
     static const sst_checkpointer_ops ops = {
+        .size = sizeof(sst_checkpointer_ops),
+        .destroy = sst__sq_destroy,
         .put = sst__sq_put,
         .put_writes = sst__sq_put_writes,
         .get = sst__sq_get,
         .list = sst__sq_list,
-        .delete_thread = sst__sq_delete_thread,
         .lock = sst__sq_lock,
         .unlock = sst__sq_unlock,
-        .destroy = sst__sq_destroy,
         .threads = sst__sq_threads,
-        .list_before = sst__sq_list_page,
+        .thread_get = sst__sq_thread_get,
+        .thread_put = sst__sq_thread_put,
+        .copy_thread = sst__sq_copy_thread,
+        .delete_thread = sst__sq_delete_thread,
+        .prune = sst__sq_prune,
     };
     sst_checkpointer *cp = sst_checkpointer_new(&ops, s, err);
     if (cp == NULL) {

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "sqlite_int.h"
-#include "superstep/json.h"
 
 /* One checkpoint row as the check sees it. */
 typedef struct row {
@@ -28,7 +27,7 @@ typedef struct checker {
     sst_sqlite_check_report *rep;
     row *rows;
     size_t n, cap;
-    char **bad_chunks; /* owned: ids of damaged chunks */
+    char **bad_chunks; /* owned: "thread\nid" of records using a damaged or missing blob */
     size_t n_bad;
 } checker;
 
@@ -61,87 +60,109 @@ static sst_code integrity(checker *c, sst_error *err) {
     return SST_OK;
 }
 
-static sst_code check_chunks(checker *c, sst_error *err) {
+/* Records blobs whose text does not match its sum, and the records using them or missing one. */
+static sst_code check_blobs(checker *c, sst_error *err) {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->s->db, "SELECT id, body FROM chunks", -1, &st, NULL) != SQLITE_OK) {
-        return sst__sq_db_error(c->s, err, "reading history chunks");
+    if (!sst__sq_exec(c->s, "DELETE FROM temp.sweep", err) ||
+        sqlite3_prepare_v2(c->s->db, "SELECT id, body, crc FROM chunks", -1, &st, NULL) !=
+            SQLITE_OK) {
+        return sst__sq_db_error(c->s, err, "reading blobs");
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
         const char *id = (const char *)sqlite3_column_text(st, 0);
         const char *text = (const char *)sqlite3_column_text(st, 1);
-        char got[40];
-        sst__sq_chunk_id(text != NULL ? text : "", (size_t)sqlite3_column_bytes(st, 1), got);
-        if (id != NULL && strcmp(got, id) == 0) {
+        size_t len = (size_t)sqlite3_column_bytes(st, 1);
+        if (id == NULL || sqlite3_column_type(st, 2) == SQLITE_NULL || /* before schema 4 */
+            (uint32_t)sqlite3_column_int64(st, 2) ==
+                sst__crc32c(0, text != NULL ? text : "", len)) {
             continue;
         }
+        char problem[120];
+        snprintf(problem, sizeof problem, "blob %.64s: checksum mismatch", id);
+        damage(c, NULL, NULL, problem);
+        sqlite3_stmt *add;
+        if (sqlite3_prepare_v2(c->s->db, "INSERT OR IGNORE INTO temp.sweep VALUES(?)", -1, &add,
+                               NULL) == SQLITE_OK) {
+            sst__sq_bind_text(add, 1, id);
+            sqlite3_step(add);
+        }
+        sqlite3_finalize(add);
+    }
+    sqlite3_finalize(st);
+    /* The records that use a damaged blob or miss one. */
+    if (sqlite3_prepare_v2(c->s->db,
+                           "SELECT DISTINCT c.thread || char(10) || c.id FROM checkpoints c, "
+                           "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
+                           "LEFT JOIN chunks b ON b.id = j.value WHERE c.blobs IS NOT NULL AND "
+                           "(b.id IS NULL OR j.value IN (SELECT blob FROM temp.sweep))",
+                           -1, &st, NULL) != SQLITE_OK) {
+        return sst__sq_db_error(c->s, err, "reading blob references");
+    }
+    sst_code rc = SST_OK;
+    while (rc == SST_OK && sqlite3_step(st) == SQLITE_ROW) {
         char **more = sst__realloc(c->bad_chunks, (c->n_bad + 1) * sizeof *more);
-        if (more == NULL || (more[c->n_bad] = dup((const unsigned char *)id)) == NULL) {
+        if (more == NULL || (more[c->n_bad] = dup(sqlite3_column_text(st, 0))) == NULL) {
             c->bad_chunks = more != NULL ? more : c->bad_chunks;
-            sqlite3_finalize(st);
-            return sst__enomem(err);
+            rc = sst__enomem(err);
+            break;
         }
         c->bad_chunks = more;
         c->n_bad++;
-        char problem[80];
-        snprintf(problem, sizeof problem, "history chunk %.40s: checksum mismatch",
-                 id != NULL ? id : "?");
-        damage(c, NULL, NULL, problem);
     }
     sqlite3_finalize(st);
-    return SST_OK;
+    sst__sq_exec(c->s, "DELETE FROM temp.sweep", NULL);
+    return rc;
 }
 
-/* Checks the texts of the current row (columns of check_rows' query) into @p r. */
-static void check_row(checker *c, sqlite3_stmt *st, row *r) {
-    const char *h = (const char *)sqlite3_column_text(st, 5);
-    const char *b = (const char *)sqlite3_column_text(st, 6);
-    size_t hl = (size_t)sqlite3_column_bytes(st, 5), bl = (size_t)sqlite3_column_bytes(st, 6);
-    bool hsum = sqlite3_column_type(st, 7) != SQLITE_NULL;
-    bool bsum = sqlite3_column_type(st, 8) != SQLITE_NULL;
-    const char *problem = NULL;
-    sst_value *header = NULL;
-    if (h == NULL || b == NULL || r->id == NULL || r->thread == NULL) {
-        problem = "a column is missing";
-    } else if (hsum && (uint32_t)sqlite3_column_int64(st, 7) !=
-                           sst__sq_header_crc(r->thread, r->id, r->parent,
-                                              sqlite3_column_int64(st, 4), h, hl)) {
-        problem = "header checksum mismatch";
-    } else if (bsum && (uint32_t)sqlite3_column_int64(st, 8) != sst__crc32c(0, b, bl)) {
-        problem = "body checksum mismatch";
-    } else if ((header = sst__sq_read_text(c->s, h, hl, NULL, "header", NULL)) == NULL) {
-        problem = "header is not valid JSON";
-    } else if (!bsum) { /* an older row without sums: at least it must parse */
-        sst_value *body = sst__sq_read_text(c->s, b, bl, NULL, "body", NULL);
-        problem = body == NULL ? "body is not valid JSON" : NULL;
-        sst_value_unref(body);
+/* True when record (thread, id) uses a damaged or missing blob. */
+static bool uses_bad_blob(const checker *c, const char *thread, const char *id) {
+    size_t tl = strlen(thread);
+    for (size_t i = 0; i < c->n_bad; i++) {
+        const char *k = c->bad_chunks[i];
+        if (strncmp(k, thread, tl) == 0 && k[tl] == '\n' && strcmp(k + tl + 1, id) == 0) {
+            return true;
+        }
     }
-    for (size_t i = 0; problem == NULL && i < c->n_bad; i++) {
-        problem = strstr(b, c->bad_chunks[i]) != NULL ? "it uses a damaged history chunk" : NULL;
+    return false;
+}
+
+/* Checks the current row (REC_COLS, then seq and thread) into @p r. */
+static void check_row(checker *c, sqlite3_stmt *st, row *r) {
+    sst_checkpoint rec;
+    sst_error e;
+    sst_error_clear(&e);
+    const char *problem = NULL;
+    if (r->id == NULL || r->thread == NULL) {
+        problem = "a column is missing";
+    } else if (sst__sq_read_row(c->s, st, r->thread, &rec, &e) != SST_OK) {
+        problem = "checksum mismatch";
+    } else if (uses_bad_blob(c, r->thread, r->id)) {
+        problem = "it uses a damaged or missing blob";
     }
     r->ok = problem == NULL;
-    r->snapshot = r->ok && sst_int_value(sst_object_get(header, "since_snapshot")) == 0;
-    sst_value_unref(header);
+    r->snapshot = r->ok && rec.kind == SST_CHECKPOINT_SNAPSHOT;
     if (problem != NULL) {
         damage(c, r->thread, r->id, problem);
     }
 }
 
 /* Whether the row's parent (same thread, earlier) can be rebuilt. */
-static bool parent_intact(const checker *c, size_t i) {
+static bool parent_intact(const checker *c, size_t i, bool *missing) {
     const row *r = &c->rows[i];
+    *missing = false;
     for (size_t k = i; k-- > 0 && strcmp(c->rows[k].thread, r->thread) == 0;) {
         if (strcmp(c->rows[k].id, r->parent) == 0) {
             return c->rows[k].intact;
         }
     }
-    return false; /* the parent is missing */
+    *missing = true;
+    return false;
 }
 
 static sst_code check_rows(checker *c, sst_error *err) {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(c->s->db,
-                           "SELECT seq, thread, id, parent, step, header, body, hcrc, bcrc "
-                           "FROM checkpoints ORDER BY thread, seq",
+                           "SELECT " REC_COLS ", seq, thread FROM checkpoints ORDER BY thread, seq",
                            -1, &st, NULL) != SQLITE_OK) {
         return sst__sq_db_error(c->s, err, "reading checkpoints");
     }
@@ -158,12 +179,17 @@ static sst_code check_rows(checker *c, sst_error *err) {
             c->cap = cap;
         }
         row *r = &c->rows[c->n++];
-        *r = (row){.seq = sqlite3_column_int64(st, 0)};
-        r->thread = dup(sqlite3_column_text(st, 1));
-        r->id = dup(sqlite3_column_text(st, 2));
-        r->parent = dup(sqlite3_column_text(st, 3));
+        *r = (row){.seq = sqlite3_column_int64(st, C_BLOBS + 1)};
+        r->thread = dup(sqlite3_column_text(st, C_BLOBS + 2));
+        r->id = dup(sqlite3_column_text(st, C_ID));
+        r->parent = dup(sqlite3_column_text(st, C_PARENT));
         check_row(c, st, r);
-        r->intact = r->ok && (r->snapshot || r->parent == NULL || parent_intact(c, c->n - 1));
+        bool missing = false;
+        r->intact =
+            r->ok && (r->snapshot || r->parent == NULL || parent_intact(c, c->n - 1, &missing));
+        if (missing) { /* (a damaged parent was reported as itself) */
+            damage(c, r->thread, r->id, "its parent checkpoint is missing: it cannot be rebuilt");
+        }
         c->rep->checkpoints++;
     }
     sqlite3_finalize(st);
@@ -181,7 +207,7 @@ static sst_code backup(checker *c, sst_error *err) {
     snprintf(sql, sizeof sql, "VACUUM INTO '%s'", c->rep->backup);
     if (strchr(c->rep->backup, '\'') != NULL || !sst__sq_exec(c->s, sql, err)) {
         c->rep->backup[0] = '\0';
-        return sst__sq_code(err, SST_EIO);
+        return sst__code(err);
     }
     return SST_OK;
 }
@@ -209,7 +235,7 @@ static sst_code check_writes(checker *c, bool repair, sst_error *err) {
                      (long long)sqlite3_column_int64(st, 4));
             if (backup(c, err) != SST_OK || !sst__sq_exec(c->s, sql, err)) {
                 sqlite3_finalize(st);
-                return sst__sq_code(err, SST_EIO);
+                return sst__code(err);
             }
         }
     }
@@ -286,6 +312,7 @@ static void checker_free(checker *c) {
 
 sst_code sst_sqlite_check(const char *path, bool repair, sst_sqlite_damage_fn on_damage,
                           void *user_data, sst_sqlite_check_report *report, sst_error *err) {
+    SST__ERR_LOCAL(err);
     sst_sqlite_check_report local;
     report = report != NULL ? report : &local;
     memset(report, 0, sizeof *report);
@@ -297,8 +324,8 @@ sst_code sst_sqlite_check(const char *path, bool repair, sst_sqlite_damage_fn on
     o.check_integrity = false; /* integrity_check runs below and is reported, not refused */
     checker c = {.fn = on_damage, .ud = user_data, .rep = report};
     c.s = sst__sq_open(path, &o, err);
-    sst_code rc = c.s != NULL ? integrity(&c, err) : sst__sq_code(err, SST_EIO);
-    rc = rc == SST_OK ? check_chunks(&c, err) : rc;
+    sst_code rc = c.s != NULL ? integrity(&c, err) : sst__code(err);
+    rc = rc == SST_OK ? check_blobs(&c, err) : rc;
     rc = rc == SST_OK ? check_rows(&c, err) : rc;
     rc = rc == SST_OK ? check_writes(&c, repair, err) : rc;
     if (rc == SST_OK && repair) {

@@ -2,7 +2,8 @@
 /*
  * The SQLite saver's private parts, shared by its files:
  *   sqlite.c          opening, schema and migrations, statement helpers
- *   sqlite_records.c  checkpoints, pending writes, history chunks, listing
+ *   sqlite_records.c  checkpoints, pending writes, blobs, listing
+ *   sqlite_threads.c  threads: metadata, search, copy, delete, prune, the blob sweep
  *   sqlite_lease.c    the busy-thread lease
  *   sqlite_check.c    checking every record and repairing damaged threads
  */
@@ -18,6 +19,9 @@
 
 /* Prepared statements, made once when the file is opened. */
 enum {
+    S_BEGIN,
+    S_COMMIT,
+    S_ROLLBACK,
     S_PUT,
     S_HEAD,
     S_GET_ID,
@@ -25,35 +29,62 @@ enum {
     S_GET_WRITES,
     S_PUT_WRITES,
     S_DEL_WRITES,
+    S_SET_STATUS,
     S_LIST,
-    S_LIST_BEFORE,
     S_LOCK,
     S_LOCK_OWNER,
     S_LOCK_TAKE,
     S_LOCK_RENEW,
     S_UNLOCK,
+    S_PUT_BLOB,
+    S_HAS_BLOB,
+    S_GET_BLOB,
+    S_SWEEP_ADD_REC,
+    S_SWEEP_ADD_THREAD,
+    S_THREAD_NEW,
+    S_THREAD_PUT,
+    S_THREAD_EXISTS,
+    S_CHAIN,
+    S_DEL_REC,
+    S_SWEEP,
+    S_SWEEP_CLEAR,
     S_DEL_THREAD_C,
     S_DEL_THREAD_W,
-    S_PUT_CHUNK,
-    S_GET_CHUNK,
-    S_THREADS,
+    S_DEL_THREAD_T,
+    S_COPY_C,
+    S_COPY_W,
+    S_COPY_T,
     S_COUNT
 };
 
-#define CHUNK 64
+/* The columns every checkpoint read returns, in this order (the C_ names below). */
+#define REC_COLS                                                                                   \
+    "id, parent, step, format, kind, source, run_id, created, status, header, hcrc, meta, mcrc, "  \
+    "ns, body, bcrc, blobs"
+#define REC_HEAD_COLS                                                                              \
+    "id, parent, step, format, kind, source, run_id, created, status, header, hcrc, meta, mcrc, "  \
+    "ns, NULL, NULL, blobs"
 
-/*
- * The chunk ids of a list stored by an earlier snapshot. A later version of
- * the list (add_messages keeps the elements of the old one) reuses the ids
- * of the chunks whose 64 elements are the same values, so a snapshot costs
- * only its new chunks instead of re-encoding the whole history.
- */
-#define CHUNK_MEMOS 8
-typedef struct chunk_memo {
-    sst_value *list; /* owned reference: keeps the elements (and their addresses) alive */
-    sst_value *ids;  /* owned: the id of each full chunk */
-    uint64_t used;   /* LRU clock */
-} chunk_memo;
+/* The columns of a checkpoint read (REC_COLS). */
+enum {
+    C_ID,
+    C_PARENT,
+    C_STEP,
+    C_FORMAT,
+    C_KIND,
+    C_SOURCE,
+    C_RUN_ID,
+    C_CREATED,
+    C_STATUS,
+    C_HEADER,
+    C_HCRC,
+    C_META,
+    C_MCRC,
+    C_NS,
+    C_BODY,
+    C_BCRC,
+    C_BLOBS /* the ids of its blobs, joined by commas (NULL: none) */
+};
 
 /* A lease this saver holds, renewed by the commits made under it. */
 typedef struct held_lease {
@@ -66,12 +97,10 @@ typedef struct sqlite_saver {
     sqlite3 *db;
     char *path; /* owned, for messages */
     pthread_mutex_t mu;
-    sqlite3_stmt *st[S_COUNT];    /* protected by mu */
-    chunk_memo memo[CHUNK_MEMOS]; /* protected by mu */
-    uint64_t memo_clock;
-    held_lease *leases;      /* protected by mu */
-    uint64_t lease_ms;       /* how long a lease lasts without a commit */
-    size_t max_record_bytes; /* the largest text stored (and read back) */
+    sqlite3_stmt *st[S_COUNT]; /* protected by mu */
+    held_lease *leases;        /* protected by mu */
+    uint64_t lease_ms;         /* how long a lease lasts without a commit */
+    size_t max_record_bytes;   /* the largest text stored (and read back) */
 } sqlite_saver;
 
 /* Fills err with "checkpoint store 'path': what: sqlite's message"; returns the code. */
@@ -88,33 +117,39 @@ bool sst__sq_step_done(sqlite_saver *s, sqlite3_stmt *st, const char *what, sst_
 bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err);
 /* Commits when @p ok (else rolls back); false when anything failed. */
 bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err);
-/* The code in @p err, or @p fallback when err is NULL or holds no code. */
-sst_code sst__sq_code(const sst_error *err, sst_code fallback);
 
 /* A saver on @p path with its statements prepared (no checkpointer around it). */
 sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error *err);
 void sst__sq_destroy(void *self);
 
 /* Record operations (sqlite_records.c). */
-sst_code sst__sq_put(void *self, const sst_value *record, bool sync, sst_error *err);
-sst_code sst__sq_put_writes(void *self, const char *thread, const char *id, const sst_value *writes,
-                            bool sync, sst_error *err);
-sst_value *sst__sq_get(void *self, const char *thread, const char *id, sst_error *err);
-sst_value *sst__sq_list(void *self, const char *thread, const sst_value *filter, size_t limit,
-                        sst_error *err);
-sst_value *sst__sq_list_page(void *self, const char *thread, const sst_value *filter,
-                             const char *before, size_t limit, sst_error *err);
-sst_value *sst__sq_threads(void *self, sst_error *err);
+sst_code sst__sq_put(void *self, const sst_checkpoint *rec, bool sync, sst_error *err);
+sst_code sst__sq_put_writes(void *self, const char *thread, const char *ns, const char *id,
+                            const sst_payload *writes, sst_thread_status status, bool sync,
+                            sst_error *err);
+sst_code sst__sq_get(void *self, const char *thread, const char *ns, const char *id,
+                     sst_checkpoint_fn each, void *user_data, sst_error *err);
+sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
+                      void *user_data, sst_error *err);
+/* Reads the current row of a checkpoint statement (REC_COLS) into @p r, checking its sums
+ * (SST_EIO naming the checkpoint); strings point into the statement's row; no blobs, no
+ * writes. */
+sst_code sst__sq_read_row(sqlite_saver *s, sqlite3_stmt *st, const char *thread, sst_checkpoint *r,
+                          sst_error *err);
+
+/* Threads (sqlite_threads.c). */
+sst_code sst__sq_threads(void *self, const sst_thread_query *q, sst_thread_fn each, void *user_data,
+                         sst_error *err);
+sst_code sst__sq_thread_get(void *self, const char *thread, sst_thread_fn each, void *user_data,
+                            sst_error *err);
+sst_code sst__sq_thread_put(void *self, const char *thread, const sst_payload *metadata,
+                            sst_error *err);
+sst_code sst__sq_copy_thread(void *self, const char *from, const char *to, sst_error *err);
 sst_code sst__sq_delete_thread(void *self, const char *thread, sst_error *err);
-void sst__sq_memo_clear(sqlite_saver *s);
-/* The checksums of a checkpoint row's header (with its columns) and of a text. */
-uint32_t sst__sq_header_crc(const char *thread, const char *id, const char *parent, int64_t step,
-                            const char *header, size_t len);
-/* The id of a history chunk: two 64-bit hashes of its text. */
-void sst__sq_chunk_id(const char *text, size_t len, char id[40]);
-/* Parses a stored text, refusing it when @p crc (if not NULL: a stored sum) differs. */
-sst_value *sst__sq_read_text(sqlite_saver *s, const char *text, size_t len, const int64_t *crc,
-                             const char *what, sst_error *err);
+sst_code sst__sq_prune(void *self, const char *thread, size_t keep, size_t *removed,
+                       sst_error *err);
+/* Runs statement @p which with text bindings (NULL ends them); false with err on failure. */
+bool sst__sq_run(sqlite_saver *s, int which, const char *what, sst_error *err, ...);
 
 /* The lease (sqlite_lease.c). */
 sst_code sst__sq_lock(void *self, const char *thread, bool wait, sst_error *err);

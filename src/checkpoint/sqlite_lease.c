@@ -92,16 +92,20 @@ static bool holder_gone(const identity *me, const char *owner, int64_t pid, int6
     return strcmp(alive, owner) != 0; /* the pid was reused by another process */
 }
 
-static bool remember(sqlite_saver *s, const char *thread) {
+/* A lease record for @p thread, made before the row is taken (nothing to undo after). */
+static held_lease *lease_new(const char *thread) {
     held_lease *l = sst__calloc(1, sizeof *l);
     if (l == NULL || (l->thread = sst__strndup(thread, strlen(thread))) == NULL) {
         sst__free(l);
-        return false;
+        return NULL;
     }
+    return l;
+}
+
+static void remember(sqlite_saver *s, held_lease *l) {
     l->renew_at = sst__now_ms() + s->lease_ms / 3;
     l->next = s->leases;
     s->leases = l;
-    return true;
 }
 
 /* Takes the row when free or when its holder is gone; inside the transaction. */
@@ -113,7 +117,7 @@ static sst_code take_row(sqlite_saver *s, const identity *me, const char *thread
     sqlite3_bind_int64(st, 3, me->pid);
     sqlite3_bind_int64(st, 4, expires);
     if (!sst__sq_step_done(s, st, "locking a thread", err)) {
-        return sst__sq_code(err, SST_EIO);
+        return sst__code(err);
     }
     if (sqlite3_changes(s->db) > 0) {
         return SST_OK;
@@ -142,22 +146,30 @@ static sst_code take_row(sqlite_saver *s, const identity *me, const char *thread
     sqlite3_bind_int64(st, 3, expires);
     sst__sq_bind_text(st, 4, thread);
     sst__sq_bind_text(st, 5, owner);
-    return sst__sq_step_done(s, st, "taking over a thread lock", err) ? SST_OK
-                                                                      : sst__sq_code(err, SST_EIO);
+    return sst__sq_step_done(s, st, "taking over a thread lock", err) ? SST_OK : sst__code(err);
 }
 
 static sst_code try_lock(sqlite_saver *s, const char *thread, sst_error *err) {
     identity me;
     self_identity(&me);
+    held_lease *l = lease_new(thread);
+    if (l == NULL) {
+        return sst__enomem(err);
+    }
     if (!sst__sq_begin(s, false, err)) {
-        return sst__sq_code(err, SST_EIO);
+        sst__free(l->thread);
+        sst__free(l);
+        return sst__code(err);
     }
     sst_code rc = take_row(s, &me, thread, err);
     bool ok = sst__sq_commit(s, false, rc == SST_OK, rc == SST_OK ? err : NULL);
-    if (rc == SST_OK && ok && !remember(s, thread)) {
-        rc = sst__enomem(err); /* the row stays until it expires or this process exits */
+    if (rc == SST_OK && ok) {
+        remember(s, l);
+        return SST_OK;
     }
-    return rc != SST_OK ? rc : ok ? SST_OK : sst__sq_code(err, SST_EIO);
+    sst__free(l->thread);
+    sst__free(l);
+    return rc != SST_OK ? rc : sst__code(err);
 }
 
 sst_code sst__sq_lock(void *self, const char *thread, bool wait, sst_error *err) {

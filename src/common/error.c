@@ -92,6 +92,35 @@ sst_code sst__enomem(sst_error *err) {
     return sst__error(err, SST_ENOMEM, "out of memory");
 }
 
+sst_error *sst__err_local(sst_error *err, sst_error *local) {
+    if (err != NULL) {
+        return err;
+    }
+    /* What sst_error_clear does, without writing the whole message buffer:
+     * this runs on every call that passed NULL. */
+    local->code = SST_OK;
+    local->line = local->column = local->offset = 0;
+    local->msg[0] = '\0';
+    return local;
+}
+
+sst_code sst__code(const sst_error *err) {
+    return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+}
+
+sst_code sst__error_unless_set(sst_error *err, sst_code code, const char *fmt, ...) {
+    if (err == NULL) {
+        return code;
+    }
+    if (err->code == SST_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        sst__verror(err, code, fmt, ap);
+        va_end(ap);
+    }
+    return err->code;
+}
+
 void sst__error_prefix(sst_error *err, const char *fmt, ...) {
     if (err == NULL) {
         return;

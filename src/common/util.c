@@ -159,6 +159,20 @@ char *sst__buf_detach(sst__buf *b, size_t *len_out) {
     return p;
 }
 
+bool sst__grow(void **items, size_t *cap, size_t n, size_t size, size_t first) {
+    if (n < *cap) {
+        return true;
+    }
+    size_t c = *cap ? *cap * 2 : first;
+    void *p = sst__realloc(*items, c * size);
+    if (p == NULL) {
+        return false;
+    }
+    *items = p;
+    *cap = c;
+    return true;
+}
+
 void sst__sleep_ms(uint64_t ms) {
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {

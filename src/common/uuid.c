@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Random UUIDs (RFC 9562 version 4) for message ids. */
+/*
+ * UUIDs (RFC 9562): random ones (version 4) for message and thread ids, and
+ * time-ordered ones (version 7) for checkpoint ids, whose text sorts in the
+ * order they were made. The public wrappers are declared in superstep/id.h.
+ */
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include "common.h"
+#include "superstep/id.h"
 
-sst_code sst__uuid4(char out[37], sst_error *err) {
-    unsigned char b[16];
-    sst_code rc = sst__random_bytes(b, sizeof b, err);
-    if (rc != SST_OK) {
-        return rc;
-    }
-    b[6] = (unsigned char)((b[6] & 0x0F) | 0x40); /* version 4 */
-    b[8] = (unsigned char)((b[8] & 0x3F) | 0x80); /* RFC variant */
+/* The 36 characters of the UUID in @p b, and a NUL. */
+static void format(const unsigned char b[16], char out[37]) {
     static const char hex[] = "0123456789abcdef";
     size_t k = 0;
     for (size_t i = 0; i < 16; i++) {
@@ -22,5 +23,88 @@ sst_code sst__uuid4(char out[37], sst_error *err) {
         out[k++] = hex[b[i] & 15];
     }
     out[k] = '\0';
+}
+
+sst_code sst__uuid4(char out[37], sst_error *err) {
+    unsigned char b[16];
+    sst_code rc = sst__random_bytes(b, sizeof b, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    b[6] = (unsigned char)((b[6] & 0x0F) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3F) | 0x80); /* RFC variant */
+    format(b, out);
     return SST_OK;
+}
+
+/*
+ * The clock of the id after one whose clock was @p prev, made at @p ms
+ * milliseconds since the epoch. A clock is the milliseconds shifted left by
+ * 16, plus a counter in the low bits: ms << 16 when the time has moved on,
+ * else prev + 1, so clocks strictly increase even if the wall clock steps
+ * back. Only 12 bits of the counter reach the text (the version takes the
+ * other 4), so a counter past 0x0fff borrows the next millisecond instead:
+ * past 4096 ids in one millisecond the text would otherwise go backwards.
+ */
+static uint64_t next_clock(uint64_t prev, uint64_t ms) {
+    uint64_t clock = ms << 16;
+    if (clock <= prev) {
+        clock = prev + 1;
+        if ((clock & 0xffff) > 0x0fff) {
+            clock = ((clock >> 16) + 1) << 16;
+        }
+    }
+    return clock;
+}
+
+/* The id of @p clock: 48-bit milliseconds, version 7, the 12-bit counter, variant, random. */
+static void format7(uint64_t clock, const struct timespec *ts, char out[37]) {
+    unsigned char rnd[8] = {0};
+    if (sst__random_bytes(rnd, sizeof rnd, NULL) != SST_OK) {
+        uint64_t t = (uint64_t)ts->tv_nsec ^ clock;
+        memcpy(rnd, &t, sizeof rnd);
+    }
+    unsigned char b[16];
+    for (int i = 0; i < 8; i++) {
+        b[i] = (unsigned char)(clock >> (56 - 8 * i));
+    }
+    b[6] = (unsigned char)(0x70 | (b[6] & 0x0f));
+    memcpy(b + 8, rnd, 8);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    format(b, out);
+}
+
+static uint64_t now_ms(struct timespec *ts) {
+    clock_gettime(CLOCK_REALTIME, ts);
+    return (uint64_t)ts->tv_sec * 1000u + (uint64_t)ts->tv_nsec / 1000000u;
+}
+
+void sst__uuid7(uint64_t *clock, char out[37]) {
+    struct timespec ts;
+    *clock = next_clock(*clock, now_ms(&ts));
+    format7(*clock, &ts, out);
+}
+
+sst_code sst_uuid4(char out[37], sst_error *err) {
+    return sst__uuid4(out, err);
+}
+
+/*
+ * The clock of sst_uuid7, shared by every thread of the process (the one
+ * piece of global state besides the allocator, and it needs no init): a
+ * compare-and-swap loop takes the next clock, so two threads never get the
+ * same one. Relaxed order: the ids need only the atomicity of the swap.
+ */
+static _Atomic uint64_t g_clock;
+
+void sst_uuid7(char out[37]) {
+    struct timespec ts;
+    uint64_t ms = now_ms(&ts);
+    uint64_t prev = atomic_load_explicit(&g_clock, memory_order_relaxed);
+    uint64_t clock;
+    do {
+        clock = next_clock(prev, ms);
+    } while (!atomic_compare_exchange_weak_explicit(&g_clock, &prev, clock, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    format7(clock, &ts, out);
 }

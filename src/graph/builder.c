@@ -677,9 +677,7 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached, ss
         (!end_reached &&
          !add_warning(cg, "no path from START reaches END: runs stop only when no node is "
                           "active"))) {
-        if (err != NULL && err->code == SST_OK) {
-            sst__enomem(err);
-        }
+        sst__error_unless_set(err, SST_ENOMEM, "out of memory");
         sst_compiled_graph_free(cg);
         return NULL;
     }
@@ -689,7 +687,7 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached, ss
 /* Builds cg->pregel: one vertex per node (vertex i is node i), and the join commit hook. */
 static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
     sst_pregel_builder *pb = sst_pregel_builder_new(cg->schema, err);
-    sst_code rc = pb != NULL ? SST_OK : SST_ENOMEM;
+    sst_code rc = pb != NULL ? SST_OK : sst__code(err);
     for (size_t i = 0; rc == SST_OK && i < cg->g->n_nodes; i++) {
         cg->refs[i].cg = cg;
         cg->refs[i].index = i;
@@ -704,7 +702,7 @@ static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
     }
     if (rc == SST_OK) {
         cg->pregel = sst_pregel_builder_build(pb, err);
-        rc = cg->pregel != NULL ? SST_OK : SST_ENOMEM;
+        rc = cg->pregel != NULL ? SST_OK : sst__code(err);
     }
     sst_pregel_builder_free(pb);
     return rc;

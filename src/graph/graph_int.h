@@ -89,44 +89,7 @@ struct sst_compiled_graph {
 };
 
 #define SST__STATE_CACHE 8
-
-/*
- * The wrapper around an implementation, with a small cache of materialized
- * states (thread, checkpoint id) -> state, so that reading the latest state
- * of a busy thread does not replay deltas or parse snapshots again.
- */
-/* The key and constant strings of checkpoint records, made once per checkpointer. */
-enum {
-    SST__RK_THREAD,
-    SST__RK_ID,
-    SST__RK_PARENT,
-    SST__RK_STEP,
-    SST__RK_KIND,
-    SST__RK_BODY,
-    SST__RK_SINCE_SNAPSHOT,
-    SST__RK_NEXT,
-    SST__RK_RUN_KEY,
-    SST__RK_METADATA,
-    SST__RK_SOURCE,
-    SST__RK_WRITES,
-    SST__RK_SNAPSHOT,
-    SST__RK_DELTA,
-    SST__RK_FORK,
-    SST__RK_COUNT
-};
-
-struct sst_checkpointer {
-    sst_checkpointer_ops ops;
-    void *self;
-    sst_value *strings[SST__RK_COUNT]; /* owned: shared by every record it writes */
-    pthread_mutex_t mu;                /* protects the cache */
-    struct {
-        char *thread; /* owned, or NULL: empty slot */
-        char id[40];
-        sst_value *state; /* owned */
-    } cache[SST__STATE_CACHE];
-    unsigned next; /* protected by mu: the slot to reuse */
-};
+#define SST__ID_MAX      128 /* the longest checkpoint id a thread follows, NUL included */
 
 /*
  * A thread: in memory, or durable through a checkpointer (then its fields
@@ -143,16 +106,15 @@ struct sst_graph_thread {
     char run_key[160];       /* task ids of the run to resume */
     uint64_t runs;           /* runs started on this thread */
     /* Durable threads only. */
-    sst_checkpointer *cp;    /* borrowed, or NULL: in memory */
-    char *thread_id;         /* owned */
-    char *last_id;           /* owned: the checkpoint new ones hang off, or NULL */
-    char *latest_id;         /* owned: the thread's newest checkpoint when loaded, or NULL */
+    sst_checkpointer *cp; /* a reference held by the thread, or NULL: in memory */
+    char *thread_id;      /* owned */
+    char *last_id;        /* the checkpoint new ones hang off (in last_id_buf), or NULL */
+    char *latest_id;      /* the thread's newest checkpoint when loaded (latest_id_buf), or NULL */
+    char last_id_buf[SST__ID_MAX], latest_id_buf[SST__ID_MAX]; /* set without allocating */
     int64_t last_step;       /* its step (-2 before the first checkpoint) */
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
-    /* Owned string values reused by the records this thread writes (see cached_str). */
-    sst_value *thread_id_v, *run_key_v, *last_id_v;
     /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
      * checkpoint never committed (a crash between the two): the run starts again. */
     bool restart;
@@ -184,6 +146,34 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
 sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                            const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
                            sst_error *err);
+/* ---- checkpoint records (record.c) ---- */
+
+/* One checkpoint to write (sst__record_put). */
+typedef struct sst__put {
+    const char *id, *parent, *source, *run_key;
+    int64_t step;
+    bool snapshot, fork, sync;
+    uint64_t since;               /* deltas since the last snapshot (0 for a snapshot) */
+    const sst_value *state;       /* the state (stored when snapshot) */
+    const sst_value *groups;      /* the delta groups (stored otherwise) */
+    const sst_value *next;        /* the resume point, or NULL */
+    const sst_value *writes_meta; /* metadata "writes", or NULL */
+} sst__put;
+
+/* Writes one checkpoint of @p th as a typed record. */
+sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err);
+/* Checkpoint @p id (NULL: latest) of @p th as a record object (see record.c). */
+sst_value *sst__record_get(sst_graph_thread *th, const char *id, sst_error *err);
+/* The headers of @p th's records, newest first (see sst_checkpoint_query). */
+sst_value *sst__record_list(sst_graph_thread *th, const sst_value *filter, const char *before,
+                            size_t limit, sst_error *err);
+/* The cache of materialized states kept per checkpointer. */
+sst_value *sst__cache_get(sst_checkpointer *cp, const char *thread, const char *id);
+void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
+                    const sst_value *state);
+
+/* Names a new run of @p th (the one run-key format) in @p run_key and on the thread. */
+void sst__name_run(sst_graph_thread *th, char *run_key, size_t size);
 /* A new time-ordered checkpoint id (36 characters + NUL). */
 void sst__checkpoint_id(sst_graph_thread *th, char out[37]);
 /* The resume point that starts a run at @p superstep with @p targets (names and Sends). */

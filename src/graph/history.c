@@ -9,23 +9,27 @@
 #include "graph_int.h"
 #include "values/build.h"
 
-/* The appended tail when @p old is a prefix of @p now (both arrays), else NULL. */
-static sst_value *appended(const sst_value *old, const sst_value *now, sst_error *err) {
+/*
+ * When @p old is a prefix of @p now (both arrays): true with *tail the
+ * appended elements (new; NULL when out of memory, err filled). Else false.
+ */
+static bool appended(const sst_value *old, const sst_value *now, sst_value **tail, sst_error *err) {
     size_t n = sst_array_len(old), m = sst_array_len(now);
+    *tail = NULL;
     if (!sst_is_array(old) || !sst_is_array(now) || n > m) {
-        return NULL;
+        return false;
     }
     for (size_t i = 0; i < n; i++) {
         const sst_value *a = sst_array_get(old, i), *b = sst_array_get(now, i);
         if (a != b && !sst_value_equal(a, b)) {
-            return NULL;
+            return false;
         }
     }
-    sst_value *tail = sst_array_empty();
-    for (size_t i = n; i < m && tail != NULL; i++) {
-        tail = sst_array_push_take(tail, sst_value_ref(sst_array_get(now, i)), err);
+    *tail = sst_array_empty();
+    for (size_t i = n; i < m && *tail != NULL; i++) {
+        *tail = sst_array_push_take(*tail, sst_value_ref(sst_array_get(now, i)), err);
     }
-    return tail;
+    return true;
 }
 
 /* The fields of @p now that differ from @p old: an appended tail for grown lists. */
@@ -37,8 +41,11 @@ static sst_value *changes(const sst_value *old, const sst_value *now, sst_error 
         if (was == v || (was != NULL && sst_value_equal(was, v))) {
             continue;
         }
-        sst_value *tail = appended(was, v, err);
-        out = sst__setv_take(out, key, tail != NULL ? tail : sst_value_ref(v), err);
+        sst_value *tail;
+        bool grown = appended(was, v, &tail, err);
+        out = grown && tail == NULL
+                  ? (sst_value_unref(out), NULL)
+                  : sst__setv_take(out, key, grown ? tail : sst_value_ref(v), err);
     }
     return out;
 }
@@ -55,10 +62,12 @@ static sst_value *updates_of(sst_graph_thread *t, const sst_value *rec, sst_erro
         return flat;
     }
     const sst_value *pid = sst_object_get(rec, "parent");
-    sst_value *parent = sst_is_string(pid)
-                            ? t->cp->ops.get(t->cp->self, t->thread_id, sst_string_cstr(pid), err)
-                            : NULL;
+    sst_value *parent = sst_is_string(pid) ? sst__record_get(t, sst_string_cstr(pid), err) : NULL;
     sst_value *old = parent != NULL ? sst__persist_materialize(t, parent, err) : NULL;
+    if (sst_is_string(pid) && old == NULL) { /* the parent could not be read: no diff */
+        sst_value_unref(parent);
+        return NULL;
+    }
     sst_value *now = (parent != NULL || !sst_is_string(pid))
                          ? sst__graph_public_state(sst_object_get(rec, "body"), err)
                          : NULL;
@@ -78,7 +87,7 @@ static sst_value *entry_of(sst_graph_thread *t, const sst_value *head, bool valu
     if (values) {
         return sst_graph_get_state(t, id, err);
     }
-    sst_value *rec = t->cp->ops.get(t->cp->self, t->thread_id, id, err);
+    sst_value *rec = sst__record_get(t, id, err);
     sst_value *upd = rec != NULL ? updates_of(t, rec, err) : NULL;
     sst_value *e = upd != NULL ? sst_object_empty() : NULL;
     e = sst__set_take(e, "checkpoint_id", sst_value_ref(sst_object_get(head, "id")), err);
@@ -96,12 +105,7 @@ sst_value *sst_graph_history_page(sst_graph_thread *t, const sst_value *filter, 
         sst__error(err, SST_EINVAL, "history: not a durable thread (open it with a checkpointer)");
         return NULL;
     }
-    if (t->cp->ops.list_before == NULL) {
-        sst__error(err, SST_ENOTSUP, "history: this saver cannot page through a history");
-        return NULL;
-    }
-    sst_value *heads = t->cp->ops.list_before(t->cp->self, t->thread_id, filter, before,
-                                              limit > 0 ? limit : 100, err);
+    sst_value *heads = sst__record_list(t, filter, before, limit > 0 ? limit : 100, err);
     sst_value *out = heads != NULL ? sst_array_empty() : NULL;
     for (size_t i = 0; i < sst_array_len(heads) && out != NULL; i++) {
         sst_value *e = entry_of(t, sst_array_get(heads, i), values, err);

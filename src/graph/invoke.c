@@ -96,7 +96,7 @@ sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkp
     if (t == NULL) {
         return NULL;
     }
-    t->cp = cp;
+    t->cp = sst_checkpointer_ref(cp); /* the store lives while the thread does */
     t->thread_id = sst__strndup(thread_id, strlen(thread_id));
     if (t->thread_id == NULL) {
         sst_graph_thread_free(t);
@@ -114,14 +114,10 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->public_state);
     sst_value_unref(t->resume_point);
     sst_value_unref(t->restart_input);
-    sst_value_unref(t->thread_id_v);
-    sst_value_unref(t->run_key_v);
-    sst_value_unref(t->last_id_v);
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
     sst__free(t->thread_id);
-    sst__free(t->last_id);
-    sst__free(t->latest_id);
+    sst_checkpointer_free(t->cp);
     sst__free(t);
 }
 
@@ -277,9 +273,7 @@ static void sleep_hook(uint64_t ms, void *ud) {
         c->o->sleep(ms, c->o->sleep_user_data);
         return;
     }
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    sst__sleep_ms(ms);
 }
 
 /* Streams the debug "task" events and the custom events of a committed superstep. */
@@ -390,7 +384,7 @@ static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *sta
         const sst__branch *b = &cg->g->branches[cg->start.branches[i]];
         sst_value *res = b->router(state, b->user_data, err);
         if (res == NULL) {
-            rc = err != NULL && err->code != SST_OK ? err->code : SST_ETASK;
+            rc = sst__error_unless_set(err, SST_ETASK, "it returned no result");
             sst__error_prefix(err, "router of START failed");
             break;
         }
@@ -585,13 +579,12 @@ static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
     return state;
 }
 
-/* Names a new run of @p th in @p run_key and remembers the name on the thread. */
-static void name_run(sst_graph_thread *th, bool durable, char *run_key, size_t size) {
+void sst__name_run(sst_graph_thread *th, char *run_key, size_t size) {
     char id[37];
     sst__checkpoint_id(th, id);
     /* Short: stored with every checkpoint. Task ids only need to differ between the
      * runs of one thread. */
-    snprintf(run_key, size, "%s/%08llx", durable ? th->thread_id : "memory",
+    snprintf(run_key, size, "%s/%08llx", th->cp != NULL ? th->thread_id : "memory",
              (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
     snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
     th->runs++;
@@ -636,7 +629,7 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
         return false;
     }
     if (th != NULL) {
-        name_run(th, durable, run_key, key_size);
+        sst__name_run(th, run_key, key_size);
     }
     if (durable &&
         sst__persist_start(th, restart, input, prepared, *state, *rp, fork, c->o, err) != SST_OK) {
@@ -828,14 +821,14 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
         return NULL;
     }
     if (thread != NULL && thread->cp != NULL &&
-        thread->cp->ops.lock(thread->cp->self, thread->thread_id, opts->wait, err) != SST_OK) {
+        sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
         atomic_store(&thread->busy, false);
         return NULL;
     }
     sst_graph_result *r = invoke_locked(cg, thread, input, opts, err);
     if (thread != NULL) {
         if (thread->cp != NULL) {
-            thread->cp->ops.unlock(thread->cp->self, thread->thread_id);
+            sst_checkpointer_unlock(thread->cp, thread->thread_id);
         }
         atomic_store(&thread->busy, false);
     }

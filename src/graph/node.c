@@ -61,16 +61,18 @@ sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update, sst_error *er
     return sst_task_write_all(ctx->task, update, err);
 }
 
+/* Appends @p target (taken; NULL when making it failed, with @p err set) to the gotos. */
 static sst_code push_goto(sst_node_ctx *ctx, sst_value *target, sst_error *err) {
     if (target == NULL) {
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     sst_value *list = ctx->gotos != NULL ? ctx->gotos : sst_array_empty();
     ctx->gotos = sst_array_push_take(list, target, err);
-    return ctx->gotos != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+    return ctx->gotos != NULL ? SST_OK : sst__code(err);
 }
 
 sst_code sst_node_goto(sst_node_ctx *ctx, const char *node, sst_error *err) {
+    SST__ERR_LOCAL(err);
     if (node == NULL) {
         return sst__error(err, SST_EINVAL, "node '%s': goto NULL", sst_node_name(ctx));
     }
@@ -78,6 +80,7 @@ sst_code sst_node_goto(sst_node_ctx *ctx, const char *node, sst_error *err) {
 }
 
 sst_code sst_node_goto_send(sst_node_ctx *ctx, const char *node, sst_value *arg, sst_error *err) {
+    SST__ERR_LOCAL(err);
     return push_goto(ctx, sst_send_new(node, arg, err), err);
 }
 
@@ -154,7 +157,7 @@ static sst_code route_one(const sst_compiled_graph *cg, const sst__branch *b, co
                               node);
         }
         *targets = sst_array_push_take(*targets, sst_value_ref(v), err);
-        return *targets != NULL ? SST_OK : SST_ENOMEM;
+        return *targets != NULL ? SST_OK : sst__code(err);
     }
     if (!sst_is_string(v)) {
         show(v, shown, sizeof shown);
@@ -193,7 +196,7 @@ static sst_code route_one(const sst_compiled_graph *cg, const sst__branch *b, co
     sst_value *s = sst_string_new(name, err);
     *targets =
         s != NULL ? sst_array_push_take(*targets, s, err) : (sst_value_unref(*targets), NULL);
-    return *targets != NULL ? SST_OK : SST_ENOMEM;
+    return *targets != NULL ? SST_OK : sst__code(err);
 }
 
 sst_code sst__route_result(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
@@ -242,7 +245,7 @@ static sst_code barrier_add(sst_value **upd, size_t join, const char *source, in
     inner = count != NULL ? sst_object_set_take(inner, source, count, err)
                           : (sst_value_unref(inner), NULL);
     *upd = inner != NULL ? sst_object_set_take(u, key, inner, err) : (sst_value_unref(u), NULL);
-    return *upd != NULL ? SST_OK : (err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM);
+    return *upd != NULL ? SST_OK : sst__code(err);
 }
 
 /* True when every source of join @p j has arrived at least once in @p state. */
@@ -324,7 +327,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
         for (size_t i = 0; rc == SST_OK && i < r->n_edges; i++) {
             sst_value *s = sst_string_new(cg->g->nodes[r->edges[i]].name, &err);
             targets = s != NULL ? sst_array_push_take(targets, s, &err) : NULL;
-            rc = targets != NULL ? SST_OK : SST_ENOMEM;
+            rc = targets != NULL ? SST_OK : sst__code(&err);
         }
         sst_value *view = NULL;
         for (size_t i = 0; rc == SST_OK && i < r->n_branches; i++) {
@@ -332,7 +335,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
             if (view == NULL) {
                 view = router_view(cg, t, sst_task_delta(t), &err);
                 if (view == NULL) {
-                    rc = err.code != SST_OK ? err.code : SST_ENOMEM;
+                    rc = sst__code(&err);
                     break;
                 }
             }

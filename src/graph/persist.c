@@ -20,166 +20,26 @@
 
 #define DEFAULT_SNAPSHOT_EVERY 64
 
-/* ---- the checkpointer wrapper ---- */
-
-sst_checkpointer *sst_checkpointer_new(const sst_checkpointer_ops *ops, void *self,
-                                       sst_error *err) {
-    if (ops == NULL || ops->put == NULL || ops->put_writes == NULL || ops->get == NULL ||
-        ops->list == NULL || ops->lock == NULL || ops->unlock == NULL) {
-        sst__error(err, SST_EINVAL,
-                   "checkpointer: put, put_writes, get, list, lock and unlock "
-                   "are required");
-        return NULL;
-    }
-    sst_checkpointer *cp = sst__malloc(sizeof *cp);
-    if (cp == NULL) {
-        sst__enomem(err);
-        return NULL;
-    }
-    memset(cp, 0, sizeof *cp);
-    static const char *const strings[SST__RK_COUNT] = {[SST__RK_THREAD] = "thread",
-                                                       [SST__RK_ID] = "id",
-                                                       [SST__RK_PARENT] = "parent",
-                                                       [SST__RK_STEP] = "step",
-                                                       [SST__RK_KIND] = "kind",
-                                                       [SST__RK_BODY] = "body",
-                                                       [SST__RK_SINCE_SNAPSHOT] = "since_snapshot",
-                                                       [SST__RK_NEXT] = "next",
-                                                       [SST__RK_RUN_KEY] = "run_key",
-                                                       [SST__RK_METADATA] = "metadata",
-                                                       [SST__RK_SOURCE] = "source",
-                                                       [SST__RK_WRITES] = "writes",
-                                                       [SST__RK_SNAPSHOT] = "snapshot",
-                                                       [SST__RK_DELTA] = "delta",
-                                                       [SST__RK_FORK] = "fork"};
-    for (int i = 0; i < SST__RK_COUNT; i++) {
-        if ((cp->strings[i] = sst_string_new(strings[i], err)) == NULL) {
-            for (int k = 0; k < i; k++) {
-                sst_value_unref(cp->strings[k]);
-            }
-            sst__free(cp);
-            return NULL;
-        }
-    }
-    cp->ops = *ops;
-    cp->self = self;
-    pthread_mutex_init(&cp->mu, NULL);
-    return cp;
-}
-
-/* A cached state of (thread, id) (new reference), or NULL. */
-static sst_value *cache_get(sst_checkpointer *cp, const char *thread, const char *id) {
-    sst_value *out = NULL;
-    pthread_mutex_lock(&cp->mu);
-    for (int i = 0; i < SST__STATE_CACHE && out == NULL; i++) {
-        if (cp->cache[i].thread != NULL && strcmp(cp->cache[i].id, id) == 0 &&
-            strcmp(cp->cache[i].thread, thread) == 0) {
-            out = sst_value_ref(cp->cache[i].state);
-        }
-    }
-    pthread_mutex_unlock(&cp->mu);
-    return out;
-}
-
-static void cache_put(sst_checkpointer *cp, const char *thread, const char *id,
-                      const sst_value *state) {
-    char *t = sst__strndup(thread, strlen(thread));
-    if (t == NULL || strlen(id) >= sizeof cp->cache[0].id) {
-        sst__free(t);
-        return; /* a cache: out of memory only costs a replay later */
-    }
-    pthread_mutex_lock(&cp->mu);
-    unsigned i = cp->next++ % SST__STATE_CACHE;
-    sst__free(cp->cache[i].thread);
-    sst_value_unref(cp->cache[i].state);
-    cp->cache[i].thread = t;
-    snprintf(cp->cache[i].id, sizeof cp->cache[i].id, "%s", id);
-    cp->cache[i].state = sst_value_ref(state);
-    pthread_mutex_unlock(&cp->mu);
-}
-
-void sst_checkpointer_free(sst_checkpointer *cp) {
-    if (cp == NULL) {
-        return;
-    }
-    if (cp->ops.destroy != NULL) {
-        cp->ops.destroy(cp->self);
-    }
-    for (int i = 0; i < SST__STATE_CACHE; i++) {
-        sst__free(cp->cache[i].thread);
-        sst_value_unref(cp->cache[i].state);
-    }
-    for (int i = 0; i < SST__RK_COUNT; i++) {
-        sst_value_unref(cp->strings[i]);
-    }
-    pthread_mutex_destroy(&cp->mu);
-    sst__free(cp);
-}
-
-sst_value *sst_checkpointer_threads(sst_checkpointer *cp, sst_error *err) {
-    if (cp == NULL || cp->ops.threads == NULL) {
-        sst__error(err, SST_ENOTSUP, "checkpointer: this saver cannot list its threads");
-        return NULL;
-    }
-    return cp->ops.threads(cp->self, err);
-}
-
-void *sst_checkpointer_self(const sst_checkpointer *cp) {
-    return cp != NULL ? cp->self : NULL;
-}
-
 /* ---- small helpers ---- */
 
-static sst_code fail_code(sst_error *err) {
-    return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+/* Points *field at a copy of @p s in @p buf (NULL for NULL); never allocates. */
+static sst_code set_id(char **field, char buf[SST__ID_MAX], const char *s, sst_error *err) {
+    if (s != NULL && strlen(s) >= SST__ID_MAX) {
+        return sst__error(err, SST_EINVAL, "checkpoint id '%.40s...' is over %d bytes", s,
+                          SST__ID_MAX - 1);
+    }
+    if (s != NULL && s != buf) {
+        memmove(buf, s, strlen(s) + 1);
+    }
+    *field = s != NULL ? buf : NULL;
+    return SST_OK;
 }
 
-static char *dup_or_null(const char *s) {
-    return s != NULL ? sst__strndup(s, strlen(s)) : NULL;
-}
+#define SET_LAST(th, s, err)   set_id(&(th)->last_id, (th)->last_id_buf, (s), (err))
+#define SET_LATEST(th, s, err) set_id(&(th)->latest_id, (th)->latest_id_buf, (s), (err))
 
-static void set_str(char **field, const char *s) {
-    sst__free(*field);
-    *field = dup_or_null(s);
-}
-
-/*
- * Time-ordered ids shaped like UUIDv7: 48 bits of milliseconds, then a
- * counter that keeps ids of one thread increasing within a millisecond,
- * then random bits. Their hex text sorts in creation order.
- */
 void sst__checkpoint_id(sst_graph_thread *th, char out[37]) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-    uint64_t clock = ms << 16;
-    if (clock <= th->id_clock) {
-        clock = th->id_clock + 1;
-    }
-    th->id_clock = clock;
-    unsigned char rnd[8] = {0};
-    if (sst__random_bytes(rnd, sizeof rnd, NULL) != SST_OK) {
-        uint64_t t = (uint64_t)ts.tv_nsec ^ clock;
-        memcpy(rnd, &t, sizeof rnd);
-    }
-    /* A UUIDv7 layout: 48-bit milliseconds, version 7, 12 bits of counter, variant, random. */
-    unsigned char b[16];
-    for (int i = 0; i < 8; i++) {
-        b[i] = (unsigned char)(clock >> (56 - 8 * i));
-    }
-    b[6] = (unsigned char)(0x70 | (b[6] & 0x0f));
-    memcpy(b + 8, rnd, 8);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    static const char hex[] = "0123456789abcdef";
-    char *o = out;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10) {
-            *o++ = '-';
-        }
-        *o++ = hex[b[i] >> 4];
-        *o++ = hex[b[i] & 15];
-    }
-    *o = '\0';
+    sst__uuid7(&th->id_clock, out);
 }
 
 /* ---- resume points ---- */
@@ -277,7 +137,7 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
     const sst_value *cur = rec;
     sst_value *state = NULL;
     for (;;) {
-        state = cache_get(th->cp, th->thread_id, sst_string_cstr(sst_object_get(cur, "id")));
+        state = sst__cache_get(th->cp, th->thread_id, sst_string_cstr(sst_object_get(cur, "id")));
         if (state != NULL) {
             break;
         }
@@ -309,7 +169,7 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
             state = sst_schema_initial_state(th->cg->schema, err);
             break;
         }
-        sst_value *p = th->cp->ops.get(th->cp->self, th->thread_id, sst_string_cstr(parent), err);
+        sst_value *p = sst__record_get(th, sst_string_cstr(parent), err);
         if (p == NULL) {
             sst__error_prefix(err, "checkpoint %s: reading its parent",
                               sst_string_cstr(sst_object_get(rec, "id")));
@@ -322,7 +182,7 @@ static sst_value *materialize(sst_graph_thread *th, const sst_value *rec, sst_er
         state = apply_groups(th->cg, state, sst_object_get(chain[i], "body"), err);
     }
     if (state != NULL) {
-        cache_put(th->cp, th->thread_id, sst_string_cstr(sst_object_get(rec, "id")), state);
+        sst__cache_put(th->cp, th->thread_id, sst_string_cstr(sst_object_get(rec, "id")), state);
     }
     for (size_t i = 0; i < n; i++) {
         sst_value_unref(owned[i]);
@@ -349,16 +209,26 @@ static void set_public(sst_graph_thread *th, sst_value *state) {
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err) {
     sst_error local;
     sst_error_clear(&local);
-    sst_value *rec = th->cp->ops.get(th->cp->self, th->thread_id, id, &local);
+    sst_value *rec = sst__record_get(th, id, &local);
+    /* Loading an older checkpoint: the newest one's id, to tell a fork (headers only). */
     sst_value *latest =
-        id != NULL ? th->cp->ops.get(th->cp->self, th->thread_id, NULL, NULL) : sst_value_ref(rec);
+        id == NULL || rec == NULL ? sst_value_ref(rec) : sst__record_list(th, NULL, NULL, 1, err);
+    if (rec != NULL && latest == NULL) {
+        sst_value_unref(rec);
+        return sst__code(err);
+    }
+    if (latest != NULL && id != NULL) {
+        sst_value *head = sst_value_ref(sst_array_get(latest, 0));
+        sst_value_unref(latest);
+        latest = head;
+    }
     if (rec == NULL) {
         sst_value_unref(latest);
         if (local.code == SST_ENOTFOUND && id == NULL) {
             /* A new thread. */
             sst_value *state = sst_schema_initial_state(th->cg->schema, err);
             if (state == NULL) {
-                return fail_code(err);
+                return sst__code(err);
             }
             set_public(th, state);
             sst_value_unref(th->resume_point);
@@ -366,8 +236,8 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
             sst_value_unref(th->pending);
             th->pending = sst_array_empty();
             th->skip_before = false;
-            set_str(&th->last_id, NULL);
-            set_str(&th->latest_id, NULL);
+            SET_LAST(th, NULL, err);
+            SET_LATEST(th, NULL, err);
             th->restart = false;
             sst_value_unref(th->restart_input);
             th->restart_input = NULL;
@@ -384,7 +254,7 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
     if (state == NULL) {
         sst_value_unref(rec);
         sst_value_unref(latest);
-        return fail_code(err);
+        return sst__code(err);
     }
     set_public(th, state);
     const sst_value *next = sst_object_get(rec, "next");
@@ -404,7 +274,7 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
         if (rp == NULL) {
             sst_value_unref(rec);
             sst_value_unref(latest);
-            return fail_code(err);
+            return sst__code(err);
         }
         th->resume_point = rp;
     }
@@ -426,32 +296,22 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
     th->skip_before = sst_bool_value(sst_object_get(writes, "skip_before"));
     snprintf(th->run_key, sizeof th->run_key, "%s",
              sst_string_cstr(sst_object_get(rec, "run_key")));
-    set_str(&th->last_id, sst_string_cstr(sst_object_get(rec, "id")));
-    set_str(&th->latest_id, latest != NULL ? sst_string_cstr(sst_object_get(latest, "id")) : NULL);
+    sst_code idrc = SET_LAST(th, sst_string_cstr(sst_object_get(rec, "id")), err);
+    if (idrc == SST_OK) {
+        idrc = SET_LATEST(th, latest != NULL ? sst_string_cstr(sst_object_get(latest, "id")) : NULL,
+                          err);
+    }
     th->last_step = sst_int_value(sst_object_get(rec, "step"));
     th->since_snapshot = (uint64_t)sst_int_value(sst_object_get(rec, "since_snapshot"));
     sst_value_unref(rec);
     sst_value_unref(latest);
-    return SST_OK;
+    return idrc;
 }
 
 /* ---- writing checkpoints ---- */
 
 static uint64_t snapshot_every(const sst_invoke_opts *o) {
     return o != NULL && o->snapshot_every > 0 ? o->snapshot_every : DEFAULT_SNAPSHOT_EVERY;
-}
-
-/* A string value equal to @p s (new reference), reusing the one in @p slot. */
-static sst_value *cached_str(sst_value **slot, const char *s, sst_error *err) {
-    if (*slot == NULL || strcmp(sst_string_cstr(*slot), s) != 0) {
-        sst_value *v = sst_string_new(s, err);
-        if (v == NULL) {
-            return NULL;
-        }
-        sst_value_unref(*slot);
-        *slot = v;
-    }
-    return sst_value_ref(*slot);
 }
 
 /*
@@ -465,60 +325,40 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     char id[37];
     sst__checkpoint_id(th, id);
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
-    sst_value *const *k = th->cp->strings;
-    sst_value *meta =
-        sst__setv_take(sst_object_empty(), k[SST__RK_SOURCE], sst_string_new(source, err), err);
-    meta = sst__setv_take(meta, k[SST__RK_STEP], sst_int_new(step, err), err);
-    meta =
-        sst__setv_take(meta, k[SST__RK_WRITES],
-                       sst_value_ref(writes_meta != NULL ? writes_meta : sst_object_empty()), err);
-    sst_value *r = sst__setv_take(sst__object_with_capacity(11, err), k[SST__RK_THREAD],
-                                  cached_str(&th->thread_id_v, th->thread_id, err), err);
-    sst_value *parent =
-        th->last_id != NULL ? cached_str(&th->last_id_v, th->last_id, err) : sst_null();
-    sst_value *idv = sst_string_new(id, err);
-    r = sst__setv_take(r, k[SST__RK_ID], idv != NULL ? sst_value_ref(idv) : NULL, err);
-    r = sst__setv_take(r, k[SST__RK_PARENT], parent, err);
-    r = sst__setv_take(r, k[SST__RK_STEP], sst_int_new(step, err), err);
-    r = sst__setv_take(r, k[SST__RK_KIND],
-                       sst_value_ref(k[snapshot ? SST__RK_SNAPSHOT : SST__RK_DELTA]), err);
-    r = sst__setv_take(r, k[SST__RK_BODY], sst_value_ref(snapshot ? state : groups), err);
-    r = sst__setv_take(r, k[SST__RK_SINCE_SNAPSHOT],
-                       sst_int_new(snapshot ? 0 : (int64_t)th->since_snapshot + 1, err), err);
-    r = sst__setv_take(r, k[SST__RK_NEXT],
-                       next != NULL && has_tasks(next) ? sst_value_ref(next) : sst_null(), err);
-    r = sst__setv_take(r, k[SST__RK_RUN_KEY], cached_str(&th->run_key_v, th->run_key, err), err);
-    r = sst__setv_take(r, k[SST__RK_METADATA], meta, err);
-    if (th->last_id != NULL && th->latest_id != NULL && strcmp(th->last_id, th->latest_id) != 0) {
+    sst__put w = {
+        .id = id,
+        .parent = th->last_id,
+        .source = source,
+        .run_key = th->run_key,
+        .step = step,
+        .snapshot = snapshot,
         /* After an older checkpoint than the latest: a fork, exempt from the head check. */
-        r = sst__setv_take(r, k[SST__RK_FORK], sst_bool(true), err);
-    }
-    if (idv != NULL) { /* the next record's parent */
-        sst_value_unref(th->last_id_v);
-        th->last_id_v = idv;
-    }
-    if (r == NULL) {
-        return fail_code(err);
-    }
-    sst_code rc =
-        th->cp->ops.put(th->cp->self, r, o != NULL && o->durability == SST_DURABILITY_SYNC, err);
-    sst_value_unref(r);
+        .fork =
+            th->last_id != NULL && th->latest_id != NULL && strcmp(th->last_id, th->latest_id) != 0,
+        .sync = o != NULL && o->durability == SST_DURABILITY_SYNC,
+        .since = snapshot ? 0 : th->since_snapshot + 1,
+        .state = state,
+        .groups = groups,
+        .next = next != NULL && has_tasks(next) ? next : NULL,
+        .writes_meta = writes_meta,
+    };
+    sst_code rc = sst__record_put(th, &w, err);
     if (rc != SST_OK) {
         return rc;
     }
-    cache_put(th->cp, th->thread_id, id, state);
-    set_str(&th->last_id, id);
-    set_str(&th->latest_id, id);
+    sst__cache_put(th->cp, th->thread_id, id, state);
+    SET_LAST(th, id, err); /* our ids fit: nothing to fail after the commit */
+    SET_LATEST(th, id, err);
     th->last_step = step;
-    th->since_snapshot = snapshot ? 0 : th->since_snapshot + 1;
-    return th->last_id != NULL ? SST_OK : sst__enomem(err);
+    th->since_snapshot = w.since;
+    return SST_OK;
 }
 
 static sst_code put_input_checkpoint(sst_graph_thread *th, const sst_value *input, bool fork,
                                      const sst_invoke_opts *o, sst_error *err) {
     sst_value *in_meta = sst__set_take(sst_object_empty(), SST_START,
                                        sst_value_ref(input != NULL ? input : sst_null()), err);
-    sst_code rc = in_meta != NULL ? SST_OK : fail_code(err);
+    sst_code rc = in_meta != NULL ? SST_OK : sst__code(err);
     if (rc == SST_OK) {
         rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", th->state,
                             sst_array_empty(), NULL, in_meta, o, err);
@@ -544,7 +384,7 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
                            : sst_array_empty();
     sst_value *groups = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
     if (groups == NULL) {
-        return fail_code(err);
+        return sst__code(err);
     }
     rc = put_checkpoint(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
     sst_value_unref(groups);
@@ -566,21 +406,21 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
     if (group == NULL || writes == NULL) {
         sst_value_unref(group);
         sst_value_unref(writes);
-        return fail_code(err);
+        return sst__code(err);
     }
     sst_code rc = SST_OK;
     if (o->durability == SST_DURABILITY_EXIT) {
         /* Held back until the invoke ends: one checkpoint for all of them. */
         th->exit_groups = sst_array_push_take(
             th->exit_groups != NULL ? th->exit_groups : sst_array_empty(), group, err);
-        rc = th->exit_groups != NULL ? SST_OK : fail_code(err);
+        rc = th->exit_groups != NULL ? SST_OK : sst__code(err);
         group = NULL;
     } else {
         sst_value *groups = sst_array_push_take(sst_array_empty(), group, err);
         group = NULL;
         rc = groups != NULL ? put_checkpoint(th, (int64_t)st->superstep + 1, "loop", st->state,
                                              groups, st->next, writes, o, err)
-                            : fail_code(err);
+                            : sst__code(err);
         sst_value_unref(groups);
     }
     sst_value_unref(writes);
@@ -620,10 +460,13 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
         w = sst__set_take(w, "error", sst_string_new(sst_run_result_error(rr)->msg, err), err);
     }
     if (w == NULL) {
-        return fail_code(err);
+        return sst__code(err);
     }
-    sst_code rc = th->cp->ops.put_writes(th->cp->self, th->thread_id, th->last_id, w,
-                                         o->durability != SST_DURABILITY_ASYNC, err);
+    sst_payload p = {.value = w};
+    sst_thread_status status =
+        sst_run_result_status(rr) == SST_RUN_FAILED ? SST_THREAD_ERROR : SST_THREAD_INTERRUPTED;
+    sst_code rc = sst_checkpointer_put_writes(th->cp, th->thread_id, "", th->last_id, &p, status,
+                                              o->durability != SST_DURABILITY_ASYNC, err);
     sst_value_unref(w);
     return rc;
 }
@@ -683,7 +526,7 @@ sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id, s
     if (need_durable(t, "get_state", err) != SST_OK) {
         return NULL;
     }
-    sst_value *rec = t->cp->ops.get(t->cp->self, t->thread_id, checkpoint_id, err);
+    sst_value *rec = sst__record_get(t, checkpoint_id, err);
     if (rec == NULL) {
         return NULL;
     }
@@ -699,7 +542,7 @@ sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *fil
     if (need_durable(t, "get_state_history", err) != SST_OK) {
         return NULL;
     }
-    sst_value *list = t->cp->ops.list(t->cp->self, t->thread_id, filter, limit, err);
+    sst_value *list = sst__record_list(t, filter, NULL, limit, err);
     if (list == NULL) {
         return NULL;
     }
@@ -729,7 +572,7 @@ static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_va
         sst_value *res = b->router(state, b->user_data, err);
         if (res == NULL) {
             sst__error_prefix(err, "update_state: router of node '%s' failed", name);
-            return fail_code(err);
+            return sst__code(err);
         }
         sst_code rc = sst__route_result(cg, b, name, res, targets, err);
         sst_value_unref(res);
@@ -737,7 +580,7 @@ static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_va
             return rc;
         }
     }
-    return *targets != NULL ? SST_OK : fail_code(err);
+    return *targets != NULL ? SST_OK : sst__code(err);
 }
 
 /*
@@ -789,7 +632,7 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
     if (atomic_exchange(&t->busy, true)) {
         return sst__error(err, SST_EBUSY, "update_state: the thread is busy with another call");
     }
-    rc = t->cp->ops.lock(t->cp->self, t->thread_id, false, err);
+    rc = sst_checkpointer_lock(t->cp, t->thread_id, false, err);
     if (rc != SST_OK) {
         atomic_store(&t->busy, false);
         return rc;
@@ -798,8 +641,8 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
     sst_value *rec = NULL, *prepared = NULL, *state = NULL, *targets = NULL, *next = NULL;
     rc = sst__persist_load(t, checkpoint_id, err);
     if (rc == SST_OK) {
-        rec = t->cp->ops.get(t->cp->self, t->thread_id, t->last_id, err);
-        rc = rec != NULL ? SST_OK : fail_code(err);
+        rec = sst__record_get(t, t->last_id, err);
+        rc = rec != NULL ? SST_OK : sst__code(err);
     }
     size_t node = SIZE_MAX;
     if (rc == SST_OK) {
@@ -811,27 +654,25 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
         state = prepared != NULL
                     ? sst_schema_apply(cg->schema, sst_value_ref(t->state), deltas, 1, err)
                     : NULL;
-        rc = state != NULL ? SST_OK : fail_code(err);
+        rc = state != NULL ? SST_OK : sst__code(err);
     }
     int64_t step = t->last_step + 1;
     if (rc == SST_OK && node != SIZE_MAX) {
         rc = route_as(cg, node, state, &targets, err);
         next = rc == SST_OK ? sst__start_point(cg, (uint64_t)step, targets, err) : NULL;
-        rc = rc == SST_OK && next == NULL ? fail_code(err) : rc;
+        rc = rc == SST_OK && next == NULL ? sst__code(err) : rc;
     } else if (rc == SST_OK) {
         const sst_value *old = sst_object_get(rec, "next");
         next = has_tasks(old)
                    ? sst__set_take(sst_value_ref(old), "superstep", sst_int_new(step, err), err)
                    : sst_null();
-        rc = next != NULL ? SST_OK : fail_code(err);
+        rc = next != NULL ? SST_OK : sst__code(err);
     }
     if (rc == SST_OK) {
         bool fork =
             t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
-        char id[37];
-        sst__checkpoint_id(t, id);
-        snprintf(t->run_key, sizeof t->run_key, "%s/%08llx", t->thread_id,
-                 (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
+        char run_key[sizeof t->run_key];
+        sst__name_run(t, run_key, sizeof run_key);
         sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
         sst_value *groups =
             group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
@@ -840,7 +681,7 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
                                          sst_value_ref(values), err);
         rc = groups != NULL && wmeta != NULL ? put_checkpoint(t, step, fork ? "fork" : "update",
                                                               state, groups, next, wmeta, NULL, err)
-                                             : fail_code(err);
+                                             : sst__code(err);
         sst_value_unref(groups);
         sst_value_unref(wmeta);
     }
@@ -849,7 +690,7 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
     sst_value_unref(state);
     sst_value_unref(targets);
     sst_value_unref(next);
-    t->cp->ops.unlock(t->cp->self, t->thread_id);
+    sst_checkpointer_unlock(t->cp, t->thread_id);
     atomic_store(&t->busy, false);
     return rc;
 }

@@ -132,7 +132,7 @@ static int create_react_agent(lua_State *L) {
         size_t n = lua_rawlen(L, list);
         a->calls = sst__calloc(n > 0 ? n : 1, sizeof *a->calls);
         if (a->calls == NULL) {
-            return luaL_error(L, "out of memory");
+            return sst__lua_raise_enomem(L);
         }
         for (size_t i = 0; i < n; i++) {
             lua_rawgeti(L, list, (lua_Integer)i + 1);

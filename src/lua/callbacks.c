@@ -157,7 +157,7 @@ static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_erro
     sst_code rc = SST_OK;
     if (lua_getfield(L, idx, "update") != LUA_TNIL) {
         sst_value *u = sst__lua_to_object(L, -1, "Command update", err);
-        rc = u == NULL ? err->code : sst_node_update_all(ctx, u, err);
+        rc = u == NULL ? sst__code(err) : sst_node_update_all(ctx, u, err);
     }
     lua_pop(L, 1);
     if (rc == SST_OK && lua_getfield(L, idx, "goto") != LUA_TNIL) {
@@ -190,7 +190,7 @@ static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error 
     }
     sst_value *u = sst__lua_to_object(L, idx, "update", err);
     if (u == NULL) {
-        return err->code;
+        return sst__code(err);
     }
     if (!sst_is_object(u)) {
         sst_value_unref(u);
@@ -381,7 +381,7 @@ sst_code sst__lua_read_tool(lua_State *L, int item, const char **name, const cha
     lua_pop(L, 1);
     if (*params == NULL) {
         lua_pop(L, 1);
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     *fn_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* pops the function */
     return SST_OK;

@@ -14,7 +14,18 @@
 
 #define MAX_DEPTH 200
 
+int sst__lua_raise_enomem(lua_State *L) {
+    sst_error err;
+    sst_error_clear(&err);
+    sst__enomem(&err);
+    return sst__lua_raise(L, &err);
+}
+
 int sst__lua_raise(lua_State *L, const sst_error *err) {
+    sst__lua_mem *m = sst__lua_mem_of(L);
+    if (m != NULL && err->code == SST_ENOMEM) {
+        m->enomem++; /* the protected call that fails of it reports SST_ENOMEM */
+    }
     return luaL_error(L, "%s", err->msg);
 }
 
@@ -415,8 +426,8 @@ static sst_value *to_value(conv *c, int idx, int depth) {
 sst_value *sst__lua_to_value(lua_State *L, int idx, const char *what, sst_error *err) {
     conv c = {.L = L, .err = err, .what = what};
     sst_value *v = to_value(&c, lua_absindex(L, idx), 0);
-    if (v == NULL && err != NULL && err->code == SST_OK) {
-        sst__enomem(err);
+    if (v == NULL) {
+        sst__error_unless_set(err, SST_ENOMEM, "out of memory");
     }
     return v;
 }

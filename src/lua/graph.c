@@ -45,7 +45,7 @@ static sst__lua_cb *add_callback(lua_State *L, lgraph *lg, sst__cb_kind kind, co
         size_t cap = lg->cap_cbs ? lg->cap_cbs * 2 : 8;
         sst__lua_cb **n = sst__realloc(lg->cbs, cap * sizeof *n);
         if (n == NULL) {
-            luaL_error(L, "out of memory");
+            sst__lua_raise_enomem(L);
         }
         lg->cbs = n;
         lg->cap_cbs = cap;
@@ -53,7 +53,7 @@ static sst__lua_cb *add_callback(lua_State *L, lgraph *lg, sst__cb_kind kind, co
     sst__lua_cb *cb = sst__calloc(1, sizeof *cb);
     if (cb == NULL || (cb->key = sst__strndup(key, strlen(key))) == NULL) {
         sst__free(cb);
-        luaL_error(L, "out of memory");
+        sst__lua_raise_enomem(L);
     }
     cb->rt = sst__lua_runtime(L);
     cb->graph = lg->number;
@@ -237,17 +237,9 @@ static int graph_add_node(lua_State *L) {
             }
         }
         lua_pop(L, 1);
-        if (lua_getfield(L, 4, "metadata") != LUA_TNIL) {
-            sst_error err = {0};
-            if ((meta = sst__lua_to_value(L, -1, "metadata", &err)) == NULL) {
-                return sst__lua_raise(L, &err);
-            }
-        }
-        lua_pop(L, 1);
         if (lua_getfield(L, 4, "ends") == LUA_TTABLE) {
             size_t n = lua_rawlen(L, -1);
             if (n > SST_ARRAY_LEN(ends)) {
-                sst_value_unref(meta);
                 return luaL_error(L, "add_node '%s': too many ends", name);
             }
             for (size_t i = 0; i < n; i++) {
@@ -260,9 +252,14 @@ static int graph_add_node(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    o.metadata = meta;
+    /* The callback, then the metadata last: nothing raises while it is held. */
     sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, name);
     sst_error err = {0};
+    if (!lua_isnoneornil(L, 4) && lua_getfield(L, 4, "metadata") != LUA_TNIL &&
+        (meta = sst__lua_to_value(L, -1, "metadata", &err)) == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    o.metadata = meta;
     sst_code rc = sst_graph_add_node(lg->g, name, sst__lua_node, cb, &o, &err);
     sst_value_unref(meta);
     check_ok(L, rc, &err);
@@ -306,13 +303,14 @@ static int graph_add_conditional_edges(lua_State *L) {
     const char *from = luaL_checkstring(L, 2);
     luaL_checktype(L, 3, LUA_TFUNCTION);
     sst_error err = {0};
+    char key[32];
+    snprintf(key, sizeof key, "%d", ++lg->routers);
+    /* The callback first: it may raise, and nothing of this call is held then. */
+    sst__lua_cb *cb = add_callback(L, lg, SST__CB_ROUTER, key);
     sst_value *map = NULL;
     if (!lua_isnoneornil(L, 4) && (map = sst__lua_to_value(L, 4, "path map", &err)) == NULL) {
         return sst__lua_raise(L, &err);
     }
-    char key[32];
-    snprintf(key, sizeof key, "%d", ++lg->routers);
-    sst__lua_cb *cb = add_callback(L, lg, SST__CB_ROUTER, key);
     sst_code rc = sst_graph_add_conditional_edges(lg->g, from, sst__lua_router, cb, map, &err);
     sst_value_unref(map);
     check_ok(L, rc, &err);

@@ -80,6 +80,7 @@ typedef struct sst__lua_mem {
     bool armed;             /* inside sst__lua_pcall: the limit applies */
     unsigned long refusals; /* allocations refused for the limit */
     unsigned long nested;   /* runs inside a call on this state that failed for a limit */
+    unsigned long enomem;   /* errors raised for SST_ENOMEM by this layer (sst__lua_raise) */
 } sst__lua_mem;
 
 /*
@@ -139,6 +140,8 @@ bool sst__lua_has_metatable(lua_State *L, int idx, const char *name);
 bool sst__lua_is_command(lua_State *L, int idx);
 /* Raises a Lua error with @p err's message. */
 int sst__lua_raise(lua_State *L, const sst_error *err);
+/* Raises "out of memory" so that the protected call reports SST_ENOMEM. */
+int sst__lua_raise_enomem(lua_State *L);
 
 /* ---- callbacks (callbacks.c) ---- */
 

@@ -130,10 +130,13 @@ int sst__lua_pcall(lua_State *L, int nargs, int nresults, int msgh, bool *over_l
         return lua_pcall(L, nargs, nresults, msgh);
     }
     bool outer = m->armed; /* restored for the Lua code that made this call, if any */
-    unsigned long refusals = m->refusals, nested = m->nested;
+    unsigned long refusals = m->refusals, nested = m->nested, enomem = m->enomem;
     m->armed = true;
     int rc = lua_pcall(L, nargs, nresults, msgh);
     m->armed = outer;
+    if (rc == LUA_ERRRUN && m->enomem != enomem) {
+        rc = LUA_ERRMEM; /* this layer ran out of memory and raised it as an error */
+    }
     /*
      * LUA_ERRMEM after a refusal: the limit (else a refusal that a collection
      * cured). Another error after a run of a graph failed so: that failure.

@@ -51,6 +51,7 @@ sst_lua_tools *sst_lua_tools_load(const char *path, sst_error *err) {
 }
 
 sst_lua_tools *sst_lua_tools_load_opts(const char *path, const sst_lua_opts *opts, sst_error *err) {
+    SST__ERR_LOCAL(err); /* a failing tool's message is quoted in the one returned */
     size_t limit = opts != NULL ? opts->memory_limit : 0;
     sst_lua_tools *t = sst__calloc(1, sizeof *t);
     if (t == NULL) {

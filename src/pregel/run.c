@@ -13,7 +13,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "pregel_int.h"
 
@@ -94,9 +93,7 @@ static uint64_t next_rand(run *R) {
 
 static void default_sleep(uint64_t ms, void *user_data) {
     SST_UNUSED(user_data);
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    sst__sleep_ms(ms);
 }
 
 void sst_run_opts_init(sst_run_opts *o) {
@@ -353,7 +350,7 @@ static sst_code collect_pending(run *R, sst_error *err) {
         list = e != NULL ? sst_array_push_take(list, e, err) : (sst_value_unref(list), NULL);
     }
     if (list == NULL) {
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     sst_value_unref(R->r->pending);
     R->r->pending = list;
@@ -390,7 +387,7 @@ static sst_code set_resume_point(run *R, bool with_pending, sst_error *err) {
             err);
     }
     if (rp == NULL) {
-        return err != NULL && err->code != SST_OK ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     sst_value_unref(R->r->resume_point);
     R->r->resume_point = rp;
@@ -410,7 +407,7 @@ static sst_code collect_interrupts(run *R, sst_error *err) {
         list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
     }
     if (list == NULL) {
-        return err != NULL ? err->code : SST_ENOMEM;
+        return sst__code(err);
     }
     sst_value_unref(R->r->interrupts);
     R->r->interrupts = list;
@@ -465,11 +462,13 @@ static bool route(run *R, const sst_task *t) {
             const sst__vertex *v = &R->p->v[o->vertex];
             sst_value *box = R->inbox[o->vertex];
             sst_error err;
+            sst_error_clear(&err);
             if (v->combiner != NULL && box != NULL) {
                 /* Keep a single combined message. */
                 sst_value *acc = sst_value_ref(sst_array_get(box, 0));
                 acc = v->combiner(v->combiner_user_data, acc, o->value, &err);
                 if (acc == NULL) {
+                    sst__error_unless_set(&err, SST_ETASK, "it returned no message");
                     fail_run(R, v->name, err.code, "combiner of vertex '%s' failed: %s", v->name,
                              err.msg);
                     return false;

@@ -83,14 +83,16 @@ const sst_value *sst_task_resume_value(const sst_task *t, size_t k) {
 }
 
 sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err) {
+    SST__ERR_LOCAL(err);
     if (value == NULL) {
         return sst__error(err, SST_EINVAL, "vertex '%s': emit of a NULL value", sst_task_vertex(t));
     }
     t->events = sst_array_push_take(t->events != NULL ? t->events : sst_array_empty(), value, err);
-    return t->events != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+    return t->events != NULL ? SST_OK : sst__code(err);
 }
 
 sst_code sst_task_write(sst_task *t, const char *field, sst_value *value, sst_error *err) {
+    SST__ERR_LOCAL(err);
     if (field == NULL || value == NULL) {
         sst_value_unref(value);
         return sst__error(err, SST_EINVAL, "vertex '%s': write with a NULL %s", sst_task_vertex(t),
@@ -98,10 +100,11 @@ sst_code sst_task_write(sst_task *t, const char *field, sst_value *value, sst_er
     }
     sst_value *d = t->delta != NULL ? t->delta : sst_object_empty();
     t->delta = sst_object_set_take(d, field, value, err);
-    return t->delta != NULL ? SST_OK : (err != NULL ? err->code : SST_ENOMEM);
+    return t->delta != NULL ? SST_OK : sst__code(err);
 }
 
 sst_code sst_task_write_all(sst_task *t, sst_value *delta, sst_error *err) {
+    SST__ERR_LOCAL(err);
     if (!sst_is_object(delta)) {
         sst__error(err, SST_ETYPE, "vertex '%s': a delta must be an object, got %s",
                    sst_task_vertex(t),
@@ -118,23 +121,24 @@ sst_code sst_task_write_all(sst_task *t, sst_value *delta, sst_error *err) {
                                         sst_value_ref(sst_object_value_at(delta, i)), err);
         if (t->delta == NULL) {
             sst_value_unref(delta);
-            return err != NULL ? err->code : SST_ENOMEM;
+            return sst__code(err);
         }
     }
     sst_value_unref(delta);
     return SST_OK;
 }
 
-/* Records an outbox entry. An unknown target fails the task (never a silent drop). */
+/*
+ * Records an outbox entry. An unknown target fails the task (never a silent
+ * drop). @p err is not NULL (the public callers use SST__ERR_LOCAL).
+ */
 static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, sst_value *value,
                          sst_error *err) {
     static const char *const verbs[] = {"activates", "sends to", "messages"};
     size_t target = vertex != NULL ? sst__pregel_find(t->p, vertex, strlen(vertex)) : SIZE_MAX;
     if (target == SIZE_MAX) {
         sst_value_unref(value);
-        sst_error local;
-        sst_error *e = err != NULL ? err : &local;
-        sst__error(e, SST_EINVAL, "vertex '%s' %s unknown vertex '%s'", sst_task_vertex(t),
+        sst__error(err, SST_EINVAL, "vertex '%s' %s unknown vertex '%s'", sst_task_vertex(t),
                    verbs[kind], vertex != NULL ? vertex : "(NULL)");
         if (t->out_error == SST_OK) {
             t->out_error = SST_EINVAL;
@@ -142,7 +146,7 @@ static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, ss
                 t->error = sst__malloc(sizeof *t->error);
             }
             if (t->error != NULL) {
-                *t->error = *e;
+                *t->error = *err;
             }
         }
         return SST_EINVAL;
@@ -173,14 +177,17 @@ static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, ss
 }
 
 sst_code sst_task_activate(sst_task *t, const char *vertex, sst_error *err) {
+    SST__ERR_LOCAL(err);
     return push_out(t, SST__OUT_ACTIVATE, vertex, NULL, err);
 }
 
 sst_code sst_task_send(sst_task *t, const char *vertex, sst_value *payload, sst_error *err) {
+    SST__ERR_LOCAL(err);
     return push_out(t, SST__OUT_SEND, vertex, payload != NULL ? payload : sst_null(), err);
 }
 
 sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message, sst_error *err) {
+    SST__ERR_LOCAL(err);
     return push_out(t, SST__OUT_MESSAGE, vertex, message != NULL ? message : sst_null(), err);
 }
 

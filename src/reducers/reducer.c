@@ -142,6 +142,7 @@ static sst_value *unique_conflict(const sst_reducer *r, const char *field, sst_v
 
 sst_value *sst_reducer_apply(const sst_reducer *r, const char *field, sst_value *current,
                              const sst_value *const *updates, size_t n, sst_error *err) {
+    SST__ERR_LOCAL(err); /* reducer functions always get an err */
     if (r == NULL || field == NULL || (updates == NULL && n > 0)) {
         sst__error(err, SST_EINVAL, "reducer apply: NULL %s",
                    r == NULL       ? "reducer"
@@ -156,20 +157,18 @@ sst_value *sst_reducer_apply(const sst_reducer *r, const char *field, sst_value 
     if (n == 0) {
         return current != NULL ? current : sst_null();
     }
-    sst_error local;
-    sst_error *e = err != NULL ? err : &local;
-    e->code = SST_OK;
+    /* Cleared so that a reducer that fails without saying why is caught below. */
+    err->code = SST_OK;
     for (size_t i = 0; i < n; i++) {
         if (updates[i] == NULL) {
             sst_value_unref(current);
             sst__error(err, SST_EINVAL, "reducer '%s' on field '%s': NULL update", r->name, field);
             return NULL;
         }
-        current = r->fn(r->user_data, field, current, updates[i], e);
+        current = r->fn(r->user_data, field, current, updates[i], err);
         if (current == NULL) {
-            if (e->code == SST_OK) {
-                sst__error(e, SST_EREDUCER, "reducer '%s' on field '%s' failed", r->name, field);
-            }
+            sst__error_unless_set(err, SST_EREDUCER, "reducer '%s' on field '%s' failed", r->name,
+                                  field);
             return NULL;
         }
     }

@@ -75,6 +75,7 @@ static const schema_field *find_field(const sst_schema *s, const char *name, siz
 
 sst_code sst_schema_add_field(sst_schema *s, const char *field, const sst_reducer *r,
                               sst_value *default_value, sst_error *err) {
+    SST__ERR_LOCAL(err);
     if (s == NULL || field == NULL || r == NULL) {
         sst_value_unref(default_value);
         return sst__error(err, SST_EINVAL, "schema: NULL %s",
@@ -89,7 +90,7 @@ sst_code sst_schema_add_field(sst_schema *s, const char *field, const sst_reduce
     if (default_value != NULL) {
         default_value = sst_reducer_prepare(r, field, default_value, err);
         if (default_value == NULL) {
-            return err != NULL ? err->code : SST_EINVAL;
+            return sst__code(err);
         }
     }
     if (s->count == s->cap) {

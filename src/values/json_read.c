@@ -885,6 +885,7 @@ sst_value *sst_json_parse(const char *text, sst_error *err) {
 }
 
 sst_value *sst_json_read_file(const char *path, const sst_json_read_opts *opts, sst_error *err) {
+    SST__ERR_LOCAL(err);
     sst_json_read_opts defaults;
     if (opts == NULL) {
         sst_json_read_opts_init(&defaults);
@@ -923,7 +924,7 @@ sst_value *sst_json_read_file(const char *path, const sst_json_read_opts *opts, 
     }
     sst_value *v = sst_json_read(b.data != NULL ? b.data : "", b.len, opts, err);
     sst__buf_free(&b);
-    if (v == NULL && err != NULL && err->code != SST_ENOMEM) {
+    if (v == NULL && err->code != SST_ENOMEM) {
         size_t line = err->line, column = err->column, offset = err->offset;
         sst__error_prefix(err, "%s", path);
         err->line = line;

@@ -255,9 +255,7 @@ static bool chain_failed(sst_value *o, sst_value *v, sst_error *err) {
     }
     sst_value_unref(o);
     sst_value_unref(v);
-    if (err != NULL && err->code == SST_OK) {
-        sst__enomem(err);
-    }
+    sst__error_unless_set(err, SST_ENOMEM, "out of memory");
     return true;
 }
 

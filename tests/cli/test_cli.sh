@@ -87,9 +87,12 @@ contains "$err" "nonexistent-dir/x.db" "check names a file it cannot open"
 # threads: every thread of the database, sorted by id
 expect_rc 0 "$bin" threads "$script" --db r.db --json
 contains "$out" '[{"thread_id":"' "threads JSON"
-contains "$out" '"thread_id":"t1","checkpoints":' "thread t1 listed"
+contains "$out" '"thread_id":"t1","created_at":' "thread t1 listed"
+contains "$out" '"status":"interrupted"' "an interrupted thread's status"
+contains "$out" '"status":"idle"' "a finished thread's status"
 expect_rc 0 "$bin" threads "$script" --db r.db
 contains "$out" "CHECKPOINTS" "threads table header"
+contains "$out" "interrupted" "threads table status"
 
 # Fork: from the checkpoint that waited for approval ($cid, taken from the
 # interrupted run), answer "no" this time.
@@ -201,6 +204,41 @@ contains "$out" '"reply":"You are welcome."' "agent second turn"
 contains "$out" '"role":"tool","tool_call_id":"c1","name":"add","content":"42"' "tool result in the thread"
 contains "$out" '"role":"tool","tool_call_id":"c2","name":"upper","content":"HI"' "the second tool's result"
 contains "$out" '"content":"What is 2 + 40?"' "first turn kept"
+
+# Without --thread, run and agent make the same kind of id: a new UUIDv7 every time
+# (two agents in a row never share a thread, as agent-<pid> could after pid reuse).
+uuid7='^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$'
+thread_of() { grep -o '"thread_id":"[^"]*"' <<<"$1" | cut -d'"' -f4; }
+expect_rc 0 "$bin" agent --model fake:replies2.jsonl --db ids.db --json "one"
+id1=$(thread_of "$out")
+expect_rc 0 "$bin" agent --model fake:replies2.jsonl --db ids.db --json "two"
+id2=$(thread_of "$out")
+[[ $id1 =~ $uuid7 ]] || fail "agent's new thread id is not a UUIDv7: '$id1'"
+[[ $id2 =~ $uuid7 ]] || fail "agent's new thread id is not a UUIDv7: '$id2'"
+[ "$id1" != "$id2" ] || fail "two agent runs share the thread id '$id1'"
+printf '%s\n%s\n' "$id1" "$id2" | LC_ALL=C sort -C || fail "thread ids do not sort in start order: $id1, $id2"
+expect_rc 3 "$bin" run "$script" --db ids.db --input '{"topic":"x"}' --json
+id3=$(thread_of "$out")
+[[ $id3 =~ $uuid7 ]] || fail "run's new thread id is not a UUIDv7: '$id3'"
+
+# One database lookup for run, agent and check: --db, else $SUPERSTEP_DB, else ./superstep.db.
+mkdir dbs && cd dbs
+expect_rc 0 env SUPERSTEP_DB=env.db "$bin" agent --model fake:../replies2.jsonl "hi"
+[ -f env.db ] || fail "agent did not use \$SUPERSTEP_DB"
+expect_rc 0 env SUPERSTEP_DB=env.db "$bin" check
+contains "$out" "env.db: " "check uses \$SUPERSTEP_DB"
+expect_rc 3 env SUPERSTEP_DB=run.db "$bin" run "$script" --input '{"topic":"x"}'
+[ -f run.db ] || fail "run did not use \$SUPERSTEP_DB"
+expect_rc 0 env -u SUPERSTEP_DB "$bin" agent --model fake:../replies2.jsonl "hi"
+[ -f superstep.db ] || fail "agent's default database is not ./superstep.db"
+expect_rc 0 env -u SUPERSTEP_DB "$bin" check
+contains "$out" "superstep.db: " "check's default database"
+expect_rc 0 env SUPERSTEP_DB=env.db "$bin" check --db superstep.db
+contains "$out" "superstep.db: " "--db wins over \$SUPERSTEP_DB"
+expect_rc 0 env SUPERSTEP_DB= "$bin" check
+contains "$out" "superstep.db: " "an empty \$SUPERSTEP_DB counts as none"
+cd "$work"
+
 # Many iterations: the run ends by its limit (stop_reason), not by the recursion limit.
 for _ in $(seq 1 14); do
   echo '{"content":"again","tool_calls":[{"id":"c","type":"function","function":{"name":"add","arguments":"{\"a\":1,\"b\":1}"}}]}'

@@ -273,6 +273,48 @@ static sst_code big(sst_node_ctx *ctx, void *ud) {
     return sst_node_update(ctx, "blob", v, NULL);
 }
 
+/* Records the problems sst_sqlite_check reports, one per line. */
+static void note_damage(const sst_sqlite_damage *d, void *user_data) {
+    char *out = user_data;
+    size_t n = strlen(out);
+    snprintf(out + n, 1000 - n, "%s %s: %s\n", d->thread != NULL ? d->thread : "-",
+             d->checkpoint_id != NULL ? d->checkpoint_id : "-", d->problem);
+}
+
+/*
+ * A delta whose parent is gone cannot be rebuilt: the check reports it
+ * without --repair too (and nothing else), and repair cannot move the head.
+ */
+static void test_missing_parent_reported(void **state) {
+    (void)state;
+    char db[300];
+    snprintf(db, sizeof db, "%s/orphan.db", g_dir);
+    sst_error err = {0};
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    assert_non_null(cp);
+    sst_checkpoint r = {.format = SST_CHECKPOINT_FORMAT,
+                        .thread_id = "o",
+                        .ns = "",
+                        .id = "c1",
+                        .source = "loop",
+                        .kind = SST_CHECKPOINT_SNAPSHOT,
+                        .body = {.data = "{}", .len = 2}};
+    assert_sst_ok(sst_checkpointer_put(cp, &r, false, &err), &err);
+    r.id = "c3";
+    r.parent_id = "c2"; /* never stored */
+    r.kind = SST_CHECKPOINT_DELTA;
+    r.fork = true;
+    r.body = (sst_payload){.data = "[]", .len = 2};
+    assert_sst_ok(sst_checkpointer_put(cp, &r, false, &err), &err);
+    sst_checkpointer_free(cp);
+    char seen[1000] = "";
+    sst_sqlite_check_report rep;
+    assert_sst_ok(sst_sqlite_check(db, false, note_damage, seen, &rep, &err), &err);
+    assert_int_equal(rep.checkpoints, 2);
+    assert_int_equal(rep.damaged, 1);
+    assert_string_equal(seen, "o c3: its parent checkpoint is missing: it cannot be rebuilt\n");
+}
+
 static void test_oversized_refused(void **state) {
     (void)state;
     char db[128];
@@ -319,20 +361,18 @@ static void test_oversized_refused(void **state) {
 
 static int setup(void **state) {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/sst-damage-XXXXXX");
-    return mkdtemp(g_dir) != NULL ? 0 : -1;
+    return tu_temp_dir("damage", g_dir, sizeof g_dir);
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_rm_rf(g_dir);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_oversized_refused),
+        cmocka_unit_test(test_missing_parent_reported),
         cmocka_unit_test(test_flip_probe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

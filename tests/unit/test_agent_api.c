@@ -133,14 +133,49 @@ static void test_errors(void **state) {
     assert_null(sst_agent_new(m, NULL, &o, &err));
     assert_string_equal(err.msg, "agent: max_iterations must be at least 1");
     assert_null(sst_agent_new(NULL, NULL, NULL, &err));
+    /* Without an err the code still names the failure, not a guess of "out of memory". */
+    assert_int_equal(sst_model_set_param(m, "temperature", NULL, NULL), SST_EINVAL);
+    sst_value *t = tu_json("0.5");
+    assert_int_equal(sst_model_set_param(m, "bad\xff", t, NULL), SST_EUTF8);
+    assert_int_equal(sst_model_set_param(m, "temperature", t, NULL), SST_OK);
+    sst_value_unref(t);
+    sst_model_free(m);
+}
+
+/* Every allocation of sst_agent_new fails in turn, with err == NULL: NULL, no crash, no leak. */
+static void test_agent_new_oom_without_err(void **state) {
+    (void)state;
+    sst_model *m = sst_model_openai("http://127.0.0.1:1/v1", "m", "NO_SUCH_VAR", NULL);
+    assert_non_null(m);
+    long baseline = tu_chaos_live();
+    for (long n = 1;; n++) {
+        tu_chaos_fail_at(n);
+        sst_agent *a = sst_agent_new(m, NULL, NULL, NULL);
+        int fired = tu_chaos_fired();
+        tu_chaos_off();
+        if (!fired) {
+            assert_non_null(a);
+            sst_agent_free(a);
+            break;
+        }
+        if (a != NULL) {
+            fail_msg("allocation %ld failed but sst_agent_new returned an agent", n);
+        }
+        if (tu_chaos_live() != baseline) {
+            fail_msg("allocation %ld failed and %ld blocks leaked", n, tu_chaos_live() - baseline);
+        }
+    }
+    assert_int_equal(tu_chaos_live(), baseline);
     sst_model_free(m);
 }
 
 int main(void) {
+    tu_chaos_install();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_agent),
         cmocka_unit_test(test_messages_stream),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_agent_new_oom_without_err),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,15 +26,12 @@ static const char *db_path(const char *name, char *buf, size_t n) {
 
 static int group_setup(void **state) {
     (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/sst-ckpt-XXXXXX");
-    return mkdtemp(g_dir) == NULL;
+    return tu_temp_dir("ckpt", g_dir, sizeof g_dir);
 }
 
 static int group_teardown(void **state) {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) != 0;
+    return tu_rm_rf(g_dir);
 }
 
 /* Counts a call in a file: one byte appended per call (also across processes). */
@@ -588,7 +585,7 @@ static void check_threads(const char *db) {
     sst_value *h_alpha = sst_graph_get_state_history(alpha, NULL, 0, &err);
     sst_value *h_zeta = sst_graph_get_state_history(a.th, NULL, 0, &err);
     sst_graph_thread_free(alpha);
-    sst_value *list = sst_checkpointer_threads(a.cp, &err);
+    sst_value *list = sst_checkpointer_search_threads(a.cp, NULL, &err);
     assert_non_null(list);
     assert_int_equal(sst_array_len(list), 2);
     const sst_value *first = sst_array_get(list, 0), *second = sst_array_get(list, 1);
@@ -740,6 +737,58 @@ static void expect_open_error(const char *path, const char *needle) {
     assert_memory_equal(before, after, before_n);
     free(before);
     free(after);
+}
+
+/*
+ * Lifetimes: the saver is freed while two threads still use it (one of them
+ * mid-history); both keep working, and the store closes with the last one
+ * (ASan reports any use after free). Memory and SQLite.
+ */
+static void check_saver_outlived(const char *db) {
+    app a = {0};
+    build_chain(&a);
+    app_open(&a, db, "t-life");
+    sst_error err;
+    sst_graph_thread *other = sst_graph_thread_open(a.cg, a.cp, "t-other", &err);
+    assert_non_null(other);
+    sst_checkpointer_free(a.cp); /* the creator lets go first */
+    a.cp = NULL;
+    sst_graph_result *r = run(&a, "{\"log\":[\"x\"]}", NULL);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    sst_graph_result_free(r);
+    sst_value *st = sst_graph_get_state(a.th, NULL, &err);
+    assert_non_null(st);
+    assert_json_eq(sst_object_get(st, "values"), "{\"log\":[\"x\",\"a\",\"b\"]}");
+    sst_value_unref(st);
+    sst_graph_thread_free(a.th);
+    a.th = NULL;
+    /* The other thread still has the store. */
+    sst_value *in = tu_json("{\"log\":[\"y\"]}");
+    r = sst_graph_invoke(a.cg, other, in, NULL, &err);
+    sst_value_unref(in);
+    assert_non_null(r);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    sst_graph_result_free(r);
+    sst_value *h = sst_graph_get_state_history(other, NULL, 0, &err);
+    assert_int_equal(sst_array_len(h), 4);
+    sst_value_unref(h);
+    sst_graph_thread_free(other); /* closes the store */
+    app_close(&a);
+    if (db != NULL) { /* closed: another saver opens the file and sees both threads */
+        sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+        assert_non_null(cp);
+        sst_value *list = sst_checkpointer_search_threads(cp, NULL, &err);
+        assert_int_equal(sst_array_len(list), 2);
+        sst_value_unref(list);
+        sst_checkpointer_free(cp);
+    }
+}
+
+static void test_saver_outlived_by_threads(void **state) {
+    (void)state;
+    check_saver_outlived(NULL);
+    char db[300];
+    check_saver_outlived(db_path("life.db", db, sizeof db));
 }
 
 static void test_bad_files(void **state) {
@@ -1082,6 +1131,7 @@ int main(void) {
         cmocka_unit_test(test_update_state_ambiguous),
         cmocka_unit_test(test_durability_exit_and_sync),
         cmocka_unit_test(test_thread_busy_across_handles),
+        cmocka_unit_test(test_saver_outlived_by_threads),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_migration_from_v1),
         cmocka_unit_test(test_delta_snapshot_equivalence),

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Status codes, names, messages and the caller-owned error struct; random bytes. */
+/*
+ * Status codes, names, messages and the caller-owned error struct (and how
+ * internal code carries a code: SST__ERR_LOCAL, sst__code); random bytes;
+ * UUIDs (version 4 and the time-ordered version 7).
+ */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -136,6 +143,183 @@ static void test_crc32c(void **state) {
     assert_int_not_equal(sst__crc32c(0, buf, sizeof buf), before);
 }
 
+/* ---- carrying a code: SST__ERR_LOCAL, sst__code, sst__error_unless_set ---- */
+
+/* An internal helper: records ERANGE when @p fail, and returns nothing else. */
+static sst_value *inner(bool fail, sst_error *err) {
+    if (fail) {
+        sst__error(err, SST_ERANGE, "inner: out of range");
+        return NULL;
+    }
+    return sst_int_new(1, err);
+}
+
+/* A public-style entry point: any err, NULL included; returns the helper's code. */
+static sst_code entry(bool fail, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_value *v = inner(fail, err);
+    if (v == NULL) {
+        return sst__code(err);
+    }
+    sst_value_unref(v);
+    return SST_OK;
+}
+
+static void test_err_local_keeps_the_code(void **state) {
+    (void)state;
+    /* Given NULL, the entry point still learns the inner code (not a guess). */
+    assert_int_equal(entry(true, NULL), SST_ERANGE);
+    assert_int_equal(entry(false, NULL), SST_OK);
+    sst_error err = {0};
+    assert_int_equal(entry(true, &err), SST_ERANGE);
+    assert_string_equal(err.msg, "inner: out of range");
+    /* A caller's err is not cleared on success: an earlier failure stays readable. */
+    assert_int_equal(entry(false, &err), SST_OK);
+    assert_int_equal(err.code, SST_ERANGE);
+    assert_string_equal(err.msg, "inner: out of range");
+}
+
+static void test_code_and_unless_set(void **state) {
+    (void)state;
+    sst_error err;
+    sst_error_clear(&err);
+    /* No code recorded: the documented fallback. */
+    assert_int_equal(sst__code(NULL), SST_ENOMEM);
+    assert_int_equal(sst__code(&err), SST_ENOMEM);
+    sst__error(&err, SST_EUTF8, "bad bytes");
+    assert_int_equal(sst__code(&err), SST_EUTF8);
+    /* A recorded failure wins over the default; an empty err takes it. */
+    assert_int_equal(sst__error_unless_set(&err, SST_ETASK, "handler failed"), SST_EUTF8);
+    assert_string_equal(err.msg, "bad bytes");
+    sst_error_clear(&err);
+    assert_int_equal(sst__error_unless_set(&err, SST_ETASK, "handler %s", "failed"), SST_ETASK);
+    assert_string_equal(err.msg, "handler failed");
+    assert_int_equal(sst__error_unless_set(NULL, SST_ETASK, "ignored"), SST_ETASK);
+}
+
+/* ---- UUIDs ---- */
+
+/* True when @p s is 8-4-4-4-12 lowercase hex with version @p version and the RFC variant. */
+static bool uuid_shaped(const char *s, char version) {
+    if (strlen(s) != 36 || s[14] != version || strchr("89ab", s[19]) == NULL) {
+        return false;
+    }
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : strchr("0123456789abcdef", s[i]) == NULL) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint64_t wall_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The milliseconds in the first 48 bits of a version-7 id. */
+static uint64_t id_ms(const char *s) {
+    char hex[13];
+    memcpy(hex, s, 8);
+    memcpy(hex + 8, s + 9, 4);
+    hex[12] = '\0';
+    return strtoull(hex, NULL, 16);
+}
+
+static void test_uuid4(void **state) {
+    (void)state;
+    char a[37], b[37];
+    assert_int_equal(sst_uuid4(a, NULL), SST_OK);
+    assert_int_equal(sst_uuid4(b, NULL), SST_OK);
+    assert_true(uuid_shaped(a, '4'));
+    assert_true(uuid_shaped(b, '4'));
+    assert_string_not_equal(a, b);
+}
+
+static void test_uuid7_strictly_increasing(void **state) {
+    (void)state;
+    enum { N = 10000 };
+    static char ids[N][37];
+    uint64_t t0 = wall_ms();
+    for (int i = 0; i < N; i++) {
+        sst_uuid7(ids[i]);
+    }
+    uint64_t t1 = wall_ms();
+    for (int i = 0; i < N; i++) {
+        if (!uuid_shaped(ids[i], '7')) {
+            fail_msg("id %d is not a UUIDv7: %s", i, ids[i]);
+        }
+        if (i > 0 && strcmp(ids[i - 1], ids[i]) >= 0) {
+            fail_msg("id %d does not sort after id %d: %s, %s", i, i - 1, ids[i - 1], ids[i]);
+        }
+    }
+    /* The first 48 bits are the time (ids borrow ahead only past 4096 in one ms). */
+    assert_true(id_ms(ids[0]) >= t0 && id_ms(ids[0]) <= t1);
+    assert_true(id_ms(ids[N - 1]) >= t0 && id_ms(ids[N - 1]) <= t1 + N / 4096 + 1);
+}
+
+/*
+ * One clock: ids increase with the wall clock stepped back (a clock far in
+ * the future) and past the 12 bits of counter the text can show.
+ */
+static void test_uuid7_clock(void **state) {
+    (void)state;
+    char prev[37], id[37];
+    uint64_t clock = 0;
+    sst__uuid7(&clock, prev);
+    assert_true(uuid_shaped(prev, '7'));
+    assert_int_equal(clock & 0xffff, 0); /* a new millisecond starts the counter at 0 */
+    uint64_t future = (wall_ms() + 60000) << 16;
+    clock = future | 0x0ffe; /* two ids before the counter runs out */
+    for (int i = 0; i < 5000; i++) {
+        uint64_t before = clock;
+        sst__uuid7(&clock, id);
+        assert_true(clock > before);
+        assert_true((clock & 0xffff) <= 0x0fff);
+        assert_true(uuid_shaped(id, '7'));
+        if (i > 0 && strcmp(prev, id) >= 0) {
+            fail_msg("id %d does not sort after the one before: %s, %s", i, prev, id);
+        }
+        memcpy(prev, id, sizeof id);
+    }
+    assert_true(clock >> 16 > future >> 16); /* it moved on to the next milliseconds */
+}
+
+enum { THREADS = 4, PER_THREAD = 2000 };
+static char g_ids[THREADS * PER_THREAD][37];
+
+static void *make_ids(void *arg) {
+    size_t t = (size_t)(uintptr_t)arg;
+    for (size_t i = 0; i < PER_THREAD; i++) {
+        sst_uuid7(g_ids[t * PER_THREAD + i]);
+    }
+    return NULL;
+}
+
+static int cmp_id(const void *a, const void *b) {
+    return strcmp(a, b);
+}
+
+/* Threads share the process's clock: no id is made twice. */
+static void test_uuid7_threads(void **state) {
+    (void)state;
+    pthread_t th[THREADS];
+    for (size_t t = 0; t < THREADS; t++) {
+        assert_int_equal(pthread_create(&th[t], NULL, make_ids, (void *)(uintptr_t)t), 0);
+    }
+    for (size_t t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+    }
+    qsort(g_ids, THREADS * PER_THREAD, sizeof g_ids[0], cmp_id);
+    for (size_t i = 1; i < THREADS * PER_THREAD; i++) {
+        if (strncmp(g_ids[i - 1], g_ids[i], 18) == 0) { /* time and counter: the clock */
+            fail_msg("two ids share a clock: %s, %s", g_ids[i - 1], g_ids[i]);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_code_names_and_messages),
@@ -146,6 +330,12 @@ int main(void) {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_random_pool_and_fork),
         cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_err_local_keeps_the_code),
+        cmocka_unit_test(test_code_and_unless_set),
+        cmocka_unit_test(test_uuid4),
+        cmocka_unit_test(test_uuid7_strictly_increasing),
+        cmocka_unit_test(test_uuid7_clock),
+        cmocka_unit_test(test_uuid7_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -727,6 +727,23 @@ static void test_unknown_goto_is_an_error(void **state) {
                         "node 'ghost'");
 }
 
+/* Records what sst_node_goto says about a target name that is not UTF-8, given no err. */
+static sst_code goto_bad_name(sst_node_ctx *ctx, void *ud) {
+    *(sst_code *)ud = sst_node_goto(ctx, "bad\xff", NULL);
+    return SST_OK;
+}
+
+static void test_goto_code_without_err(void **state) {
+    (void)state;
+    sst_code rc = SST_OK;
+    node("a", goto_bad_name, &rc);
+    edge(SST_START, "a");
+    edge("a", SST_END);
+    compile();
+    invoke(NULL);
+    assert_int_equal(rc, SST_EUTF8); /* the real code, not a guessed SST_ENOMEM */
+}
+
 static void test_start_router_error(void **state) {
     (void)state;
     node("a", silent, NULL);
@@ -1004,6 +1021,7 @@ int main(void) {
         T(test_unknown_route_is_an_error),
         T(test_wrong_route_type_is_an_error),
         T(test_unknown_goto_is_an_error),
+        T(test_goto_code_without_err),
         T(test_start_router_error),
         T(test_input_errors),
         T(test_thread_busy),

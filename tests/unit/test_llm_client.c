@@ -188,6 +188,30 @@ static void test_faults(void **state) {
     sst_value_unref(msgs);
 }
 
+static sst_code refuse_token(const char *t, size_t n, void *ud) {
+    (void)t;
+    (void)n;
+    (void)ud;
+    return SST_ETASK;
+}
+
+/* Without an err (NULL): a failing token handler ends the chat with NULL, no crash. */
+static void test_without_err(void **state) {
+    (void)state;
+    sst__llm_config c;
+    sst__llm_config_init(&c);
+    c.base_url = g_base;
+    c.model = "stream";
+    c.max_attempts = 1;
+    c.timeout_ms = GENEROUS_MS;
+    sst_value *msgs = tu_json("[{\"role\":\"user\",\"content\":\"hi\"}]");
+    assert_null(sst__llm_chat(&c, msgs, NULL, refuse_token, NULL, NULL));
+    sst_error err = {0};
+    assert_null(sst__llm_chat(&c, msgs, NULL, refuse_token, NULL, &err));
+    assert_int_equal(err.code, SST_ETASK);
+    sst_value_unref(msgs);
+}
+
 /* @p msg (an error message) holds none of the secrets. */
 static void assert_no_secret(const char *msg) {
     static const char *const secrets[] = {"SECRETKEY123", "sk-test", "secretpass",
@@ -258,6 +282,7 @@ int main(void) {
         cmocka_unit_test(test_plain_and_stream),
         cmocka_unit_test(test_api_key),
         cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_without_err),
         cmocka_unit_test(test_key_not_in_errors),
         cmocka_unit_test(test_userinfo_not_in_errors),
     };

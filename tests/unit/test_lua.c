@@ -150,10 +150,27 @@ static void test_memory_limit_settings(void **state) {
     assert_non_null(strstr(err.msg, "memory limit of 8388608 bytes exceeded"));
 }
 
+/* A tool whose schema cannot cross into a value fails the load, with or without an err. */
+static void test_tools_load_error_without_err(void **state) {
+    (void)state;
+    char path[64];
+    tu_temp_file("return { { name = 'f', parameters = { type = 'object', bad = function() end },\n"
+                 "  fn = function() return 1 end } }\n",
+                 path, sizeof path);
+    assert_null(sst_lua_tools_load(path, NULL)); /* its message is quoted: err must exist */
+    sst_error err = {0};
+    assert_null(sst_lua_tools_load(path, &err));
+    remove(path);
+    assert_int_equal(err.code, SST_ETYPE);
+    assert_non_null(strstr(err.msg, "tools script '"));
+    assert_non_null(strstr(err.msg, "cannot be stored"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_tools_load_error_without_err),
         cmocka_unit_test(test_script_settings),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_memory_limit_settings),

@@ -408,6 +408,44 @@ static void test_combiner(void **state) {
     assert_json_eq(sst_run_result_state(r), "{\"got\":[33]}");
 }
 
+/* A combiner that fails without saying why. */
+static sst_value *silent_combiner(void *ud, sst_value *acc, const sst_value *msg, sst_error *err) {
+    (void)ud;
+    (void)msg;
+    (void)err;
+    sst_value_unref(acc);
+    return NULL;
+}
+
+static void test_combiner_fails_without_a_message(void **state) {
+    (void)state;
+    sst_vertex_opts a = with_config("{\"to\":[[\"c\",1],[\"c\",2]]}");
+    sst_vertex_opts c;
+    sst_vertex_opts_init(&c);
+    c.combiner = silent_combiner;
+    vertex("a", messenger, NULL, &a);
+    vertex("c", receiver, NULL, &c);
+    const sst_run_result *r = run("a");
+    assert_int_equal(sst_run_result_status(r), SST_RUN_FAILED);
+    assert_int_equal(sst_run_result_error(r)->code, SST_ETASK);
+    assert_string_equal(sst_run_result_error(r)->msg,
+                        "combiner of vertex 'c' failed: it returned no message");
+}
+
+/* Writes a field whose name is not UTF-8, with no err: the task fails with the write's code. */
+static sst_code bad_writer(sst_task *t, void *ud) {
+    (void)ud;
+    return sst_task_write(t, "bad\xff", sst_int_new(1, NULL), NULL);
+}
+
+static void test_write_code_without_err(void **state) {
+    (void)state;
+    vertex("w", bad_writer, NULL, NULL);
+    const sst_run_result *r = run("w");
+    assert_int_equal(sst_run_result_status(r), SST_RUN_FAILED);
+    assert_int_equal(sst_run_result_error(r)->code, SST_EUTF8); /* not a guessed SST_ENOMEM */
+}
+
 /* Adds 1 to "n"; votes to halt once n reaches config["until"] - 1. */
 static sst_code stepper(sst_task *t, void *ud) {
     (void)ud;
@@ -864,6 +902,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_interrupt_keeps_siblings_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inbox_in_send_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_combiner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_combiner_fails_without_a_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_code_without_err, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vote_to_halt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recursion_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sends_in_send_order, setup, teardown),
