@@ -206,6 +206,28 @@ static void set_public(sst_graph_thread *th, sst_value *state) {
     th->state = state;
 }
 
+/* A thread with no checkpoint yet: the schema's initial state, nothing to resume. */
+static sst_code load_new_thread(sst_graph_thread *th, sst_error *err) {
+    sst_value *state = sst_schema_initial_state(th->cg->schema, err);
+    if (state == NULL) {
+        return sst__code(err);
+    }
+    set_public(th, state);
+    sst_value_unref(th->resume_point);
+    th->resume_point = NULL;
+    sst_value_unref(th->pending);
+    th->pending = sst_array_empty();
+    th->skip_before = false;
+    SET_LAST(th, NULL, err);
+    SET_LATEST(th, NULL, err);
+    th->restart = false;
+    sst_value_unref(th->restart_input);
+    th->restart_input = NULL;
+    th->last_step = -2;
+    th->since_snapshot = 0;
+    return SST_OK;
+}
+
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err) {
     sst_error local;
     sst_error_clear(&local);
@@ -225,25 +247,7 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
     if (rec == NULL) {
         sst_value_unref(latest);
         if (local.code == SST_ENOTFOUND && id == NULL) {
-            /* A new thread. */
-            sst_value *state = sst_schema_initial_state(th->cg->schema, err);
-            if (state == NULL) {
-                return sst__code(err);
-            }
-            set_public(th, state);
-            sst_value_unref(th->resume_point);
-            th->resume_point = NULL;
-            sst_value_unref(th->pending);
-            th->pending = sst_array_empty();
-            th->skip_before = false;
-            SET_LAST(th, NULL, err);
-            SET_LATEST(th, NULL, err);
-            th->restart = false;
-            sst_value_unref(th->restart_input);
-            th->restart_input = NULL;
-            th->last_step = -2;
-            th->since_snapshot = 0;
-            return SST_OK;
+            return load_new_thread(th, err);
         }
         if (err != NULL) {
             *err = local;
