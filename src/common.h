@@ -124,6 +124,30 @@ void sst__sleep_ms(uint64_t ms);
  * False when out of memory (the array is unchanged).
  */
 bool sst__grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
+
+/*
+ * A string-keyed table of slot numbers (open addressing, linear probing).
+ * Keys are borrowed from what the table indexes (the caller keeps them alive
+ * while they are in it). Insertion never loses the table: rebuilding makes
+ * the new arrays before the old ones are freed; deleting never allocates.
+ * Zero-initialise to start; sst__map_free frees the table, not the keys.
+ */
+typedef struct sst__strmap {
+    const char **keys; /* NULL: empty; SST__MAP_TOMB: deleted */
+    size_t *vals;
+    size_t cap, used, live; /* used counts deleted slots too */
+} sst__strmap;
+extern const char SST__MAP_TOMB[1]; /* a deleted slot's key */
+/* The slot of @p key, or SIZE_MAX. */
+size_t sst__map_find(const sst__strmap *m, const char *key);
+/* True with *val when @p key is in the table. */
+bool sst__map_get(const sst__strmap *m, const char *key, size_t *val);
+/* Adds @p key (not present); false when out of memory (the table is unchanged). */
+bool sst__map_put(sst__strmap *m, const char *key, size_t val);
+/* Makes room for @p extra more keys: sst__map_put of that many cannot fail then. */
+bool sst__map_reserve(sst__strmap *m, size_t extra);
+void sst__map_del(sst__strmap *m, const char *key);
+void sst__map_free(sst__strmap *m);
 /* Wall-clock milliseconds since the epoch (leases, created-at times). */
 uint64_t sst__now_ms(void);
 

@@ -13,93 +13,6 @@
 #include "checkpoint_int.h"
 #include "values/build.h"
 
-/*
- * A string-keyed table of slot numbers (open addressing, linear probing).
- * Keys are borrowed from the entries they index. Insertion never loses the
- * table: growing allocates a new array before the old one is freed.
- */
-typedef struct strmap {
-    const char **keys; /* NULL: empty; TOMB: deleted */
-    size_t *vals;
-    size_t cap, used, live; /* used counts deleted slots too */
-} strmap;
-
-static const char TOMB[1];
-
-static size_t map_find(const strmap *m, const char *key) {
-    if (m->cap == 0) {
-        return SIZE_MAX;
-    }
-    size_t mask = m->cap - 1;
-    for (size_t i = sst__hash_bytes(key, strlen(key), 0) & mask;; i = (i + 1) & mask) {
-        if (m->keys[i] == NULL) {
-            return SIZE_MAX;
-        }
-        if (m->keys[i] != TOMB && strcmp(m->keys[i], key) == 0) {
-            return i;
-        }
-    }
-}
-
-static bool map_get(const strmap *m, const char *key, size_t *val) {
-    size_t i = map_find(m, key);
-    if (i != SIZE_MAX) {
-        *val = m->vals[i];
-    }
-    return i != SIZE_MAX;
-}
-
-static void map_place(strmap *m, const char *key, size_t val) {
-    size_t mask = m->cap - 1;
-    size_t i = sst__hash_bytes(key, strlen(key), 0) & mask;
-    while (m->keys[i] != NULL && m->keys[i] != TOMB) {
-        i = (i + 1) & mask;
-    }
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->used++;
-    m->live++;
-}
-
-/* Adds @p key (not present); false when out of memory (the table is unchanged). */
-static bool map_put(strmap *m, const char *key, size_t val) {
-    if ((m->used + 1) * 10 >= m->cap * 7) { /* rebuild: at most half full, no deleted slots */
-        size_t cap = 16;
-        while ((m->live + 1) * 2 >= cap) {
-            cap *= 2;
-        }
-        strmap g = {sst__calloc(cap, sizeof *g.keys), sst__calloc(cap, sizeof *g.vals), cap, 0, 0};
-        if (g.keys == NULL || g.vals == NULL) {
-            sst__free(g.keys);
-            sst__free(g.vals);
-            return false;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->keys[i] != NULL && m->keys[i] != TOMB) {
-                map_place(&g, m->keys[i], m->vals[i]);
-            }
-        }
-        sst__free(m->keys);
-        sst__free(m->vals);
-        *m = g;
-    }
-    map_place(m, key, val);
-    return true;
-}
-
-static void map_del(strmap *m, const char *key) {
-    size_t i = map_find(m, key);
-    if (i != SIZE_MAX) {
-        m->keys[i] = TOMB; /* counted in used until the next rebuild */
-        m->live--;
-    }
-}
-
-static void map_free(strmap *m) {
-    sst__free(m->keys);
-    sst__free(m->vals);
-}
-
 typedef struct mem_rec {
     sst_checkpoint *rec;    /* owned copy; its blobs without content */
     sst_checkpoint *writes; /* owned: a record holding only the writes payload, or NULL */
@@ -123,23 +36,23 @@ typedef struct mem_saver {
     pthread_cond_t freed; /* a thread lock was released */
     mem_thread **threads; /* protected by mu; NULL slots are deleted threads */
     size_t n_threads, cap_threads;
-    strmap index; /* protected by mu: thread id -> slot */
+    sst__strmap index; /* protected by mu: thread id -> slot */
     mem_blob *blobs;
     size_t n_blobs, cap_blobs;
-    strmap blob_index; /* protected by mu: blob id -> slot */
-    strmap locked;     /* protected by mu: the locked thread ids (owned keys) */
+    sst__strmap blob_index; /* protected by mu: blob id -> slot */
+    sst__strmap locked;     /* protected by mu: the locked thread ids (owned keys) */
 } mem_saver;
 
 static mem_thread *find_thread(const mem_saver *m, const char *id) {
     size_t slot;
-    return map_get(&m->index, id, &slot) ? m->threads[slot] : NULL;
+    return sst__map_get(&m->index, id, &slot) ? m->threads[slot] : NULL;
 }
 
 static mem_thread *add_thread(mem_saver *m, const char *id, int64_t created, sst_error *err) {
     mem_thread *t = sst__calloc(1, sizeof *t);
     if (t == NULL || (t->id = sst__strndup(id, strlen(id))) == NULL ||
         !sst__grow((void **)&m->threads, &m->cap_threads, m->n_threads, sizeof *m->threads, 8) ||
-        !map_put(&m->index, t->id, m->n_threads)) {
+        !sst__map_put(&m->index, t->id, m->n_threads)) {
         if (t != NULL) {
             sst__free(t->id);
         }
@@ -155,7 +68,7 @@ static mem_thread *add_thread(mem_saver *m, const char *id, int64_t created, sst
 
 static mem_blob *find_blob(const mem_saver *m, const char *id) {
     size_t slot;
-    return map_get(&m->blob_index, id, &slot) ? &m->blobs[slot] : NULL;
+    return sst__map_get(&m->blob_index, id, &slot) ? &m->blobs[slot] : NULL;
 }
 
 /* ---- blobs ---- */
@@ -163,7 +76,7 @@ static mem_blob *find_blob(const mem_saver *m, const char *id) {
 static void blob_release(mem_saver *m, const char *id) {
     mem_blob *b = find_blob(m, id);
     if (b != NULL && b->refs > 0 && --b->refs == 0) {
-        map_del(&m->blob_index, b->content->id);
+        sst__map_del(&m->blob_index, b->content->id);
         sst_checkpoint_free(b->content);
         b->content = NULL; /* the slot stays, unindexed */
     }
@@ -195,7 +108,7 @@ static sst_code blobs_acquire(mem_saver *m, const sst_checkpoint *r, sst_error *
         sst_checkpoint *c = sst_checkpoint_copy(&holder, err);
         if (c == NULL ||
             !sst__grow((void **)&m->blobs, &m->cap_blobs, m->n_blobs, sizeof *m->blobs, 8) ||
-            !map_put(&m->blob_index, c->id, m->n_blobs)) {
+            !sst__map_put(&m->blob_index, c->id, m->n_blobs)) {
             sst_checkpoint_free(c);
             for (size_t k = 0; k < i; k++) {
                 blob_release(m, r->blobs[k].id);
@@ -416,9 +329,9 @@ static void thread_info(const mem_saver *m, const mem_thread *t, sst_thread_info
         .thread_id = t->id,
         .created_at = t->created,
         .updated_at = t->updated,
-        .status = map_find(&m->locked, t->id) != SIZE_MAX ? SST_THREAD_BUSY
-                  : h != NULL                             ? h->rec->status
-                                                          : SST_THREAD_IDLE,
+        .status = sst__map_find(&m->locked, t->id) != SIZE_MAX ? SST_THREAD_BUSY
+                  : h != NULL                                  ? h->rec->status
+                                                               : SST_THREAD_IDLE,
         .metadata = {.value = t->meta},
         .checkpoints = t->n,
         .latest_id = h != NULL ? h->rec->id : NULL,
@@ -541,10 +454,10 @@ static void thread_free(mem_saver *m, mem_thread *t) {
 
 static sst_code remove_thread(mem_saver *m, const char *thread) {
     size_t i;
-    if (!map_get(&m->index, thread, &i)) {
+    if (!sst__map_get(&m->index, thread, &i)) {
         return SST_OK;
     }
-    map_del(&m->index, thread);
+    sst__map_del(&m->index, thread);
     thread_free(m, m->threads[i]);
     m->threads[i] = NULL;
     return SST_OK;
@@ -681,7 +594,7 @@ static sst_code mem_lock(void *self, const char *thread, bool wait, sst_error *e
     }
     pthread_mutex_lock(&m->mu);
     size_t ignored;
-    while (map_get(&m->locked, thread, &ignored)) {
+    while (sst__map_get(&m->locked, thread, &ignored)) {
         if (!wait) {
             pthread_mutex_unlock(&m->mu);
             sst__free(key);
@@ -689,7 +602,7 @@ static sst_code mem_lock(void *self, const char *thread, bool wait, sst_error *e
         }
         pthread_cond_wait(&m->freed, &m->mu);
     }
-    bool ok = map_put(&m->locked, key, 0);
+    bool ok = sst__map_put(&m->locked, key, 0);
     pthread_mutex_unlock(&m->mu);
     if (!ok) {
         sst__free(key);
@@ -701,10 +614,10 @@ static sst_code mem_lock(void *self, const char *thread, bool wait, sst_error *e
 static void mem_unlock(void *self, const char *thread) {
     mem_saver *m = self;
     pthread_mutex_lock(&m->mu);
-    size_t i = map_find(&m->locked, thread);
+    size_t i = sst__map_find(&m->locked, thread);
     if (i != SIZE_MAX) {
         char *key = (char *)m->locked.keys[i];
-        map_del(&m->locked, key);
+        sst__map_del(&m->locked, key);
         sst__free(key);
     }
     pthread_cond_broadcast(&m->freed);
@@ -723,14 +636,14 @@ static void mem_destroy(void *self) {
     }
     sst__free(m->threads);
     sst__free(m->blobs);
-    map_free(&m->index);
-    map_free(&m->blob_index);
+    sst__map_free(&m->index);
+    sst__map_free(&m->blob_index);
     for (size_t i = 0; i < m->locked.cap; i++) {
-        if (m->locked.keys[i] != NULL && m->locked.keys[i] != TOMB) {
+        if (m->locked.keys[i] != NULL && m->locked.keys[i] != SST__MAP_TOMB) {
             sst__free((char *)m->locked.keys[i]);
         }
     }
-    map_free(&m->locked);
+    sst__map_free(&m->locked);
     pthread_cond_destroy(&m->freed);
     pthread_mutex_destroy(&m->mu);
     sst__free(m);

@@ -63,6 +63,7 @@ static const char *const k_sql[S_COUNT] = {
                         "SELECT 1 FROM checkpoints WHERE thread=?1 LIMIT 1",
     [S_CHAIN] = "SELECT id, ns, parent, kind FROM checkpoints WHERE thread=? ORDER BY seq",
     [S_DEL_REC] = "DELETE FROM checkpoints WHERE thread=? AND id=?",
+    [S_DATA_VERSION] = "PRAGMA data_version",
     [S_SWEEP_CLEAR] = "DELETE FROM temp.sweep",
     [S_DEL_THREAD_C] = "DELETE FROM checkpoints WHERE thread=?",
     [S_DEL_THREAD_W] = "DELETE FROM writes WHERE thread=?",
@@ -391,6 +392,8 @@ static sst_code open_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_error *
 
 void sst__sq_destroy(void *self) {
     sqlite_saver *s = self;
+    sst__sq_known_clear(s);
+    sst__map_free(&s->known);
     sst__sq_leases_free(s);
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(s->st[i]);

@@ -48,6 +48,7 @@ enum {
     S_DEL_REC,
     S_SWEEP,
     S_SWEEP_CLEAR,
+    S_DATA_VERSION,
     S_DEL_THREAD_C,
     S_DEL_THREAD_W,
     S_DEL_THREAD_T,
@@ -99,8 +100,13 @@ typedef struct sqlite_saver {
     pthread_mutex_t mu;
     sqlite3_stmt *st[S_COUNT]; /* protected by mu */
     held_lease *leases;        /* protected by mu */
-    uint64_t lease_ms;         /* how long a lease lasts without a commit */
-    size_t max_record_bytes;   /* the largest text stored (and read back) */
+    /* Blobs known to be in the file (ids owned, protected by mu): stored or seen by this
+     * connection since data_version last changed (no other connection committed since,
+     * so none of them was swept); cleared by this connection's own sweeps. */
+    sst__strmap known;
+    int64_t known_version;
+    uint64_t lease_ms;       /* how long a lease lasts without a commit */
+    size_t max_record_bytes; /* the largest text stored (and read back) */
 } sqlite_saver;
 
 /* Fills err with "checkpoint store 'path': what: sqlite's message"; returns the code. */
@@ -136,6 +142,9 @@ sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_
  * writes. */
 sst_code sst__sq_read_row(sqlite_saver *s, sqlite3_stmt *st, const char *thread, sst_checkpoint *r,
                           sst_error *err);
+
+/* Forgets the blobs known to be stored (after a sweep). */
+void sst__sq_known_clear(sqlite_saver *s);
 
 /* Threads (sqlite_threads.c). */
 sst_code sst__sq_threads(void *self, const sst_thread_query *q, sst_thread_fn each, void *user_data,

@@ -167,11 +167,88 @@ static bool insert_record(sqlite_saver *s, const sst_checkpoint *r, const char *
     return true;
 }
 
+void sst__sq_known_clear(sqlite_saver *s) {
+    for (size_t i = 0; i < s->known.cap; i++) {
+        if (s->known.keys[i] != NULL && s->known.keys[i] != SST__MAP_TOMB) {
+            sst__free((char *)s->known.keys[i]);
+        }
+    }
+    sst__map_free(&s->known);
+    s->known = (sst__strmap){0};
+}
+
+/* Inside the transaction: forgets the known blobs if another connection committed since. */
+static void known_check_version(sqlite_saver *s) {
+    sqlite3_stmt *st = sst__sq_stmt(s, S_DATA_VERSION);
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    if (v < 0 || v != s->known_version) {
+        sst__sq_known_clear(s);
+        s->known_version = v;
+    }
+}
+
+/*
+ * Copies of the ids of @p r's blobs not yet known, with room made for them in
+ * the known set: made before the record is written, so that remembering them
+ * after its commit cannot fail. *ids is NULL when there are none.
+ */
+static sst_code known_prepare(sqlite_saver *s, const sst_checkpoint *r, char ***ids, size_t *n,
+                              sst_error *err) {
+    *ids = NULL;
+    *n = 0;
+    if (r->n_blobs == 0) {
+        return SST_OK;
+    }
+    if (s->known.live > 1000000) {
+        sst__sq_known_clear(s); /* a cache: bounded */
+    }
+    if ((*ids = sst__calloc(r->n_blobs, sizeof **ids)) == NULL ||
+        !sst__map_reserve(&s->known, r->n_blobs)) {
+        sst__free(*ids);
+        *ids = NULL;
+        return sst__enomem(err);
+    }
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        if (sst__map_find(&s->known, r->blobs[i].id) != SIZE_MAX) {
+            continue;
+        }
+        if (((*ids)[*n] = sst__strndup(r->blobs[i].id, strlen(r->blobs[i].id))) == NULL) {
+            for (size_t k = 0; k < *n; k++) {
+                sst__free((*ids)[k]);
+            }
+            sst__free(*ids);
+            *ids = NULL;
+            *n = 0;
+            return sst__enomem(err);
+        }
+        (*n)++;
+    }
+    return SST_OK;
+}
+
+/* After the commit (@p ok) remembers the prepared ids, else frees them. */
+static void known_finish(sqlite_saver *s, char **ids, size_t n, bool ok) {
+    for (size_t i = 0; i < n; i++) {
+        if (!ok || sst__map_find(&s->known, ids[i]) != SIZE_MAX ||
+            !sst__map_put(&s->known, ids[i], 0)) {
+            sst__free(ids[i]); /* (the put cannot fail: room was made) */
+        }
+    }
+    sst__free(ids);
+}
+
 /* Stores the record's new blobs and checks that the others are there. */
 static sst_code put_blobs(sqlite_saver *s, const sst_checkpoint *r, sst_error *err) {
+    if (r->n_blobs > 0) {
+        known_check_version(s);
+    }
     for (size_t i = 0; i < r->n_blobs; i++) {
         const sst_blob *b = &r->blobs[i];
         sqlite3_stmt *st;
+        if (b->content.data == NULL && sst__map_find(&s->known, b->id) != SIZE_MAX) {
+            continue; /* stored or seen, and no sweep since */
+        }
         if (b->content.data == NULL) {
             st = sst__sq_stmt(s, S_HAS_BLOB);
             sst__sq_bind_text(st, 1, b->id);
@@ -247,7 +324,14 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
     if ((rc = blob_list(r, &blobs, err)) != SST_OK) {
         return rc;
     }
+    char **fresh = NULL;
+    size_t n_fresh = 0;
     pthread_mutex_lock(&s->mu);
+    if ((rc = known_prepare(s, r, &fresh, &n_fresh, err)) != SST_OK) {
+        pthread_mutex_unlock(&s->mu);
+        sst__free(blobs);
+        return rc;
+    }
     rc = sst__sq_begin(s, sync, err) ? check_head(s, r, err) : sst__code(err);
     if (rc == SST_OK && !insert_record(s, r, blobs, err)) {
         rc = sst__code(err);
@@ -264,6 +348,7 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
         rc = sst__code(err);
     }
     bool ok = sst__sq_commit(s, sync, rc == SST_OK, rc == SST_OK ? err : NULL);
+    known_finish(s, fresh, n_fresh, rc == SST_OK && ok);
     pthread_mutex_unlock(&s->mu);
     sst__free(blobs);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);

@@ -226,6 +226,9 @@ sst_code sst__sq_delete_thread(void *self, const char *thread, sst_error *err) {
     }
     sst_code rc = ok ? SST_OK : sst__code(err);
     ok = sst__sq_commit(s, false, ok, ok ? err : NULL);
+    if (rc == SST_OK && ok) {
+        sst__sq_known_clear(s); /* blobs may be gone */
+    }
     pthread_mutex_unlock(&s->mu);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
@@ -331,6 +334,9 @@ sst_code sst__sq_prune(void *self, const char *thread, size_t keep, size_t *remo
          sst__sq_run(s, S_SWEEP_CLEAR, "pruning a thread", err, NULL);
     rc = rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
     ok = sst__sq_commit(s, false, rc == SST_OK, rc == SST_OK ? err : NULL);
+    if (rc == SST_OK && ok) {
+        sst__sq_known_clear(s); /* blobs may be gone */
+    }
     pthread_mutex_unlock(&s->mu);
     chain_free(c, n);
     if (removed != NULL) {

@@ -7,7 +7,8 @@
  *
  * Record format 2 (written):
  *   body      snapshot: {"state": S, "chunked": [field, ...]}, each chunked
- *             field of S being {"chunks": [blob id, ...], "tail": [...]}:
+ *             field of S being {"blob": i, "n": k, "tail": [...]}: the
+ *             record's blobs i .. i+k-1 (64 elements each), then the tail:
  *             a list of 64 elements or more stored as shared blobs of 64
  *             (a chat history that only grows is written once, not once
  *             per snapshot); delta: [[update, ...], ...], one group per
@@ -22,7 +23,8 @@
  *
  * Record format 1 (read only: SQLite files of schema 3): "next" holds the
  * saver's former header {"next", "since_snapshot", "run_key", "metadata",
- * "chunked"} and a snapshot body is the state itself.
+ * "chunked"} and a snapshot body is the state itself, its chunked fields
+ * being {"chunks": [blob id, ...], "tail": [...]}.
  *
  * Read back, a record is the object the rest of this layer works with:
  *   {"thread", "id", "parent", "step", "kind": "snapshot" | "delta", "body",
@@ -224,79 +226,93 @@ static bool blob_add(blob_set *s, const sst_value *idv, char *text, size_t len) 
 }
 
 /*
- * {"chunks": [ids], "tail": [the rest]} for @p list (new), adding its full
- * chunks to @p blobs; chunks the memo knows (and @p resend is false) go
+ * {"blob": first, "n": count, "tail": [the rest]} for @p list (new): its full
+ * chunks are the record's blobs first .. first + count - 1, added to @p blobs
+ * (*ids gets their ids, new). Chunks the memo knows (unless @p resend) go
  * without their text.
  */
 static sst_value *chunk_list(store_ext *x, const sst_value *list, bool resend, blob_set *blobs,
-                             sst_error *err) {
-    size_t n = sst_array_len(list), full = n / CHUNK * CHUNK;
-    sst_value *ids = sst_array_empty();
-    sst_value *tail = sst_array_empty();
+                             sst_value **ids, sst_error *err) {
+    size_t n = sst_array_len(list), full = n / CHUNK * CHUNK, first = blobs->n;
+    *ids = sst_array_empty();
     const chunk_memo *memo = resend ? NULL : memo_find(x, list);
-    for (size_t i = 0; i < full && ids != NULL; i += CHUNK) {
+    for (size_t i = 0; i < full && *ids != NULL; i += CHUNK) {
         const sst_value *known = memo_id(memo, list, i / CHUNK);
-        if (known != NULL) {
-            ids = sst_array_push_take(ids, sst_value_ref(known), err);
-            if (ids != NULL && !blob_add(blobs, known, NULL, 0)) {
-                sst_value_unref(ids);
-                ids = NULL;
-                sst__enomem(err);
-            }
-            continue;
-        }
-        sst_value *chunk = sst_array_empty();
-        for (size_t k = i; k < i + CHUNK && chunk != NULL; k++) {
-            chunk = sst_array_push_take(chunk, sst_value_ref(sst_array_get(list, k)), err);
-        }
+        char *text = NULL;
         size_t len = 0;
-        char *text = chunk != NULL ? sst_json_write(chunk, SST_JSON_COMPACT, &len, err) : NULL;
-        sst_value_unref(chunk);
-        char id[40];
-        if (text != NULL) {
-            blob_id(text, len, id);
+        sst_value *idv = known != NULL ? sst_value_ref(known) : NULL;
+        if (known == NULL) {
+            sst_value *chunk = sst_array_empty();
+            for (size_t k = i; k < i + CHUNK && chunk != NULL; k++) {
+                chunk = sst_array_push_take(chunk, sst_value_ref(sst_array_get(list, k)), err);
+            }
+            text = chunk != NULL ? sst_json_write(chunk, SST_JSON_COMPACT, &len, err) : NULL;
+            sst_value_unref(chunk);
+            char id[40];
+            if (text != NULL) {
+                blob_id(text, len, id);
+                idv = sst_string_new(id, err);
+            }
         }
-        sst_value *idv = text != NULL ? sst_string_new(id, err) : NULL;
-        ids = idv != NULL ? sst_array_push_take(ids, idv, err) : (sst_value_unref(ids), NULL);
-        if (ids != NULL &&
-            !blob_add(blobs, sst_array_get(ids, sst_array_len(ids) - 1), text, len)) {
-            sst_value_unref(ids);
-            ids = NULL;
+        *ids = idv != NULL ? sst_array_push_take(*ids, idv, err) : (sst_value_unref(*ids), NULL);
+        if (*ids != NULL &&
+            !blob_add(blobs, sst_array_get(*ids, sst_array_len(*ids) - 1), text, len)) {
+            sst_value_unref(*ids);
+            *ids = NULL;
             sst__enomem(err);
-        } else if (ids == NULL) {
+        } else if (*ids == NULL) {
             sst_free(text);
         }
     }
+    sst_value *tail = *ids != NULL ? sst_array_empty() : NULL;
     for (size_t k = full; k < n && tail != NULL; k++) {
         tail = sst_array_push_take(tail, sst_value_ref(sst_array_get(list, k)), err);
     }
-    sst_value *out = ids != NULL && tail != NULL
-                         ? sst_object_set_take(sst_object_empty(), "chunks", ids, err)
-                         : (sst_value_unref(ids), NULL);
-    return out != NULL && tail != NULL ? sst_object_set_take(out, "tail", tail, err)
-                                       : (sst_value_unref(out), sst_value_unref(tail), NULL);
+    sst_value *out = sst__set_take(sst__object_with_capacity(3, err), "blob",
+                                   sst_int_new((int64_t)first, err), err);
+    out = sst__set_take(out, "n", sst_int_new((int64_t)(blobs->n - first), err), err);
+    out = sst__set_take(out, "tail", tail, err);
+    if (out == NULL) {
+        sst_value_unref(*ids);
+        *ids = NULL;
+    }
+    return out;
 }
 
-/* A snapshot body {"state", "chunked"} with long lists as blobs (byte stores only). */
+/*
+ * A snapshot body {"state", "chunked"} with long lists as blobs (byte stores
+ * only); *ids gets {field: [blob ids]} (new) for the memo.
+ */
 static sst_value *snapshot_body(store_ext *x, const sst_value *state, bool chunk, bool resend,
-                                blob_set *blobs, sst_error *err) {
+                                blob_set *blobs, sst_value **ids, sst_error *err) {
     sst_value *s = sst_value_ref(state);
     sst_value *chunked = sst_array_empty();
+    *ids = sst_object_empty();
     for (size_t i = 0; chunk && i < sst_object_len(state) && s != NULL && chunked != NULL; i++) {
         const sst_value *v = sst_object_value_at(state, i);
         if (!sst_is_array(v) || sst_array_len(v) < CHUNK) {
             continue;
         }
         const sst_value *key = sst_object_key_at(state, i);
-        sst_value *enc = chunk_list(x, v, resend, blobs, err);
+        sst_value *list_ids = NULL;
+        sst_value *enc = chunk_list(x, v, resend, blobs, &list_ids, err);
         s = enc != NULL ? sst_object_setv_take(s, key, enc, err) : (sst_value_unref(s), NULL);
+        *ids = list_ids != NULL ? sst_object_setv_take(*ids, key, list_ids, err)
+                                : (sst_value_unref(*ids), NULL);
         chunked = sst_array_push_take(chunked, sst_value_ref(key), err);
     }
     sst_value *body = s != NULL ? sst__set_take(sst_object_empty(), "state", s, err) : NULL;
     if (body != NULL && sst_array_len(chunked) > 0) {
-        return sst__set_take(body, "chunked", chunked, err);
+        body = sst__set_take(body, "chunked", chunked, err);
+    } else {
+        sst_value_unref(chunked);
     }
-    sst_value_unref(chunked);
+    if (body == NULL || *ids == NULL) {
+        sst_value_unref(body);
+        sst_value_unref(*ids);
+        *ids = NULL;
+        return NULL;
+    }
     return body;
 }
 
@@ -346,12 +362,13 @@ static sst_code put_with_blobs(sst_graph_thread *th, sst_checkpoint *r, const ss
     for (int attempt = 0; attempt < 2; attempt++) {
         blob_set blobs = {0};
         char *body_text = NULL;
+        sst_value *ids = NULL;
         if (x != NULL) {
             pthread_mutex_lock(&x->mu);
         }
-        sst_value *body =
-            w->snapshot ? snapshot_body(x, w->state, bytes && x != NULL, attempt > 0, &blobs, err)
-                        : sst_value_ref(w->groups);
+        sst_value *body = w->snapshot ? snapshot_body(x, w->state, bytes && x != NULL, attempt > 0,
+                                                      &blobs, &ids, err)
+                                      : sst_value_ref(w->groups);
         if (x != NULL) {
             pthread_mutex_unlock(&x->mu);
         }
@@ -362,15 +379,14 @@ static sst_code put_with_blobs(sst_graph_thread *th, sst_checkpoint *r, const ss
         if (rc == SST_OK && w->snapshot && x != NULL && bytes) {
             /* Only blobs of a stored record are known to be in the store. */
             pthread_mutex_lock(&x->mu);
-            const sst_value *st = sst_object_get(body, "state");
-            const sst_value *chunked = sst_object_get(body, "chunked");
-            for (size_t i = 0; i < sst_array_len(chunked); i++) {
-                const char *key = sst_string_cstr(sst_array_get(chunked, i));
-                memo_put(x, sst_object_get(w->state, key),
-                         sst_object_get(sst_object_get(st, key), "chunks"));
+            for (size_t i = 0; i < sst_object_len(ids); i++) {
+                const sst_value *key = sst_object_key_at(ids, i);
+                memo_put(x, sst_object_getn(w->state, sst_string_cstr(key), sst_string_len(key)),
+                         sst_object_value_at(ids, i));
             }
             pthread_mutex_unlock(&x->mu);
         }
+        sst_value_unref(ids);
         sst_free(body_text);
         sst_value_unref(body);
         blob_set_free(&blobs);
@@ -474,7 +490,23 @@ static sst_value *full_metadata(const sst_checkpoint *r, const sst_value *stored
     return m;
 }
 
-/* A chunked list put back together from the record's blobs. */
+/* Appends to @p list (taken) the elements of blob @p b of @p r. */
+static sst_value *add_blob(const sst_checkpoint *r, const sst_blob *b, const char *want,
+                           sst_value *list, sst_error *err) {
+    sst_value *chunk = b != NULL ? parse(r, &b->content, "history blob", err) : NULL;
+    if (b == NULL) {
+        sst__error(err, SST_EIO, "checkpoint %s of thread '%s': history blob %s is missing", r->id,
+                   r->thread_id, want);
+    }
+    list = chunk != NULL ? sst_array_concat_take(list, chunk, err) : (sst_value_unref(list), NULL);
+    sst_value_unref(chunk);
+    return list;
+}
+
+/*
+ * A chunked list put back together from the record's blobs: format 2 names a
+ * range of them ({"blob", "n"}), format 1 their ids ({"chunks"}); then the tail.
+ */
 static sst_value *unchunk(const sst_checkpoint *r, const sst_value *enc, sst_error *err) {
     sst_value *list = sst_array_empty();
     const sst_value *ids = sst_object_get(enc, "chunks");
@@ -484,14 +516,13 @@ static sst_value *unchunk(const sst_checkpoint *r, const sst_value *enc, sst_err
         for (size_t k = 0; k < r->n_blobs && b == NULL; k++) {
             b = strcmp(r->blobs[k].id, want) == 0 ? &r->blobs[k] : NULL;
         }
-        sst_value *chunk = b != NULL ? parse(r, &b->content, "history blob", err) : NULL;
-        if (b == NULL) {
-            sst__error(err, SST_EIO, "checkpoint %s of thread '%s': history blob %s is missing",
-                       r->id, r->thread_id, want);
-        }
-        list =
-            chunk != NULL ? sst_array_concat_take(list, chunk, err) : (sst_value_unref(list), NULL);
-        sst_value_unref(chunk);
+        list = add_blob(r, b, want, list, err);
+    }
+    int64_t first = sst_int_value(sst_object_get(enc, "blob"));
+    int64_t n = sst_int_value(sst_object_get(enc, "n"));
+    for (int64_t i = 0; i < n && list != NULL; i++) {
+        bool in = first >= 0 && (uint64_t)(first + i) < r->n_blobs;
+        list = add_blob(r, in ? &r->blobs[first + i] : NULL, "(out of range)", list, err);
     }
     const sst_value *tail = sst_object_get(enc, "tail");
     return list != NULL && tail != NULL ? sst_array_concat_take(list, tail, err) : list;
