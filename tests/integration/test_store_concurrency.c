@@ -223,6 +223,56 @@ static void test_fencing(void **state) {
     sst_checkpointer_free(sq);
 }
 
+/*
+ * A blob swept by another connection is not taken as stored: connection A
+ * wrote blob "b1" (and so knows it), connection B deletes the only thread
+ * using it (sweeping it), and A's next record that refers to "b1" without
+ * its content is refused with SST_ENOTFOUND instead of pointing at nothing.
+ */
+static void test_blob_swept_by_another_connection(void **state) {
+    (void)state;
+    char db[300];
+    path_of("swept.db", db, sizeof db);
+    sst_error err = {0};
+    sst_checkpointer *a = sst_sqlite_saver_open(db, NULL, &err);
+    sst_checkpointer *b = sst_sqlite_saver_open(db, NULL, &err);
+    assert_non_null(a);
+    assert_non_null(b);
+    sst_blob blob = {"b1", {.data = "[1,2,3]", .len = 7}};
+    sst_checkpoint r = {.format = SST_CHECKPOINT_FORMAT,
+                        .thread_id = "w",
+                        .ns = "",
+                        .id = "c1",
+                        .source = "loop",
+                        .kind = SST_CHECKPOINT_SNAPSHOT,
+                        .body = {.data = "{}", .len = 2},
+                        .blobs = &blob,
+                        .n_blobs = 1};
+    assert_sst_ok(sst_checkpointer_put(a, &r, false, &err), &err);
+    /* A refers to it again: known, fine. */
+    blob.content = (sst_payload){0};
+    r.id = "c2";
+    r.parent_id = "c1";
+    assert_sst_ok(sst_checkpointer_put(a, &r, false, &err), &err);
+    /* B deletes the thread: the blob goes with it. */
+    assert_sst_ok(sst_checkpointer_delete_thread(b, "w", &err), &err);
+    r.thread_id = "w2";
+    r.id = "c3";
+    r.parent_id = NULL;
+    assert_int_equal(sst_checkpointer_put(a, &r, false, &err), SST_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "blob b1"));
+    /* Sent again with its content, it is stored. */
+    blob.content = (sst_payload){.data = "[1,2,3]", .len = 7};
+    assert_sst_ok(sst_checkpointer_put(a, &r, false, &err), &err);
+    sst_checkpoint *got = sst_checkpointer_get(b, "w2", "", NULL, &err);
+    assert_non_null(got);
+    assert_int_equal(got->n_blobs, 1);
+    assert_memory_equal(got->blobs[0].content.data, "[1,2,3]", 7);
+    sst_checkpoint_free(got);
+    sst_checkpointer_free(a);
+    sst_checkpointer_free(b);
+}
+
 /* ---- PID namespaces ---- */
 
 /*
@@ -414,6 +464,7 @@ static int teardown(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fencing),
+        cmocka_unit_test(test_blob_swept_by_another_connection),
         cmocka_unit_test(test_lease_across_pid_namespaces),
         cmocka_unit_test(test_race_keeps_one_chain),
         cmocka_unit_test(test_concurrent_open),
