@@ -320,10 +320,7 @@ sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
     bool over_limit;
     int rc = sst__lua_pcall(L, 1, 1, handler, &over_limit);
     if (rc != LUA_OK) {
-        char buf[SST_ERROR_MSG_MAX];
-        const char *msg;
-        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
-        sst__error(err, code, "router: %s", msg);
+        sst__lua_call_failed(L, rc, over_limit, SST_ETASK, err, "router");
     } else if (lua_isnil(L, -1)) {
         sst__error(err, SST_ETYPE,
                    "router returned nil; return a node name, END, a Send or a list");
@@ -345,10 +342,7 @@ sst_value *sst__lua_call_tool(lua_State *L, int fn_ref, const sst_value *args, s
     bool over_limit;
     int rc = sst__lua_pcall(L, 1, 1, base + 1, &over_limit);
     if (rc != LUA_OK) {
-        char buf[SST_ERROR_MSG_MAX];
-        const char *msg;
-        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
-        sst__error(err, code, "%s", msg);
+        sst__lua_call_failed(L, rc, over_limit, SST_ETASK, err, "%s", "");
     } else {
         out = sst__lua_to_value(L, -1, "tool result", err);
     }
@@ -412,10 +406,7 @@ sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
     bool over_limit;
     int rc = sst__lua_pcall(L, 2, 1, handler, &over_limit);
     if (rc != LUA_OK) {
-        char buf[SST_ERROR_MSG_MAX];
-        const char *msg;
-        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
-        sst__error(err, code, "reducer on field '%s': %s", field, msg);
+        sst__lua_call_failed(L, rc, over_limit, SST_ETASK, err, "reducer on field '%s'", field);
     } else {
         char what[160];
         snprintf(what, sizeof what, "reducer result for field '%s'", field);

@@ -114,6 +114,17 @@ void sst__lua_note_limit(lua_State *L);
  */
 sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, size_t n,
                               const char **msg);
+/*
+ * Fills @p err for a failed sst__lua_pcall: "PREFIX: message" (just the
+ * message for an empty prefix), with sst__lua_pcall_error's code, except that
+ * a plain Lua error (SST_ETASK) becomes @p task_code. Returns the code.
+ */
+sst_code sst__lua_call_failed(lua_State *L, int rc, bool over_limit, sst_code task_code,
+                              sst_error *err, const char *prefix_fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
 
 /* ---- values (convert.c) ---- */
 

@@ -8,6 +8,7 @@
  * layer, finalizers run from C) nothing is refused: an error there would
  * unwind C frames that do not expect it, or reach the panic function.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include <lualib.h>
@@ -169,4 +170,17 @@ sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, 
         *msg = "(error object is not a string)";
     }
     return over_limit ? SST_ELIMIT : rc == LUA_ERRMEM ? SST_ENOMEM : SST_ETASK;
+}
+
+sst_code sst__lua_call_failed(lua_State *L, int rc, bool over_limit, sst_code task_code,
+                              sst_error *err, const char *prefix_fmt, ...) {
+    char buf[SST_ERROR_MSG_MAX], prefix[SST_ERROR_MSG_MAX];
+    const char *msg;
+    sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+    va_list ap;
+    va_start(ap, prefix_fmt);
+    vsnprintf(prefix, sizeof prefix, prefix_fmt, ap);
+    va_end(ap);
+    return sst__error(err, code == SST_ETASK ? task_code : code, "%s%s%s", prefix,
+                      prefix[0] != '\0' ? ": " : "", msg);
 }

@@ -89,11 +89,8 @@ static lua_State *new_worker_state(sst__lua_rt *rt, sst_error *err) {
         rc = sst__lua_pcall(L, 0, 0, -2, &over_limit);
     }
     if (rc != LUA_OK) {
-        char buf[SST_ERROR_MSG_MAX];
-        const char *msg;
-        sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
-        sst__error(err, code == SST_ETASK ? SST_EINVAL : code,
-                   "lua: loading '%s' for a worker thread: %s", rt->script, msg);
+        sst__lua_call_failed(L, rc, over_limit, SST_EINVAL, err,
+                             "lua: loading '%s' for a worker thread", rt->script);
         sst__lua_close(L);
         return NULL;
     }

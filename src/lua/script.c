@@ -32,10 +32,7 @@ void sst_lua_opts_init(sst_lua_opts *o) {
 
 /* The error of a failed sst__lua_pcall while loading. */
 static sst_code load_error(lua_State *L, int rc, bool over_limit, sst_error *err) {
-    char buf[SST_ERROR_MSG_MAX];
-    const char *msg;
-    sst_code code = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
-    return sst__error(err, code == SST_ETASK ? SST_EINVAL : code, "%s", msg);
+    return sst__lua_call_failed(L, rc, over_limit, SST_EINVAL, err, "%s", "");
 }
 
 sst_lua_script *sst_lua_script_load(const char *path, sst_error *err) {
