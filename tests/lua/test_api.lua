@@ -2,28 +2,8 @@
 -- Checks run in the master state only (superstep.worker is false there);
 -- worker states load this file again just to find the node functions.
 local sst = superstep
-local failures = {}
-
-local function check(cond, what)
-  if not cond then
-    failures[#failures + 1] = what .. "\n" .. debug.traceback("", 2)
-  end
-end
-
-local function eq(a, b, what)
-  local ja = sst.json_encode(a)
-  local jb = sst.json_encode(b)
-  check(ja == jb, string.format("%s: expected %s, got %s", what, jb, ja))
-end
-
-local function raises(fn, pattern, what)
-  local ok, msg = pcall(fn)
-  check(not ok, what .. ": expected an error")
-  if not ok then
-    check(tostring(msg):find(pattern, 1, true) ~= nil,
-          string.format("%s: error %q does not contain %q", what, tostring(msg), pattern))
-  end
-end
+local T = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "checks.lua")
+local check, eq, raises = T.check, T.eq, T.raises
 
 -- Graph 1: a counter chain with sum and append (also used by the worker test).
 local g1 = sst.StateGraph{
@@ -356,8 +336,5 @@ if not sst.worker then
   eq(sst.json_encode({}), "[]", "empty table is a list")
 end
 
-if #failures > 0 then
-  io.stderr:write(table.concat(failures, "\n"), "\n")
-  error(#failures .. " check(s) failed:\n" .. table.concat(failures, "\n"))
-end
+T.finish()
 return g1

@@ -4,28 +4,8 @@
 -- node that passes it fails with a clear error and no retry, its thread keeps
 -- what committed, and the state stays usable for a resume.
 local sst = superstep
-local failures = {}
-
-local function check(cond, what)
-  if not cond then
-    failures[#failures + 1] = what .. "\n" .. debug.traceback("", 2)
-  end
-end
-
-local function eq(a, b, what)
-  local ja = sst.json_encode(a)
-  local jb = sst.json_encode(b)
-  check(ja == jb, string.format("%s: expected %s, got %s", what, jb, ja))
-end
-
-local function raises(fn, pattern, what)
-  local ok, msg = pcall(fn)
-  check(not ok, what .. ": expected an error")
-  if not ok then
-    check(tostring(msg):find(pattern, 1, true) ~= nil,
-          string.format("%s: error %q does not contain %q", what, tostring(msg), pattern))
-  end
-end
+local T = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "checks.lua")
+local check, eq, raises = T.check, T.eq, T.raises
 
 local MiB = 1024 * 1024
 local default_limit = sst.memory_limit() -- before any compile{memory_limit}
@@ -131,8 +111,5 @@ if not sst.worker then
   raises(function() g:compile{ memory_limit = "big" } end, "memory_limit", "bad memory_limit type")
 end
 
-if #failures > 0 then
-  io.stderr:write(table.concat(failures, "\n"), "\n")
-  error(#failures .. " check(s) failed:\n" .. table.concat(failures, "\n"))
-end
+T.finish()
 return app
