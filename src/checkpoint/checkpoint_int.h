@@ -45,7 +45,4 @@ static inline bool sst__payload_empty(const sst_payload *p) {
     return p == NULL || (p->data == NULL && p->value == NULL);
 }
 
-/* "busy" etc., for messages and value listings. */
-const char *sst__status_name(sst_thread_status s);
-
 #endif /* SUPERSTEP_CHECKPOINT_INT_H */

@@ -87,7 +87,7 @@ void *sst__checkpointer_ext(sst_checkpointer *cp, void *(*make)(sst_error *err),
     return ext;
 }
 
-const char *sst__status_name(sst_thread_status s) {
+const char *sst_thread_status_name(sst_thread_status s) {
     switch (s) {
         case SST_THREAD_IDLE:
             return "idle";
@@ -99,10 +99,6 @@ const char *sst__status_name(sst_thread_status s) {
             return "error";
     }
     return "?";
-}
-
-const char *sst_thread_status_name(sst_thread_status s) {
-    return sst__status_name(s);
 }
 
 /* ---- argument checks ---- */
@@ -165,44 +161,47 @@ static sst_code check_record(const sst_checkpoint *r, sst_error *err) {
 
 /* ---- payloads in the form the store takes ---- */
 
-/* Texts made for a byte store from value payloads; freed after the call. */
-typedef struct encoded {
-    sst_checkpoint rec;
-    sst_blob *blobs;
-    char *texts[64];
-    size_t n_texts;
-} encoded;
-
-static sst_code encode_payload(encoded *e, sst_payload *p, sst_error *err) {
+/*
+ * A value payload written as JSON text in *text (new, freed by the caller),
+ * for a store that keeps bytes; payloads with bytes (or empty) stay as they are.
+ */
+static sst_code encode_payload(sst_payload *p, char **text, sst_error *err) {
+    *text = NULL;
     if (p->data != NULL || p->value == NULL) {
         return SST_OK;
     }
-    if (e->n_texts == sizeof e->texts / sizeof e->texts[0]) {
-        return sst__error(err, SST_ELIMIT, "checkpointer put: too many value payloads to encode");
-    }
-    char *t = sst_json_write(p->value, SST_JSON_COMPACT, &p->len, err);
-    if (t == NULL) {
+    if ((*text = sst_json_write(p->value, SST_JSON_COMPACT, &p->len, err)) == NULL) {
         return sst__code(err);
     }
-    e->texts[e->n_texts++] = t;
-    p->data = t;
+    p->data = *text;
     p->value = NULL;
     return SST_OK;
 }
 
+/* A record as a byte store takes it, with the texts made for it. */
+typedef struct encoded {
+    sst_checkpoint rec;
+    sst_blob *blobs; /* a copy of the blobs when one of them was a value */
+    char **texts;    /* one per payload: body, next, metadata, then the blobs' */
+} encoded;
+
 static void encoded_free(encoded *e) {
-    for (size_t i = 0; i < e->n_texts; i++) {
+    for (size_t i = 0; e->texts != NULL && i < 3 + e->rec.n_blobs; i++) {
         sst_free(e->texts[i]);
     }
+    sst__free(e->texts);
     sst__free(e->blobs);
 }
 
 /* @p r with its value payloads written as JSON text, for stores that keep bytes. */
 static sst_code encode_record(encoded *e, const sst_checkpoint *r, sst_error *err) {
     e->rec = *r;
-    sst_code rc = encode_payload(e, &e->rec.body, err);
-    rc = rc == SST_OK ? encode_payload(e, &e->rec.next, err) : rc;
-    rc = rc == SST_OK ? encode_payload(e, &e->rec.metadata, err) : rc;
+    if ((e->texts = sst__calloc(3 + r->n_blobs, sizeof *e->texts)) == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = encode_payload(&e->rec.body, &e->texts[0], err);
+    rc = rc == SST_OK ? encode_payload(&e->rec.next, &e->texts[1], err) : rc;
+    rc = rc == SST_OK ? encode_payload(&e->rec.metadata, &e->texts[2], err) : rc;
     bool blob_values = false;
     for (size_t i = 0; i < r->n_blobs; i++) {
         blob_values |= r->blobs[i].content.data == NULL && r->blobs[i].content.value != NULL;
@@ -214,7 +213,7 @@ static sst_code encode_record(encoded *e, const sst_checkpoint *r, sst_error *er
         }
         memcpy(e->blobs, r->blobs, r->n_blobs * sizeof *e->blobs);
         for (size_t i = 0; rc == SST_OK && i < r->n_blobs; i++) {
-            rc = encode_payload(e, &e->blobs[i].content, err);
+            rc = encode_payload(&e->blobs[i].content, &e->texts[3 + i], err);
         }
         e->rec.blobs = e->blobs;
     }
@@ -257,12 +256,8 @@ sst_code sst_checkpointer_put_writes(sst_checkpointer *cp, const char *thread_id
     }
     sst_payload w = writes != NULL ? *writes : (sst_payload){0};
     char *text = NULL;
-    if (!(cp->ops.flags & SST_SAVER_VALUES) && w.data == NULL && w.value != NULL) {
-        if ((text = sst_json_write(w.value, SST_JSON_COMPACT, &w.len, err)) == NULL) {
-            return sst__code(err);
-        }
-        w.data = text;
-        w.value = NULL;
+    if (!(cp->ops.flags & SST_SAVER_VALUES) && (rc = encode_payload(&w, &text, err)) != SST_OK) {
+        return rc;
     }
     rc = cp->ops.put_writes(cp->self, thread_id, ns != NULL ? ns : "", id, &w, status, sync, err);
     sst_free(text);
@@ -403,11 +398,9 @@ sst_code sst_checkpointer_thread_put(sst_checkpointer *cp, const char *thread_id
     sst_payload p = {.value = m};
     char *text = NULL;
     if (!(cp->ops.flags & SST_SAVER_VALUES)) {
-        text = sst_json_write(m, SST_JSON_COMPACT, &p.len, err);
-        p = (sst_payload){.data = text, .len = p.len};
+        rc = encode_payload(&p, &text, err);
     }
-    rc = (p.data != NULL || p.value != NULL) ? cp->ops.thread_put(cp->self, thread_id, &p, err)
-                                             : sst__code(err);
+    rc = rc == SST_OK ? cp->ops.thread_put(cp->self, thread_id, &p, err) : rc;
     sst_free(text);
     sst_value_unref(m);
     return rc;
@@ -466,7 +459,7 @@ static bool add_thread(const sst_thread_info *t, void *user_data) {
     o = sst__set_take(o, "thread_id", sst_string_new(t->thread_id, err), err);
     o = sst__set_take(o, "created_at", sst_int_new(t->created_at, err), err);
     o = sst__set_take(o, "updated_at", sst_int_new(t->updated_at, err), err);
-    o = sst__set_take(o, "status", sst_string_new(sst__status_name(t->status), err), err);
+    o = sst__set_take(o, "status", sst_string_new(sst_thread_status_name(t->status), err), err);
     o = sst__set_take(o, "metadata", meta, err);
     o = sst__set_take(o, "checkpoints", sst_int_new((int64_t)t->checkpoints, err), err);
     o = sst__set_take(o, "latest",

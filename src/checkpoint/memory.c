@@ -339,26 +339,23 @@ static void thread_info(const mem_saver *m, const mem_thread *t, sst_thread_info
     };
 }
 
-static const sst_thread_query *sort_query;
-
-static int64_t order_key(const sst_thread_info *t) {
-    return sort_query->order == SST_THREADS_BY_CREATED ? t->created_at : t->updated_at;
+static int64_t order_key(const sst_thread_query *q, const sst_thread_info *t) {
+    return q->order == SST_THREADS_BY_CREATED ? t->created_at : t->updated_at;
 }
 
-static int by_order(const void *a, const void *b) {
+static int by_order(const void *a, const void *b, void *query) {
     const sst_thread_info *x = a, *y = b;
+    const sst_thread_query *q = query;
     int c = 0;
-    if (sort_query->order != SST_THREADS_BY_ID) {
-        int64_t kx = order_key(x), ky = order_key(y);
+    if (q->order != SST_THREADS_BY_ID) {
+        int64_t kx = order_key(q, x), ky = order_key(q, y);
         c = kx < ky ? -1 : kx > ky;
     }
     if (c == 0) {
         c = strcmp(x->thread_id, y->thread_id);
     }
-    return sort_query->descending ? -c : c;
+    return q->descending ? -c : c;
 }
-
-static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static sst_code mem_threads(void *self, const sst_thread_query *q, sst_thread_fn each,
                             void *user_data, sst_error *err) {
@@ -379,10 +376,7 @@ static sst_code mem_threads(void *self, const sst_thread_query *q, sst_thread_fn
         n++;
     }
     if (all != NULL) {
-        pthread_mutex_lock(&sort_mu); /* qsort has no user pointer */
-        sort_query = q;
-        qsort(all, n, sizeof *all, by_order);
-        pthread_mutex_unlock(&sort_mu);
+        qsort_r(all, n, sizeof *all, by_order, (void *)q);
         for (size_t i = q->offset; i < n && (q->limit == 0 || i < q->offset + q->limit); i++) {
             if (!each(&all[i], user_data)) {
                 break;

@@ -43,13 +43,12 @@ static const char *const k_sql[S_COUNT] = {
     [S_PUT_BLOB] = "INSERT OR IGNORE INTO chunks(id, body, crc) VALUES(?,?,?)",
     [S_HAS_BLOB] = "SELECT 1 FROM chunks WHERE id=?",
     [S_GET_BLOB] = "SELECT body, crc FROM chunks WHERE id=?",
-    /* Blob ids are [A-Za-z0-9_.:-] (checked on put): a comma list splits as JSON. */
-    [S_SWEEP_ADD_REC] = "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, "
-                        "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
-                        "WHERE c.thread=? AND c.id=? AND c.blobs IS NOT NULL",
-    [S_SWEEP_ADD_THREAD] = "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, "
-                           "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
-                           "WHERE c.thread=? AND c.blobs IS NOT NULL",
+    [S_SWEEP_ADD_REC] =
+        "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, " BLOB_IDS_OF_C " "
+        "WHERE c.thread=? AND c.id=? AND c.blobs IS NOT NULL",
+    [S_SWEEP_ADD_THREAD] =
+        "INSERT OR IGNORE INTO temp.sweep SELECT j.value FROM checkpoints c, " BLOB_IDS_OF_C " "
+        "WHERE c.thread=? AND c.blobs IS NOT NULL",
     [S_SWEEP] = "DELETE FROM chunks WHERE id IN (SELECT blob FROM temp.sweep) AND NOT EXISTS "
                 "(SELECT 1 FROM checkpoints c WHERE c.blobs IS NOT NULL AND "
                 "instr(',' || c.blobs || ',', ',' || chunks.id || ',') > 0)",

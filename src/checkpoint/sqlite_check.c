@@ -63,7 +63,7 @@ static sst_code integrity(checker *c, sst_error *err) {
 /* Records blobs whose text does not match its sum, and the records using them or missing one. */
 static sst_code check_blobs(checker *c, sst_error *err) {
     sqlite3_stmt *st;
-    if (!sst__sq_exec(c->s, "DELETE FROM temp.sweep", err) ||
+    if (!sst__sq_run(c->s, S_SWEEP_CLEAR, "checking blobs", err, NULL) ||
         sqlite3_prepare_v2(c->s->db, "SELECT id, body, crc FROM chunks", -1, &st, NULL) !=
             SQLITE_OK) {
         return sst__sq_db_error(c->s, err, "reading blobs");
@@ -90,12 +90,12 @@ static sst_code check_blobs(checker *c, sst_error *err) {
     }
     sqlite3_finalize(st);
     /* The records that use a damaged blob or miss one. */
-    if (sqlite3_prepare_v2(c->s->db,
-                           "SELECT DISTINCT c.thread || char(10) || c.id FROM checkpoints c, "
-                           "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j "
-                           "LEFT JOIN chunks b ON b.id = j.value WHERE c.blobs IS NOT NULL AND "
-                           "(b.id IS NULL OR j.value IN (SELECT blob FROM temp.sweep))",
-                           -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(
+            c->s->db,
+            "SELECT DISTINCT c.thread || char(10) || c.id FROM checkpoints c, " BLOB_IDS_OF_C " "
+            "LEFT JOIN chunks b ON b.id = j.value WHERE c.blobs IS NOT NULL AND "
+            "(b.id IS NULL OR j.value IN (SELECT blob FROM temp.sweep))",
+            -1, &st, NULL) != SQLITE_OK) {
         return sst__sq_db_error(c->s, err, "reading blob references");
     }
     sst_code rc = SST_OK;
@@ -110,7 +110,7 @@ static sst_code check_blobs(checker *c, sst_error *err) {
         c->n_bad++;
     }
     sqlite3_finalize(st);
-    sst__sq_exec(c->s, "DELETE FROM temp.sweep", NULL);
+    sst__sq_run(c->s, S_SWEEP_CLEAR, "checking blobs", NULL, NULL);
     return rc;
 }
 

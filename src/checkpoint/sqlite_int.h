@@ -58,6 +58,13 @@ enum {
     S_COUNT
 };
 
+/*
+ * The ids in checkpoints.blobs of the row aliased c, as rows of json_each
+ * aliased j (j.value): blob ids are [A-Za-z0-9_.:-] (checked on put), so the
+ * comma list becomes a JSON array by quoting.
+ */
+#define BLOB_IDS_OF_C "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j"
+
 /* The columns every checkpoint read returns, in this order (the C_ names below). */
 #define REC_COLS                                                                                   \
     "id, parent, step, format, kind, source, run_id, created, status, header, hcrc, meta, mcrc, "  \

@@ -174,8 +174,6 @@ void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
 
 /* Names a new run of @p th (the one run-key format) in @p run_key and on the thread. */
 void sst__name_run(sst_graph_thread *th, char *run_key, size_t size);
-/* A new time-ordered checkpoint id (36 characters + NUL). */
-void sst__checkpoint_id(sst_graph_thread *th, char out[37]);
 /* The resume point that starts a run at @p superstep with @p targets (names and Sends). */
 sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
                             const sst_value *targets, sst_error *err);

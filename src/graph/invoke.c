@@ -581,7 +581,7 @@ static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
 
 void sst__name_run(sst_graph_thread *th, char *run_key, size_t size) {
     char id[37];
-    sst__checkpoint_id(th, id);
+    sst__uuid7(&th->id_clock, id);
     /* Short: stored with every checkpoint. Task ids only need to differ between the
      * runs of one thread. */
     snprintf(run_key, size, "%s/%08llx", th->cp != NULL ? th->thread_id : "memory",

@@ -38,10 +38,6 @@ static sst_code set_id(char **field, char buf[SST__ID_MAX], const char *s, sst_e
 #define SET_LAST(th, s, err)   set_id(&(th)->last_id, (th)->last_id_buf, (s), (err))
 #define SET_LATEST(th, s, err) set_id(&(th)->latest_id, (th)->latest_id_buf, (s), (err))
 
-void sst__checkpoint_id(sst_graph_thread *th, char out[37]) {
-    sst__uuid7(&th->id_clock, out);
-}
-
 /* ---- resume points ---- */
 
 static int name_cmp(const void *a, const void *b) {
@@ -327,7 +323,7 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
                                const sst_value *next, const sst_value *writes_meta,
                                const sst_invoke_opts *o, sst_error *err) {
     char id[37];
-    sst__checkpoint_id(th, id);
+    sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
     sst__put w = {
         .id = id,
