@@ -131,7 +131,7 @@ void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
     pthread_mutex_unlock(&x->mu);
 }
 
-/* ---- blobs of long lists (under the ext mutex) ---- */
+/* ---- blobs of long lists (the memo_* functions run under the ext mutex) ---- */
 
 /* The memo of a list that starts with the same element as @p list, or NULL. */
 static chunk_memo *memo_find(store_ext *x, const sst_value *list) {
@@ -228,14 +228,13 @@ static bool blob_add(blob_set *s, const sst_value *idv, char *text, size_t len) 
 /*
  * {"blob": first, "n": count, "tail": [the rest]} for @p list (new): its full
  * chunks are the record's blobs first .. first + count - 1, added to @p blobs
- * (*ids gets their ids, new). Chunks the memo knows (unless @p resend) go
- * without their text.
+ * (*ids gets their ids, new). Chunks @p memo (may be NULL) knows go without
+ * their text.
  */
-static sst_value *chunk_list(store_ext *x, const sst_value *list, bool resend, blob_set *blobs,
+static sst_value *chunk_list(const chunk_memo *memo, const sst_value *list, blob_set *blobs,
                              sst_value **ids, sst_error *err) {
     size_t n = sst_array_len(list), full = n / CHUNK * CHUNK, first = blobs->n;
     *ids = sst_array_empty();
-    const chunk_memo *memo = resend ? NULL : memo_find(x, list);
     for (size_t i = 0; i < full && *ids != NULL; i += CHUNK) {
         const sst_value *known = memo_id(memo, list, i / CHUNK);
         char *text = NULL;
@@ -294,8 +293,18 @@ static sst_value *snapshot_body(store_ext *x, const sst_value *state, bool chunk
             continue;
         }
         const sst_value *key = sst_object_key_at(state, i);
+        /* The memo's entry, held by reference: the encoding runs unlocked. */
+        chunk_memo memo = {0};
+        pthread_mutex_lock(&x->mu);
+        const chunk_memo *m = resend ? NULL : memo_find(x, v);
+        if (m != NULL) {
+            memo = (chunk_memo){sst_value_ref(m->list), sst_value_ref(m->ids), 0};
+        }
+        pthread_mutex_unlock(&x->mu);
         sst_value *list_ids = NULL;
-        sst_value *enc = chunk_list(x, v, resend, blobs, &list_ids, err);
+        sst_value *enc = chunk_list(memo.list != NULL ? &memo : NULL, v, blobs, &list_ids, err);
+        sst_value_unref(memo.list);
+        sst_value_unref(memo.ids);
         s = enc != NULL ? sst_object_setv_take(s, key, enc, err) : (sst_value_unref(s), NULL);
         *ids = list_ids != NULL ? sst_object_setv_take(*ids, key, list_ids, err)
                                 : (sst_value_unref(*ids), NULL);
@@ -363,15 +372,9 @@ static sst_code put_with_blobs(sst_graph_thread *th, sst_checkpoint *r, const ss
         blob_set blobs = {0};
         char *body_text = NULL;
         sst_value *ids = NULL;
-        if (x != NULL) {
-            pthread_mutex_lock(&x->mu);
-        }
         sst_value *body = w->snapshot ? snapshot_body(x, w->state, bytes && x != NULL, attempt > 0,
                                                       &blobs, &ids, err)
                                       : sst_value_ref(w->groups);
-        if (x != NULL) {
-            pthread_mutex_unlock(&x->mu);
-        }
         rc = body != NULL ? payload_of(th->cp, body, &r->body, &body_text, err) : sst__code(err);
         r->blobs = blobs.b;
         r->n_blobs = blobs.n;
