@@ -535,9 +535,8 @@ static sst_value *unchunk(const sst_checkpoint *r, const sst_value *enc, sst_err
 static sst_value *decode_body(const sst_checkpoint *r, const sst_value *legacy_header,
                               sst_error *err) {
     sst_value *body = parse(r, &r->body, "body", err);
-    if (body == NULL || r->kind != SST_CHECKPOINT_SNAPSHOT) {
-        return body != NULL || sst__payload_empty(&r->body) ? (body ? body : sst_array_empty())
-                                                            : NULL;
+    if (r->kind != SST_CHECKPOINT_SNAPSHOT) { /* delta groups; an empty body has none */
+        return body != NULL || !sst__payload_empty(&r->body) ? body : sst_array_empty();
     }
     sst_value *state = sst_value_ref(r->format <= 1 ? body : sst_object_get(body, "state"));
     const sst_value *chunked =
@@ -550,9 +549,9 @@ static sst_value *decode_body(const sst_checkpoint *r, const sst_value *legacy_h
                              : (sst_value_unref(state), NULL);
     }
     sst_value_unref(body);
-    if (state == NULL && err->code == SST_OK) {
-        sst__error(err, SST_EIO, "checkpoint %s of thread '%s': its body has no state", r->id,
-                   r->thread_id);
+    if (state == NULL) {
+        sst__error_unless_set(err, SST_EIO, "checkpoint %s of thread '%s': its body has no state",
+                              r->id, r->thread_id);
     }
     return state;
 }
