@@ -103,7 +103,7 @@ struct sst_graph_thread {
     sst_value *resume_point; /* owned engine resume point, or NULL: nothing to resume */
     sst_value *pending;      /* owned: pending interrupts with their task and index */
     bool skip_before;        /* the pending interrupt is an interrupt_before */
-    char run_key[160];       /* task ids of the run to resume */
+    char *run_key;           /* owned: the run whose task ids a resume uses, or NULL */
     uint64_t runs;           /* runs started on this thread */
     /* Durable threads only. */
     sst_checkpointer *cp; /* a reference held by the thread, or NULL: in memory */
@@ -172,8 +172,10 @@ sst_value *sst__cache_get(sst_checkpointer *cp, const char *thread, const char *
 void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
                     const sst_value *state);
 
-/* Names a new run of @p th (the one run-key format) in @p run_key and on the thread. */
-void sst__name_run(sst_graph_thread *th, char *run_key, size_t size);
+/* Names a new run of @p th (the one run-key format) in th->run_key. */
+sst_code sst__name_run(sst_graph_thread *th, sst_error *err);
+/* Sets th->run_key to a copy of @p key (any length). */
+sst_code sst__set_run_key(sst_graph_thread *th, const char *key, sst_error *err);
 /* The resume point that starts a run at @p superstep with @p targets (names and Sends). */
 sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
                             const sst_value *targets, sst_error *err);

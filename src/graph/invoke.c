@@ -117,6 +117,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
     sst__free(t->thread_id);
+    sst__free(t->run_key);
     sst_checkpointer_free(t->cp);
     sst__free(t);
 }
@@ -173,10 +174,16 @@ static sst_value *num(int64_t i) {
 
 /* A 32-hex interrupt id from the parts that identify it. */
 static sst_value *interrupt_id(const char *a, const char *b, uint64_t n) {
-    char buf[600];
-    int len = snprintf(buf, sizeof buf, "%s\x1f%s\x1f%llu", a, b, (unsigned long long)n);
-    size_t sz = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
+    sst__buf key;
+    sst__buf_init(&key);
+    sst__buf_printf(&key, "%s\x1f%s\x1f%llu", a, b, (unsigned long long)n);
+    size_t sz;
+    char *buf = sst__buf_detach(&key, &sz);
+    if (buf == NULL) {
+        return NULL;
+    }
     uint64_t hi = sst__hash_bytes(buf, sz, 0x696e7472), lo = sst__hash_bytes(buf, sz, 0x72757074);
+    sst__free(buf);
     char hex[33];
     snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);
     return str(hex);
@@ -503,9 +510,13 @@ static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *
         const char *node = sst_string_cstr(sst_array_get(c->nodes, i));
         uint64_t step =
             (uint64_t)sst_int_value(sst_object_get(sst_run_result_resume_point(rr), "superstep"));
-        char key[96];
-        snprintf(key, sizeof key, "%s/%s", run_key, c->stopped);
-        sst_value *e = sst__set_take(sst_object_empty(), "id", interrupt_id(key, node, step), NULL);
+        sst__buf key;
+        sst__buf_init(&key);
+        sst__buf_printf(&key, "%s/%s", run_key, c->stopped);
+        char *k = sst__buf_detach(&key, NULL);
+        sst_value *e = sst__set_take(sst_object_empty(), "id",
+                                     k != NULL ? interrupt_id(k, node, step) : NULL, NULL);
+        sst__free(k);
         e = sst__set_take(e, "node", str(node), NULL);
         e = sst__set_take(e, "value", sst_null(), NULL);
         e = sst__set_take(e, "when", str(c->stopped), NULL);
@@ -579,15 +590,33 @@ static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
     return state;
 }
 
-void sst__name_run(sst_graph_thread *th, char *run_key, size_t size) {
+sst_code sst__set_run_key(sst_graph_thread *th, const char *key, sst_error *err) {
+    char *copy = sst__strndup(key, strlen(key));
+    if (copy == NULL) {
+        return sst__enomem(err);
+    }
+    sst__free(th->run_key);
+    th->run_key = copy;
+    return SST_OK;
+}
+
+sst_code sst__name_run(sst_graph_thread *th, sst_error *err) {
     char id[37];
     sst__uuid7(&th->id_clock, id);
-    /* Short: stored with every checkpoint. Task ids only need to differ between the
-     * runs of one thread. */
-    snprintf(run_key, size, "%s/%08llx", th->cp != NULL ? th->thread_id : "memory",
-             (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
-    snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
+    /* The run part is short: stored with every checkpoint. Task ids only need to differ
+     * between the runs of one thread. */
+    sst__buf b;
+    sst__buf_init(&b);
+    sst__buf_printf(&b, "%s/%08llx", th->cp != NULL ? th->thread_id : "memory",
+                    (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
+    char *key = sst__buf_detach(&b, NULL);
+    if (key == NULL) {
+        return sst__enomem(err);
+    }
+    sst__free(th->run_key);
+    th->run_key = key;
     th->runs++;
+    return SST_OK;
 }
 
 /*
@@ -597,8 +626,8 @@ void sst__name_run(sst_graph_thread *th, char *run_key, size_t size) {
  * the result for a failed START router, or NULL with @p err set.
  */
 static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *input, bool restart,
-                      bool fork, sst_value **state, sst_value **rp, char *run_key, size_t key_size,
-                      sst_graph_result **early, sst_error *err) {
+                      bool fork, sst_value **state, sst_value **rp, sst_graph_result **early,
+                      sst_error *err) {
     const sst_compiled_graph *cg = c->cg;
     bool durable = c->th != NULL;
     *early = NULL;
@@ -628,8 +657,13 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
         *state = NULL;
         return false;
     }
-    if (th != NULL) {
-        sst__name_run(th, run_key, key_size);
+    if (th != NULL && (rc = sst__name_run(th, err)) != SST_OK) {
+        sst_value_unref(prepared);
+        sst_value_unref(*rp);
+        *rp = NULL;
+        sst_value_unref(*state);
+        *state = NULL;
+        return false;
     }
     if (durable &&
         sst__persist_start(th, restart, input, prepared, *state, *rp, fork, c->o, err) != SST_OK) {
@@ -690,7 +724,6 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
         sst_value_unref(th->pending);
         th->pending = collect_interrupts(c, rr, run_key, true);
         th->skip_before = c->stopped != NULL && strcmp(c->stopped, "before") == 0;
-        snprintf(th->run_key, sizeof th->run_key, "%s", run_key);
     }
     if (c->th != NULL && c->persist_rc == SST_OK) {
         sst_error perr;
@@ -773,7 +806,6 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.o = o;
     c.th = durable ? th : NULL;
     sst_value *rp = NULL;
-    char run_key[160] = "";
     if (resuming) {
         rp = resume_point_with_values(th, o, err);
         if (rp == NULL) {
@@ -781,14 +813,14 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
             return NULL;
         }
         c.skip_before = th->skip_before;
-        snprintf(run_key, sizeof run_key, "%s", th->run_key);
     } else {
         sst_graph_result *early = NULL;
-        if (!begin_run(&c, th, input, restart, fork, &state, &rp, run_key, sizeof run_key, &early,
-                       err)) {
+        if (!begin_run(&c, th, input, restart, fork, &state, &rp, &early, err)) {
             return early;
         }
     }
+    /* The run's task ids: th->run_key stays the same until the next invoke. */
+    const char *run_key = th != NULL && th->run_key != NULL ? th->run_key : "";
     sst_run_result *rr = run_engine(&c, rp, state, run_key, err);
     sst_graph_result *r = rr != NULL ? finish_run(&c, th, rr, run_key, err) : NULL;
     sst_value_unref(c.nodes);

@@ -294,9 +294,9 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
     sst_value_unref(th->pending);
     th->pending = sst_value_ref(sst_is_array(ints) ? ints : sst_array_empty());
     th->skip_before = sst_bool_value(sst_object_get(writes, "skip_before"));
-    snprintf(th->run_key, sizeof th->run_key, "%s",
-             sst_string_cstr(sst_object_get(rec, "run_key")));
-    sst_code idrc = SET_LAST(th, sst_string_cstr(sst_object_get(rec, "id")), err);
+    const char *run_key = sst_string_cstr(sst_object_get(rec, "run_key"));
+    sst_code idrc = sst__set_run_key(th, run_key != NULL ? run_key : "", err);
+    idrc = idrc == SST_OK ? SET_LAST(th, sst_string_cstr(sst_object_get(rec, "id")), err) : idrc;
     if (idrc == SST_OK) {
         idrc = SET_LATEST(th, latest != NULL ? sst_string_cstr(sst_object_get(latest, "id")) : NULL,
                           err);
@@ -668,11 +668,12 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
                    : sst_null();
         rc = next != NULL ? SST_OK : sst__code(err);
     }
+    bool fork =
+        t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
     if (rc == SST_OK) {
-        bool fork =
-            t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
-        char run_key[sizeof t->run_key];
-        sst__name_run(t, run_key, sizeof run_key);
+        rc = sst__name_run(t, err);
+    }
+    if (rc == SST_OK) {
         sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
         sst_value *groups =
             group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;

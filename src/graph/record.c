@@ -561,9 +561,18 @@ static sst_value *run_key_of(const sst_checkpoint *r, sst_error *err) {
     if (r->run_id == NULL || strchr(r->run_id, '/') != NULL) {
         return sst_string_new(r->run_id != NULL ? r->run_id : "", err);
     }
-    char key[200];
-    snprintf(key, sizeof key, "%s/%s", r->thread_id, r->run_id);
-    return sst_string_new(key, err);
+    sst__buf b;
+    sst__buf_init(&b);
+    sst__buf_printf(&b, "%s/%s", r->thread_id, r->run_id);
+    size_t len;
+    char *key = sst__buf_detach(&b, &len);
+    if (key == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    sst_value *v = sst_string_newn(key, len, err);
+    sst__free(key);
+    return v;
 }
 
 /* The record object of @p r (see the file comment); @p with_body for get. */

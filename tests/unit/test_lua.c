@@ -30,6 +30,12 @@ static void test_api(void **state) {
     run_script("test_api.lua");
 }
 
+/* The LangGraph-parity fixes, one block each (tests/lua/test_parity.lua). */
+static void test_parity(void **state) {
+    (void)state;
+    run_script("test_parity.lua");
+}
+
 static void expect_load_error(const char *script, sst_code code, const char *needle) {
     char path[64];
     tu_temp_file(script, path, sizeof path);
@@ -169,6 +175,7 @@ static void test_tools_load_error_without_err(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_parity),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_tools_load_error_without_err),
         cmocka_unit_test(test_script_settings),

@@ -1,0 +1,28 @@
+-- The LangGraph-parity fixes (issue 14), each checked through the Lua API.
+local sst = superstep
+local T = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "checks.lua")
+local check, eq = T.check, T.eq
+
+local function cfg(id, cp) return { configurable = { thread_id = id, checkpoint_id = cp } } end
+
+-- A thread id of any length: two 10 000-byte ids that differ only at their
+-- end keep their own runs (their run keys and interrupt ids differ).
+do
+  local g = sst.StateGraph{ answer = sst.reducers.replace }
+  g:add_node("ask", function() return { answer = sst.interrupt("name?") } end)
+  g:add_edge(sst.START, "ask")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  local a, b = string.rep("t", 9999) .. "a", string.rep("t", 9999) .. "b"
+  local ra = app:invoke({}, cfg(a))
+  local rb = app:invoke({}, cfg(b))
+  check(ra.__interrupt__[1].id ~= rb.__interrupt__[1].id, "long thread ids: distinct interrupt ids")
+  eq(app:invoke(sst.Command{ resume = "A" }, cfg(a)).answer, "A", "long thread id a resumes")
+  eq(app:invoke(sst.Command{ resume = "B" }, cfg(b)).answer, "B", "long thread id b resumes")
+  eq(app:get_state(cfg(a)).values.answer, "A", "long thread id a state")
+end
+
+T.finish()
+local done = sst.StateGraph{}
+done:add_node("noop", function() end)
+done:add_edge(sst.START, "noop")
+return done
