@@ -85,6 +85,26 @@ void sst__uuid7(uint64_t *clock, char out[37]) {
     format7(*clock, &ts, out);
 }
 
+uint64_t sst__uuid7_clock(const char *id) {
+    if (id == NULL || strlen(id) != 36 || id[8] != '-' || id[13] != '-' || id[14] != '7') {
+        return 0;
+    }
+    uint64_t clock = 0;
+    int digits = 0;
+    for (const char *p = id; digits < 16; p++) {
+        if (*p == '-') {
+            continue;
+        }
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0) {
+            return 0;
+        }
+        clock = clock << 4 | (uint64_t)d;
+        digits++;
+    }
+    return clock & ~(uint64_t)0xf000; /* the version nibble is not part of the counter */
+}
+
 sst_code sst_uuid4(char out[37], sst_error *err) {
     return sst__uuid4(out, err);
 }

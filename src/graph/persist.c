@@ -301,6 +301,9 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
         idrc = SET_LATEST(th, latest != NULL ? sst_string_cstr(sst_object_get(latest, "id")) : NULL,
                           err);
     }
+    /* New ids sort after the thread's newest one, whichever process or invoke made it. */
+    uint64_t seen = sst__uuid7_clock(th->latest_id);
+    th->id_clock = seen > th->id_clock ? seen : th->id_clock;
     th->last_step = sst_int_value(sst_object_get(rec, "step"));
     th->since_snapshot = (uint64_t)sst_int_value(sst_object_get(rec, "since_snapshot"));
     sst_value_unref(rec);

@@ -21,6 +21,23 @@ do
   eq(app:get_state(cfg(a)).values.answer, "A", "long thread id a state")
 end
 
+-- Checkpoint ids strictly increase within a thread across invokes (each
+-- invoke of the Lua app opens the thread anew; the id clock restarted).
+do
+  local g = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
+  g:add_node("inc", function() return { n = 1 } end)
+  g:add_edge(sst.START, "inc")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  for _ = 1, 40 do app:invoke({ n = 0 }, cfg("ids")) end
+  local h = app:get_state_history(cfg("ids"))
+  eq(#h, 40 * 3, "input, start and node checkpoints per invoke, as in LangGraph")
+  local ok = true
+  for i = 1, #h - 1 do
+    ok = ok and h[i].checkpoint_id > h[i + 1].checkpoint_id and h[i].parent_id == h[i + 1].checkpoint_id
+  end
+  check(ok, "ids strictly increase along the chain across invokes")
+end
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)
