@@ -163,6 +163,12 @@ sst_code sst__uuid4(char out[37], sst_error *err);
  * serialises calls that share a clock.
  */
 void sst__uuid7(uint64_t *clock, char out[37]);
+/*
+ * The clock of the UUIDv7 text @p id (as sst__uuid7 keeps it), or 0 when
+ * @p id is not one: seeding a clock with it makes the next ids sort after
+ * @p id, whichever process made it.
+ */
+uint64_t sst__uuid7_clock(const char *id);
 
 /* Growable byte buffer used by writers. */
 typedef struct sst__buf {

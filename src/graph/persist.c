@@ -375,13 +375,6 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
                             const sst_value *rp, bool fork, const sst_invoke_opts *o,
                             sst_error *err) {
     th->restart = false;
-    /* The input checkpoint (step -1 of a new thread): the state before the input.
-     * A restarted run has it already. */
-    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
-    if (rc != SST_OK) {
-        return rc;
-    }
-    /* The first loop checkpoint: the input applied, START's routing as next. */
     sst_value *group = prepared != NULL
                            ? sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err)
                            : sst_array_empty();
@@ -389,6 +382,20 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     if (groups == NULL) {
         return sst__code(err);
     }
+    if (o->durability == SST_DURABILITY_EXIT) {
+        /* The input is held back with the supersteps' deltas: one checkpoint per invoke. */
+        sst_value_unref(th->exit_groups);
+        th->exit_groups = groups;
+        return SST_OK;
+    }
+    /* The input checkpoint (step -1 of a new thread): the state before the input.
+     * A restarted run has it already. */
+    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
+    if (rc != SST_OK) {
+        sst_value_unref(groups);
+        return rc;
+    }
+    /* The first loop checkpoint: the input applied, START's routing as next. */
     rc = put_checkpoint(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
     sst_value_unref(groups);
     return rc;
@@ -671,8 +678,7 @@ sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
                    : sst_null();
         rc = next != NULL ? SST_OK : sst__code(err);
     }
-    bool fork =
-        t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
+    bool fork = t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
     if (rc == SST_OK) {
         rc = sst__name_run(t, err);
     }

@@ -35,11 +35,11 @@
 enum { TEST_TIMEOUT_S = 60, MAX_TESTS = 1024 };
 
 typedef struct port {
-    char *name;           /* file name */
-    char pending[64];     /* the feature it waits for, "" when none */
-    bool deliberate;      /* asserts a deliberate difference */
-    bool known_failing;   /* fails on a known gap not fixed yet */
-    bool has_origin;      /* names its LangGraph test */
+    char *name;         /* file name */
+    char pending[64];   /* the feature it waits for, "" when none */
+    bool deliberate;    /* asserts a deliberate difference */
+    bool known_failing; /* fails on a known gap not fixed yet */
+    bool has_origin;    /* names its LangGraph test */
 } port;
 
 static int by_name(const void *a, const void *b) {

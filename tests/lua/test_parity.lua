@@ -38,6 +38,26 @@ do
   check(ok, "ids strictly increase along the chain across invokes")
 end
 
+-- durability = "exit" writes exactly one checkpoint per invoke (it wrote the
+-- input and first loop checkpoints as well); an interrupted exit-mode run
+-- still resumes from that one checkpoint.
+do
+  local g = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
+  g:add_node("a", function() return { n = 1 } end)
+  g:add_node("b", function() return { n = sst.interrupt("more?") } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "b")
+  local app = g:compile{ checkpointer = sst.MemorySaver(), durability = "exit" }
+  local r = app:invoke({ n = 0 }, cfg("exit"))
+  eq(#r.__interrupt__, 1, "exit mode: interrupted in b")
+  eq(#app:get_state_history(cfg("exit")), 1, "exit mode: one checkpoint for the first invoke")
+  eq(app:get_state(cfg("exit")).values.n, 1, "exit mode: a's update kept")
+  eq(app:invoke(sst.Command{ resume = 10 }, cfg("exit")).n, 11, "exit mode: resumed")
+  eq(#app:get_state_history(cfg("exit")), 2, "exit mode: one checkpoint for the resume")
+  app:invoke({ n = 0 }, cfg("exit"))
+  eq(#app:get_state_history(cfg("exit")), 3, "exit mode: one checkpoint per invoke")
+end
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)
