@@ -1,0 +1,79 @@
+-- langgraph: test_large_cases.py::test_fork_always_re_runs_nodes
+-- failing: history snapshots lack config/created_at/parent_config (so the forks re-run from scratch), tasks are {vertex} without id/name/path/result, metadata has writes and no parents, the step -1 snapshot has next [] instead of ["__start__"]
+-- Python's state is a bare int (StateGraph(Annotated[int, operator.add]));
+-- superstep states are objects, so the int is the field `value` (summed) and
+-- the values/updates chunks and snapshot values hold { value = n }.
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+local PULL = "__pregel_pull"
+
+-- PregelTask(AnyStr(), name, (PULL, name), result=result)
+local function task(name, result)
+  return { name = name, path = { PULL, name }, interrupts = sst.array{}, result = result }
+end
+
+-- got == StateSnapshot(...), with AnyStr() for checkpoint_id, created_at and task ids.
+local function snap_eq(got, exp, what)
+  local cfg = got.config and got.config.configurable or {}
+  T.check(lg.any_str(cfg.checkpoint_id), what .. ": checkpoint_id")
+  T.check(lg.any_str(got.created_at), what .. ": created_at")
+  local tasks = {}
+  for i, t in ipairs(got.tasks or {}) do
+    T.check(lg.any_str(t.id), what .. ": task " .. i .. " id")
+    tasks[i] = { name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = t.state, result = t.result }
+  end
+  T.eq({ values = got.values, next = got.next, tasks = tasks, metadata = got.metadata,
+         config = got.config, parent_config = got.parent_config, interrupts = got.interrupts },
+       { values = exp.values, next = exp.next, tasks = exp.tasks, metadata = exp.metadata,
+         config = { configurable = { thread_id = exp.thread_id, checkpoint_ns = "",
+                                     checkpoint_id = cfg.checkpoint_id } },
+         parent_config = exp.parent_config, interrupts = exp.interrupts or sst.array{} }, what)
+end
+
+local builder = sst.StateGraph{ value = { reducer = sst.reducers.sum, default = 0 } }
+builder:add_node("add_one", function() return { value = 1 } end)
+builder:add_edge(sst.START, "add_one")
+builder:add_conditional_edges("add_one", function(s) if s.value < 6 then return "add_one" end return sst.END end)
+local graph = builder:compile{ checkpointer = sst.MemorySaver() }
+
+local thread1 = lg.thread("1")
+
+-- start execution, stop at inbox
+T.eq(lg.collect(graph:stream({ value = 1 }, { configurable = thread1.configurable, durability = "async" },
+                             { "values", "updates" })), {
+  { "values", { value = 1 } },
+  { "updates", { add_one = { value = 1 } } },
+  { "values", { value = 2 } },
+  { "updates", { add_one = { value = 1 } } },
+  { "values", { value = 3 } },
+  { "updates", { add_one = { value = 1 } } },
+  { "values", { value = 4 } },
+  { "updates", { add_one = { value = 1 } } },
+  { "values", { value = 5 } },
+  { "updates", { add_one = { value = 1 } } },
+  { "values", { value = 6 } },
+}, "stream")
+
+-- list history
+local history = graph:get_state_history(thread1)
+T.eq(#history, 7, "history length")
+local function meta(source, step) return { parents = sst.object{}, source = source, step = step } end
+local function parent(i) return history[i] and history[i].config end
+snap_eq(history[1], { values = { value = 6 }, tasks = sst.array{}, next = sst.array{}, thread_id = "1",
+                      metadata = meta("loop", 5), parent_config = parent(2) }, "history 1")
+for i = 2, 6 do
+  snap_eq(history[i], { values = { value = 7 - i }, tasks = { task("add_one", { value = 1 }) }, next = { "add_one" },
+                        thread_id = "1", metadata = meta("loop", 6 - i), parent_config = parent(i + 1) },
+          "history " .. i)
+end
+snap_eq(history[7], { values = { value = 0 }, tasks = { task("__start__", { value = 1 }) }, next = { "__start__" },
+                      thread_id = "1", metadata = meta("input", -1), parent_config = nil }, "history 7")
+
+-- forking from any previous checkpoint should re-run nodes
+T.eq(lg.collect(graph:stream(nil, history[1].config, "updates")), sst.array{}, "fork 1")
+T.eq(lg.collect(graph:stream(nil, history[2].config, "updates")), { { add_one = { value = 1 } } }, "fork 2")
+T.eq(lg.collect(graph:stream(nil, history[3].config, "updates")),
+     { { add_one = { value = 1 } }, { add_one = { value = 1 } } }, "fork 3")
+T.finish()

@@ -1,0 +1,27 @@
+-- langgraph: test_messages_state.py::test_missing_ids
+-- Messages are superstep's tables ({ role, content, id }): HumanMessage is role
+-- "user", AIMessage "assistant", SystemMessage "system", RemoveMessage
+-- { type = "remove", id = ... }.
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+
+-- add_messages(left, right): sst.reducers.add_messages is not callable from
+-- Lua, so the reducer runs in a one-node graph (input = left, update = right).
+local function add_messages(left, right)
+  local g = sst.StateGraph{ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } }
+  g:add_node("n", function() return { messages = right } end)
+  g:add_edge(sst.START, "n")
+  g:add_edge("n", sst.END)
+  return g:compile():invoke({ messages = left }).messages
+end
+
+local left = { { role = "user", content = "Hello" } }
+local right = { { role = "assistant", content = "Hi there!" } }
+local result = add_messages(left, right)
+T.eq(#result, 2, "len")
+local uuid4 = "^%x%x%x%x%x%x%x%x%-%x%x%x%x%-4%x%x%x%-[89abAB]%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x$"
+for i, m in ipairs(result) do
+  T.check(type(m.id) == "string" and m.id:match(uuid4) ~= nil, "message " .. i .. ": id is a UUIDv4")
+end
+T.finish()

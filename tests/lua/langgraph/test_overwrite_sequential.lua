@@ -1,0 +1,23 @@
+-- langgraph: test_pregel.py::test_overwrite_sequential
+-- failing: sst.Overwrite missing; {__overwrite__ = v} is appended as a value instead of replacing
+-- as_json: both sst.Overwrite(v) and {__overwrite__ = v} are tried.
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+
+for _, as_json in ipairs({ false, true }) do
+  local g = sst.StateGraph{ messages = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("node_a", function() return { messages = { "a" } } end)
+  g:add_node("node_b", function()
+    local overwrite = as_json and { __overwrite__ = { "b" } } or sst.Overwrite({ "b" })
+    return { messages = overwrite }
+  end)
+  g:add_edge(sst.START, "node_a")
+  g:add_edge("node_a", "node_b")
+  local graph = g:compile{ checkpointer = sst.MemorySaver() }
+  local ok, result = pcall(graph.invoke, graph, { messages = { "START" } }, lg.thread("1"))
+  T.check(ok, "as_json=" .. tostring(as_json) .. ": invoke: " .. tostring(result))
+  -- a is overwritten by b
+  if ok then T.eq(result, { messages = { "b" } }, "as_json=" .. tostring(as_json)) end
+end
+T.finish()

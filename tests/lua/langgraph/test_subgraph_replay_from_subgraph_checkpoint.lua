@@ -1,0 +1,83 @@
+-- langgraph: test_time_travel.py::test_subgraph_replay_from_subgraph_checkpoint
+-- pending: subgraphs
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+
+local function has(list, x)
+  for _, v in ipairs(list or {}) do if v == x then return true end end
+  return false
+end
+local function state() return sst.StateGraph{ value = { reducer = sst.reducers.append, default = sst.array{} } } end
+local called = {}
+local function node(name, value)
+  return function() called[#called + 1] = name; return { value = { value } } end
+end
+local function asker(name, question, prefix)
+  return function()
+    called[#called + 1] = name
+    local answer = sst.interrupt(question)
+    return { value = { prefix .. answer } }
+  end
+end
+-- the subgraph: step_a -> ask_human (interrupt) -> step_b
+local function make_sub(checkpointer)
+  local s = state()
+  s:add_node("step_a", node("step_a", "sub_a"))
+  s:add_node("ask_human", asker("ask_human", "Provide input:", "human:"))
+  s:add_node("step_b", node("step_b", "sub_b"))
+  s:add_edge(sst.START, "step_a")
+  s:add_edge("step_a", "ask_human")
+  s:add_edge("ask_human", "step_b")
+  return s:compile{ checkpointer = checkpointer }
+end
+-- the parent: router -> subgraph_node -> post_process
+local function make_parent(sub)
+  local g = state()
+  g:add_node("router", node("router", "routed"))
+  g:add_node("subgraph_node", sub)
+  g:add_node("post_process", node("post_process", "post"))
+  g:add_edge(sst.START, "router")
+  g:add_edge("router", "subgraph_node")
+  g:add_edge("subgraph_node", "post_process")
+  return g:compile{ checkpointer = sst.MemorySaver() }
+end
+local function find_next(history, name, last)
+  local found
+  for _, s in ipairs(history) do
+    if sst.json_encode(s.next) == sst.json_encode({ name }) then
+      found = s
+      if not last then break end
+    end
+  end
+  return found
+end
+
+local graph = make_parent(make_sub(true))
+local config = lg.thread("1")
+
+local result = graph:invoke({ value = sst.array{} }, config)
+T.check(result.__interrupt__ ~= nil, "interrupted")
+
+-- the subgraph's checkpoint config (no fork)
+local parent_state = graph:get_state(config, { subgraphs = true })
+local sub_task = parent_state.tasks[1]
+T.check(sub_task.state ~= nil, "task state")
+local sub_config = sub_task.state.config
+
+-- replay straight from the subgraph checkpoint
+called = {}
+local replay_result = graph:invoke(nil, sub_config)
+T.check(replay_result.__interrupt__ ~= nil, "replay interrupted")
+T.eq(replay_result.__interrupt__[1].value, "Provide input:", "interrupt value")
+
+-- resume from the replayed checkpoint
+called = {}
+local final_result = graph:invoke(sst.Command{ resume = "replayed_answer" }, sub_config)
+T.check(has(called, "ask_human"), "ask_human ran")
+T.check(has(final_result.value, "human:replayed_answer"), "human:replayed_answer")
+T.check(has(called, "step_b"), "step_b ran")
+T.check(has(final_result.value, "sub_b"), "sub_b")
+T.check(has(called, "post_process"), "post_process ran")
+T.check(has(final_result.value, "post"), "post")
+T.finish()

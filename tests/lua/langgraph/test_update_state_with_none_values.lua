@@ -1,0 +1,37 @@
+-- langgraph: test_time_travel.py::test_update_state_with_none_values
+-- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
+-- failing: update_state(config, nil) is refused: values must be an object
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+
+local g = sst.StateGraph{ value = { reducer = sst.reducers.append, default = sst.array{} } }
+g:add_node("node_a", function() return { value = { "a" } } end)
+g:add_node("ask_human", function()
+  local answer = sst.interrupt("What is your input?")
+  return { value = { "human:" .. answer } }
+end)
+g:add_node("node_b", function() return { value = { "b" } } end)
+g:add_edge(sst.START, "node_a")
+g:add_edge("node_a", "ask_human")
+g:add_edge("ask_human", "node_b")
+local graph = g:compile{ checkpointer = sst.MemorySaver() }
+
+local config = lg.thread("1")
+graph:invoke({ value = sst.array{} }, config)
+graph:invoke(sst.Command{ resume = "hello" }, config)
+
+local before_ask
+for _, s in ipairs(graph:get_state_history(config)) do
+  if sst.json_encode(s.next) == '["ask_human"]' then before_ask = s end
+end
+
+-- update_state(config, None): values nil, no as_node
+local fork_config = graph:update_state(before_ask.config, nil)
+local fork_result = graph:invoke(nil, fork_config)
+T.check(fork_result.__interrupt__ ~= nil, "fork interrupted")
+T.eq(fork_result.__interrupt__[1].value, "What is your input?", "interrupt value")
+
+local fork_state = graph:get_state(fork_config)
+T.eq(fork_state.metadata.source, "update", "source")
+T.finish()
