@@ -17,7 +17,7 @@ typedef struct lthread {
 sst__lua_app *sst__lua_check_app(lua_State *L, int idx) {
     sst__lua_app *a = luaL_checkudata(L, idx, SST_LUA_APP);
     if (a->cg == NULL) {
-        luaL_error(L, "app: closed");
+        sst__lua_raisef(L, SST_EINVAL, "app: closed");
     }
     return a;
 }
@@ -85,14 +85,14 @@ static size_t name_list(lua_State *L, int t, const char *key, const char **out, 
     if (lua_getfield(L, t, key) == LUA_TTABLE) {
         n = lua_rawlen(L, -1);
         if (n > max) {
-            luaL_error(L, "compile: %s lists more than %d nodes", key, (int)max);
+            sst__lua_raisef(L, SST_EINVAL, "compile: %s lists more than %d nodes", key, (int)max);
         }
         for (size_t i = 0; i < n; i++) {
             lua_rawgeti(L, -1, (lua_Integer)i + 1);
             out[i] = lua_tostring(L, -1);
             lua_pop(L, 1);
             if (out[i] == NULL) {
-                luaL_error(L, "compile: %s must list node names", key);
+                sst__lua_raisef(L, SST_EINVAL, "compile: %s must list node names", key);
             }
         }
     }
@@ -112,7 +112,8 @@ static sst_durability durability_of(lua_State *L, int idx, sst_durability def) {
     } else if (strcmp(d, "exit") == 0) {
         return SST_DURABILITY_EXIT;
     }
-    luaL_error(L, "durability must be \"sync\", \"async\" or \"exit\", got \"%s\"", d);
+    sst__lua_raisef(L, SST_EINVAL, "durability must be \"sync\", \"async\" or \"exit\", got \"%s\"",
+                    d);
     return def;
 }
 
@@ -140,8 +141,9 @@ int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
         co.interrupt_after = after;
         if (lua_getfield(L, opts_idx, "checkpointer") != LUA_TNIL) {
             if ((a->saver = sst__lua_saver(L, -1)) == NULL) {
-                return luaL_error(L, "compile: checkpointer must be a MemorySaver() or "
-                                     "SqliteSaver(path)");
+                return sst__lua_raisef(L, SST_EINVAL,
+                                       "compile: checkpointer must be a MemorySaver() or "
+                                       "SqliteSaver(path)");
             }
             lua_pushvalue(L, -1);
             lua_setiuservalue(L, app, UV_SAVER);
@@ -151,7 +153,8 @@ int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
         if (!lua_isnil(L, -1)) {
             lua_Integer n = luaL_checkinteger(L, -1);
             if (n < 1) {
-                return luaL_error(L, "compile: recursion_limit must be at least 1");
+                return sst__lua_raisef(L, SST_EINVAL,
+                                       "compile: recursion_limit must be at least 1");
             }
             a->recursion_limit = (uint64_t)n;
         }
@@ -163,7 +166,7 @@ int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
         if (!lua_isnil(L, -1)) {
             lua_Integer n = luaL_checkinteger(L, -1);
             if (n < 1 || n > 256) {
-                return luaL_error(L, "compile: workers must be between 1 and 256");
+                return sst__lua_raisef(L, SST_EINVAL, "compile: workers must be between 1 and 256");
             }
             a->workers = (unsigned)n;
         }
@@ -173,7 +176,8 @@ int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
             int ok;
             lua_Integer n = lua_tointegerx(L, -1, &ok);
             if (!ok || n < 1) {
-                return luaL_error(L, "compile: memory_limit must be a number of bytes above 0");
+                return sst__lua_raisef(L, SST_EINVAL,
+                                       "compile: memory_limit must be a number of bytes above 0");
             }
             /* This state's limit (a worker state runs this compile too), unless the host set it. */
             sst__lua_mem *m = sst__lua_mem_of(L);
@@ -228,10 +232,10 @@ static void forbid_worker(lua_State *L, const char *what) {
     bool worker = lua_toboolean(L, -1);
     lua_pop(L, 1);
     if (worker) {
-        luaL_error(L,
-                   "app:%s was called while a worker thread loads the script; guard top-level "
-                   "runs with `if not superstep.worker then ... end`",
-                   what);
+        sst__lua_raisef(L, SST_EINVAL,
+                        "app:%s was called while a worker thread loads the script; guard top-level "
+                        "runs with `if not superstep.worker then ... end`",
+                        what);
     }
 }
 
@@ -426,7 +430,8 @@ static int run(lua_State *L, unsigned modes, int events) {
         if (sst_graph_result_error(r)->code == SST_ELIMIT) {
             sst__lua_note_limit(L); /* a node calling this run fails for the limit too */
         }
-        lua_pushstring(L, sst_graph_result_error(r)->msg);
+        sst__lua_push_error(L, sst_graph_result_error(r)->code, sst_graph_result_error(r)->msg,
+                            sst_graph_result_error_node(r));
         sst_graph_result_free(r);
         return lua_error(L);
     }
@@ -483,7 +488,7 @@ static int app_get_state(lua_State *L) {
     bool owned;
     sst_graph_thread *t = thread_for(L, 1, a, cfg, &owned);
     if (t == NULL) {
-        return luaL_error(L, "get_state: the config names no thread_id");
+        return sst__lua_raisef(L, SST_EINVAL, "get_state: the config names no thread_id");
     }
     if (!owned) { /* in-memory thread: its values only */
         lua_createtable(L, 0, 1);
@@ -523,7 +528,8 @@ static int app_get_state_history(lua_State *L) {
     bool owned;
     sst_graph_thread *t = a->saver != NULL ? thread_for(L, 1, a, cfg, &owned) : NULL;
     if (t == NULL) {
-        return luaL_error(L, "get_state_history: needs a checkpointer and a thread_id");
+        return sst__lua_raisef(L, SST_EINVAL,
+                               "get_state_history: needs a checkpointer and a thread_id");
     }
     sst_value *h = sst_graph_get_state_history(t, filter, limit, &err);
     release_thread(L, t);
@@ -543,7 +549,7 @@ static int app_update_state(lua_State *L) {
     bool owned;
     sst_graph_thread *t = a->saver != NULL ? thread_for(L, 1, a, cfg, &owned) : NULL;
     if (t == NULL) {
-        return luaL_error(L, "update_state: needs a checkpointer and a thread_id");
+        return sst__lua_raisef(L, SST_EINVAL, "update_state: needs a checkpointer and a thread_id");
     }
     sst_error err = {0};
     sst_value *values = sst__lua_to_object(L, 3, "values", &err);

@@ -21,7 +21,10 @@ int sst__lua_traceback(lua_State *L) {
     if (lua_touserdata(L, 1) == &sst__lua_interrupt_token) {
         return 1; /* interrupt() unwinding a node: keep the token */
     }
-    const char *msg = lua_tostring(L, 1);
+    const char *msg =
+        lua_type(L, 1) == LUA_TTABLE && luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL
+            ? (lua_pop(L, 1), luaL_tolstring(L, 1, NULL))
+            : lua_tostring(L, 1);
     if (msg == NULL) {
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }

@@ -14,21 +14,6 @@
 
 #define MAX_DEPTH 200
 
-int sst__lua_raise_enomem(lua_State *L) {
-    sst_error err;
-    sst_error_clear(&err);
-    sst__enomem(&err);
-    return sst__lua_raise(L, &err);
-}
-
-int sst__lua_raise(lua_State *L, const sst_error *err) {
-    sst__lua_mem *m = sst__lua_mem_of(L);
-    if (m != NULL && err->code == SST_ENOMEM) {
-        m->enomem++; /* the protected call that fails of it reports SST_ENOMEM */
-    }
-    return luaL_error(L, "%s", err->msg);
-}
-
 /* ---- proxies ---- */
 
 typedef struct proxy {

@@ -20,7 +20,7 @@ typedef struct lgraph {
 static lgraph *check_graph(lua_State *L, int idx) {
     lgraph *lg = luaL_checkudata(L, idx, SST_LUA_GRAPH);
     if (lg->g == NULL) {
-        luaL_error(L, "StateGraph: the graph is closed");
+        sst__lua_raisef(L, SST_EINVAL, "StateGraph: the graph is closed");
     }
     return lg;
 }
@@ -107,10 +107,11 @@ static const sst_reducer *reducer_of(lua_State *L, lgraph *lg, int idx, const ch
             }
         }
     }
-    luaL_error(L,
-               "StateGraph: field '%s': expected a reducer (superstep.reducers.*) or a function, "
-               "got %s",
-               field, luaL_typename(L, idx));
+    sst__lua_raisef(
+        L, SST_EINVAL,
+        "StateGraph: field '%s': expected a reducer (superstep.reducers.*) or a function, "
+        "got %s",
+        field, luaL_typename(L, idx));
     return NULL;
 }
 
@@ -180,7 +181,8 @@ static int state_graph(lua_State *L) {
         while (lua_next(L, 1) != 0) {
             lua_pop(L, 1);
             if (lua_type(L, -1) != LUA_TSTRING) {
-                return luaL_error(L, "StateGraph: schema keys must be field names (strings)");
+                return sst__lua_raisef(L, SST_EINVAL,
+                                       "StateGraph: schema keys must be field names (strings)");
             }
             lua_pushvalue(L, -1);
             lua_rawseti(L, names, ++n);
@@ -233,14 +235,15 @@ static int graph_add_node(lua_State *L) {
             }
             lua_pop(L, 1);
             if (o.retry.max_attempts < 1) {
-                return luaL_error(L, "add_node '%s': retry.max_attempts must be at least 1", name);
+                return sst__lua_raisef(
+                    L, SST_EINVAL, "add_node '%s': retry.max_attempts must be at least 1", name);
             }
         }
         lua_pop(L, 1);
         if (lua_getfield(L, 4, "ends") == LUA_TTABLE) {
             size_t n = lua_rawlen(L, -1);
             if (n > SST_ARRAY_LEN(ends)) {
-                return luaL_error(L, "add_node '%s': too many ends", name);
+                return sst__lua_raisef(L, SST_EINVAL, "add_node '%s': too many ends", name);
             }
             for (size_t i = 0; i < n; i++) {
                 lua_rawgeti(L, -1, (lua_Integer)i + 1);
@@ -278,14 +281,14 @@ static int graph_add_edge(lua_State *L) {
         const char *from[64];
         size_t n = lua_rawlen(L, 2);
         if (n == 0 || n > SST_ARRAY_LEN(from)) {
-            return luaL_error(L, "add_edge: a join needs 1 to 64 source nodes");
+            return sst__lua_raisef(L, SST_EINVAL, "add_edge: a join needs 1 to 64 source nodes");
         }
         for (size_t i = 0; i < n; i++) {
             lua_rawgeti(L, 2, (lua_Integer)i + 1);
             from[i] = lua_tostring(L, -1);
             lua_pop(L, 1);
             if (from[i] == NULL) {
-                return luaL_error(L, "add_edge: join sources must be node names");
+                return sst__lua_raisef(L, SST_EINVAL, "add_edge: join sources must be node names");
             }
         }
         rc = sst_graph_add_join(lg->g, from, n, to, &err);

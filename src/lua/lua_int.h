@@ -25,6 +25,7 @@
 #define SST_LUA_COMMAND "superstep.Command"
 #define SST_LUA_ARRAY   "superstep.array"
 #define SST_LUA_OBJECT  "superstep.object"
+#define SST_LUA_ERROR   "superstep.Error"
 #define SST_LUA_RUNTIME "superstep.runtime" /* registry: lightuserdata sst__lua_rt */
 #define SST_LUA_GRAPHS  "superstep.graphs"  /* registry: graph number -> callables */
 
@@ -151,6 +152,11 @@ bool sst__lua_has_metatable(lua_State *L, int idx, const char *name);
 bool sst__lua_is_command(lua_State *L, int idx);
 /* Raises a Lua error with @p err's message. */
 int sst__lua_raise(lua_State *L, const sst_error *err);
+/* Raises an error object with @p code and a formatted message (errors.c). */
+int sst__lua_raisef(lua_State *L, sst_code code, const char *fmt, ...) SST_PRINTF(3, 4);
+/* Pushes an error object { code, message, node } (node may be NULL). */
+void sst__lua_push_error(lua_State *L, sst_code code, const char *msg, const char *node);
+void sst__lua_open_errors(lua_State *L);
 /* Raises "out of memory" so that the protected call reports SST_ENOMEM. */
 int sst__lua_raise_enomem(lua_State *L);
 

@@ -166,6 +166,10 @@ sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, 
         return SST_ELIMIT;
     }
     *msg = lua_tostring(L, -1);
+    if (*msg == NULL && luaL_getmetafield(L, -1, "__tostring") != LUA_TNIL) {
+        lua_pop(L, 1);
+        *msg = luaL_tolstring(L, -1, NULL); /* an error object: its message */
+    }
     if (*msg == NULL) {
         *msg = "(error object is not a string)";
     }

@@ -150,6 +150,7 @@ int luaopen_superstep(lua_State *L) {
     lua_pop(L, 1);
     luaL_newmetatable(L, SST_LUA_COMMAND);
     lua_pop(L, 1);
+    sst__lua_open_errors(L);
     sst__lua_open_proxy(L);
     sst__lua_open_app(L);
 
