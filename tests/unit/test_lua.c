@@ -36,6 +36,16 @@ static void test_parity(void **state) {
     run_script("test_parity.lua");
 }
 
+static void test_parity_build(void **state) {
+    (void)state;
+    run_script("test_parity_build.lua");
+}
+
+static void test_parity_updates(void **state) {
+    (void)state;
+    run_script("test_parity_updates.lua");
+}
+
 static void expect_load_error(const char *script, sst_code code, const char *needle) {
     char path[64];
     tu_temp_file(script, path, sizeof path);
@@ -176,6 +186,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parity),
+        cmocka_unit_test(test_parity_build),
+        cmocka_unit_test(test_parity_updates),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_tools_load_error_without_err),
         cmocka_unit_test(test_script_settings),
