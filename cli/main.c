@@ -412,12 +412,20 @@ static void print_run_result(const cli *c, const sst_graph_result *r, sst_graph_
     }
 }
 
+/* The compile warnings of the script's graph (e.g. an unreachable node), on stderr. */
+static void print_warnings(const sst_compiled_graph *cg) {
+    for (size_t i = 0; i < sst_compiled_graph_warning_count(cg); i++) {
+        fprintf(stderr, "superstep: warning: %s\n", sst_compiled_graph_warning(cg, i));
+    }
+}
+
 static int cmd_run(const cli *c) {
     session s;
     int rc = open_session(c, &s);
     if (rc >= 0) {
         return rc;
     }
+    print_warnings(sst_lua_script_graph(s.script));
     sst_value *input = NULL, *resume = NULL;
     if ((c->input != NULL && (input = json_arg("--input", c->input)) == NULL) ||
         (c->resume != NULL && (resume = json_arg("--resume", c->resume)) == NULL)) {
@@ -622,6 +630,7 @@ static int cmd_graph(const cli *c) {
         fprintf(stderr, "superstep: %s\n", err.msg);
         return EXIT_FAILED;
     }
+    print_warnings(sst_lua_script_graph(s));
     char *text = c->dot ? sst_compiled_graph_dot(sst_lua_script_graph(s), &err)
                         : sst_compiled_graph_mermaid(sst_lua_script_graph(s), &err);
     int rc = text != NULL ? (fputs(text, stdout), EXIT_DONE) : fail("", &err);

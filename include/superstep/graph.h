@@ -76,11 +76,25 @@ typedef sst_code (*sst_node_fn)(sst_node_ctx *ctx, void *user_data);
 
 /** Node options; fill with sst_node_opts_init. */
 typedef struct sst_node_opts {
-    sst_retry_policy retry; /* default: 3 attempts, 0.5 s, x2, 128 s, jitter */
+    /*
+     * default: one attempt, no retry (LangGraph's default). For LangGraph's
+     * RetryPolicy() (3 attempts, 0.5 s, x2, 128 s cap, jitter) call
+     * sst_retry_policy_init(&opts.retry) or assign SST_RETRY_POLICY_DEFAULT.
+     */
+    sst_retry_policy retry;
     const sst_value
         *metadata; /* borrowed (copied): any JSON, shown by sst_compiled_graph_node_metadata */
-    const char *const *ends; /* nodes a goto of this node may reach (for validation and drawing) */
+    /*
+     * Nodes a goto of this node may reach: checked by sst_graph_compile and
+     * drawn. Optional: a node reached only through goto compiles with a warning.
+     */
+    const char *const *ends;
     size_t n_ends;
+    /*
+     * LangGraph's defer=True: once triggered, the node waits until no other
+     * task is left to run (the other branches are done), then runs.
+     */
+    bool defer;
 } sst_node_opts;
 
 SST_API void sst_node_opts_init(sst_node_opts *o);
@@ -104,10 +118,40 @@ SST_NODISCARD SST_API sst_code sst_graph_add_edge(sst_graph *g, const char *from
 /**
  * A wait-for-all join (LangGraph's add_edge([a, b], c)): @p to runs once after
  * every source has run since its last run, even when they finish in
- * different supersteps.
+ * different supersteps. With @p to SST_END, the sources simply end their
+ * branches (LangGraph's add_edge([a, b], END)).
  */
 SST_NODISCARD SST_API sst_code sst_graph_add_join(sst_graph *g, const char *const *from, size_t n,
                                                   const char *to, sst_error *err);
+
+/** One node of a sequence (sst_graph_add_sequence). */
+typedef struct sst_sequence_node {
+    const char *name; /* copied */
+    sst_node_fn fn;
+    void *user_data;
+    const sst_node_opts *opts; /* NULL: the defaults */
+} sst_sequence_node;
+
+/**
+ * LangGraph's add_sequence: adds the @p n nodes and an edge from each to the
+ * next, in order (no edge from START or to END).
+ * @return SST_OK; SST_EINVAL (n == 0, or a node sst_graph_add_node refuses,
+ *         named), SST_ENOMEM. On error the graph is unchanged.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_sequence(sst_graph *g, const sst_sequence_node *nodes,
+                                                      size_t n, sst_error *err);
+
+/**
+ * Input and output schemas (LangGraph's StateGraph(input_schema=...,
+ * output_schema=...)): the state fields an invoke accepts as input and the
+ * ones it returns. The names are copied; n == 0 clears the declaration (all
+ * fields). Fields need not be declared with sst_graph_add_field.
+ * @return SST_OK; SST_EINVAL (NULL or reserved "__" name), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_input_fields(sst_graph *g, const char *const *fields,
+                                                          size_t n, sst_error *err);
+SST_NODISCARD SST_API sst_code sst_graph_set_output_fields(sst_graph *g, const char *const *fields,
+                                                           size_t n, sst_error *err);
 
 /**
  * A router: picks where to go from the state (borrowed: the committed state
@@ -138,11 +182,16 @@ SST_NODISCARD SST_API sst_value *sst_send_new(const char *node, sst_value *arg, 
 
 /* ---- compiling -------------------------------------------------------- */
 
+/** A single entry "*" in an interrupt list (LangGraph's interrupt_before="*"): every node. */
+#define SST_ALL_NODES "*"
+
 /** Compile options; fill with sst_compile_opts_init. */
 typedef struct sst_compile_opts {
-    const char *const *interrupt_before; /* stop before a superstep that runs one of these */
+    const char *const *interrupt_before; /* stop before a superstep that runs one of these;
+                                            SST_ALL_NODES: any node */
     size_t n_before;
-    const char *const *interrupt_after; /* stop after a superstep that ran one of these */
+    const char *const *interrupt_after; /* stop after a superstep that ran one of these;
+                                           SST_ALL_NODES: any node */
     size_t n_after;
 } sst_compile_opts;
 
@@ -151,9 +200,10 @@ SST_API void sst_compile_opts_init(sst_compile_opts *o);
 /**
  * Validates @p g and freezes it. Errors name the culprit: an edge from or to
  * an unknown node, a path map naming an unknown node, no entry point (no
- * edge from START), nodes unreachable from START, an unknown node in the
- * interrupt lists. A graph from which END cannot be reached compiles with a
- * warning (sst_compiled_graph_warning).
+ * edge from START), an unknown node in the interrupt lists. A graph with
+ * nodes that no edge, path map or `ends` reaches from START (they may still
+ * be reached by a goto), or from which END cannot be reached, compiles with
+ * a warning (sst_compiled_graph_warning).
  * @return new compiled graph; NULL with SST_EINVAL or SST_ENOMEM.
  * Thread-safety: the result may be invoked from many threads at once.
  */
@@ -164,6 +214,12 @@ SST_API void sst_compiled_graph_free(sst_compiled_graph *cg);
 SST_API size_t sst_compiled_graph_warning_count(const sst_compiled_graph *cg);
 /** Warning @p i (borrowed), or NULL. */
 SST_API const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, size_t i);
+/**
+ * The declared input / output fields (sst_graph_set_input_fields): a borrowed
+ * array of names, or NULL when none were declared (every field).
+ */
+SST_API const sst_value *sst_compiled_graph_input_fields(const sst_compiled_graph *cg);
+SST_API const sst_value *sst_compiled_graph_output_fields(const sst_compiled_graph *cg);
 /** A node's metadata (borrowed; null when none), or NULL for an unknown node. */
 SST_API const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg,
                                                           const char *node);
@@ -193,6 +249,23 @@ SST_NODISCARD SST_API sst_code sst_node_update(sst_node_ctx *ctx, const char *fi
                                                sst_value *value, sst_error *err);
 /** Writes every member of @p update (takes: an object). */
 SST_NODISCARD SST_API sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update,
+                                                   sst_error *err);
+
+/**
+ * Adds one more write of @p value (takes) to @p field, as LangGraph applies
+ * each write a node makes: unlike sst_node_update, a field written before in
+ * this run keeps its earlier writes and the reducer merges them all in order
+ * (stored as a {"$writes": [...]} marker, reducer.h). Wrap @p value with
+ * sst_overwrite_new to bypass the reducer.
+ */
+SST_NODISCARD SST_API sst_code sst_node_add_write(sst_node_ctx *ctx, const char *field,
+                                                  sst_value *value, sst_error *err);
+/**
+ * Adds @p update (takes: an object) as one more update of the node, each
+ * member a write as with sst_node_add_write: a node returning a list of
+ * updates calls it once per update, in order.
+ */
+SST_NODISCARD SST_API sst_code sst_node_add_update(sst_node_ctx *ctx, sst_value *update,
                                                    sst_error *err);
 
 /**
@@ -229,7 +302,7 @@ SST_API bool sst_node_streams_messages(const sst_node_ctx *ctx);
 /** Emits a custom stream event (takes @p value); delivered in task order. */
 SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err);
 
-/** Fails the node with a message; returns @p code (SST_ETASK is retried by default). */
+/** Fails the node with a message; returns @p code (retried only under the node's retry policy). */
 SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
     __attribute__((format(printf, 3, 4)))
@@ -271,7 +344,14 @@ typedef struct sst_invoke_opts {
     uint64_t recursion_limit;      /* supersteps one invoke may run; default 25 */
     const sst_value *resume;       /* Command{resume}: the value for the single pending interrupt */
     const sst_value *resume_by_id; /* {interrupt id: value} when several are pending */
-    unsigned stream_modes;         /* sst_stream_mode bits */
+    /* Command{update}: applied through the reducers before the run goes on (the
+     * interrupted run, else a new one); borrowed, NULL: none. */
+    const sst_value *update;
+    /* Command{goto}: a node name, a Send ({"__send__", "arg"}) or a list of them,
+     * run in the next superstep beside the interrupted tasks (a new run runs only
+     * these, not START's edges, as LangGraph does); borrowed, NULL: none. */
+    const sst_value *goto_targets;
+    unsigned stream_modes; /* sst_stream_mode bits */
     sst_stream_fn stream;
     void *stream_user_data;
     sst_engine *engine;        /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
@@ -348,18 +428,37 @@ SST_NODISCARD SST_API sst_value *sst_graph_history_page(sst_graph_thread *t,
                                                         size_t limit, bool values, sst_error *err);
 
 /**
- * Writes @p values (borrowed) as if node @p as_node had returned them, on top
- * of checkpoint @p checkpoint_id (NULL: the latest); the new checkpoint's
- * next tasks are @p as_node's successors. On an older checkpoint this forks
- * the thread (metadata source "fork"), else it is an "update". Without
- * @p as_node the node that wrote in the last superstep is used; when several
- * did it is ambiguous (SST_EINVAL naming them).
- * @return SST_OK; SST_EINVAL, SST_ENOTFOUND, a reducer's error, a storage error.
+ * Writes @p values (borrowed; NULL or null: none) as if node @p as_node had
+ * returned them, on top of checkpoint @p checkpoint_id (NULL: the latest), in
+ * a new checkpoint with metadata source "update" (on an older checkpoint the
+ * thread branches there). Its next tasks are @p as_node's routing plus the
+ * tasks that were waiting and did not run (a join's target, the node an
+ * interrupt_before stopped at, which then runs on the next invoke); waiting
+ * Sends are replaced. Without @p as_node the node that wrote in the last
+ * superstep is used (several: SST_EINVAL naming them; none: the values only,
+ * next unchanged). Special names, as LangGraph's: SST_START (START's
+ * routing), SST_END (no next tasks), "__input__" (@p values become a new
+ * input that the next invoke runs from START), "__copy__" (a copy of the
+ * checkpoint beside it, same parent, source "fork"; @p values ignored).
+ * @return SST_OK; SST_EINVAL, SST_ETYPE, SST_ENOTFOUND, a reducer's error, a
+ *         storage error.
  */
 SST_NODISCARD SST_API sst_code sst_graph_update_state(sst_graph_thread *t,
                                                       const char *checkpoint_id,
                                                       const sst_value *values, const char *as_node,
                                                       sst_error *err);
+
+/**
+ * Several supersteps of updates, each one checkpoint: @p supersteps
+ * (borrowed) is a list of lists of {"values": object or null, "as_node":
+ * name}; the updates of one superstep apply in order as sst_graph_update_state
+ * describes, their nodes' routing combined (LangGraph's bulk_update_state).
+ * @return as sst_graph_update_state; SST_EINVAL for an empty or misshapen list.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_bulk_update_state(sst_graph_thread *t,
+                                                           const char *checkpoint_id,
+                                                           const sst_value *supersteps,
+                                                           sst_error *err);
 
 /**
  * Runs the graph. With @p thread NULL, one run from the schema defaults.

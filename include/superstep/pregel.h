@@ -51,8 +51,19 @@ typedef struct sst_run_result sst_run_result;
 typedef bool (*sst_retry_on_fn)(sst_code code, void *user_data);
 
 /**
+ * Decides whether a failure is retried, seeing the whole error (borrowed:
+ * code and message) and the vertex (borrowed). Called on the thread running
+ * the engine (sst_engine_run's caller), between a superstep's attempts.
+ */
+typedef bool (*sst_retry_on_error_fn)(const sst_error *error, const char *vertex, void *user_data);
+
+/**
  * How a failing task is retried (LangGraph's RetryPolicy). Fill with
- * sst_retry_policy_init, then adjust.
+ * sst_retry_policy_init (or SST_RETRY_POLICY_DEFAULT), then adjust.
+ *
+ * A vertex or a node has no retry unless it asks for one: its options start
+ * with a policy of one attempt (the other fields as in the default policy,
+ * so setting max_attempts alone gives LangGraph's RetryPolicy(max_attempts)).
  */
 typedef struct sst_retry_policy {
     unsigned max_attempts;     /* total attempts, first included; default 3 */
@@ -61,9 +72,20 @@ typedef struct sst_retry_policy {
     double max_interval_s;     /* cap on the delay; default 128 */
     bool jitter;               /* add a uniform 0..1 s; default true */
     sst_retry_on_fn retry_on;  /* NULL: sst_code_is_transient */
-    void *retry_on_user_data;
+    void *retry_on_user_data;  /* for retry_on and retry_on_error */
+    /* Takes precedence over retry_on when set; NULL: retry_on decides. */
+    sst_retry_on_error_fn retry_on_error;
 } sst_retry_policy;
 
+/**
+ * The default retry policy as an initializer (LangGraph's RetryPolicy()):
+ * 3 attempts, 0.5 s before the first retry, x2 per retry, 128 s cap, jitter,
+ * transient codes retried. `sst_retry_policy p = SST_RETRY_POLICY_DEFAULT;`
+ */
+#define SST_RETRY_POLICY_DEFAULT                                                                   \
+    { 3, 0.5, 2.0, 128.0, true, NULL, NULL, NULL }
+
+/** Fills @p p with the default policy (SST_RETRY_POLICY_DEFAULT). */
 SST_API void sst_retry_policy_init(sst_retry_policy *p);
 
 /**
@@ -96,9 +118,16 @@ typedef sst_value *(*sst_combine_fn)(void *user_data, sst_value *acc, const sst_
 /** Options of one vertex; fill with sst_vertex_opts_init, then adjust. */
 typedef struct sst_vertex_opts {
     const sst_value *config; /* borrowed (the builder keeps a reference): private config */
-    sst_retry_policy retry;  /* default: sst_retry_policy_init */
+    sst_retry_policy retry;  /* default: one attempt (sst_retry_policy_init for retries) */
     sst_combine_fn combiner; /* NULL: the inbox keeps every message */
     void *combiner_user_data;
+    /*
+     * Deferred (LangGraph's defer=True): an activation of this vertex waits
+     * while any task of another kind is left to run; the vertex runs in the
+     * first superstep that would otherwise have no such task. Sends to it
+     * are not deferred. Default false.
+     */
+    bool defer;
 } sst_vertex_opts;
 
 SST_API void sst_vertex_opts_init(sst_vertex_opts *o);
@@ -270,6 +299,13 @@ SST_NODISCARD SST_API sst_run_result *sst_engine_run(sst_engine *e, const sst_pr
 SST_API const char *sst_task_vertex(const sst_task *t);
 /** The deterministic task id: 32 hex characters (borrowed). */
 SST_API const char *sst_task_id(const sst_task *t);
+/**
+ * The id sst_task_id gives the task of @p vertex in @p superstep of the run
+ * @p run_key: @p send_index is the Send's index, or UINT64_MAX for a task
+ * triggered by edges. Writes 32 hex digits and a NUL to @p out.
+ */
+SST_API void sst_task_id_of(const char *run_key, uint64_t superstep, uint64_t send_index,
+                            const char *vertex, char out[33]);
 SST_API uint64_t sst_task_superstep(const sst_task *t);
 /** The user_data of the run's options (sst_run_opts.user_data), for live side channels. */
 SST_API void *sst_task_run_user_data(const sst_task *t);
@@ -328,7 +364,8 @@ SST_API void sst_task_vote_halt(sst_task *t);
 /**
  * Records a failure with a message; returns @p code, so a compute function
  * can `return sst_task_fail(t, SST_ETASK, "...")`. Retries follow the
- * vertex's policy (by default transient codes such as SST_ETASK retry).
+ * vertex's policy (none by default; with a policy, transient codes such as
+ * SST_ETASK retry unless retry_on says otherwise).
  */
 SST_API sst_code sst_task_fail(sst_task *t, sst_code code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)

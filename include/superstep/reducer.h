@@ -29,6 +29,7 @@
 #ifndef SUPERSTEP_REDUCER_H
 #define SUPERSTEP_REDUCER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "superstep/error.h"
@@ -82,7 +83,8 @@ SST_API void sst_reducer_free(sst_reducer *r);
 /**
  * Merges one superstep's writes to @p field.
  * @param current takes; NULL when the field is absent
- * @param updates borrowed array of @p n borrowed values, in task order (n >= 1)
+ * @param updates borrowed array of @p n borrowed values, in task order (n >= 1);
+ *                Overwrite and $writes markers are read as such
  * @return new merged value; NULL on error (the caller's other references to
  *         the current value are untouched).
  */
@@ -94,13 +96,56 @@ SST_NODISCARD SST_API sst_value *sst_reducer_apply(const sst_reducer *r, const c
 /**
  * Normalises a write before it is stored, so that replaying it later is
  * deterministic. add_messages turns strings and [role, content] pairs into
- * message objects and gives each message without an id a UUIDv4; the other
- * built-ins return the update unchanged.
+ * message objects and gives each message without an id a UUIDv4 (inside
+ * Overwrite and $writes markers too); the other built-ins return the update
+ * unchanged.
  * @param update takes
  * @return new normalised update; NULL on error.
  */
 SST_NODISCARD SST_API sst_value *sst_reducer_prepare(const sst_reducer *r, const char *field,
                                                      sst_value *update, sst_error *err);
+
+/* ---- update markers ----------------------------------------------------- */
+
+/*
+ * Two values a write may take that the reducers read as instructions, not
+ * data (LangGraph's Overwrite and a node's repeated writes). They are stored
+ * as they are in checkpoint deltas, so a replay gives the same state.
+ *
+ *   {"__overwrite__": v}    Overwrite(v): the field becomes v, bypassing its
+ *                           reducer; the superstep's other writes to the
+ *                           field are dropped. Two Overwrites of one field in
+ *                           one superstep are an SST_ECONFLICT error ("Can
+ *                           receive only one Overwrite value per super-step.").
+ *   {"$writes": [w1, w2]}   several writes to one field from one update,
+ *                           merged in order as separate writes.
+ *
+ * An object is a marker only when that key is its only member.
+ */
+#define SST_OVERWRITE_KEY "__overwrite__"
+#define SST_WRITES_KEY    "$writes"
+
+/**
+ * Overwrite(value): {"__overwrite__": value}. Write it to a field (e.g. with
+ * sst_node_update) to set the field to @p value whatever its reducer.
+ * @param value takes
+ * @return new marker; NULL with SST_EINVAL (NULL value) or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_overwrite_new(sst_value *value, sst_error *err);
+
+/** The value an Overwrite marker carries (borrowed), or NULL when @p v is not one. */
+SST_API const sst_value *sst_overwrite_value(const sst_value *v);
+
+/**
+ * Adds one write of @p value to @p field of @p delta: the field's first
+ * write is stored as it is; a second turns it into a {"$writes": [...]}
+ * marker, so each write goes through the reducer in order.
+ * @param delta takes: an object
+ * @param value takes
+ * @return the new delta; NULL with SST_EINVAL, SST_ETYPE (not an object) or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_delta_add_write(sst_value *delta, const char *field,
+                                                     sst_value *value, sst_error *err);
 
 /* ---- schemas ---------------------------------------------------------- */
 
@@ -138,6 +183,16 @@ SST_NODISCARD SST_API sst_code sst_schema_add_field(sst_schema *s, const char *f
 SST_NODISCARD SST_API sst_code sst_schema_set_state_reducer(sst_schema *s, sst_state_reduce_fn fn,
                                                             void *user_data, sst_error *err);
 
+/**
+ * A closed schema drops the members of an update (a node's write, the
+ * input, update_state values) that are not declared fields, as LangGraph
+ * ignores keys that are not state channels. Engine fields ("__...") stay.
+ * Open (the default): undeclared fields use `replace`.
+ * @return SST_OK; SST_EINVAL for a NULL schema.
+ */
+SST_NODISCARD SST_API sst_code sst_schema_set_closed(sst_schema *s, bool closed, sst_error *err);
+SST_API bool sst_schema_closed(const sst_schema *s);
+
 /** The reducer of @p field: the declared one, else replace (borrowed). */
 SST_API const sst_reducer *sst_schema_field_reducer(const sst_schema *s, const char *field);
 
@@ -150,7 +205,8 @@ SST_NODISCARD SST_API sst_value *sst_schema_initial_state(const sst_schema *s, s
 
 /**
  * Normalises a delta (a task's partial update) field by field with
- * sst_reducer_prepare.
+ * sst_reducer_prepare (the writes inside markers included); a closed
+ * schema drops undeclared fields first.
  * @param delta takes: an object
  * @return new delta; NULL with SST_ETYPE (not an object) or a reducer's error.
  */
@@ -160,7 +216,9 @@ SST_NODISCARD SST_API sst_value *sst_schema_prepare_delta(const sst_schema *s, s
 /**
  * Applies one superstep's deltas to the state: each written field is merged
  * by its reducer from the writes in delta order, fields in order of first
- * write (or all at once by the whole-state reducer).
+ * write (or all at once by the whole-state reducer, which gets the update
+ * markers as they are). Overwrite and $writes markers apply as described
+ * above (sst_reducer_apply reads them).
  * @param state  takes: an object (NULL means {})
  * @param deltas borrowed objects in task order
  * @return new state; NULL on error. Keep your own reference to the old state

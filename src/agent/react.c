@@ -232,6 +232,8 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
     a->opts = opts;
     sst_node_opts no;
     sst_node_opts_init(&no);
+    /* The model call retries (a flaky provider): nodes have no retry by default. */
+    sst_retry_policy_init(&no.retry);
     no.retry.initial_interval_s = 0.2;
     sst_value *prompt =
         opts->system_prompt != NULL ? sst_string_new(opts->system_prompt, err) : NULL;

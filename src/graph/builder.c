@@ -3,6 +3,7 @@
  * Building a StateGraph and compiling it: validation (every error names the
  * culprit), routing tables, and the Pregel vertex set (one vertex a node).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,6 +75,8 @@ void sst_graph_free(sst_graph *g) {
     sst__free(g->edges);
     sst__free(g->joins);
     sst__free(g->branches);
+    sst_value_unref(g->input_fields);
+    sst_value_unref(g->output_fields);
     sst_schema_free(g->schema);
     sst__free(g);
 }
@@ -107,10 +110,14 @@ size_t sst__graph_find(const sst_graph *g, const char *name) {
 }
 
 void sst_node_opts_init(sst_node_opts *o) {
+    /* No retry unless the node asks for one (LangGraph's default): one attempt, the
+     * other fields as the default policy. */
     sst_retry_policy_init(&o->retry);
+    o->retry.max_attempts = 1;
     o->metadata = NULL;
     o->ends = NULL;
     o->n_ends = 0;
+    o->defer = false;
 }
 
 sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
@@ -147,6 +154,7 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     n->fn = fn;
     n->user_data = user_data;
     n->retry = opts->retry;
+    n->defer = opts->defer;
     n->metadata = sst_value_ref(opts->metadata != NULL ? opts->metadata : sst_null());
     n->ends = opts->n_ends ? sst__calloc(opts->n_ends, sizeof *n->ends) : NULL;
     bool ok = n->name != NULL && (opts->n_ends == 0 || n->ends != NULL);
@@ -219,6 +227,81 @@ sst_code sst_graph_add_join(sst_graph *g, const char *const *from, size_t n, con
     return SST_OK;
 }
 
+/* Frees the nodes and edges added after the first @p n_nodes and @p n_edges. */
+static void truncate_graph(sst_graph *g, size_t n_nodes, size_t n_edges) {
+    while (g->n_nodes > n_nodes) {
+        node_free(&g->nodes[--g->n_nodes]);
+    }
+    while (g->n_edges > n_edges) {
+        g->n_edges--;
+        sst__free(g->edges[g->n_edges].from);
+        sst__free(g->edges[g->n_edges].to);
+    }
+}
+
+sst_code sst_graph_add_sequence(sst_graph *g, const sst_sequence_node *nodes, size_t n,
+                                sst_error *err) {
+    if (g == NULL || nodes == NULL || n == 0) {
+        return sst__error(err, SST_EINVAL, "graph: add sequence: %s",
+                          g == NULL ? "NULL graph" : "a sequence needs at least one node");
+    }
+    /* Edges dedupe against existing ones, so new edges are always appended: on
+     * failure, truncating back to the old counts undoes this call. */
+    size_t n_nodes = g->n_nodes, n_edges = g->n_edges;
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < n; i++) {
+        rc = sst_graph_add_node(g, nodes[i].name, nodes[i].fn, nodes[i].user_data, nodes[i].opts,
+                                err);
+        if (rc != SST_OK) {
+            sst__error_prefix(err, "add sequence: node %zu", i + 1);
+        }
+    }
+    for (size_t i = 1; rc == SST_OK && i < n; i++) {
+        rc = sst_graph_add_edge(g, nodes[i - 1].name, nodes[i].name, err);
+    }
+    if (rc != SST_OK) {
+        truncate_graph(g, n_nodes, n_edges);
+    }
+    return rc;
+}
+
+/* Sets *slot to a new array of the @p n names (NULL for n == 0). */
+static sst_code set_fields(sst_graph *g, sst_value **slot, const char *what,
+                           const char *const *fields, size_t n, sst_error *err) {
+    if (g == NULL || (fields == NULL && n > 0)) {
+        return sst__error(err, SST_EINVAL, "graph: %s fields: NULL %s", what,
+                          g == NULL ? "graph" : "list");
+    }
+    sst_value *list = n > 0 ? sst_array_empty() : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (fields[i] == NULL || strncmp(fields[i], "__", 2) == 0) {
+            sst_value_unref(list);
+            return sst__error(err, SST_EINVAL, "graph: %s field '%s': %s", what,
+                              fields[i] != NULL ? fields[i] : "(NULL)",
+                              fields[i] != NULL ? "names starting with \"__\" are reserved"
+                                                : "NULL name");
+        }
+        sst_value *name = sst_string_new(fields[i], err);
+        list = name != NULL ? sst_array_push_take(list, name, err) : (sst_value_unref(list), NULL);
+        if (list == NULL) {
+            return sst__code(err);
+        }
+    }
+    sst_value_unref(*slot);
+    *slot = list;
+    return SST_OK;
+}
+
+sst_code sst_graph_set_input_fields(sst_graph *g, const char *const *fields, size_t n,
+                                    sst_error *err) {
+    return set_fields(g, g != NULL ? &g->input_fields : NULL, "input", fields, n, err);
+}
+
+sst_code sst_graph_set_output_fields(sst_graph *g, const char *const *fields, size_t n,
+                                     sst_error *err) {
+    return set_fields(g, g != NULL ? &g->output_fields : NULL, "output", fields, n, err);
+}
+
 sst_code sst_graph_add_conditional_edges(sst_graph *g, const char *from, sst_router_fn router,
                                          void *user_data, const sst_value *path_map,
                                          sst_error *err) {
@@ -285,19 +368,30 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
         o.metadata = n->metadata;
         o.ends = (const char *const *)n->ends;
         o.n_ends = n->n_ends;
+        o.defer = n->defer;
         rc = sst_graph_add_node(c, n->name, n->fn, n->user_data, &o, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
         rc = sst_graph_add_edge(c, g->edges[i].from, g->edges[i].to, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_joins; i++) {
-        rc = sst_graph_add_join(c, (const char *const *)g->joins[i].from, g->joins[i].n,
-                                g->joins[i].to, err);
+        const sst__join *j = &g->joins[i];
+        if (strcmp(j->to, SST_END) == 0) {
+            /* A join into END waits for nothing that follows: its sources just end
+             * their branches, as edges to END do (and are drawn so). */
+            for (size_t k = 0; rc == SST_OK && k < j->n; k++) {
+                rc = sst_graph_add_edge(c, j->from[k], SST_END, err);
+            }
+            continue;
+        }
+        rc = sst_graph_add_join(c, (const char *const *)j->from, j->n, j->to, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_branches; i++) {
         const sst__branch *b = &g->branches[i];
         rc = sst_graph_add_conditional_edges(c, b->from, b->router, b->user_data, b->path_map, err);
     }
+    c->input_fields = g->input_fields != NULL ? sst_value_ref(g->input_fields) : NULL;
+    c->output_fields = g->output_fields != NULL ? sst_value_ref(g->output_fields) : NULL;
     if (rc != SST_OK) {
         sst_graph_free(c);
         return NULL;
@@ -334,68 +428,91 @@ static sst_code check_source(const sst_graph *g, const char *what, const char *n
     return SST_OK;
 }
 
+/* A new description of a graph part for errors ("edge 'a' -> 'b'"), or NULL on OOM. */
+static char *what_of(const char *fmt, ...) SST_PRINTF(1, 2);
+static char *what_of(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = n >= 0 ? sst__malloc((size_t)n + 1) : NULL;
+    if (s != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    return s;
+}
+
+static sst_code check_edge(const sst_graph *g, const sst__edge *e, sst_error *err) {
+    char *what = what_of("edge '%s' -> '%s'", e->from, e->to);
+    if (what == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = check_source(g, what, e->from, err);
+    if (rc == SST_OK) {
+        rc = check_target(g, what, e->to, true, err);
+    }
+    sst__free(what);
+    return rc;
+}
+
+static sst_code check_join(const sst_graph *g, const sst__join *j, sst_error *err) {
+    char *what = what_of("join into '%s'", j->to);
+    if (what == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = SST_OK;
+    for (size_t k = 0; rc == SST_OK && k < j->n; k++) {
+        rc = strcmp(j->from[k], SST_START) == 0
+                 ? sst__error(err, SST_EINVAL, "%s: START cannot be one of its sources", what)
+                 : check_source(g, what, j->from[k], err);
+    }
+    if (rc == SST_OK) {
+        rc = check_target(g, what, j->to, true, err);
+    }
+    sst__free(what);
+    return rc;
+}
+
+static sst_code check_branch(const sst_graph *g, const sst__branch *b, sst_error *err) {
+    char *what = what_of("conditional edges from '%s'", b->from);
+    char *pm = what_of("conditional edges from '%s': path map", b->from);
+    sst_code rc =
+        what != NULL && pm != NULL ? check_source(g, what, b->from, err) : sst__enomem(err);
+    size_t n = sst_object_len(b->path_map) + sst_array_len(b->path_map);
+    for (size_t k = 0; rc == SST_OK && b->path_map != NULL && k < n; k++) {
+        const sst_value *v = sst_is_object(b->path_map) ? sst_object_value_at(b->path_map, k)
+                                                        : sst_array_get(b->path_map, k);
+        rc = sst_is_string(v)
+                 ? check_target(g, pm, sst_string_cstr(v), true, err)
+                 : sst__error(err, SST_ETYPE, "%s: path map values must be node names", what);
+    }
+    sst__free(what);
+    sst__free(pm);
+    return rc;
+}
+
 static sst_code validate(const sst_graph *g, sst_error *err) {
-    char what[600];
-    for (size_t i = 0; i < g->n_edges; i++) {
-        snprintf(what, sizeof what, "edge '%s' -> '%s'", g->edges[i].from, g->edges[i].to);
-        sst_code rc = check_source(g, what, g->edges[i].from, err);
-        if (rc == SST_OK) {
-            rc = check_target(g, what, g->edges[i].to, true, err);
-        }
-        if (rc != SST_OK) {
-            return rc;
-        }
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
+        rc = check_edge(g, &g->edges[i], err);
     }
-    for (size_t i = 0; i < g->n_joins; i++) {
-        const sst__join *j = &g->joins[i];
-        snprintf(what, sizeof what, "join into '%s'", j->to);
-        for (size_t k = 0; k < j->n; k++) {
-            if (strcmp(j->from[k], SST_START) == 0) {
-                return sst__error(err, SST_EINVAL, "%s: START cannot be one of its sources", what);
-            }
-            sst_code rc = check_source(g, what, j->from[k], err);
-            if (rc != SST_OK) {
-                return rc;
-            }
-        }
-        sst_code rc = check_target(g, what, j->to, false, err);
-        if (rc != SST_OK) {
-            return rc;
-        }
+    for (size_t i = 0; rc == SST_OK && i < g->n_joins; i++) {
+        rc = check_join(g, &g->joins[i], err);
     }
-    for (size_t i = 0; i < g->n_branches; i++) {
-        const sst__branch *b = &g->branches[i];
-        snprintf(what, sizeof what, "conditional edges from '%s'", b->from);
-        sst_code rc = check_source(g, what, b->from, err);
-        if (rc != SST_OK) {
-            return rc;
-        }
-        for (size_t k = 0;
-             b->path_map != NULL && k < sst_object_len(b->path_map) + sst_array_len(b->path_map);
-             k++) {
-            const sst_value *v = sst_is_object(b->path_map) ? sst_object_value_at(b->path_map, k)
-                                                            : sst_array_get(b->path_map, k);
-            if (!sst_is_string(v)) {
-                return sst__error(err, SST_ETYPE, "%s: path map values must be node names", what);
-            }
-            char pm[700];
-            snprintf(pm, sizeof pm, "%s: path map", what);
-            rc = check_target(g, pm, sst_string_cstr(v), true, err);
-            if (rc != SST_OK) {
-                return rc;
-            }
-        }
+    for (size_t i = 0; rc == SST_OK && i < g->n_branches; i++) {
+        rc = check_branch(g, &g->branches[i], err);
     }
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        for (size_t k = 0; k < g->nodes[i].n_ends; k++) {
-            snprintf(what, sizeof what, "goto destinations of '%s'", g->nodes[i].name);
-            sst_code rc = check_target(g, what, g->nodes[i].ends[k], true, err);
-            if (rc != SST_OK) {
-                return rc;
-            }
+    for (size_t i = 0; rc == SST_OK && i < g->n_nodes; i++) {
+        char *what = what_of("goto destinations of '%s'", g->nodes[i].name);
+        rc = what != NULL ? SST_OK : sst__enomem(err);
+        for (size_t k = 0; rc == SST_OK && k < g->nodes[i].n_ends; k++) {
+            rc = check_target(g, what, g->nodes[i].ends[k], true, err);
         }
+        sst__free(what);
     }
-    return SST_OK;
+    return rc;
 }
 
 /* Marks what START reaches; @p seen has one slot per node plus one for END. */
@@ -459,7 +576,7 @@ static void reach(const sst_graph *g, bool *seen) {
                 size_t s = sst__graph_find(g, j->from[k]);
                 all = all && s != SIZE_MAX && seen[s];
             }
-            size_t t = sst__graph_find(g, j->to);
+            size_t t = strcmp(j->to, SST_END) == 0 ? end : sst__graph_find(g, j->to);
             if (all && t != SIZE_MAX && !seen[t]) {
                 seen[t] = changed = true;
             }
@@ -607,55 +724,92 @@ static bool add_warning(sst_compiled_graph *cg, const char *text) {
     return true;
 }
 
-/* Applies the interrupt lists; errors name an unknown node. */
+/* Marks node @p k (every node for SIZE_MAX) to interrupt before or after it. */
+static void mark_interrupt(sst_compiled_graph *cg, size_t k, bool after) {
+    for (size_t i = k == SIZE_MAX ? 0 : k; i < (k == SIZE_MAX ? cg->g->n_nodes : k + 1); i++) {
+        if (after) {
+            cg->routes[i].interrupt_after = true;
+        } else {
+            cg->routes[i].interrupt_before = true;
+        }
+    }
+}
+
+/* Applies the interrupt lists (SST_ALL_NODES: every node); errors name an unknown node. */
 static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *o, sst_error *err) {
     for (int after = 0; after < 2; after++) {
         const char *const *list = after ? o->interrupt_after : o->interrupt_before;
         size_t n = after ? o->n_after : o->n_before;
         for (size_t i = 0; i < n; i++) {
+            if (list[i] != NULL && strcmp(list[i], SST_ALL_NODES) == 0) {
+                mark_interrupt(cg, SIZE_MAX, after);
+                continue;
+            }
             size_t k = list[i] != NULL ? sst__graph_find(cg->g, list[i]) : SIZE_MAX;
             if (k == SIZE_MAX) {
                 return sst__error(err, SST_EINVAL, "compile: interrupt_%s names unknown node '%s'",
                                   after ? "after" : "before", list[i] != NULL ? list[i] : "(NULL)");
             }
-            if (after) {
-                cg->routes[k].interrupt_after = true;
-            } else {
-                cg->routes[k].interrupt_before = true;
-            }
+            mark_interrupt(cg, k, after);
         }
     }
     return SST_OK;
 }
 
-/* Checks that START reaches every node; *end_reached tells whether it reaches END. */
-static sst_code check_reachable(const sst_graph *g, bool *end_reached, sst_error *err) {
+/*
+ * What START reaches: *end_reached tells whether it reaches END, and
+ * *unreachable (new text, sst__malloc, or NULL when every node is reached)
+ * is the warning that names the nodes no edge, path map or `ends` reaches.
+ * Such a node may still run through a Command goto (LangGraph accepts it).
+ */
+static sst_code check_reachable(const sst_graph *g, bool *end_reached, char **unreachable,
+                                sst_error *err) {
+    *unreachable = NULL;
     bool *seen = sst__calloc(g->n_nodes + 1, sizeof *seen);
     if (seen == NULL) {
         return sst__enomem(err);
     }
     reach(g, seen);
-    char list[400] = "";
-    size_t unreachable = 0;
+    sst__buf list;
+    sst__buf_init(&list);
+    size_t count = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         if (!seen[i]) {
-            size_t len = strlen(list);
-            snprintf(list + len, sizeof list - len, "%s'%s'", unreachable ? ", " : "",
-                     g->nodes[i].name);
-            unreachable++;
+            sst__buf_printf(&list, "%s'%s'", count++ ? ", " : "", g->nodes[i].name);
         }
+    }
+    if (count > 0 && !seen[g->n_nodes]) {
+        /* The unreachable nodes are presumably goto targets: END counts as reached when
+         * they reach it (one warning about them is enough). */
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            seen[i] = true;
+        }
+        reach(g, seen);
     }
     *end_reached = seen[g->n_nodes];
     sst__free(seen);
-    if (unreachable > 0) {
-        return sst__error(err, SST_EINVAL, "compile: node%s %s %s unreachable from START",
-                          unreachable == 1 ? "" : "s", list, unreachable == 1 ? "is" : "are");
+    if (count == 0) {
+        sst__buf_free(&list);
+        return SST_OK;
     }
-    return SST_OK;
+    char *names = sst__buf_detach(&list, NULL); /* NUL-terminated */
+    if (names != NULL) {
+        sst__buf text;
+        sst__buf_init(&text);
+        sst__buf_printf(&text,
+                        "node%s %s %s unreachable from START by edges (only a Command goto can "
+                        "run %s; list goto targets in the source node's ends to declare it)",
+                        count == 1 ? "" : "s", names, count == 1 ? "is" : "are",
+                        count == 1 ? "it" : "them");
+        *unreachable = sst__buf_detach(&text, NULL);
+        sst__free(names);
+    }
+    return *unreachable != NULL ? SST_OK : sst__enomem(err);
 }
 
 /* A compiled graph for @p g without its vertex set: a copy of the graph, routes and schema. */
-static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached, sst_error *err) {
+static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached,
+                                        const char *unreachable, sst_error *err) {
     sst_compiled_graph *cg = sst__calloc(1, sizeof *cg);
     if (cg == NULL) {
         sst__enomem(err);
@@ -674,6 +828,7 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached, ss
     if (cg->routes == NULL || cg->refs == NULL || cg->schema == NULL ||
         cg->barrier_reducer == NULL || !build_routes(cg) ||
         sst_schema_add_field(cg->schema, SST__BARRIERS, cg->barrier_reducer, NULL, err) != SST_OK ||
+        (unreachable != NULL && !add_warning(cg, unreachable)) ||
         (!end_reached &&
          !add_warning(cg, "no path from START reaches END: runs stop only when no node is "
                           "active"))) {
@@ -694,6 +849,7 @@ static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
         sst_vertex_opts vo;
         sst_vertex_opts_init(&vo);
         vo.retry = cg->g->nodes[i].retry;
+        vo.defer = cg->g->nodes[i].defer;
         rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
                                            &vo, err);
     }
@@ -733,10 +889,12 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         return NULL;
     }
     bool end_reached = false;
-    if (check_reachable(g, &end_reached, err) != SST_OK) {
+    char *unreachable;
+    if (check_reachable(g, &end_reached, &unreachable, err) != SST_OK) {
         return NULL;
     }
-    sst_compiled_graph *cg = compiled_new(g, end_reached, err);
+    sst_compiled_graph *cg = compiled_new(g, end_reached, unreachable, err);
+    sst__free(unreachable);
     if (cg == NULL) {
         return NULL;
     }
@@ -758,4 +916,12 @@ const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, size_t i) {
 const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg, const char *node) {
     size_t i = cg != NULL && node != NULL ? sst__graph_find(cg->g, node) : SIZE_MAX;
     return i != SIZE_MAX ? cg->g->nodes[i].metadata : NULL;
+}
+
+const sst_value *sst_compiled_graph_input_fields(const sst_compiled_graph *cg) {
+    return cg != NULL ? cg->g->input_fields : NULL;
+}
+
+const sst_value *sst_compiled_graph_output_fields(const sst_compiled_graph *cg) {
+    return cg != NULL ? cg->g->output_fields : NULL;
 }

@@ -26,6 +26,7 @@ typedef struct sst__node {
     sst_value *metadata; /* owned (null when none) */
     char **ends;         /* owned names */
     size_t n_ends;
+    bool defer; /* LangGraph's defer=True (the vertex's sst_vertex_opts.defer) */
 } sst__node;
 
 typedef struct sst__edge {
@@ -55,6 +56,8 @@ struct sst_graph {
     size_t n_joins, cap_joins;
     sst__branch *branches;
     size_t n_branches, cap_branches;
+    sst_value *input_fields;  /* owned array of names, or NULL: every field */
+    sst_value *output_fields; /* owned array of names, or NULL: every field */
 };
 
 /* Per node in the compiled graph: what to do after it ran. */
@@ -132,6 +135,38 @@ sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_v
 
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
+/*
+ * Writes one checkpoint after th->last_id: a snapshot of @p state every K
+ * checkpoints (and after sst__persist_rebase), else the delta @p groups.
+ */
+sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
+                          const sst_value *state, const sst_value *groups, const sst_value *next,
+                          const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err);
+/*
+ * Replaying from an older checkpoint: writes a copy of it (source "fork",
+ * parent the replayed checkpoint) to run on, whose tasks all run again: the
+ * stored resume values, pending writes and interrupts are dropped.
+ */
+sst_code sst__persist_replay(sst_graph_thread *th, const sst_invoke_opts *o, sst_error *err);
+/* The next checkpoint hangs off @p parent_id (NULL: none) at @p parent_step, as a snapshot. */
+sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_t parent_step,
+                             sst_error *err);
+/* The routing of @p node (as if it had just written) on @p state: names and Sends. */
+sst_code sst__route_as(const sst_compiled_graph *cg, size_t node, const sst_value *state,
+                       sst_value **targets, sst_error *err);
+/*
+ * Command{update, goto} on an interrupted run (command.c): the state and the
+ * resume point of @p th changed, and on a durable thread written as a
+ * checkpoint that keeps the pending interrupts.
+ */
+sst_code sst__apply_command(const sst_compiled_graph *cg, sst_graph_thread *th,
+                            const sst_invoke_opts *o, bool durable, sst_error *err);
+/* Appends Command{goto} @p go (checked; NULL: nothing) to *targets. */
+sst_code sst__command_targets(const sst_compiled_graph *cg, const sst_value *go,
+                              sst_value **targets, sst_error *err);
+/* START's routing on @p state (invoke.c). */
+sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
+                            sst_value **targets, sst_error *err);
 /* The state stored by checkpoint record @p rec (replaying deltas onto a snapshot). */
 sst_value *sst__persist_materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err);
 /* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
@@ -197,5 +232,24 @@ sst_code sst__graph_commit(sst_commit *c, void *user_data);
 
 /* A copy of @p state without the hidden "__" fields (new reference). */
 sst_value *sst__graph_public_state(const sst_value *state, sst_error *err);
+/*
+ * A task's update as the updates stream shows it (node.c): the delta without
+ * hidden fields, or, when a field was written more than once ($writes), the
+ * list of {field: value}, one per write, as LangGraph streams it.
+ */
+sst_value *sst__graph_public_update(const sst_value *delta, sst_error *err);
+
+/* ---- snapshots (snapshot.c) ---- */
+
+/*
+ * LangGraph's StateSnapshot of record @p rec (with body and writes) whose
+ * state is @p state; @p child is the record that committed rec's tasks (for
+ * their results in the history) or NULL; @p head applies successful pending
+ * writes to the values.
+ */
+sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
+                         const sst_value *child, bool head, sst_error *err);
+/* {"configurable": {"thread_id", "checkpoint_ns": "", "checkpoint_id"}} */
+sst_value *sst__config_value(const char *thread_id, const char *checkpoint_id, sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_INT_H */

@@ -57,7 +57,12 @@ static sst_value *updates_of(sst_graph_thread *t, const sst_value *rec, sst_erro
         sst_value *flat = sst_array_empty(); /* groups of updates, one group per superstep */
         const sst_value *groups = sst_object_get(rec, "body");
         for (size_t g = 0; g < sst_array_len(groups) && flat != NULL; g++) {
-            flat = sst_array_concat_take(flat, sst_array_get(groups, g), err);
+            const sst_value *group = sst_array_get(groups, g);
+            for (size_t k = 0; k < sst_array_len(group) && flat != NULL; k++) {
+                const sst_value *d = sst_array_get(group, k);
+                flat = sst_object_len(d) > 0 ? sst_array_push_take(flat, sst_value_ref(d), err)
+                                             : flat; /* a task that wrote nothing */
+            }
         }
         return flat;
     }

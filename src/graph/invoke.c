@@ -309,9 +309,10 @@ static void stream_task_results(invoke_ctx *c, const sst_superstep_stats *st, bo
         if (!updates && !debug) {
             break;
         }
-        sst_value *pub = sst__graph_public_state(t->delta, NULL);
+        sst_value *pub = sst__graph_public_update(t->delta, NULL);
         if (updates) {
-            sst_value *u = sst_object_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
+            sst_value *u =
+                sst_object_len(pub) > 0 || sst_array_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
             emit(c, SST_STREAM_UPDATES, t->vertex,
                  sst__set_take(sst_object_empty(), t->vertex, u, NULL));
         }
@@ -379,8 +380,8 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
 /* ---- starting a run ---- */
 
 /* START's routing on the state after the input: node names and Sends. */
-static sst_code start_routing(const sst_compiled_graph *cg, const sst_value *state,
-                              sst_value **targets, sst_error *err) {
+sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
+                            sst_value **targets, sst_error *err) {
     *targets = sst_array_empty();
     sst_code rc = SST_OK;
     for (size_t i = 0; i < cg->start.n_edges && rc == SST_OK; i++) {
@@ -423,15 +424,36 @@ static bool check_resume_targets(const sst_value *pending, const sst_invoke_opts
             }
         }
     } else if (o->resume != NULL && dynamic > 1) {
-        char ids[200] = "";
+        sst__buf ids;
+        sst__buf_init(&ids);
         for (size_t i = 0; i < sst_array_len(pending); i++) {
-            size_t len = strlen(ids);
-            snprintf(ids + len, sizeof ids - len, "%s%s", i ? ", " : "",
-                     sst_string_cstr(sst_object_get(sst_array_get(pending, i), "id")));
+            sst__buf_printf(&ids, "%s%s", i ? ", " : "",
+                            sst_string_cstr(sst_object_get(sst_array_get(pending, i), "id")));
         }
-        sst__error(err, SST_EINVAL, "resume: %zu interrupts are pending; resume them by id (%s)",
-                   dynamic, ids);
+        sst__error(err, SST_EINVAL,
+                   "resume: %zu interrupts are pending. When there are multiple pending "
+                   "interrupts, you must specify the interrupt id when resuming (%s)",
+                   dynamic, ids.data != NULL ? ids.data : "");
+        sst__buf_free(&ids);
         return false;
+    }
+    return true;
+}
+
+/* True when @p resume is an object whose keys are all ids of @p pending interrupts. */
+static bool resume_is_id_map(const sst_value *pending, const sst_value *resume) {
+    if (!sst_is_object(resume) || sst_object_len(resume) == 0) {
+        return false;
+    }
+    for (size_t k = 0; k < sst_object_len(resume); k++) {
+        const sst_value *key = sst_object_key_at(resume, k);
+        bool found = false;
+        for (size_t i = 0; i < sst_array_len(pending) && !found; i++) {
+            found = sst_value_equal(sst_object_get(sst_array_get(pending, i), "id"), key);
+        }
+        if (!found) {
+            return false;
+        }
     }
     return true;
 }
@@ -638,7 +660,13 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
     sst_error rerr;
     sst_error_clear(&rerr);
     sst_value *targets = NULL;
-    sst_code rc = start_routing(cg, *state, &targets, &rerr);
+    /* A Command input runs its goto targets only (LangGraph's START is not triggered). */
+    bool command = c->o->update != NULL || c->o->goto_targets != NULL;
+    sst_code rc = command ? ((targets = sst_array_empty()) != NULL ? SST_OK : sst__enomem(&rerr))
+                          : sst__start_routing(cg, *state, &targets, &rerr);
+    if (rc == SST_OK && command) {
+        rc = sst__command_targets(cg, c->o->goto_targets, &targets, &rerr);
+    }
     /* A new run's first superstep comes after its input and loop checkpoints. */
     uint64_t first = durable ? (uint64_t)(th->last_step + (restart ? 1 : 2)) : 0;
     if (rc == SST_OK) {
@@ -780,6 +808,18 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
                 (th->latest_id == NULL || strcmp(th->latest_id, th->last_id) != 0);
     bool resuming = th != NULL && th->resume_point != NULL &&
                     (o->resume != NULL || o->resume_by_id != NULL || input == NULL);
+    /* Command{resume = {id = value, ...}} naming pending interrupts: resume by id. */
+    sst_invoke_opts by_id;
+    if (resuming && resume_is_id_map(th->pending, o->resume)) {
+        by_id = *o;
+        by_id.resume_by_id = o->resume;
+        by_id.resume = NULL;
+        o = &by_id;
+    }
+    bool command = o->update != NULL || o->goto_targets != NULL;
+    if (command && !resuming && input == NULL) {
+        input = o->update != NULL ? o->update : sst_object_empty(); /* a new run */
+    }
     if ((o->resume != NULL || o->resume_by_id != NULL) && !resuming) {
         sst__error(err, SST_EINVAL, "resume: there is no interrupted run to resume");
         return NULL;
@@ -806,6 +846,17 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.o = o;
     c.th = durable ? th : NULL;
     sst_value *rp = NULL;
+    if (resuming && fork && sst__persist_replay(th, o, err) != SST_OK) {
+        sst_value_unref(state);
+        return NULL;
+    }
+    if (command && resuming) {
+        sst_value_unref(state); /* the run goes on from the state with the update */
+        if (sst__apply_command(cg, th, o, durable, err) != SST_OK) {
+            return NULL;
+        }
+        state = sst_value_ref(th->state);
+    }
     if (resuming) {
         rp = resume_point_with_values(th, o, err);
         if (rp == NULL) {

@@ -61,6 +61,62 @@ sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update, sst_error *er
     return sst_task_write_all(ctx->task, update, err);
 }
 
+/* Fails with SST_EINVAL when @p field is reserved ("__..."); releases @p v then. */
+static sst_code check_field(sst_node_ctx *ctx, const char *field, sst_value *v, sst_error *err) {
+    if (field == NULL || v == NULL) {
+        sst_value_unref(v);
+        return sst__error(err, SST_EINVAL, "node '%s': write with a NULL %s", sst_node_name(ctx),
+                          field == NULL ? "field" : "value");
+    }
+    if (strncmp(field, "__", 2) == 0) {
+        sst_value_unref(v);
+        return sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
+                          field);
+    }
+    return SST_OK;
+}
+
+sst_code sst_node_add_write(sst_node_ctx *ctx, const char *field, sst_value *value,
+                            sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_code rc = check_field(ctx, field, value, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    const sst_value *old = sst_object_get(sst_task_delta(ctx->task), field);
+    if (old == NULL) {
+        return sst_task_write(ctx->task, field, value, err);
+    }
+    /* Only the field is rebuilt: {field: old} plus the write, then stored over old. */
+    sst_value *one = sst_object_set_take(sst_object_empty(), field, sst_value_ref(old), err);
+    one =
+        one != NULL ? sst_delta_add_write(one, field, value, err) : (sst_value_unref(value), NULL);
+    if (one == NULL) {
+        return sst__code(err);
+    }
+    rc = sst_task_write(ctx->task, field, sst_value_ref(sst_object_get(one, field)), err);
+    sst_value_unref(one);
+    return rc;
+}
+
+sst_code sst_node_add_update(sst_node_ctx *ctx, sst_value *update, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (!sst_is_object(update)) {
+        sst__error(err, SST_ETYPE, "node '%s': an update must be an object, got %s",
+                   sst_node_name(ctx),
+                   update == NULL ? "NULL" : sst_type_name(sst_value_type(update)));
+        sst_value_unref(update);
+        return SST_ETYPE;
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < sst_object_len(update); i++) {
+        rc = sst_node_add_write(ctx, sst_string_cstr(sst_object_key_at(update, i)),
+                                sst_value_ref(sst_object_value_at(update, i)), err);
+    }
+    sst_value_unref(update);
+    return rc;
+}
+
 /* Appends @p target (taken; NULL when making it failed, with @p err set) to the gotos. */
 static sst_code push_goto(sst_node_ctx *ctx, sst_value *target, sst_error *err) {
     if (target == NULL) {
@@ -398,4 +454,37 @@ sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
         }
     }
     return out;
+}
+
+/* Appends {field: w} to *list for each write of member @p i of @p delta. */
+static sst_value *push_writes(sst_value *list, const sst_value *delta, size_t i, sst_error *err) {
+    const sst_value *k = sst_object_key_at(delta, i);
+    const sst_value *v = sst_object_value_at(delta, i);
+    const sst_value *writes = sst_object_len(v) == 1 ? sst_object_get(v, SST_WRITES_KEY) : NULL;
+    size_t n = sst_is_array(writes) ? sst_array_len(writes) : 1;
+    for (size_t j = 0; j < n && list != NULL; j++) {
+        const sst_value *w = sst_is_array(writes) ? sst_array_get(writes, j) : v;
+        sst_value *one = sst_object_setv_take(sst_object_empty(), k, sst_value_ref(w), err);
+        list = one != NULL ? sst_array_push_take(list, one, err) : (sst_value_unref(list), NULL);
+    }
+    return list;
+}
+
+sst_value *sst__graph_public_update(const sst_value *delta, sst_error *err) {
+    sst_value *pub = sst__graph_public_state(delta, err);
+    bool repeated = false;
+    for (size_t i = 0; pub != NULL && i < sst_object_len(pub) && !repeated; i++) {
+        const sst_value *v = sst_object_value_at(pub, i);
+        repeated = sst_object_len(v) == 1 && sst_is_array(sst_object_get(v, SST_WRITES_KEY));
+    }
+    if (!repeated) {
+        return pub;
+    }
+    /* A field written more than once: one {field: value} per write (LangGraph's updates). */
+    sst_value *list = sst_array_empty();
+    for (size_t i = 0; list != NULL && i < sst_object_len(pub); i++) {
+        list = push_writes(list, pub, i, err);
+    }
+    sst_value_unref(pub);
+    return list;
 }

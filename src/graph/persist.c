@@ -321,10 +321,9 @@ static uint64_t snapshot_every(const sst_invoke_opts *o) {
  * Writes one checkpoint after th->last_id: a snapshot of @p state every K
  * checkpoints, else the delta @p groups. Takes nothing; updates th.
  */
-static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *source,
-                               const sst_value *state, const sst_value *groups,
-                               const sst_value *next, const sst_value *writes_meta,
-                               const sst_invoke_opts *o, sst_error *err) {
+sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
+                          const sst_value *state, const sst_value *groups, const sst_value *next,
+                          const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err) {
     char id[37];
     sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
@@ -357,14 +356,14 @@ static sst_code put_checkpoint(sst_graph_thread *th, int64_t step, const char *s
     return SST_OK;
 }
 
-static sst_code put_input_checkpoint(sst_graph_thread *th, const sst_value *input, bool fork,
-                                     const sst_invoke_opts *o, sst_error *err) {
+static sst_code put_insst__persist_put(sst_graph_thread *th, const sst_value *input, bool fork,
+                                       const sst_invoke_opts *o, sst_error *err) {
     sst_value *in_meta = sst__set_take(sst_object_empty(), SST_START,
                                        sst_value_ref(input != NULL ? input : sst_null()), err);
     sst_code rc = in_meta != NULL ? SST_OK : sst__code(err);
     if (rc == SST_OK) {
-        rc = put_checkpoint(th, th->last_step + 1, fork ? "fork" : "input", th->state,
-                            sst_array_empty(), NULL, in_meta, o, err);
+        rc = sst__persist_put(th, th->last_step + 1, fork ? "fork" : "input", th->state,
+                              sst_array_empty(), NULL, in_meta, o, err);
     }
     sst_value_unref(in_meta);
     return rc;
@@ -390,15 +389,44 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     }
     /* The input checkpoint (step -1 of a new thread): the state before the input.
      * A restarted run has it already. */
-    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
+    sst_code rc = restart ? SST_OK : put_insst__persist_put(th, input, fork, o, err);
     if (rc != SST_OK) {
         sst_value_unref(groups);
         return rc;
     }
     /* The first loop checkpoint: the input applied, START's routing as next. */
-    rc = put_checkpoint(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
+    rc = sst__persist_put(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
     sst_value_unref(groups);
     return rc;
+}
+
+sst_code sst__persist_replay(sst_graph_thread *th, const sst_invoke_opts *o, sst_error *err) {
+    /* Answering the replayed checkpoint's interrupts now: its tasks keep their ids and
+     * the siblings' pending writes; only the answers stored on it are dropped. */
+    bool answer = o->resume != NULL || o->resume_by_id != NULL;
+    sst_value *rp =
+        sst__set_take(sst_value_ref(th->resume_point), "resume", sst_object_empty(), err);
+    if (!answer) {
+        rp = sst__set_take(rp, "pending", sst_array_empty(), err);
+    }
+    sst_value *groups = sst_array_empty();
+    sst_code rc = rp == NULL ? sst__code(err) : answer ? SST_OK : sst__name_run(th, err);
+    if (rc == SST_OK) {
+        rc = sst__persist_put(th, th->last_step, "fork", th->state, groups, rp, NULL, o, err);
+    }
+    sst_value_unref(groups);
+    if (rc != SST_OK) {
+        sst_value_unref(rp);
+        return rc;
+    }
+    sst_value_unref(th->resume_point);
+    th->resume_point = rp;
+    if (!answer) {
+        sst_value_unref(th->pending);
+        th->pending = sst_array_empty();
+        th->skip_before = false;
+    }
+    return SST_OK;
 }
 
 sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
@@ -406,10 +434,10 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
     sst_value *group = sst_array_empty();
     sst_value *writes = sst_object_empty();
     for (size_t i = 0; i < st->tasks && group != NULL && writes != NULL; i++) {
+        /* Every task's delta, empty ones too, in task order: the snapshot of the parent
+         * checkpoint reads task i's result at index i. */
         const sst_value *d = st->task[i].delta;
-        if (sst_object_len(d) > 0) {
-            group = sst_array_push_take(group, sst_value_ref(d), err);
-        }
+        group = sst_array_push_take(group, d != NULL ? sst_value_ref(d) : sst_object_empty(), err);
         /* Metadata names the nodes that wrote; the updates themselves are the body. */
         writes = sst_object_set_take(writes, st->task[i].vertex, sst_bool(true), err);
     }
@@ -428,8 +456,8 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
     } else {
         sst_value *groups = sst_array_push_take(sst_array_empty(), group, err);
         group = NULL;
-        rc = groups != NULL ? put_checkpoint(th, (int64_t)st->superstep + 1, "loop", st->state,
-                                             groups, st->next, writes, o, err)
+        rc = groups != NULL ? sst__persist_put(th, (int64_t)st->superstep + 1, "loop", st->state,
+                                               groups, st->next, writes, o, err)
                             : sst__code(err);
         sst_value_unref(groups);
     }
@@ -446,8 +474,8 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
         uint64_t step = sst_run_result_supersteps(rr);
         sst_value *groups = th->exit_groups;
         th->exit_groups = NULL;
-        sst_code rc = put_checkpoint(th, (int64_t)step, "loop", sst_run_result_state(rr), groups,
-                                     has_tasks(rp) ? rp : NULL, NULL, o, err);
+        sst_code rc = sst__persist_put(th, (int64_t)step, "loop", sst_run_result_state(rr), groups,
+                                       has_tasks(rp) ? rp : NULL, NULL, o, err);
         sst_value_unref(groups);
         if (rc != SST_OK) {
             return rc;
@@ -481,6 +509,16 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     return rc;
 }
 
+sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_t parent_step,
+                             sst_error *err) {
+    sst_code rc = SET_LAST(th, parent_id, err);
+    if (rc == SST_OK) {
+        th->last_step = parent_step;
+        th->since_snapshot = UINT64_MAX - 1; /* the next checkpoint is a snapshot */
+    }
+    return rc;
+}
+
 /* ---- the state API ---- */
 
 static sst_code need_durable(const sst_graph_thread *t, const char *what, sst_error *err) {
@@ -491,43 +529,20 @@ static sst_code need_durable(const sst_graph_thread *t, const char *what, sst_er
     return SST_OK;
 }
 
-/* A StateSnapshot from a record (with its writes) and its state. */
-static sst_value *snapshot_of(const sst_value *rec, const sst_value *state, sst_error *err) {
-    const sst_value *next = sst_object_get(rec, "next");
-    const sst_value *tasks = sst_object_get(next, "tasks");
-    const sst_value *writes = sst_object_get(rec, "writes");
-    sst_value *names = sst_array_empty();
-    for (size_t i = 0; i < sst_array_len(tasks) && names != NULL; i++) {
-        const sst_value *v = sst_object_get(sst_array_get(tasks, i), "vertex");
-        bool dup = false;
-        for (size_t k = 0; k < sst_array_len(names) && !dup; k++) {
-            dup = sst_value_equal(sst_array_get(names, k), v);
-        }
-        names = dup ? names : sst_array_push_take(names, sst_value_ref(v), err);
+/* The snapshot of checkpoint @p id (NULL: the latest), @p child as for sst__snapshot. */
+static sst_value *snapshot_at(sst_graph_thread *t, const char *id, const sst_value *child,
+                              sst_value **rec_out, sst_error *err) {
+    sst_value *rec = sst__record_get(t, id, err);
+    if (rec == NULL) {
+        return NULL;
     }
-    sst_value *ints = sst_array_empty();
-    const sst_value *raw = sst_object_get(writes, "interrupts");
-    for (size_t i = 0; i < sst_array_len(raw) && ints != NULL; i++) {
-        const sst_value *x = sst_array_get(raw, i);
-        sst_value *e = sst_value_ref(x);
-        e = sst_object_remove_take(e, "task", err);
-        e = e != NULL ? sst_object_remove_take(e, "index", err) : NULL;
-        ints = e != NULL ? sst_array_push_take(ints, e, err) : (sst_value_unref(ints), NULL);
-    }
-    const sst_value *pend = sst_object_get(writes, "pending");
-    sst_value *s =
-        sst__set_take(sst_object_empty(), "values", sst__graph_public_state(state, err), err);
-    s = sst__set_take(s, "next", names, err);
-    s = sst__set_take(s, "tasks", sst_value_ref(tasks != NULL ? tasks : sst_array_empty()), err);
-    s = sst__set_take(s, "interrupts", ints, err);
-    s = sst__set_take(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()),
-                      err);
-    s = sst__set_take(s, "metadata", sst_value_ref(sst_object_get(rec, "metadata")), err);
-    s = sst__set_take(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
-    s = sst__set_take(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
-    s = sst__set_take(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
-    if (sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
-        s = sst__set_take(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
+    sst_value *state = materialize(t, rec, err);
+    sst_value *s = state != NULL ? sst__snapshot(t, rec, state, child, id == NULL, err) : NULL;
+    sst_value_unref(state);
+    if (rec_out != NULL && s != NULL) {
+        *rec_out = rec;
+    } else {
+        sst_value_unref(rec);
     }
     return s;
 }
@@ -536,15 +551,7 @@ sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id, s
     if (need_durable(t, "get_state", err) != SST_OK) {
         return NULL;
     }
-    sst_value *rec = sst__record_get(t, checkpoint_id, err);
-    if (rec == NULL) {
-        return NULL;
-    }
-    sst_value *state = materialize(t, rec, err);
-    sst_value *s = state != NULL ? snapshot_of(rec, state, err) : NULL;
-    sst_value_unref(state);
-    sst_value_unref(rec);
-    return s;
+    return snapshot_at(t, checkpoint_id, NULL, NULL, err);
 }
 
 sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *filter, size_t limit,
@@ -557,18 +564,24 @@ sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *fil
         return NULL;
     }
     sst_value *out = sst_array_empty();
+    sst_value *child = NULL; /* the newer neighbour, when it is this one's child */
     for (size_t i = 0; i < sst_array_len(list) && out != NULL; i++) {
-        const char *id = sst_string_cstr(sst_object_get(sst_array_get(list, i), "id"));
-        sst_value *s = sst_graph_get_state(t, id, err);
+        const sst_value *id = sst_object_get(sst_array_get(list, i), "id");
+        bool is_child = child != NULL && sst_value_equal(sst_object_get(child, "parent"), id);
+        sst_value *rec = NULL;
+        sst_value *s = snapshot_at(t, sst_string_cstr(id), is_child ? child : NULL, &rec, err);
+        sst_value_unref(child);
+        child = rec;
         out = s != NULL ? sst_array_push_take(out, s, err) : (sst_value_unref(out), NULL);
     }
+    sst_value_unref(child);
     sst_value_unref(list);
     return out;
 }
 
 /* The routing of @p node (as if it had just written @p update) on @p state. */
-static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_value *state,
-                         sst_value **targets, sst_error *err) {
+sst_code sst__route_as(const sst_compiled_graph *cg, size_t node, const sst_value *state,
+                       sst_value **targets, sst_error *err) {
     const sst__route *r = &cg->routes[node];
     const char *name = cg->g->nodes[node].name;
     *targets = sst_array_empty();
@@ -591,116 +604,4 @@ static sst_code route_as(const sst_compiled_graph *cg, size_t node, const sst_va
         }
     }
     return *targets != NULL ? SST_OK : sst__code(err);
-}
-
-/*
- * The node update_state writes as: @p as_node, else the one node that wrote in
- * the last superstep (SIZE_MAX when none did: values only), else ambiguous.
- */
-static sst_code update_node(const sst_compiled_graph *cg, const sst_value *rec, const char *as_node,
-                            size_t *node, sst_error *err) {
-    if (as_node != NULL) {
-        *node = sst__graph_find(cg->g, as_node);
-        return *node != SIZE_MAX
-                   ? SST_OK
-                   : sst__error(err, SST_EINVAL, "update_state: unknown node '%s'", as_node);
-    }
-    const sst_value *w = sst_object_get(sst_object_get(rec, "metadata"), "writes");
-    size_t writers = 0;
-    char names[300] = "";
-    for (size_t i = 0; i < sst_object_len(w); i++) {
-        const char *n = sst_string_cstr(sst_object_key_at(w, i));
-        if (strcmp(n, SST_START) == 0) {
-            continue;
-        }
-        size_t len = strlen(names);
-        snprintf(names + len, sizeof names - len, "%s'%s'", writers ? ", " : "", n);
-        *node = sst__graph_find(cg->g, n);
-        writers++;
-    }
-    if (writers > 1) {
-        return sst__error(err, SST_EINVAL,
-                          "update_state: ambiguous: the last superstep ran %s; pass as_node",
-                          names);
-    }
-    if (writers == 0) {
-        *node = SIZE_MAX; /* values only: the next tasks stay as they are */
-    }
-    return SST_OK;
-}
-
-sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
-                                const sst_value *values, const char *as_node, sst_error *err) {
-    sst_code rc = need_durable(t, "update_state", err);
-    if (rc != SST_OK) {
-        return rc;
-    }
-    if (!sst_is_object(values)) {
-        return sst__error(err, SST_ETYPE, "update_state: values must be an object, got %s",
-                          sst_type_name(sst_value_type(values)));
-    }
-    if (atomic_exchange(&t->busy, true)) {
-        return sst__error(err, SST_EBUSY, "update_state: the thread is busy with another call");
-    }
-    rc = sst_checkpointer_lock(t->cp, t->thread_id, false, err);
-    if (rc != SST_OK) {
-        atomic_store(&t->busy, false);
-        return rc;
-    }
-    const sst_compiled_graph *cg = t->cg;
-    sst_value *rec = NULL, *prepared = NULL, *state = NULL, *targets = NULL, *next = NULL;
-    rc = sst__persist_load(t, checkpoint_id, err);
-    if (rc == SST_OK) {
-        rec = sst__record_get(t, t->last_id, err);
-        rc = rec != NULL ? SST_OK : sst__code(err);
-    }
-    size_t node = SIZE_MAX;
-    if (rc == SST_OK) {
-        rc = update_node(cg, rec, as_node, &node, err);
-    }
-    if (rc == SST_OK) {
-        prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(values), err);
-        const sst_value *deltas[] = {prepared};
-        state = prepared != NULL
-                    ? sst_schema_apply(cg->schema, sst_value_ref(t->state), deltas, 1, err)
-                    : NULL;
-        rc = state != NULL ? SST_OK : sst__code(err);
-    }
-    int64_t step = t->last_step + 1;
-    if (rc == SST_OK && node != SIZE_MAX) {
-        rc = route_as(cg, node, state, &targets, err);
-        next = rc == SST_OK ? sst__start_point(cg, (uint64_t)step, targets, err) : NULL;
-        rc = rc == SST_OK && next == NULL ? sst__code(err) : rc;
-    } else if (rc == SST_OK) {
-        const sst_value *old = sst_object_get(rec, "next");
-        next = has_tasks(old)
-                   ? sst__set_take(sst_value_ref(old), "superstep", sst_int_new(step, err), err)
-                   : sst_null();
-        rc = next != NULL ? SST_OK : sst__code(err);
-    }
-    bool fork = t->latest_id == NULL || t->last_id == NULL || strcmp(t->latest_id, t->last_id) != 0;
-    if (rc == SST_OK) {
-        rc = sst__name_run(t, err);
-    }
-    if (rc == SST_OK) {
-        sst_value *group = sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err);
-        sst_value *groups =
-            group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
-        sst_value *wmeta = sst__set_take(sst_object_empty(),
-                                         node != SIZE_MAX ? cg->g->nodes[node].name : "__update__",
-                                         sst_value_ref(values), err);
-        rc = groups != NULL && wmeta != NULL ? put_checkpoint(t, step, fork ? "fork" : "update",
-                                                              state, groups, next, wmeta, NULL, err)
-                                             : sst__code(err);
-        sst_value_unref(groups);
-        sst_value_unref(wmeta);
-    }
-    sst_value_unref(rec);
-    sst_value_unref(prepared);
-    sst_value_unref(state);
-    sst_value_unref(targets);
-    sst_value_unref(next);
-    sst_checkpointer_unlock(t->cp, t->thread_id);
-    atomic_store(&t->busy, false);
-    return rc;
 }

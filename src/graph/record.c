@@ -590,12 +590,13 @@ static sst_value *record_value(const sst_checkpoint *r, bool with_body, sst_erro
     }
     const sst_value *rp = sst_object_get(head, legacy ? "next" : "rp");
     const sst_value *since = sst_object_get(head, legacy ? "since_snapshot" : "since");
-    sst_value *o = sst__object_with_capacity(11, err);
+    sst_value *o = sst__object_with_capacity(12, err);
     o = sst__set_take(o, "thread", sst_string_new(r->thread_id, err), err);
     o = sst__set_take(o, "id", sst_string_new(r->id, err), err);
     o = sst__set_take(o, "parent", r->parent_id ? sst_string_new(r->parent_id, err) : sst_null(),
                       err);
     o = sst__set_take(o, "step", sst_int_new(r->step, err), err);
+    o = sst__set_take(o, "created_at", sst_int_new(r->created_at, err), err);
     o = sst__set_take(
         o, "kind", sst_string_new(r->kind == SST_CHECKPOINT_SNAPSHOT ? "snapshot" : "delta", err),
         err);

@@ -362,6 +362,22 @@ static unsigned parse_mode(lua_State *L, int idx) {
     return 1u << luaL_checkoption(L, idx, NULL, names);
 }
 
+/* Field @p key of the Command at index 2 as a value kept on the stack, or NULL. */
+static const sst_value *command_field(lua_State *L, const char *key, const char *what) {
+    if (lua_getfield(L, 2, key) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, -1, what, &err);
+    lua_pop(L, 1);
+    if (v == NULL) {
+        sst__lua_raise(L, &err);
+    }
+    sst__lua_push_owned(L, v); /* kept alive by the stack until the call returns */
+    return v;
+}
+
 /*
  * Runs the app: arguments (app, input, config); @p events is the index of a
  * table collecting stream events, or 0. Leaves the final state table (with
@@ -376,15 +392,15 @@ static int run(lua_State *L, unsigned modes, int events) {
     o.recursion_limit = a->recursion_limit;
     o.durability = a->durability;
     sst_error err = {0};
-    sst_value *input = NULL, *resume = NULL;
+    sst_value *input = NULL;
     if (sst__lua_is_command(L, 2)) {
-        if (lua_getfield(L, 2, "resume") != LUA_TNIL) {
-            if ((resume = sst__lua_to_value(L, -1, "Command resume", &err)) == NULL) {
-                return sst__lua_raise(L, &err);
-            }
-            sst__lua_push_owned(L, resume);
+        o.resume = command_field(L, "resume", "Command resume");
+        o.update = command_field(L, "update", "Command update");
+        o.goto_targets = command_field(L, "goto", "Command goto");
+        if (o.update != NULL && !sst_is_object(o.update)) {
+            return sst__lua_raisef(L, SST_ETYPE, "Command update must be a table of fields, got %s",
+                                   sst_type_name(sst_value_type(o.update)));
         }
-        o.resume = resume;
     } else if (!lua_isnoneornil(L, 2)) {
         if ((input = sst__lua_to_object(L, 2, "input", &err)) == NULL) {
             return sst__lua_raise(L, &err);
@@ -541,37 +557,77 @@ static int app_get_state_history(lua_State *L) {
     return 1;
 }
 
-/* app:update_state(config, values [, as_node]) -> config of the new checkpoint */
-static int app_update_state(lua_State *L) {
-    sst__lua_app *a = sst__lua_check_app(L, 1);
-    int cfg = config_index(L, 2);
-    const char *as_node = luaL_optstring(L, 4, NULL);
-    bool owned;
-    sst_graph_thread *t = a->saver != NULL ? thread_for(L, 1, a, cfg, &owned) : NULL;
-    if (t == NULL) {
-        return sst__lua_raisef(L, SST_EINVAL, "update_state: needs a checkpointer and a thread_id");
-    }
+/* Pushes {configurable = {thread_id, checkpoint_ns = "", checkpoint_id}} of thread @p t's head. */
+static int push_head_config(lua_State *L, sst_graph_thread *t, const char *thread_id) {
     sst_error err = {0};
-    sst_value *values = sst__lua_to_object(L, 3, "values", &err);
-    sst_value *st = NULL;
-    if (values != NULL && sst_graph_update_state(t, config_string(L, cfg, "checkpoint_id"), values,
-                                                 as_node, &err) == SST_OK) {
-        st = sst_graph_get_state(t, NULL, &err);
-    }
-    sst_value_unref(values);
+    sst_value *st = sst_graph_get_state(t, NULL, &err);
     release_thread(L, t);
     if (st == NULL) {
         return sst__lua_raise(L, &err);
     }
     lua_createtable(L, 0, 1);
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, config_string(L, cfg, "thread_id"));
+    lua_createtable(L, 0, 3);
+    lua_pushstring(L, thread_id);
     lua_setfield(L, -2, "thread_id");
+    lua_pushstring(L, "");
+    lua_setfield(L, -2, "checkpoint_ns");
     sst__lua_push_value(L, sst_object_get(st, "checkpoint_id"));
     lua_setfield(L, -2, "checkpoint_id");
     lua_setfield(L, -2, "configurable");
     sst_value_unref(st);
     return 1;
+}
+
+/* The durable thread of config @p cfg for @p what, or raises. */
+static sst_graph_thread *durable_thread(lua_State *L, sst__lua_app *a, int cfg, const char *what) {
+    bool owned = false;
+    sst_graph_thread *t = a->saver != NULL ? thread_for(L, 1, a, cfg, &owned) : NULL;
+    if (t == NULL) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: needs a checkpointer and a thread_id", what);
+    }
+    return t;
+}
+
+/* app:update_state(config, values | nil [, as_node]) -> config of the new checkpoint */
+static int app_update_state(lua_State *L) {
+    sst__lua_app *a = sst__lua_check_app(L, 1);
+    int cfg = config_index(L, 2);
+    const char *as_node = luaL_optstring(L, 4, NULL);
+    sst_error err = {0};
+    sst_value *values = NULL;
+    if (!lua_isnoneornil(L, 3)) {
+        if ((values = sst__lua_to_object(L, 3, "values", &err)) == NULL) {
+            return sst__lua_raise(L, &err);
+        }
+        sst__lua_push_owned(L, values);
+    }
+    sst_graph_thread *t = durable_thread(L, a, cfg, "update_state");
+    if (sst_graph_update_state(t, config_string(L, cfg, "checkpoint_id"), values, as_node, &err) !=
+        SST_OK) {
+        release_thread(L, t);
+        return sst__lua_raise(L, &err);
+    }
+    return push_head_config(L, t, config_string(L, cfg, "thread_id"));
+}
+
+/* app:bulk_update_state(config, { { {values = ..., as_node = ...}, ... }, ... }) -> config */
+static int app_bulk_update_state(lua_State *L) {
+    sst__lua_app *a = sst__lua_check_app(L, 1);
+    int cfg = config_index(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    sst_error err = {0};
+    sst_value *steps = sst__lua_to_value(L, 3, "supersteps", &err);
+    if (steps == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_owned(L, steps);
+    sst_graph_thread *t = durable_thread(L, a, cfg, "bulk_update_state");
+    if (sst_graph_bulk_update_state(t, config_string(L, cfg, "checkpoint_id"), steps, &err) !=
+        SST_OK) {
+        release_thread(L, t);
+        return sst__lua_raise(L, &err);
+    }
+    return push_head_config(L, t, config_string(L, cfg, "thread_id"));
 }
 
 static int draw(lua_State *L, bool mermaid) {
@@ -601,6 +657,7 @@ void sst__lua_open_app(lua_State *L) {
                                        {"get_state", app_get_state},
                                        {"get_state_history", app_get_state_history},
                                        {"update_state", app_update_state},
+                                       {"bulk_update_state", app_bulk_update_state},
                                        {"draw_mermaid", app_draw_mermaid},
                                        {"draw_dot", app_draw_dot},
                                        {NULL, NULL}};

@@ -156,11 +156,33 @@ static sst_code apply_goto(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *
                               sst_value_ref(arg != NULL ? arg : sst_null()), err);
 }
 
+/* A Command update given as a list of {field, value} pairs: one write each, in order. */
+static sst_code apply_pairs(sst_node_ctx *ctx, sst_value *pairs, sst_error *err) {
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < sst_array_len(pairs); i++) {
+        const sst_value *p = sst_array_get(pairs, i);
+        if (sst_array_len(p) != 2 || !sst_is_string(sst_array_get(p, 0))) {
+            rc = sst__error(err, SST_ETYPE,
+                            "Command update: element %zu is not a {field, value} pair (a list "
+                            "update holds pairs; use a table keyed by field otherwise)",
+                            i + 1);
+            break;
+        }
+        rc = sst_node_add_write(ctx, sst_string_cstr(sst_array_get(p, 0)),
+                                sst_value_ref(sst_array_get(p, 1)), err);
+    }
+    sst_value_unref(pairs);
+    return rc;
+}
+
+/* Command{update, goto}: the update's writes are added to the node's earlier ones. */
 static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
     sst_code rc = SST_OK;
     if (lua_getfield(L, idx, "update") != LUA_TNIL) {
         sst_value *u = sst__lua_to_object(L, -1, "Command update", err);
-        rc = u == NULL ? sst__code(err) : sst_node_update_all(ctx, u, err);
+        rc = u == NULL         ? sst__code(err)
+             : sst_is_array(u) ? apply_pairs(ctx, u, err)
+                               : sst_node_add_update(ctx, u, err);
     }
     lua_pop(L, 1);
     if (rc == SST_OK && lua_getfield(L, idx, "goto") != LUA_TNIL) {
@@ -179,28 +201,96 @@ static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_erro
     return rc;
 }
 
-static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
-    if (lua_isnil(L, idx)) {
-        return SST_OK;
-    }
+/* One update (a table keyed by field, or a proxy of an object) or a Command. */
+static sst_code apply_one(lua_State *L, sst_node_ctx *ctx, int idx, const char *what,
+                          sst_error *err) {
     if (sst__lua_is_command(L, idx)) {
         return apply_command(L, ctx, idx, err);
     }
     if (lua_type(L, idx) != LUA_TTABLE && sst__lua_proxy_value(L, idx) == NULL) {
         return sst__error(err, SST_ETYPE,
-                          "returned a %s; a node returns a table of updates, a Command or nil",
-                          luaL_typename(L, idx));
+                          "%s a %s; a node returns a table of updates, a Command, a list of "
+                          "them or nil",
+                          what, luaL_typename(L, idx));
     }
     sst_value *u = sst__lua_to_object(L, idx, "update", err);
     if (u == NULL) {
         return sst__code(err);
     }
     if (!sst_is_object(u)) {
+        bool empty = sst_array_len(u) == 0;
         sst_value_unref(u);
-        return sst__error(err, SST_ETYPE,
-                          "returned a list; a node returns a table of updates keyed by field");
+        return empty ? SST_OK /* an empty list: no updates */
+                     : sst__error(err, SST_ETYPE,
+                                  "%s a list inside a list; a list holds updates keyed by field "
+                                  "and Commands",
+                                  what);
     }
-    return sst_node_update_all(ctx, u, err);
+    return sst_node_add_update(ctx, u, err);
+}
+
+/* The length of the plain list at @p idx, or 0 when it is not one (a table of fields). */
+static size_t list_length(lua_State *L, int idx, bool *mixed) {
+    *mixed = false;
+    if (lua_type(L, idx) != LUA_TTABLE || sst__lua_is_command(L, idx)) {
+        return 0;
+    }
+    size_t n = (size_t)lua_rawlen(L, idx);
+    if (n == 0) {
+        return 0;
+    }
+    size_t keys = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        lua_pop(L, 1);
+        keys++;
+    }
+    *mixed = keys != n;
+    return n;
+}
+
+/*
+ * A node's return: nil, a table of updates, a Command, or a list of updates
+ * and Commands applied in order as the node's writes (LangGraph's list return).
+ */
+static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    idx = lua_absindex(L, idx);
+    if (lua_isnil(L, idx)) {
+        return SST_OK;
+    }
+    bool mixed;
+    size_t n = list_length(L, idx, &mixed);
+    if (mixed) {
+        return sst__error(err, SST_ETYPE,
+                          "returned a table mixing a list and fields; return a table of updates "
+                          "keyed by field or a list of updates and Commands");
+    }
+    const sst_value *pv = sst__lua_proxy_value(L, idx);
+    if (n == 0 && sst_is_array(pv)) {
+        /* A list value (e.g. a copy of part of the state): each element is one update. */
+        sst_code rc = SST_OK;
+        for (size_t i = 0; rc == SST_OK && i < sst_array_len(pv); i++) {
+            const sst_value *u = sst_array_get(pv, i);
+            rc = sst_is_object(u) ? sst_node_add_update(ctx, sst_value_ref(u), err)
+                                  : sst__error(err, SST_ETYPE,
+                                               "returned a list whose element %zu is a %s; a "
+                                               "list holds updates keyed by field",
+                                               i + 1, sst_type_name(sst_value_type(u)));
+        }
+        return rc;
+    }
+    if (n == 0) {
+        return apply_one(L, ctx, idx, "returned", err);
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 1; rc == SST_OK && i <= n; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        char what[64];
+        snprintf(what, sizeof what, "returned a list whose element %zu is", i);
+        rc = apply_one(L, ctx, lua_gettop(L), what, err);
+        lua_pop(L, 1);
+    }
+    return rc;
 }
 
 /* Registry keys of the last state pushed and its proxy. */

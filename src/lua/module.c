@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * luaopen_superstep: the module table (StateGraph, START, END, Send,
- * Command, interrupt, reducers, savers, null/array/object, JSON helpers).
+ * Command, Overwrite, interrupt, reducers, savers, null/array/object, JSON helpers).
  */
 #include "lua_int.h"
 #include "superstep/json.h"
@@ -20,6 +20,22 @@ static int l_send(lua_State *L) {
     }
     sst__lua_push_value(L, s);
     sst_value_unref(s);
+    return 1;
+}
+
+/*
+ * superstep.Overwrite(value): {"__overwrite__": value}, a write that sets a
+ * field bypassing its reducer (reducer.h).
+ */
+static int l_overwrite(lua_State *L) {
+    luaL_checkany(L, 1);
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 1, "Overwrite value", &err);
+    sst_value *o = v != NULL ? sst_overwrite_new(v, &err) : NULL;
+    if (o == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_owned(L, o);
     return 1;
 }
 
@@ -156,6 +172,7 @@ int luaopen_superstep(lua_State *L) {
 
     static const luaL_Reg funcs[] = {{"Send", l_send},
                                      {"Command", l_command},
+                                     {"Overwrite", l_overwrite},
                                      {"interrupt", sst__lua_interrupt},
                                      {"array", l_array},
                                      {"object", l_object},

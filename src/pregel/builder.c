@@ -14,6 +14,7 @@ void sst_retry_policy_init(sst_retry_policy *p) {
     p->jitter = true;
     p->retry_on = NULL;
     p->retry_on_user_data = NULL;
+    p->retry_on_error = NULL;
 }
 
 uint64_t sst_retry_policy_delay_ms(const sst_retry_policy *p, unsigned attempt, double jitter01) {
@@ -29,9 +30,13 @@ uint64_t sst_retry_policy_delay_ms(const sst_retry_policy *p, unsigned attempt, 
 
 void sst_vertex_opts_init(sst_vertex_opts *o) {
     o->config = NULL;
+    /* No retry unless asked for (LangGraph's default): one attempt, the rest as the
+     * default policy so that raising max_attempts alone gives RetryPolicy(max_attempts). */
     sst_retry_policy_init(&o->retry);
+    o->retry.max_attempts = 1;
     o->combiner = NULL;
     o->combiner_user_data = NULL;
+    o->defer = false;
 }
 
 sst_pregel_builder *sst_pregel_builder_new(const sst_schema *schema, sst_error *err) {
@@ -117,6 +122,7 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
     v->retry = opts->retry;
     v->combiner = opts->combiner;
     v->combiner_user_data = opts->combiner_user_data;
+    v->defer = opts->defer;
     b->n++;
     return SST_OK;
 }

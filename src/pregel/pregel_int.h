@@ -27,6 +27,7 @@ typedef struct sst__vertex {
     sst_retry_policy retry;
     sst_combine_fn combiner;
     void *combiner_user_data;
+    bool defer; /* activations wait until nothing else is left to run */
 } sst__vertex;
 
 struct sst_pregel_builder {

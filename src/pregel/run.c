@@ -151,11 +151,37 @@ static void destroy_tasks(run *R) {
     R->ntasks = 0;
 }
 
+/*
+ * Whether the routing state holds work other than activations of deferred
+ * vertices: while it does, those activations wait (LangGraph's defer=True,
+ * whose trigger becomes visible only when the run would otherwise finish).
+ */
+static bool holds_deferred(const run *R) {
+    if (R->nsends > 0) {
+        return true;
+    }
+    for (size_t v = 0; v < R->p->n; v++) {
+        if (R->inbox[v] != NULL || (R->active[v] && !R->p->v[v].defer)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether vertex @p v gets a vertex task from the routing state (@p hold: holds_deferred). */
+static bool gets_task(const run *R, uint32_t v, bool hold) {
+    if (R->inbox[v] != NULL) {
+        return true;
+    }
+    return R->active[v] && !(hold && R->p->v[v].defer);
+}
+
 /* Turns the routing state into this superstep's tasks. false on OOM. */
 static bool make_tasks(run *R) {
+    bool hold = holds_deferred(R);
     size_t n = R->nsends;
-    for (size_t v = 0; v < R->p->n; v++) {
-        n += R->active[v] || R->inbox[v] != NULL;
+    for (uint32_t v = 0; v < R->p->n; v++) {
+        n += gets_task(R, v, hold);
     }
     if (!reserve_tasks(R, n)) {
         return false;
@@ -163,7 +189,7 @@ static bool make_tasks(run *R) {
     size_t k = 0;
     for (size_t i = 0; i < R->p->n; i++) {
         uint32_t v = R->p->by_name[i];
-        if (!R->active[v] && R->inbox[v] == NULL) {
+        if (!gets_task(R, v, hold)) {
             continue;
         }
         sst_task *t = &R->tasks[k++];
@@ -190,16 +216,58 @@ static bool make_tasks(run *R) {
 }
 
 /*
+ * Adds "deferred": the names of the deferred vertices whose activation waits
+ * (@p hold: holds_deferred, or true when the tasks were already made), to
+ * the resume point @p rp (takes), when there are any.
+ */
+static sst_value *add_deferred(const run *R, sst_value *rp, bool hold, sst_error *err) {
+    sst_value *names = NULL;
+    for (size_t i = 0; rp != NULL && hold && i < R->p->n; i++) {
+        const sst__vertex *v = &R->p->v[R->p->by_name[i]];
+        if (!v->defer || !R->active[R->p->by_name[i]]) {
+            continue;
+        }
+        sst_value *name = sst_string_newn(v->name, v->name_len, err);
+        names = name != NULL
+                    ? sst_array_push_take(names != NULL ? names : sst_array_empty(), name, err)
+                    : (sst_value_unref(names), NULL);
+        if (names == NULL) {
+            sst_value_unref(rp);
+            return NULL;
+        }
+    }
+    return names != NULL ? sst_object_set_take(rp, "deferred", names, err) : rp;
+}
+
+/* Reads a resume point's "deferred" names back into the routing state. */
+static bool restore_deferred(run *R, const sst_value *rp, sst_error *err) {
+    const sst_value *names = sst_object_get(rp, "deferred");
+    for (size_t i = 0; i < sst_array_len(names); i++) {
+        const sst_value *n = sst_array_get(names, i);
+        size_t v = sst_is_string(n) ? sst__pregel_find(R->p, sst_string_cstr(n), sst_string_len(n))
+                                    : SIZE_MAX;
+        if (v == SIZE_MAX) {
+            sst__error(err, SST_EINVAL, "resume point: unknown deferred vertex '%s'",
+                       sst_is_string(n) ? sst_string_cstr(n) : "(not a string)");
+            return false;
+        }
+        R->active[v] = true;
+    }
+    return true;
+}
+
+/*
  * The next superstep's tasks as a resume point, without consuming the
  * routing state (make_tasks does that): for checkpoints after a commit.
  */
 static sst_value *next_resume_point(run *R, sst_error *err) {
     sst_value *tasks = sst_array_empty();
     sst_task t;
+    bool hold = holds_deferred(R);
     for (size_t i = 0; i < R->p->n + R->nsends && tasks != NULL; i++) {
         bool send = i >= R->p->n;
         uint32_t v = send ? R->sends[i - R->p->n].vertex : R->p->by_name[i];
-        if (!send && !R->active[v] && R->inbox[v] == NULL) {
+        if (!send && !gets_task(R, v, hold)) {
             continue;
         }
         init_task(R, &t, v);
@@ -220,7 +288,8 @@ static sst_value *next_resume_point(run *R, sst_error *err) {
     }
     rp = sst_object_set_take(rp, "tasks", tasks, err);
     rp = rp != NULL ? sst_object_set_take(rp, "pending", sst_array_empty(), err) : NULL;
-    return rp != NULL ? sst_object_set_take(rp, "resume", sst_object_empty(), err) : NULL;
+    rp = rp != NULL ? sst_object_set_take(rp, "resume", sst_object_empty(), err) : NULL;
+    return add_deferred(R, rp, hold, err);
 }
 
 /*
@@ -237,6 +306,9 @@ static bool make_tasks_from_resume(run *R, const sst_value *rp, sst_error *err) 
     size_t n = sst_array_len(tasks);
     if (!reserve_tasks(R, n)) {
         sst__enomem(err);
+        return false;
+    }
+    if (!restore_deferred(R, rp, err)) {
         return false;
     }
     for (size_t i = 0; i < n; i++) {
@@ -270,6 +342,13 @@ static bool retryable(const sst_task *t) {
     const sst_retry_policy *p = &t->p->v[t->vertex].retry;
     if (t->attempt >= p->max_attempts) {
         return false;
+    }
+    if (p->retry_on_error != NULL) {
+        sst_error e;
+        sst_error_clear(&e);
+        e.code = t->code;
+        const sst_error *shown = t->error != NULL ? t->error : &e;
+        return p->retry_on_error(shown, sst_task_vertex(t), p->retry_on_user_data);
     }
     return p->retry_on != NULL ? p->retry_on(t->code, p->retry_on_user_data)
                                : sst_code_is_transient(t->code);
@@ -386,6 +465,7 @@ static sst_code set_resume_point(run *R, bool with_pending, sst_error *err) {
             rp, "resume", sst_value_ref(R->resume_map != NULL ? R->resume_map : sst_object_empty()),
             err);
     }
+    rp = add_deferred(R, rp, true, err); /* the tasks are made: what is still active waits */
     if (rp == NULL) {
         return sst__code(err);
     }

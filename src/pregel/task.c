@@ -18,32 +18,42 @@ const char *sst_task_vertex(const sst_task *t) {
  * vertex task or Send index), so stored writes map back to their tasks after
  * a restart. Made on first use: most tasks never need it.
  */
-const char *sst_task_id(const sst_task *ct) {
-    sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
-    if (t->id_text[0] != '\0') {
-        return t->id_text;
-    }
+static void task_id(const char *run_key, uint64_t superstep, uint64_t send_index, const char *name,
+                    size_t name_len, char out[33]) {
     unsigned char buf[64 + SST__VERTEX_NAME_MAX];
-    const sst__vertex *v = &t->p->v[t->vertex];
     size_t n = 0;
     for (int i = 0; i < 8; i++) {
-        buf[n++] = (unsigned char)(t->superstep >> (8 * i));
+        buf[n++] = (unsigned char)(superstep >> (8 * i));
     }
     for (int i = 0; i < 8; i++) {
-        buf[n++] = (unsigned char)(t->send_index >> (8 * i));
+        buf[n++] = (unsigned char)(send_index >> (8 * i));
     }
-    memcpy(buf + n, v->name, v->name_len);
-    n += v->name_len;
-    uint64_t key = sst__hash_bytes(t->run_key, strlen(t->run_key), 0x72756e6b6579);
+    name_len = name_len > SST__VERTEX_NAME_MAX ? SST__VERTEX_NAME_MAX : name_len;
+    memcpy(buf + n, name, name_len);
+    n += name_len;
+    uint64_t key = sst__hash_bytes(run_key, strlen(run_key), 0x72756e6b6579);
     uint64_t hi = sst__hash_bytes(buf, n, key);
     uint64_t lo = sst__hash_bytes(buf, n, key ^ 0x5a5a5a5a5a5a5a5aull);
     static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; i++) {
-        t->id_text[i] = hex[(hi >> (60 - 4 * i)) & 15];
-        t->id_text[16 + i] = hex[(lo >> (60 - 4 * i)) & 15];
+        out[i] = hex[(hi >> (60 - 4 * i)) & 15];
+        out[16 + i] = hex[(lo >> (60 - 4 * i)) & 15];
     }
-    t->id_text[32] = '\0';
+    out[32] = '\0';
+}
+
+const char *sst_task_id(const sst_task *ct) {
+    sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
+    if (t->id_text[0] == '\0') {
+        const sst__vertex *v = &t->p->v[t->vertex];
+        task_id(t->run_key, t->superstep, t->send_index, v->name, v->name_len, t->id_text);
+    }
     return t->id_text;
+}
+
+void sst_task_id_of(const char *run_key, uint64_t superstep, uint64_t send_index,
+                    const char *vertex, char out[33]) {
+    task_id(run_key != NULL ? run_key : "", superstep, send_index, vertex, strlen(vertex), out);
 }
 
 void *sst_task_run_user_data(const sst_task *t) {

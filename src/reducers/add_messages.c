@@ -288,9 +288,9 @@ static sst_value *merge_by_id(sst_value *merged, const sst_value *upd, size_t st
             if (pos == SIZE_MAX) {
                 char ex[80];
                 sst__excerpt(id, ex, sizeof ex);
-                sst__error(err, SST_ENOTFOUND,
-                           "reducer 'add_messages' on field '%s': cannot remove message %s: no "
-                           "message has that id",
+                sst__error(err, SST_EINVAL,
+                           "reducer 'add_messages' on field '%s': Attempting to delete a message "
+                           "with an ID that doesn't exist (%s)",
                            field, ex);
                 sst_value_unref(merged);
                 return NULL;

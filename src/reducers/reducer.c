@@ -140,6 +140,35 @@ static sst_value *unique_conflict(const sst_reducer *r, const char *field, sst_v
     return NULL;
 }
 
+/*
+ * Writes with markers: $writes lists are expanded in order; one Overwrite
+ * sets the field and every other write of the superstep is dropped
+ * (LangGraph's BinaryOperatorAggregate); two are an error.
+ */
+static sst_value *apply_marked(const sst_reducer *r, const char *field, sst_value *current,
+                               const sst_value *const *updates, size_t n, sst_error *err) {
+    size_t flat_n = 0;
+    const sst_value **flat = sst__writes_flatten(updates, n, &flat_n, err);
+    if (flat == NULL) {
+        sst_value_unref(current);
+        return NULL;
+    }
+    bool conflict;
+    const sst_value *ow = sst__writes_overwrite(field, flat, flat_n, &conflict, err);
+    sst_value *out;
+    if (conflict) {
+        sst_value_unref(current);
+        out = NULL;
+    } else if (ow != NULL) {
+        sst_value_unref(current);
+        out = sst_value_ref(ow);
+    } else {
+        out = sst_reducer_apply(r, field, current, flat, flat_n, err);
+    }
+    sst__free(flat);
+    return out;
+}
+
 sst_value *sst_reducer_apply(const sst_reducer *r, const char *field, sst_value *current,
                              const sst_value *const *updates, size_t n, sst_error *err) {
     SST__ERR_LOCAL(err); /* reducer functions always get an err */
@@ -150,6 +179,9 @@ sst_value *sst_reducer_apply(const sst_reducer *r, const char *field, sst_value 
                                    : "updates");
         sst_value_unref(current);
         return NULL;
+    }
+    if (sst__writes_has_markers(updates, n)) {
+        return apply_marked(r, field, current, updates, n, err);
     }
     if (r->kind == SST__R_UNIQUE && n > 1) {
         return unique_conflict(r, field, current, updates, n, err);
@@ -185,7 +217,5 @@ sst_value *sst_reducer_prepare(const sst_reducer *r, const char *field, sst_valu
     if (r->kind != SST__R_ADD_MESSAGES) {
         return update;
     }
-    sst_value *norm = sst__messages_normalize(field, update, err);
-    sst_value_unref(update);
-    return norm;
+    return sst__messages_prepare(field, update, err);
 }

@@ -42,6 +42,21 @@ sst_value *sst__reduce_add_messages(void *ud, const char *field, sst_value *cur,
 /* add_messages normalisation: a new array of message objects with ids. */
 sst_value *sst__messages_normalize(const char *field, const sst_value *update, sst_error *err);
 
+/* ---- update markers (writes.c) ---- */
+
+/* The writes of a {"$writes": [...]} marker (borrowed), or NULL when @p v is not one. */
+const sst_value *sst__writes_list(const sst_value *v);
+/* True when one of @p updates is an Overwrite or a $writes marker. */
+bool sst__writes_has_markers(const sst_value *const *updates, size_t n);
+/* @p updates with $writes markers expanded in place (new array of borrowed values). */
+const sst_value **sst__writes_flatten(const sst_value *const *updates, size_t n, size_t *out_n,
+                                      sst_error *err);
+/* The one Overwrite's value among flat @p updates, or NULL; two set *conflict and @p err. */
+const sst_value *sst__writes_overwrite(const char *field, const sst_value *const *updates, size_t n,
+                                       bool *conflict, sst_error *err);
+/* add_messages normalisation of a write that may be a marker (takes @p update). */
+sst_value *sst__messages_prepare(const char *field, sst_value *update, sst_error *err);
+
 /* The add_messages id index (id_index.c). */
 typedef struct sst__id_index sst__id_index;
 extern const sst_attachment_type sst__id_index_type;

@@ -19,6 +19,7 @@ struct sst_schema {
     size_t cap;
     sst_state_reduce_fn state_fn;
     void *state_ud;
+    bool closed; /* updates and input lose the keys that are not declared fields */
 };
 
 sst_schema *sst_schema_new(sst_error *err) {
@@ -45,6 +46,7 @@ sst_schema *sst_schema_copy(const sst_schema *s, sst_error *err) {
     if (c != NULL) {
         c->state_fn = s->state_fn;
         c->state_ud = s->state_ud;
+        c->closed = s->closed;
     }
     return c;
 }
@@ -132,6 +134,18 @@ sst_code sst_schema_set_state_reducer(sst_schema *s, sst_state_reduce_fn fn, voi
     return SST_OK;
 }
 
+sst_code sst_schema_set_closed(sst_schema *s, bool closed, sst_error *err) {
+    if (s == NULL) {
+        return sst__error(err, SST_EINVAL, "schema: NULL schema");
+    }
+    s->closed = closed;
+    return SST_OK;
+}
+
+bool sst_schema_closed(const sst_schema *s) {
+    return s != NULL && s->closed;
+}
+
 const sst_reducer *sst_schema_field_reducer(const sst_schema *s, const char *field) {
     const schema_field *f =
         (s != NULL && field != NULL) ? find_field(s, field, strlen(field)) : NULL;
@@ -162,6 +176,32 @@ sst_value *sst_schema_initial_state(const sst_schema *s, sst_error *err) {
     return state;
 }
 
+/* True when a closed schema drops @p key: not declared and not an engine field ("__..."). */
+static bool dropped(const sst_schema *s, const sst_value *key) {
+    return s->closed && strncmp(sst_string_cstr(key), "__", 2) != 0 &&
+           find_field(s, sst_string_cstr(key), sst_string_len(key)) == NULL;
+}
+
+/* @p delta (taken) without the members a closed schema drops. */
+static sst_value *drop_undeclared(const sst_schema *s, sst_value *delta, sst_error *err) {
+    bool any = false;
+    for (size_t i = 0; i < sst_object_len(delta) && !any; i++) {
+        any = dropped(s, sst_object_key_at(delta, i));
+    }
+    if (!any) {
+        return delta;
+    }
+    sst_value *out = sst_object_empty();
+    for (size_t i = 0; i < sst_object_len(delta) && out != NULL; i++) {
+        const sst_value *k = sst_object_key_at(delta, i);
+        if (!dropped(s, k)) {
+            out = sst_object_setv_take(out, k, sst_value_ref(sst_object_value_at(delta, i)), err);
+        }
+    }
+    sst_value_unref(delta);
+    return out;
+}
+
 sst_value *sst_schema_prepare_delta(const sst_schema *s, sst_value *delta, sst_error *err) {
     if (s == NULL || !sst_is_object(delta)) {
         sst__error(err, s == NULL ? SST_EINVAL : SST_ETYPE,
@@ -170,26 +210,24 @@ sst_value *sst_schema_prepare_delta(const sst_schema *s, sst_value *delta, sst_e
         sst_value_unref(delta);
         return NULL;
     }
-    for (size_t i = 0; i < sst_object_len(delta); i++) {
+    delta = drop_undeclared(s, delta, err);
+    for (size_t i = 0; delta != NULL && i < sst_object_len(delta); i++) {
         const sst_value *key = sst_object_key_at(delta, i);
         const sst_reducer *r = reducer_of(s, key);
         if (r->kind != SST__R_ADD_MESSAGES) {
             continue;
         }
-        sst_value *norm =
-            sst__messages_normalize(sst_string_cstr(key), sst_object_value_at(delta, i), err);
+        const sst_value *old = sst_object_value_at(delta, i);
+        sst_value *norm = sst_reducer_prepare(r, sst_string_cstr(key), sst_value_ref(old), err);
         if (norm == NULL) {
             sst_value_unref(delta);
             return NULL;
         }
-        if (norm == sst_object_value_at(delta, i)) {
+        if (norm == old) {
             sst_value_unref(norm);
             continue;
         }
         delta = sst_object_setv_take(delta, key, norm, err);
-        if (delta == NULL) {
-            return NULL;
-        }
     }
     return delta;
 }

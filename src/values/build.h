@@ -20,6 +20,8 @@ sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error 
  * empty object), so that building it does not reallocate. NULL on SST_ENOMEM.
  */
 sst_value *sst__object_with_capacity(size_t n, sst_error *err);
+/* sst_array_push_take that chains the same way. */
+sst_value *sst__push_take(sst_value *a, sst_value *v, sst_error *err);
 /* The same with the key as a string value (borrowed, shared: no copy). */
 sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err);
 

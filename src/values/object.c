@@ -263,6 +263,10 @@ sst_value *sst__set_take(sst_value *o, const char *key, sst_value *v, sst_error 
     return chain_failed(o, v, err) ? NULL : sst_object_set_take(o, key, v, err);
 }
 
+sst_value *sst__push_take(sst_value *a, sst_value *v, sst_error *err) {
+    return chain_failed(a, v, err) ? NULL : sst_array_push_take(a, v, err);
+}
+
 sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err) {
     return chain_failed(o, v, err) ? NULL : sst_object_setv_take(o, key, v, err);
 }

@@ -2,7 +2,9 @@
 # A database written by an older build reads back the same: tests/data/legacy/v3.db
 # was made by superstep with SQLite schema 3 (record format 1, before the store
 # contract) from tests/data/legacy/legacy.lua; the v3-*.json files are what that
-# build printed for it. This build migrates a copy of the file to its schema,
+# build printed for it (the state's snapshot with the keys LangGraph's
+# StateSnapshot added since: config, metadata, created_at, parent_config, and
+# tasks as LangGraph shows them). This build migrates a copy of the file to its schema,
 # prints the same state and history, lists its threads, checks it clean, and
 # resumes its interrupted thread, writing records of the new format after the
 # old ones (a chunked snapshot among them).

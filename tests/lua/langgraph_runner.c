@@ -93,7 +93,7 @@ static int run_child(const char *dir, const char *file, bool quiet) {
     snprintf(path, sizeof path, "%s/%s", dir, file);
     int rc = luaL_dofile(L, path);
     if (rc != LUA_OK)
-        fprintf(stderr, "%s: %s\n", file, lua_tostring(L, -1));
+        fprintf(stderr, "%s: %s\n", file, luaL_tolstring(L, -1, NULL));
     lua_close(L);
     return rc == LUA_OK ? 0 : 1;
 }

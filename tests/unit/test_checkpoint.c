@@ -184,7 +184,7 @@ static void check_history_and_state(const char *db) {
     assert_int_equal(sst_array_len(h), 4);
     const char *sources[] = {"loop", "loop", "loop", "input"};
     const int64_t steps[] = {2, 1, 0, -1};
-    const char *nexts[] = {"[]", "[\"b\"]", "[\"a\"]", "[]"};
+    const char *nexts[] = {"[]", "[\"b\"]", "[\"a\"]", "[\"__start__\"]"};
     for (size_t i = 0; i < 4; i++) {
         const sst_value *s = sst_array_get(h, i);
         assert_int_equal(sst_int_value(sst_object_get(s, "step")), steps[i]);
@@ -275,13 +275,19 @@ static void test_pending_writes_resume(void **state) {
     app_open(&a, g_db, "t-pending");
     sst_error err;
     sst_value *st = sst_graph_get_state(a.th, NULL, &err);
-    assert_json_eq(sst_object_get(st, "values"), "{\"value\":1}");
+    /* At the head, one's successful write is applied and one leaves next (LangGraph). */
+    assert_json_eq(sst_object_get(st, "values"), "{\"value\":3}");
     const sst_value *pw = sst_object_get(st, "pending_writes");
     assert_int_equal(sst_array_len(pw), 1);
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(pw, 0), "vertex")), "one");
     assert_json_eq(sst_object_get(sst_array_get(pw, 0), "delta"), "{\"value\":2}");
-    assert_json_eq(sst_object_get(st, "next"), "[\"one\",\"two\"]");
+    assert_json_eq(sst_object_get(st, "next"), "[\"two\"]");
     assert_non_null(strstr(sst_string_cstr(sst_object_get(st, "error")), "two is broken"));
+    const sst_value *tasks = sst_object_get(st, "tasks");
+    assert_int_equal(sst_array_len(tasks), 2);
+    assert_json_eq(sst_object_get(sst_array_get(tasks, 0), "result"), "{\"value\":2}");
+    assert_non_null(
+        strstr(sst_string_cstr(sst_object_get(sst_array_get(tasks, 1), "error")), "two is broken"));
     sst_value_unref(st);
     sst_value *h = sst_graph_get_state_history(a.th, NULL, 0, &err);
     assert_int_equal(sst_array_len(h), 2);
@@ -482,8 +488,9 @@ static void check_time_travel(const char *db) {
     assert_sst_ok(sst_graph_update_state(a.th, at_b_id, edit, "a", &err), &err);
     sst_value_unref(edit);
     sst_value *st = sst_graph_get_state(a.th, NULL, &err);
+    /* LangGraph's source for update_state, on the head or not. */
     assert_string_equal(sst_string_cstr(sst_object_get(sst_object_get(st, "metadata"), "source")),
-                        "fork");
+                        "update");
     assert_string_equal(sst_string_cstr(sst_object_get(st, "parent_id")), at_b_id);
     assert_json_eq(sst_object_get(st, "next"), "[\"b\"]");
     sst_value_unref(st);

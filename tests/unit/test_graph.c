@@ -647,7 +647,8 @@ static void test_parallel_interrupts_resumed_by_id(void **state) {
     sst_error err;
     assert_null(sst_graph_invoke(CG, TH, NULL, &o, &err));
     assert_int_equal(err.code, SST_EINVAL);
-    assert_non_null(strstr(err.msg, "2 interrupts are pending; resume them by id"));
+    assert_non_null(strstr(err.msg, "2 interrupts are pending. When there are multiple pending "
+                                    "interrupts, you must specify the interrupt id"));
     /* Resume q only: p asks again. Then p. */
     char map_json[200];
     snprintf(map_json, sizeof map_json, "{\"%s\":\"for q\"}", id_q);
@@ -968,7 +969,10 @@ static void test_compile_errors(void **state) {
     node("island2", silent, NULL);
     edge(SST_START, "a");
     edge("island", "island2");
-    expect_compile_error("compile: nodes 'island', 'island2' are unreachable from START");
+    /* Unreachable nodes compile with a warning (test_graph_build.c checks it). */
+    sst_compiled_graph *island = sst_graph_compile(G, NULL, &err);
+    assert_non_null(island);
+    sst_compiled_graph_free(island);
     restart_with_a();
     edge(SST_START, "a");
     const char *from[] = {"a", "ghost"};

@@ -104,6 +104,7 @@ static sst_pregel *build(sst_schema **schema_out) {
     assert_sst_ok(sst_pregel_builder_add_vertex(b, "split", split, NULL, NULL, &err), &err);
     sst_vertex_opts o;
     sst_vertex_opts_init(&o);
+    o.retry.max_attempts = 3; /* vertices have no retry by default */
     o.retry.jitter = false;
     assert_sst_ok(sst_pregel_builder_add_vertex(b, "work", work, NULL, &o, &err), &err);
     assert_sst_ok(sst_pregel_builder_add_vertex(b, "join", join, NULL, NULL, &err), &err);

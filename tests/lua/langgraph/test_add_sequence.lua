@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_add_sequence
--- failing: StateGraph:add_sequence missing
 -- Lua functions have no names, so the "unnamed steps" cases name each step
 -- after its Python function (what LangGraph derives from __name__); both
 -- duplicate-name cases become the same Lua call.

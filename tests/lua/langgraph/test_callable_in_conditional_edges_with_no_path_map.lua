@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_callable_in_conditional_edges_with_no_path_map
--- failing: add_conditional_edges refuses a callable table as the router ("function expected, got table")
 -- Python's ChooseAnalyzer instance is a callable table.
 local sst = superstep
 local T = require("checks")

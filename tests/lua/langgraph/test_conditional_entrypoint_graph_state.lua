@@ -1,6 +1,5 @@
 -- langgraph: test_pregel.py::test_conditional_entrypoint_graph_state
 -- The JSON-schema and drawing snapshots are left out (Python's syrupy files).
--- failing: set_conditional_entry_point is not built yet
 -- `steps: Annotated[list, operator.add]` starts as [] in LangGraph because
 -- the type is list; here the default is written out.
 local sst = superstep

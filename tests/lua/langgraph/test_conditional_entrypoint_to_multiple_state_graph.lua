@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_conditional_entrypoint_to_multiple_state_graph
--- failing: set_conditional_entry_point missing
 -- The JSON-schema, graph JSON and drawing snapshots are left out, and so is
 -- debug=True. Python's get_weather receives the Send payload as its state;
 -- here it is the node's `input`.

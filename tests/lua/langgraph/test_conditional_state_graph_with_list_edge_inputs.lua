@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_conditional_state_graph_with_list_edge_inputs
--- failing: add_edge({"A", "B"}, END) is refused ("join into '__end__': END cannot be used here")
 -- The graph JSON and drawing snapshots are left out.
 local sst = superstep
 local T = require("checks")

@@ -1,7 +1,4 @@
 -- langgraph: test_time_travel.py::test_copy_fork_creates_sibling_checkpoint
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: update_state(config, nil, "__copy__") is refused: values must be an object
--- failing: update_state on an old checkpoint records source "fork", not "update"
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_dict_mixed_return
--- failing: a node returning a list (Command + update) is refused ("returned a list; a node returns a table of updates")
 -- A node returns a list mixing a Command and an update, as in Python.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_fork_does_not_apply_pending_writes
--- failing: get_state_history snapshots lack config (only checkpoint_id); with it the fork gives 121
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

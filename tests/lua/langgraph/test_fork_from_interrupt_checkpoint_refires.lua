@@ -1,6 +1,4 @@
 -- langgraph: test_time_travel.py::test_fork_from_interrupt_checkpoint_refires
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: snapshot tasks are {vertex=...} without interrupts
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_graph_validation_with_command
--- failing: compile refuses a node reached only by a Command goto when no ends are given ("node 'b' is unreachable from START"); LangGraph compiles it
 local sst = superstep
 local T = require("checks")
 

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_invoke_two_processes_two_in_two_out_invalid
--- failing: set_conditional_entry_point missing; invoke errors are plain strings without .code
 -- Only the StateGraph half is ported (the first half uses the low-level
 -- Pregel/NodeBuilder API). `hello: str` written by two nodes in one step is
 -- `sst.reducers.unique` (README). debug=True is left out.

@@ -1,6 +1,4 @@
 -- langgraph: test_time_travel.py::test_multiple_interrupts_in_one_node
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: a replay reuses the resume answers stored at the replayed checkpoint (gets "Second question?")
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_multiple_updates
--- failing: StateGraph:add_sequence missing; a node returning a list of Commands is refused
 -- A node returns a list of Commands, as in Python.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_multiple_updates_root
--- failing: StateGraph:add_sequence missing; a node returning a list of Commands is refused
 -- The Python state schema is the string itself (a root channel with
 -- operator.add); here it is the one field `value` (the README maps only
 -- dict-shaped states). A node returns a list of Commands, as in Python.

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_overwrite_parallel
--- failing: sst.Overwrite missing; {__overwrite__ = v} is appended as a value instead of replacing
 -- as_json: both sst.Overwrite(v) and {__overwrite__ = v} are tried.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_overwrite_parallel_error
--- failing: sst.Overwrite missing; two {__overwrite__ = v} writes in one step raise no InvalidUpdateError
 -- as_json: both sst.Overwrite(v) and {__overwrite__ = v} are tried.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_messages_state.py::test_remove_nonexistent_message
--- failing: removing an absent id raises a plain string (no ValueError code) whose text lacks LangGraph's message
 -- Messages are superstep's tables ({ role, content, id }): HumanMessage is role
 -- "user", AIMessage "assistant", SystemMessage "system", RemoveMessage
 -- { type = "remove", id = ... }.

@@ -1,8 +1,4 @@
 -- langgraph: test_time_travel.py::test_replay_creates_branch_preserving_old_checkpoints
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: snapshots lack created_at
--- failing: the input checkpoint has next [] instead of ["__start__"]
--- failing: a replay writes no "fork" checkpoint (7 checkpoints, not 8)
 -- created_at sorts the new checkpoints as in Python (an ISO timestamp string).
 local sst = superstep
 local T = require("checks")

@@ -1,7 +1,4 @@
 -- langgraph: test_time_travel.py::test_replay_from_before_interrupt_then_resume
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: the input checkpoint has next [] instead of ["__start__"]
--- failing: a replay writes no "fork" checkpoint; an interrupted replay writes nothing, so resuming the thread finds no interrupted run
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

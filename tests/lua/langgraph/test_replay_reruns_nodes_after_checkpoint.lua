@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_replay_reruns_nodes_after_checkpoint
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

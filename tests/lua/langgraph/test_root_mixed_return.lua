@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_root_mixed_return
--- failing: a node returning a list (Command + update) is refused ("returned a list; a node returns a table of updates")
 -- The Python state schema is the list itself (a root channel with
 -- operator.add); here it is the one field `value` (the README maps only
 -- dict-shaped states). A node returns a list mixing a Command and an

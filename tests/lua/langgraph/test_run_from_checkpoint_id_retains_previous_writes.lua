@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_run_from_checkpoint_id_retains_previous_writes
--- failing: snapshots have no .config (only checkpoint_id); invoking from an earlier checkpoint_id writes no "fork" checkpoint (history grows by 1, LangGraph by 2)
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,6 +1,4 @@
 -- langgraph: test_time_travel.py::test_update_state_with_none_values
--- failing: snapshots lack config/parent_config (get_state gives checkpoint_id/parent_id)
--- failing: update_state(config, nil) is refused: values must be an object
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * LangGraph's StateSnapshot from a stored record: values, next, config,
+ * metadata, created_at, parent_config, tasks and interrupts.
+ *
+ * - tasks[i] = {id, name, path, interrupts, error?, result?}: the ids are
+ *   the engine's task ids; a task's result is its pending write (a task that
+ *   succeeded in a superstep that did not commit) or, in the history, its
+ *   delta in the child checkpoint that committed the superstep.
+ * - At the head (no checkpoint id asked for), successful pending writes are
+ *   applied to values and their tasks leave next, as LangGraph does.
+ * - The input checkpoint has next ["__start__"] and a __start__ task whose
+ *   result is the input.
+ * - interrupts lists the interrupt() calls ({id, value}); interrupt_before
+ *   and interrupt_after stops are not interrupts (LangGraph's shape).
+ * - The older keys checkpoint_id, parent_id, step and pending_writes stay.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph_int.h"
+#include "values/build.h"
+
+static sst_value *str(const char *s, sst_error *err) {
+    return s != NULL ? sst_string_new(s, err) : sst_null();
+}
+
+/* {"configurable": {"thread_id", "checkpoint_ns": "", "checkpoint_id"}} */
+static sst_value *config_of(const char *thread_id, const sst_value *id, sst_error *err) {
+    if (!sst_is_string(id)) {
+        return sst_null();
+    }
+    sst_value *c = sst__set_take(sst_object_empty(), "thread_id", str(thread_id, err), err);
+    c = sst__set_take(c, "checkpoint_ns", str("", err), err);
+    c = sst__set_take(c, "checkpoint_id", sst_value_ref(id), err);
+    return sst__set_take(sst_object_empty(), "configurable", c, err);
+}
+
+sst_value *sst__config_value(const char *thread_id, const char *checkpoint_id, sst_error *err) {
+    sst_value *id = sst_string_new(checkpoint_id, err);
+    sst_value *c = id != NULL ? config_of(thread_id, id, err) : NULL;
+    sst_value_unref(id);
+    return c;
+}
+
+/*
+ * ISO 8601 with microseconds and +00:00, as Python's datetime.isoformat().
+ * Times are kept in milliseconds; the microseconds are the counter of the
+ * checkpoint's time-ordered id @p id (when it was made in that millisecond),
+ * so checkpoints made in one millisecond still sort in creation order.
+ */
+static sst_value *iso_time(const sst_value *ms_v, const sst_value *id, sst_error *err) {
+    if (!sst_is_int(ms_v) || sst_int_value(ms_v) <= 0) {
+        return sst_null(); /* records written before created_at was kept */
+    }
+    int64_t ms = sst_int_value(ms_v);
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (gmtime_r(&secs, &tm) == NULL) {
+        return sst_null();
+    }
+    uint64_t clock = sst__uuid7_clock(sst_is_string(id) ? sst_string_cstr(id) : NULL);
+    int micro = (int)(ms % 1000) * 1000;
+    if (clock >> 16 == (uint64_t)ms) {
+        uint64_t counter = clock & 0x0fff;
+        micro += counter > 999 ? 999 : (int)counter;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06d+00:00", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micro);
+    return sst_string_new(buf, err);
+}
+
+/* The metadata as LangGraph shows it: without our "writes", with "parents". */
+static sst_value *public_metadata(const sst_value *meta, sst_error *err) {
+    sst_value *m = sst_value_ref(sst_is_object(meta) ? meta : sst_object_empty());
+    if (sst_object_get(m, "writes") != NULL) {
+        m = sst_object_remove_take(m, "writes", err);
+    }
+    if (m != NULL && sst_object_get(m, "parents") == NULL) {
+        m = sst__set_take(m, "parents", sst_object_empty(), err);
+    }
+    return m;
+}
+
+/* The pending write of task @p id in @p pending (the successful tasks), or NULL. */
+static const sst_value *pending_of(const sst_value *pending, const char *id) {
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        const sst_value *p = sst_array_get(pending, i);
+        const char *tid = sst_string_cstr(sst_object_get(p, "task"));
+        if (tid != NULL && strcmp(tid, id) == 0) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+/* The interrupts of task @p id, as {id, value}; NULL for all dynamic ones. */
+static sst_value *interrupts_of(const sst_value *raw, const char *id, sst_error *err) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(raw) && out != NULL; i++) {
+        const sst_value *x = sst_array_get(raw, i);
+        const char *tid = sst_string_cstr(sst_object_get(x, "task"));
+        if (tid == NULL || sst_object_get(x, "when") != NULL ||
+            (id != NULL && strcmp(tid, id) != 0)) {
+            continue; /* an interrupt_before/after stop, or another task's */
+        }
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(x, "id")), err);
+        const sst_value *v = sst_object_get(x, "value");
+        e = sst__set_take(e, "value", sst_value_ref(v != NULL ? v : sst_null()), err);
+        out = sst__push_take(out, e, err);
+    }
+    return out;
+}
+
+/* What the snapshot of one record is made from. */
+typedef struct snap_in {
+    const sst_graph_thread *t;
+    const sst_value *rec;
+    const sst_value *child; /* the checkpoint that committed rec's tasks, or NULL */
+    bool head;              /* apply successful pending writes */
+} snap_in;
+
+/* The delta of task @p i in the child checkpoint's stored group, or NULL. */
+static const sst_value *child_delta(const snap_in *in, size_t i) {
+    if (in->child == NULL) {
+        return NULL;
+    }
+    const sst_value *kind = sst_object_get(in->child, "kind");
+    const char *source =
+        sst_string_cstr(sst_object_get(sst_object_get(in->child, "metadata"), "source"));
+    if (!sst_is_string(kind) || strcmp(sst_string_cstr(kind), "delta") != 0 || source == NULL ||
+        strcmp(source, "loop") != 0) {
+        return NULL; /* a snapshot keeps no deltas; an update's are not these tasks' */
+    }
+    const sst_value *groups = sst_object_get(in->child, "body");
+    const sst_value *group = sst_array_get(groups, sst_array_len(groups) - 1);
+    size_t n = sst_array_len(sst_object_get(sst_object_get(in->rec, "next"), "tasks"));
+    return sst_array_len(group) == n ? sst_array_get(group, i) : NULL;
+}
+
+static sst_value *path_of(const char *name, const sst_value *send, sst_error *err) {
+    sst_value *p = sst__push_take(sst_array_empty(),
+                                  str(send != NULL ? "__pregel_push" : "__pregel_pull", err), err);
+    if (send != NULL) {
+        p = sst__push_take(p, sst_value_ref(send), err);
+        return sst__push_take(p, sst_bool(false), err);
+    }
+    return sst__push_take(p, str(name, err), err);
+}
+
+/* One task of the snapshot; *done when it has a result (it leaves next at the head). */
+static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bool *done,
+                          sst_error *err) {
+    const sst_value *next = sst_object_get(in->rec, "next");
+    const sst_value *writes = sst_object_get(in->rec, "writes");
+    const char *name = sst_string_cstr(sst_object_get(task, "vertex"));
+    const sst_value *send = sst_object_get(task, "send");
+    char id[33];
+    sst_task_id_of(sst_string_cstr(sst_object_get(in->rec, "run_key")),
+                   (uint64_t)sst_int_value(sst_object_get(next, "superstep")),
+                   send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX, name, id);
+    const sst_value *pw = pending_of(sst_object_get(writes, "pending"), id);
+    const sst_value *result = pw != NULL ? sst_object_get(pw, "delta") : child_delta(in, i);
+    sst_value *ints = interrupts_of(sst_object_get(writes, "interrupts"), id, err);
+    sst_value *o = sst__set_take(sst_object_empty(), "id", str(id, err), err);
+    o = sst__set_take(o, "name", str(name, err), err);
+    o = sst__set_take(o, "path", path_of(name, send, err), err);
+    o = sst__set_take(o, "interrupts", ints, err);
+    const sst_value *error = sst_object_get(writes, "error");
+    if (o != NULL && result == NULL && sst_array_len(ints) == 0 && sst_is_string(error)) {
+        o = sst__set_take(o, "error", sst_value_ref(error), err);
+    }
+    if (o != NULL && result != NULL) {
+        o = sst__set_take(o, "result", sst_value_ref(result), err);
+    }
+    *done = pw != NULL;
+    return o;
+}
+
+/* The __start__ task of an input checkpoint: its result is the input. */
+static sst_value *start_task(const snap_in *in, sst_error *err) {
+    const sst_value *meta = sst_object_get(in->rec, "metadata");
+    const sst_value *input = sst_object_get(sst_object_get(meta, "writes"), SST_START);
+    char id[33];
+    sst_task_id_of(sst_string_cstr(sst_object_get(in->rec, "run_key")),
+                   (uint64_t)(sst_int_value(sst_object_get(in->rec, "step")) + 1), UINT64_MAX,
+                   SST_START, id);
+    sst_value *o = sst__set_take(sst_object_empty(), "id", str(id, err), err);
+    o = sst__set_take(o, "name", str(SST_START, err), err);
+    o = sst__set_take(o, "path", path_of(SST_START, NULL, err), err);
+    o = sst__set_take(o, "interrupts", sst_array_empty(), err);
+    if (o != NULL && input != NULL && !sst_is_null(input)) {
+        o = sst__set_take(o, "result", sst_value_ref(input), err);
+    }
+    return o;
+}
+
+static bool is_input(const sst_value *rec) {
+    const char *source = sst_string_cstr(sst_object_get(sst_object_get(rec, "metadata"), "source"));
+    const sst_value *tasks = sst_object_get(sst_object_get(rec, "next"), "tasks");
+    return source != NULL && strcmp(source, "input") == 0 && sst_array_len(tasks) == 0;
+}
+
+/* tasks and next (names of the tasks without a result at the head); *applied: their deltas. */
+static sst_code tasks_and_next(const snap_in *in, sst_value **tasks, sst_value **next,
+                               sst_value **applied, sst_error *err) {
+    *tasks = sst_array_empty();
+    *next = sst_array_empty();
+    *applied = sst_array_empty();
+    if (is_input(in->rec)) {
+        *tasks = sst__push_take(*tasks, start_task(in, err), err);
+        *next = sst__push_take(*next, str(SST_START, err), err);
+        return *tasks != NULL && *next != NULL ? SST_OK : sst__code(err);
+    }
+    const sst_value *list = sst_object_get(sst_object_get(in->rec, "next"), "tasks");
+    for (size_t i = 0; i < sst_array_len(list) && *tasks != NULL && *next != NULL; i++) {
+        bool done = false;
+        sst_value *tk = task_of(in, i, sst_array_get(list, i), &done, err);
+        if (tk != NULL && in->head && done) {
+            *applied = sst__push_take(*applied, sst_value_ref(sst_object_get(tk, "result")), err);
+        } else if (tk != NULL) {
+            *next = sst__push_take(*next, sst_value_ref(sst_object_get(tk, "name")), err);
+        }
+        *tasks = tk != NULL ? sst__push_take(*tasks, tk, err) : (sst_value_unref(*tasks), NULL);
+    }
+    return *tasks != NULL && *next != NULL && *applied != NULL ? SST_OK : sst__code(err);
+}
+
+/* The values: the state, with @p applied (successful pending writes) on top. */
+static sst_value *values_of(const snap_in *in, const sst_value *state, const sst_value *applied,
+                            sst_error *err) {
+    sst_value *s = sst_value_ref(state);
+    size_t n = sst_array_len(applied);
+    if (n > 0) {
+        const sst_value **deltas = sst__calloc(n, sizeof *deltas);
+        if (deltas == NULL) {
+            sst_value_unref(s);
+            sst__enomem(err);
+            return NULL;
+        }
+        for (size_t i = 0; i < n; i++) {
+            deltas[i] = sst_array_get(applied, i);
+        }
+        s = sst_schema_apply(in->t->cg->schema, s, deltas, n, err);
+        sst__free(deltas);
+    }
+    sst_value *pub = s != NULL ? sst__graph_public_state(s, err) : NULL;
+    sst_value_unref(s);
+    return pub;
+}
+
+/* The older keys (checkpoint_id, parent_id, step, pending_writes, error) on @p s. */
+static sst_value *legacy_keys(sst_value *s, const sst_value *rec, sst_error *err) {
+    const sst_value *writes = sst_object_get(rec, "writes");
+    const sst_value *pend = sst_object_get(writes, "pending");
+    s = sst__set_take(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
+    s = sst__set_take(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
+    s = sst__set_take(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
+    s = sst__set_take(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()),
+                      err);
+    if (s != NULL && sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
+        s = sst__set_take(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
+    }
+    return s;
+}
+
+sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
+                         const sst_value *child, bool head, sst_error *err) {
+    snap_in in = {t, rec, child, head};
+    sst_value *tasks, *next, *applied;
+    if (tasks_and_next(&in, &tasks, &next, &applied, err) != SST_OK) {
+        sst_value_unref(tasks);
+        sst_value_unref(next);
+        sst_value_unref(applied);
+        return NULL;
+    }
+    const sst_value *writes = sst_object_get(rec, "writes");
+    sst_value *s =
+        sst__set_take(sst_object_empty(), "values", values_of(&in, state, applied, err), err);
+    sst_value_unref(applied);
+    s = sst__set_take(s, "next", next, err);
+    s = sst__set_take(s, "config", config_of(t->thread_id, sst_object_get(rec, "id"), err), err);
+    s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), err), err);
+    s = sst__set_take(s, "created_at",
+                      iso_time(sst_object_get(rec, "created_at"), sst_object_get(rec, "id"), err),
+                      err);
+    s = sst__set_take(s, "parent_config",
+                      config_of(t->thread_id, sst_object_get(rec, "parent"), err), err);
+    s = sst__set_take(s, "tasks", tasks, err);
+    s = sst__set_take(s, "interrupts",
+                      interrupts_of(sst_object_get(writes, "interrupts"), NULL, err), err);
+    return s != NULL ? legacy_keys(s, rec, err) : NULL;
+}
