@@ -322,13 +322,19 @@ typedef enum sst_durability {
 
 /** Stream modes; combine with |. */
 typedef enum sst_stream_mode {
-    SST_STREAM_VALUES = 1 << 0,  /* the whole state after the input and after each superstep */
-    SST_STREAM_UPDATES = 1 << 1, /* each node's update: {node: update}, in task order */
-    SST_STREAM_CUSTOM = 1 << 2,  /* values nodes emit with sst_node_emit */
-    SST_STREAM_DEBUG = 1 << 3,   /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
-    SST_STREAM_MESSAGES = 1 << 4 /* pieces of messages as nodes produce them (LLM tokens):
-                                    {"id": message id, "delta": text}; delivered live, on the
-                                    node's thread, one at a time (not at the commit) */
+    SST_STREAM_VALUES = 1 << 0,     /* the whole state after the input and after each superstep */
+    SST_STREAM_UPDATES = 1 << 1,    /* each node's update: {node: update}, in task order */
+    SST_STREAM_CUSTOM = 1 << 2,     /* values nodes emit with sst_node_emit */
+    SST_STREAM_DEBUG = 1 << 3,      /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
+    SST_STREAM_MESSAGES = 1 << 4,   /* pieces of messages as nodes produce them (LLM tokens):
+                                      {"id": message id, "delta": text}; delivered live, on the
+                                      node's thread, one at a time (not at the commit) */
+    SST_STREAM_TASKS = 1 << 5,      /* LangGraph's "tasks": a task's start {id, name, input,
+                                       triggers} and its result {id, name, error, interrupts,
+                                       result} */
+    SST_STREAM_CHECKPOINTS = 1 << 6 /* LangGraph's "checkpoints": each checkpoint as a
+                                       snapshot {config, metadata, values, next,
+                                       parent_config, tasks} */
 } sst_stream_mode;
 
 /**
