@@ -243,6 +243,17 @@ SST_API const char *sst_node_name(const sst_node_ctx *ctx);
 /** The superstep (0 = the first after the input) and the attempt (1-based). */
 SST_API uint64_t sst_node_step(const sst_node_ctx *ctx);
 SST_API unsigned sst_node_attempt(const sst_node_ctx *ctx);
+/** The invoke's runtime context (sst_invoke_opts.context, borrowed), or NULL. */
+SST_API const sst_value *sst_node_context(const sst_node_ctx *ctx);
+/** The invoke's config (sst_invoke_opts.config, borrowed), or NULL. */
+SST_API const sst_value *sst_node_config(const sst_node_ctx *ctx);
+/**
+ * Supersteps this invoke may still run, this one included (LangGraph's
+ * RemainingSteps): 1 in the last superstep the recursion limit allows.
+ */
+SST_API uint64_t sst_node_remaining_steps(const sst_node_ctx *ctx);
+/** True in the last superstep the recursion limit allows (LangGraph's IsLastStep). */
+SST_API bool sst_node_is_last_step(const sst_node_ctx *ctx);
 
 /** Writes @p value (takes) to @p field of the node's update. */
 SST_NODISCARD SST_API sst_code sst_node_update(sst_node_ctx *ctx, const char *field,
@@ -357,6 +368,13 @@ typedef struct sst_invoke_opts {
      * run in the next superstep beside the interrupted tasks (a new run runs only
      * these, not START's edges, as LangGraph does); borrowed, NULL: none. */
     const sst_value *goto_targets;
+    /* LangGraph's runtime context (invoke(..., context=...)): any value nodes read with
+     * sst_node_context; borrowed, NULL: none. */
+    const sst_value *context;
+    /* The run's config, {"configurable": {...}, ...} as LangGraph's: nodes read it with
+     * sst_node_config, and the configurable keys with scalar values (except thread_id,
+     * checkpoint_* and "__" keys) are copied into every checkpoint's metadata; borrowed. */
+    const sst_value *config;
     unsigned stream_modes; /* sst_stream_mode bits */
     sst_stream_fn stream;
     void *stream_user_data;

@@ -164,6 +164,10 @@ sst_code sst__apply_command(const sst_compiled_graph *cg, sst_graph_thread *th,
 /* Appends Command{goto} @p go (checked; NULL: nothing) to *targets. */
 sst_code sst__command_targets(const sst_compiled_graph *cg, const sst_value *go,
                               sst_value **targets, sst_error *err);
+/* The options of the invoke whose run user data is @p run_user_data, or NULL (invoke.c). */
+const sst_invoke_opts *sst__invoke_opts(void *run_user_data);
+/* The first superstep that invoke may not run (its recursion limit). */
+uint64_t sst__invoke_stop_step(void *run_user_data);
 /* START's routing on @p state (invoke.c). */
 sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
                             sst_value **targets, sst_error *err);
@@ -193,6 +197,7 @@ typedef struct sst__put {
     const sst_value *groups;      /* the delta groups (stored otherwise) */
     const sst_value *next;        /* the resume point, or NULL */
     const sst_value *writes_meta; /* metadata "writes", or NULL */
+    const sst_value *extra_meta;  /* more metadata keys (the run's configurable), or NULL */
 } sst__put;
 
 /* Writes one checkpoint of @p th as a typed record. */

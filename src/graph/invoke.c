@@ -37,6 +37,16 @@ typedef struct invoke_ctx {
     pthread_mutex_t live_mu; /* serializes SST_STREAM_MESSAGES events from worker threads */
 } invoke_ctx;
 
+const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    return c != NULL ? c->o : NULL;
+}
+
+uint64_t sst__invoke_stop_step(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    return c != NULL ? c->first_step + c->o->recursion_limit : UINT64_MAX;
+}
+
 bool sst__invoke_streams_messages(void *run_user_data) {
     const invoke_ctx *c = run_user_data;
     return c != NULL && c->o->stream != NULL && (c->o->stream_modes & SST_STREAM_MESSAGES) != 0;

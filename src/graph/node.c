@@ -39,6 +39,26 @@ unsigned sst_node_attempt(const sst_node_ctx *ctx) {
     return sst_task_attempt(ctx->task);
 }
 
+const sst_value *sst_node_context(const sst_node_ctx *ctx) {
+    const sst_invoke_opts *o = sst__invoke_opts(sst_task_run_user_data(ctx->task));
+    return o != NULL ? o->context : NULL;
+}
+
+const sst_value *sst_node_config(const sst_node_ctx *ctx) {
+    const sst_invoke_opts *o = sst__invoke_opts(sst_task_run_user_data(ctx->task));
+    return o != NULL ? o->config : NULL;
+}
+
+uint64_t sst_node_remaining_steps(const sst_node_ctx *ctx) {
+    uint64_t stop = sst__invoke_stop_step(sst_task_run_user_data(ctx->task));
+    uint64_t step = sst_task_superstep(ctx->task);
+    return stop > step ? stop - step : 0;
+}
+
+bool sst_node_is_last_step(const sst_node_ctx *ctx) {
+    return sst_node_remaining_steps(ctx) <= 1;
+}
+
 sst_code sst_node_update(sst_node_ctx *ctx, const char *field, sst_value *value, sst_error *err) {
     if (field != NULL && strncmp(field, "__", 2) == 0) {
         sst_value_unref(value);

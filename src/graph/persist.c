@@ -321,6 +321,31 @@ static uint64_t snapshot_every(const sst_invoke_opts *o) {
  * Writes one checkpoint after th->last_id: a snapshot of @p state every K
  * checkpoints, else the delta @p groups. Takes nothing; updates th.
  */
+/* True for a configurable key LangGraph copies into checkpoint metadata. */
+static bool metadata_key(const sst_value *key, const sst_value *v) {
+    const char *k = sst_string_cstr(key);
+    return strncmp(k, "__", 2) != 0 && strncmp(k, "checkpoint_", 11) != 0 &&
+           strcmp(k, "thread_id") != 0 && strcmp(k, "writes") != 0 && strcmp(k, "source") != 0 &&
+           strcmp(k, "step") != 0 && strcmp(k, "parents") != 0 &&
+           (sst_is_string(v) || sst_is_number(v) || sst_is_bool(v));
+}
+
+/* The run's configurable keys for checkpoint metadata (new reference), or NULL: none. */
+static sst_value *config_metadata(const sst_invoke_opts *o, sst_error *err) {
+    const sst_value *conf = o != NULL ? sst_object_get(o->config, "configurable") : NULL;
+    sst_value *m = NULL;
+    for (size_t i = 0; i < sst_object_len(conf); i++) {
+        const sst_value *k = sst_object_key_at(conf, i), *v = sst_object_value_at(conf, i);
+        if (metadata_key(k, v)) {
+            m = sst__setv_take(m != NULL ? m : sst_object_empty(), k, sst_value_ref(v), err);
+            if (m == NULL) {
+                return NULL;
+            }
+        }
+    }
+    return m;
+}
+
 sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
                           const sst_value *state, const sst_value *groups, const sst_value *next,
                           const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err) {
@@ -343,8 +368,10 @@ sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source
         .groups = groups,
         .next = next != NULL && has_tasks(next) ? next : NULL,
         .writes_meta = writes_meta,
+        .extra_meta = config_metadata(o, err),
     };
     sst_code rc = sst__record_put(th, &w, err);
+    sst_value_unref((sst_value *)w.extra_meta);
     if (rc != SST_OK) {
         return rc;
     }

@@ -416,9 +416,10 @@ static const char *run_id_of(const sst_graph_thread *th, const char *run_key) {
 
 sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err) {
     int64_t step = w->step;
-    sst_value *meta = sst__set_take(
-        sst_object_empty(), "writes",
-        sst_value_ref(w->writes_meta != NULL ? w->writes_meta : sst_object_empty()), err);
+    sst_value *meta = sst_value_ref(w->extra_meta != NULL ? w->extra_meta : sst_object_empty());
+    meta = sst__set_take(
+        meta, "writes", sst_value_ref(w->writes_meta != NULL ? w->writes_meta : sst_object_empty()),
+        err);
     sst_value *next = stripped_next(w->next, step, w->since, err);
     sst_checkpoint r = {
         .format = SST_CHECKPOINT_FORMAT,
