@@ -25,6 +25,13 @@ function M.raises(fn, pattern, what)
   end
 end
 
+-- Runs fn; an error it raises is recorded as a failure of @p what (so later
+-- cases still run).
+function M.case(what, fn)
+  local ok, msg = xpcall(fn, debug.traceback)
+  M.check(ok, what .. ": raised " .. tostring(msg))
+end
+
 function M.finish()
   if #M.failures > 0 then
     io.stderr:write(table.concat(M.failures, "\n"), "\n")

@@ -7,7 +7,7 @@ local function cfg(id, cp) return { configurable = { thread_id = id, checkpoint_
 
 -- A thread id of any length: two 10 000-byte ids that differ only at their
 -- end keep their own runs (their run keys and interrupt ids differ).
-do
+T.case("long thread ids", function()
   local g = sst.StateGraph{ answer = sst.reducers.replace }
   g:add_node("ask", function() return { answer = sst.interrupt("name?") } end)
   g:add_edge(sst.START, "ask")
@@ -19,11 +19,11 @@ do
   eq(app:invoke(sst.Command{ resume = "A" }, cfg(a)).answer, "A", "long thread id a resumes")
   eq(app:invoke(sst.Command{ resume = "B" }, cfg(b)).answer, "B", "long thread id b resumes")
   eq(app:get_state(cfg(a)).values.answer, "A", "long thread id a state")
-end
+end)
 
 -- Checkpoint ids strictly increase within a thread across invokes (each
 -- invoke of the Lua app opens the thread anew; the id clock restarted).
-do
+T.case("ids increase across invokes", function()
   local g = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
   g:add_node("inc", function() return { n = 1 } end)
   g:add_edge(sst.START, "inc")
@@ -36,12 +36,12 @@ do
     ok = ok and h[i].checkpoint_id > h[i + 1].checkpoint_id and h[i].parent_id == h[i + 1].checkpoint_id
   end
   check(ok, "ids strictly increase along the chain across invokes")
-end
+end)
 
 -- durability = "exit" writes exactly one checkpoint per invoke (it wrote the
 -- input and first loop checkpoints as well); an interrupted exit-mode run
 -- still resumes from that one checkpoint.
-do
+T.case("durability exit", function()
   local g = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
   g:add_node("a", function() return { n = 1 } end)
   g:add_node("b", function() return { n = sst.interrupt("more?") } end)
@@ -56,7 +56,94 @@ do
   eq(#app:get_state_history(cfg("exit")), 2, "exit mode: one checkpoint for the resume")
   app:invoke({ n = 0 }, cfg("exit"))
   eq(#app:get_state_history(cfg("exit")), 3, "exit mode: one checkpoint per invoke")
-end
+end)
+
+-- invoke(Command{resume, update, goto}) applies all three (update and goto
+-- were dropped): the update reaches the state before the resumed node
+-- runs, the goto target runs beside it.
+T.case("Command resume update goto", function()
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("ask", function(s) return { log = { "ask:" .. sst.interrupt("q") .. ":" .. #s.log } } end,
+             { ends = { "extra" } })
+  g:add_node("extra", function() return { log = { "extra" } } end)
+  g:add_edge(sst.START, "ask")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({ log = { "start" } }, cfg("cmd"))
+  local r = app:invoke(sst.Command{ resume = "yes", update = { log = { "upd" } }, ["goto"] = "extra" },
+                       cfg("cmd"))
+  eq(r.log, { "start", "upd", "ask:yes:2", "extra" }, "Command resume + update + goto")
+end)
+
+-- After interrupt_before on X, update_state then invoke(nil) runs X (it
+-- stopped before X again).
+T.case("interrupt_before then update_state", function()
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("a", function() return { log = { "a" } } end)
+  g:add_node("x", function(s) return { log = { "x saw " .. #s.log } } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "x")
+  local app = g:compile{ checkpointer = sst.MemorySaver(), interrupt_before = { "x" } }
+  app:invoke({ log = sst.array{} }, cfg("ib"))
+  eq(app:get_state(cfg("ib")).next, { "x" }, "stopped before x")
+  app:update_state(cfg("ib"), { log = { "edited" } })
+  eq(app:get_state(cfg("ib")).next, { "x" }, "x still next after update_state")
+  eq(app:invoke(nil, cfg("ib")).log, { "a", "edited", "x saw 2" }, "x runs after update_state")
+end)
+
+-- update_state on a checkpoint whose next task is a wait-for-all join keeps
+-- it (next was overwritten, so the join's node never ran).
+T.case("update_state keeps a join", function()
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("a", function() return { log = { "a" } } end)
+  g:add_node("b", function() return { log = { "b" } } end)
+  g:add_node("c", function() return { log = { "c" } } end)
+  g:add_node("join", function(s) return { log = { "join:" .. #s.log } } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "b")
+  g:add_edge("a", "c")
+  g:add_edge({ "b", "c" }, "join")
+  local app = g:compile{ checkpointer = sst.MemorySaver(), interrupt_before = { "join" } }
+  app:invoke({ log = sst.array{} }, cfg("join"))
+  eq(app:get_state(cfg("join")).next, { "join" }, "stopped before the join")
+  app:update_state(cfg("join"), { log = { "edit" } }, "b")
+  eq(app:get_state(cfg("join")).next, { "join" }, "the join stays next")
+  eq(app:invoke(nil, cfg("join")).log, { "a", "b", "c", "edit", "join:4" }, "the join runs")
+end)
+
+-- A replay from an older checkpoint writes a "fork" checkpoint first; an
+-- interrupt hit during the replay resumes with the thread id alone; the
+-- answers stored on the replayed checkpoint are not reused (the node asks
+-- its first question again).
+T.case("replay writes a fork", function()
+  local g = sst.StateGraph{ answers = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("a", function() return { answers = { "a" } } end)
+  g:add_node("ask", function()
+    local one = sst.interrupt("first?")
+    local two = sst.interrupt("second?")
+    return { answers = { one, two } }
+  end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "ask")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({ answers = sst.array{} }, cfg("replay"))
+  app:invoke(sst.Command{ resume = "1" }, cfg("replay"))
+  eq(app:invoke(sst.Command{ resume = "2" }, cfg("replay")).answers, { "a", "1", "2" }, "first run")
+  local before_ask
+  for _, s in ipairs(app:get_state_history(cfg("replay"))) do
+    if s.next[1] == "ask" then before_ask = s end
+  end
+  local n = #app:get_state_history(cfg("replay"))
+  local r = app:invoke(nil, before_ask.config)
+  eq(r.__interrupt__[1].value, "first?", "the replay asks the first question again")
+  local h = app:get_state_history(cfg("replay"))
+  eq(#h, n + 1, "one new checkpoint: the fork")
+  eq(h[1].metadata.source, "fork", "its source")
+  eq(h[1].parent_config.configurable.checkpoint_id, before_ask.config.configurable.checkpoint_id,
+     "the fork hangs off the replayed checkpoint")
+  app:invoke(sst.Command{ resume = "x" }, cfg("replay"))
+  eq(app:invoke(sst.Command{ resume = "y" }, cfg("replay")).answers, { "a", "x", "y" },
+     "the replay resumes by thread id")
+end)
 
 T.finish()
 local done = sst.StateGraph{}
