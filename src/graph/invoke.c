@@ -442,7 +442,7 @@ static bool check_resume_targets(const sst_value *pending, const sst_invoke_opts
         }
         sst__error(err, SST_EINVAL,
                    "resume: %zu interrupts are pending. When there are multiple pending "
-                   "interrupts, you must specify the interrupt id when resuming (%s)",
+                   "interrupts, you must specify the interrupt id when resuming. Pending: %s",
                    dynamic, ids.data != NULL ? ids.data : "");
         sst__buf_free(&ids);
         return false;

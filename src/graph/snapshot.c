@@ -14,6 +14,7 @@
  * - interrupts lists the interrupt() calls ({id, value}); interrupt_before
  *   and interrupt_after stops are not interrupts (LangGraph's shape).
  * - The older keys checkpoint_id, parent_id, step and pending_writes stay.
+ * - parent_config and created_at are left out when there are none.
  */
 #include <stdio.h>
 #include <string.h>
@@ -123,10 +124,42 @@ typedef struct snap_in {
     bool head;              /* apply successful pending writes */
 } snap_in;
 
-/* The delta of task @p i in the child checkpoint's stored group, or NULL. */
-static const sst_value *child_delta(const snap_in *in, size_t i) {
+/*
+ * The values the k-th update as @p name wrote in an update_state child
+ * checkpoint (LangGraph counts an update as that node's task), or NULL.
+ */
+static const sst_value *update_values(const sst_value *child, const char *name, size_t k) {
+    const sst_value *meta = sst_object_get(child, "metadata");
+    const char *source = sst_string_cstr(sst_object_get(meta, "source"));
+    if (source == NULL || strcmp(source, "update") != 0) {
+        return NULL;
+    }
+    const sst_value *list = sst_object_get(sst_object_get(meta, "writes"), "__updates__");
+    for (size_t i = 0; i < sst_array_len(list); i++) {
+        const sst_value *u = sst_array_get(list, i);
+        const char *as = sst_string_cstr(sst_object_get(u, "as_node"));
+        if (as != NULL && strcmp(as, name) == 0 && k-- == 0) {
+            const sst_value *v = sst_object_get(u, "values");
+            return v != NULL && !sst_is_null(v) ? v : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* The delta of task @p i (named @p name) in the child checkpoint, or NULL. */
+static const sst_value *child_delta(const snap_in *in, size_t i, const char *name) {
     if (in->child == NULL) {
         return NULL;
+    }
+    const sst_value *list = sst_object_get(sst_object_get(in->rec, "next"), "tasks");
+    size_t k = 0; /* earlier tasks of the same node */
+    for (size_t j = 0; j < i; j++) {
+        const char *v = sst_string_cstr(sst_object_get(sst_array_get(list, j), "vertex"));
+        k += v != NULL && strcmp(v, name) == 0;
+    }
+    const sst_value *upd = update_values(in->child, name, k);
+    if (upd != NULL) {
+        return upd;
     }
     const sst_value *kind = sst_object_get(in->child, "kind");
     const char *source =
@@ -163,7 +196,7 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
                    (uint64_t)sst_int_value(sst_object_get(next, "superstep")),
                    send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX, name, id);
     const sst_value *pw = pending_of(sst_object_get(writes, "pending"), id);
-    const sst_value *result = pw != NULL ? sst_object_get(pw, "delta") : child_delta(in, i);
+    const sst_value *result = pw != NULL ? sst_object_get(pw, "delta") : child_delta(in, i, name);
     sst_value *ints = interrupts_of(sst_object_get(writes, "interrupts"), id, err);
     sst_value *o = sst__set_take(sst_object_empty(), "id", str(id, err), err);
     o = sst__set_take(o, "name", str(name, err), err);
@@ -183,7 +216,10 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
 /* The __start__ task of an input checkpoint: its result is the input. */
 static sst_value *start_task(const snap_in *in, sst_error *err) {
     const sst_value *meta = sst_object_get(in->rec, "metadata");
-    const sst_value *input = sst_object_get(sst_object_get(meta, "writes"), SST_START);
+    const sst_value *input = in->child != NULL ? update_values(in->child, SST_START, 0) : NULL;
+    if (input == NULL) {
+        input = sst_object_get(sst_object_get(meta, "writes"), SST_START);
+    }
     char id[33];
     sst_task_id_of(sst_string_cstr(sst_object_get(in->rec, "run_key")),
                    (uint64_t)(sst_int_value(sst_object_get(in->rec, "step")) + 1), UINT64_MAX,
@@ -252,6 +288,15 @@ static sst_value *values_of(const snap_in *in, const sst_value *state, const sst
     return pub;
 }
 
+/* Sets @p key to @p v (taken) unless @p v is null. */
+static sst_value *set_unless_null(sst_value *s, const char *key, sst_value *v, sst_error *err) {
+    if (v != NULL && sst_is_null(v)) {
+        sst_value_unref(v);
+        return s;
+    }
+    return sst__set_take(s, key, v, err);
+}
+
 /* The older keys (checkpoint_id, parent_id, step, pending_writes, error) on @p s. */
 static sst_value *legacy_keys(sst_value *s, const sst_value *rec, sst_error *err) {
     const sst_value *writes = sst_object_get(rec, "writes");
@@ -284,11 +329,12 @@ sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const 
     s = sst__set_take(s, "next", next, err);
     s = sst__set_take(s, "config", config_of(t->thread_id, sst_object_get(rec, "id"), err), err);
     s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), err), err);
-    s = sst__set_take(s, "created_at",
-                      iso_time(sst_object_get(rec, "created_at"), sst_object_get(rec, "id"), err),
-                      err);
-    s = sst__set_take(s, "parent_config",
-                      config_of(t->thread_id, sst_object_get(rec, "parent"), err), err);
+    /* Absent rather than null when there is none (Lua reads nil, as LangGraph's None). */
+    s = set_unless_null(s, "created_at",
+                        iso_time(sst_object_get(rec, "created_at"), sst_object_get(rec, "id"), err),
+                        err);
+    s = set_unless_null(s, "parent_config",
+                        config_of(t->thread_id, sst_object_get(rec, "parent"), err), err);
     s = sst__set_take(s, "tasks", tasks, err);
     s = sst__set_take(s, "interrupts",
                       interrupts_of(sst_object_get(writes, "interrupts"), NULL, err), err);

@@ -35,6 +35,7 @@ typedef struct plan {
     sst_value *group;   /* owned: the prepared deltas in order */
     sst_value *targets; /* owned: node names and Sends for next */
     sst_value *wmeta;   /* owned: {node: values} for the metadata */
+    sst_value *list;    /* owned: [{as_node, values}] in order (metadata writes.__updates__) */
     bool routed;        /* some update named a node (else the old next stays) */
     bool end;           /* as_node END: no next tasks */
 } plan;
@@ -44,6 +45,7 @@ static void plan_free(plan *p) {
     sst_value_unref(p->group);
     sst_value_unref(p->targets);
     sst_value_unref(p->wmeta);
+    sst_value_unref(p->list);
 }
 
 /*
@@ -98,7 +100,8 @@ static sst_code route(const sst_compiled_graph *cg, size_t node, const sst_value
 
 /* Applies one update {values, as_node} of a superstep to @p p. */
 static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
-                            const sst_value *values, const char *as_node, plan *p, sst_error *err) {
+                            const sst_value *values, const char *as_node, const sst_value *go,
+                            plan *p, sst_error *err) {
     bool start = as_node != NULL && strcmp(as_node, SST_START) == 0;
     bool end = as_node != NULL && strcmp(as_node, SST_END) == 0;
     size_t node = SIZE_MAX;
@@ -120,12 +123,19 @@ static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
                        : end              ? SST_END
                        : node != SIZE_MAX ? cg->g->nodes[node].name
                                           : "__update__";
-    p->wmeta =
-        sst__set_take(p->wmeta, name, sst_value_ref(values != NULL ? values : sst_null()), err);
-    if (p->wmeta == NULL) {
+    const sst_value *shown = values != NULL ? values : sst_null();
+    p->wmeta = sst__set_take(p->wmeta, name, sst_value_ref(shown), err);
+    sst_value *entry = sst__set_take(sst_object_empty(), "as_node", sst_string_new(name, err), err);
+    entry = sst__set_take(entry, "values", sst_value_ref(shown), err);
+    p->list = sst__push_take(p->list, entry, err);
+    if (p->wmeta == NULL || p->list == NULL) {
         return sst__code(err);
     }
     p->end = p->end || end;
+    if (go != NULL) { /* a Command's goto replaces the node's routing, as a node's does */
+        p->routed = true;
+        return sst__command_targets(cg, go, &p->targets, err);
+    }
     if (end || (!start && node == SIZE_MAX)) {
         return SST_OK;
     }
@@ -190,17 +200,16 @@ static sst_code update_superstep(sst_graph_thread *t, const sst_value *updates, 
         return sst__code(err);
     }
     bool skip_before = sst_bool_value(sst_object_get(sst_object_get(rec, "writes"), "skip_before"));
-    plan p = {sst_value_ref(t->state),
-              sst_array_empty(),
-              sst_array_empty(),
-              sst_object_empty(),
-              false,
-              false};
+    plan p = {.state = sst_value_ref(t->state),
+              .group = sst_array_empty(),
+              .targets = sst_array_empty(),
+              .wmeta = sst_object_empty(),
+              .list = sst_array_empty()};
     sst_code rc = p.state != NULL && p.wmeta != NULL ? SST_OK : sst__enomem(err);
     for (size_t i = 0; i < sst_array_len(updates) && rc == SST_OK; i++) {
         const sst_value *u = sst_array_get(updates, i);
         rc = plan_update(cg, rec, sst_object_get(u, "values"),
-                         name_of(sst_object_get(u, "as_node")), &p, err);
+                         name_of(sst_object_get(u, "as_node")), sst_object_get(u, "goto"), &p, err);
     }
     int64_t step = t->last_step + 1;
     sst_value *next = rc == SST_OK ? next_of(cg, rec, &p, step, err) : NULL;
@@ -208,7 +217,8 @@ static sst_code update_superstep(sst_graph_thread *t, const sst_value *updates, 
     rc = rc == SST_OK ? sst__name_run(t, err) : rc;
     if (rc == SST_OK) {
         sst_value *groups = sst__push_take(sst_array_empty(), sst_value_ref(p.group), err);
-        rc = groups != NULL
+        p.wmeta = sst__set_take(p.wmeta, "__updates__", sst_value_ref(p.list), err);
+        rc = groups != NULL && p.wmeta != NULL
                  ? sst__persist_put(t, step, "update", p.state, groups, next, p.wmeta, NULL, err)
                  : sst__code(err);
         sst_value_unref(groups);
@@ -280,7 +290,8 @@ static sst_code input_checkpoint(sst_graph_thread *t, const sst_value *values, s
 static sst_code apply_superstep(sst_graph_thread *t, const sst_value *updates, sst_error *err) {
     if (!sst_is_array(updates) || sst_array_len(updates) == 0) {
         return sst__error(err, SST_EINVAL,
-                          "bulk_update_state: each superstep is a non-empty list of updates");
+                          "bulk_update_state: No updates provided (each superstep is a "
+                          "non-empty list of updates)");
     }
     for (size_t i = 0; i < sst_array_len(updates); i++) {
         const sst_value *u = sst_array_get(updates, i);
@@ -316,7 +327,8 @@ sst_code sst_graph_bulk_update_state(sst_graph_thread *t, const char *checkpoint
     }
     if (!sst_is_array(supersteps) || sst_array_len(supersteps) == 0) {
         return sst__error(err, SST_EINVAL,
-                          "bulk_update_state: supersteps must be a non-empty list of lists");
+                          "bulk_update_state: No supersteps provided (a non-empty list of "
+                          "lists of updates)");
     }
     if (atomic_exchange(&t->busy, true)) {
         return sst__error(err, SST_EBUSY, "update_state: the thread is busy with another call");

@@ -118,7 +118,7 @@ static void test_snapshot_shape(void **state) {
     const sst_value *start = sst_array_get(sst_object_get(input, "tasks"), 0);
     assert_json_eq(sst_object_get(start, "name"), "\"__start__\"");
     assert_json_eq(sst_object_get(start, "result"), "{\"log\":[\"in\"]}");
-    assert_json_eq(sst_object_get(input, "parent_config"), "null");
+    assert_null(sst_object_get(input, "parent_config"));
     sst_value_unref(h);
 }
 

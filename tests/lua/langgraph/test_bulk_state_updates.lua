@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_bulk_state_updates
--- failing: bulk_update_state missing
 -- `len(list(checkpointer.list(config)))` is the length of the thread's history.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_fork_always_re_runs_nodes
--- failing: history snapshots lack config/created_at/parent_config (so the forks re-run from scratch), tasks are {vertex} without id/name/path/result, metadata has writes and no parents, the step -1 snapshot has next [] instead of ["__start__"]
 -- Python's state is a bare int (StateGraph(Annotated[int, operator.add]));
 -- superstep states are objects, so the int is the field `value` (summed) and
 -- the values/updates chunks and snapshot values hold { value = n }.

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_null_resume_disallowed_with_multiple_interrupts
--- failing: Command{resume = {[id] = value}} is not taken as a map of interrupt ids (error "2 interrupts are pending; resume them by id"); the null-resume error text differs from LangGraph's
 -- RuntimeError has no LangGraph kind in lg.lua: the message is checked.
 local sst = superstep
 local T = require("checks")

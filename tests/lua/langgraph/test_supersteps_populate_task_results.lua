@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_supersteps_populate_task_results
--- failing: snapshot tasks lack name/result (the input checkpoint has no __start__ task with the input as result); bulk_update_state missing
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
