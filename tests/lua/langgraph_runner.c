@@ -10,6 +10,8 @@
  *   -- langgraph: test_pregel.py::test_invoke_two_processes_in_out
  *   -- pending: subgraphs       (optional: needs a feature of a later issue)
  *   -- deliberate: why          (optional: asserts superstep's own behaviour)
+ *   -- script: why              (optional: loaded with sst_lua_script_load, so
+ *                                that compile{workers = N} works; returns its graph)
  *
  * A test passes when the file runs to its end without an error (checks.lua's
  * finish() raises the failed checks). A pending test is run too and must
@@ -39,6 +41,7 @@ typedef struct port {
     char pending[64];   /* the feature it waits for, "" when none */
     bool deliberate;    /* asserts a deliberate difference */
     bool known_failing; /* fails on a known gap not fixed yet */
+    bool script;        /* loaded as a script (sst_lua_script_load): workers allowed */
     bool has_origin;    /* names its LangGraph test */
 } port;
 
@@ -55,6 +58,8 @@ static void read_header(const char *path, port *p) {
     while (fgets(line, sizeof line, f) != NULL && strncmp(line, "--", 2) == 0) {
         if (strncmp(line, "-- langgraph:", 13) == 0)
             p->has_origin = true;
+        else if (strncmp(line, "-- script:", 10) == 0)
+            p->script = true;
         else if (strncmp(line, "-- failing:", 11) == 0)
             p->known_failing = true;
         else if (strncmp(line, "-- deliberate:", 14) == 0)
@@ -73,13 +78,36 @@ static void read_header(const char *path, port *p) {
     fclose(f);
 }
 
+/*
+ * In the child: a file marked "-- script:" is loaded as a script, so that
+ * compile{workers = N} works (each worker state runs the file again with
+ * superstep.worker set; the file returns its graph).
+ */
+static int run_script(const char *dir, const char *file) {
+    char path[4096], lua_path[8300];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    snprintf(lua_path, sizeof lua_path, "%s/?.lua;%s/../?.lua;;", dir, dir);
+    setenv("LUA_PATH_5_4", lua_path, 1);
+    sst_error err = {0};
+    sst_lua_script *s = sst_lua_script_load(path, &err);
+    if (s == NULL) {
+        fprintf(stderr, "%s: %s\n", file, err.msg);
+        return 1;
+    }
+    sst_lua_script_free(s);
+    return 0;
+}
+
 /* In the child: runs one file; exit 0 when it passed. */
-static int run_child(const char *dir, const char *file, bool quiet) {
+static int run_child(const char *dir, const char *file, bool quiet, bool script) {
     if (quiet) {
         if (freopen("/dev/null", "w", stderr) == NULL)
             return 3;
     }
     alarm(TEST_TIMEOUT_S);
+    if (script) {
+        return run_script(dir, file);
+    }
     lua_State *L = luaL_newstate();
     luaL_openlibs(L);
     luaL_requiref(L, "superstep", luaopen_superstep, 1);
@@ -99,13 +127,13 @@ static int run_child(const char *dir, const char *file, bool quiet) {
 }
 
 /* Runs @p file in a child process; returns 0 when it passed. */
-static int run_one(const char *dir, const char *file, bool quiet) {
+static int run_one(const char *dir, const char *file, bool quiet, bool script) {
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0)
-        _exit(run_child(dir, file, quiet));
+        _exit(run_child(dir, file, quiet, script));
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
     }
@@ -168,7 +196,7 @@ int main(int argc, char **argv) {
         bool is_pending = p.pending[0] != '\0';
         /* LANGGRAPH_VERBOSE=1 shows the errors of marked tests too. */
         bool quiet = (is_pending || p.known_failing) && getenv("LANGGRAPH_VERBOSE") == NULL;
-        int rc = run_one(dir, p.name, quiet);
+        int rc = run_one(dir, p.name, quiet, p.script);
         if (!p.has_origin) {
             printf("BAD      %s: no '-- langgraph: FILE::TEST' header\n", p.name);
             bad++;
