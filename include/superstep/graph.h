@@ -463,7 +463,9 @@ SST_NODISCARD SST_API sst_value *sst_graph_history_page(sst_graph_thread *t,
  * next unchanged). Special names, as LangGraph's: SST_START (START's
  * routing), SST_END (no next tasks), "__input__" (@p values become a new
  * input that the next invoke runs from START), "__copy__" (a copy of the
- * checkpoint beside it, same parent, source "fork"; @p values ignored).
+ * checkpoint beside it, same parent, source "fork"; @p values ignored unless
+ * a list). @p values may also be a list of updates {"values", "as_node"}
+ * applied as one superstep (on the copy, with "__copy__").
  * @return SST_OK; SST_EINVAL, SST_ETYPE, SST_ENOTFOUND, a reducer's error, a
  *         storage error.
  */

@@ -117,6 +117,7 @@ struct sst_graph_thread {
     int64_t last_step;       /* its step (-2 before the first checkpoint) */
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
+    bool rebased;            /* the next checkpoint is a branch (sst__persist_rebase) */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
     /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
      * checkpoint never committed (a crash between the two): the run starts again. */

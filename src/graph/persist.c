@@ -360,8 +360,8 @@ sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source
         .step = step,
         .snapshot = snapshot,
         /* After an older checkpoint than the latest: a fork, exempt from the head check. */
-        .fork =
-            th->last_id != NULL && th->latest_id != NULL && strcmp(th->last_id, th->latest_id) != 0,
+        .fork = th->rebased || (th->last_id != NULL && th->latest_id != NULL &&
+                                strcmp(th->last_id, th->latest_id) != 0),
         .sync = o != NULL && o->durability == SST_DURABILITY_SYNC,
         .since = snapshot ? 0 : th->since_snapshot + 1,
         .state = state,
@@ -372,6 +372,7 @@ sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source
     };
     sst_code rc = sst__record_put(th, &w, err);
     sst_value_unref((sst_value *)w.extra_meta);
+    th->rebased = false;
     if (rc != SST_OK) {
         return rc;
     }
@@ -542,6 +543,7 @@ sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_
     if (rc == SST_OK) {
         th->last_step = parent_step;
         th->since_snapshot = UINT64_MAX - 1; /* the next checkpoint is a snapshot */
+        th->rebased = true;                  /* and a branch, exempt from the head check */
     }
     return rc;
 }

@@ -347,19 +347,35 @@ sst_code sst_graph_bulk_update_state(sst_graph_thread *t, const char *checkpoint
     return rc;
 }
 
-sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
-                                const sst_value *values, const char *as_node, sst_error *err) {
-    if (values != NULL && !sst_is_null(values) && !sst_is_object(values)) {
-        return sst__error(err, SST_ETYPE, "update_state: values must be an object, got %s",
-                          sst_type_name(sst_value_type(values)));
-    }
+/* One superstep [{values, as_node}] (new reference), or NULL. */
+static sst_value *one_update(const sst_value *values, const char *as_node, sst_error *err) {
     sst_value *u = sst__set_take(sst_object_empty(), "values",
                                  sst_value_ref(values != NULL ? values : sst_null()), err);
     if (as_node != NULL) {
         u = sst__set_take(u, "as_node", sst_string_new(as_node, err), err);
     }
-    sst_value *step = sst__push_take(sst_array_empty(), u, err);
-    sst_value *all = sst__push_take(sst_array_empty(), step, err);
+    return sst__push_take(sst_array_empty(), u, err);
+}
+
+sst_code sst_graph_update_state(sst_graph_thread *t, const char *checkpoint_id,
+                                const sst_value *values, const char *as_node, sst_error *err) {
+    bool list = sst_is_array(values);
+    if (values != NULL && !sst_is_null(values) && !sst_is_object(values) && !list) {
+        return sst__error(err, SST_ETYPE,
+                          "update_state: values must be an object or a list of updates, got %s",
+                          sst_type_name(sst_value_type(values)));
+    }
+    sst_value *all = sst_array_empty();
+    if (list && as_node != NULL && strcmp(as_node, AS_COPY) == 0) {
+        /* A copy, then the updates on it (LangGraph's values=[StateUpdate...], as_node=__copy__).
+         */
+        all = sst__push_take(all, one_update(NULL, AS_COPY, err), err);
+        all = sst__push_take(all, sst_value_ref(values), err);
+    } else if (list) {
+        all = sst__push_take(all, sst_value_ref(values), err); /* the updates of one superstep */
+    } else {
+        all = sst__push_take(all, one_update(values, as_node, err), err);
+    }
     sst_code rc =
         all != NULL ? sst_graph_bulk_update_state(t, checkpoint_id, all, err) : sst__code(err);
     sst_value_unref(all);

@@ -157,6 +157,20 @@ static void test_update_state_special_nodes(void **state) {
     sst_graph_result *r = run(NULL, NULL);
     assert_json_eq(sst_graph_result_state(r), "{\"log\":[\"a\",\"b\",\"x\",\"new\",\"a\",\"b\"]}");
     sst_graph_result_free(r);
+    /* __copy__ with a list of updates: a copy of the input checkpoint, then the
+     * updates as one superstep on it (LangGraph's values=[StateUpdate], as_node=__copy__). */
+    sst_value *h = history();
+    const sst_value *first = sst_array_get(h, sst_array_len(h) - 1);
+    snprintf(id, sizeof id, "%s",
+             sst_string_cstr(path(first, "config", "configurable", "checkpoint_id")));
+    sst_value_unref(h);
+    v = tu_json("[{\"values\":{\"log\":[\"s*\"]},\"as_node\":\"__start__\"}]");
+    assert_sst_ok(sst_graph_update_state(TH, id, v, "__copy__", &err), &err);
+    sst_value_unref(v);
+    st = sst_graph_get_state(TH, NULL, &err);
+    assert_json_eq(sst_object_get(st, "values"), "{\"log\":[\"s*\"]}");
+    assert_json_eq(sst_object_get(st, "next"), "[\"a\"]");
+    sst_value_unref(st);
     /* An unknown node is named. */
     assert_int_equal(sst_graph_update_state(TH, NULL, NULL, "ghost", &err), SST_EINVAL);
     assert_non_null(strstr(err.msg, "unknown node 'ghost'"));
