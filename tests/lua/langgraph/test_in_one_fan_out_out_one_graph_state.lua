@@ -1,5 +1,9 @@
 -- langgraph: test_large_cases.py::test_in_one_fan_out_out_one_graph_state
--- failing: updates/debug chunks of a step come in task order, not finish order (retriever_two before the slow retriever_one); debug events are {type,step,node,id,attempts} without timestamp/payload{id,name,input,triggers}/result
+-- failing: debug events are {type,step,node,id,attempts} without timestamp/payload{id,name,input,triggers}/result
+-- deliberate: a superstep's updates and task results stream in task order
+--   (retriever_one before retriever_two), whichever finished first, so a
+--   stream is the same on 1 worker or 16 (DESIGN.md semantic 3); LangGraph
+--   streams them as they finish (retriever_two first, retriever_one sleeps).
 -- time.sleep(0.1) in retriever_one is a busy wait.
 local sst = superstep
 local T = require("checks")
@@ -49,8 +53,8 @@ T.eq(app:invoke({ query = "what is weather in sf" }), {
 
 T.eq(lg.collect(app:stream({ query = "what is weather in sf" }, nil, "updates")), {
   { rewrite_query = { query = "query: what is weather in sf" } },
-  { retriever_two = { docs = { "doc3", "doc4" } } },
   { retriever_one = { docs = { "doc1", "doc2" } } },
+  { retriever_two = { docs = { "doc3", "doc4" } } },
   { qa = { answer = "doc1,doc2,doc3,doc4" } },
 }, "stream updates")
 
@@ -92,10 +96,10 @@ T.eq(got, {
   { "values", q1 },
   task(2, "retriever_one", q1),
   task(2, "retriever_two", q1),
-  { "updates", { retriever_two = { docs = { "doc3", "doc4" } } } },
-  result(2, "retriever_two", { docs = { "doc3", "doc4" } }),
   { "updates", { retriever_one = { docs = { "doc1", "doc2" } } } },
   result(2, "retriever_one", { docs = { "doc1", "doc2" } }),
+  { "updates", { retriever_two = { docs = { "doc3", "doc4" } } } },
+  result(2, "retriever_two", { docs = { "doc3", "doc4" } }),
   { "values", q2 },
   task(3, "qa", q2),
   { "updates", { qa = { answer = "doc1,doc2,doc3,doc4" } } },
