@@ -1,5 +1,8 @@
 -- langgraph: test_pregel.py::test_fork_and_update_task_results
--- failing: snapshots lack config/parent_config and tasks lack name/result (have vertex); the input checkpoint has no __start__ task; Command goto Send plus the static edge runs "two" once, not twice; update_state refuses a list of updates with as_node "__copy__"
+-- failing: snapshots lack config/parent_config and tasks lack name/result (have vertex); the input checkpoint has no __start__ task; update_state refuses a list of updates with as_node "__copy__"
+-- deliberate: a Command goto replaces the node's static edges (DESIGN.md
+--   semantic 5; LangGraph adds them), so node one's goto names "two" besides
+--   its Send to run two twice as LangGraph does.
 -- `update_state(config, [StateUpdate(...)], "__copy__")` passes the list of
 -- updates as `{ { values = ..., as_node = ... } }`.
 local sst = superstep
@@ -46,7 +49,9 @@ local g = sst.StateGraph{
   },
 }
 g:add_node("one", function()
-  return sst.Command{ ["goto"] = { sst.Send("two", sst.object{}) }, update = { name = "one" } }
+  -- superstep's goto replaces the static edge one -> two: list "two" too, so
+  -- that two runs from the edge and from the Send, as LangGraph's goto adds.
+  return sst.Command{ ["goto"] = { sst.Send("two", sst.object{}), "two" }, update = { name = "one" } }
 end, { ends = { "two" } })
 g:add_node("two", function() return { name = "two" } end)
 g:add_node("three", function() return { name = "three" } end)
