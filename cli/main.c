@@ -55,7 +55,9 @@ static const char usage_text[] =
     "                       the checkpoints in memory, for this process only\n"
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        resume the pending interrupt with this value\n"
-    "  --stream MODE        values|updates|custom|messages|debug: JSON lines on stdout\n"
+    "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
+    "                       lines on stdout; with several modes (a list, or repeated)\n"
+    "                       each line is [mode, chunk]\n"
     "  --workers N          worker threads for parallel nodes (default 1)\n"
     "  --memory-limit BYTES\n"
     "                       most memory each Lua state may hold (one per worker), as\n"
@@ -66,7 +68,8 @@ static const char usage_text[] =
     "exit codes: 0 completed, 1 failed or bad input, 2 usage error, 3 interrupted\n";
 
 typedef struct cli {
-    const char *command, *script, *input, *thread, *db, *checkpoint, *resume, *stream;
+    const char *command, *script, *input, *thread, *db, *checkpoint, *resume;
+    unsigned stream; /* --stream: sst_stream_mode bits (0: none) */
     unsigned workers;
     size_t memory_limit; /* 0: not given */
     const char *before;  /* history: start below this checkpoint */
@@ -84,6 +87,51 @@ static int usage_error(const char *fmt, const char *arg) {
 static int fail(const char *what, const sst_error *err) {
     fprintf(stderr, "superstep: %s%s%s\n", what, what[0] != '\0' ? ": " : "", err->msg);
     return EXIT_FAILED;
+}
+
+/* The stream modes by name, as LangGraph's stream_mode values. */
+static const struct {
+    const char *name;
+    sst_stream_mode bit;
+} STREAM_MODES[] = {
+    {"values", SST_STREAM_VALUES}, {"updates", SST_STREAM_UPDATES},
+    {"custom", SST_STREAM_CUSTOM}, {"messages", SST_STREAM_MESSAGES},
+    {"tasks", SST_STREAM_TASKS},   {"checkpoints", SST_STREAM_CHECKPOINTS},
+    {"debug", SST_STREAM_DEBUG},
+};
+
+/* --stream MODE[,MODE...]: adds the modes to *bits; -1 when good, else a usage error. */
+static int stream_option(const char *val, unsigned *bits) {
+    for (const char *p = val;; p++) {
+        size_t n = strcspn(p, ",");
+        size_t k = 0;
+        while (k < sizeof STREAM_MODES / sizeof STREAM_MODES[0] &&
+               (strlen(STREAM_MODES[k].name) != n || strncmp(STREAM_MODES[k].name, p, n) != 0)) {
+            k++;
+        }
+        if (k == sizeof STREAM_MODES / sizeof STREAM_MODES[0]) {
+            char *bad = strndup(p, n);
+            int rc = usage_error("--stream: unknown mode '%s' (values, updates, custom, messages, "
+                                 "tasks, checkpoints or debug)",
+                                 bad != NULL ? bad : val);
+            free(bad);
+            return rc;
+        }
+        *bits |= (unsigned)STREAM_MODES[k].bit;
+        p += n;
+        if (*p == '\0') {
+            return -1;
+        }
+    }
+}
+
+static const char *stream_mode_name(sst_stream_mode m) {
+    for (size_t k = 0; k < sizeof STREAM_MODES / sizeof STREAM_MODES[0]; k++) {
+        if (STREAM_MODES[k].bit == m) {
+            return STREAM_MODES[k].name;
+        }
+    }
+    return "?";
 }
 
 /* --workers, --memory-limit and --limit: -1 when @p val is good, else a usage error. */
@@ -158,7 +206,14 @@ static int parse_args(int argc, char **argv, cli *c) {
         } else if (strcmp(a, "--resume") == 0) {
             slot = &c->resume;
         } else if (strcmp(a, "--stream") == 0) {
-            slot = &c->stream;
+            if (i + 1 >= argc) {
+                return usage_error("option '%s' needs a value", a);
+            }
+            int rc = stream_option(argv[++i], &c->stream);
+            if (rc >= 0) {
+                return rc;
+            }
+            continue;
         } else if (strcmp(a, "--workers") == 0 || strcmp(a, "--memory-limit") == 0 ||
                    strcmp(a, "--limit") == 0) {
             if (i + 1 >= argc) {
@@ -184,12 +239,6 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     if (c->script == NULL) {
         return usage_error("%s: missing SCRIPT.lua", c->command);
-    }
-    if (c->stream != NULL && strcmp(c->stream, "values") != 0 &&
-        strcmp(c->stream, "updates") != 0 && strcmp(c->stream, "custom") != 0 &&
-        strcmp(c->stream, "debug") != 0 && strcmp(c->stream, "messages") != 0) {
-        return usage_error(
-            "--stream: unknown mode '%s' (values, updates, custom, messages or debug)", c->stream);
     }
     if ((strcmp(c->command, "state") == 0 || strcmp(c->command, "history") == 0) &&
         c->thread == NULL) {
@@ -230,10 +279,12 @@ static void print_json(FILE *f, const sst_value *v, unsigned flags) {
 /* ---- streaming and progress ---- */
 
 typedef struct run_ui {
-    bool progress; /* stderr is a terminal */
-    size_t tasks;  /* tasks of the superstep being reported */
+    bool progress;   /* stderr is a terminal */
+    size_t step;     /* supersteps reported so far */
+    size_t started;  /* tasks of the superstep being run */
+    size_t finished; /* of those, the ones that ended */
     double t0;
-    unsigned stream_mode;
+    unsigned stream_mode; /* the modes asked for with --stream */
 } run_ui;
 
 static double now_s(void) {
@@ -242,38 +293,51 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* True when @p bits has more than one mode: lines are then [mode, chunk], as LangGraph's
+ * (mode, chunk) pairs. */
+static bool several_modes(unsigned bits) {
+    return (bits & (bits - 1)) != 0;
+}
+
+/* The progress line: a superstep is shown once all the tasks it started have ended. */
+static void progress(run_ui *ui, const sst_value *event) {
+    if (sst_object_get(event, "input") != NULL) { /* a task starts */
+        if (ui->started > 0 && ui->finished == ui->started) {
+            ui->step++;
+            ui->started = ui->finished = 0;
+        }
+        ui->started++;
+        return;
+    }
+    if (++ui->finished == ui->started) {
+        fprintf(stderr, "\r\033[Ksuperstep %zu  %zu task%s  %.1fs", ui->step, ui->started,
+                ui->started == 1 ? "" : "s", now_s() - ui->t0);
+    }
+}
+
 static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value *event, void *ud) {
     (void)node;
     run_ui *ui = ud;
     if (mode & ui->stream_mode) {
-        print_json(stdout, event, SST_JSON_COMPACT);
+        if (several_modes(ui->stream_mode)) {
+            sst_value *pair = sst_array_push_take(
+                sst_array_push_take(sst_array_empty(), sst_string_new(stream_mode_name(mode), NULL),
+                                    NULL),
+                sst_value_ref(event), NULL);
+            if (pair == NULL) {
+                return SST_ENOMEM;
+            }
+            print_json(stdout, pair, SST_JSON_COMPACT);
+            sst_value_unref(pair);
+        } else {
+            print_json(stdout, event, SST_JSON_COMPACT);
+        }
         fflush(stdout);
     }
-    if (ui->progress && mode == SST_STREAM_DEBUG) {
-        /* Debug events arrive as each superstep commits: count its tasks, then show it. */
-        const sst_value *type = sst_object_get(event, "type");
-        const sst_value *step = sst_object_get(event, "step");
-        if (type != NULL && strcmp(sst_string_cstr(type), "task") == 0) {
-            ui->tasks++;
-        } else if (type != NULL && strcmp(sst_string_cstr(type), "commit") == 0) {
-            fprintf(stderr, "\r\033[Ksuperstep %lld  %zu task%s  %.1fs",
-                    (long long)(step != NULL ? sst_int_value(step) : 0), ui->tasks,
-                    ui->tasks == 1 ? "" : "s", now_s() - ui->t0);
-            ui->tasks = 0;
-        }
+    if (ui->progress && mode == SST_STREAM_TASKS) {
+        progress(ui, event);
     }
     return SST_OK;
-}
-
-static unsigned mode_bit(const char *name) {
-    if (name == NULL) {
-        return 0;
-    }
-    return strcmp(name, "values") == 0     ? SST_STREAM_VALUES
-           : strcmp(name, "updates") == 0  ? SST_STREAM_UPDATES
-           : strcmp(name, "custom") == 0   ? SST_STREAM_CUSTOM
-           : strcmp(name, "messages") == 0 ? SST_STREAM_MESSAGES
-                                           : SST_STREAM_DEBUG;
 }
 
 /* ---- commands ---- */
@@ -394,7 +458,7 @@ static void print_run_result(const cli *c, const sst_graph_result *r, sst_graph_
         sst_value_unref(j);
         return;
     }
-    if (c->stream == NULL) {
+    if (c->stream == 0) {
         print_json(stdout, sst_graph_result_state(r), SST_JSON_PRETTY);
     }
     if (status == SST_RUN_FAILED) {
@@ -460,15 +524,14 @@ static int cmd_run(const cli *c) {
     if (c->thread == NULL && !c->json) {
         fprintf(stderr, "thread %s\n", thread);
     }
-    run_ui ui = {
-        .progress = isatty(2) && !c->json, .t0 = now_s(), .stream_mode = mode_bit(c->stream)};
+    run_ui ui = {.progress = isatty(2) && !c->json, .t0 = now_s(), .stream_mode = c->stream};
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     sst_lua_script_invoke_opts(s.script, &o);
     o.engine = engine;
     o.checkpoint_id = c->checkpoint;
     o.resume = resume;
-    o.stream_modes = ui.stream_mode | (ui.progress ? SST_STREAM_DEBUG : 0);
+    o.stream_modes = ui.stream_mode | (ui.progress ? SST_STREAM_TASKS : 0);
     if (o.stream_modes != 0) {
         o.stream = on_event;
         o.stream_user_data = &ui;

@@ -331,27 +331,40 @@ typedef enum sst_durability {
 
 /* ---- running ---------------------------------------------------------- */
 
-/** Stream modes; combine with |. */
+/**
+ * Stream modes; combine with |. The shapes are LangGraph's (docs/graph.md,
+ * "Streaming"); steps are LangGraph's: the first superstep after the input
+ * is step 1, a checkpoint's step is its metadata step.
+ */
 typedef enum sst_stream_mode {
-    SST_STREAM_VALUES = 1 << 0,     /* the whole state after the input and after each superstep */
-    SST_STREAM_UPDATES = 1 << 1,    /* each node's update: {node: update}, in task order */
-    SST_STREAM_CUSTOM = 1 << 2,     /* values nodes emit with sst_node_emit */
-    SST_STREAM_DEBUG = 1 << 3,      /* {"type": "task" | "task_result" | "retry" | "commit", ...} */
-    SST_STREAM_MESSAGES = 1 << 4,   /* pieces of messages as nodes produce them (LLM tokens):
-                                      {"id": message id, "delta": text}; delivered live, on the
-                                      node's thread, one at a time (not at the commit) */
-    SST_STREAM_TASKS = 1 << 5,      /* LangGraph's "tasks": a task's start {id, name, input,
-                                       triggers} and its result {id, name, error, interrupts,
-                                       result} */
-    SST_STREAM_CHECKPOINTS = 1 << 6 /* LangGraph's "checkpoints": each checkpoint as a
-                                       snapshot {config, metadata, values, next,
-                                       parent_config, tasks} */
+    /* The state (output fields only) after the input and after each superstep that wrote
+     * an output field; a resume starts with the current state; {..., "__interrupt__":
+     * [{id, value}]} when a node interrupts. */
+    SST_STREAM_VALUES = 1 << 0,
+    /* Each task's update: {node: update} (null: wrote nothing), in task order;
+     * {"__interrupt__": [{id, value}]} per interrupted task, [] after an
+     * interrupt_before/after stop. */
+    SST_STREAM_UPDATES = 1 << 1,
+    SST_STREAM_CUSTOM = 1 << 2, /* values nodes emit with sst_node_emit */
+    /* {"type": "task" | "task_result" | "checkpoint", "timestamp": ISO 8601, "step",
+     * "payload": the tasks / checkpoints chunk}. */
+    SST_STREAM_DEBUG = 1 << 3,
+    SST_STREAM_MESSAGES = 1 << 4, /* pieces of messages as nodes produce them (LLM tokens):
+                                     {"id": message id, "delta": text}; delivered live, on the
+                                     node's thread, one at a time (not at the commit) */
+    /* A task's start {id, name, input, triggers} and its result {id, name, error,
+     * interrupts, result}; ids are the engine's task ids (get_state's tasks[i].id). */
+    SST_STREAM_TASKS = 1 << 5,
+    /* Each checkpoint as written (durable threads): {config, parent_config, values,
+     * metadata, next, tasks: [{id, name, interrupts, state}]}. */
+    SST_STREAM_CHECKPOINTS = 1 << 6
 } sst_stream_mode;
 
 /**
  * Receives one stream event (borrowed) on the invoking thread. @p node names
- * the node for updates, custom and task events, else NULL. Return SST_OK, or
- * an error to stop the run (status error).
+ * the node for updates, custom and tasks events (and debug task events), else
+ * NULL (also for {"__interrupt__": ...} chunks). Return SST_OK, or an error to
+ * stop the run (status error).
  */
 typedef sst_code (*sst_stream_fn)(sst_stream_mode mode, const char *node, const sst_value *event,
                                   void *user_data);
@@ -375,8 +388,8 @@ typedef struct sst_invoke_opts {
      * sst_node_config, and the configurable keys with scalar values (except thread_id,
      * checkpoint_* and "__" keys) are copied into every checkpoint's metadata; borrowed. */
     const sst_value *config;
-    unsigned stream_modes; /* sst_stream_mode bits */
-    sst_stream_fn stream;
+    unsigned stream_modes; /* sst_stream_mode bits; several modes: the callback gets the mode */
+    sst_stream_fn stream;  /* NULL: no stream (nothing is built for it) */
     void *stream_user_data;
     sst_engine *engine;        /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
     const char *checkpoint_id; /* durable threads: run from this checkpoint (a fork when it
@@ -455,10 +468,11 @@ SST_NODISCARD SST_API sst_value *sst_graph_history_page(sst_graph_thread *t,
  * Writes @p values (borrowed; NULL or null: none) as if node @p as_node had
  * returned them, on top of checkpoint @p checkpoint_id (NULL: the latest), in
  * a new checkpoint with metadata source "update" (on an older checkpoint the
- * thread branches there). Its next tasks are @p as_node's routing plus the
- * tasks that were waiting and did not run (a join's target, the node an
- * interrupt_before stopped at, which then runs on the next invoke); waiting
- * Sends are replaced. Without @p as_node the node that wrote in the last
+ * thread branches there). Its next tasks are @p as_node's routing (which
+ * usually triggers again the node an interrupt_before stopped at, so the next
+ * invoke runs it) plus the waiting tasks whose trigger lasts until they run
+ * (a join's target, a deferred node); other waiting tasks and Sends are
+ * dropped, as LangGraph's are. Without @p as_node the node that wrote in the last
  * superstep is used (several: SST_EINVAL naming them; none: the values only,
  * next unchanged). Special names, as LangGraph's: SST_START (START's
  * routing), SST_END (no next tasks), "__input__" (@p values become a new

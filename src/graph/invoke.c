@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Invoking a compiled graph: the input step, START's routing (no superstep
- * of its own, as in LangGraph), the engine run with the hooks that implement
- * interrupt_before/after and streaming, and in-memory threads that keep what
- * an interrupted run needs to resume.
+ * Invoking a compiled graph: the input step (filtered to the input fields),
+ * START's routing (no superstep of its own, as in LangGraph), the engine run
+ * with the hooks that implement interrupt_before/after and call the stream
+ * (stream.c), and in-memory threads that keep what an interrupted run needs
+ * to resume.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "graph_int.h"
+#include "stream.h"
 #include "values/build.h"
 
 struct sst_graph_result {
@@ -29,8 +31,7 @@ typedef struct invoke_ctx {
     uint64_t step;        /* the superstep being run */
     const char *stopped;  /* "before" or "after" when a static interrupt stopped the run */
     sst_value *nodes;     /* owned: the nodes that caused it */
-    sst_code stream_rc;   /* the stream callback's failure */
-    sst_error stream_err; /* its message */
+    sst__streamer s;      /* the stream (its callback's failure in s.rc, s.err) */
     sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
     sst_code persist_rc;  /* a checkpoint that could not be written */
     sst_error persist_err;
@@ -199,45 +200,6 @@ static sst_value *interrupt_id(const char *a, const char *b, uint64_t n) {
     return str(hex);
 }
 
-/* ---- streaming ---- */
-
-static bool stream_on(const invoke_ctx *c, sst_stream_mode m) {
-    return c->o->stream != NULL && (c->o->stream_modes & (unsigned)m) != 0;
-}
-
-/* Sends one event (takes @p ev); false when the callback asked to stop. */
-static bool emit(invoke_ctx *c, sst_stream_mode m, const char *node, sst_value *ev) {
-    if (c->stream_rc != SST_OK) {
-        sst_value_unref(ev);
-        return false;
-    }
-    if (ev == NULL) {
-        c->stream_rc = sst__enomem(&c->stream_err);
-        return false;
-    }
-    sst_code rc = c->o->stream(m, node, ev, c->o->stream_user_data);
-    sst_value_unref(ev);
-    if (rc != SST_OK) {
-        c->stream_rc = rc;
-        sst__error(&c->stream_err, rc, "the stream callback stopped the run (%s)",
-                   sst_code_name(rc));
-        return false;
-    }
-    return true;
-}
-
-static bool emit_values(invoke_ctx *c, const sst_value *state) {
-    if (!stream_on(c, SST_STREAM_VALUES)) {
-        return true;
-    }
-    return emit(c, SST_STREAM_VALUES, NULL, sst__graph_public_state(state, NULL));
-}
-
-static sst_value *debug_event(const char *type, uint64_t step) {
-    sst_value *e = sst__set_take(sst_object_empty(), "type", str(type), NULL);
-    return sst__set_take(e, "step", num((int64_t)step), NULL);
-}
-
 /* ---- engine hooks ---- */
 
 static size_t node_index(const invoke_ctx *c, const char *vertex) {
@@ -248,7 +210,8 @@ static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void 
     invoke_ctx *c = ud;
     c->step = step;
     if (c->skip_before && step == c->first_step) {
-        return SST_OK;
+        sst__stream_tasks(&c->s, step, v, n);
+        return c->s.rc;
     }
     sst_value *nodes = sst_array_empty();
     for (size_t i = 0; i < n && nodes != NULL; i++) {
@@ -262,26 +225,13 @@ static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void 
     }
     if (sst_array_len(nodes) == 0) {
         sst_value_unref(nodes);
-        return SST_OK;
+        sst__stream_tasks(&c->s, step, v, n);
+        return c->s.rc;
     }
     c->stopped = "before";
     sst_value_unref(c->nodes);
     c->nodes = nodes;
     return SST_EINTERRUPT;
-}
-
-static void retry_hook(const char *vertex, unsigned attempt, const sst_error *error,
-                       uint64_t delay_ms, void *ud) {
-    invoke_ctx *c = ud;
-    if (!stream_on(c, SST_STREAM_DEBUG)) {
-        return;
-    }
-    sst_value *e = debug_event("retry", c->step);
-    e = sst__set_take(e, "node", str(vertex), NULL);
-    e = sst__set_take(e, "attempt", num(attempt), NULL);
-    e = sst__set_take(e, "delay_ms", num((int64_t)delay_ms), NULL);
-    e = sst__set_take(e, "error", str(error != NULL ? error->msg : ""), NULL);
-    emit(c, SST_STREAM_DEBUG, vertex, e);
 }
 
 static void sleep_hook(uint64_t ms, void *ud) {
@@ -291,50 +241,6 @@ static void sleep_hook(uint64_t ms, void *ud) {
         return;
     }
     sst__sleep_ms(ms);
-}
-
-/* Streams the debug "task" events and the custom events of a committed superstep. */
-static void stream_task_events(invoke_ctx *c, const sst_superstep_stats *st, bool debug) {
-    for (size_t i = 0; debug && i < st->tasks; i++) {
-        const sst_task_stat *t = &st->task[i];
-        sst_value *e = debug_event("task", st->superstep);
-        e = sst__set_take(e, "node", str(t->vertex), NULL);
-        e = sst__set_take(e, "id", str(t->task_id), NULL);
-        e = sst__set_take(e, "attempts", num(t->attempts), NULL);
-        emit(c, SST_STREAM_DEBUG, t->vertex, e);
-    }
-    for (size_t i = 0; stream_on(c, SST_STREAM_CUSTOM) && i < st->tasks; i++) {
-        const sst_task_stat *t = &st->task[i];
-        for (size_t k = 0; k < sst_array_len(t->events); k++) {
-            emit(c, SST_STREAM_CUSTOM, t->vertex, sst_value_ref(sst_array_get(t->events, k)));
-        }
-    }
-}
-
-/* Streams each task's update (SST_STREAM_UPDATES and the debug "task_result" events). */
-static void stream_task_results(invoke_ctx *c, const sst_superstep_stats *st, bool debug) {
-    for (size_t i = 0; st->tasks > 0 && i < st->tasks; i++) {
-        const sst_task_stat *t = &st->task[i];
-        bool updates = stream_on(c, SST_STREAM_UPDATES);
-        if (!updates && !debug) {
-            break;
-        }
-        sst_value *pub = sst__graph_public_update(t->delta, NULL);
-        if (updates) {
-            sst_value *u =
-                sst_object_len(pub) > 0 || sst_array_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
-            emit(c, SST_STREAM_UPDATES, t->vertex,
-                 sst__set_take(sst_object_empty(), t->vertex, u, NULL));
-        }
-        if (debug) {
-            sst_value *e = debug_event("task_result", st->superstep);
-            e = sst__set_take(e, "node", str(t->vertex), NULL);
-            e = sst__set_take(e, "id", str(t->task_id), NULL);
-            e = sst__set_take(e, "update", sst_value_ref(pub), NULL);
-            emit(c, SST_STREAM_DEBUG, t->vertex, e);
-        }
-        sst_value_unref(pub);
-    }
 }
 
 /* Stops the run after a superstep that ran an interrupt_after node (each named once). */
@@ -374,15 +280,9 @@ static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
             return c->persist_rc;
         }
     }
-    bool debug = stream_on(c, SST_STREAM_DEBUG);
-    stream_task_events(c, st, debug);
-    stream_task_results(c, st, debug);
-    emit_values(c, st->state);
-    if (debug) {
-        emit(c, SST_STREAM_DEBUG, NULL, debug_event("commit", st->superstep));
-    }
-    if (c->stream_rc != SST_OK) {
-        return c->stream_rc;
+    sst__stream_superstep(&c->s, st);
+    if (c->s.rc != SST_OK) {
+        return c->s.rc;
     }
     return interrupt_after(c, st);
 }
@@ -442,8 +342,8 @@ static bool check_resume_targets(const sst_value *pending, const sst_invoke_opts
         }
         sst__error(err, SST_EINVAL,
                    "resume: %zu interrupts are pending. When there are multiple pending "
-                   "interrupts, you must specify the interrupt id when resuming. Pending: %s",
-                   dynamic, ids.data != NULL ? ids.data : "");
+                   "interrupts, you must specify the interrupt id when resuming. Pending: %.*s",
+                   dynamic, (int)ids.len, ids.data != NULL ? ids.data : "");
         sst__buf_free(&ids);
         return false;
     }
@@ -579,8 +479,8 @@ static sst_graph_result *new_result(sst_error *err) {
 }
 
 /* A result for a run that ended before the engine started (a START router error). */
-static sst_graph_result *failed_before_start(const sst_value *state, const sst_error *why,
-                                             sst_error *err) {
+static sst_graph_result *failed_before_start(const sst_compiled_graph *cg, const sst_value *state,
+                                             const sst_error *why, sst_error *err) {
     sst_graph_result *r = new_result(err);
     if (r == NULL) {
         return NULL;
@@ -588,7 +488,7 @@ static sst_graph_result *failed_before_start(const sst_value *state, const sst_e
     r->status = SST_RUN_FAILED;
     r->error = *why;
     r->error_node = sst__strndup(SST_START, strlen(SST_START));
-    r->state = sst__graph_public_state(state, NULL);
+    r->state = sst__stream_output(cg, state, NULL);
     if (r->state == NULL || r->error_node == NULL) {
         sst_graph_result_free(r);
         sst__enomem(err);
@@ -597,12 +497,26 @@ static sst_graph_result *failed_before_start(const sst_value *state, const sst_e
     return r;
 }
 
-/* The result for an invoke with no input and nothing to resume: the thread as it is. */
-static sst_graph_result *unchanged_result(const sst_graph_thread *th, sst_error *err) {
+/* The result for an invoke with no input and nothing to resume: the thread as it is
+ * (LangGraph streams its values, as for any resume). */
+static sst_graph_result *unchanged_result(const sst_compiled_graph *cg, const sst_graph_thread *th,
+                                          const sst_invoke_opts *o, sst_error *err) {
+    sst__streamer s;
+    sst__stream_init(&s, cg, o, NULL);
+    sst__stream_resume(&s, th->public_state);
+    sst_code rc = s.rc;
+    sst_error serr = s.err;
+    sst__stream_free(&s);
     sst_graph_result *r = new_result(err);
     if (r != NULL) {
-        r->status = SST_RUN_COMPLETED;
-        r->state = sst_value_ref(th->public_state);
+        r->status = rc == SST_OK ? SST_RUN_COMPLETED : SST_RUN_FAILED;
+        r->error = serr;
+        r->state = sst__stream_output(cg, th->public_state, NULL);
+        if (r->state == NULL) {
+            sst_graph_result_free(r);
+            r = NULL;
+            sst__enomem(err);
+        }
     }
     return r;
 }
@@ -686,8 +600,8 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
     sst_value_unref(targets);
     if (rc != SST_OK) {
         sst_value_unref(prepared);
-        *early =
-            rc == SST_ENOMEM ? (sst__enomem(err), NULL) : failed_before_start(*state, &rerr, err);
+        *early = rc == SST_ENOMEM ? (sst__enomem(err), NULL)
+                                  : failed_before_start(cg, *state, &rerr, err);
         if (*early != NULL && th != NULL) {
             set_thread_state(th, *state);
         }
@@ -712,8 +626,8 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
         *state = NULL;
         return false;
     }
+    sst__stream_input(&c->s, *state, prepared);
     sst_value_unref(prepared);
-    emit_values(c, *state);
     return true;
 }
 
@@ -727,13 +641,13 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.state = state;
     ro.run_key = run_key;
     ro.max_supersteps = c->first_step + c->o->recursion_limit;
-    ro.want_next = c->th != NULL;
+    ro.want_next = c->th != NULL || sst__stream_wants_next(&c->s);
     ro.before_superstep = before_hook;
     ro.on_superstep = superstep_hook;
-    ro.on_retry = retry_hook;
     ro.sleep = sleep_hook;
     ro.user_data = c;
     c->step = c->first_step;
+    sst__stream_start(&c->s, run_key, rp, state);
 
     sst_engine *own = NULL;
     sst_engine *e = c->o->engine;
@@ -775,7 +689,7 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
 }
 
 /* The graph result of the engine run @p rr (takes it); updates @p th when not NULL. */
-static sst_graph_result *finish_run(const invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
+static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
                                     const char *run_key, sst_error *err) {
     sst_graph_result *r = new_result(err);
     if (r == NULL) {
@@ -784,12 +698,12 @@ static sst_graph_result *finish_run(const invoke_ctx *c, sst_graph_thread *th, s
     }
     r->status = sst_run_result_status(rr);
     r->steps = sst_run_result_supersteps(rr) - c->first_step;
-    r->state = sst__graph_public_state(sst_run_result_state(rr), NULL);
+    r->state = sst__stream_output(c->cg, sst_run_result_state(rr), NULL);
     if (r->status == SST_RUN_INTERRUPTED) {
         sst_value_unref(r->interrupts);
         r->interrupts = collect_interrupts(c, rr, run_key, false);
     } else if (r->status == SST_RUN_FAILED) {
-        r->error = c->stream_rc != SST_OK    ? c->stream_err
+        r->error = c->s.rc != SST_OK         ? c->s.err
                    : c->persist_rc != SST_OK ? c->persist_err
                                              : *sst_run_result_error(rr);
         const char *node = sst_run_result_error_vertex(rr);
@@ -798,6 +712,17 @@ static sst_graph_result *finish_run(const invoke_ctx *c, sst_graph_thread *th, s
     if (th != NULL) {
         remember_run(c, th, rr, run_key, r);
     }
+    if (c->o->stream != NULL) {
+        sst_value *ints = r->status == SST_RUN_INTERRUPTED && c->stopped == NULL
+                              ? collect_interrupts(c, rr, run_key, true)
+                              : NULL;
+        sst__stream_stop(&c->s, rr, ints, c->stopped);
+        sst_value_unref(ints);
+        if (c->s.rc != SST_OK && r->status != SST_RUN_FAILED) {
+            r->status = SST_RUN_FAILED; /* the callback failed on the last events */
+            r->error = c->s.err;
+        }
+    }
     sst_run_result_free(rr);
     if (r->state == NULL || r->interrupts == NULL || (th != NULL && th->pending == NULL)) {
         sst_graph_result_free(r);
@@ -805,6 +730,63 @@ static sst_graph_result *finish_run(const invoke_ctx *c, sst_graph_thread *th, s
         return NULL;
     }
     return r;
+}
+
+/* How an invoke goes on: what invoke_locked decided. */
+typedef struct run_how {
+    bool resuming, command, restart, fork;
+} run_how;
+
+/* Resumes the thread's run or starts a new one on @p state (takes it), then runs it. */
+static sst_graph_result *run_thread(invoke_ctx *c, sst_graph_thread *th, const sst_value *input,
+                                    const run_how *how, sst_value *state, sst_error *err) {
+    const sst_invoke_opts *o = c->o;
+    sst_value *rp = NULL;
+    if (how->resuming && how->fork && sst__persist_replay(th, o, err) != SST_OK) {
+        sst_value_unref(state);
+        return NULL;
+    }
+    if (how->command && how->resuming) {
+        sst_value_unref(state); /* the run goes on from the state with the update */
+        if (sst__apply_command(c->cg, th, o, c->th != NULL, err) != SST_OK) {
+            return NULL;
+        }
+        state = sst_value_ref(th->state);
+    }
+    if (how->resuming) {
+        rp = resume_point_with_values(th, o, err);
+        if (rp == NULL) {
+            sst_value_unref(state);
+            return NULL;
+        }
+        c->skip_before = th->skip_before;
+        sst__stream_resume(&c->s, state); /* LangGraph starts a resume with the values */
+    } else {
+        sst_graph_result *early = NULL;
+        if (!begin_run(c, th, input, how->restart, how->fork, &state, &rp, &early, err)) {
+            return early;
+        }
+    }
+    if (c->s.rc != SST_OK) { /* the callback stopped the run before its first superstep */
+        sst_value_unref(rp);
+        sst_graph_result *r = new_result(err);
+        if (r != NULL) {
+            r->status = SST_RUN_FAILED;
+            r->error = c->s.err;
+            r->state = sst__stream_output(c->cg, state, NULL);
+        }
+        sst_value_unref(state);
+        if (r != NULL && r->state == NULL) {
+            sst_graph_result_free(r);
+            r = NULL;
+            sst__enomem(err);
+        }
+        return r;
+    }
+    /* The run's task ids: th->run_key stays the same until the next invoke. */
+    const char *run_key = th != NULL && th->run_key != NULL ? th->run_key : "";
+    sst_run_result *rr = run_engine(c, rp, state, run_key, err);
+    return rr != NULL ? finish_run(c, th, rr, run_key, err) : NULL;
 }
 
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
@@ -841,7 +823,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         input = th->restart_input;
     }
     if (durable && !resuming && !restart && input == NULL && th->last_id != NULL) {
-        return unchanged_result(th, err);
+        return unchanged_result(cg, th, o, err);
     }
     sst_value *state = th != NULL && th->state != NULL ? sst_value_ref(th->state)
                                                        : sst_schema_initial_state(cg->schema, err);
@@ -855,37 +837,29 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;
-    sst_value *rp = NULL;
-    if (resuming && fork && sst__persist_replay(th, o, err) != SST_OK) {
-        sst_value_unref(state);
-        return NULL;
-    }
-    if (command && resuming) {
-        sst_value_unref(state); /* the run goes on from the state with the update */
-        if (sst__apply_command(cg, th, o, durable, err) != SST_OK) {
-            return NULL;
-        }
-        state = sst_value_ref(th->state);
-    }
-    if (resuming) {
-        rp = resume_point_with_values(th, o, err);
-        if (rp == NULL) {
-            sst_value_unref(state);
-            return NULL;
-        }
-        c.skip_before = th->skip_before;
-    } else {
-        sst_graph_result *early = NULL;
-        if (!begin_run(&c, th, input, restart, fork, &state, &rp, &early, err)) {
-            return early;
-        }
-    }
-    /* The run's task ids: th->run_key stays the same until the next invoke. */
-    const char *run_key = th != NULL && th->run_key != NULL ? th->run_key : "";
-    sst_run_result *rr = run_engine(&c, rp, state, run_key, err);
-    sst_graph_result *r = rr != NULL ? finish_run(&c, th, rr, run_key, err) : NULL;
+    sst__stream_init(&c.s, cg, o, c.th);
+    run_how how = {resuming, command, restart, fork};
+    sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
+    sst__stream_free(&c.s);
     sst_value_unref(c.nodes);
     return r;
+}
+
+/* @p input (an object) restricted to the declared input fields (a new reference). */
+static sst_value *input_fields_only(const sst_compiled_graph *cg, const sst_value *input,
+                                    sst_error *err) {
+    const sst_value *keep = cg->g->input_fields;
+    if (keep == NULL) {
+        return sst_value_ref(input);
+    }
+    sst_value *out = sst_object_empty();
+    for (size_t i = 0; i < sst_array_len(keep) && out != NULL; i++) {
+        const sst_value *v = sst_object_get(input, sst_string_cstr(sst_array_get(keep, i)));
+        if (v != NULL) {
+            out = sst__setv_take(out, sst_array_get(keep, i), sst_value_ref(v), err);
+        }
+    }
+    return out;
 }
 
 sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread,
@@ -909,16 +883,24 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
                    sst_type_name(sst_value_type(input)));
         return NULL;
     }
+    /* LangGraph's input_schema: the other keys of the input are ignored. */
+    sst_value *kept = input != NULL ? input_fields_only(cg, input, err) : NULL;
+    if (input != NULL && kept == NULL) {
+        return NULL;
+    }
     if (thread != NULL && atomic_exchange(&thread->busy, true)) {
+        sst_value_unref(kept);
         sst__error(err, SST_EBUSY, "invoke: the thread is busy with another invoke");
         return NULL;
     }
     if (thread != NULL && thread->cp != NULL &&
         sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
+        sst_value_unref(kept);
         atomic_store(&thread->busy, false);
         return NULL;
     }
-    sst_graph_result *r = invoke_locked(cg, thread, input, opts, err);
+    sst_graph_result *r = invoke_locked(cg, thread, kept, opts, err);
+    sst_value_unref(kept);
     if (thread != NULL) {
         if (thread->cp != NULL) {
             sst_checkpointer_unlock(thread->cp, thread->thread_id);

@@ -174,6 +174,16 @@ static const sst_value *child_delta(const snap_in *in, size_t i, const char *nam
     return sst_array_len(group) == n ? sst_array_get(group, i) : NULL;
 }
 
+/* The engine's id of @p task (an entry of rec.next.tasks) in @p out. */
+static void task_id_at(const snap_in *in, const sst_value *task, char out[33]) {
+    const sst_value *send = sst_object_get(task, "send");
+    sst_task_id_of(
+        sst_string_cstr(sst_object_get(in->rec, "run_key")),
+        (uint64_t)sst_int_value(sst_object_get(sst_object_get(in->rec, "next"), "superstep")),
+        send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
+        sst_string_cstr(sst_object_get(task, "vertex")), out);
+}
+
 static sst_value *path_of(const char *name, const sst_value *send, sst_error *err) {
     sst_value *p = sst__push_take(sst_array_empty(),
                                   str(send != NULL ? "__pregel_push" : "__pregel_pull", err), err);
@@ -187,14 +197,11 @@ static sst_value *path_of(const char *name, const sst_value *send, sst_error *er
 /* One task of the snapshot; *done when it has a result (it leaves next at the head). */
 static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bool *done,
                           sst_error *err) {
-    const sst_value *next = sst_object_get(in->rec, "next");
     const sst_value *writes = sst_object_get(in->rec, "writes");
     const char *name = sst_string_cstr(sst_object_get(task, "vertex"));
     const sst_value *send = sst_object_get(task, "send");
     char id[33];
-    sst_task_id_of(sst_string_cstr(sst_object_get(in->rec, "run_key")),
-                   (uint64_t)sst_int_value(sst_object_get(next, "superstep")),
-                   send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX, name, id);
+    task_id_at(in, task, id);
     const sst_value *pw = pending_of(sst_object_get(writes, "pending"), id);
     const sst_value *result = pw != NULL ? sst_object_get(pw, "delta") : child_delta(in, i, name);
     sst_value *ints = interrupts_of(sst_object_get(writes, "interrupts"), id, err);
@@ -251,16 +258,31 @@ static sst_code tasks_and_next(const snap_in *in, sst_value **tasks, sst_value *
         *next = sst__push_take(*next, str(SST_START, err), err);
         return *tasks != NULL && *next != NULL ? SST_OK : sst__code(err);
     }
+    /* Listed as LangGraph lists them, Sends first; the pending writes apply in the
+     * engine's order (edge-triggered tasks, then Sends). */
     const sst_value *list = sst_object_get(sst_object_get(in->rec, "next"), "tasks");
-    for (size_t i = 0; i < sst_array_len(list) && *tasks != NULL && *next != NULL; i++) {
-        bool done = false;
-        sst_value *tk = task_of(in, i, sst_array_get(list, i), &done, err);
-        if (tk != NULL && in->head && done) {
-            *applied = sst__push_take(*applied, sst_value_ref(sst_object_get(tk, "result")), err);
-        } else if (tk != NULL) {
-            *next = sst__push_take(*next, sst_value_ref(sst_object_get(tk, "name")), err);
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < sst_array_len(list) && *tasks != NULL && *next != NULL; i++) {
+            const sst_value *raw = sst_array_get(list, i);
+            if ((sst_object_get(raw, "send") != NULL) != (pass == 0)) {
+                continue;
+            }
+            bool done = false;
+            sst_value *tk = task_of(in, i, raw, &done, err);
+            if (tk != NULL && !(in->head && done)) {
+                *next = sst__push_take(*next, sst_value_ref(sst_object_get(tk, "name")), err);
+            }
+            *tasks = sst__push_take(*tasks, tk, err);
         }
-        *tasks = tk != NULL ? sst__push_take(*tasks, tk, err) : (sst_value_unref(*tasks), NULL);
+    }
+    for (size_t i = 0; i < sst_array_len(list) && in->head && *applied != NULL; i++) {
+        char id[33];
+        task_id_at(in, sst_array_get(list, i), id);
+        const sst_value *pw =
+            pending_of(sst_object_get(sst_object_get(in->rec, "writes"), "pending"), id);
+        if (pw != NULL) {
+            *applied = sst__push_take(*applied, sst_value_ref(sst_object_get(pw, "delta")), err);
+        }
     }
     return *tasks != NULL && *next != NULL && *applied != NULL ? SST_OK : sst__code(err);
 }

@@ -4,10 +4,13 @@
  *
  * - Each superstep of updates writes one checkpoint (source "update") on top
  *   of the one the thread is at. Every update of it applies as if its node
- *   had returned the values, in order; the new next tasks are the nodes'
- *   routing plus the tasks that were waiting and did not run (a join's
- *   target, the node an interrupt_before stopped at); Sends that were
- *   waiting are replaced, as LangGraph's task topic is.
+ *   had returned the values, in order. The new next tasks are the nodes'
+ *   routing plus the waiting tasks whose trigger persists until they run
+ *   (a join's target, a deferred node), except the nodes the updates stand
+ *   for (they count as run). Tasks triggered by edges and routers are
+ *   dropped unless the updated nodes' routing triggers them again (the node
+ *   an interrupt_before stopped at is the usual case), and waiting Sends are
+ *   replaced, as LangGraph's branch channels and task topic are.
  * - Without as_node, the node that wrote in the last superstep (ambiguous
  *   when several did); on a checkpoint no node wrote, the values only.
  * - as_node "__start__": START's routing; "__input__": a new input (the next
@@ -77,8 +80,8 @@ static sst_code infer_node(const sst_compiled_graph *cg, const sst_value *rec, c
     sst_code rc = SST_OK;
     if (writers > 1) {
         rc = sst__error(err, SST_EINVAL,
-                        "update_state: ambiguous: the last superstep ran %s; pass as_node",
-                        names.data != NULL ? names.data : "");
+                        "update_state: ambiguous: the last superstep ran %.*s; pass as_node",
+                        (int)names.len, names.data != NULL ? names.data : "");
     }
     sst__buf_free(&names);
     return rc;
@@ -143,7 +146,21 @@ static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
     return route(cg, start ? SIZE_MAX : node, p->state, p, err);
 }
 
-/* next after the updates: the routing plus the waiting tasks that did not run. */
+/* True when a trigger of @p name persists until it runs: a join's target or a deferred node. */
+static bool waits_until_run(const sst_compiled_graph *cg, const char *name) {
+    size_t node = sst__graph_find(cg->g, name);
+    if (node != SIZE_MAX && cg->g->nodes[node].defer) {
+        return true;
+    }
+    for (size_t j = 0; j < cg->g->n_joins; j++) {
+        if (strcmp(cg->g->joins[j].to, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* next after the updates: the routing plus the join targets that wait. */
 static sst_value *next_of(const sst_compiled_graph *cg, const sst_value *rec, plan *p, int64_t step,
                           sst_error *err) {
     const sst_value *old = sst_object_get(rec, "next");
@@ -159,9 +176,10 @@ static sst_value *next_of(const sst_compiled_graph *cg, const sst_value *rec, pl
     for (size_t i = 0; i < sst_array_len(tasks) && p->targets != NULL; i++) {
         const sst_value *tk = sst_array_get(tasks, i);
         const sst_value *vertex = sst_object_get(tk, "vertex");
-        /* A waiting node stays, unless it is one the updates stand for (it has run);
-         * waiting Sends are replaced. */
-        if (sst_object_get(tk, "send") == NULL &&
+        /* A join's target stays (its barrier keeps the arrivals), unless the updates
+         * stand for it; edge and router triggers are the updated nodes' to make again,
+         * as LangGraph's branch channels are; waiting Sends are replaced. */
+        if (sst_object_get(tk, "send") == NULL && waits_until_run(cg, sst_string_cstr(vertex)) &&
             sst_object_get(p->wmeta, sst_string_cstr(vertex)) == NULL) {
             p->targets =
                 sst_array_push_take(p->targets, sst_value_ref(sst_object_get(tk, "vertex")), err);

@@ -103,6 +103,19 @@ static int ctx_index(lua_State *L) {
     } else if (strcmp(k, "emit") == 0) {
         lua_pushvalue(L, 1);
         lua_pushcclosure(L, ctx_emit, 1);
+    } else if (strcmp(k, "context") == 0 || strcmp(k, "config") == 0) {
+        /* LangGraph's runtime.context and config, as plain tables (nil when not given). */
+        const sst_value *v =
+            strcmp(k, "context") == 0 ? sst_node_context(ctx) : sst_node_config(ctx);
+        if (v == NULL) {
+            lua_pushnil(L);
+        } else {
+            sst__lua_push_table(L, v);
+        }
+    } else if (strcmp(k, "remaining_steps") == 0) {
+        lua_pushinteger(L, (lua_Integer)sst_node_remaining_steps(ctx));
+    } else if (strcmp(k, "is_last_step") == 0) {
+        lua_pushboolean(L, sst_node_is_last_step(ctx));
     } else {
         lua_pushnil(L);
     }

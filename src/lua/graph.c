@@ -91,45 +91,6 @@ static void check_callable(lua_State *L, int idx, const char *what) {
                     luaL_typename(L, idx));
 }
 
-/* Raises for a key of the options table at @p idx that is not in @p known (NULL-ended). */
-static void check_options(lua_State *L, int idx, const char *const *known, const char *what) {
-    idx = lua_absindex(L, idx);
-    lua_pushnil(L);
-    while (lua_next(L, idx) != 0) {
-        lua_pop(L, 1);
-        const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        bool ok = false;
-        for (size_t i = 0; key != NULL && known[i] != NULL && !ok; i++) {
-            ok = strcmp(key, known[i]) == 0;
-        }
-        if (!ok) {
-            sst__lua_raisef(L, SST_EINVAL, "%s: unknown option '%s'", what,
-                            key != NULL ? key : luaL_typename(L, -1));
-        }
-    }
-}
-
-/*
- * The strings of the list at @p idx, in a scratch userdata pushed on the
- * stack (collected with it, also after a raise); the strings stay alive in
- * the list. Raises naming @p what for a non-string element.
- */
-static const char **string_list(lua_State *L, int idx, size_t *n, const char *what) {
-    idx = lua_absindex(L, idx);
-    *n = lua_rawlen(L, idx);
-    const char **out = lua_newuserdatauv(L, (*n > 0 ? *n : 1) * sizeof *out, 0);
-    for (size_t i = 0; i < *n; i++) {
-        lua_rawgeti(L, idx, (lua_Integer)i + 1);
-        out[i] = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
-        lua_pop(L, 1);
-        if (out[i] == NULL) {
-            sst__lua_raisef(L, SST_EINVAL, "%s: expected a list of names, item %zu is not a string",
-                            what, i + 1);
-        }
-    }
-    return out;
-}
-
 /* A new callback for graphs[number][kind][key]; the function is stored by store_function. */
 static sst__lua_cb *add_callback(lua_State *L, lgraph *lg, sst__cb_kind kind, const char *key) {
     if (lg->n_cbs == lg->cap_cbs) {
@@ -241,17 +202,29 @@ static void add_field(lua_State *L, lgraph *lg, const char *field, int spec) {
 
 /*
  * StateGraph options: input_schema / output_schema, lists of field names;
- * context_schema (LangGraph's runtime context) is accepted and kept, with the
- * whole options table, as graphs[number].options for compile to read.
+ * closed = true (undeclared keys of updates are dropped); context_schema
+ * (LangGraph's runtime context) is accepted and kept, with the whole options
+ * table, as graphs[number].options for compile to read.
  */
 static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
-    static const char *const known[] = {"input_schema", "output_schema", "context_schema", NULL};
-    check_options(L, opts, known, "StateGraph");
+    static const char *const known[] = {"input_schema", "output_schema", "context_schema", "closed",
+                                        NULL};
+    sst__lua_check_options(L, opts, known, "StateGraph");
     lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
     lua_rawgeti(L, -1, lg->number);
     lua_pushvalue(L, opts);
     lua_setfield(L, -2, "options");
     lua_pop(L, 2);
+    int closed = lua_getfield(L, opts, "closed");
+    if (closed != LUA_TNIL && closed != LUA_TBOOLEAN) {
+        sst__lua_raisef(L, SST_EINVAL, "StateGraph: closed: expected a boolean, got %s",
+                        luaL_typename(L, -1));
+    }
+    if (lua_toboolean(L, -1)) {
+        sst_error err = {0};
+        check_ok(L, sst_schema_set_closed(sst_graph_schema(lg->g), true, &err), &err);
+    }
+    lua_pop(L, 1);
     for (int out = 0; out < 2; out++) {
         const char *key = known[out];
         int t = lua_getfield(L, opts, key);
@@ -263,7 +236,7 @@ static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
                                 key, luaL_typename(L, -1));
             }
             size_t n;
-            const char **names = string_list(L, -1, &n, key);
+            const char **names = sst__lua_string_list(L, -1, &n, key);
             sst_error err = {0};
             sst_code rc = out ? sst_graph_set_output_fields(lg->g, names, n, &err)
                               : sst_graph_set_input_fields(lg->g, names, n, &err);
@@ -353,7 +326,7 @@ static double opt_number(lua_State *L, int t, const char *k, double def) {
 
 /* The codes named by the list at @p idx ("SST_ETASK", ...), in a scratch userdata pushed. */
 static sst_code *code_list(lua_State *L, int idx, const char *node, size_t *n) {
-    const char **names = string_list(L, idx, n, "retry_on");
+    const char **names = sst__lua_string_list(L, idx, n, "retry_on");
     sst_code *codes = lua_newuserdatauv(L, (*n > 0 ? *n : 1) * sizeof *codes, 0);
     for (size_t i = 0; i < *n; i++) {
         int c = 0;
@@ -468,7 +441,7 @@ static void read_retry(lua_State *L, lgraph *lg, int idx, const char *name, sst_
         sst__lua_raisef(L, SST_EINVAL, "add_node '%s': retry: expected true or a table, got %s",
                         name, luaL_typename(L, idx));
     }
-    check_options(L, idx, known, "add_node: retry");
+    sst__lua_check_options(L, idx, known, "add_node: retry");
     double attempts = opt_number(L, idx, "max_attempts", p->max_attempts);
     if (!(attempts >= 1 && attempts <= 1e6)) {
         sst__lua_raisef(L, SST_EINVAL, "add_node '%s': retry.max_attempts must be at least 1",
@@ -536,7 +509,7 @@ static int graph_add_node(lua_State *L) {
     lua_settop(L, 4);
     if (!lua_isnil(L, 4)) {
         luaL_checktype(L, 4, LUA_TTABLE);
-        check_options(L, 4, known, what);
+        sst__lua_check_options(L, 4, known, what);
         if (lua_getfield(L, 4, "retry") == LUA_TNIL) {
             lua_pop(L, 1);
             lua_getfield(L, 4, "retry_policy");
@@ -553,7 +526,7 @@ static int graph_add_node(lua_State *L) {
             lua_getfield(L, 4, "destinations");
         }
         if (lua_type(L, -1) == LUA_TTABLE) {
-            o.ends = string_list(L, -1, &o.n_ends, "ends"); /* kept at index 7 */
+            o.ends = sst__lua_string_list(L, -1, &o.n_ends, "ends"); /* kept at index 7 */
         } else if (!lua_isnil(L, -1)) {
             return sst__lua_raisef(L, SST_EINVAL, "%s: ends: expected a list of node names, got %s",
                                    what, luaL_typename(L, -1));
@@ -590,7 +563,7 @@ static int graph_add_edge(lua_State *L) {
     sst_code rc;
     if (lua_type(L, 2) == LUA_TTABLE) {
         size_t n;
-        const char **from = string_list(L, 2, &n, "add_edge: join sources");
+        const char **from = sst__lua_string_list(L, 2, &n, "add_edge: join sources");
         if (n == 0) {
             return sst__lua_raisef(L, SST_EINVAL, "add_edge: a join needs at least one source");
         }

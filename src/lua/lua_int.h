@@ -41,10 +41,10 @@ typedef struct sst__lua_worker {
  * in the same order each time (graph k of a worker is graph k of the master).
  */
 typedef struct sst__lua_rt {
-    char *script;      /* path of the script, or NULL (no worker states) */
-    lua_State *master; /* the state the script was loaded in */
-    pthread_t master_thread;
-    pthread_mutex_t mu; /* guards workers */
+    char *script;            /* path of the script, or NULL (no worker states) */
+    lua_State *master;       /* the state the script was loaded in */
+    pthread_t master_thread; /* guarded by mu: a live stream lends the master state */
+    pthread_mutex_t mu;      /* guards master_thread and workers */
     sst__lua_worker *workers;
     size_t n_workers, cap_workers;
     size_t memory_limit; /* of a new worker state (sst_lua_opts; 0: the default) */
@@ -68,6 +68,15 @@ sst__lua_rt *sst__lua_runtime(lua_State *L);
 sst__lua_rt *sst__lua_runtime_new(lua_State *L, const char *script, sst_error *err);
 /* The state to run callbacks on from the calling thread (made on first use). */
 lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err);
+/*
+ * Hands the state of thread @p from (the master state or a worker state) to
+ * thread @p to: sst__lua_state_for_thread then gives it to @p to, and @p from
+ * has none. A live stream lends the iterator's state to the thread running
+ * the graph while the iterator waits, and takes it back when the iterator
+ * runs (stream.c: only one of the two runs at a time). False when @p from
+ * has no state.
+ */
+bool sst__lua_runtime_lend(sst__lua_rt *rt, pthread_t from, pthread_t to);
 /* Frees the worker states (the master state belongs to its owner). */
 void sst__lua_runtime_free(sst__lua_rt *rt);
 
@@ -206,7 +215,8 @@ sst_checkpointer *sst__lua_saver(lua_State *L, int idx);
 
 /*
  * The app userdata (a compiled graph). Its user values: 1 the StateGraph
- * (owns the callbacks), 2 the saver or nil, 3 a table of in-memory threads.
+ * (owns the callbacks), 2 the saver or nil, 3 a table of in-memory threads
+ * (thread id -> superstep.thread userdata holding an sst__lua_thread).
  */
 typedef struct sst__lua_app {
     sst_compiled_graph *cg;
@@ -227,5 +237,86 @@ int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int s
 void sst__lua_open_agent(lua_State *L);
 
 sst__lua_app *sst__lua_check_app(lua_State *L, int idx);
+
+/* The user values of an app userdata. */
+enum { SST__APP_GRAPH = 1, SST__APP_SAVER = 2, SST__APP_THREADS = 3 };
+
+/* ---- options and config tables (config.c) ---- */
+
+/* Raises "WHAT: unknown option 'k'" for a key of the table at @p idx not in @p known (NULL-ended).
+ */
+void sst__lua_check_options(lua_State *L, int idx, const char *const *known, const char *what);
+/* The strings of the list at @p idx in a scratch userdata pushed on the stack (raises naming
+ * @p what for a non-string item; the strings stay alive in the list). */
+const char **sst__lua_string_list(lua_State *L, int idx, size_t *n, const char *what);
+/* "sync" | "async" | "exit" at @p idx, or @p def for nil; raises naming @p what otherwise. */
+sst_durability sst__lua_durability(lua_State *L, int idx, sst_durability def, const char *what);
+/* config.configurable[key] or config[key] as a string (alive with the table), or NULL. */
+const char *sst__lua_config_string(lua_State *L, int cfg, const char *key);
+/* The absolute index of the config table at @p idx, or 0 for none or nil. */
+int sst__lua_config_index(lua_State *L, int idx);
+
+/*
+ * An in-memory or durable graph thread shared by the Lua objects that use
+ * it (the app's table of threads, a running stream), so that a stream
+ * abandoned to the collector never outlives its thread. Used only by the
+ * thread that owns the Lua state.
+ */
+typedef struct sst__lua_thread {
+    sst_graph_thread *t;
+    unsigned refs;
+    bool durable; /* opened on the saver for one call */
+} sst__lua_thread;
+void sst__lua_thread_unref(sst__lua_thread *lt);
+/*
+ * The thread of config @p cfg for app @p a at @p app_idx: pushes the
+ * superstep.thread userdata holding it (an in-memory thread kept by the app,
+ * or a durable one opened on the saver) and returns it (borrowed), or pushes
+ * nil and returns NULL when the config names no thread id.
+ */
+sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a, int cfg);
+/*
+ * Drops the reference of the superstep.thread userdata at @p idx now (with
+ * @p durable_only, only that of a durable thread: it is closed at once).
+ */
+void sst__lua_thread_drop(lua_State *L, int idx, bool durable_only);
+
+/*
+ * One prepared invoke or stream: the options with the values they point to
+ * (owned), and the thread. Lives inside a userdata whose user value 1 is the
+ * app (kept alive while the call runs).
+ */
+typedef struct sst__lua_call {
+    sst_invoke_opts o;       /* points into the owned values below */
+    sst__lua_app *app;       /* borrowed: user value 1 of the holder */
+    sst_value *input;        /* owned; NULL: none */
+    sst_value *values[5];    /* owned: resume, update, goto, context, config */
+    char *checkpoint_id;     /* owned */
+    sst__lua_thread *thread; /* one reference; NULL: a run without a thread */
+} sst__lua_call;
+
+/*
+ * Fills @p c, inside the userdata at @p holder, from the arguments (app,
+ * input, config) at 1, 2, 3 and the options table at @p opts (0: none):
+ * @p what ("invoke" or "stream") names the call in errors, and @p known
+ * lists the options it takes. Raises on a bad argument; the holder's __gc
+ * must call sst__lua_call_clear.
+ */
+void sst__lua_call_prepare(lua_State *L, sst__lua_call *c, int holder, int opts,
+                           const char *const *known, const char *what);
+/* Drops the thread now (it is free for the next run). */
+void sst__lua_call_release(sst__lua_call *c);
+void sst__lua_call_clear(sst__lua_call *c);
+/*
+ * Raises the error of a failed run (an error object {code, message, node}),
+ * or of @p err when @p r is NULL; frees @p r.
+ */
+int sst__lua_raise_run_error(lua_State *L, sst_graph_result *r, const sst_error *err);
+
+/* ---- running (run.c, stream.c) ---- */
+
+int sst__lua_app_invoke(lua_State *L);
+int sst__lua_app_stream(lua_State *L);
+void sst__lua_open_stream(lua_State *L);
 
 #endif

@@ -3,7 +3,8 @@
  * The runtime behind one script: which lua_State runs a callback on which
  * thread. The thread that loaded the script uses the master state; any
  * other worker thread gets its own state, made by running the script again
- * with superstep.worker = true.
+ * with superstep.worker = true. A live stream lends a state to the thread
+ * running its graph while the loop waits (stream.c).
  */
 #include "lua_int.h"
 
@@ -98,12 +99,35 @@ static lua_State *new_worker_state(sst__lua_rt *rt, sst_error *err) {
     return L;
 }
 
+bool sst__lua_runtime_lend(sst__lua_rt *rt, pthread_t from, pthread_t to) {
+    bool found = false;
+    pthread_mutex_lock(&rt->mu);
+    if (pthread_equal(from, rt->master_thread)) {
+        rt->master_thread = to;
+        found = true;
+    }
+    for (size_t i = 0; !found && i < rt->n_workers; i++) {
+        if (pthread_equal(rt->workers[i].thread, from)) {
+            rt->workers[i].thread = to;
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&rt->mu);
+    return found;
+}
+
+/*
+ * The master thread is read under the lock: a live stream lends the master
+ * state to the thread running its graph (sst__lua_runtime_lend) while worker
+ * threads of that run may be looking up their own states.
+ */
 lua_State *sst__lua_state_for_thread(sst__lua_rt *rt, sst_error *err) {
     pthread_t self = pthread_self();
+    pthread_mutex_lock(&rt->mu);
     if (pthread_equal(self, rt->master_thread)) {
+        pthread_mutex_unlock(&rt->mu);
         return rt->master;
     }
-    pthread_mutex_lock(&rt->mu);
     for (size_t i = 0; i < rt->n_workers; i++) {
         if (pthread_equal(rt->workers[i].thread, self)) {
             lua_State *L = rt->workers[i].L;

@@ -39,7 +39,7 @@ local app = g:compile{ checkpointer = sst.MemorySaver(), memory_limit = 64 * MiB
 -- Graph 2: a node that runs graph 1 inside itself, on the same state.
 local gn = sst.StateGraph{ x = sst.reducers.replace }
 gn:add_node("outer", function()
-  app:invoke({ n = 0 })
+  app:invoke({ n = 0 }, { configurable = { thread_id = "nested" } }) -- a checkpointer needs one
   return { x = 1 }
 end)
 gn:add_edge(sst.START, "outer")

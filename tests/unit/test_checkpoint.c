@@ -1088,7 +1088,8 @@ static void test_chunk_reuse_reads_back(void **state) {
     o.stream = keep_values;
     o.stream_user_data = &seen;
     o.stream_modes = SST_STREAM_VALUES;
-    sst_graph_result_free(run(&a, "{}", &o));
+    /* An input that writes a field: LangGraph streams values for it (not for "{}"). */
+    sst_graph_result_free(run(&a, "{\"messages\":[]}", &o));
     sst_graph_thread_free(a.th);
     sst_checkpointer_free(a.cp);
     a.cp = sst_sqlite_saver_open(db, NULL, &err); /* fresh: no memo, no state cache */

@@ -840,20 +840,20 @@ static void test_stream_modes_in_order(void **state) {
     o.stream_user_data = &rec;
     o.stream_modes = SST_STREAM_VALUES | SST_STREAM_UPDATES | SST_STREAM_CUSTOM;
     invoke_opts(NULL, &o);
-    assert_string_equal(rec.text, "values - {\"n\":0}\n"
-                                  "custom a {\"step\":1}\n"
+    /* No input: no values chunk before the first superstep (LangGraph's). */
+    assert_string_equal(rec.text, "custom a {\"step\":1}\n"
                                   "updates a {\"a\":{\"n\":1}}\n"
                                   "updates b {\"b\":null}\n"
                                   "values - {\"n\":1}\n");
-    /* Debug events: tasks, results, commit. */
+    /* Debug events: LangGraph's {type, timestamp, step, payload}, task then task_result. */
     recorder dbg = {""};
     o.stream_user_data = &dbg;
     o.stream_modes = SST_STREAM_DEBUG;
     invoke_opts(NULL, &o);
-    assert_non_null(strstr(dbg.text, "debug a {\"attempts\":1,\"id\":"));
-    assert_non_null(strstr(dbg.text, "\"node\":\"a\",\"step\":0,\"type\":\"task\"}"));
-    assert_non_null(strstr(dbg.text, "\"type\":\"task_result\",\"update\":{\"n\":1}}"));
-    assert_non_null(strstr(dbg.text, "debug - {\"step\":0,\"type\":\"commit\"}"));
+    assert_non_null(strstr(dbg.text, "debug a {\"payload\":{\"id\":"));
+    assert_non_null(strstr(dbg.text, "\"name\":\"a\",\"triggers\":[\"branch:to:a\"]},\"step\":1,"));
+    assert_non_null(strstr(dbg.text, "\"result\":{\"n\":1}},\"step\":1,"));
+    assert_non_null(strstr(dbg.text, "\"type\":\"task_result\"}"));
 }
 
 static sst_code stop_stream(sst_stream_mode mode, const char *node, const sst_value *ev, void *ud) {

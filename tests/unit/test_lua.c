@@ -46,6 +46,11 @@ static void test_parity_updates(void **state) {
     run_script("test_parity_updates.lua");
 }
 
+static void test_parity_app(void **state) {
+    (void)state;
+    run_script("test_parity_app.lua");
+}
+
 static void expect_load_error(const char *script, sst_code code, const char *needle) {
     char path[64];
     tu_temp_file(script, path, sizeof path);
@@ -188,6 +193,7 @@ int main(void) {
         cmocka_unit_test(test_parity),
         cmocka_unit_test(test_parity_build),
         cmocka_unit_test(test_parity_updates),
+        cmocka_unit_test(test_parity_app),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_tools_load_error_without_err),
         cmocka_unit_test(test_script_settings),

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_debug_retry
--- failing: snapshots lack config/parent_config (checkpoint_id/parent_id instead); debug stream has no "checkpoint" events
 -- `checkpointer.list(config)` is the history; debug events have LangGraph's
 -- shape { type = "checkpoint", step, timestamp, payload = { config,
 -- parent_config, values, metadata, next, tasks } }.

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_dynamic_interrupt
--- failing: invoke with a checkpointer and no thread_id does not raise ValueError; stream(..., "updates") gives no {__interrupt__ = [...]} chunk; durability "exit" still saves the step -1 input checkpoint (2 checkpoints, LangGraph 1); metadata has writes and no parents; get_state lacks config/created_at/parent_config and tasks lack name/path/interrupts; update_state(config, nil, END) is refused ("values must be an object, got null") instead of clearing the interrupt and next tasks
 -- The FakeTracer callback checks (Python callbacks) are left out.
 local sst = superstep
 local T = require("checks")

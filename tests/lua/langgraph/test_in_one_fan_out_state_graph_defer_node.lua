@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_in_one_fan_out_state_graph_defer_node
--- failing: node option defer = true is ignored (qa runs in the same superstep as analyzer_one, so interrupt_after analyzer_one does not stop before qa and interrupt_before qa stops after step 2 with next {"analyzer_one","qa"}); "debug" chunks are {type, step, node, id, attempts} with 0-based steps, LangGraph: {type, timestamp, step (1-based), payload = {id, name, input | result, error, interrupts}}; no {"__interrupt__": []} updates chunk; get_state.interrupts lists interrupt_before pauses ({node, when = "before", value = null}), LangGraph: (); snapshots lack config/created_at/parent_config
 -- Parametrized on use_waiting_edge: a loop over both. The drawing snapshot
 -- and debug=1 are left out; time.sleep in retriever_two only orders
 -- Python's stream and is left out. In the "debug" chunks, timestamp and

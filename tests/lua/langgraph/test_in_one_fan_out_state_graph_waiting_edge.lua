@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_in_one_fan_out_state_graph_waiting_edge
--- failing: the "updates" stream has no {"__interrupt__": []} chunk when interrupt_before/after stops the run; update_state(config, values) (as the last node, retriever_one) on a thread paused before the join target "qa" leaves next = {} and the resume runs nothing (LangGraph: next ("qa"), resume runs qa); snapshots lack config, created_at, parent_config; tasks are {vertex=...}; metadata has "writes", no "parents"
 -- The drawing snapshot and debug=1 are left out. time.sleep in retriever_two
 -- only orders Python's stream; it is left out. sorted_add's (remove, add)
 -- tuple form is never used by the test and is left out.

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_in_one_fan_out_state_graph_waiting_edge_plus_regular
--- failing: the "updates" stream has no {"__interrupt__": []} chunk when interrupt_after stops the run
 -- time.sleep in analyzer_one and retriever_two only orders Python's stream;
 -- it is left out. Python sorts chunks by repr; here by their JSON.
 local sst = superstep

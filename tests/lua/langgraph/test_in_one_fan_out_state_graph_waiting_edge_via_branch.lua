@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_in_one_fan_out_state_graph_waiting_edge_via_branch
--- failing: the "updates" stream has no {"__interrupt__": []} chunk when interrupt_after stops the run
 -- The drawing snapshot and debug=True are left out. time.sleep in
 -- retriever_two only orders Python's stream; it is left out.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_state.py::test_input_schema_conditional_edge
--- failing: StateGraph(fields, { output_schema }) ignored: invoke returns every field (baz, something_else)
 -- Python narrows each function's input by its type hint (node_2 reads the
 -- private channel `baz`, the router sees only OverallState's keys). Lua has
 -- no type hints: the private channel is a field left out of the graph's

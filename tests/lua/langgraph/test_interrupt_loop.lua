@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_interrupt_loop
--- failing: an interrupted run's updates stream has no { __interrupt__ = {...} } chunk
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

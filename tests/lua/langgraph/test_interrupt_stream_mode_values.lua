@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_interrupt_stream_mode_values
--- failing: stream emits a "values" chunk {} for an empty input (LangGraph: none); no "updates" {__interrupt__} nor "values" chunk with __interrupt__ when a node interrupts; a resume does not start with a "values" chunk of the current state
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

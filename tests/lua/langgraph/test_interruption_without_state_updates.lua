@@ -1,6 +1,4 @@
 -- langgraph: test_interruption.py::test_interruption_without_state_updates
--- failing: interrupt_after = "*" is ignored (the run completes)
--- failing: durability "exit" still saves a checkpoint per superstep
 -- Parametrized on durability: one loop, a fresh MemorySaver per mode.
 local sst = superstep
 local T = require("checks")

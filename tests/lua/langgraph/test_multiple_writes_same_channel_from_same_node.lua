@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_multiple_writes_same_channel_from_same_node
--- failing: no "tasks" stream mode; Command update as a list of (field, value) pairs is refused ("a delta must be an object, got array"); snapshot tasks lack name/result
 -- `Command(update=[("foo", "one.0"), ...])` is a list of {field, value} pairs.
 -- The "tasks" chunks' `triggers` (Python's channel names, "branch:to:one")
 -- are left out; the other keys are compared.

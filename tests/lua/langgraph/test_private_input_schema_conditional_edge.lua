@@ -1,5 +1,4 @@
 -- langgraph: test_state.py::test_private_input_schema_conditional_edge
--- failing: StateGraph(fields, { output_schema }) ignored: invoke returns every field (baz, something_else)
 -- Python narrows each function's input by its type hint (the router sees only
 -- RouterState's `baz`). Lua has no type hints: the private channel `baz` is a
 -- field left out of the graph's input and output schemas (OverallState's

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_remove_message_via_state_update
--- failing: MemorySaver has no delete_thread
 -- The Python state schema is the message list itself (a root channel); here
 -- it is the one field `messages` (the README maps only dict-shaped states).
 -- Messages are superstep's OpenAI-shaped objects; RemoveMessage(id=X) is

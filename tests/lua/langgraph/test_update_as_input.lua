@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_update_as_input
--- failing: bulk_update_state missing
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

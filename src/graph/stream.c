@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stream of an invoke, in LangGraph's shapes (docs/graph.md,
+ * "Streaming"):
+ *
+ * - values: the state (output fields only) after the input and after each
+ *   superstep that wrote an output field; first the current state when a
+ *   run resumes; with "__interrupt__" added when a node interrupts.
+ * - updates: {node: update} per task; {"__interrupt__": [{id, value}]} per
+ *   interrupted task, [] after an interrupt_before/after stop.
+ * - tasks: {id, name, input, triggers} as a task starts and {id, name,
+ *   error, interrupts, result} as it ends (pregel/debug.py's TaskPayload and
+ *   TaskResultPayload); ids are the engine's task ids.
+ * - checkpoints: each checkpoint as written, {config, parent_config, values,
+ *   metadata, next, tasks} (CheckpointPayload), read back through the
+ *   snapshot code: durable threads only, and only when asked for.
+ * - debug: the tasks and checkpoints chunks in {type, timestamp, step,
+ *   payload}, type "task" | "task_result" | "checkpoint".
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "stream.h"
+#include "values/build.h"
+
+static sst_value *str(const char *s) {
+    return sst_string_new(s, NULL);
+}
+
+static bool hidden(const char *name) {
+    return name[0] == '_' && name[1] == '_';
+}
+
+void sst__stream_init(sst__streamer *s, const sst_compiled_graph *cg, const sst_invoke_opts *o,
+                      sst_graph_thread *th) {
+    memset(s, 0, sizeof *s);
+    s->cg = cg;
+    s->o = o;
+    s->th = th;
+    s->run_key = "";
+    /* Checkpoints newer than the thread's newest when the invoke starts are this run's. */
+    const char *newest = th != NULL ? (th->latest_id != NULL ? th->latest_id : th->last_id) : NULL;
+    if (newest != NULL &&
+        (sst__stream_on(s, SST_STREAM_CHECKPOINTS) || sst__stream_on(s, SST_STREAM_DEBUG))) {
+        s->mark = sst__strndup(newest, strlen(newest));
+        if (s->mark == NULL) {
+            s->rc = sst__enomem(&s->err);
+        }
+    }
+}
+
+void sst__stream_free(sst__streamer *s) {
+    sst_value_unref(s->state);
+    sst_value_unref(s->next);
+    sst_value_unref(s->cached);
+    sst__free(s->mark);
+    memset(s, 0, sizeof *s);
+}
+
+bool sst__stream_on(const sst__streamer *s, sst_stream_mode m) {
+    return s->o->stream != NULL && (s->o->stream_modes & (unsigned)m) != 0;
+}
+
+bool sst__stream_wants_next(const sst__streamer *s) {
+    return sst__stream_on(s, SST_STREAM_TASKS) || sst__stream_on(s, SST_STREAM_DEBUG);
+}
+
+static bool results_on(const sst__streamer *s) {
+    return sst__stream_wants_next(s);
+}
+
+/* ---- shapes ---- */
+
+sst_value *sst__stream_output(const sst_compiled_graph *cg, const sst_value *state,
+                              sst_error *err) {
+    sst_value *pub = sst__graph_public_state(state, err);
+    const sst_value *keep = cg->g->output_fields;
+    if (pub == NULL || keep == NULL) {
+        return pub;
+    }
+    sst_value *out = sst_object_empty();
+    for (size_t i = 0; i < sst_array_len(keep) && out != NULL; i++) {
+        const sst_value *v = sst_object_get(pub, sst_string_cstr(sst_array_get(keep, i)));
+        if (v != NULL) {
+            out = sst__setv_take(out, sst_array_get(keep, i), sst_value_ref(v), err);
+        }
+    }
+    sst_value_unref(pub);
+    return out;
+}
+
+/* True when @p delta writes an output field (LangGraph emits values only then). */
+static bool touches_output(const sst_compiled_graph *cg, const sst_value *delta) {
+    const sst_value *keep = cg->g->output_fields;
+    for (size_t k = 0; k < sst_object_len(delta); k++) {
+        const sst_value *key = sst_object_key_at(delta, k);
+        if (hidden(sst_string_cstr(key))) {
+            continue;
+        }
+        if (keep == NULL) {
+            return true;
+        }
+        for (size_t i = 0; i < sst_array_len(keep); i++) {
+            if (sst_value_equal(sst_array_get(keep, i), key)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* A task's writes as LangGraph's task result shows them: {field: value}, a field written
+ * several times as {"$writes": [...]}, hidden fields left out (new). */
+static sst_value *task_writes(const sst_value *delta) {
+    sst_value *out = sst_object_empty();
+    for (size_t k = 0; k < sst_object_len(delta) && out != NULL; k++) {
+        const sst_value *key = sst_object_key_at(delta, k);
+        if (!hidden(sst_string_cstr(key))) {
+            out = sst__setv_take(out, key, sst_value_ref(sst_object_value_at(delta, k)), NULL);
+        }
+    }
+    return out;
+}
+
+/* Now as Python's datetime.now(timezone.utc).isoformat(). */
+static sst_value *iso_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    time_t secs = ts.tv_sec;
+    struct tm tm;
+    if (gmtime_r(&secs, &tm) == NULL) {
+        return sst_null();
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld+00:00", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+    return str(buf);
+}
+
+/* ---- emitting ---- */
+
+/* Sends one event (takes @p ev); false once the callback has asked to stop. */
+static bool emit(sst__streamer *s, sst_stream_mode m, const char *node, sst_value *ev) {
+    if (s->rc != SST_OK) {
+        sst_value_unref(ev);
+        return false;
+    }
+    if (ev == NULL) {
+        s->rc = sst__enomem(&s->err);
+        return false;
+    }
+    sst_code rc = s->o->stream(m, node, ev, s->o->stream_user_data);
+    sst_value_unref(ev);
+    if (rc != SST_OK) {
+        s->rc = rc;
+        sst__error(&s->err, rc, "the stream callback stopped the run (%s)", sst_code_name(rc));
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Sends @p payload (takes) as mode @p m and, with debug on, in LangGraph's debug
+ * envelope of type @p type at @p step (@p when: its timestamp, NULL: now).
+ */
+static void emit_typed(sst__streamer *s, sst_stream_mode m, const char *type, int64_t step,
+                       const char *node, sst_value *payload, const sst_value *when) {
+    if (sst__stream_on(s, m)) {
+        emit(s, m, node, sst_value_ref(payload));
+    }
+    if (sst__stream_on(s, SST_STREAM_DEBUG)) {
+        sst_value *e = sst__set_take(sst_object_empty(), "type", str(type), NULL);
+        e = sst__set_take(e, "timestamp",
+                          when != NULL && !sst_is_null(when) ? sst_value_ref(when) : iso_now(),
+                          NULL);
+        e = sst__set_take(e, "step", sst_int_new(step, NULL), NULL);
+        e = sst__set_take(e, "payload", sst_value_ref(payload), NULL);
+        emit(s, SST_STREAM_DEBUG, node, e);
+    }
+    sst_value_unref(payload);
+}
+
+static void emit_values(sst__streamer *s, const sst_value *state) {
+    if (sst__stream_on(s, SST_STREAM_VALUES)) {
+        emit(s, SST_STREAM_VALUES, NULL, sst__stream_output(s->cg, state, NULL));
+    }
+}
+
+/* {id, name, error, interrupts, result} for task @p id of @p node at LangGraph step @p step. */
+static void emit_result(sst__streamer *s, int64_t step, const char *id, const char *node,
+                        const char *error, sst_value *interrupts, const sst_value *delta) {
+    sst_value *r = sst__set_take(sst_object_empty(), "id", str(id), NULL);
+    r = sst__set_take(r, "name", str(node), NULL);
+    r = sst__set_take(r, "error", error != NULL ? str(error) : sst_null(), NULL);
+    r = sst__set_take(r, "interrupts", interrupts, NULL);
+    r = sst__set_take(r, "result", delta != NULL ? task_writes(delta) : sst_object_empty(), NULL);
+    emit_typed(s, SST_STREAM_TASKS, "task_result", step, node, r, NULL);
+}
+
+/* The update of one task in the updates stream: {node: update}, null when it wrote nothing. */
+static void emit_update(sst__streamer *s, const char *node, const sst_value *delta) {
+    if (!sst__stream_on(s, SST_STREAM_UPDATES)) {
+        return;
+    }
+    sst_value *pub = sst__graph_public_update(delta, NULL);
+    sst_value *u =
+        sst_object_len(pub) > 0 || sst_array_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
+    sst_value_unref(pub);
+    emit(s, SST_STREAM_UPDATES, node, sst__set_take(sst_object_empty(), node, u, NULL));
+}
+
+/* True when task @p id had its writes restored by a resume (LangGraph's cached writes). */
+static bool is_cached(const sst__streamer *s, uint64_t step, const char *id) {
+    for (size_t i = 0; step == s->cached_step && i < sst_array_len(s->cached); i++) {
+        const char *t = sst_string_cstr(sst_object_get(sst_array_get(s->cached, i), "task"));
+        if (t != NULL && strcmp(t, id) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the points of a run ---- */
+
+void sst__stream_input(sst__streamer *s, const sst_value *state, const sst_value *prepared) {
+    if (s->o->stream == NULL) {
+        return;
+    }
+    if (prepared != NULL && touches_output(s->cg, prepared)) {
+        emit_values(s, state);
+    }
+    sst__stream_checkpoints(s);
+}
+
+void sst__stream_resume(sst__streamer *s, const sst_value *state) {
+    emit_values(s, state);
+    sst__stream_checkpoints(s);
+}
+
+void sst__stream_start(sst__streamer *s, const char *run_key, const sst_value *rp,
+                       const sst_value *state) {
+    s->run_key = run_key;
+    sst_value_unref(s->state);
+    s->state = sst_value_ref(state);
+    sst_value_unref(s->next);
+    s->next = sst_value_ref(sst_object_get(rp, "tasks"));
+    sst_value_unref(s->cached);
+    s->cached = sst_value_ref(sst_object_get(rp, "pending"));
+    s->cached_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+}
+
+/* The descriptor of the next task of @p vertex from *cursor on (then past it), or NULL. */
+static const sst_value *descriptor(const sst__streamer *s, const char *vertex, size_t *cursor) {
+    for (size_t j = *cursor; j < sst_array_len(s->next); j++) {
+        const sst_value *d = sst_array_get(s->next, j);
+        const char *name = sst_string_cstr(sst_object_get(d, "vertex"));
+        if (name != NULL && strcmp(name, vertex) == 0) {
+            *cursor = j + 1;
+            return d;
+        }
+    }
+    return NULL; /* not foreseen (a deferred node let go): a task of edges */
+}
+
+void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, size_t n) {
+    if (!results_on(s) || s->rc != SST_OK) {
+        return;
+    }
+    sst_value *pub = sst__graph_public_state(s->state, NULL);
+    size_t cursor = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sst_value *d = descriptor(s, v[i], &cursor);
+        const sst_value *send = d != NULL ? sst_object_get(d, "send") : NULL;
+        char id[33];
+        sst_task_id_of(s->run_key, step, send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
+                       v[i], id);
+        if (is_cached(s, step, id)) {
+            continue; /* LangGraph announces only the tasks that run */
+        }
+        const sst_value *in = send != NULL ? sst_object_get(d, "input") : pub;
+        sst_value *trig = sst_array_empty();
+        if (send != NULL) {
+            trig = sst__push_take(trig, str("__pregel_push"), NULL);
+        } else {
+            sst__buf b;
+            sst__buf_init(&b);
+            sst__buf_printf(&b, "branch:to:%s", v[i]);
+            char *t = sst__buf_detach(&b, NULL);
+            trig = sst__push_take(trig, t != NULL ? str(t) : NULL, NULL);
+            sst__free(t);
+        }
+        sst_value *p = sst__set_take(sst_object_empty(), "id", str(id), NULL);
+        p = sst__set_take(p, "name", str(v[i]), NULL);
+        p = sst__set_take(p, "input", sst_value_ref(in != NULL ? in : sst_null()), NULL);
+        p = sst__set_take(p, "triggers", trig, NULL);
+        emit_typed(s, SST_STREAM_TASKS, "task", (int64_t)step + 1, v[i], p, NULL);
+    }
+    sst_value_unref(pub);
+}
+
+void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
+    if (s->o->stream == NULL) {
+        return; /* no stream: nothing to look at */
+    }
+    for (size_t i = 0; sst__stream_on(s, SST_STREAM_CUSTOM) && i < st->tasks; i++) {
+        const sst_task_stat *t = &st->task[i];
+        for (size_t k = 0; k < sst_array_len(t->events); k++) {
+            emit(s, SST_STREAM_CUSTOM, t->vertex, sst_value_ref(sst_array_get(t->events, k)));
+        }
+    }
+    bool touched = false;
+    for (size_t i = 0; i < st->tasks; i++) {
+        const sst_task_stat *t = &st->task[i];
+        touched = touched || touches_output(s->cg, t->delta);
+        emit_update(s, t->vertex, t->delta);
+        if (results_on(s) && !is_cached(s, st->superstep, t->task_id)) {
+            emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,
+                        sst_array_empty(), t->delta);
+        }
+    }
+    if (touched) {
+        emit_values(s, st->state);
+    }
+    if (results_on(s)) {
+        sst_value_unref(s->state);
+        s->state = sst_value_ref(st->state);
+        sst_value_unref(s->next);
+        s->next = st->next != NULL ? sst_value_ref(sst_object_get(st->next, "tasks")) : NULL;
+    }
+    sst__stream_checkpoints(s);
+}
+
+/* The interrupts of task @p id in @p interrupts, as LangGraph's Interrupt: {id, value}. */
+static sst_value *interrupts_of(const sst_value *interrupts, const char *id) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(interrupts) && out != NULL; i++) {
+        const sst_value *x = sst_array_get(interrupts, i);
+        const char *t = sst_string_cstr(sst_object_get(x, "task"));
+        if (t == NULL || strcmp(t, id) != 0) {
+            continue;
+        }
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(x, "id")), NULL);
+        e = sst__set_take(e, "value", sst_value_ref(sst_object_get(x, "value")), NULL);
+        out = sst__push_take(out, e, NULL);
+    }
+    return out;
+}
+
+/* An interrupted task: {"__interrupt__": ints} in updates, the state with it in values. */
+static void emit_interrupt(sst__streamer *s, const sst_value *state, const sst_value *ints) {
+    if (sst__stream_on(s, SST_STREAM_UPDATES)) {
+        emit(s, SST_STREAM_UPDATES, NULL,
+             sst__set_take(sst_object_empty(), "__interrupt__", sst_value_ref(ints), NULL));
+    }
+    if (sst__stream_on(s, SST_STREAM_VALUES)) {
+        sst_value *v = sst__stream_output(s->cg, state, NULL);
+        emit(s, SST_STREAM_VALUES, NULL,
+             sst__set_take(v, "__interrupt__", sst_value_ref(ints), NULL));
+    }
+}
+
+/* The pending write of task @p id in the resume point's list, or NULL. */
+static const sst_value *pending_of(const sst_value *pending, const char *id) {
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        const char *t = sst_string_cstr(sst_object_get(sst_array_get(pending, i), "task"));
+        if (t != NULL && strcmp(t, id) == 0) {
+            return sst_array_get(pending, i);
+        }
+    }
+    return NULL;
+}
+
+/* The values chunk LangGraph ends an interrupted run with: the pending writes applied. */
+static void emit_with_pending(sst__streamer *s, const sst_value *state, const sst_value *pending) {
+    size_t n = sst_array_len(pending);
+    const sst_value **deltas = sst__calloc(n + 1, sizeof *deltas);
+    if (deltas == NULL) {
+        s->rc = sst__enomem(&s->err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        deltas[i] = sst_object_get(sst_array_get(pending, i), "delta");
+    }
+    sst_error err = {0};
+    sst_value *after = sst_schema_apply(s->cg->schema, sst_value_ref(state), deltas, n, &err);
+    sst__free(deltas);
+    if (after != NULL) {
+        emit_values(s, after);
+    }
+    sst_value_unref(after);
+}
+
+/* One task of a superstep that did not commit: its writes, interrupts or error. */
+static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_value *d, uint64_t step,
+                      const sst_value *interrupts, bool *failed_seen) {
+    const char *vertex = sst_string_cstr(sst_object_get(d, "vertex"));
+    const sst_value *send = sst_object_get(d, "send");
+    char id[33];
+    sst_task_id_of(s->run_key, step, send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
+                   vertex, id);
+    const sst_value *rp = sst_run_result_resume_point(rr);
+    const sst_value *pw = pending_of(sst_object_get(rp, "pending"), id);
+    bool cached = is_cached(s, step, id);
+    if (pw != NULL) {
+        emit_update(s, vertex, sst_object_get(pw, "delta"));
+        if (results_on(s) && !cached) {
+            emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_array_empty(),
+                        sst_object_get(pw, "delta"));
+        }
+        return touches_output(s->cg, sst_object_get(pw, "delta"));
+    }
+    sst_value *ints = interrupts_of(interrupts, id);
+    const char *failed = sst_run_result_error_vertex(rr);
+    if (sst_array_len(ints) > 0) {
+        emit_interrupt(s, sst_run_result_state(rr), ints);
+        if (results_on(s)) {
+            emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_value_ref(ints), NULL);
+        }
+    } else if (sst_run_result_status(rr) == SST_RUN_FAILED && failed != NULL &&
+               strcmp(failed, vertex) == 0 && !*failed_seen && results_on(s)) {
+        *failed_seen = true;
+        emit_result(s, (int64_t)step + 1, id, vertex, sst_run_result_error(rr)->msg,
+                    sst_array_empty(), NULL);
+    }
+    sst_value_unref(ints);
+    return false;
+}
+
+void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_value *interrupts,
+                      const char *when) {
+    sst_run_status status = sst_run_result_status(rr);
+    bool any = s->o->stream != NULL && status != SST_RUN_COMPLETED && s->rc == SST_OK;
+    if (any && when != NULL) {
+        /* interrupt_before/after: LangGraph's GraphInterrupt with no interrupts. */
+        if (sst__stream_on(s, SST_STREAM_UPDATES)) {
+            emit(s, SST_STREAM_UPDATES, NULL,
+                 sst__set_take(sst_object_empty(), "__interrupt__", sst_array_empty(), NULL));
+        }
+    } else if (any) {
+        const sst_value *rp = sst_run_result_resume_point(rr);
+        const sst_value *tasks = sst_object_get(rp, "tasks");
+        uint64_t step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+        bool touched = false, failed_seen = false;
+        for (size_t i = 0; i < sst_array_len(tasks); i++) {
+            touched = stop_task(s, rr, sst_array_get(tasks, i), step, interrupts, &failed_seen) ||
+                      touched;
+        }
+        if (touched && status == SST_RUN_INTERRUPTED) {
+            emit_with_pending(s, sst_run_result_state(rr), sst_object_get(rp, "pending"));
+        }
+    }
+    sst__stream_checkpoints(s);
+}
+
+/* ---- checkpoints ---- */
+
+/* A snapshot's task as LangGraph's CheckpointTask when written: {id, name, interrupts, state}. */
+static sst_value *checkpoint_tasks(const sst_value *tasks) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
+        const sst_value *t = sst_array_get(tasks, i);
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(t, "id")), NULL);
+        e = sst__set_take(e, "name", sst_value_ref(sst_object_get(t, "name")), NULL);
+        e = sst__set_take(e, "interrupts", sst_value_ref(sst_object_get(t, "interrupts")), NULL);
+        e = sst__set_take(e, "state", sst_null(), NULL);
+        out = sst__push_take(out, e, NULL);
+    }
+    return out;
+}
+
+/* Streams checkpoint record @p rec as LangGraph's CheckpointPayload. */
+static void emit_checkpoint(sst__streamer *s, const sst_value *rec) {
+    sst_error err = {0};
+    sst_value *state = sst__persist_materialize(s->th, rec, &err);
+    sst_value *snap = state != NULL ? sst__snapshot(s->th, rec, state, NULL, false, &err) : NULL;
+    sst_value_unref(state);
+    if (snap == NULL) {
+        s->rc = sst__error_unless_set(&err, SST_ENOMEM, "out of memory");
+        s->err = err;
+        sst__error_prefix(&s->err, "checkpoints stream");
+        return;
+    }
+    static const char *const keys[] = {"config", "parent_config", "values", "metadata", "next"};
+    sst_value *p = sst_object_empty();
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const sst_value *v = sst_object_get(snap, keys[i]); /* no parent: left out */
+        p = sst__set_take(p, keys[i], sst_value_ref(v != NULL ? v : sst_null()), NULL);
+    }
+    p = sst__set_take(p, "tasks", checkpoint_tasks(sst_object_get(snap, "tasks")), NULL);
+    int64_t step = sst_int_value(sst_object_get(rec, "step"));
+    emit_typed(s, SST_STREAM_CHECKPOINTS, "checkpoint", step, NULL, p,
+               sst_object_get(snap, "created_at"));
+    sst_value_unref(snap);
+}
+
+/* The most checkpoints one call streams (an invoke writes at most a few between calls). */
+#define MAX_CHAIN 64
+
+void sst__stream_checkpoints(sst__streamer *s) {
+    sst_graph_thread *th = s->th;
+    if (th == NULL || th->last_id == NULL || s->rc != SST_OK ||
+        !(sst__stream_on(s, SST_STREAM_CHECKPOINTS) || sst__stream_on(s, SST_STREAM_DEBUG)) ||
+        (s->mark != NULL && strcmp(th->last_id, s->mark) <= 0)) {
+        return;
+    }
+    /* This run's checkpoints: from the newest back while newer than the mark (ids are
+     * time-ordered), then streamed oldest first. */
+    sst_value *chain = sst_array_empty();
+    const char *id = th->last_id;
+    sst_error err = {0};
+    while (chain != NULL && id != NULL && sst_array_len(chain) < MAX_CHAIN) {
+        sst_value *rec = sst__record_get(th, id, &err);
+        if (rec == NULL) {
+            s->rc = sst__error_unless_set(&err, SST_ENOMEM, "out of memory");
+            s->err = err;
+            sst__error_prefix(&s->err, "checkpoints stream");
+            break;
+        }
+        chain = sst__push_take(chain, rec, NULL);
+        if (chain == NULL) {
+            s->rc = sst__enomem(&s->err);
+            break;
+        }
+        id = sst_string_cstr(sst_object_get(rec, "parent"));
+        if (id != NULL && (id[0] == '\0' || (s->mark != NULL && strcmp(id, s->mark) <= 0))) {
+            break; /* the first checkpoint (no parent), or one streamed before */
+        }
+    }
+    for (size_t i = sst_array_len(chain); i > 0 && s->rc == SST_OK; i--) {
+        emit_checkpoint(s, sst_array_get(chain, i - 1));
+    }
+    sst_value_unref(chain);
+    char *mark = sst__strndup(th->last_id, strlen(th->last_id));
+    if (mark != NULL) {
+        sst__free(s->mark);
+        s->mark = mark;
+    }
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The stream of an invoke (stream.c), as LangGraph gives it: values,
+ * updates, custom, tasks, checkpoints and debug events, and interrupts in
+ * the updates and values streams. invoke.c calls these at the points of a
+ * run where LangGraph emits; each does nothing when its modes are off.
+ * docs/graph.md ("Streaming") lists the shapes and their order.
+ */
+#ifndef SUPERSTEP_GRAPH_STREAM_H
+#define SUPERSTEP_GRAPH_STREAM_H
+
+#include "graph_int.h"
+
+/* What one invoke's stream needs; lives on the invoke's stack. */
+typedef struct sst__streamer {
+    const sst_compiled_graph *cg;
+    const sst_invoke_opts *o;
+    sst_graph_thread *th; /* durable threads (checkpoints stream), else NULL */
+    const char *run_key;  /* the run's task ids (set when the engine starts) */
+    sst_code rc;          /* the stream callback's failure */
+    sst_error err;        /* its message */
+    sst_value *state;     /* owned: the committed state the next tasks read */
+    sst_value *next;      /* owned: the next superstep's task descriptors, or NULL */
+    sst_value *cached;    /* owned: ids of tasks whose writes a resume restored, or NULL */
+    uint64_t cached_step; /* the superstep of those tasks */
+    char *mark;           /* owned: the newest checkpoint already streamed (or loaded) */
+} sst__streamer;
+
+/* Sets up @p s for an invoke with options @p o on @p th (durable, or NULL). */
+void sst__stream_init(sst__streamer *s, const sst_compiled_graph *cg, const sst_invoke_opts *o,
+                      sst_graph_thread *th);
+void sst__stream_free(sst__streamer *s);
+/* True when the callback is set and asks for mode @p m. */
+bool sst__stream_on(const sst__streamer *s, sst_stream_mode m);
+/* True when the engine must give the next tasks to the hooks (tasks / debug streams). */
+bool sst__stream_wants_next(const sst__streamer *s);
+/* The state as the result and the values stream show it: public, output fields only (new). */
+sst_value *sst__stream_output(const sst_compiled_graph *cg, const sst_value *state, sst_error *err);
+
+/* A new run's input applied (@p prepared: its delta, or NULL): values when it wrote an
+ * output field, then the checkpoints written. */
+void sst__stream_input(sst__streamer *s, const sst_value *state, const sst_value *prepared);
+/* A run resumed on @p state: the values chunk LangGraph starts a resume with, then the
+ * checkpoints written (a fork, a Command update). */
+void sst__stream_resume(sst__streamer *s, const sst_value *state);
+/* The engine is about to start at resume point @p rp on @p state (both borrowed). */
+void sst__stream_start(sst__streamer *s, const char *run_key, const sst_value *rp,
+                       const sst_value *state);
+/* The tasks of superstep @p step start (vertices in task order): tasks / debug "task". */
+void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, size_t n);
+/* A committed superstep: custom, updates and task results, values, its checkpoint. */
+void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st);
+/*
+ * How the run @p rr ended: the writes of the tasks that succeeded in a superstep that
+ * did not commit, interrupts (@p interrupts: the pending ones, with "task"; @p when:
+ * "before" | "after" for a static stop, else NULL), the failed task's result, and the
+ * checkpoints written since.
+ */
+void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_value *interrupts,
+                      const char *when);
+/* The checkpoints written since the last call (checkpoints / debug "checkpoint"). */
+void sst__stream_checkpoints(sst__streamer *s);
+
+#endif /* SUPERSTEP_GRAPH_STREAM_H */

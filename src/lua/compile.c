@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * g:compile{...}: the options LangGraph's compile takes (checkpointer,
+ * interrupt_before/after) and superstep's own (recursion_limit, durability,
+ * workers, memory_limit); docs/lua.md.
+ */
+#include <stdio.h>
+
+#include "lua_int.h"
+
+/*
+ * The interrupt list @p key of the options at @p t: nil (none), "*" (every
+ * node: SST_ALL_NODES) or a list of node names, kept in a scratch userdata
+ * left on the stack (the names stay alive in the options table).
+ */
+static const char *const *interrupt_list(lua_State *L, int t, const char *key, size_t *n) {
+    static const char *const all[] = {SST_ALL_NODES};
+    *n = 0;
+    int type = lua_getfield(L, t, key);
+    if (type == LUA_TNIL) {
+        return NULL;
+    }
+    if (type == LUA_TSTRING && strcmp(lua_tostring(L, -1), SST_ALL_NODES) == 0) {
+        *n = 1;
+        return all;
+    }
+    if (type != LUA_TTABLE) {
+        sst__lua_raisef(
+            L, SST_EINVAL, "compile: %s must be \"*\" or a list of node names, got %s%s%s%s", key,
+            luaL_typename(L, -1), type == LUA_TSTRING ? " '" : "",
+            type == LUA_TSTRING ? lua_tostring(L, -1) : "", type == LUA_TSTRING ? "'" : "");
+    }
+    char what[64];
+    snprintf(what, sizeof what, "compile: %s", key);
+    return sst__lua_string_list(L, -1, n, what);
+}
+
+/* compile{workers}, compile{memory_limit} and compile{recursion_limit}. */
+static void compile_numbers(lua_State *L, int opts, sst__lua_app *a) {
+    lua_getfield(L, opts, "recursion_limit");
+    if (!lua_isnil(L, -1)) {
+        lua_Integer n = luaL_checkinteger(L, -1);
+        if (n < 1) {
+            sst__lua_raisef(L, SST_EINVAL, "compile: recursion_limit must be at least 1");
+        }
+        a->recursion_limit = (uint64_t)n;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, opts, "workers");
+    if (!lua_isnil(L, -1)) {
+        lua_Integer n = luaL_checkinteger(L, -1);
+        if (n < 1 || n > 256) {
+            sst__lua_raisef(L, SST_EINVAL, "compile: workers must be between 1 and 256");
+        }
+        a->workers = (unsigned)n;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, opts, "memory_limit");
+    if (!lua_isnil(L, -1)) {
+        int ok;
+        lua_Integer n = lua_tointegerx(L, -1, &ok);
+        if (!ok || n < 1) {
+            sst__lua_raisef(L, SST_EINVAL,
+                            "compile: memory_limit must be a number of bytes above 0");
+        }
+        /* This state's limit (a worker state runs this compile too), unless the host set it. */
+        sst__lua_mem *m = sst__lua_mem_of(L);
+        if (m != NULL && !m->fixed) {
+            m->limit = (size_t)n;
+        }
+    }
+    lua_pop(L, 1);
+}
+
+/* Reads the options at @p opts into @p co and the app at @p app. */
+static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *co) {
+    static const char *const known[] = {"checkpointer",
+                                        "interrupt_before",
+                                        "interrupt_after",
+                                        "recursion_limit",
+                                        "durability",
+                                        "workers",
+                                        "memory_limit",
+                                        "name",
+                                        NULL};
+    sst__lua_app *a = lua_touserdata(L, app);
+    sst__lua_check_options(L, opts, known, "compile");
+    co->interrupt_before = interrupt_list(L, opts, "interrupt_before", &co->n_before);
+    co->interrupt_after = interrupt_list(L, opts, "interrupt_after", &co->n_after);
+    if (lua_getfield(L, opts, "checkpointer") != LUA_TNIL) {
+        if ((a->saver = sst__lua_saver(L, -1)) == NULL) {
+            sst__lua_raisef(L, SST_EINVAL,
+                            "compile: checkpointer must be a MemorySaver() or SqliteSaver(path)");
+        }
+        lua_pushvalue(L, -1);
+        lua_setiuservalue(L, app, SST__APP_SAVER);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, opts, "durability");
+    a->durability = sst__lua_durability(L, -1, SST_DURABILITY_ASYNC, "compile");
+    lua_pop(L, 1);
+    compile_numbers(L, opts, a);
+}
+
+int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx) {
+    graph_idx = lua_absindex(L, graph_idx);
+    const sst_graph *g = sst__lua_graph_of(L, graph_idx);
+    sst_compile_opts co;
+    sst_compile_opts_init(&co);
+    sst__lua_app *a = lua_newuserdatauv(L, sizeof *a, 3);
+    memset(a, 0, sizeof *a);
+    a->workers = 1;
+    a->recursion_limit = 25;
+    luaL_setmetatable(L, SST_LUA_APP);
+    int app = lua_gettop(L);
+    lua_pushvalue(L, graph_idx);
+    lua_setiuservalue(L, app, SST__APP_GRAPH);
+    lua_newtable(L);
+    lua_setiuservalue(L, app, SST__APP_THREADS);
+    if (opts_idx != 0) {
+        /* The interrupt lists stay on the stack until the graph is compiled. */
+        compile_options(L, lua_absindex(L, opts_idx), app, &co);
+    }
+    sst_error err = {0};
+    if ((a->cg = sst_graph_compile(g, &co, &err)) == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    lua_settop(L, app);
+    return 1;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * app:invoke(input, config [, opts]): one run to its end, the final state
+ * returned as a table (LangGraph's invoke; the options are read in config.c).
+ */
+#include "lua_int.h"
+
+#define SST_LUA_CALL "superstep.call"
+
+static int call_gc(lua_State *L) {
+    sst__lua_call *c = luaL_checkudata(L, 1, SST_LUA_CALL);
+    sst__lua_call_clear(c);
+    return 0;
+}
+
+/*
+ * Pushes the interrupt() calls among @p interrupts as LangGraph's Interrupt
+ * objects {id, value}, or nothing (returns false) when there are none: a run
+ * stopped by interrupt_before/after only has no __interrupt__ in LangGraph.
+ */
+static bool push_interrupts(lua_State *L, const sst_value *interrupts) {
+    lua_Integer n = 0;
+    for (size_t i = 0; i < sst_array_len(interrupts); i++) {
+        const sst_value *it = sst_array_get(interrupts, i);
+        if (sst_object_get(it, "when") != NULL) {
+            continue; /* a static stop (interrupt_before/after) */
+        }
+        if (n == 0) {
+            lua_newtable(L);
+        }
+        lua_createtable(L, 0, 2);
+        const sst_value *id = sst_object_get(it, "id");
+        const sst_value *value = sst_object_get(it, "value");
+        sst__lua_push_table(L, id != NULL ? id : sst_null());
+        lua_setfield(L, -2, "id");
+        if (value != NULL) {
+            sst__lua_push_table(L, value);
+            lua_setfield(L, -2, "value");
+        }
+        lua_rawseti(L, -2, ++n);
+    }
+    return n > 0;
+}
+
+int sst__lua_app_invoke(lua_State *L) {
+    static const char *const known[] = {"durability", "recursion_limit", "context", NULL};
+    lua_settop(L, 4);
+    if (!lua_isnil(L, 4) && !lua_istable(L, 4)) {
+        return sst__lua_raisef(L, SST_EINVAL, "invoke: options must be a table, got %s",
+                               luaL_typename(L, 4));
+    }
+    sst__lua_call *c = lua_newuserdatauv(L, sizeof *c, 1);
+    memset(c, 0, sizeof *c);
+    if (luaL_newmetatable(L, SST_LUA_CALL)) {
+        lua_pushcfunction(L, call_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    int holder = lua_gettop(L);
+    sst__lua_call_prepare(L, c, holder, lua_istable(L, 4) ? 4 : 0, known, "invoke");
+    sst_error err = {0};
+    sst_graph_result *r = sst_graph_invoke(c->app->cg, c->thread != NULL ? c->thread->t : NULL,
+                                           c->input, &c->o, &err);
+    sst__lua_call_release(c);
+    if (r == NULL || sst_graph_result_status(r) == SST_RUN_FAILED) {
+        return sst__lua_raise_run_error(L, r, &err);
+    }
+    sst__lua_push_table(L, sst_graph_result_state(r));
+    if (sst_graph_result_status(r) == SST_RUN_INTERRUPTED &&
+        push_interrupts(L, sst_graph_result_interrupts(r))) {
+        lua_setfield(L, -2, "__interrupt__");
+    }
+    sst_graph_result_free(r);
+    return 1;
+}

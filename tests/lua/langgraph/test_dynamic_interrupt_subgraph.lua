@@ -1,0 +1,135 @@
+-- langgraph: test_large_cases.py::test_dynamic_interrupt_subgraph
+-- pending: subgraphs
+-- The FakeTracer callback checks (Python callbacks) are left out.
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+local PULL = "__pregel_pull"
+
+-- PregelTask(AnyStr(), name, (PULL, name), result=result)
+local function task(name, result)
+  return { name = name, path = { PULL, name }, interrupts = sst.array{}, result = result }
+end
+
+-- got == StateSnapshot(...), with AnyStr() for checkpoint_id, created_at and task ids.
+local function snap_eq(got, exp, what)
+  local cfg = got.config and got.config.configurable or {}
+  T.check(lg.any_str(cfg.checkpoint_id), what .. ": checkpoint_id")
+  T.check(lg.any_str(got.created_at), what .. ": created_at")
+  local tasks = {}
+  for i, t in ipairs(got.tasks or {}) do
+    T.check(lg.any_str(t.id), what .. ": task " .. i .. " id")
+    tasks[i] = { name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = t.state, result = t.result }
+  end
+  T.eq({ values = got.values, next = got.next, tasks = tasks, metadata = got.metadata,
+         config = got.config, parent_config = got.parent_config, interrupts = got.interrupts },
+       { values = exp.values, next = exp.next, tasks = exp.tasks, metadata = exp.metadata,
+         config = { configurable = { thread_id = exp.thread_id, checkpoint_ns = "",
+                                     checkpoint_id = cfg.checkpoint_id } },
+         parent_config = exp.parent_config, interrupts = exp.interrupts or sst.array{} }, what)
+end
+
+-- Interrupt(value=..., id=AnyStr())
+local function interrupts(list, what)
+  local out = {}
+  for i, it in ipairs(list or {}) do
+    T.check(lg.any_str(it.id), what .. ": interrupt " .. i .. " id")
+    out[i] = { value = it.value, id = true }
+  end
+  return out
+end
+local function Interrupt(value) return { value = value, id = true } end
+
+local tool_two_node_count = 0
+local function tool_two_node(s)
+  tool_two_node_count = tool_two_node_count + 1
+  local answer
+  if s.market == "DE" then
+    answer = sst.interrupt("Just because...")
+  else
+    answer = " all good"
+  end
+  return { my_key = answer }
+end
+
+local subgraph = sst.StateGraph{ my_key = sst.reducers.replace, market = sst.reducers.replace }
+subgraph:add_node("do", tool_two_node, { retry = true })
+subgraph:add_edge(sst.START, "do")
+
+-- my_key: Annotated[str, operator.add] (string concatenation)
+local tool_two_graph = sst.StateGraph{ my_key = function(a, b) return (a or "") .. b end,
+                                       market = sst.reducers.replace }
+tool_two_graph:add_node("tool_two", subgraph:compile())
+tool_two_graph:add_edge(sst.START, "tool_two")
+local tool_two = tool_two_graph:compile()
+
+local out = tool_two:invoke({ my_key = "value", market = "DE" })
+out.__interrupt__ = interrupts(out.__interrupt__, "invoke DE")
+T.eq(out, { my_key = "value", market = "DE", __interrupt__ = { Interrupt("Just because...") } }, "invoke DE")
+T.eq(tool_two_node_count, 1, "interrupts aren't retried")
+
+T.eq(tool_two:invoke({ my_key = "value", market = "US" }), { my_key = "value all good", market = "US" }, "invoke US")
+
+tool_two = tool_two_graph:compile{ checkpointer = sst.MemorySaver() }
+
+-- missing thread_id
+lg.raises(function() tool_two:invoke({ my_key = "value", market = "DE" }) end, "ValueError", "thread_id")
+
+-- flow: interrupt -> resume with answer
+local thread2 = lg.thread("2")
+-- stop when about to enter node
+local chunks = lg.collect(tool_two:stream({ my_key = "value ⛰️", market = "DE" }, thread2, "updates"))
+for _, c in ipairs(chunks) do
+  if c.__interrupt__ then c.__interrupt__ = interrupts(c.__interrupt__, "stream 2") end
+end
+T.eq(chunks, { { __interrupt__ = { Interrupt("Just because...") } } }, "stream thread 2")
+-- resume with answer
+T.eq(lg.collect(tool_two:stream(sst.Command{ resume = " my answer" }, thread2, "updates")),
+     { { tool_two = { my_key = " my answer", market = "DE" } } }, "resume thread 2")
+
+-- flow: interrupt -> clear tasks
+local thread1 = lg.thread("1")
+-- stop when about to enter node
+out = tool_two:invoke({ my_key = "value ⛰️", market = "DE" }, thread1, { durability = "exit" })
+out.__interrupt__ = interrupts(out.__interrupt__, "invoke thread 1")
+T.eq(out, { my_key = "value ⛰️", market = "DE", __interrupt__ = { Interrupt("Just because...") } }, "invoke thread 1")
+
+-- checkpointer.list({thread_id = "1", checkpoint_ns = ""}): the root graph's history
+local metas = {}
+for i, s in ipairs(tool_two:get_state_history(thread1)) do metas[i] = s.metadata end
+T.eq(metas, { { parents = sst.object{}, source = "loop", step = 0 } }, "checkpoint metadata")
+
+local s = tool_two:get_state(thread1)
+local t1 = s.tasks and s.tasks[1]
+if t1 then
+  t1 = sst.to_table(t1)
+  t1.interrupts = interrupts(t1.interrupts, "task 1")
+  -- state = {configurable = {thread_id = "1", checkpoint_ns = AnyStr("tool_two:")}}
+  local ns = t1.state and t1.state.configurable and t1.state.configurable.checkpoint_ns
+  T.check(type(ns) == "string" and ns:sub(1, 9) == "tool_two:", "task 1: state checkpoint_ns")
+  if type(ns) == "string" then t1.state.configurable.checkpoint_ns = true end
+end
+snap_eq({ values = s.values, next = s.next, tasks = { t1 }, metadata = s.metadata, config = s.config,
+          created_at = s.created_at, parent_config = s.parent_config,
+          interrupts = interrupts(s.interrupts, "state") }, {
+  values = { my_key = "value ⛰️", market = "DE" },
+  next = { "tool_two" },
+  tasks = { { name = "tool_two", path = { PULL, "tool_two" }, interrupts = { Interrupt("Just because...") },
+              state = { configurable = { thread_id = "1", checkpoint_ns = true } } } },
+  thread_id = "1",
+  metadata = { parents = sst.object{}, source = "loop", step = 0 },
+  parent_config = nil,
+  interrupts = { Interrupt("Just because...") },
+}, "state thread 1")
+
+-- clear the interrupt and next tasks
+tool_two:update_state(thread1, nil, sst.END)
+-- interrupt and next tasks are cleared
+snap_eq(tool_two:get_state(thread1), {
+  values = { my_key = "value ⛰️", market = "DE" },
+  next = sst.array{}, tasks = sst.array{}, thread_id = "1",
+  metadata = { parents = sst.object{}, source = "update", step = 1 },
+  parent_config = tool_two:get_state_history(thread1, { limit = 2 })[2].config,
+}, "state after clear")
+T.finish()

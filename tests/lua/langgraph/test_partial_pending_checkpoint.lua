@@ -1,0 +1,138 @@
+-- langgraph: test_large_cases.py::test_partial_pending_checkpoint
+-- failing: an interrupted run's result leaves out the writes of the superstep's finished sibling task (my_key "value", LangGraph "value one"); invoke with a checkpointer and no thread_id does not raise ValueError; an interrupted stream(..., "updates") yields no chunks at all (LangGraph: tool_one's update, then {__interrupt__}); the resumed run re-emits tool_one's pending write after tool_two and without __metadata__ = {cached = true}; durability "exit" still saves the step -1 input checkpoint; get_state tasks list the PULL task before the PUSH (Send) task; update_state(config, nil, END) drops the finished task's pending write (values lose " one")
+-- The FakeTracer callback checks (Python callbacks) and tool_two's
+-- time.sleep(0.1) (which only orders the parallel tasks) are left out.
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+local PULL = "__pregel_pull"
+
+-- PregelTask(AnyStr(), name, (PULL, name), result=result)
+local function task(name, result)
+  return { name = name, path = { PULL, name }, interrupts = sst.array{}, result = result }
+end
+
+-- got == StateSnapshot(...), with AnyStr() for checkpoint_id, created_at and task ids.
+local function snap_eq(got, exp, what)
+  local cfg = got.config and got.config.configurable or {}
+  T.check(lg.any_str(cfg.checkpoint_id), what .. ": checkpoint_id")
+  T.check(lg.any_str(got.created_at), what .. ": created_at")
+  local tasks = {}
+  for i, t in ipairs(got.tasks or {}) do
+    T.check(lg.any_str(t.id), what .. ": task " .. i .. " id")
+    tasks[i] = { name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = t.state, result = t.result }
+  end
+  T.eq({ values = got.values, next = got.next, tasks = tasks, metadata = got.metadata,
+         config = got.config, parent_config = got.parent_config, interrupts = got.interrupts },
+       { values = exp.values, next = exp.next, tasks = exp.tasks, metadata = exp.metadata,
+         config = { configurable = { thread_id = exp.thread_id, checkpoint_ns = "",
+                                     checkpoint_id = cfg.checkpoint_id } },
+         parent_config = exp.parent_config, interrupts = exp.interrupts or sst.array{} }, what)
+end
+
+-- Interrupt(value=..., id=AnyStr())
+local function interrupts(list, what)
+  local out = {}
+  for i, it in ipairs(list or {}) do
+    T.check(lg.any_str(it.id), what .. ": interrupt " .. i .. " id")
+    out[i] = { value = it.value, id = true }
+  end
+  return out
+end
+local function Interrupt(value) return { value = value, id = true } end
+
+local tool_two_node_count = 0
+local function tool_two_node(s)
+  tool_two_node_count = tool_two_node_count + 1
+  local answer
+  if s.market == "DE" then
+    answer = sst.interrupt("Just because...")
+  else
+    answer = " all good"
+  end
+  return { my_key = answer }
+end
+
+local function tool_one(s) return { my_key = " one" } end
+
+local function start(state) return { "tool_two", sst.Send("tool_one", state) } end
+
+-- my_key: Annotated[str, operator.add] (string concatenation)
+local tool_two_graph = sst.StateGraph{ my_key = function(a, b) return (a or "") .. b end,
+                                       market = sst.reducers.replace }
+tool_two_graph:add_node("tool_two", tool_two_node, { retry = true })
+tool_two_graph:add_node("tool_one", tool_one)
+tool_two_graph:set_conditional_entry_point(start)
+local tool_two = tool_two_graph:compile()
+
+local out = tool_two:invoke({ my_key = "value", market = "DE" })
+out.__interrupt__ = interrupts(out.__interrupt__, "invoke DE")
+T.eq(out, { my_key = "value one", market = "DE", __interrupt__ = { Interrupt("Just because...") } }, "invoke DE")
+T.eq(tool_two_node_count, 1, "interrupts aren't retried")
+
+T.eq(tool_two:invoke({ my_key = "value", market = "US" }), { my_key = "value all good one", market = "US" }, "invoke US")
+
+tool_two = tool_two_graph:compile{ checkpointer = sst.MemorySaver() }
+
+-- missing thread_id
+lg.raises(function() tool_two:invoke({ my_key = "value", market = "DE" }) end, "ValueError", "thread_id")
+
+-- flow: interrupt -> resume with answer
+local thread2 = lg.thread("2")
+-- stop when about to enter node
+local chunks = lg.collect(tool_two:stream({ my_key = "value ⛰️", market = "DE" }, thread2, "updates"))
+for _, c in ipairs(chunks) do
+  if c.__interrupt__ then c.__interrupt__ = interrupts(c.__interrupt__, "stream 2") end
+end
+T.eq(chunks, { { tool_one = { my_key = " one" } }, { __interrupt__ = { Interrupt("Just because...") } } },
+     "stream thread 2")
+-- resume with answer
+T.eq(lg.collect(tool_two:stream(sst.Command{ resume = " my answer" }, thread2, "updates")), {
+  { tool_one = { my_key = " one" }, __metadata__ = { cached = true } },
+  { tool_two = { my_key = " my answer" } },
+}, "resume thread 2")
+
+-- flow: interrupt -> clear tasks
+local thread1 = lg.thread("1")
+-- stop when about to enter node
+out = tool_two:invoke({ my_key = "value ⛰️", market = "DE" }, thread1, { durability = "exit" })
+out.__interrupt__ = interrupts(out.__interrupt__, "invoke thread 1")
+T.eq(out, { my_key = "value ⛰️ one", market = "DE", __interrupt__ = { Interrupt("Just because...") } },
+     "invoke thread 1")
+
+local metas = {}
+for i, s in ipairs(tool_two:get_state_history(thread1)) do metas[i] = s.metadata end
+T.eq(metas, { { parents = sst.object{}, source = "loop", step = 0 } }, "checkpoint metadata")
+
+local s = tool_two:get_state(thread1)
+local tasks = {}
+for i, t in ipairs(s.tasks or {}) do
+  tasks[i] = sst.to_table(t)
+  tasks[i].interrupts = interrupts(tasks[i].interrupts, "task " .. i)
+end
+snap_eq({ values = s.values, next = s.next, tasks = tasks, metadata = s.metadata, config = s.config,
+          created_at = s.created_at, parent_config = s.parent_config,
+          interrupts = interrupts(s.interrupts, "state") }, {
+  values = { my_key = "value ⛰️ one", market = "DE" },
+  next = { "tool_two" },
+  tasks = {
+    { name = "tool_one", path = { "__pregel_push", 0, false }, interrupts = sst.array{}, result = { my_key = " one" } },
+    { name = "tool_two", path = { PULL, "tool_two" }, interrupts = { Interrupt("Just because...") } },
+  },
+  thread_id = "1",
+  metadata = { parents = sst.object{}, source = "loop", step = 0 },
+  parent_config = nil,
+  interrupts = { Interrupt("Just because...") },
+}, "state thread 1")
+
+-- clear the interrupt and next tasks
+tool_two:update_state(thread1, nil, sst.END)
+-- interrupt and unresolved tasks are cleared, finished tasks are kept
+snap_eq(tool_two:get_state(thread1), {
+  values = { my_key = "value ⛰️ one", market = "DE" },
+  next = sst.array{}, tasks = sst.array{}, thread_id = "1",
+  metadata = { parents = sst.object{}, source = "update", step = 1 },
+  parent_config = tool_two:get_state_history(thread1, { limit = 2 })[2].config,
+}, "state after clear")
+T.finish()

@@ -1,0 +1,221 @@
+-- langgraph: test_large_cases.py::test_weather_subgraph
+-- pending: subgraphs
+-- The drawing snapshot and the two "messages" stream-mode runs (chunks of
+-- LangChain chat-model callbacks with ls_provider/lc_versions metadata) are
+-- left out. The fake chat models are their single scripted reply inlined;
+-- StreamWriter is ctx.emit. stream(..., subgraphs=True) is stream(x, config,
+-- mode, { subgraphs = true, ... }), yielding `namespace, chunk`.
+-- AnyStr()/AnyStr(prefix)/AnyDict() are the predicates ANY, prefix(...) and
+-- ANY_MAP compared by like().
+local sst = superstep
+local T = require("checks")
+local lg = require("lg")
+local PULL = "__pregel_pull"
+
+-- exp may hold predicates (functions) where Python uses AnyStr()/AnyDict():
+-- like() compares got with exp after replacing each matched position by "<any>".
+local function norm(got, exp)
+  if type(exp) == "function" then
+    if exp(got) then return "<any>", "<any>" end
+    return got, "<predicate>"
+  end
+  if type(exp) == "table" and type(got) == "table" then
+    local g, e = {}, {}
+    for k, v in pairs(got) do g[k] = v end
+    for k, v in pairs(exp) do g[k], e[k] = norm(got[k], v) end
+    setmetatable(e, getmetatable(exp)); setmetatable(g, getmetatable(got))
+    return g, e
+  end
+  return got, exp
+end
+local function like(got, exp, what)
+  local g, e = norm(got, exp)
+  T.eq(g, e, what)
+end
+local ANY = function(v) return lg.any_str(v) end
+local function prefix(p) return function(v) return type(v) == "string" and v:sub(1, #p) == p end end
+local ANY_MAP = function(v) return type(v) == "table" and lg.any_str(v[""]) end
+
+-- a StateSnapshot's fields (tasks as PregelTask fields, nested snapshots too)
+local function snap(s)
+  if type(s) ~= "table" then return s end
+  local tasks = {}
+  for i, t in ipairs(s.tasks or {}) do
+    local st = t.state
+    if type(st) == "table" and st.values ~= nil then st = snap(st) end
+    tasks[i] = { id = t.id, name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = st, result = t.result }
+  end
+  return { values = s.values, next = s.next, tasks = tasks, config = s.config, metadata = s.metadata,
+           created_at = s.created_at, parent_config = s.parent_config, interrupts = s.interrupts }
+end
+-- StateSnapshot(...) with LangGraph's defaults
+local function Snapshot(t)
+  t.created_at = t.created_at or ANY
+  t.interrupts = t.interrupts or sst.array{}
+  t.tasks = t.tasks or sst.array{}
+  return t
+end
+-- PregelTask(id, name, path, ...)
+local function Task(name, path, extra)
+  local t = { id = ANY, name = name, path = path, interrupts = sst.array{} }
+  for k, v in pairs(extra or {}) do t[k] = v end
+  return t
+end
+local function root_config(thread_id)
+  return { configurable = { thread_id = thread_id, checkpoint_ns = "", checkpoint_id = ANY } }
+end
+local ANY_ID_HUMAN = function(content)
+  return { role = "user", content = content, id = ANY }
+end
+local ANY_ID_AI = function(content)
+  return { role = "assistant", content = content, id = ANY }
+end
+
+-- setup subgraph
+local function get_weather(city) return "I'ts sunny in " .. city .. "!" end
+
+local function model_node(state, input, ctx)
+  ctx.emit(" very")
+  local result = { role = "assistant", content = "",
+                   tool_calls = { { id = "tool_call123", name = "get_weather", args = { city = "San Francisco" } } } }
+  return { city = result.tool_calls[1].args.city }
+end
+
+local function weather_node(state, input, ctx)
+  ctx.emit(" good")
+  local result = get_weather(state.city)
+  return { messages = { { role = "assistant", content = result } } }
+end
+
+local messages = { reducer = sst.reducers.add_messages, default = sst.array{} }
+local subgraph = sst.StateGraph{ messages = messages, city = sst.reducers.replace }
+subgraph:add_node("model_node", model_node)
+subgraph:add_node("weather_node", weather_node)
+subgraph:add_edge(sst.START, "model_node")
+subgraph:add_edge("model_node", "weather_node")
+subgraph:add_edge("weather_node", sst.END)
+subgraph = subgraph:compile{ interrupt_before = { "weather_node" } }
+
+-- setup main graph
+local function router_node(state, input, ctx)
+  ctx.emit("I'm")
+  local route = { role = "assistant", content = "",
+                  tool_calls = { { id = "tool_call123", name = "router", args = { dest = "weather" } } } }
+  return { route = route.tool_calls[1].args.dest }
+end
+
+local function normal_llm_node(state) return { messages = { { role = "assistant", content = "Hello!" } } } end
+
+local function route_after_prediction(state)
+  if state.route == "weather" then return "weather_graph" end
+  return "normal_llm_node"
+end
+
+-- subgraph.invoke(state) called inside the node (SubGraphState's fields only)
+local function weather_graph(state)
+  return subgraph:invoke({ messages = state.messages })
+end
+
+local graph = sst.StateGraph{ messages = messages, route = sst.reducers.replace }
+graph:add_node("router_node", router_node)
+graph:add_node("normal_llm_node", normal_llm_node)
+graph:add_node("weather_graph", weather_graph)
+graph:add_edge(sst.START, "router_node")
+graph:add_conditional_edges("router_node", route_after_prediction, { "weather_graph", "normal_llm_node" })
+graph:add_edge("normal_llm_node", sst.END)
+graph:add_edge("weather_graph", sst.END)
+graph = graph:compile{ checkpointer = sst.MemorySaver() }
+
+local config = lg.thread("1")
+local thread2 = lg.thread("2")
+local inputs = { messages = { { role = "user", content = "what's the weather in sf" } } }
+
+-- run with custom output
+like(lg.collect(graph:stream(inputs, thread2, "custom", { subgraphs = true })), {
+  { sst.array{}, "I'm" },
+  { { prefix("weather_graph:") }, " very" },
+}, "custom 1")
+like(lg.collect(graph:stream(nil, thread2, "custom", { subgraphs = true })), {
+  { { prefix("weather_graph:") }, " good" },
+}, "custom 2")
+
+-- run until interrupt
+like(lg.collect(graph:stream(inputs, config, "updates", { subgraphs = true, durability = "exit" })), {
+  { sst.array{}, { router_node = { route = "weather" } } },
+  { { prefix("weather_graph:") }, { model_node = { city = "San Francisco" } } },
+  { sst.array{}, { __interrupt__ = sst.array{} } },
+}, "updates 1")
+
+-- check current state
+local state = graph:get_state(config)
+like(snap(state), Snapshot{
+  values = { messages = { ANY_ID_HUMAN("what's the weather in sf") }, route = "weather" },
+  next = { "weather_graph" },
+  config = root_config("1"),
+  metadata = { source = "loop", step = 1, parents = sst.object{} },
+  parent_config = nil,
+  tasks = { Task("weather_graph", { PULL, "weather_graph" },
+                 { state = { configurable = { thread_id = "1", checkpoint_ns = prefix("weather_graph:") } } }) },
+}, "state 1")
+
+-- update
+graph:update_state(state.tasks[1].state, { city = "la" })
+
+-- run after update
+like(lg.collect(graph:stream(nil, config, "updates", { subgraphs = true })), {
+  { { prefix("weather_graph:") }, { weather_node = { messages = { { role = "assistant", content = "I'ts sunny in la!" } } } } },
+  { sst.array{}, { weather_graph = { messages = { ANY_ID_HUMAN("what's the weather in sf"),
+                                                  ANY_ID_AI("I'ts sunny in la!") } } } },
+}, "updates 2")
+
+-- try updating acting as weather node
+config = lg.thread("14")
+like(lg.collect(graph:stream(inputs, config, "updates", { subgraphs = true, durability = "exit" })), {
+  { sst.array{}, { router_node = { route = "weather" } } },
+  { { prefix("weather_graph:") }, { model_node = { city = "San Francisco" } } },
+  { sst.array{}, { __interrupt__ = sst.array{} } },
+}, "updates 3")
+local sub_config = { configurable = { thread_id = "14", checkpoint_ns = prefix("weather_graph:"), checkpoint_id = ANY,
+                                      checkpoint_map = ANY_MAP } }
+state = graph:get_state(config, { subgraphs = true })
+like(snap(state), Snapshot{
+  values = { messages = { ANY_ID_HUMAN("what's the weather in sf") }, route = "weather" },
+  next = { "weather_graph" },
+  config = root_config("14"),
+  metadata = { source = "loop", step = 1, parents = sst.object{} },
+  parent_config = nil,
+  tasks = { Task("weather_graph", { PULL, "weather_graph" }, { state = Snapshot{
+    values = { messages = { ANY_ID_HUMAN("what's the weather in sf") }, city = "San Francisco" },
+    next = { "weather_node" },
+    config = sub_config,
+    metadata = { source = "loop", step = 1, parents = { [""] = ANY } },
+    parent_config = nil,
+    tasks = { Task("weather_node", { PULL, "weather_node" }) },
+  } }) },
+}, "state 14")
+graph:update_state(state.tasks[1].state.config, { messages = { { role = "assistant", content = "rainy" } } },
+                   "weather_node")
+state = graph:get_state(config, { subgraphs = true })
+like(snap(state), Snapshot{
+  values = { messages = { ANY_ID_HUMAN("what's the weather in sf") }, route = "weather" },
+  next = { "weather_graph" },
+  config = root_config("14"),
+  metadata = { source = "loop", step = 1, parents = sst.object{} },
+  parent_config = nil,
+  tasks = { Task("weather_graph", { PULL, "weather_graph" }, { state = Snapshot{
+    values = { messages = { ANY_ID_HUMAN("what's the weather in sf"), ANY_ID_AI("rainy") }, city = "San Francisco" },
+    next = sst.array{},
+    config = sub_config,
+    metadata = { step = 2, source = "update", parents = { [""] = ANY } },
+    parent_config = sub_config,
+    tasks = sst.array{},
+  } }) },
+}, "state 14 after update")
+like(lg.collect(graph:stream(nil, config, "updates", { subgraphs = true })), {
+  { sst.array{}, { weather_graph = { messages = { ANY_ID_HUMAN("what's the weather in sf"), ANY_ID_AI("rainy") } } } },
+}, "updates 4")
+
+-- run with custom output, without subgraph streaming, should omit subgraph chunks
+T.eq(lg.collect(graph:stream(inputs, lg.thread("3"), "custom")), { "I'm" }, "custom without subgraphs")
+T.finish()
