@@ -21,6 +21,10 @@ int sst__lua_traceback(lua_State *L) {
     if (lua_touserdata(L, 1) == &sst__lua_interrupt_token) {
         return 1; /* interrupt() unwinding a node: keep the token */
     }
+    if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "message") == LUA_TSTRING) {
+        lua_pop(L, 1);
+        return 1; /* an error object {code, message}: kept, its code tells the kind */
+    }
     const char *msg =
         lua_type(L, 1) == LUA_TTABLE && luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL
             ? (lua_pop(L, 1), luaL_tolstring(L, 1, NULL))

@@ -157,6 +157,21 @@ void sst__lua_note_limit(lua_State *L) {
     }
 }
 
+/* The code named by field "code" of the table at @p idx ("SST_EINVAL"), else SST_ETASK. */
+static sst_code code_named(lua_State *L, int idx) {
+    sst_code code = SST_ETASK;
+    if (lua_getfield(L, idx, "code") == LUA_TSTRING) {
+        const char *name = lua_tostring(L, -1);
+        for (int c = 1; c < SST_CODE_COUNT; c++) {
+            if (strcmp(sst_code_name((sst_code)c), name) == 0) {
+                code = (sst_code)c;
+            }
+        }
+    }
+    lua_pop(L, 1);
+    return code;
+}
+
 sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, size_t n,
                               const char **msg) {
     sst__lua_mem *m = sst__lua_mem_of(L);
@@ -166,6 +181,13 @@ sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, 
         return SST_ELIMIT;
     }
     *msg = lua_tostring(L, -1);
+    sst_code code = SST_ETASK;
+    if (*msg == NULL && lua_type(L, -1) == LUA_TTABLE) { /* an error object {code, message} */
+        code = code_named(L, -1);
+        lua_getfield(L, -1, "message");
+        *msg = lua_tostring(L, -1);
+        lua_insert(L, -2); /* kept on the stack below the error while *msg is used */
+    }
     if (*msg == NULL && luaL_getmetafield(L, -1, "__tostring") != LUA_TNIL) {
         lua_pop(L, 1);
         *msg = luaL_tolstring(L, -1, NULL); /* an error object: its message */
@@ -173,7 +195,7 @@ sst_code sst__lua_pcall_error(lua_State *L, int rc, bool over_limit, char *buf, 
     if (*msg == NULL) {
         *msg = "(error object is not a string)";
     }
-    return over_limit ? SST_ELIMIT : rc == LUA_ERRMEM ? SST_ENOMEM : SST_ETASK;
+    return over_limit ? SST_ELIMIT : rc == LUA_ERRMEM ? SST_ENOMEM : code;
 }
 
 sst_code sst__lua_call_failed(lua_State *L, int rc, bool over_limit, sst_code task_code,

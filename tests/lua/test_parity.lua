@@ -145,6 +145,25 @@ T.case("replay writes a fork", function()
      "the replay resumes by thread id")
 end)
 
+-- A node raising an error object { code, message } fails with that code and
+-- message (LangGraph's exception kinds), so retry_on and callers tell kinds
+-- apart; a plain error is SST_ETASK.
+T.case("node error objects keep their code", function()
+  local g = sst.StateGraph{}
+  g:add_node("bad", function(s)
+    if s.kind == "plain" then error("plain failure") end
+    error({ code = "SST_EINVAL", message = "bad value: 42" })
+  end)
+  g:add_edge(sst.START, "bad")
+  local app = g:compile()
+  local ok, e = pcall(app.invoke, app, { kind = "object" })
+  check(not ok and e.code == "SST_EINVAL", "the object's code: " .. tostring(e and e.code))
+  check(not ok and tostring(e):find("bad value: 42", 1, true) ~= nil, "the object's message")
+  ok, e = pcall(app.invoke, app, { kind = "plain" })
+  check(not ok and e.code == "SST_ETASK" and tostring(e):find("plain failure", 1, true) ~= nil,
+        "a plain error: SST_ETASK")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_should_retry_default_retry_on
--- failing: a node raising an error object error({ code = "SST_EINVAL", message = ... }) fails with kind SST_ETASK and message "(error object is a table value)": the code and message are dropped, so retry_on kinds and predicates cannot tell error kinds apart
 -- RetryPolicy() is retry = {} over the default policy (no retry_on). More
 -- kinds: ConnectionError and the 5xx HTTP errors (httpx, requests) are
 -- SST_EUNAVAILABLE, a requests.HTTPError without response SST_EIO, 4xx HTTP

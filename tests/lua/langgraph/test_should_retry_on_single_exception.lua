@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_should_retry_on_single_exception
--- failing: a node raising an error object error({ code = "SST_EINVAL", message = ... }) fails with kind SST_ETASK and message "(error object is a table value)": the code and message are dropped, so retry_on kinds and predicates cannot tell error kinds apart
 local sst = superstep
 local T = require("checks")
 
