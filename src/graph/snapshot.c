@@ -241,10 +241,15 @@ static sst_value *start_task(const snap_in *in, sst_error *err) {
     return o;
 }
 
+/* An input checkpoint, or a copy of one (source fork, the input kept): next is __start__. */
 static bool is_input(const sst_value *rec) {
-    const char *source = sst_string_cstr(sst_object_get(sst_object_get(rec, "metadata"), "source"));
+    const sst_value *meta = sst_object_get(rec, "metadata");
+    const char *source = sst_string_cstr(sst_object_get(meta, "source"));
     const sst_value *tasks = sst_object_get(sst_object_get(rec, "next"), "tasks");
-    return source != NULL && strcmp(source, "input") == 0 && sst_array_len(tasks) == 0;
+    return source != NULL && sst_array_len(tasks) == 0 &&
+           (strcmp(source, "input") == 0 ||
+            (strcmp(source, "fork") == 0 &&
+             sst_object_get(sst_object_get(meta, "writes"), SST_START) != NULL));
 }
 
 /* tasks and next (names of the tasks without a result at the head); *applied: their deltas. */

@@ -279,8 +279,9 @@ static sst_code copy_checkpoint(sst_graph_thread *t, sst_error *err) {
         }
         sst_value *groups = sst_array_empty();
         if (rc == SST_OK) {
-            rc = sst__persist_put(t, sst_int_value(sst_object_get(rec, "step")), "fork", t->state,
-                                  groups, next, NULL, NULL, err);
+            rc = sst__persist_put(
+                t, sst_int_value(sst_object_get(rec, "step")), "fork", t->state, groups, next,
+                sst_object_get(sst_object_get(rec, "metadata"), "writes"), NULL, err);
         }
         sst_value_unref(groups);
         sst_value_unref(next);

@@ -152,11 +152,11 @@ static int app_update_state(lua_State *L) {
     int cfg = sst__lua_config_index(L, 2);
     const char *as_node = luaL_optstring(L, 4, NULL);
     sst_error err = {0};
-    sst_value *values = NULL;
-    if (!lua_isnoneornil(L, 3)) {
-        if ((values = sst__lua_to_object(L, 3, "values", &err)) == NULL) {
-            return sst__lua_raise(L, &err);
-        }
+    sst_value *values = sst__lua_update_values(L, 3, &as_node, &err);
+    if (values == NULL && !lua_isnoneornil(L, 3)) {
+        return sst__lua_raise(L, &err);
+    }
+    if (values != NULL) {
         sst__lua_push_owned(L, values);
     }
     sst_graph_thread *t = durable_thread(L, a, cfg, "update_state");
@@ -172,9 +172,8 @@ static int app_update_state(lua_State *L) {
 static int app_bulk_update_state(lua_State *L) {
     sst__lua_app *a = sst__lua_check_app(L, 1);
     int cfg = sst__lua_config_index(L, 2);
-    luaL_checktype(L, 3, LUA_TTABLE);
     sst_error err = {0};
-    sst_value *steps = sst__lua_to_value(L, 3, "supersteps", &err);
+    sst_value *steps = sst__lua_supersteps(L, 3, &err);
     if (steps == NULL) {
         return sst__lua_raise(L, &err);
     }

@@ -159,6 +159,14 @@ void sst__lua_open_proxy(lua_State *L);
 bool sst__lua_has_metatable(lua_State *L, int idx, const char *name);
 /* True for a superstep.Command{...} table. */
 bool sst__lua_is_command(lua_State *L, int idx);
+/*
+ * update_state's values at @p idx (updates.c): nil -> NULL, a table of
+ * fields, a list of updates {values, as_node} (one superstep), or a Command
+ * (its update routed by its goto; *as_node moves into the update, then NULL).
+ */
+sst_value *sst__lua_update_values(lua_State *L, int idx, const char **as_node, sst_error *err);
+/* bulk_update_state's list of supersteps, each a list of updates. */
+sst_value *sst__lua_supersteps(lua_State *L, int idx, sst_error *err);
 /* Raises a Lua error with @p err's message. */
 int sst__lua_raise(lua_State *L, const sst_error *err);
 /* Raises an error object with @p code and a formatted message (errors.c). */

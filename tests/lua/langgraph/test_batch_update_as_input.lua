@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_batch_update_as_input
--- failing: bulk_update_state missing; snapshot tasks lack name (they have vertex)
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

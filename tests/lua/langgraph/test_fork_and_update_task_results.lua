@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_fork_and_update_task_results
--- failing: snapshots lack config/parent_config and tasks lack name/result (have vertex); the input checkpoint has no __start__ task; update_state refuses a list of updates with as_node "__copy__"
 -- deliberate: a Command goto replaces the node's static edges (DESIGN.md
 --   semantic 5; LangGraph adds them), so node one's goto names "two" besides
 --   its Send to run two twice as LangGraph does.
