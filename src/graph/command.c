@@ -63,7 +63,9 @@ static sst_value *resume_point_with(const sst_compiled_graph *cg, const sst_valu
 /* Writes the changed state and tasks as a checkpoint, with the thread's pending writes. */
 static sst_code persist_command(sst_graph_thread *th, const sst_value *prepared,
                                 const sst_invoke_opts *o, sst_error *err) {
-    sst_value *group = sst__push_take(sst_array_empty(), sst_value_ref(prepared), err);
+    sst_value *group = prepared != NULL
+                           ? sst__push_take(sst_array_empty(), sst_value_ref(prepared), err)
+                           : sst_array_empty(); /* a goto alone changes no field */
     sst_value *groups = sst__push_take(sst_array_empty(), group, err);
     sst_value *meta = sst__set_take(sst_object_empty(), "__command__",
                                     sst_value_ref(prepared != NULL ? prepared : sst_null()), err);

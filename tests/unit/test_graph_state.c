@@ -225,12 +225,48 @@ static void test_command_input_and_context(void **state) {
     sst_value_unref(context);
 }
 
+/* Command{goto} alone (no update) on a run stopped by interrupt_before: the target runs too. */
+static void test_command_goto_on_resume(void **state) {
+    (void)state;
+    sst_error err;
+    sst_compile_opts co;
+    sst_compile_opts_init(&co);
+    const char *before[] = {"a"};
+    co.interrupt_before = before;
+    co.n_before = 1;
+    sst_compiled_graph *cg = sst_graph_compile(G, &co, &err);
+    assert_non_null(cg);
+    sst_graph_thread *th = sst_graph_thread_open(cg, CP, "goto", &err);
+    assert_non_null(th);
+    sst_value *in = tu_json("{\"log\":[\"in\"]}");
+    sst_graph_result *r = sst_graph_invoke(cg, th, in, NULL, &err);
+    sst_value_unref(in);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_INTERRUPTED);
+    sst_graph_result_free(r);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    sst_value *go = tu_json("[\"b\"]");
+    o.goto_targets = go;
+    r = sst_graph_invoke(cg, th, NULL, &o, &err);
+    if (r == NULL) {
+        print_error("invoke: %s\n", err.msg);
+        fail();
+    }
+    /* a and b run beside each other, then a's edge runs b again. */
+    assert_json_eq(sst_graph_result_state(r), "{\"log\":[\"in\",\"a\",\"b\",\"b\"]}");
+    sst_graph_result_free(r);
+    sst_value_unref(go);
+    sst_graph_thread_free(th);
+    sst_compiled_graph_free(cg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_snapshot_shape, setup, teardown),
         cmocka_unit_test_setup_teardown(test_update_state_special_nodes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bulk_update_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_input_and_context, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_command_goto_on_resume, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_command_goto_with_static_breakpoints
--- failing: Command{goto} as the input of a resumed run is ignored (node2 runs once, not twice)
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
