@@ -689,6 +689,33 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
 }
 
 /* The graph result of the engine run @p rr (takes it); updates @p th when not NULL. */
+/*
+ * The state an interrupted run shows, as LangGraph's last values: the writes
+ * of the tasks that succeeded in the interrupted superstep applied (they stay
+ * pending in the checkpoint). NULL when out of memory.
+ */
+static sst_value *interrupted_state(const sst_compiled_graph *cg, const sst_run_result *rr) {
+    const sst_value *pending = sst_object_get(sst_run_result_resume_point(rr), "pending");
+    size_t n = sst_array_len(pending);
+    sst_value *state = sst_value_ref(sst_run_result_state(rr));
+    if (n == 0) {
+        return state;
+    }
+    const sst_value **deltas = sst__calloc(n, sizeof *deltas);
+    if (deltas == NULL) {
+        sst_value_unref(state);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        deltas[i] = sst_object_get(sst_array_get(pending, i), "delta");
+    }
+    sst_error err;
+    sst_error_clear(&err);
+    sst_value *out = sst_schema_apply(cg->schema, state, deltas, n, &err);
+    sst__free(deltas);
+    return out;
+}
+
 static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
                                     const char *run_key, sst_error *err) {
     sst_graph_result *r = new_result(err);
@@ -698,7 +725,10 @@ static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run
     }
     r->status = sst_run_result_status(rr);
     r->steps = sst_run_result_supersteps(rr) - c->first_step;
-    r->state = sst__stream_output(c->cg, sst_run_result_state(rr), NULL);
+    sst_value *shown = r->status == SST_RUN_INTERRUPTED ? interrupted_state(c->cg, rr)
+                                                        : sst_value_ref(sst_run_result_state(rr));
+    r->state = shown != NULL ? sst__stream_output(c->cg, shown, NULL) : NULL;
+    sst_value_unref(shown);
     if (r->status == SST_RUN_INTERRUPTED) {
         sst_value_unref(r->interrupts);
         r->interrupts = collect_interrupts(c, rr, run_key, false);

@@ -209,6 +209,29 @@ static sst_code keep_skip_before(sst_graph_thread *t, sst_error *err) {
     return rc;
 }
 
+/*
+ * The writes of the tasks that succeeded in a superstep that did not commit
+ * (an interrupt or a failure) go in first, as LangGraph applies a checkpoint's
+ * pending writes before an update.
+ */
+static sst_code apply_pending(const sst_compiled_graph *cg, const sst_value *rec, plan *p,
+                              sst_error *err) {
+    const sst_value *pending = sst_object_get(sst_object_get(rec, "writes"), "pending");
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        const sst_value *d = sst_object_get(sst_array_get(pending, i), "delta");
+        if (sst_object_len(d) == 0) {
+            continue;
+        }
+        const sst_value *deltas[] = {d};
+        p->state = sst_schema_apply(cg->schema, p->state, deltas, 1, err);
+        p->group = sst__push_take(p->group, sst_value_ref(d), err);
+        if (p->state == NULL || p->group == NULL) {
+            return sst__code(err);
+        }
+    }
+    return SST_OK;
+}
+
 /* One superstep of @p updates (a list of {values, as_node}) on the thread's checkpoint. */
 static sst_code update_superstep(sst_graph_thread *t, const sst_value *updates, sst_error *err) {
     const sst_compiled_graph *cg = t->cg;
@@ -224,6 +247,7 @@ static sst_code update_superstep(sst_graph_thread *t, const sst_value *updates, 
               .wmeta = sst_object_empty(),
               .list = sst_array_empty()};
     sst_code rc = p.state != NULL && p.wmeta != NULL ? SST_OK : sst__enomem(err);
+    rc = rc == SST_OK ? apply_pending(cg, rec, &p, err) : rc;
     for (size_t i = 0; i < sst_array_len(updates) && rc == SST_OK; i++) {
         const sst_value *u = sst_array_get(updates, i);
         rc = plan_update(cg, rec, sst_object_get(u, "values"),

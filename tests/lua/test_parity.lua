@@ -164,6 +164,24 @@ T.case("node error objects keep their code", function()
         "a plain error: SST_ETASK")
 end)
 
+-- An interrupted run returns the state with the writes of the tasks that
+-- succeeded beside the interrupted one (LangGraph's last values), and an
+-- update_state on that checkpoint keeps those writes.
+T.case("interrupted siblings' writes", function()
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("one", function() return { log = { "one" } } end)
+  g:add_node("two", function() return { log = { sst.interrupt("why?") } } end)
+  g:add_edge(sst.START, "one")
+  g:add_edge(sst.START, "two")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  local r = app:invoke({ log = sst.array{} }, cfg("siblings"))
+  eq(r.log, { "one" }, "the sibling's write is in the interrupted result")
+  app:update_state(cfg("siblings"), nil, sst.END)
+  local st = app:get_state(cfg("siblings"))
+  eq(st.values.log, { "one" }, "update_state keeps the sibling's write")
+  eq(st.next, sst.array{}, "END clears the tasks")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

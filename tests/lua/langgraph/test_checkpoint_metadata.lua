@@ -1,5 +1,6 @@
 -- langgraph: test_pregel.py::test_checkpoint_metadata
--- failing: node-update keys outside the schema are kept (usage_metadata); the run's configurable keys are not copied into checkpoint metadata
+-- A TypedDict state is closed in LangGraph (keys it does not declare are
+-- dropped): StateGraph(fields, { closed = true }).
 -- The LangChain pieces are written out in Lua: the fake chat model is a list
 -- of scripted replies (the prompt template only feeds the fake model, which
 -- ignores it; @traceable is Python tracing), ToolNode is a node that runs
@@ -23,7 +24,8 @@ local function model()
 end
 local tools = { search_api = function(args) return "result for " .. args.query end }
 
-local workflow = sst.StateGraph{ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } }
+local workflow = sst.StateGraph({ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } },
+                                { closed = true })
 workflow:add_node("agent", function()
   return { messages = model(), usage_metadata = { total_tokens = 123 } }
 end)

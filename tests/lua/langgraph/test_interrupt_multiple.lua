@@ -1,5 +1,6 @@
 -- langgraph: test_pregel.py::test_interrupt_multiple
--- failing: no __interrupt__ chunk in the updates stream; Command{resume, update} drops update; resume map {id = value} is taken as the resume value; a resumed run's values stream lacks the restored state first; input key outside the schema (market) is kept
+-- A TypedDict state is closed in LangGraph (keys it does not declare are
+-- dropped): StateGraph(fields, { closed = true }).
 -- The resume_style parameter ("null", "map") is a loop.
 local sst = superstep
 local T = require("checks")
@@ -8,7 +9,7 @@ local lg = require("lg")
 local function concat() return { reducer = function(a, b) return a .. b end, default = "" } end
 
 for _, resume_style in ipairs({ "null", "map" }) do
-  local builder = sst.StateGraph{ my_key = concat() }
+  local builder = sst.StateGraph({ my_key = concat() }, { closed = true })
   builder:add_node("node", function()
     local answer = sst.interrupt({ value = 1 })
     local answer2 = sst.interrupt({ value = 2 })
