@@ -66,6 +66,23 @@ SST_NODISCARD SST_API sst_code sst_graph_add_field(sst_graph *g, const char *fie
 /** The graph's schema (borrowed), e.g. to set a whole-state reducer. */
 SST_API sst_schema *sst_graph_schema(sst_graph *g);
 
+/** The field that holds a root state (sst_graph_set_root). */
+#define SST_ROOT "__root__"
+
+/**
+ * A root state (LangGraph's StateGraph(Annotated[list, operator.add])): the
+ * whole state is one value of any type, merged by @p r, held in the field
+ * SST_ROOT. The input, the result state, snapshots and stream chunks are
+ * objects {SST_ROOT: value} (the one "__" field shown); nodes read
+ * sst_object_get(sst_node_state(ctx), SST_ROOT) and write it with
+ * sst_node_update / sst_node_add_write on SST_ROOT.
+ * @param r NULL: replace
+ * @param default_value takes; NULL for none
+ * @return SST_OK; SST_EINVAL (fields were declared, or a root was set before), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_root(sst_graph *g, const sst_reducer *r,
+                                                  sst_value *default_value, sst_error *err);
+
 /**
  * A node: read the state with sst_node_state, write with sst_node_update,
  * route with sst_node_goto (Command goto). Return SST_OK; an error code (use
@@ -95,9 +112,38 @@ typedef struct sst_node_opts {
      * task is left to run (the other branches are done), then runs.
      */
     bool defer;
+    /*
+     * LangGraph's add_node(input_schema=...): the fields the node sees
+     * (copied); sst_node_state gives it a view of the state with only these
+     * (absent ones left out). NULL / 0: the whole state.
+     */
+    const char *const *input_fields;
+    size_t n_input_fields;
+    /*
+     * LangGraph's retry_policy=(p1, p2, ...): a list of policies (copied); a
+     * failure is retried under the first whose retry_on (or retry_on_error)
+     * matches, none matching: not retried. Overrides `retry` when n > 0.
+     * The engine keeps one policy per node: the attempts are those of the
+     * largest max_attempts in the list and the delays those of the first
+     * policy (see docs/graph.md).
+     */
+    const sst_retry_policy *retry_policies;
+    size_t n_retry_policies;
 } sst_node_opts;
 
 SST_API void sst_node_opts_init(sst_node_opts *o);
+
+/**
+ * LangGraph's set_node_defaults(retry_policy=...): the retry policy of every
+ * node, added before or after this call, whose options leave `retry` as
+ * sst_node_opts_init set it (one attempt, no retry_on, no list). @p policies
+ * (copied) is one policy or a list as sst_node_opts.retry_policies; n == 0
+ * clears the default.
+ * @return SST_OK; SST_EINVAL (NULL graph or list, max_attempts 0), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_default_retry(sst_graph *g,
+                                                           const sst_retry_policy *policies,
+                                                           size_t n, sst_error *err);
 
 /**
  * Adds node @p name (copied).
@@ -211,6 +257,9 @@ SST_NODISCARD SST_API sst_compiled_graph *
 sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts, sst_error *err);
 SST_API void sst_compiled_graph_free(sst_compiled_graph *cg);
 
+/** True when the graph has a root state (sst_graph_set_root). */
+SST_API bool sst_compiled_graph_has_root(const sst_compiled_graph *cg);
+
 SST_API size_t sst_compiled_graph_warning_count(const sst_compiled_graph *cg);
 /** Warning @p i (borrowed), or NULL. */
 SST_API const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, size_t i);
@@ -254,6 +303,20 @@ SST_API const sst_value *sst_node_config(const sst_node_ctx *ctx);
 SST_API uint64_t sst_node_remaining_steps(const sst_node_ctx *ctx);
 /** True in the last superstep the recursion limit allows (LangGraph's IsLastStep). */
 SST_API bool sst_node_is_last_step(const sst_node_ctx *ctx);
+/*
+ * LangGraph's runtime.execution_info. The strings are borrowed, valid while
+ * the node runs.
+ */
+/** The engine's task id (32 hex digits; the same on every attempt of the task). */
+SST_API const char *sst_node_task_id(const sst_node_ctx *ctx);
+/** When the first attempt of this task started, in seconds since the epoch (retries keep it). */
+SST_API double sst_node_first_attempt_time(const sst_node_ctx *ctx);
+/** The durable thread's id, else config.configurable.thread_id (a string), else NULL. */
+SST_API const char *sst_node_thread_id(const sst_node_ctx *ctx);
+/** config.run_id, else config.configurable.run_id (a string), else NULL. */
+SST_API const char *sst_node_run_id(const sst_node_ctx *ctx);
+/** The checkpoint the task runs from (durable threads), else "". */
+SST_API const char *sst_node_checkpoint_id(const sst_node_ctx *ctx);
 
 /** Writes @p value (takes) to @p field of the node's update. */
 SST_NODISCARD SST_API sst_code sst_node_update(sst_node_ctx *ctx, const char *field,
@@ -310,8 +373,23 @@ SST_NODISCARD SST_API sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_va
 /** True when the invoke asked for SST_STREAM_MESSAGES. */
 SST_API bool sst_node_streams_messages(const sst_node_ctx *ctx);
 
-/** Emits a custom stream event (takes @p value); delivered in task order. */
+/**
+ * Emits a custom stream event (takes @p value): delivered at once as
+ * SST_STREAM_CUSTOM when the invoke asked for that mode (on this node's
+ * thread, calls serialized, a task's events in emit order, also those of
+ * attempts that failed, as LangGraph's stream writer); dropped otherwise.
+ * Returns the stream callback's error, if any.
+ */
 SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err);
+
+/**
+ * LangGraph's push_message: writes @p message (takes: an object with an
+ * "id", else SST_EINVAL "Message ID is required") to @p field (NULL:
+ * "messages") as one more write (sst_node_add_write), and streams it at
+ * once as SST_STREAM_MESSAGES [message, metadata] when that mode is on.
+ */
+SST_NODISCARD SST_API sst_code sst_node_push_message(sst_node_ctx *ctx, const char *field,
+                                                     sst_value *message, sst_error *err);
 
 /** Fails the node with a message; returns @p code (retried only under the node's retry policy). */
 SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...)
@@ -345,13 +423,19 @@ typedef enum sst_stream_mode {
      * {"__interrupt__": [{id, value}]} per interrupted task, [] after an
      * interrupt_before/after stop. */
     SST_STREAM_UPDATES = 1 << 1,
-    SST_STREAM_CUSTOM = 1 << 2, /* values nodes emit with sst_node_emit */
+    SST_STREAM_CUSTOM = 1 << 2, /* values nodes emit with sst_node_emit, delivered live */
     /* {"type": "task" | "task_result" | "checkpoint", "timestamp": ISO 8601, "step",
      * "payload": the tasks / checkpoints chunk}. */
     SST_STREAM_DEBUG = 1 << 3,
-    SST_STREAM_MESSAGES = 1 << 4, /* pieces of messages as nodes produce them (LLM tokens):
-                                     {"id": message id, "delta": text}; delivered live, on the
-                                     node's thread, one at a time (not at the commit) */
+    /* Delivered live, on the node's thread, one at a time (not at the commit):
+     * pieces of messages as nodes produce them (LLM tokens), {"id": message id, "delta":
+     * text}; and LangGraph's (message, metadata) as [message, {langgraph_step,
+     * langgraph_node, langgraph_triggers, langgraph_checkpoint_ns, and the configurable
+     * keys thread_id, checkpoint_id, checkpoint_ns, task_id, run_id, assistant_id,
+     * graph_id}] for each message a node writes to an add_messages field (when it
+     * returns; each id once per invoke: not again after its tokens, nor the ones in a
+     * task's input) or pushes (sst_node_push_message). */
+    SST_STREAM_MESSAGES = 1 << 4,
     /* A task's start {id, name, input, triggers} and its result {id, name, error,
      * interrupts, result}; ids are the engine's task ids (get_state's tasks[i].id). */
     SST_STREAM_TASKS = 1 << 5,
@@ -361,8 +445,10 @@ typedef enum sst_stream_mode {
 } sst_stream_mode;
 
 /**
- * Receives one stream event (borrowed) on the invoking thread. @p node names
- * the node for updates, custom and tasks events (and debug task events), else
+ * Receives one stream event (borrowed) on the invoking thread, or for custom
+ * and messages events on the thread of the node that sent them (one call at
+ * a time). @p node names the node for updates, custom, messages and tasks
+ * events (and debug task events), else
  * NULL (also for {"__interrupt__": ...} chunks). Return SST_OK, or an error to
  * stop the run (status error).
  */

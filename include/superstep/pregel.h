@@ -208,9 +208,13 @@ SST_API void sst_engine_free(sst_engine *e);
 
 /** One task's figures, passed to the on_superstep hook. */
 typedef struct sst_task_stat {
-    const char *vertex;      /* borrowed */
-    const char *task_id;     /* borrowed, 32 hex characters */
-    const sst_value *delta;  /* borrowed: the delta merged (or {}) */
+    const char *vertex;     /* borrowed */
+    const char *task_id;    /* borrowed, 32 hex characters */
+    const sst_value *delta; /* borrowed: the delta merged (or {}) */
+    /* borrowed: with sst_run_opts.keep_raw_deltas, the delta as the compute function
+     * wrote it, before the schema prepared it (message ids, a closed schema's drops);
+     * else, and for writes restored from a pending write, the same as delta */
+    const sst_value *raw_delta;
     const sst_value *events; /* borrowed: values from sst_task_emit, in emit order ([]) */
     uint64_t duration_ns;    /* of the successful attempt */
     unsigned attempts;
@@ -272,6 +276,7 @@ typedef struct sst_run_opts {
     uint64_t first_superstep; /* number of a new run's first superstep; default 0 */
     uint64_t max_supersteps;  /* stop before this superstep number (recursion limit); default 25 */
     bool want_next;           /* give the on_superstep hook the next tasks (stats.next) */
+    bool keep_raw_deltas;     /* give the hook each task's delta as written (stats raw_delta) */
     const char *run_key;      /* mixed into task ids (thread, checkpoint); default "" */
     uint64_t jitter_seed;     /* 0: random; else retry jitter is reproducible */
     sst_before_fn before_superstep;

@@ -43,6 +43,8 @@ sst_graph *sst_graph_new(sst_error *err) {
 static void node_free(sst__node *n) {
     sst__free(n->name);
     sst_value_unref(n->metadata);
+    sst_value_unref(n->input_fields);
+    sst__free(n->retry_list);
     for (size_t i = 0; i < n->n_ends; i++) {
         sst__free(n->ends[i]);
     }
@@ -77,6 +79,7 @@ void sst_graph_free(sst_graph *g) {
     sst__free(g->branches);
     sst_value_unref(g->input_fields);
     sst_value_unref(g->output_fields);
+    sst__free(g->default_retry);
     sst_schema_free(g->schema);
     sst__free(g);
 }
@@ -96,6 +99,12 @@ sst_code sst_graph_add_field(sst_graph *g, const char *field, const sst_reducer 
         sst_value_unref(default_value);
         return sst__error(err, SST_EINVAL,
                           "graph: field '%s': names starting with \"__\" are reserved", field);
+    }
+    if (g->root) {
+        sst_value_unref(default_value);
+        return sst__error(err, SST_EINVAL,
+                          "graph: field '%s': the graph has a root state (sst_graph_set_root)",
+                          field);
     }
     return sst_schema_add_field(g->schema, field, r, default_value, err);
 }
@@ -118,6 +127,10 @@ void sst_node_opts_init(sst_node_opts *o) {
     o->ends = NULL;
     o->n_ends = 0;
     o->defer = false;
+    o->input_fields = NULL;
+    o->n_input_fields = 0;
+    o->retry_policies = NULL;
+    o->n_retry_policies = 0;
 }
 
 sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
@@ -166,6 +179,11 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     if (!ok) {
         node_free(n);
         return sst__enomem(err);
+    }
+    sst_code rc = sst__node_opts_copy(n, opts, err);
+    if (rc != SST_OK) {
+        node_free(n);
+        return rc;
     }
     g->n_nodes++;
     return SST_OK;
@@ -370,6 +388,17 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
         o.n_ends = n->n_ends;
         o.defer = n->defer;
         rc = sst_graph_add_node(c, n->name, n->fn, n->user_data, &o, err);
+        if (rc == SST_OK) {
+            sst__node *cn = &c->nodes[c->n_nodes - 1];
+            cn->input_fields = n->input_fields != NULL ? sst_value_ref(n->input_fields) : NULL;
+            rc = sst__retry_list_copy(&cn->retry_list, &cn->n_retry_list, n->retry_list,
+                                      n->n_retry_list, err);
+        }
+    }
+    if (rc == SST_OK) {
+        c->root = g->root;
+        rc = sst__retry_list_copy(&c->default_retry, &c->n_default_retry, g->default_retry,
+                                  g->n_default_retry, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
         rc = sst_graph_add_edge(c, g->edges[i].from, g->edges[i].to, err);
@@ -848,7 +877,7 @@ static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
         cg->refs[i].index = i;
         sst_vertex_opts vo;
         sst_vertex_opts_init(&vo);
-        vo.retry = cg->g->nodes[i].retry;
+        vo.retry = sst__node_policy(cg->g, &cg->g->nodes[i]);
         vo.defer = cg->g->nodes[i].defer;
         rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
                                            &vo, err);

@@ -26,7 +26,10 @@ typedef struct sst__node {
     sst_value *metadata; /* owned (null when none) */
     char **ends;         /* owned names */
     size_t n_ends;
-    bool defer; /* LangGraph's defer=True (the vertex's sst_vertex_opts.defer) */
+    bool defer;                   /* LangGraph's defer=True (the vertex's sst_vertex_opts.defer) */
+    sst_value *input_fields;      /* owned array of names the node sees, or NULL: all */
+    sst_retry_policy *retry_list; /* owned list of policies (node_opts.c), or NULL */
+    size_t n_retry_list;
 } sst__node;
 
 typedef struct sst__edge {
@@ -56,8 +59,11 @@ struct sst_graph {
     size_t n_joins, cap_joins;
     sst__branch *branches;
     size_t n_branches, cap_branches;
-    sst_value *input_fields;  /* owned array of names, or NULL: every field */
-    sst_value *output_fields; /* owned array of names, or NULL: every field */
+    sst_value *input_fields;         /* owned array of names, or NULL: every field */
+    sst_value *output_fields;        /* owned array of names, or NULL: every field */
+    bool root;                       /* the state is one value in field SST_ROOT */
+    sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
+    size_t n_default_retry;
 };
 
 /* Per node in the compiled graph: what to do after it ran. */
@@ -221,6 +227,18 @@ sst_code sst__set_run_key(sst_graph_thread *th, const char *key, sst_error *err)
 sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
                             const sst_value *targets, sst_error *err);
 
+/* ---- node options (node_opts.c) ---- */
+
+/* Copies @p n policies into *list (owned; NULL for n == 0). SST_EINVAL for max_attempts 0. */
+sst_code sst__retry_list_copy(sst_retry_policy **list, size_t *count, const sst_retry_policy *src,
+                              size_t n, sst_error *err);
+/* Copies opts' input fields and policy list into @p n (freed by the node's free). */
+sst_code sst__node_opts_copy(sst__node *n, const sst_node_opts *opts, sst_error *err);
+/* The engine policy of node @p n of @p g (graph defaults, lists combined). */
+sst_retry_policy sst__node_policy(const sst_graph *g, const sst__node *n);
+/* The state node @p n sees: a new view restricted to its input fields. */
+sst_value *sst__node_view(const sst__node *n, const sst_value *state, sst_error *err);
+
 /* The node index of @p name, or SIZE_MAX. */
 size_t sst__graph_find(const sst_graph *g, const char *name);
 
@@ -236,7 +254,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data);
 /* The commit hook that fires joins (node.c). */
 sst_code sst__graph_commit(sst_commit *c, void *user_data);
 
-/* A copy of @p state without the hidden "__" fields (new reference). */
+/* A copy of @p state without the hidden "__" fields (SST_ROOT is kept; new reference). */
 sst_value *sst__graph_public_state(const sst_value *state, sst_error *err);
 /*
  * A task's update as the updates stream shows it (node.c): the delta without

@@ -35,7 +35,7 @@ typedef struct invoke_ctx {
     sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
     sst_code persist_rc;  /* a checkpoint that could not be written */
     sst_error persist_err;
-    pthread_mutex_t live_mu; /* serializes SST_STREAM_MESSAGES events from worker threads */
+    sst__live live; /* what nodes stream while they run (live.c) */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -48,28 +48,18 @@ uint64_t sst__invoke_stop_step(void *run_user_data) {
     return c != NULL ? c->first_step + c->o->recursion_limit : UINT64_MAX;
 }
 
+sst__live *sst__invoke_live(void *run_user_data) {
+    invoke_ctx *c = run_user_data;
+    return c != NULL ? &c->live : NULL;
+}
+
 bool sst__invoke_streams_messages(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    return c != NULL && c->o->stream != NULL && (c->o->stream_modes & SST_STREAM_MESSAGES) != 0;
+    return sst__live_on(sst__invoke_live(run_user_data), SST_STREAM_MESSAGES);
 }
 
 sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
                                     sst_error *err) {
-    invoke_ctx *c = run_user_data;
-    if (event == NULL) {
-        return sst__enomem(err);
-    }
-    sst_code rc = SST_OK;
-    if (sst__invoke_streams_messages(c)) {
-        pthread_mutex_lock(&c->live_mu);
-        rc = c->o->stream(SST_STREAM_MESSAGES, node, event, c->o->stream_user_data);
-        pthread_mutex_unlock(&c->live_mu);
-        if (rc != SST_OK) {
-            sst__error(err, rc, "stream: the callback failed on a message event");
-        }
-    }
-    sst_value_unref(event);
-    return rc;
+    return sst__live_token(sst__invoke_live(run_user_data), node, event, err);
 }
 
 void sst_invoke_opts_init(sst_invoke_opts *o) {
@@ -862,15 +852,15 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     }
     invoke_ctx c;
     memset(&c, 0, sizeof c);
-    /* A default mutex with static initialization: nothing to destroy on any return path. */
-    c.live_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;
     sst__stream_init(&c.s, cg, o, c.th);
+    sst__live_init(&c.live, cg, o, c.th);
     run_how how = {resuming, command, restart, fork};
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
     sst__stream_free(&c.s);
+    sst__live_free(&c.live);
     sst_value_unref(c.nodes);
     return r;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "stream.h"
 
 struct sst_node_ctx {
     sst_task *task;
@@ -17,10 +18,17 @@ struct sst_node_ctx {
     size_t node;
     sst_value *gotos;       /* owned list of names and Sends, or NULL: no Command goto */
     size_t interrupt_calls; /* how many times sst_node_interrupt was called */
+    sst_value *view;        /* owned: the state restricted to the node's input fields, or NULL */
+    double first_attempt;   /* when the task's first attempt started (seconds since the epoch) */
 };
 
 const sst_value *sst_node_state(const sst_node_ctx *ctx) {
-    return sst_task_state(ctx->task);
+    return ctx->view != NULL ? ctx->view : sst_task_state(ctx->task);
+}
+
+/* A field nodes may not write: "__" names, except SST_ROOT in a root graph. */
+static bool reserved(const sst_node_ctx *ctx, const char *field) {
+    return strncmp(field, "__", 2) == 0 && !(ctx->cg->g->root && strcmp(field, SST_ROOT) == 0);
 }
 
 const sst_value *sst_node_input(const sst_node_ctx *ctx) {
@@ -59,8 +67,37 @@ bool sst_node_is_last_step(const sst_node_ctx *ctx) {
     return sst_node_remaining_steps(ctx) <= 1;
 }
 
+const char *sst_node_task_id(const sst_node_ctx *ctx) {
+    return sst_task_id(ctx->task);
+}
+
+double sst_node_first_attempt_time(const sst_node_ctx *ctx) {
+    return ctx->first_attempt;
+}
+
+/* configurable[key] of the invoke's config when a string, else NULL. */
+static const char *configurable(const sst_node_ctx *ctx, const char *key) {
+    const sst_value *v = sst_object_get(sst_object_get(sst_node_config(ctx), "configurable"), key);
+    return sst_is_string(v) ? sst_string_cstr(v) : NULL;
+}
+
+const char *sst_node_thread_id(const sst_node_ctx *ctx) {
+    const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
+    return l != NULL && l->th != NULL ? l->th->thread_id : configurable(ctx, "thread_id");
+}
+
+const char *sst_node_run_id(const sst_node_ctx *ctx) {
+    const sst_value *v = sst_object_get(sst_node_config(ctx), "run_id");
+    return sst_is_string(v) ? sst_string_cstr(v) : configurable(ctx, "run_id");
+}
+
+const char *sst_node_checkpoint_id(const sst_node_ctx *ctx) {
+    const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
+    return l != NULL && l->th != NULL && l->th->last_id != NULL ? l->th->last_id : "";
+}
+
 sst_code sst_node_update(sst_node_ctx *ctx, const char *field, sst_value *value, sst_error *err) {
-    if (field != NULL && strncmp(field, "__", 2) == 0) {
+    if (field != NULL && reserved(ctx, field)) {
         sst_value_unref(value);
         return sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
                           field);
@@ -70,7 +107,7 @@ sst_code sst_node_update(sst_node_ctx *ctx, const char *field, sst_value *value,
 
 sst_code sst_node_update_all(sst_node_ctx *ctx, sst_value *update, sst_error *err) {
     for (size_t i = 0; i < sst_object_len(update); i++) {
-        if (strncmp(sst_string_cstr(sst_object_key_at(update, i)), "__", 2) == 0) {
+        if (reserved(ctx, sst_string_cstr(sst_object_key_at(update, i)))) {
             sst_code rc =
                 sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
                            sst_string_cstr(sst_object_key_at(update, i)));
@@ -88,7 +125,7 @@ static sst_code check_field(sst_node_ctx *ctx, const char *field, sst_value *v, 
         return sst__error(err, SST_EINVAL, "node '%s': write with a NULL %s", sst_node_name(ctx),
                           field == NULL ? "field" : "value");
     }
-    if (strncmp(field, "__", 2) == 0) {
+    if (reserved(ctx, field)) {
         sst_value_unref(v);
         return sst__error(err, SST_EINVAL, "node '%s': field '%s' is reserved", sst_node_name(ctx),
                           field);
@@ -188,7 +225,66 @@ sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_value *event, sst_error 
 }
 
 sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err) {
-    return sst_task_emit(ctx->task, value, err);
+    if (value == NULL) {
+        return sst__error(err, SST_EINVAL, "node '%s': emit of a NULL value", sst_node_name(ctx));
+    }
+    return sst__live_send(sst__invoke_live(sst_task_run_user_data(ctx->task)), SST_STREAM_CUSTOM,
+                          sst_node_name(ctx), value, err);
+}
+
+sst_code sst_node_push_message(sst_node_ctx *ctx, const char *field, sst_value *message,
+                               sst_error *err) {
+    SST__ERR_LOCAL(err);
+    field = field != NULL ? field : "messages";
+    if (!sst_is_object(message) || !sst_is_string(sst_object_get(message, "id"))) {
+        sst_value_unref(message);
+        return sst__error(err, SST_EINVAL, "node '%s': push_message: Message ID is required",
+                          sst_node_name(ctx));
+    }
+    /* The message as the field's reducer stores it (add_messages: a canonical role). */
+    sst_value *one = sst_object_set_take(sst_object_empty(), field,
+                                         sst_array_push_take(sst_array_empty(), message, err), err);
+    sst_value *prep = one != NULL ? sst_schema_prepare_delta(ctx->cg->schema, one, err) : NULL;
+    if (prep == NULL) {
+        return sst__code(err);
+    }
+    const sst_value *m = sst_array_get(sst_object_get(prep, field), 0);
+    if (m == NULL) {
+        sst_value_unref(prep);
+        return sst__error(err, SST_EINVAL, "node '%s': push_message: no field '%s' in the state",
+                          sst_node_name(ctx), field);
+    }
+    sst_code rc = sst__live_message(sst__invoke_live(sst_task_run_user_data(ctx->task)), ctx->task,
+                                    sst_node_name(ctx), m, false, err);
+    if (rc == SST_OK) {
+        rc = sst_node_add_write(ctx, field, sst_value_ref(m), err);
+    }
+    sst_value_unref(prep);
+    return rc;
+}
+
+/*
+ * LangGraph's "messages" mode for the state: the messages the node wrote, with the ids
+ * the engine would give them fixed now (so that the stream and the state agree).
+ */
+static sst_code stream_written_messages(sst_node_ctx *ctx, sst__live *live) {
+    const sst_value *delta = sst_task_delta(ctx->task);
+    if (!sst__live_on(live, SST_STREAM_MESSAGES) || delta == NULL) {
+        return SST_OK;
+    }
+    sst_error err;
+    sst_error_clear(&err);
+    sst_value *prepared = sst_schema_prepare_delta(ctx->cg->schema, sst_value_ref(delta), &err);
+    if (prepared == NULL) { /* a bad write: the engine fails the task with this error */
+        return err.code == SST_ENOMEM ? sst_task_fail(ctx->task, SST_ENOMEM, "%s", err.msg)
+                                      : SST_OK;
+    }
+    sst_code rc = sst_task_write_all(ctx->task, sst_value_ref(prepared), &err);
+    if (rc == SST_OK) {
+        rc = sst__live_update_messages(live, ctx->task, sst_node_name(ctx), prepared, &err);
+    }
+    sst_value_unref(prepared);
+    return rc != SST_OK ? sst_task_fail(ctx->task, rc, "%s", err.msg) : SST_OK;
 }
 
 sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...) {
@@ -387,10 +483,29 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
     const sst__node *node = &cg->g->nodes[ref->index];
     const sst__route *r = &cg->routes[ref->index];
     sst_task_vote_halt(t);
-    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0};
-    sst_code rc = node->fn(&ctx, node->user_data);
+    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, 0};
+    sst__live *live = sst__invoke_live(sst_task_run_user_data(t));
     sst_error err;
     sst_error_clear(&err);
+    if (sst__live_first_attempt(live, sst_task_id(t), sst_task_attempt(t), &ctx.first_attempt,
+                                &err) != SST_OK) {
+        return sst_task_fail(t, err.code, "node '%s': %s", node->name, err.msg);
+    }
+    if (node->input_fields != NULL &&
+        (ctx.view = sst__node_view(node, sst_task_state(t), &err)) == NULL) {
+        return sst_task_fail(t, err.code, "node '%s': %s", node->name, err.msg);
+    }
+    sst_code rc = sst__live_note_input(
+        live, sst_task_input(t) != NULL ? sst_task_input(t) : sst_node_state(&ctx), &err);
+    if (rc != SST_OK) {
+        sst_value_unref(ctx.view);
+        return sst_task_fail(t, rc, "node '%s': %s", node->name, err.msg);
+    }
+    rc = node->fn(&ctx, node->user_data);
+    if (rc == SST_OK) {
+        rc = stream_written_messages(&ctx, live);
+    }
+    sst_value_unref(ctx.view);
     if (rc != SST_OK) {
         sst_value_unref(ctx.gotos);
         return rc;
@@ -461,7 +576,8 @@ sst_code sst__graph_commit(sst_commit *c, void *user_data) {
 sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
     bool hidden = false;
     for (size_t i = 0; i < sst_object_len(state) && !hidden; i++) {
-        hidden = strncmp(sst_string_cstr(sst_object_key_at(state, i)), "__", 2) == 0;
+        const char *k = sst_string_cstr(sst_object_key_at(state, i));
+        hidden = strncmp(k, "__", 2) == 0 && strcmp(k, SST_ROOT) != 0;
     }
     if (!hidden) {
         return sst_value_ref(state);
@@ -469,7 +585,8 @@ sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
     sst_value *out = sst_object_empty();
     for (size_t i = 0; i < sst_object_len(state) && out != NULL; i++) {
         const sst_value *k = sst_object_key_at(state, i);
-        if (strncmp(sst_string_cstr(k), "__", 2) != 0) {
+        if (strncmp(sst_string_cstr(k), "__", 2) != 0 ||
+            strcmp(sst_string_cstr(k), SST_ROOT) == 0) {
             out = sst_object_setv_take(out, k, sst_value_ref(sst_object_value_at(state, i)), err);
         }
     }

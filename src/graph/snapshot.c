@@ -168,8 +168,15 @@ static const sst_value *child_delta(const snap_in *in, size_t i, const char *nam
         strcmp(source, "loop") != 0) {
         return NULL; /* a snapshot keeps no deltas; an update's are not these tasks' */
     }
+    /* The child committed exactly these tasks: one superstep later, one group (a
+     * durability "exit" checkpoint holds a whole run's groups instead). */
     const sst_value *groups = sst_object_get(in->child, "body");
-    const sst_value *group = sst_array_get(groups, sst_array_len(groups) - 1);
+    int64_t step = sst_int_value(sst_object_get(in->rec, "step"));
+    if (sst_array_len(groups) != 1 ||
+        sst_int_value(sst_object_get(in->child, "step")) != step + 1) {
+        return NULL;
+    }
+    const sst_value *group = sst_array_get(groups, 0);
     size_t n = sst_array_len(sst_object_get(sst_object_get(in->rec, "next"), "tasks"));
     return sst_array_len(group) == n ? sst_array_get(group, i) : NULL;
 }

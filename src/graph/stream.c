@@ -303,12 +303,7 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
     if (s->o->stream == NULL) {
         return; /* no stream: nothing to look at */
     }
-    for (size_t i = 0; sst__stream_on(s, SST_STREAM_CUSTOM) && i < st->tasks; i++) {
-        const sst_task_stat *t = &st->task[i];
-        for (size_t k = 0; k < sst_array_len(t->events); k++) {
-            emit(s, SST_STREAM_CUSTOM, t->vertex, sst_value_ref(sst_array_get(t->events, k)));
-        }
-    }
+    /* Custom events went out live, as the nodes emitted them (live.c). */
     bool touched = false;
     for (size_t i = 0; i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];

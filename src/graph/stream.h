@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stream of an invoke (stream.c), as LangGraph gives it: values,
- * updates, custom, tasks, checkpoints and debug events, and interrupts in
- * the updates and values streams. invoke.c calls these at the points of a
+ * updates, tasks, checkpoints and debug events, and interrupts in the
+ * updates and values streams; custom and messages events go out live, as
+ * nodes send them (live.c, below). invoke.c calls these at the points of a
  * run where LangGraph emits; each does nothing when its modes are off.
  * docs/graph.md ("Streaming") lists the shapes and their order.
  */
@@ -60,5 +61,48 @@ void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_valu
                       const char *when);
 /* The checkpoints written since the last call (checkpoints / debug "checkpoint"). */
 void sst__stream_checkpoints(sst__streamer *s);
+
+/*
+ * ---- live events (live.c) ----
+ * What nodes stream while they run, on their own thread and at once: custom events
+ * (sst_node_emit), message tokens (sst_node_stream_message), the messages a node writes
+ * to the state (LangGraph's "messages" mode: [message, metadata], each message id once
+ * per invoke) and sst_node_push_message. Also the first attempt time of each task
+ * (LangGraph's execution_info.node_first_attempt_time). One per invoke, in invoke_ctx.
+ */
+typedef struct sst__live {
+    const sst_compiled_graph *cg;
+    const sst_invoke_opts *o;
+    sst_graph_thread *th; /* durable threads, else NULL */
+    pthread_mutex_t mu;   /* serializes the callback's live calls and guards what follows */
+    sst_value *seen;      /* owned object {message id: true}: streamed, or read as input */
+    sst_value *first;     /* owned object {task id: seconds since the epoch} */
+} sst__live;
+
+void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke_opts *o,
+                    sst_graph_thread *th);
+void sst__live_free(sst__live *l);
+/* The live side of the invoke whose run user data is @p run_user_data (invoke.c), or NULL. */
+sst__live *sst__invoke_live(void *run_user_data);
+/* True when the callback is set and asks for mode @p m (@p l may be NULL). */
+bool sst__live_on(const sst__live *l, sst_stream_mode m);
+/* Sends @p event (takes) as mode @p m now, serialized with the other live calls. */
+sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
+                        sst_error *err);
+/* Sends token event @p event (takes; {"id", "delta"}): its message id counts as streamed. */
+sst_code sst__live_token(sst__live *l, const char *node, sst_value *event, sst_error *err);
+/* When attempt 1 of task @p task_id started (now when @p attempt is 1: recorded). */
+sst_code sst__live_first_attempt(sst__live *l, const char *task_id, unsigned attempt, double *when,
+                                 sst_error *err);
+/* Task @p t starts with @p input: the ids of its messages count as streamed. */
+sst_code sst__live_note_input(sst__live *l, const sst_value *input, sst_error *err);
+/* Streams message @p msg (borrowed, with an id) of task @p t as [msg, metadata]; with
+ * @p dedupe, not when its id was streamed (or read) before. */
+sst_code sst__live_message(sst__live *l, sst_task *t, const char *node, const sst_value *msg,
+                           bool dedupe, sst_error *err);
+/* Streams the messages task @p t wrote to add_messages fields in @p delta (prepared: ids
+ * set) and not seen yet. */
+sst_code sst__live_update_messages(sst__live *l, sst_task *t, const char *node,
+                                   const sst_value *delta, sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_STREAM_H */

@@ -38,14 +38,18 @@ int sst__lua_traceback(lua_State *L) {
 
 /*
  * Pushes the message handler and the callback's function; returns the
- * handler's index, or 0 with @p err filled.
+ * handler's index, or 0 with @p err filled. *root (may be NULL) tells
+ * whether the graph has a root state (graphs[graph].root).
  */
-static int push_function(lua_State *L, const sst__lua_cb *cb, sst_error *err) {
+static int push_function(lua_State *L, const sst__lua_cb *cb, bool *root, sst_error *err) {
     lua_pushcfunction(L, sst__lua_traceback);
     int handler = lua_gettop(L);
     lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
-    if (lua_rawgeti(L, -1, cb->graph) == LUA_TTABLE &&
-        lua_getfield(L, -1, kind_table[cb->kind]) == LUA_TTABLE &&
+    if (lua_rawgeti(L, -1, cb->graph) == LUA_TTABLE && root != NULL) {
+        *root = lua_getfield(L, -1, "root") == LUA_TBOOLEAN;
+        lua_pop(L, 1);
+    }
+    if (lua_istable(L, -1) && lua_getfield(L, -1, kind_table[cb->kind]) == LUA_TTABLE &&
         lua_getfield(L, -1, cb->key) == LUA_TFUNCTION) {
         lua_replace(L, handler + 1);
         lua_settop(L, handler + 1);
@@ -88,6 +92,24 @@ static int ctx_emit(lua_State *L) {
     return 0;
 }
 
+/* LangGraph's runtime.execution_info as a plain table (a copy: ctx lives only in the node). */
+static void push_execution_info(lua_State *L, const sst_node_ctx *ctx) {
+    lua_createtable(L, 0, 7);
+    const char *const keys[] = {"thread_id", "task_id", "run_id", "checkpoint_id", "checkpoint_ns"};
+    const char *const vals[] = {sst_node_thread_id(ctx), sst_node_task_id(ctx),
+                                sst_node_run_id(ctx), sst_node_checkpoint_id(ctx), ""};
+    for (size_t i = 0; i < SST_ARRAY_LEN(keys); i++) {
+        if (vals[i] != NULL) {
+            lua_pushstring(L, vals[i]);
+            lua_setfield(L, -2, keys[i]);
+        }
+    }
+    lua_pushinteger(L, (lua_Integer)sst_node_attempt(ctx));
+    lua_setfield(L, -2, "node_attempt");
+    lua_pushnumber(L, (lua_Number)sst_node_first_attempt_time(ctx));
+    lua_setfield(L, -2, "node_first_attempt_time");
+}
+
 static int ctx_index(lua_State *L) {
     sst_node_ctx *ctx = check_ctx(L, 1);
     const char *k = luaL_checkstring(L, 2);
@@ -120,6 +142,8 @@ static int ctx_index(lua_State *L) {
         lua_pushinteger(L, (lua_Integer)sst_node_remaining_steps(ctx));
     } else if (strcmp(k, "is_last_step") == 0) {
         lua_pushboolean(L, sst_node_is_last_step(ctx));
+    } else if (strcmp(k, "execution_info") == 0) {
+        push_execution_info(L, ctx);
     } else {
         lua_pushnil(L);
     }
@@ -153,6 +177,24 @@ int sst__lua_interrupt(lua_State *L) {
     }
     lua_pushlightuserdata(L, &sst__lua_interrupt_token);
     return lua_error(L);
+}
+
+/* superstep.push_message(message [, field]): LangGraph's push_message; returns the message. */
+int sst__lua_push_message(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    sst_node_ctx *ctx = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (ctx == NULL) {
+        return luaL_error(L, "superstep.push_message() can only be called inside a node");
+    }
+    const char *field = luaL_optstring(L, 2, "messages");
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 1, "push_message", &err);
+    if (v == NULL || sst_node_push_message(ctx, field, v, &err) != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    lua_settop(L, 1);
+    return 1;
 }
 
 /* ---- what a node returns ---- */
@@ -192,10 +234,21 @@ static sst_code apply_pairs(sst_node_ctx *ctx, sst_value *pairs, sst_error *err)
     return rc;
 }
 
-/* Command{update, goto}: the update's writes are added to the node's earlier ones. */
-static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+/* Writes the value at @p idx to a root state, as one more write. */
+static sst_code write_root(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    sst_value *v = sst__lua_to_value(L, idx, "root state update", err);
+    return v != NULL ? sst_node_add_write(ctx, SST_ROOT, v, err) : sst__code(err);
+}
+
+/*
+ * Command{update, goto}: the update's writes are added to the node's earlier
+ * ones; with @p root, the update is a value of the root state.
+ */
+static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, bool root, sst_error *err) {
     sst_code rc = SST_OK;
-    if (lua_getfield(L, idx, "update") != LUA_TNIL) {
+    if (lua_getfield(L, idx, "update") != LUA_TNIL && root) {
+        rc = write_root(L, ctx, lua_gettop(L), err);
+    } else if (!lua_isnil(L, -1)) {
         sst_value *u = sst__lua_to_object(L, -1, "Command update", err);
         rc = u == NULL         ? sst__code(err)
              : sst_is_array(u) ? apply_pairs(ctx, u, err)
@@ -222,7 +275,7 @@ static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_erro
 static sst_code apply_one(lua_State *L, sst_node_ctx *ctx, int idx, const char *what,
                           sst_error *err) {
     if (sst__lua_is_command(L, idx)) {
-        return apply_command(L, ctx, idx, err);
+        return apply_command(L, ctx, idx, false, err);
     }
     if (lua_type(L, idx) != LUA_TTABLE && sst__lua_proxy_value(L, idx) == NULL) {
         return sst__error(err, SST_ETYPE,
@@ -310,6 +363,49 @@ static sst_code node_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error 
     return rc;
 }
 
+/*
+ * A node's return in a graph with a root state, as LangGraph's: nil, a
+ * Command, a list holding Commands (each item a Command or a value written
+ * in order), or else the value itself (a list too), written to the root.
+ */
+static sst_code root_result(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    idx = lua_absindex(L, idx);
+    if (lua_isnil(L, idx)) {
+        return SST_OK;
+    }
+    if (sst__lua_is_command(L, idx)) {
+        return apply_command(L, ctx, idx, true, err);
+    }
+    size_t n = lua_type(L, idx) == LUA_TTABLE ? (size_t)lua_rawlen(L, idx) : 0;
+    bool commands = false;
+    for (size_t i = 1; i <= n && !commands; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        commands = sst__lua_is_command(L, -1);
+        lua_pop(L, 1);
+    }
+    if (!commands) {
+        return write_root(L, ctx, idx, err);
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 1; rc == SST_OK && i <= n; i++) {
+        lua_rawgeti(L, idx, (lua_Integer)i);
+        rc = sst__lua_is_command(L, -1) ? apply_command(L, ctx, lua_gettop(L), true, err)
+                                        : write_root(L, ctx, lua_gettop(L), err);
+        lua_pop(L, 1);
+    }
+    return rc;
+}
+
+/* Pushes the root of a root state @p state (nil when unset). */
+static void push_root(lua_State *L, const sst_value *state) {
+    const sst_value *v = sst_object_get(state, SST_ROOT);
+    if (v == NULL) {
+        lua_pushnil(L);
+    } else {
+        sst__lua_push_value(L, v);
+    }
+}
+
 /* Registry keys of the last state pushed and its proxy. */
 static char state_ptr_key, state_proxy_key;
 
@@ -337,6 +433,7 @@ static void push_state(lua_State *L, const sst_value *state) {
 
 static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb) {
     sst_error err = {0};
+    bool root = false;
     int base = lua_gettop(L);
     /* The context sits below the call so that it can be invalidated afterwards. */
     lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
@@ -347,14 +444,18 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
         luaL_getmetatable(L, SST_LUA_CTX);
     }
     lua_setmetatable(L, -2);
-    int handler = push_function(L, cb, &err);
+    int handler = push_function(L, cb, &root, &err);
     if (handler == 0) {
         c->ctx = NULL;
         lua_settop(L, base);
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
     const sst_value *in = sst_node_input(ctx);
-    push_state(L, sst_node_state(ctx));
+    if (root) {
+        push_root(L, sst_node_state(ctx));
+    } else {
+        push_state(L, sst_node_state(ctx));
+    }
     if (in != NULL) {
         sst__lua_push_value(L, in);
     } else {
@@ -383,7 +484,7 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
             out = sst_node_fail(ctx, out, "%s", msg);
         }
     } else {
-        out = node_result(L, ctx, -1, &err);
+        out = root ? root_result(L, ctx, -1, &err) : node_result(L, ctx, -1, &err);
         if (out != SST_OK) {
             out = sst_node_fail(ctx, out, "node '%s': %s", sst_node_name(ctx), err.msg);
         }
@@ -406,7 +507,13 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
     bool armed = sst__lua_arm(L, false);
-    sst_code out = call_node(L, ctx, cb);
+    /* The node runs on a Lua thread of its own (anchored in the registry, not on L's
+     * stack): a live stream hands events over from inside it (ctx.emit) and runs the
+     * loop on L while it waits (stream.c), so L's stack must not hold the node's frames. */
+    lua_State *co = lua_newthread(L);
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    sst_code out = call_node(co, ctx, cb);
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
     sst__lua_arm(L, armed);
     return out;
 }
@@ -419,13 +526,18 @@ sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err) {
         return NULL;
     }
     bool armed = sst__lua_arm(L, false);
+    bool root = false;
     int base = lua_gettop(L);
-    int handler = push_function(L, cb, err);
+    int handler = push_function(L, cb, &root, err);
     if (handler == 0) {
         sst__lua_arm(L, armed);
         return NULL;
     }
-    sst__lua_push_value(L, state);
+    if (root) {
+        push_root(L, state);
+    } else {
+        sst__lua_push_value(L, state);
+    }
     sst_value *out = NULL;
     bool over_limit;
     int rc = sst__lua_pcall(L, 1, 1, handler, &over_limit);
@@ -497,7 +609,7 @@ sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
     lua_State *L = sst__lua_state_for_thread(cb->rt, err);
     bool armed = L != NULL && sst__lua_arm(L, false);
     int base = L != NULL ? lua_gettop(L) : 0;
-    int handler = L != NULL ? push_function(L, cb, err) : 0;
+    int handler = L != NULL ? push_function(L, cb, NULL, err) : 0;
     if (handler == 0) {
         if (L != NULL) {
             sst__lua_arm(L, armed);

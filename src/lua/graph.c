@@ -7,27 +7,14 @@
  */
 #include <stdio.h>
 
-#include "lua_int.h"
-
-/*
- * A node's retry_on: a Lua function (graphs[graph].retry_on[node] in each
- * state) or a list of error codes. Called on the thread running the engine.
- */
-typedef struct retry_cb {
-    sst__lua_rt *rt;
-    int graph;
-    char *node;      /* owned */
-    sst_code *codes; /* owned: the codes retried, or NULL: call the function */
-    size_t n_codes;
-} retry_cb;
+#include "graph_retry.h"
 
 typedef struct lgraph {
     sst_graph *g;
     int number;
     sst__lua_cb **cbs; /* owned; must outlive every compiled graph (apps hold the graph) */
     size_t n_cbs, cap_cbs;
-    retry_cb **retry; /* owned, as cbs */
-    size_t n_retry;
+    sst__lua_retries retry; /* retry_on callbacks, as cbs */
     int routers;
 } lgraph;
 
@@ -50,45 +37,8 @@ static int graph_gc(lua_State *L) {
     sst__free(lg->cbs);
     lg->cbs = NULL;
     lg->n_cbs = 0;
-    for (size_t i = 0; i < lg->n_retry; i++) {
-        sst__free(lg->retry[i]->node);
-        sst__free(lg->retry[i]->codes);
-        sst__free(lg->retry[i]);
-    }
-    sst__free(lg->retry);
-    lg->retry = NULL;
-    lg->n_retry = 0;
+    sst__lua_retries_free(&lg->retry);
     return 0;
-}
-
-/*
- * The callable at @p idx as a function: a function as is, a table or
- * userdata with __call wrapped in a closure (LangGraph accepts any callable,
- * e.g. an object with __call__). Replaces the value at @p idx; raises for
- * anything else, naming @p what.
- */
-static int call_upvalue(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
-}
-
-static void check_callable(lua_State *L, int idx, const char *what) {
-    idx = lua_absindex(L, idx);
-    if (lua_type(L, idx) == LUA_TFUNCTION) {
-        return;
-    }
-    if ((lua_type(L, idx) == LUA_TTABLE || lua_type(L, idx) == LUA_TUSERDATA) &&
-        luaL_getmetafield(L, idx, "__call") != LUA_TNIL) {
-        lua_pop(L, 1);
-        lua_pushvalue(L, idx);
-        lua_pushcclosure(L, call_upvalue, 1);
-        lua_replace(L, idx);
-        return;
-    }
-    sst__lua_raisef(L, SST_EINVAL, "%s: expected a function or a callable table, got %s", what,
-                    luaL_typename(L, idx));
 }
 
 /* A new callback for graphs[number][kind][key]; the function is stored by store_function. */
@@ -141,6 +91,16 @@ static const sst_reducer *reducer_of(lua_State *L, lgraph *lg, int idx, const ch
         return sst_reducer_replace();
     }
     if (lua_type(L, idx) == LUA_TFUNCTION) {
+        /* LangGraph refuses a reducer that does not take (current, update). */
+        lua_Debug ar;
+        lua_pushvalue(L, idx);
+        lua_getinfo(L, ">u", &ar);
+        if (!ar.isvararg && ar.nparams < 2) {
+            sst__lua_raisef(L, SST_EINVAL,
+                            "StateGraph: field '%s': Invalid reducer: a reducer takes two "
+                            "parameters (current, update), this function takes %d",
+                            field, (int)ar.nparams);
+        }
         sst__lua_cb *cb = add_callback(L, lg, SST__CB_REDUCER, field);
         *cbp = cb;
         sst_error err = {0};
@@ -207,8 +167,8 @@ static void add_field(lua_State *L, lgraph *lg, const char *field, int spec) {
  * table, as graphs[number].options for compile to read.
  */
 static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
-    static const char *const known[] = {"input_schema", "output_schema", "context_schema", "closed",
-                                        NULL};
+    static const char *const known[] = {"input_schema", "output_schema", "context_schema",
+                                        "closed",       "default",       NULL};
     sst__lua_check_options(L, opts, known, "StateGraph");
     lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
     lua_rawgeti(L, -1, lg->number);
@@ -247,9 +207,44 @@ static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
     }
 }
 
-/* superstep.StateGraph(schema [, {input_schema = {...}, output_schema = {...}}]) */
+/*
+ * A root state (LangGraph's StateGraph(Annotated[list, operator.add])): the
+ * reducer at 1, the default from the options at 2. graphs[number].root tells
+ * the callbacks to hand nodes and routers the value itself.
+ */
+static void root_state(lua_State *L, lgraph *lg) {
+    sst_reducer *owned;
+    sst__lua_cb *cb;
+    const sst_reducer *r = reducer_of(L, lg, 1, SST_ROOT, &owned, &cb);
+    sst_error err = {0};
+    sst_value *def = NULL;
+    if (lua_istable(L, 2) && lua_getfield(L, 2, "default") != LUA_TNIL) {
+        def = sst__lua_to_value(L, -1, "StateGraph: default", &err);
+        if (def == NULL) {
+            sst_reducer_free(owned);
+            sst__lua_raise(L, &err);
+        }
+    }
+    sst_code rc = sst_graph_set_root(lg->g, r, def, &err);
+    sst_reducer_free(owned);
+    check_ok(L, rc, &err);
+    if (cb != NULL) {
+        store_function(L, cb, 1);
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
+    lua_rawgeti(L, -1, lg->number);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "root");
+    lua_pop(L, 2);
+}
+
+/*
+ * superstep.StateGraph(schema [, {input_schema = {...}, output_schema = {...}}]),
+ * or StateGraph(reducer [, {default = v}]) for a root state.
+ */
 static int state_graph(lua_State *L) {
-    if (!lua_isnoneornil(L, 1)) {
+    bool root = lua_type(L, 1) == LUA_TLIGHTUSERDATA || lua_type(L, 1) == LUA_TFUNCTION;
+    if (!lua_isnoneornil(L, 1) && !root) {
         luaL_checktype(L, 1, LUA_TTABLE);
     }
     if (!lua_isnoneornil(L, 2)) {
@@ -306,6 +301,15 @@ static int state_graph(lua_State *L) {
         }
         lua_settop(L, self);
     }
+    if (root) {
+        root_state(L, lg);
+        lua_settop(L, self);
+    } else if (lua_istable(L, 2) && lua_getfield(L, 2, "default") != LUA_TNIL) {
+        return sst__lua_raisef(L, SST_EINVAL,
+                               "StateGraph: default: only a root state has one "
+                               "(StateGraph(reducer, {default = v}))");
+    }
+    lua_settop(L, self);
     if (lua_istable(L, 2)) {
         graph_schemas(L, lg, 2);
         lua_settop(L, self);
@@ -313,227 +317,69 @@ static int state_graph(lua_State *L) {
     return 1;
 }
 
-static double opt_number(lua_State *L, int t, const char *k, double def) {
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER) {
-        sst__lua_raisef(L, SST_EINVAL, "retry.%s: expected a number, got %s", k,
+/*
+ * Reads the options table at 4 of add_node into @p o: retry (a policy or a
+ * list; the retry_on functions to store are left at index 5), ends, defer,
+ * input_schema. The lists stay on the stack above index 5.
+ */
+static void node_options(lua_State *L, lgraph *lg, const char *name, const char *what,
+                         sst_node_opts *o) {
+    static const char *const known[] = {"retry",        "retry_policy", "metadata",     "ends",
+                                        "destinations", "defer",        "input_schema", NULL};
+    luaL_checktype(L, 4, LUA_TTABLE);
+    sst__lua_check_options(L, 4, known, what);
+    if (lua_getfield(L, 4, "retry") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_getfield(L, 4, "retry_policy");
+    }
+    sst_retry_policy *policies;
+    size_t n;
+    sst__lua_read_retry(L, &lg->retry, lg->number, lua_gettop(L), what, name, &policies, &n);
+    lua_replace(L, 5); /* the retry_on functions, stored once the node is accepted */
+    if (n == 1) {
+        o->retry = policies[0];
+    } else if (n > 1) {
+        o->retry_policies = policies; /* kept alive at index 7 */
+        o->n_retry_policies = n;
+    }
+    if (lua_getfield(L, 4, "ends") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_getfield(L, 4, "destinations");
+    }
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        o->ends = sst__lua_string_list(L, -1, &o->n_ends, "ends");
+    } else if (!lua_isnil(L, -1)) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: ends: expected a list of node names, got %s", what,
                         luaL_typename(L, -1));
     }
-    double d = lua_isnil(L, -1) ? def : lua_tonumber(L, -1);
+    if (lua_getfield(L, 4, "input_schema") == LUA_TTABLE) {
+        o->input_fields = sst__lua_string_list(L, -1, &o->n_input_fields, "input_schema");
+    } else if (!lua_isnil(L, -1)) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: input_schema: expected a list of field names, got %s",
+                        what, luaL_typename(L, -1));
+    }
+    lua_getfield(L, 4, "defer");
+    o->defer = lua_toboolean(L, -1);
     lua_pop(L, 1);
-    return d;
-}
-
-/* The codes named by the list at @p idx ("SST_ETASK", ...), in a scratch userdata pushed. */
-static sst_code *code_list(lua_State *L, int idx, const char *node, size_t *n) {
-    const char **names = sst__lua_string_list(L, idx, n, "retry_on");
-    sst_code *codes = lua_newuserdatauv(L, (*n > 0 ? *n : 1) * sizeof *codes, 0);
-    for (size_t i = 0; i < *n; i++) {
-        int c = 0;
-        while (c < SST_CODE_COUNT && strcmp(sst_code_name((sst_code)c), names[i]) != 0) {
-            c++;
-        }
-        if (c == SST_CODE_COUNT) {
-            sst__lua_raisef(L, SST_EINVAL, "add_node '%s': retry_on: unknown error kind '%s'", node,
-                            names[i]);
-        }
-        codes[i] = (sst_code)c;
-    }
-    lua_remove(L, -2);
-    return codes;
 }
 
 /*
- * Calls the node's Lua retry_on with the error object {code, message, node}:
- * true retries. An error in retry_on, or a missing function, does not retry.
- */
-static bool lua_retry_on(const sst_error *e, const char *vertex, void *ud) {
-    const retry_cb *rc = ud;
-    for (size_t i = 0; rc->codes != NULL && i < rc->n_codes; i++) {
-        if (rc->codes[i] == e->code) {
-            return true;
-        }
-    }
-    if (rc->codes != NULL) {
-        return false;
-    }
-    sst_error err = {0};
-    lua_State *L = sst__lua_state_for_thread(rc->rt, &err);
-    if (L == NULL) {
-        return false;
-    }
-    bool armed = sst__lua_arm(L, false);
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, sst__lua_traceback);
-    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
-    bool found = lua_rawgeti(L, -1, rc->graph) == LUA_TTABLE &&
-                 lua_getfield(L, -1, "retry_on") == LUA_TTABLE &&
-                 lua_getfield(L, -1, rc->node) == LUA_TFUNCTION;
-    bool out = false;
-    if (found) {
-        lua_replace(L, base + 2);
-        lua_settop(L, base + 2);
-        /* The message without the traceback the node's handler added. */
-        const char *tb = strstr(e->msg, "\nstack traceback:");
-        lua_pushlstring(L, e->msg, tb != NULL ? (size_t)(tb - e->msg) : strlen(e->msg));
-        sst__lua_push_error(L, e->code, lua_tostring(L, -1), vertex);
-        lua_remove(L, -2);
-        bool over_limit;
-        out = sst__lua_pcall(L, 1, 1, base + 1, &over_limit) == LUA_OK && lua_toboolean(L, -1);
-    }
-    lua_settop(L, base);
-    sst__lua_arm(L, armed);
-    return out;
-}
-
-/* Records a retry_on callback for node @p name of @p lg. */
-static retry_cb *add_retry_cb(lua_State *L, lgraph *lg, const char *name, const sst_code *codes,
-                              size_t n_codes) {
-    retry_cb **list = sst__realloc(lg->retry, (lg->n_retry + 1) * sizeof *list);
-    if (list == NULL) {
-        sst__lua_raise_enomem(L);
-    }
-    lg->retry = list;
-    retry_cb *rc = sst__calloc(1, sizeof *rc);
-    if (rc == NULL || (rc->node = sst__strndup(name, strlen(name))) == NULL ||
-        (codes != NULL &&
-         (rc->codes = sst__malloc((n_codes ? n_codes : 1) * sizeof *codes)) == NULL)) {
-        if (rc != NULL) {
-            sst__free(rc->node);
-        }
-        sst__free(rc);
-        sst__lua_raise_enomem(L);
-    }
-    if (codes != NULL) {
-        memcpy(rc->codes, codes, n_codes * sizeof *codes);
-    }
-    rc->n_codes = n_codes;
-    rc->rt = sst__lua_runtime(L);
-    rc->graph = lg->number;
-    lg->retry[lg->n_retry++] = rc;
-    return rc;
-}
-
-/*
- * The retry option at @p idx: true (the default policy), false/nil (none),
- * or a table of fields over the default policy, with retry_on a function or
- * a list of error kinds. A retry_on function is left on the stack top
- * (*fn_pushed) for the caller to store once the node is accepted.
- */
-static void read_retry(lua_State *L, lgraph *lg, int idx, const char *name, sst_retry_policy *p,
-                       bool *fn_pushed) {
-    static const char *const known[] = {"max_attempts",
-                                        "initial_interval",
-                                        "backoff_factor",
-                                        "max_interval",
-                                        "jitter",
-                                        "retry_on",
-                                        NULL};
-    *fn_pushed = false;
-    if (lua_isnil(L, idx) || (lua_type(L, idx) == LUA_TBOOLEAN && !lua_toboolean(L, idx))) {
-        return;
-    }
-    sst_retry_policy_init(p);
-    if (lua_type(L, idx) == LUA_TBOOLEAN) {
-        return;
-    }
-    if (lua_type(L, idx) != LUA_TTABLE) {
-        sst__lua_raisef(L, SST_EINVAL, "add_node '%s': retry: expected true or a table, got %s",
-                        name, luaL_typename(L, idx));
-    }
-    sst__lua_check_options(L, idx, known, "add_node: retry");
-    double attempts = opt_number(L, idx, "max_attempts", p->max_attempts);
-    if (!(attempts >= 1 && attempts <= 1e6)) {
-        sst__lua_raisef(L, SST_EINVAL, "add_node '%s': retry.max_attempts must be at least 1",
-                        name);
-    }
-    p->max_attempts = (unsigned)attempts;
-    p->initial_interval_s = opt_number(L, idx, "initial_interval", p->initial_interval_s);
-    p->backoff_factor = opt_number(L, idx, "backoff_factor", p->backoff_factor);
-    p->max_interval_s = opt_number(L, idx, "max_interval", p->max_interval_s);
-    if (lua_getfield(L, idx, "jitter") != LUA_TNIL) {
-        p->jitter = lua_toboolean(L, -1);
-    }
-    lua_pop(L, 1);
-    int t = lua_getfield(L, idx, "retry_on");
-    if (t == LUA_TNIL) {
-        lua_pop(L, 1);
-        return;
-    }
-    if (t == LUA_TTABLE && luaL_getmetafield(L, -1, "__call") == LUA_TNIL) {
-        size_t n;
-        sst_code *codes = code_list(L, -1, name, &n);
-        p->retry_on_error = lua_retry_on;
-        p->retry_on_user_data = add_retry_cb(L, lg, name, codes, n);
-        lua_pop(L, 2);
-        return;
-    }
-    if (t == LUA_TTABLE) {
-        lua_pop(L, 1); /* the __call field */
-    }
-    char what[300];
-    snprintf(what, sizeof what, "add_node '%.255s': retry_on", name);
-    check_callable(L, -1, what);
-    p->retry_on_error = lua_retry_on;
-    p->retry_on_user_data = add_retry_cb(L, lg, name, NULL, 0);
-    *fn_pushed = true;
-}
-
-/* Stores the retry_on function on the stack top as graphs[number].retry_on[node]; pops it. */
-static void store_retry_on(lua_State *L, const lgraph *lg, const char *name) {
-    int fn = lua_gettop(L);
-    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_GRAPHS);
-    lua_rawgeti(L, -1, lg->number);
-    lua_getfield(L, -1, "retry_on");
-    lua_pushvalue(L, fn);
-    lua_setfield(L, -2, name);
-    lua_settop(L, fn - 1);
-}
-
-/*
- * g:add_node(name, fn [, {retry = true | {...}, metadata = ..., ends = {...}, defer = true}])
- * (retry_policy and destinations are LangGraph's names for retry and ends).
+ * g:add_node(name, fn [, {retry = true | {...} | {{...}, {...}}, metadata = ...,
+ * ends = {...}, defer = true, input_schema = {...}}]) (retry_policy and
+ * destinations are LangGraph's names for retry and ends).
  */
 static int graph_add_node(lua_State *L) {
-    static const char *const known[] = {"retry",        "retry_policy", "metadata", "ends",
-                                        "destinations", "defer",        NULL};
     lgraph *lg = check_graph(L, 1);
     const char *name = luaL_checkstring(L, 2);
     char what[300];
     snprintf(what, sizeof what, "add_node '%.255s'", name);
-    check_callable(L, 3, what);
+    sst__lua_check_callable(L, 3, what);
     sst_node_opts o;
     sst_node_opts_init(&o);
     sst_value *meta = NULL;
-    bool retry_fn = false;
-    lua_settop(L, 4);
+    lua_settop(L, 5);
     if (!lua_isnil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
-        sst__lua_check_options(L, 4, known, what);
-        if (lua_getfield(L, 4, "retry") == LUA_TNIL) {
-            lua_pop(L, 1);
-            lua_getfield(L, 4, "retry_policy");
-        }
-        read_retry(L, lg, lua_gettop(L), name, &o.retry, &retry_fn);
-        if (retry_fn) {
-            lua_replace(L, 5); /* the retry_on function, stored once the node is accepted */
-        } else {
-            lua_settop(L, 4);
-            lua_pushnil(L);
-        }
-        if (lua_getfield(L, 4, "ends") == LUA_TNIL) {
-            lua_pop(L, 1);
-            lua_getfield(L, 4, "destinations");
-        }
-        if (lua_type(L, -1) == LUA_TTABLE) {
-            o.ends = sst__lua_string_list(L, -1, &o.n_ends, "ends"); /* kept at index 7 */
-        } else if (!lua_isnil(L, -1)) {
-            return sst__lua_raisef(L, SST_EINVAL, "%s: ends: expected a list of node names, got %s",
-                                   what, luaL_typename(L, -1));
-        }
-        lua_getfield(L, 4, "defer");
-        o.defer = lua_toboolean(L, -1);
-        lua_pop(L, 1);
+        node_options(L, lg, name, what, &o);
     }
     /* The callback, then the metadata last: nothing raises while it is held. */
     sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, name);
@@ -547,10 +393,34 @@ static int graph_add_node(lua_State *L) {
     sst_value_unref(meta);
     check_ok(L, rc, &err);
     store_function(L, cb, 3);
-    if (retry_fn) {
-        lua_pushvalue(L, 5);
-        store_retry_on(L, lg, name);
+    if (lua_istable(L, 5)) {
+        sst__lua_store_retry_on(L, lg->number, 5);
     }
+    lua_settop(L, 1);
+    return 1;
+}
+
+/*
+ * g:set_node_defaults{retry = ...} (LangGraph's set_node_defaults(retry_policy=...)):
+ * the retry policy (or list) of every node that sets none, added before or after.
+ */
+static int graph_set_node_defaults(lua_State *L) {
+    static const char *const known[] = {"retry", "retry_policy", NULL};
+    lgraph *lg = check_graph(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    sst__lua_check_options(L, 2, known, "set_node_defaults");
+    lua_settop(L, 2);
+    if (lua_getfield(L, 2, "retry") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_getfield(L, 2, "retry_policy");
+    }
+    sst_retry_policy *policies;
+    size_t n;
+    sst__lua_read_retry(L, &lg->retry, lg->number, 3, "set_node_defaults", "__defaults__",
+                        &policies, &n);
+    sst_error err = {0};
+    check_ok(L, sst_graph_set_default_retry(lg->g, policies, n, &err), &err);
+    sst__lua_store_retry_on(L, lg->number, -1);
     lua_settop(L, 1);
     return 1;
 }
@@ -583,7 +453,7 @@ static void conditional_edges(lua_State *L, lgraph *lg, const char *from, int ro
     snprintf(key, sizeof key, "%d", lg->routers + 1);
     char what[300];
     snprintf(what, sizeof what, "conditional edges from '%.255s': router", from);
-    check_callable(L, router_idx, what);
+    sst__lua_check_callable(L, router_idx, what);
     lg->routers++;
     sst_error err = {0};
     /* The callback first: it may raise, and nothing of this call is held then. */
@@ -697,6 +567,7 @@ const sst_graph *sst__lua_graph_of(lua_State *L, int idx) {
 void sst__lua_open_graph(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"add_node", graph_add_node},
+        {"set_node_defaults", graph_set_node_defaults},
         {"add_edge", graph_add_edge},
         {"add_conditional_edges", graph_add_conditional_edges},
         {"set_conditional_entry_point", graph_set_conditional_entry_point},

@@ -199,6 +199,8 @@ sst_code sst__lua_read_tool(lua_State *L, int item, const char **name, const cha
                             int *fn_ref, sst_value **params, sst_error *err);
 /* superstep.interrupt(value), callable only inside a node. */
 int sst__lua_interrupt(lua_State *L);
+/* superstep.push_message(message [, field]) (callbacks.c). */
+int sst__lua_push_message(lua_State *L);
 /* The message handler for lua_pcall: adds a traceback to string errors. */
 int sst__lua_traceback(lua_State *L);
 /* The error object interrupt() raises to unwind a node. */
@@ -326,5 +328,12 @@ int sst__lua_raise_run_error(lua_State *L, sst_graph_result *r, const sst_error 
 int sst__lua_app_invoke(lua_State *L);
 int sst__lua_app_stream(lua_State *L);
 void sst__lua_open_stream(lua_State *L);
+/*
+ * A root state (sst_graph_set_root, run.c): the input at index 2 of a call
+ * on a root graph becomes {SST_ROOT: value} (a Command is left as is).
+ */
+void sst__lua_root_input(lua_State *L, sst__lua_call *c);
+/* Pushes a state: the root value itself for a root graph (nil when unset), else the table. */
+void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_value *state);
 
 #endif

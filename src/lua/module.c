@@ -174,6 +174,7 @@ int luaopen_superstep(lua_State *L) {
                                      {"Command", l_command},
                                      {"Overwrite", l_overwrite},
                                      {"interrupt", sst__lua_interrupt},
+                                     {"push_message", sst__lua_push_message},
                                      {"array", l_array},
                                      {"object", l_object},
                                      {"json_encode", l_json_encode},

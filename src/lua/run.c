@@ -42,6 +42,34 @@ static bool push_interrupts(lua_State *L, const sst_value *interrupts) {
     return n > 0;
 }
 
+void sst__lua_root_input(lua_State *L, sst__lua_call *c) {
+    if (!sst_compiled_graph_has_root(c->app->cg) || lua_isnoneornil(L, 2) ||
+        sst__lua_is_command(L, 2)) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 2, "input", &err);
+    sst_value *in = v != NULL ? sst_object_set_take(sst_object_empty(), SST_ROOT, v, &err) : NULL;
+    if (in == NULL) {
+        sst__lua_raise(L, &err);
+    }
+    sst_value_unref(c->input);
+    c->input = in;
+}
+
+void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_value *state) {
+    if (!sst_compiled_graph_has_root(cg)) {
+        sst__lua_push_table(L, state);
+        return;
+    }
+    const sst_value *v = sst_object_get(state, SST_ROOT);
+    if (v == NULL) {
+        lua_pushnil(L);
+    } else {
+        sst__lua_push_table(L, v);
+    }
+}
+
 int sst__lua_app_invoke(lua_State *L) {
     static const char *const known[] = {"durability", "recursion_limit", "context", NULL};
     lua_settop(L, 4);
@@ -58,6 +86,7 @@ int sst__lua_app_invoke(lua_State *L) {
     lua_setmetatable(L, -2);
     int holder = lua_gettop(L);
     sst__lua_call_prepare(L, c, holder, lua_istable(L, 4) ? 4 : 0, known, "invoke");
+    sst__lua_root_input(L, c);
     sst_error err = {0};
     sst_graph_result *r = sst_graph_invoke(c->app->cg, c->thread != NULL ? c->thread->t : NULL,
                                            c->input, &c->o, &err);
@@ -65,8 +94,9 @@ int sst__lua_app_invoke(lua_State *L) {
     if (r == NULL || sst_graph_result_status(r) == SST_RUN_FAILED) {
         return sst__lua_raise_run_error(L, r, &err);
     }
-    sst__lua_push_table(L, sst_graph_result_state(r));
-    if (sst_graph_result_status(r) == SST_RUN_INTERRUPTED &&
+    sst__lua_push_state(L, c->app->cg, sst_graph_result_state(r));
+    if (!sst_compiled_graph_has_root(c->app->cg) &&
+        sst_graph_result_status(r) == SST_RUN_INTERRUPTED &&
         push_interrupts(L, sst_graph_result_interrupts(r))) {
         lua_setfield(L, -2, "__interrupt__");
     }

@@ -197,12 +197,52 @@ static int stream_close(lua_State *L) {
     return 0;
 }
 
+/* Pushes @p u, an update {SST_ROOT: v}, as v (other values as they are). */
+static void push_root_update(lua_State *L, const sst_value *u) {
+    const sst_value *v = sst_object_get(u, SST_ROOT);
+    sst__lua_push_table(L, v != NULL ? v : u);
+}
+
+/*
+ * Pushes an updates chunk of a root graph: {node: update} with each update
+ * {SST_ROOT: v} shown as v; a node that wrote several times shows the list
+ * of its values (as LangGraph's).
+ */
+static void push_root_updates(lua_State *L, const sst_value *ev) {
+    if (!sst_is_object(ev)) {
+        sst__lua_push_table(L, ev);
+        return;
+    }
+    lua_createtable(L, 0, (int)sst_object_len(ev));
+    for (size_t i = 0; i < sst_object_len(ev); i++) {
+        const sst_value *u = sst_object_value_at(ev, i);
+        sst__lua_push_table(L, sst_object_key_at(ev, i));
+        if (sst_is_array(u)) {
+            lua_createtable(L, (int)sst_array_len(u), 0);
+            for (size_t k = 0; k < sst_array_len(u); k++) {
+                push_root_update(L, sst_array_get(u, k));
+                lua_rawseti(L, -2, (lua_Integer)k + 1);
+            }
+        } else {
+            push_root_update(L, u);
+        }
+        lua_rawset(L, -3);
+    }
+}
+
 /* Pushes a chunk: (mode, chunk) with several modes, else the chunk. Returns the count. */
 static int push_chunk(lua_State *L, const lstream *s, sst_stream_mode mode, const sst_value *ev) {
     if (s->multi) {
         lua_pushstring(L, mode_name(mode));
     }
-    sst__lua_push_table(L, ev);
+    const sst_compiled_graph *cg = s->call.app->cg;
+    if (mode == SST_STREAM_VALUES) {
+        sst__lua_push_state(L, cg, ev);
+    } else if (mode == SST_STREAM_UPDATES && sst_compiled_graph_has_root(cg)) {
+        push_root_updates(L, ev);
+    } else {
+        sst__lua_push_table(L, ev);
+    }
     return s->multi ? 2 : 1;
 }
 
@@ -374,6 +414,7 @@ int sst__lua_app_stream(lua_State *L) {
     luaL_setmetatable(L, SST_LUA_STREAM);
     int self = lua_gettop(L);
     sst__lua_call_prepare(L, &s->call, self, opts, known, "stream");
+    sst__lua_root_input(L, &s->call);
     s->rt = sst__lua_runtime(L);
     s->multi = multi;
     s->call.o.stream_modes = bits;

@@ -79,8 +79,10 @@ struct sst_task {
     uint64_t send_index; /* position among the superstep's Sends; UINT64_MAX: vertex task */
     char id_text[33];    /* the task id, made on first use ("" until then) */
     /* Outputs of the current attempt. */
-    sst_value *delta; /* owned object, or NULL */
-    sst__out *out;    /* out_inline or an owned array */
+    sst_value *delta;     /* owned object, or NULL */
+    sst_value *raw_delta; /* owned: the delta before it was prepared (keep_raw), or NULL */
+    bool keep_raw;        /* the run keeps raw deltas (sst_run_opts.keep_raw_deltas) */
+    sst__out *out;        /* out_inline or an owned array */
     size_t nout, outcap;
     sst__out out_inline[SST__OUT_INLINE];
     bool halt;

@@ -135,6 +135,7 @@ static void init_task(run *R, sst_task *t, uint32_t vertex) {
     memset(t, 0, sizeof *t);
     t->timed = R->o->on_superstep != NULL;
     t->run_key = R->o->run_key;
+    t->keep_raw = R->o->keep_raw_deltas;
     t->run_user_data = R->o->user_data;
     t->p = R->p;
     t->state = R->state;
@@ -612,6 +613,7 @@ static bool report_superstep(run *R, uint64_t started_ns, size_t fields) {
         R->stats[i].vertex = sst_task_vertex(t);
         R->stats[i].task_id = sst_task_id(t);
         R->stats[i].delta = t->delta != NULL ? t->delta : sst_object_empty();
+        R->stats[i].raw_delta = t->raw_delta != NULL ? t->raw_delta : R->stats[i].delta;
         R->stats[i].events = t->events != NULL ? t->events : sst_array_empty();
         R->stats[i].duration_ns = t->duration_ns;
         R->stats[i].attempts = t->attempt;

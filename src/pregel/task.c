@@ -230,6 +230,8 @@ sst_code sst_task_interrupt(sst_task *t, sst_value *value) {
 void sst__task_clear_outputs(sst_task *t) {
     sst_value_unref(t->delta);
     t->delta = NULL;
+    sst_value_unref(t->raw_delta);
+    t->raw_delta = NULL;
     for (size_t i = 0; i < t->nout; i++) {
         sst_value_unref(t->out[i].value);
     }
@@ -285,6 +287,7 @@ void sst__task_run(sst_task *t) {
     if (code == SST_OK && t->delta != NULL) {
         /* Fix ids (add_messages) now, on the worker, so stored writes replay exactly. */
         sst_error perr;
+        t->raw_delta = t->keep_raw ? sst_value_ref(t->delta) : NULL; /* for the updates stream */
         t->delta = sst_schema_prepare_delta(t->p->schema, t->delta, &perr);
         if (t->delta == NULL) {
             code = perr.code;

@@ -310,10 +310,17 @@ if not sst.worker then
       on_token = function(t) heard[#heard + 1] = t end,
       on_event = function(kind, data) kinds[#kinds + 1] = kind end,
     }
+    local tool_msgs = 0
     for ev in lone:stream({ messages = { { role = "user", content = "x" } } }, nil, "messages") do
-      toks[#toks + 1] = ev.delta
-      ids[ev.id] = true
+      if ev.delta ~= nil then
+        toks[#toks + 1] = ev.delta
+        ids[ev.id] = true
+      else -- LangGraph's (message, metadata) for the tool's message (the replies came as tokens)
+        tool_msgs = tool_msgs + 1
+        eq(ev[1].role, "tool", "a message written to the state")
+      end
     end
+    eq(tool_msgs, 1, "the tool's message once")
     -- reply 1 asks for a tool this agent lacks ("error: unknown tool"), so the model is asked again
     eq(toks, { "adding", "it ", "is ", "42" }, "message tokens streamed")
     local n = 0

@@ -337,6 +337,99 @@ T.case("tasks and checkpoints modes", function()
   check(tasks > 0, "tasks chunks")
 end)
 
+-- ctx.execution_info: LangGraph's runtime.execution_info, kept across retries.
+T.case("ctx.execution_info", function()
+  local infos = {}
+  local g = sst.StateGraph{ x = sst.reducers.replace }
+  g:add_node("n", function(state, input, ctx)
+    infos[#infos + 1] = ctx.execution_info
+    if #infos == 1 then error("flaky") end
+    return { x = 1 }
+  end, { retry = { max_attempts = 2, initial_interval = 0.001, jitter = false, retry_on = { "SST_ETASK" } } })
+  g:add_edge(sst.START, "n")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({ x = 0 }, { configurable = { thread_id = "ei" }, run_id = "r1" })
+  eq(#infos, 2, "two attempts")
+  local a, b = infos[1] or {}, infos[2] or {}
+  eq({ a.node_attempt, b.node_attempt }, { 1, 2 }, "node_attempt")
+  eq(a.thread_id, "ei", "thread_id")
+  eq(a.run_id, "r1", "run_id")
+  eq(a.checkpoint_ns, "", "checkpoint_ns")
+  check(type(a.task_id) == "string" and #a.task_id == 32 and a.task_id == b.task_id, "task_id")
+  check(type(a.checkpoint_id) == "string" and #a.checkpoint_id > 0, "checkpoint_id")
+  check(math.type(a.node_first_attempt_time) == "float", "node_first_attempt_time")
+  eq(b.node_first_attempt_time, a.node_first_attempt_time, "the first attempt's time on the retry")
+  -- No checkpointer: no checkpoint id, no thread id.
+  local plain = {}
+  local p = sst.StateGraph{ x = sst.reducers.replace }
+  p:add_node("n", function(state, input, ctx) plain = ctx.execution_info end)
+  p:add_edge(sst.START, "n")
+  p:compile():invoke({ x = 0 })
+  eq(plain.checkpoint_id, "", "no checkpoint id without a thread")
+  eq(plain.thread_id, nil, "no thread id without a thread")
+  eq(plain.node_attempt, 1, "node_attempt without a thread")
+end)
+
+-- Custom events reach the loop while the node runs (the loop body runs between
+-- two ctx.emit calls of one node), and a break inside stops the run.
+T.case("custom events are live", function()
+  local loop_saw, node_saw = {}, nil
+  local g = sst.StateGraph{ x = sst.reducers.replace }
+  g:add_node("n", function(state, input, ctx)
+    ctx.emit("a")
+    node_saw = #loop_saw
+    ctx.emit("b")
+    return { x = 1 }
+  end)
+  g:add_edge(sst.START, "n")
+  local app = g:compile()
+  local modes = {}
+  for mode, chunk in app:stream({ x = 0 }, nil, { "custom", "updates" }) do
+    modes[#modes + 1] = mode
+    if mode == "custom" then loop_saw[#loop_saw + 1] = chunk end
+  end
+  eq(node_saw, 1, "the loop had the first event before the node went on")
+  eq(loop_saw, { "a", "b" }, "custom chunks")
+  eq(modes, { "custom", "custom", "updates" }, "custom before the superstep's updates")
+  local n = 0
+  for _ in app:stream({ x = 0 }, nil, "custom") do n = n + 1; break end
+  eq(n, 1, "break after the first custom chunk")
+end)
+
+-- The "messages" mode for messages written to the state, and push_message.
+T.case("messages mode and push_message", function()
+  local g = sst.StateGraph{ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } }
+  g:add_node("a", function() return { messages = { role = "assistant", content = "one" } } end)
+  g:add_node("b", function(state)
+    sst.push_message({ role = "assistant", content = "pushed", id = "p1" })
+    return { messages = state.messages } -- read before: streamed once only
+  end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "b")
+  local app = g:compile()
+  local chunks, values = {}, nil
+  for mode, chunk in app:stream({ messages = { { role = "user", content = "hi", id = "h" } } },
+                                { configurable = { graph_id = "gid", secret = "s" } }, { "messages", "values" }) do
+    if mode == "messages" then chunks[#chunks + 1] = chunk else values = chunk end
+  end
+  eq(#chunks, 2, "two message chunks")
+  local c1, c2 = chunks[1] or {}, chunks[2] or {}
+  eq({ c1[1] and c1[1].content, c2[1] and c2[1].content }, { "one", "pushed" }, "contents")
+  eq(c1[1], values.messages[2], "the message as the state holds it (its id)")
+  eq({ c1[2].langgraph_node, c1[2].langgraph_step, c1[2].graph_id }, { "a", 1, "gid" }, "metadata")
+  eq(c1[2].secret, nil, "configurable keys outside LangGraph's list stay out")
+  eq(#values.messages, 3, "state")
+  local ok, err = pcall(function()
+    local h = sst.StateGraph{ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } }
+    h:add_node("n", function() sst.push_message({ role = "ai", content = "x" }) end)
+    h:add_edge(sst.START, "n")
+    h:compile():invoke({})
+  end)
+  check(not ok and tostring(err):find("Message ID is required", 1, true), "no id: " .. tostring(err))
+  raises(function() sst.push_message({ role = "ai", content = "x", id = "1" }) end, "inside a node",
+         "push_message outside a node")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

@@ -195,6 +195,98 @@ do
   end
 end
 
+-- A root state: StateGraph(reducer) (LangGraph's StateGraph(Annotated[list, operator.add])).
+do
+  local function node(name)
+    return function(state, input)
+      check(type(state) == "table" or type(state) == "userdata", name .. " sees the value itself")
+      return { input == nil and name or name .. "|" .. tostring(input) }
+    end
+  end
+  local g = sst.StateGraph(sst.reducers.append)
+  g:add_node("a", node("a"))
+  g:add_node("b", node("b"))
+  g:add_node("c", function(state) return { sst.Command{ update = { "c1" } }, { "c2" } } end)
+  g:add_edge(sst.START, "a")
+  g:add_conditional_edges("a", function(state)
+    return { sst.Send("b", #state), sst.Send("b", #state + 1) }
+  end)
+  g:add_edge("b", "c")
+  local app = g:compile()
+  eq(app:invoke({ "0" }), { "0", "a", "b|2", "b|3", "c1", "c2" }, "root state: invoke")
+  local chunks = {}
+  for chunk in app:stream({ "0" }, nil, "updates") do chunks[#chunks + 1] = chunk end
+  eq(chunks[1], { a = { "a" } }, "root state: updates chunks hold the value")
+  eq(chunks[#chunks], { c = { { "c1" }, { "c2" } } }, "root state: two writes, two values")
+  local sum = sst.StateGraph(function(a, b) return (a or 0) + b end, { default = 10 })
+  sum:add_node("one", function(n) return n + 1 end)
+  sum:add_edge(sst.START, "one")
+  eq(sum:compile():invoke(5), 10 + 5 + 16, "root state: a Lua reducer and a default")
+  raises(function() sst.StateGraph({ x = sst.reducers.replace }, { default = 1 }) end,
+         "only a root state has one", "default without a root")
+end
+
+-- A reducer function taking one parameter is refused (LangGraph's "Invalid reducer").
+do
+  local ok, err = pcall(sst.StateGraph, { hello = function(a) return a end })
+  check(not ok, "one-parameter reducer refused")
+  eq(type(err) == "table" and err.code, "SST_EINVAL", "invalid reducer: kind")
+  check(tostring(err):find("field 'hello': Invalid reducer", 1, true) ~= nil,
+        "invalid reducer names the field: " .. tostring(err))
+  check(pcall(sst.StateGraph, { hello = function(...) return ... end }), "a vararg reducer is fine")
+end
+
+-- add_node(..., { input_schema = {...} }): the node sees only those fields.
+do
+  local seen
+  local g = sst.StateGraph{ a = sst.reducers.replace, b = sst.reducers.replace }
+  g:add_node("n", function(state) seen = sst.to_table(state); return { b = 2 } end,
+             { input_schema = { "a" } })
+  g:add_edge(sst.START, "n")
+  eq(g:compile():invoke({ a = 1, b = 1 }), { a = 1, b = 2 }, "input_schema: the update applies")
+  eq(seen, { a = 1 }, "input_schema: the node sees only a")
+  raises(function() g:add_node("m", function() end, { input_schema = "a" }) end,
+         "input_schema: expected a list of field names", "input_schema: bad type")
+end
+
+-- set_node_defaults{ retry = ... } and lists of retry policies.
+do
+  local calls = {}
+  local function flaky(name, fails, code)
+    return function()
+      calls[name] = (calls[name] or 0) + 1
+      if calls[name] <= fails then error({ code = code or "SST_ETASK", message = name .. " failed" }) end
+      return { log = { name } }
+    end
+  end
+  local fast = { initial_interval = 0, jitter = false }
+  local g = log_graph()
+  g:add_node("before", flaky("before", 2))
+  g:set_node_defaults{ retry = { initial_interval = 0, jitter = false, retry_on = { "SST_ETASK" } } }
+  g:add_node("after", flaky("after", 2))
+  g:add_node("own", flaky("own", 1), { retry = false })
+  g:add_edge(sst.START, "before")
+  g:add_edge(sst.START, "after")
+  g:add_edge(sst.START, "own")
+  raises(function() g:compile():invoke({}) end, "own failed", "set_node_defaults: retry = false opts out")
+  eq(calls, { before = 3, after = 3, own = 1 }, "set_node_defaults: nodes added before and after")
+  calls = {}
+  local l = log_graph()
+  local p1 = { initial_interval = 0, jitter = false, max_attempts = 2, retry_on = { "SST_EINVAL" } }
+  local p2 = { initial_interval = 0, jitter = false, max_attempts = 3, retry_on = function(e)
+    return e.code == "SST_ENOTFOUND"
+  end }
+  l:add_node("a", flaky("a", 2, "SST_ENOTFOUND"), { retry = { p1, p2 } })
+  l:add_node("b", flaky("b", 1, "SST_EIO"), { retry = { p1, p2 } })
+  l:add_edge(sst.START, "a")
+  l:add_edge("a", "b")
+  raises(function() l:compile():invoke({}) end, "b failed", "retry list: no policy matches")
+  eq(calls, { a = 3, b = 1 }, "retry list: the second policy retries a")
+  raises(function() log_graph():set_node_defaults{ retries = true } end,
+         "unknown option 'retries'", "set_node_defaults: unknown option")
+  local _ = fast
+end
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

@@ -3,7 +3,8 @@
  * LangGraph-parity features of the graph layer (issue 14), through the C API:
  * conditional entry points, joins into END, sequences, goto-only nodes (a
  * warning), no retry by default, retry_on_error, interrupt lists with "*",
- * deferred nodes and vertices, and input / output field declarations.
+ * deferred nodes and vertices, input / output field declarations, root
+ * states, node input fields, the default retry policy and lists of policies.
  */
 #include <stdio.h>
 #include <string.h>
@@ -469,6 +470,163 @@ static void test_input_output_fields(void **state) {
     assert_null(sst_compiled_graph_input_fields(CG));
 }
 
+/* ---- root state, node input fields, default retry, lists of policies ---- */
+
+/* Appends its name to the root list; checks that it sees the root as a list. */
+static sst_code root_logger(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    if (!sst_is_array(sst_object_get(sst_node_state(ctx), SST_ROOT))) {
+        return sst_node_fail(ctx, SST_ETYPE, "the root is not a list");
+    }
+    sst_value *name = sst_string_new(sst_node_name(ctx), NULL);
+    return sst_node_update(ctx, SST_ROOT, sst_array_push_take(sst_array_empty(), name, NULL), NULL);
+}
+
+static sst_value *send_b_twice(const sst_value *state, void *ud, sst_error *err) {
+    (void)ud;
+    sst_value *list = sst_array_empty();
+    for (int i = 0; i < 2 && list != NULL; i++) {
+        sst_value *s = sst_send_new("b", sst_value_ref(state), err);
+        list = s != NULL ? sst_array_push_take(list, s, err) : (sst_value_unref(list), NULL);
+    }
+    return list;
+}
+
+/* LangGraph's StateGraph(Annotated[list, operator.add]): the state is one list. */
+static void test_root_state(void **state) {
+    (void)state;
+    sst_error err;
+    assert_int_equal(sst_graph_set_root(G, sst_reducer_append(), NULL, &err), SST_EINVAL);
+    assert_string_equal(err.msg, "graph: set root: the graph has declared fields (a root state "
+                                 "is the whole state)");
+    sst_graph_free(G);
+    G = sst_graph_new(NULL);
+    assert_sst_ok(sst_graph_set_root(G, sst_reducer_append(), sst_array_empty(), &err), &err);
+    assert_int_equal(sst_graph_add_field(G, "x", NULL, NULL, &err), SST_EINVAL);
+    assert_string_equal(err.msg,
+                        "graph: field 'x': the graph has a root state (sst_graph_set_root)");
+    node_opts("a", root_logger, NULL, NULL);
+    node_opts("b", root_logger, NULL, NULL);
+    edge(SST_START, "a");
+    assert_sst_ok(sst_graph_add_conditional_edges(G, "a", send_b_twice, NULL, NULL, &err), &err);
+    compile_with(NULL);
+    assert_true(sst_compiled_graph_has_root(CG));
+    invoke_on(NULL, "{\"__root__\":[\"0\"]}");
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    assert_json_eq(sst_graph_result_state(R), "{\"__root__\":[\"0\",\"a\",\"b\",\"b\"]}");
+}
+
+/* Records the state it sees in *ud (a value slot). */
+static sst_code peek(sst_node_ctx *ctx, void *ud) {
+    sst_value **seen_state = ud;
+    sst_value_unref(*seen_state);
+    *seen_state = sst_value_ref(sst_node_state(ctx));
+    return logger(ctx, NULL);
+}
+
+/* LangGraph's add_node(input_schema=...): the node sees only those fields. */
+static void test_node_input_fields(void **state) {
+    (void)state;
+    sst_value *seen_a = NULL, *seen_b = NULL;
+    const char *fields[] = {"x", "missing"};
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.input_fields = fields;
+    o.n_input_fields = 2;
+    node_opts("a", peek, &seen_a, &o);
+    node_opts("b", peek, &seen_b, NULL);
+    edge(SST_START, "a");
+    edge("a", "b");
+    compile_with(NULL);
+    invoke_on(NULL, "{\"x\":1,\"y\":2}");
+    expect_log("[\"a\",\"b\"]");
+    assert_json_eq(seen_a, "{\"x\":1}");
+    assert_json_eq(seen_b, "{\"log\":[\"a\"],\"x\":1,\"y\":2}");
+    sst_value_unref(seen_a);
+    sst_value_unref(seen_b);
+    sst_error err;
+    o.input_fields = NULL;
+    assert_int_equal(sst_graph_add_node(G, "c", logger, NULL, &o, &err), SST_EINVAL);
+    assert_string_equal(err.msg, "node 'c': input fields: NULL list");
+}
+
+/* LangGraph's set_node_defaults(retry_policy=...): nodes without their own policy. */
+static void test_default_retry(void **state) {
+    (void)state;
+    int before = 2, after = 2, own = 5;
+    node_opts("before", flaky, &before, NULL);
+    sst_retry_policy p;
+    sst_retry_policy_init(&p);
+    p.jitter = false;
+    sst_error err;
+    assert_sst_ok(sst_graph_set_default_retry(G, &p, 1, &err), &err);
+    node_opts("after", flaky, &after, NULL);
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.retry.max_attempts = 2;
+    o.retry.jitter = false;
+    node_opts("own", flaky, &own, &o);
+    edge(SST_START, "before");
+    edge(SST_START, "after");
+    edge(SST_START, "own");
+    compile_with(NULL);
+    invoke_on(NULL, "{}");
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_FAILED);
+    assert_int_equal(before, -1); /* three attempts each */
+    assert_int_equal(after, -1);
+    assert_int_equal(own, 3); /* its own two */
+    p.max_attempts = 0;
+    assert_int_equal(sst_graph_set_default_retry(G, &p, 1, &err), SST_EINVAL);
+    assert_string_equal(err.msg,
+                        "graph: set default retry: retry policy 1: max_attempts must be >= 1");
+}
+
+/* Fails with the codes of the list *ud (SST_OK ends it), one per attempt, then logs. */
+static sst_code fail_codes(sst_node_ctx *ctx, void *ud) {
+    const sst_code **next = ud;
+    if (**next != SST_OK) {
+        sst_code c = *(*next)++;
+        return sst_node_fail(ctx, c, "failed with %s", sst_code_name(c));
+    }
+    return logger(ctx, NULL);
+}
+
+static bool on_code(const sst_error *e, const char *vertex, void *ud) {
+    (void)vertex;
+    return e->code == *(const sst_code *)ud;
+}
+
+/* LangGraph's retry_policy=(p1, p2): the first policy whose retry_on matches applies. */
+static void test_retry_policy_list(void **state) {
+    (void)state;
+    static const sst_code einval = SST_EINVAL, enotfound = SST_ENOTFOUND;
+    sst_retry_policy list[2];
+    for (int i = 0; i < 2; i++) {
+        sst_retry_policy_init(&list[i]);
+        list[i].jitter = false;
+        list[i].max_attempts = (unsigned)(2 + i);
+        list[i].retry_on_error = on_code;
+        list[i].retry_on_user_data = (void *)(i == 0 ? &einval : &enotfound);
+    }
+    const sst_code run1[] = {SST_ENOTFOUND, SST_ENOTFOUND, SST_OK};
+    const sst_code run2[] = {SST_ETASK, SST_OK};
+    const sst_code *next1 = run1, *next2 = run2;
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.retry_policies = list;
+    o.n_retry_policies = 2;
+    node_opts("a", fail_codes, &next1, &o);
+    node_opts("b", fail_codes, &next2, &o);
+    edge(SST_START, "a");
+    edge("a", "b");
+    compile_with(NULL);
+    invoke_on(NULL, "{}");
+    assert_ptr_equal(next1, run1 + 2); /* retried under the second policy */
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_FAILED);
+    assert_ptr_equal(next2, run2 + 1); /* no policy matches SST_ETASK */
+    assert_string_equal(sst_graph_result_error_node(R), "b");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_conditional_entry_point, setup, teardown),
@@ -483,6 +641,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_defer_survives_an_interrupt, setup, teardown),
         cmocka_unit_test(test_deferred_vertex),
         cmocka_unit_test_setup_teardown(test_input_output_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_root_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_input_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_retry_policy_list, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,10 @@
  * tasks, checkpoints and debug modes with LangGraph's step numbers and the
  * engine's task ids, and input / output schemas at invoke.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "superstep/superstep.h"
 #include "test_util.h"
@@ -18,7 +20,8 @@ static sst_compiled_graph *CG;
 static sst_graph_result *R;
 static sst_checkpointer *CP;
 static sst_graph_thread *TH;
-static sst_value *EV; /* [[mode, chunk], ...] as streamed */
+static sst_value *EV;     /* [[mode, chunk], ...] as streamed */
+static sst_value *CONFIG; /* the invoke's config, or NULL */
 
 static int setup(void **state) {
     (void)state;
@@ -35,6 +38,8 @@ static int teardown(void **state) {
     sst_compiled_graph_free(CG);
     sst_graph_free(G);
     sst_value_unref(EV);
+    sst_value_unref(CONFIG);
+    CONFIG = NULL;
     R = NULL;
     TH = NULL;
     CP = NULL;
@@ -110,6 +115,7 @@ static sst_graph_result *stream(const char *input, unsigned modes, const char *r
     sst_invoke_opts_init(&o);
     o.stream = collect;
     o.stream_modes = modes;
+    o.config = CONFIG;
     sst_value *res = resume != NULL ? tu_json(resume) : NULL;
     o.resume = res;
     sst_value_unref(EV);
@@ -415,6 +421,176 @@ static void test_input_and_output_fields(void **state) {
     assert_int_equal(sst_array_len(EV), 3);
 }
 
+/* ---- 4. execution info, live custom events, messages ---- */
+
+/* What a node saw of LangGraph's execution_info, per attempt. */
+static struct {
+    unsigned n;
+    char task_id[2][33];
+    double first[2];
+    unsigned attempt[2];
+    char checkpoint_id[2][64];
+    char thread_id[2][16];
+    const char *run_id[2]; /* NULL or "run-1" */
+} INFO;
+
+/* Records its execution info; fails its first attempt with a transient error. */
+static sst_code record_info(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    unsigned i = INFO.n < 2 ? INFO.n++ : 1;
+    snprintf(INFO.task_id[i], sizeof INFO.task_id[i], "%s", sst_node_task_id(ctx));
+    INFO.first[i] = sst_node_first_attempt_time(ctx);
+    INFO.attempt[i] = sst_node_attempt(ctx);
+    snprintf(INFO.checkpoint_id[i], sizeof INFO.checkpoint_id[i], "%s",
+             sst_node_checkpoint_id(ctx));
+    const char *th = sst_node_thread_id(ctx);
+    snprintf(INFO.thread_id[i], sizeof INFO.thread_id[i], "%s", th != NULL ? th : "(null)");
+    const char *run = sst_node_run_id(ctx);
+    INFO.run_id[i] = run != NULL && strcmp(run, "run-1") == 0 ? "run-1" : NULL;
+    if (sst_node_attempt(ctx) == 1) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        return sst_node_fail(ctx, SST_EIO, "flaky");
+    }
+    return sst_node_update(ctx, "x", sst_int_new(1, NULL), NULL);
+}
+
+/* LangGraph's runtime.execution_info: identity fields, the same first attempt time on a retry. */
+static void test_execution_info(void **state) {
+    (void)state;
+    memset(&INFO, 0, sizeof INFO);
+    sst_node_opts no;
+    sst_node_opts_init(&no);
+    sst_retry_policy_init(&no.retry);
+    no.retry.initial_interval_s = 0.001;
+    no.retry.jitter = false;
+    sst_error err;
+    assert_sst_ok(sst_graph_add_node(G, "n", record_info, NULL, &no, &err), &err);
+    edge(SST_START, "n");
+    compile_with(NULL, true);
+    CONFIG = tu_json("{\"run_id\":\"run-1\",\"configurable\":{\"thread_id\":\"t\"}}");
+    double before = (double)time(NULL);
+    stream("{}", SST_STREAM_VALUES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    assert_int_equal(INFO.n, 2);
+    assert_int_equal(INFO.attempt[0], 1);
+    assert_int_equal(INFO.attempt[1], 2);
+    assert_int_equal(strlen(INFO.task_id[0]), 32);
+    assert_string_equal(INFO.task_id[0], INFO.task_id[1]);
+    assert_true(INFO.first[0] >= before - 1 && INFO.first[0] < before + 60);
+    assert_true(INFO.first[1] == INFO.first[0]); /* the first attempt's, kept */
+    assert_string_equal(INFO.thread_id[0], "t");
+    assert_non_null(INFO.run_id[1]);
+    /* The checkpoint the task runs from: the thread's latest when it ran. */
+    assert_true(strlen(INFO.checkpoint_id[0]) > 0);
+    sst_value *snap = sst_graph_get_state(TH, NULL, &err);
+    assert_non_null(snap);
+    const sst_value *parent = sst_object_get(sst_object_get(snap, "parent_config"), "configurable");
+    assert_string_equal(sst_string_cstr(sst_object_get(parent, "checkpoint_id")),
+                        INFO.checkpoint_id[0]);
+    sst_value_unref(snap);
+}
+
+/* Emits "before", checks that the callback already has it, then emits "after". */
+static sst_code emit_live(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_code rc = sst_node_emit(ctx, sst_string_new("before", NULL), NULL);
+    if (rc == SST_OK && sst_array_len(EV) != 1) {
+        return sst_node_fail(ctx, SST_ETASK, "the custom event was not delivered at once");
+    }
+    rc = rc == SST_OK ? sst_node_emit(ctx, sst_string_new("after", NULL), NULL) : rc;
+    return rc == SST_OK ? sst_node_update(ctx, "x", sst_int_new(1, NULL), NULL) : rc;
+}
+
+static void test_custom_events_are_live(void **state) {
+    (void)state;
+    node("n", emit_live, NULL);
+    edge(SST_START, "n");
+    compile_with(NULL, false);
+    stream("{}", SST_STREAM_CUSTOM | SST_STREAM_UPDATES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    /* A task's custom events, in emit order, come before the superstep's updates. */
+    assert_json_eq(EV, "[[\"custom\",\"before\"],[\"custom\",\"after\"],"
+                       "[\"updates\",{\"n\":{\"x\":1}}]]");
+}
+
+/* Returns the messages it read plus its user data (a JSON message without an id). */
+static sst_code reply(sst_node_ctx *ctx, void *ud) {
+    sst_value *all = sst_value_ref(sst_object_get(sst_node_state(ctx), "messages"));
+    all = sst_array_push_take(all, tu_json(ud), NULL);
+    return sst_node_update(ctx, "messages", all, NULL);
+}
+
+/* LangGraph's stream_mode="messages" for the messages nodes write to the state. */
+static void test_messages_written_to_the_state(void **state) {
+    (void)state;
+    field("messages", sst_reducer_add_messages(), "[]");
+    node("a", reply, "{\"role\":\"assistant\",\"content\":\"one\"}");
+    node("b", reply, "{\"role\":\"assistant\",\"content\":\"two\"}");
+    edge(SST_START, "a");
+    edge("a", "b");
+    compile_with(NULL, false);
+    CONFIG = tu_json("{\"configurable\":{\"thread_id\":\"th\",\"assistant_id\":\"as\","
+                     "\"api_key\":\"secret\"}}");
+    stream("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\",\"id\":\"h\"}]}",
+           SST_STREAM_MESSAGES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    /* Each node's new message once: not the input's, not the one b read and returned. */
+    assert_int_equal(sst_array_len(EV), 2);
+    const sst_value *msgs = sst_object_get(sst_graph_result_state(R), "messages");
+    assert_int_equal(sst_array_len(msgs), 3);
+    for (size_t i = 0; i < 2; i++) {
+        const sst_value *c = chunk(i, NULL);
+        /* The message as the state holds it, its id included. */
+        assert_true(sst_value_equal(sst_array_get(c, 0), sst_array_get(msgs, i + 1)));
+        const sst_value *meta = sst_array_get(c, 1);
+        assert_json_eq(sst_object_get(meta, "langgraph_step"), i == 0 ? "1" : "2");
+        assert_json_eq(sst_object_get(meta, "langgraph_node"), i == 0 ? "\"a\"" : "\"b\"");
+        assert_json_eq(sst_object_get(meta, "thread_id"), "\"th\"");
+        assert_json_eq(sst_object_get(meta, "assistant_id"), "\"as\"");
+        assert_null(sst_object_get(meta, "api_key"));
+    }
+}
+
+/* push_message: no id refused; then two messages streamed at once, nothing at the end. */
+static sst_code pusher(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    sst_error err;
+    sst_code rc =
+        sst_node_push_message(ctx, NULL, tu_json("{\"role\":\"ai\",\"content\":\"x\"}"), &err);
+    if (rc != SST_EINVAL || strstr(err.msg, "Message ID is required") == NULL) {
+        return sst_node_fail(ctx, SST_ETASK, "a message without an id was accepted");
+    }
+    rc = sst_node_push_message(
+        ctx, NULL, tu_json("{\"role\":\"assistant\",\"content\":\"1\",\"id\":\"1\"}"), &err);
+    if (rc == SST_OK && sst_node_streams_messages(ctx) && sst_array_len(EV) != 1) {
+        return sst_node_fail(ctx, SST_ETASK, "the pushed message was not streamed at once");
+    }
+    return rc == SST_OK ? sst_node_push_message(
+                              ctx, "messages",
+                              tu_json("{\"role\":\"user\",\"content\":\"2\",\"id\":\"2\"}"), &err)
+                        : rc;
+}
+
+static void test_push_message(void **state) {
+    (void)state;
+    field("messages", sst_reducer_add_messages(), "[]");
+    node("n", pusher, NULL);
+    edge(SST_START, "n");
+    compile_with(NULL, false);
+    stream("{}", SST_STREAM_MESSAGES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    const sst_value *msgs = sst_object_get(sst_graph_result_state(R), "messages");
+    assert_int_equal(sst_array_len(msgs), 2);
+    assert_int_equal(sst_array_len(EV), 2);
+    assert_true(sst_value_equal(sst_array_get(chunk(0, NULL), 0), sst_array_get(msgs, 0)));
+    assert_true(sst_value_equal(sst_array_get(chunk(1, NULL), 0), sst_array_get(msgs, 1)));
+    /* Without the messages mode: written all the same. */
+    stream("{}", SST_STREAM_VALUES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    assert_int_equal(sst_array_len(sst_object_get(sst_graph_result_state(R), "messages")), 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_interrupt_in_updates_and_values, setup, teardown),
@@ -426,6 +602,10 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_modes_together, setup, teardown),
         cmocka_unit_test_setup_teardown(test_values_only_when_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_input_and_output_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_execution_info, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_custom_events_are_live, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_messages_written_to_the_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_push_message, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

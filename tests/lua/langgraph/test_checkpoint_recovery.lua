@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_checkpoint_recovery
--- failing: a node error raises a string (no err.code SST_ETASK); get_state tasks lack error (it is on the snapshot); invoke opts durability ignored (exit keeps 6 checkpoints, LangGraph 2); MemorySaver has no delete_thread
 -- The durability parameter is a loop (a fresh MemorySaver each time).
 -- Python's error text "RuntimeError('Simulated failure')" is the Lua error
 -- message "Simulated failure". `checkpointer.get_tuple(config) is None` is

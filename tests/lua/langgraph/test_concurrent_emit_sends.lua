@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_concurrent_emit_sends
--- failing: a root (non-object) state, StateGraph(reducer), is not supported
 -- StateGraph(Annotated[list, operator.add]) is a root state: written here as
 -- sst.StateGraph(<reducer>) (no README mapping yet). Python's node tells a
 -- Send payload from the state by its type; here the payload is `input`.

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_cond_edge_after_send
--- failing: a root (non-object) state, StateGraph(reducer), is not supported
 -- StateGraph(Annotated[list, operator.add]) is a root state: written here as
 -- sst.StateGraph(<reducer>) (no README mapping yet). The node is reached by
 -- Send, so it returns its name whatever its input.

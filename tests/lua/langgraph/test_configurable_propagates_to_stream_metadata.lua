@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_configurable_propagates_to_stream_metadata
--- failing: "messages" stream mode yields nothing for messages a node writes to the state (LangGraph streams them with metadata)
 -- A "messages" chunk is LangGraph's (message, metadata) tuple: the list
 -- { message, metadata }. HumanMessage(content=...) is { role = "user", content = ... }.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_execution_info_identity_fields_populated_on_retry
--- failing: ctx.execution_info missing (thread_id, run_id, node_attempt, node_first_attempt_time, checkpoint_ns)
 -- runtime.execution_info is ctx.execution_info, read while the node runs.
 -- ValueError raised by the node is a plain Lua error() (kind SST_ETASK).
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_runtime.py::test_execution_info_populated_in_graph
--- failing: ctx.execution_info missing (LangGraph runtime.execution_info: thread_id, task_id, checkpoint_id, checkpoint_ns, node_attempt, node_first_attempt_time; superstep only has ctx.attempt and ctx.config)
 -- runtime.execution_info is ctx.execution_info, a table with LangGraph's
 -- fields (thread_id, task_id, checkpoint_id, checkpoint_ns, node_attempt,
 -- node_first_attempt_time); it is copied while the node runs (ctx is valid

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_graph_validation
--- failing: compile/invoke raise plain strings, not error objects with .code; a reducer function taking one parameter is accepted (LangGraph: ValueError "Invalid reducer")
 -- `hello: str` written by two nodes in one step is `sst.reducers.unique`
 -- (README); a reducer taking one argument stands for Python's bad_reducer(a).
 local sst = superstep

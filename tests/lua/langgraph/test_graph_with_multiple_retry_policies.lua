@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_graph_with_multiple_retry_policies
--- failing: retry = { policy1, policy2 } (LangGraph retry_policy=(p1, p2)) is refused ("add_node: retry: unknown option 'number'"); a node raising an error object { code, message } fails with kind SST_ETASK (code and message dropped)
 -- Python exception classes are superstep error kinds: the node raises error
 -- objects { code = kind, message = ... } (ValueError: SST_EINVAL, KeyError:
 -- SST_ENOTFOUND) and retry_on lists kinds. retry_policy=(p1, p2) is a list of

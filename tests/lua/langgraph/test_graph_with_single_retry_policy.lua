@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_graph_with_single_retry_policy
--- failing: ctx.execution_info missing (node_first_attempt_time, the same on every attempt of a task)
 -- ValueError raised by the node is a plain Lua error() (kind SST_ETASK), so
 -- retry_on=ValueError is retry_on = { "SST_ETASK" }. runtime.execution_info
 -- .node_attempt is ctx.attempt; .node_first_attempt_time is

@@ -1,5 +1,4 @@
 -- langgraph: test_messages_state.py::test_push_messages_in_graph
--- failing: sst.push_message (LangGraph's push_message) and the "messages" stream mode are missing in Lua
 -- push_message(msg) is written sst.push_message(msg) (like sst.interrupt); a
 -- "messages" chunk is { message, metadata } as in Python.
 local sst = superstep

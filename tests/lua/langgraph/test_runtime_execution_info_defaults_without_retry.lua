@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_runtime_execution_info_defaults_without_retry
--- failing: ctx.execution_info missing (node_attempt, node_first_attempt_time)
 -- runtime.execution_info is ctx.execution_info, read while the node runs.
 local sst = superstep
 local T = require("checks")

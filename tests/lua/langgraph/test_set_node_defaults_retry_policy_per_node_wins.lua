@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_set_node_defaults_retry_policy_per_node_wins
--- failing: StateGraph:set_node_defaults missing (LangGraph's set_node_defaults(retry_policy=...))
 -- set_node_defaults(retry_policy=RetryPolicy(...)) is g:set_node_defaults{ retry = {...} }.
 -- ValueError raised by the node is a plain Lua error() (kind SST_ETASK).
 local sst = superstep

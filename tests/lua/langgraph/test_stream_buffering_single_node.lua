@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_stream_buffering_single_node
--- failing: stream events are delivered after the run, not live (first custom chunk at 0.2 s)
 -- time.sleep is os.execute("sleep N"); the wall clock is read from `date`.
 -- FloatBetween(a, b) is a range check on the rounded elapsed time.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_stream_mode_messages_command
--- failing: add_sequence missing; a node returning a list of Commands fails ("returned a list"); "messages" stream mode yields nothing for messages a node writes to the state
 -- A "messages" chunk is LangGraph's (message, metadata) tuple: the list
 -- { message, metadata }. HumanMessage(content=...) is { role = "user", content = ... }.
 -- Left out of the metadata: langgraph_triggers and langgraph_path (Python's

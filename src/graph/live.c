@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What nodes stream while they run (stream.h, "live events"): delivered on
+ * the node's thread at once, one call at a time, not at the superstep's
+ * commit. A task's own events keep their order; tasks running in parallel
+ * interleave as they run.
+ *
+ * The "messages" mode for the state follows LangGraph's StreamMessagesHandler:
+ * when a node ends, each message its update writes to a field with the
+ * add_messages reducer is streamed as
+ * [message, metadata] unless its id was streamed before in this invoke or
+ * was in the input of a task that started earlier (a node returning the state
+ * it read streams nothing again); sst_node_push_message streams at once.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "stream.h"
+#include "values/build.h"
+
+void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke_opts *o,
+                    sst_graph_thread *th) {
+    memset(l, 0, sizeof *l);
+    l->cg = cg;
+    l->o = o;
+    l->th = th;
+    /* A default mutex with static initialization: nothing to destroy. */
+    l->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}
+
+void sst__live_free(sst__live *l) {
+    sst_value_unref(l->seen);
+    sst_value_unref(l->first);
+    l->seen = NULL;
+    l->first = NULL;
+}
+
+bool sst__live_on(const sst__live *l, sst_stream_mode m) {
+    return l != NULL && l->o->stream != NULL && (l->o->stream_modes & (unsigned)m) != 0;
+}
+
+sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
+                        sst_error *err) {
+    if (event == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = SST_OK;
+    if (sst__live_on(l, m)) {
+        pthread_mutex_lock(&l->mu);
+        rc = l->o->stream(m, node, event, l->o->stream_user_data);
+        pthread_mutex_unlock(&l->mu);
+        if (rc != SST_OK) {
+            sst__error(err, rc, "stream: the callback failed on a %s event of node '%s'",
+                       m == SST_STREAM_CUSTOM ? "custom" : "messages", node);
+        }
+    }
+    sst_value_unref(event);
+    return rc;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+sst_code sst__live_first_attempt(sst__live *l, const char *task_id, unsigned attempt, double *when,
+                                 sst_error *err) {
+    *when = now_seconds();
+    if (l == NULL || task_id == NULL) {
+        return SST_OK;
+    }
+    pthread_mutex_lock(&l->mu);
+    const sst_value *had = attempt > 1 ? sst_object_get(l->first, task_id) : NULL;
+    if (had != NULL) {
+        *when = sst_double_value(had);
+    } else {
+        sst_value *obj = l->first != NULL ? l->first : sst_object_empty();
+        sst_value *f = sst_double_new(*when, err);
+        l->first =
+            f != NULL ? sst_object_set_take(obj, task_id, f, err) : (sst_value_unref(obj), NULL);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return had != NULL || l->first != NULL ? SST_OK : sst__enomem(err);
+}
+
+/* True when @p v looks like a message: an object with "content" and "role" or "type". */
+static bool is_message(const sst_value *v) {
+    return sst_is_object(v) && sst_object_get(v, "content") != NULL &&
+           (sst_object_get(v, "role") != NULL || sst_object_get(v, "type") != NULL);
+}
+
+/* Adds @p id (a string, else nothing) to the seen set (under mu); false when out of memory. */
+static bool see_id(sst__live *l, const sst_value *id) {
+    if (!sst_is_string(id)) {
+        return true;
+    }
+    sst_value *obj = l->seen != NULL ? l->seen : sst_object_empty();
+    l->seen = obj != NULL ? sst_object_setv_take(obj, id, sst_bool(true), NULL) : NULL;
+    return l->seen != NULL;
+}
+
+/* Adds the id of message @p m to the seen set (under mu). */
+static bool see(sst__live *l, const sst_value *m) {
+    return see_id(l, sst_object_get(m, "id"));
+}
+
+sst_code sst__live_note_input(sst__live *l, const sst_value *input, sst_error *err) {
+    if (!sst__live_on(l, SST_STREAM_MESSAGES) || !sst_is_object(input)) {
+        return SST_OK;
+    }
+    bool ok = true;
+    pthread_mutex_lock(&l->mu);
+    for (size_t k = 0; k < sst_object_len(input) && ok; k++) {
+        const sst_value *v = sst_object_value_at(input, k);
+        ok = !is_message(v) || see(l, v);
+        for (size_t i = 0; ok && sst_is_array(v) && i < sst_array_len(v); i++) {
+            ok = !is_message(sst_array_get(v, i)) || see(l, sst_array_get(v, i));
+        }
+    }
+    pthread_mutex_unlock(&l->mu);
+    return ok ? SST_OK : sst__enomem(err);
+}
+
+/* The configurable keys LangGraph copies into the metadata of a "messages" chunk. */
+static const char *const k_meta_keys[] = {"thread_id", "checkpoint_id", "checkpoint_ns", "task_id",
+                                          "run_id",    "assistant_id",  "graph_id"};
+
+/* The metadata of a "messages" chunk of task @p t (LangGraph's task metadata). */
+static sst_value *metadata(const sst__live *l, sst_task *t, const char *node) {
+    sst_value *m = sst_object_empty();
+    const sst_value *conf = sst_object_get(l->o->config, "configurable");
+    for (size_t i = 0; i < sizeof k_meta_keys / sizeof k_meta_keys[0]; i++) {
+        const sst_value *v = sst_object_get(conf, k_meta_keys[i]);
+        if (v != NULL && (sst_is_string(v) || sst_is_number(v) || sst_is_bool(v))) {
+            m = sst__set_take(m, k_meta_keys[i], sst_value_ref(v), NULL);
+        }
+    }
+    m = sst__set_take(m, "langgraph_step", sst_int_new((int64_t)sst_task_superstep(t) + 1, NULL),
+                      NULL);
+    m = sst__set_take(m, "langgraph_node", sst_string_new(node, NULL), NULL);
+    sst__buf b;
+    sst__buf_init(&b);
+    if (sst_task_input(t) != NULL) {
+        sst__buf_printf(&b, "__pregel_push");
+    } else {
+        sst__buf_printf(&b, "branch:to:%s", node);
+    }
+    char *trig = sst__buf_detach(&b, NULL);
+    m = sst__set_take(
+        m, "langgraph_triggers",
+        trig != NULL ? sst__push_take(sst_array_empty(), sst_string_new(trig, NULL), NULL) : NULL,
+        NULL);
+    sst__free(trig);
+    sst__buf_init(&b);
+    sst__buf_printf(&b, "%s:%s", node, sst_task_id(t));
+    char *ns = sst__buf_detach(&b, NULL);
+    m = sst__set_take(m, "langgraph_checkpoint_ns", ns != NULL ? sst_string_new(ns, NULL) : NULL,
+                      NULL);
+    sst__free(ns);
+    return m;
+}
+
+sst_code sst__live_token(sst__live *l, const char *node, sst_value *event, sst_error *err) {
+    if (sst__live_on(l, SST_STREAM_MESSAGES)) {
+        /* The message the tokens make up is not streamed again when the node writes it. */
+        pthread_mutex_lock(&l->mu);
+        bool ok = see_id(l, sst_object_get(event, "id"));
+        pthread_mutex_unlock(&l->mu);
+        if (!ok) {
+            sst_value_unref(event);
+            return sst__enomem(err);
+        }
+    }
+    return sst__live_send(l, SST_STREAM_MESSAGES, node, event, err);
+}
+
+sst_code sst__live_message(sst__live *l, sst_task *t, const char *node, const sst_value *msg,
+                           bool dedupe, sst_error *err) {
+    if (!sst__live_on(l, SST_STREAM_MESSAGES)) {
+        return SST_OK;
+    }
+    const sst_value *id = sst_object_get(msg, "id");
+    pthread_mutex_lock(&l->mu);
+    bool seen = sst_is_string(id) && sst_object_get(l->seen, sst_string_cstr(id)) != NULL;
+    bool ok = seen || see(l, msg);
+    pthread_mutex_unlock(&l->mu);
+    if (!ok) {
+        return sst__enomem(err);
+    }
+    if (dedupe && seen) {
+        return SST_OK;
+    }
+    sst_value *ev = sst__push_take(sst_array_empty(), sst_value_ref(msg), NULL);
+    ev = sst__push_take(ev, metadata(l, t, node), NULL);
+    return sst__live_send(l, SST_STREAM_MESSAGES, node, ev, err);
+}
+
+/* Streams the messages in one write @p v (a message, a list, or a marker holding them). */
+static sst_code write_messages(sst__live *l, sst_task *t, const char *node, const sst_value *v,
+                               sst_error *err) {
+    if (is_message(v)) {
+        return sst__live_message(l, t, node, v, true, err);
+    }
+    const sst_value *inner = sst_object_get(v, "__overwrite__");
+    if (inner == NULL) {
+        inner = sst_object_get(v, "$writes");
+    }
+    if (inner != NULL) {
+        return write_messages(l, t, node, inner, err);
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 0; sst_is_array(v) && i < sst_array_len(v) && rc == SST_OK; i++) {
+        const sst_value *e = sst_array_get(v, i);
+        rc = is_message(e)                         ? sst__live_message(l, t, node, e, true, err)
+             : sst_is_array(e) || sst_is_object(e) ? write_messages(l, t, node, e, err)
+                                                   : SST_OK;
+    }
+    return rc;
+}
+
+sst_code sst__live_update_messages(sst__live *l, sst_task *t, const char *node,
+                                   const sst_value *delta, sst_error *err) {
+    sst_code rc = SST_OK;
+    for (size_t k = 0; k < sst_object_len(delta) && rc == SST_OK; k++) {
+        const char *field = sst_string_cstr(sst_object_key_at(delta, k));
+        const char *r = sst_reducer_name(sst_schema_field_reducer(l->cg->schema, field));
+        if (r != NULL && strcmp(r, "add_messages") == 0) {
+            rc = write_messages(l, t, node, sst_object_value_at(delta, k), err);
+        }
+    }
+    return rc;
+}
