@@ -632,6 +632,8 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.run_key = run_key;
     ro.max_supersteps = c->first_step + c->o->recursion_limit;
     ro.want_next = c->th != NULL || sst__stream_wants_next(&c->s);
+    /* The updates stream shows each node's writes as it returned them. */
+    ro.keep_raw_deltas = c->o->stream != NULL && (c->o->stream_modes & SST_STREAM_UPDATES) != 0;
     ro.before_superstep = before_hook;
     ro.on_superstep = superstep_hook;
     ro.sleep = sleep_hook;

@@ -198,12 +198,41 @@ static void emit_result(sst__streamer *s, int64_t step, const char *id, const ch
     emit_typed(s, SST_STREAM_TASKS, "task_result", step, node, r, NULL);
 }
 
+/*
+ * A task's writes as LangGraph's updates stream shows them: the fields as the
+ * node returned them (a single message stays single, keys a closed schema
+ * drops stay), with the values the schema prepared (message ids) where the
+ * shapes agree, as Python's reducers fill in the returned objects.
+ */
+static sst_value *shown_update(const sst_value *raw, const sst_value *prepared) {
+    if (raw == prepared || !sst_is_object(raw)) {
+        return sst_value_ref(prepared);
+    }
+    sst_value *out = sst_value_ref(raw);
+    for (size_t i = 0; i < sst_object_len(raw) && out != NULL; i++) {
+        const sst_value *key = sst_object_key_at(raw, i), *v = sst_object_value_at(raw, i);
+        const sst_value *p = sst_object_getn(prepared, sst_string_cstr(key), sst_string_len(key));
+        if (p == NULL || p == v) {
+            continue;
+        }
+        bool single = sst_is_object(v) && sst_is_array(p) && sst_array_len(p) == 1;
+        if (single || sst_value_type(v) == sst_value_type(p)) {
+            out = sst_object_setv_take(out, key, sst_value_ref(single ? sst_array_get(p, 0) : p),
+                                       NULL);
+        }
+    }
+    return out;
+}
+
 /* The update of one task in the updates stream: {node: update}, null when it wrote nothing. */
-static void emit_update(sst__streamer *s, const char *node, const sst_value *delta) {
+static void emit_update(sst__streamer *s, const char *node, const sst_value *raw,
+                        const sst_value *delta) {
     if (!sst__stream_on(s, SST_STREAM_UPDATES)) {
         return;
     }
-    sst_value *pub = sst__graph_public_update(delta, NULL);
+    sst_value *shown = shown_update(raw, delta);
+    sst_value *pub = shown != NULL ? sst__graph_public_update(shown, NULL) : NULL;
+    sst_value_unref(shown);
     sst_value *u =
         sst_object_len(pub) > 0 || sst_array_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
     sst_value_unref(pub);
@@ -308,7 +337,7 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
     for (size_t i = 0; i < st->tasks; i++) {
         const sst_task_stat *t = &st->task[i];
         touched = touched || touches_output(s->cg, t->delta);
-        emit_update(s, t->vertex, t->delta);
+        emit_update(s, t->vertex, t->raw_delta, t->delta);
         if (results_on(s) && !is_cached(s, st->superstep, t->task_id)) {
             emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,
                         sst_array_empty(), t->delta);
@@ -399,7 +428,7 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     const sst_value *pw = pending_of(sst_object_get(rp, "pending"), id);
     bool cached = is_cached(s, step, id);
     if (pw != NULL) {
-        emit_update(s, vertex, sst_object_get(pw, "delta"));
+        emit_update(s, vertex, sst_object_get(pw, "delta"), sst_object_get(pw, "delta"));
         if (results_on(s) && !cached) {
             emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_array_empty(),
                         sst_object_get(pw, "delta"));

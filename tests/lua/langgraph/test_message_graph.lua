@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_message_graph
--- failing: updates chunks hold the add_messages-normalised list ({messages = [msg]}) instead of the node's return ({messages = msg}); no {__interrupt__ = []} updates chunk when interrupt_before/after stops the run; update_state(config, values) without as_node (inferred: agent) does not re-run agent's router, so next stays {"tools"} after the AIMessage without tool calls replaces ai2 (LangGraph: next (), tasks ())
 -- The Python state is the message list itself (StateGraph(Annotated[list,
 -- add_messages])); here it is the one field `messages` (the README maps only
 -- dict-shaped states), so an update `msg` is { messages = msg } and a value

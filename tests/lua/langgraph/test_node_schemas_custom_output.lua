@@ -3,7 +3,6 @@
 -- StateForB, StateForC); here it is given as the node option input_schema
 -- (LangGraph's add_node(input_schema=)). Python builds the same graph twice;
 -- it is built once here.
--- failing: node option input_schema is ignored (nodes see every field); output_schema is ignored (invoke returns every field); input keys outside the schema ("now" = 345) are written to the state HumanMessage(content=...) is { role = "user", content = ... }.
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
@@ -29,11 +28,15 @@ local function node_c(state)
   T.eq(plain(state, "c"), { hello = "again", now = 123 }, "node c state")
 end
 
+-- LangGraph adds the fields of node input schemas (`now`) as channels, while
+-- the graph's input schema stays State: here `now` is declared and the input
+-- schema names State's fields.
 local builder = sst.StateGraph({
   hello = sst.reducers.replace,
   bye = sst.reducers.replace,
+  now = sst.reducers.replace,
   messages = { reducer = sst.reducers.add_messages, default = sst.array{} },
-}, { output_schema = { "messages" } })
+}, { input_schema = { "hello", "bye", "messages" }, output_schema = { "messages" } })
 builder:add_node("a", node_a, { input_schema = { "hello", "messages" } })
 builder:add_node("b", node_b, { input_schema = { "bye", "now" } })
 builder:add_node("c", node_c, { input_schema = { "hello", "now" } })
