@@ -312,6 +312,8 @@ SST_API const char *sst_task_id(const sst_task *t);
 SST_API void sst_task_id_of(const char *run_key, uint64_t superstep, uint64_t send_index,
                             const char *vertex, char out[33]);
 SST_API uint64_t sst_task_superstep(const sst_task *t);
+/** When the task's first attempt started: wall-clock seconds since the epoch (retries keep it). */
+SST_API double sst_task_first_attempt_time(const sst_task *t);
 /** The user_data of the run's options (sst_run_opts.user_data), for live side channels. */
 SST_API void *sst_task_run_user_data(const sst_task *t);
 /** 1 for the first attempt, 2 for the first retry, ... */

@@ -125,6 +125,7 @@ struct sst_graph_thread {
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
     bool rebased;            /* the next checkpoint is a branch (sst__persist_rebase) */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
+    sst_value *exit_writes;  /* owned: the nodes that wrote in its last superstep, or NULL */
     /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
      * checkpoint never committed (a crash between the two): the run starts again. */
     bool restart;
@@ -175,6 +176,12 @@ sst_code sst__command_targets(const sst_compiled_graph *cg, const sst_value *go,
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data);
 /* The first superstep that invoke may not run (its recursion limit). */
 uint64_t sst__invoke_stop_step(void *run_user_data);
+/*
+ * @p view (taken) with the keys of @p delta a closed schema dropped (node.c):
+ * routers still see them, as LangGraph's see a node's extra keys.
+ */
+sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, const sst_value *delta,
+                             sst_error *err);
 /* START's routing on @p state (invoke.c). */
 sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
                             sst_value **targets, sst_error *err);

@@ -117,6 +117,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->restart_input);
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
+    sst_value_unref(t->exit_writes);
     sst__free(t->thread_id);
     sst__free(t->run_key);
     sst_checkpointer_free(t->cp);

@@ -30,9 +30,7 @@ void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke
 
 void sst__live_free(sst__live *l) {
     sst_value_unref(l->seen);
-    sst_value_unref(l->first);
     l->seen = NULL;
-    l->first = NULL;
 }
 
 bool sst__live_on(const sst__live *l, sst_stream_mode m) {
@@ -56,32 +54,6 @@ sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_v
     }
     sst_value_unref(event);
     return rc;
-}
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-sst_code sst__live_first_attempt(sst__live *l, const char *task_id, unsigned attempt, double *when,
-                                 sst_error *err) {
-    *when = now_seconds();
-    if (l == NULL || task_id == NULL) {
-        return SST_OK;
-    }
-    pthread_mutex_lock(&l->mu);
-    const sst_value *had = attempt > 1 ? sst_object_get(l->first, task_id) : NULL;
-    if (had != NULL) {
-        *when = sst_double_value(had);
-    } else {
-        sst_value *obj = l->first != NULL ? l->first : sst_object_empty();
-        sst_value *f = sst_double_new(*when, err);
-        l->first =
-            f != NULL ? sst_object_set_take(obj, task_id, f, err) : (sst_value_unref(obj), NULL);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return had != NULL || l->first != NULL ? SST_OK : sst__enomem(err);
 }
 
 /* True when @p v looks like a message: an object with "content" and "role" or "type". */

@@ -19,7 +19,6 @@ struct sst_node_ctx {
     sst_value *gotos;       /* owned list of names and Sends, or NULL: no Command goto */
     size_t interrupt_calls; /* how many times sst_node_interrupt was called */
     sst_value *view;        /* owned: the state restricted to the node's input fields, or NULL */
-    double first_attempt;   /* when the task's first attempt started (seconds since the epoch) */
 };
 
 const sst_value *sst_node_state(const sst_node_ctx *ctx) {
@@ -72,7 +71,7 @@ const char *sst_node_task_id(const sst_node_ctx *ctx) {
 }
 
 double sst_node_first_attempt_time(const sst_node_ctx *ctx) {
-    return ctx->first_attempt;
+    return sst_task_first_attempt_time(ctx->task);
 }
 
 /* configurable[key] of the invoke's config when a string, else NULL. */
@@ -474,6 +473,21 @@ static sst_value *router_view(const sst_compiled_graph *cg, sst_task *t, const s
     sst_value *view =
         sst_schema_apply(cg->schema, sst_value_ref(sst_task_state(t)), deltas, 1, err);
     sst_value_unref(prepared);
+    return sst__router_extra(cg, view, delta, err);
+}
+
+/* A closed schema drops undeclared keys from the state, but the node's routers
+ * still see them (LangGraph: "nodes can pass extra data to their cond edges"). */
+sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, const sst_value *delta,
+                             sst_error *err) {
+    for (size_t i = 0; view != NULL && sst_schema_closed(cg->schema) && i < sst_object_len(delta);
+         i++) {
+        const sst_value *key = sst_object_key_at(delta, i);
+        if (sst_object_getn(view, sst_string_cstr(key), sst_string_len(key)) == NULL) {
+            view =
+                sst_object_setv_take(view, key, sst_value_ref(sst_object_value_at(delta, i)), err);
+        }
+    }
     return view;
 }
 
@@ -483,14 +497,10 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
     const sst__node *node = &cg->g->nodes[ref->index];
     const sst__route *r = &cg->routes[ref->index];
     sst_task_vote_halt(t);
-    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, 0};
+    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL};
     sst__live *live = sst__invoke_live(sst_task_run_user_data(t));
     sst_error err;
     sst_error_clear(&err);
-    if (sst__live_first_attempt(live, sst_task_id(t), sst_task_attempt(t), &ctx.first_attempt,
-                                &err) != SST_OK) {
-        return sst_task_fail(t, err.code, "node '%s': %s", node->name, err.msg);
-    }
     if (node->input_fields != NULL &&
         (ctx.view = sst__node_view(node, sst_task_state(t), &err)) == NULL) {
         return sst_task_fail(t, err.code, "node '%s': %s", node->name, err.msg);

@@ -412,6 +412,8 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     if (o->durability == SST_DURABILITY_EXIT) {
         /* The input is held back with the supersteps' deltas: one checkpoint per invoke. */
         sst_value_unref(th->exit_groups);
+        sst_value_unref(th->exit_writes);
+        th->exit_writes = NULL;
         th->exit_groups = groups;
         return SST_OK;
     }
@@ -481,6 +483,8 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
             th->exit_groups != NULL ? th->exit_groups : sst_array_empty(), group, err);
         rc = th->exit_groups != NULL ? SST_OK : sst__code(err);
         group = NULL;
+        sst_value_unref(th->exit_writes); /* the metadata names the last superstep's writers */
+        th->exit_writes = sst_value_ref(writes);
     } else {
         sst_value *groups = sst_array_push_take(sst_array_empty(), group, err);
         group = NULL;
@@ -500,11 +504,13 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     if (th->exit_groups != NULL) {
         /* SST_DURABILITY_EXIT: everything since the start in one checkpoint. */
         uint64_t step = sst_run_result_supersteps(rr);
-        sst_value *groups = th->exit_groups;
+        sst_value *groups = th->exit_groups, *writes = th->exit_writes;
         th->exit_groups = NULL;
+        th->exit_writes = NULL;
         sst_code rc = sst__persist_put(th, (int64_t)step, "loop", sst_run_result_state(rr), groups,
-                                       has_tasks(rp) ? rp : NULL, NULL, o, err);
+                                       has_tasks(rp) ? rp : NULL, writes, o, err);
         sst_value_unref(groups);
+        sst_value_unref(writes);
         if (rc != SST_OK) {
             return rc;
         }

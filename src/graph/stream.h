@@ -67,8 +67,7 @@ void sst__stream_checkpoints(sst__streamer *s);
  * What nodes stream while they run, on their own thread and at once: custom events
  * (sst_node_emit), message tokens (sst_node_stream_message), the messages a node writes
  * to the state (LangGraph's "messages" mode: [message, metadata], each message id once
- * per invoke) and sst_node_push_message. Also the first attempt time of each task
- * (LangGraph's execution_info.node_first_attempt_time). One per invoke, in invoke_ctx.
+ * per invoke) and sst_node_push_message. One per invoke, in invoke_ctx.
  */
 typedef struct sst__live {
     const sst_compiled_graph *cg;
@@ -76,7 +75,6 @@ typedef struct sst__live {
     sst_graph_thread *th; /* durable threads, else NULL */
     pthread_mutex_t mu;   /* serializes the callback's live calls and guards what follows */
     sst_value *seen;      /* owned object {message id: true}: streamed, or read as input */
-    sst_value *first;     /* owned object {task id: seconds since the epoch} */
 } sst__live;
 
 void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke_opts *o,
@@ -91,9 +89,6 @@ sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_v
                         sst_error *err);
 /* Sends token event @p event (takes; {"id", "delta"}): its message id counts as streamed. */
 sst_code sst__live_token(sst__live *l, const char *node, sst_value *event, sst_error *err);
-/* When attempt 1 of task @p task_id started (now when @p attempt is 1: recorded). */
-sst_code sst__live_first_attempt(sst__live *l, const char *task_id, unsigned attempt, double *when,
-                                 sst_error *err);
 /* Task @p t starts with @p input: the ids of its messages count as streamed. */
 sst_code sst__live_note_input(sst__live *l, const sst_value *input, sst_error *err);
 /* Streams message @p msg (borrowed, with an id) of task @p t as [msg, metadata]; with

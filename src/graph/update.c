@@ -143,7 +143,10 @@ static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
         return SST_OK;
     }
     p->routed = true;
-    return route(cg, start ? SIZE_MAX : node, p->state, p, err);
+    sst_value *view = sst__router_extra(cg, sst_value_ref(p->state), values, err);
+    rc = view != NULL ? route(cg, start ? SIZE_MAX : node, view, p, err) : sst__code(err);
+    sst_value_unref(view);
+    return rc;
 }
 
 /* True when a trigger of @p name persists until it runs: a join's target or a deferred node. */

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "pregel_int.h"
 
@@ -62,6 +63,10 @@ void *sst_task_run_user_data(const sst_task *t) {
 
 uint64_t sst_task_superstep(const sst_task *t) {
     return t->superstep;
+}
+
+double sst_task_first_attempt_time(const sst_task *t) {
+    return t->first_attempt;
 }
 
 unsigned sst_task_attempt(const sst_task *t) {
@@ -277,6 +282,11 @@ void sst__task_run(sst_task *t) {
         return; /* its writes came from the pending writes of an earlier run */
     }
     sst__task_clear_outputs(t);
+    if (t->first_attempt == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t->first_attempt = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    }
     const sst__vertex *v = &t->p->v[t->vertex];
     uint64_t t0 = t->timed ? sst__now_ns() : 0;
     sst_code code = v->fn(t, v->user_data);

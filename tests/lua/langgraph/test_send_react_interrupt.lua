@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_send_react_interrupt
--- failing: update_state(config, values) without as_node (inferred: agent) keeps the pending Send tasks instead of re-running agent's router on the new state: with the tool call removed next stays {"foo"} and the resume runs foo with the old call; with the tool call replaced, the resume runs foo with the old args ({'hi': [1, 2, 3]}, tool_call_id "") instead of the new call (tool1)
 -- Messages are superstep's tables (HumanMessage: role "user", AIMessage: role
 -- "assistant", ToolMessage: role "tool"); tool calls keep LangChain's
 -- { name, args, id, type }. The ToolCall's id=AnyStr() is the empty string

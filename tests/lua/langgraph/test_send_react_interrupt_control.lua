@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_send_react_interrupt_control
--- failing: update_state(config, values) without as_node (inferred: agent) keeps the pending Send task of agent's Command goto (next stays {"foo"}, the resume runs foo); LangGraph's update writes as agent with no goto, so the new checkpoint has no pending Send (next (), foo not called)
 -- The drawing snapshot is left out. Messages are superstep's tables
 -- (HumanMessage: role "user", AIMessage: role "assistant", ToolMessage: role
 -- "tool"); tool calls keep LangChain's { name, args, id, type }. The
