@@ -474,6 +474,13 @@ typedef struct sst_invoke_opts {
      * sst_node_config, and the configurable keys with scalar values (except thread_id,
      * checkpoint_* and "__" keys) are copied into every checkpoint's metadata; borrowed. */
     const sst_value *config;
+    /* LangGraph's invoke(..., interrupt_before=, interrupt_after=): when a list is set
+     * (non-NULL, even with a count of 0) it replaces the compiled one for this invoke;
+     * SST_ALL_NODES alone means every node. Unknown names: SST_EINVAL. */
+    const char *const *interrupt_before;
+    size_t n_before;
+    const char *const *interrupt_after;
+    size_t n_after;
     unsigned stream_modes; /* sst_stream_mode bits; several modes: the callback gets the mode */
     sst_stream_fn stream;  /* NULL: no stream (nothing is built for it) */
     void *stream_user_data;

@@ -197,6 +197,40 @@ static size_t node_index(const invoke_ctx *c, const char *vertex) {
     return sst__graph_find(c->cg->g, vertex);
 }
 
+/* True when the invoke stops before (or after) node @p k: its own list, else the compiled one. */
+static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
+    const char *const *list = before ? c->o->interrupt_before : c->o->interrupt_after;
+    size_t n = before ? c->o->n_before : c->o->n_after;
+    if (list == NULL) {
+        return before ? c->cg->routes[k].interrupt_before : c->cg->routes[k].interrupt_after;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(list[i], SST_ALL_NODES) == 0 || strcmp(list[i], c->cg->g->nodes[k].name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Checks the invoke's own interrupt lists name known nodes. */
+static bool check_interrupt_lists(const sst_compiled_graph *cg, const sst_invoke_opts *o,
+                                  sst_error *err) {
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *list = pass == 0 ? o->interrupt_before : o->interrupt_after;
+        size_t n = pass == 0 ? o->n_before : o->n_after;
+        for (size_t i = 0; list != NULL && i < n; i++) {
+            if (list[i] == NULL || (strcmp(list[i], SST_ALL_NODES) != 0 &&
+                                    sst__graph_find(cg->g, list[i]) == SIZE_MAX)) {
+                sst__error(err, SST_EINVAL, "invoke: %s names unknown node '%s'",
+                           pass == 0 ? "interrupt_before" : "interrupt_after",
+                           list[i] != NULL ? list[i] : "(null)");
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
     invoke_ctx *c = ud;
     c->step = step;
@@ -207,7 +241,7 @@ static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void 
     sst_value *nodes = sst_array_empty();
     for (size_t i = 0; i < n && nodes != NULL; i++) {
         size_t k = node_index(c, v[i]);
-        if (k != SIZE_MAX && c->cg->routes[k].interrupt_before) {
+        if (k != SIZE_MAX && stops_at(c, k, true)) {
             nodes = sst_array_push_take(nodes, str(v[i]), NULL);
         }
     }
@@ -244,7 +278,7 @@ static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
             seen =
                 seen || strcmp(sst_string_cstr(sst_array_get(nodes, j)), st->task[i].vertex) == 0;
         }
-        if (k != SIZE_MAX && c->cg->routes[k].interrupt_after && !seen) {
+        if (k != SIZE_MAX && stops_at(c, k, false) && !seen) {
             nodes = sst_array_push_take(nodes, str(st->task[i].vertex), NULL);
         }
     }
@@ -816,7 +850,8 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
                                        const sst_value *input, const sst_invoke_opts *o,
                                        sst_error *err) {
     bool durable = th != NULL && th->cp != NULL;
-    if (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK) {
+    if (!check_interrupt_lists(cg, o, err) ||
+        (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK)) {
         return NULL;
     }
     bool fork = durable && o->checkpoint_id != NULL &&

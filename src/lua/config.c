@@ -216,6 +216,47 @@ static void read_input(lua_State *L, sst__lua_call *c) {
     }
 }
 
+/*
+ * interrupt_before/after of an invoke's options: "*" or a list of node names,
+ * copied (a stream outlives its arguments); they replace the compiled lists.
+ */
+static void read_interrupts(lua_State *L, sst__lua_call *c, int t, const char *what) {
+    for (int k = 0; k < 2; k++) {
+        const char *key = k == 0 ? "interrupt_before" : "interrupt_after";
+        int type = lua_getfield(L, t, key);
+        if (type == LUA_TNIL) {
+            lua_pop(L, 1);
+            continue;
+        }
+        if (type == LUA_TSTRING) { /* "*" */
+            lua_createtable(L, 1, 0);
+            lua_insert(L, -2);
+            lua_rawseti(L, -2, 1);
+        } else if (type != LUA_TTABLE) {
+            sst__lua_raisef(L, SST_EINVAL, "%s: %s must be \"*\" or a list of node names", what,
+                            key);
+        }
+        size_t n = lua_rawlen(L, -1);
+        char **names = sst__calloc(n > 0 ? n : 1, sizeof *names);
+        if (names == NULL) {
+            sst__lua_raise_enomem(L);
+        }
+        c->interrupts[k] = names;
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i + 1);
+            const char *s = lua_tostring(L, -1);
+            if (lua_type(L, -1) != LUA_TSTRING || (names[i] = sst__strndup(s, strlen(s))) == NULL) {
+                sst__lua_raisef(L, SST_EINVAL, "%s: %s item %zu is not a node name", what, key,
+                                i + 1);
+            }
+            lua_pop(L, 1);
+            *(k == 0 ? &c->o.n_before : &c->o.n_after) = i + 1;
+        }
+        *(k == 0 ? &c->o.interrupt_before : &c->o.interrupt_after) = (const char *const *)names;
+        lua_pop(L, 1);
+    }
+}
+
 /* recursion_limit, durability and context from the table at @p t (config, then options). */
 static void read_settings(lua_State *L, sst__lua_call *c, int t, const char *what) {
     lua_getfield(L, t, "recursion_limit");
@@ -264,6 +305,7 @@ void sst__lua_call_prepare(lua_State *L, sst__lua_call *c, int holder, int opts,
     }
     if (opts != 0) {
         read_settings(L, c, opts, what);
+        read_interrupts(L, c, opts, what);
     }
     const char *cp = sst__lua_config_string(L, cfg, "checkpoint_id");
     if (cp != NULL && (c->checkpoint_id = sst__strndup(cp, strlen(cp))) == NULL) {
@@ -309,6 +351,14 @@ void sst__lua_call_clear(sst__lua_call *c) {
     }
     sst__free(c->checkpoint_id);
     c->checkpoint_id = NULL;
+    for (int k = 0; k < 2; k++) {
+        size_t n = k == 0 ? c->o.n_before : c->o.n_after;
+        for (size_t i = 0; c->interrupts[k] != NULL && i < n; i++) {
+            sst__free(c->interrupts[k][i]);
+        }
+        sst__free(c->interrupts[k]);
+        c->interrupts[k] = NULL;
+    }
 }
 
 int sst__lua_raise_run_error(lua_State *L, sst_graph_result *r, const sst_error *err) {

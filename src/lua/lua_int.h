@@ -303,6 +303,7 @@ typedef struct sst__lua_call {
     sst_value *values[5];    /* owned: resume, update, goto, context, config */
     char *checkpoint_id;     /* owned */
     sst__lua_thread *thread; /* one reference; NULL: a run without a thread */
+    char **interrupts[2];    /* owned copies: the call's interrupt_before, interrupt_after */
 } sst__lua_call;
 
 /*

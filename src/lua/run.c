@@ -71,7 +71,8 @@ void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_v
 }
 
 int sst__lua_app_invoke(lua_State *L) {
-    static const char *const known[] = {"durability", "recursion_limit", "context", NULL};
+    static const char *const known[] = {"durability",       "recursion_limit", "context",
+                                        "interrupt_before", "interrupt_after", NULL};
     lua_settop(L, 4);
     if (!lua_isnil(L, 4) && !lua_istable(L, 4)) {
         return sst__lua_raisef(L, SST_EINVAL, "invoke: options must be a table, got %s",

@@ -398,7 +398,8 @@ static int stream_args(lua_State *L, int *opts) {
 }
 
 int sst__lua_app_stream(lua_State *L) {
-    static const char *const known[] = {"stream_mode", "durability", "recursion_limit", "context",
+    static const char *const known[] = {"stream_mode", "durability",       "recursion_limit",
+                                        "context",     "interrupt_before", "interrupt_after",
                                         NULL};
     lua_settop(L, 6);
     int opts;

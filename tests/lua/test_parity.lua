@@ -182,6 +182,24 @@ T.case("interrupted siblings' writes", function()
   eq(st.next, sst.array{}, "END clears the tasks")
 end)
 
+-- invoke(..., { interrupt_before = ... }) replaces the compiled lists for
+-- that invoke (LangGraph's invoke(interrupt_before=...)); unknown names are
+-- errors naming them.
+T.case("invoke-time interrupts", function()
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("a", function() return { log = { "a" } } end)
+  g:add_node("b", function() return { log = { "b" } } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "b")
+  local app = g:compile{ checkpointer = sst.MemorySaver(), interrupt_before = { "a" } }
+  app:invoke({ log = sst.array{} }, cfg("rt1"), { interrupt_before = { "b" } })
+  eq(app:get_state(cfg("rt1")).next, { "b" }, "stopped before b, not a")
+  eq(app:invoke(nil, cfg("rt1"), { interrupt_before = sst.array{} }).log, { "a", "b" },
+     "an empty list: no stop")
+  T.raises(function() app:invoke({ log = sst.array{} }, cfg("rt2"), { interrupt_after = { "zz" } }) end,
+           "interrupt_after names unknown node 'zz'", "unknown node")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

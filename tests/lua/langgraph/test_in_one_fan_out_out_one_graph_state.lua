@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_in_one_fan_out_out_one_graph_state
--- failing: debug events are {type,step,node,id,attempts} without timestamp/payload{id,name,input,triggers}/result
 -- deliberate: a superstep's updates and task results stream in task order
 --   (retriever_one before retriever_two), whichever finished first, so a
 --   stream is the same on 1 worker or 16 (DESIGN.md semantic 3); LangGraph
@@ -83,7 +82,7 @@ local function task(step, name, input)
 end
 local function result(step, name, res)
   return { "debug", { type = "task_result", timestamp = true, step = step,
-                      payload = { id = true, name = name, result = res, error = nil, interrupts = sst.array{} } } }
+                      payload = { id = true, name = name, result = res, error = sst.null, interrupts = sst.array{} } } }
 end
 local q0 = { query = "what is weather in sf", docs = sst.array{} }
 local q1 = { query = "query: what is weather in sf", docs = sst.array{} }

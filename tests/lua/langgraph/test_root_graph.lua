@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_root_graph
--- failing: updates chunks hold the add_messages-normalised list ({root = [msg]}) instead of the node's return ({root = msg}); no {__interrupt__ = []} updates chunk when interrupt_before/after stops the run; update_state(config, values) without as_node (inferred: agent) does not re-run agent's router, so next stays {"tools"} after the AIMessage without tool calls replaces ai2 (LangGraph: next (), tasks ())
 -- The Python state is TypedDict `__root__: Annotated[list, add_messages]`
 -- (the root value itself); superstep reserves names starting with "__", so
 -- the field is `root` and a root value `[...]` is { root = {...} }.
