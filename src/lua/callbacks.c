@@ -456,9 +456,9 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
     } else {
         push_state(L, sst_node_state(ctx));
     }
-    if (in != NULL) {
+    if (in != NULL && !sst__lua_push_command(L, in)) {
         sst__lua_push_value(L, in);
-    } else {
+    } else if (in == NULL) {
         lua_pushnil(L);
     }
     lua_pushvalue(L, base + 1);

@@ -81,6 +81,9 @@ static int proxy_index(lua_State *L) {
         const char *key = lua_tolstring(L, 2, &len);
         item = sst_object_getn(v, key, len);
     }
+    if (item == NULL && lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "node") == 0) {
+        item = sst_object_get(v, "__send__"); /* a Send: send.node, as LangGraph's */
+    }
     if (item == NULL) {
         lua_pushnil(L);
     } else {

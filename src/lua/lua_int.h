@@ -165,6 +165,14 @@ bool sst__lua_is_command(lua_State *L, int idx);
  * (its update routed by its goto; *as_node moves into the update, then NULL).
  */
 sst_value *sst__lua_update_values(lua_State *L, int idx, const char **as_node, sst_error *err);
+/*
+ * A Command inside a value (a Send's payload): {"__command__": {update, goto,
+ * resume}} (updates.c); sst__lua_push_command pushes such a value back as a
+ * Command table (false, nothing pushed, when @p v is not one).
+ */
+#define SST_LUA_COMMAND_KEY "__command__"
+sst_value *sst__lua_command_value(lua_State *L, int idx, sst_error *err);
+bool sst__lua_push_command(lua_State *L, const sst_value *v);
 /* bulk_update_state's list of supersteps, each a list of updates. */
 sst_value *sst__lua_supersteps(lua_State *L, int idx, sst_error *err);
 /* Raises a Lua error with @p err's message. */

@@ -13,7 +13,9 @@ static char null_token;
 static int l_send(lua_State *L) {
     const char *node = luaL_checkstring(L, 1);
     sst_error err = {0};
-    sst_value *arg = sst__lua_to_value(L, 2, "Send payload", &err);
+    /* A Command payload stays a Command for the node that receives it (LangGraph). */
+    sst_value *arg = sst__lua_is_command(L, 2) ? sst__lua_command_value(L, 2, &err)
+                                               : sst__lua_to_value(L, 2, "Send payload", &err);
     sst_value *s = arg != NULL ? sst_send_new(node, arg, &err) : NULL;
     if (s == NULL) {
         return sst__lua_raise(L, &err);

@@ -42,6 +42,33 @@ static sst_value *entry(lua_State *L, int vidx, const char *as_node, sst_error *
     return go != NULL ? sst__set_take(e, "goto", go, err) : e;
 }
 
+sst_value *sst__lua_command_value(lua_State *L, int idx, sst_error *err) {
+    static const char *const keys[] = {"update", "goto", "resume"};
+    idx = lua_absindex(L, idx);
+    sst_value *body = sst_object_empty();
+    for (size_t i = 0; i < 3 && body != NULL; i++) {
+        if (lua_getfield(L, idx, keys[i]) != LUA_TNIL) {
+            body = sst__set_take(body, keys[i], sst__lua_to_value(L, -1, keys[i], err), err);
+        }
+        lua_pop(L, 1);
+    }
+    return sst__set_take(sst_object_empty(), SST_LUA_COMMAND_KEY, body, err);
+}
+
+bool sst__lua_push_command(lua_State *L, const sst_value *v) {
+    const sst_value *body = sst_object_get(v, SST_LUA_COMMAND_KEY);
+    if (sst_object_len(v) != 1 || !sst_is_object(body)) {
+        return false;
+    }
+    lua_createtable(L, 0, 3);
+    for (size_t i = 0; i < sst_object_len(body); i++) {
+        sst__lua_push_value(L, sst_object_value_at(body, i));
+        lua_setfield(L, -2, sst_string_cstr(sst_object_key_at(body, i)));
+    }
+    luaL_setmetatable(L, SST_LUA_COMMAND);
+    return true;
+}
+
 /* True when the table at @p idx is a list of updates (its first item is a table). */
 static bool is_update_list(lua_State *L, int idx) {
     if (!lua_istable(L, idx) || sst__lua_is_command(L, idx) || lua_rawlen(L, idx) == 0) {

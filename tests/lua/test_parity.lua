@@ -200,6 +200,27 @@ T.case("invoke-time interrupts", function()
            "interrupt_after names unknown node 'zz'", "unknown node")
 end)
 
+-- A Command sent as a Send's payload reaches the node as a Command (it was
+-- plain data), and a Send read back has LangGraph's fields node and arg.
+T.case("Command as a Send payload", function()
+  local COMMAND = getmetatable(sst.Command{})
+  local seen = {}
+  local g = sst.StateGraph{ log = { reducer = sst.reducers.append, default = sst.array{} } }
+  g:add_node("fan", function() return nil end)
+  g:add_node("w", function(_, input)
+    if getmetatable(input) == COMMAND then
+      seen[#seen + 1] = input["goto"].node .. ":" .. tostring(input["goto"].arg)
+      return sst.Command{ update = { log = { "cmd" } }, ["goto"] = input["goto"] }
+    end
+    return { log = { "w" .. tostring(input) } }
+  end)
+  g:add_edge(sst.START, "fan")
+  g:add_conditional_edges("fan", function() return { sst.Send("w", sst.Command{ ["goto"] = sst.Send("w", 7) }) } end)
+  local r = g:compile():invoke({ log = sst.array{} })
+  eq(seen, { "w:7" }, "the node saw a Command whose goto is a Send with node and arg")
+  eq(r.log, { "cmd", "w7" }, "its goto ran")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

@@ -1,5 +1,7 @@
 -- langgraph: test_large_cases.py::test_send_dedupe_on_resume
--- failing: a Command sent as a Send payload reaches the node as plain data ({"goto":{"__send__":"2","arg":3}}, not a Command), so the node's Command{goto = payload's Send} is never built: flaky never runs, the run completes without interrupting; durability "exit" still saves a checkpoint per superstep (5, LangGraph 1 then 2); next/tasks list PULL tasks before PUSH tasks ({"3.1","2","2"}, LangGraph ("2","2","3.1"))
+-- deliberate: a Command goto replaces the node's edges (DESIGN.md semantic
+--   5; LangGraph adds them), so node 2's Command names "3", its edge target,
+--   beside the Send, to run 3 as LangGraph does.
 -- StateGraph(Annotated[list, operator.add]) is a root state; here it is the
 -- one field `value` (the README maps only dict-shaped states, as in
 -- test_multiple_updates_root.lua): a root value `[...]` is { value = {...} }
@@ -80,7 +82,9 @@ for _, durability in ipairs({ "sync", "async", "exit" }) do
       local is_command = getmetatable(input) == COMMAND
       local update = { value = { name .. "|" .. (is_command and repr(input) or tostring(input)) } }
       if is_command then
-        return sst.Command{ update = update, ["goto"] = input["goto"] }
+        -- superstep's goto replaces node 2's edge to 3 (deliberate): name 3 too
+        local go = name == "2" and { input["goto"], "3" } or input["goto"]
+        return sst.Command{ update = update, ["goto"] = go }
       end
       return update
     end

@@ -1,5 +1,7 @@
 -- langgraph: test_pregel.py::test_send_sequences
--- failing: a root (non-object) state, StateGraph(reducer), is not supported; a Command sent as a Send payload reaches the node as plain data ({"goto":{"__send__":"2","arg":3}}, not a Command), and a Send read back has no node/arg fields
+-- deliberate: a Command goto replaces the node's edges (DESIGN.md semantic
+--   5; LangGraph adds them), so node 2's Command names "3", its edge target,
+--   beside the Send, to run 3 as LangGraph does.
 -- StateGraph(Annotated[list, operator.add]) is a root state: written here as
 -- sst.StateGraph(<reducer>) (no README mapping yet). The Send payload is the
 -- node's `input`; Python's str(Command(goto=Send('2', 3))) is rebuilt from
@@ -20,7 +22,9 @@ local function Node(name)
     local is_command = getmetatable(input) == COMMAND
     local update = { name .. "|" .. (is_command and repr(input) or tostring(input)) }
     if is_command then
-      return { input, sst.Command{ update = update } }
+      -- superstep's goto replaces node 2's edge to 3 (deliberate): name 3 too
+      local go = name == "2" and { input["goto"], "3" } or input["goto"]
+      return { sst.Command{ ["goto"] = go }, sst.Command{ update = update } }
     end
     return update
   end
