@@ -225,8 +225,8 @@ static sst_value *shown_update(const sst_value *raw, const sst_value *prepared) 
 }
 
 /* The update of one task in the updates stream: {node: update}, null when it wrote nothing. */
-static void emit_update(sst__streamer *s, const char *node, const sst_value *raw,
-                        const sst_value *delta) {
+static void emit_update_marked(sst__streamer *s, const char *node, const sst_value *raw,
+                               const sst_value *delta, bool cached) {
     if (!sst__stream_on(s, SST_STREAM_UPDATES)) {
         return;
     }
@@ -236,7 +236,18 @@ static void emit_update(sst__streamer *s, const char *node, const sst_value *raw
     sst_value *u =
         sst_object_len(pub) > 0 || sst_array_len(pub) > 0 ? sst_value_ref(pub) : sst_null();
     sst_value_unref(pub);
-    emit(s, SST_STREAM_UPDATES, node, sst__set_take(sst_object_empty(), node, u, NULL));
+    sst_value *chunk = sst_object_empty();
+    if (cached) { /* a write a resume restored: LangGraph marks it */
+        chunk =
+            sst__set_take(chunk, "__metadata__",
+                          sst__set_take(sst_object_empty(), "cached", sst_bool(true), NULL), NULL);
+    }
+    emit(s, SST_STREAM_UPDATES, node, sst__set_take(chunk, node, u, NULL));
+}
+
+static void emit_update(sst__streamer *s, const char *node, const sst_value *raw,
+                        const sst_value *delta) {
+    emit_update_marked(s, node, raw, delta, false);
 }
 
 /* True when task @p id had its writes restored by a resume (LangGraph's cached writes). */
@@ -334,13 +345,20 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
     }
     /* Custom events went out live, as the nodes emitted them (live.c). */
     bool touched = false;
-    for (size_t i = 0; i < st->tasks; i++) {
-        const sst_task_stat *t = &st->task[i];
-        touched = touched || touches_output(s->cg, t->delta);
-        emit_update(s, t->vertex, t->raw_delta, t->delta);
-        if (results_on(s) && !is_cached(s, st->superstep, t->task_id)) {
-            emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,
-                        sst_array_empty(), t->delta);
+    /* Writes a resume restored come first, marked cached, as LangGraph's. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < st->tasks; i++) {
+            const sst_task_stat *t = &st->task[i];
+            bool cached = is_cached(s, st->superstep, t->task_id);
+            if (cached != (pass == 0)) {
+                continue;
+            }
+            touched = touched || touches_output(s->cg, t->delta);
+            emit_update_marked(s, t->vertex, t->raw_delta, t->delta, cached);
+            if (results_on(s) && !cached) {
+                emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,
+                            sst_array_empty(), t->delta);
+            }
         }
     }
     if (touched) {
@@ -418,7 +436,7 @@ static void emit_with_pending(sst__streamer *s, const sst_value *state, const ss
 
 /* One task of a superstep that did not commit: its writes, interrupts or error. */
 static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_value *d, uint64_t step,
-                      const sst_value *interrupts, bool *failed_seen) {
+                      const sst_value *interrupts, bool *failed_seen, bool writes_pass) {
     const char *vertex = sst_string_cstr(sst_object_get(d, "vertex"));
     const sst_value *send = sst_object_get(d, "send");
     char id[33];
@@ -427,6 +445,9 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     const sst_value *rp = sst_run_result_resume_point(rr);
     const sst_value *pw = pending_of(sst_object_get(rp, "pending"), id);
     bool cached = is_cached(s, step, id);
+    if ((pw != NULL) != writes_pass) {
+        return false; /* the succeeded tasks' writes first, then interrupts and errors */
+    }
     if (pw != NULL) {
         emit_update(s, vertex, sst_object_get(pw, "delta"), sst_object_get(pw, "delta"));
         if (results_on(s) && !cached) {
@@ -467,9 +488,12 @@ void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_valu
         const sst_value *tasks = sst_object_get(rp, "tasks");
         uint64_t step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
         bool touched = false, failed_seen = false;
-        for (size_t i = 0; i < sst_array_len(tasks); i++) {
-            touched = stop_task(s, rr, sst_array_get(tasks, i), step, interrupts, &failed_seen) ||
-                      touched;
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < sst_array_len(tasks); i++) {
+                touched = stop_task(s, rr, sst_array_get(tasks, i), step, interrupts, &failed_seen,
+                                    pass == 0) ||
+                          touched;
+            }
         }
         if (touched && status == SST_RUN_INTERRUPTED) {
             emit_with_pending(s, sst_run_result_state(rr), sst_object_get(rp, "pending"));

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_partial_pending_checkpoint
--- failing: an interrupted run's result leaves out the writes of the superstep's finished sibling task (my_key "value", LangGraph "value one"); invoke with a checkpointer and no thread_id does not raise ValueError; an interrupted stream(..., "updates") yields no chunks at all (LangGraph: tool_one's update, then {__interrupt__}); the resumed run re-emits tool_one's pending write after tool_two and without __metadata__ = {cached = true}; durability "exit" still saves the step -1 input checkpoint; get_state tasks list the PULL task before the PUSH (Send) task; update_state(config, nil, END) drops the finished task's pending write (values lose " one")
 -- The FakeTracer callback checks (Python callbacks) and tool_two's
 -- time.sleep(0.1) (which only orders the parallel tasks) are left out.
 local sst = superstep
