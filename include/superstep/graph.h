@@ -196,6 +196,16 @@ SST_NODISCARD SST_API sst_code sst_graph_add_sequence(sst_graph *g, const sst_se
  */
 SST_NODISCARD SST_API sst_code sst_graph_set_input_fields(sst_graph *g, const char *const *fields,
                                                           size_t n, sst_error *err);
+/**
+ * Untracked fields (LangGraph's UntrackedValue): they live in the state
+ * while a run goes on (nodes, routers, the result and the streams see them)
+ * but are never written to checkpoints, so get_state, the history and the
+ * next invoke do not see them. n == 0 clears the declaration.
+ * @return as sst_graph_set_input_fields.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_untracked_fields(sst_graph *g,
+                                                              const char *const *fields, size_t n,
+                                                              sst_error *err);
 SST_NODISCARD SST_API sst_code sst_graph_set_output_fields(sst_graph *g, const char *const *fields,
                                                            size_t n, sst_error *err);
 

@@ -79,6 +79,7 @@ void sst_graph_free(sst_graph *g) {
     sst__free(g->branches);
     sst_value_unref(g->input_fields);
     sst_value_unref(g->output_fields);
+    sst_value_unref(g->untracked_fields);
     sst__free(g->default_retry);
     sst_schema_free(g->schema);
     sst__free(g);
@@ -315,6 +316,11 @@ sst_code sst_graph_set_input_fields(sst_graph *g, const char *const *fields, siz
     return set_fields(g, g != NULL ? &g->input_fields : NULL, "input", fields, n, err);
 }
 
+sst_code sst_graph_set_untracked_fields(sst_graph *g, const char *const *fields, size_t n,
+                                        sst_error *err) {
+    return set_fields(g, g != NULL ? &g->untracked_fields : NULL, "untracked", fields, n, err);
+}
+
 sst_code sst_graph_set_output_fields(sst_graph *g, const char *const *fields, size_t n,
                                      sst_error *err) {
     return set_fields(g, g != NULL ? &g->output_fields : NULL, "output", fields, n, err);
@@ -421,6 +427,7 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
     }
     c->input_fields = g->input_fields != NULL ? sst_value_ref(g->input_fields) : NULL;
     c->output_fields = g->output_fields != NULL ? sst_value_ref(g->output_fields) : NULL;
+    c->untracked_fields = g->untracked_fields != NULL ? sst_value_ref(g->untracked_fields) : NULL;
     if (rc != SST_OK) {
         sst_graph_free(c);
         return NULL;

@@ -61,6 +61,7 @@ struct sst_graph {
     size_t n_branches, cap_branches;
     sst_value *input_fields;         /* owned array of names, or NULL: every field */
     sst_value *output_fields;        /* owned array of names, or NULL: every field */
+    sst_value *untracked_fields;     /* owned array of names never checkpointed, or NULL */
     bool root;                       /* the state is one value in field SST_ROOT */
     sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
     size_t n_default_retry;

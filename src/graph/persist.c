@@ -346,9 +346,40 @@ static sst_value *config_metadata(const sst_invoke_opts *o, sst_error *err) {
     return m;
 }
 
-sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
-                          const sst_value *state, const sst_value *groups, const sst_value *next,
-                          const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err) {
+/* @p v (an object) without the graph's untracked fields (new reference; NULL on ENOMEM). */
+static sst_value *untracked_dropped(const sst_compiled_graph *cg, const sst_value *v,
+                                    sst_error *err) {
+    sst_value *out = sst_value_ref(v);
+    const sst_value *names = cg->g->untracked_fields;
+    for (size_t i = 0; i < sst_array_len(names) && out != NULL; i++) {
+        const char *name = sst_string_cstr(sst_array_get(names, i));
+        if (sst_object_get(out, name) != NULL) {
+            out = sst_object_remove_take(out, name, err);
+        }
+    }
+    return out;
+}
+
+/* The delta groups without the untracked fields (new reference; NULL on ENOMEM). */
+static sst_value *groups_dropped(const sst_compiled_graph *cg, const sst_value *groups,
+                                 sst_error *err) {
+    sst_value *out = sst_array_empty();
+    for (size_t g = 0; g < sst_array_len(groups) && out != NULL; g++) {
+        const sst_value *group = sst_array_get(groups, g);
+        sst_value *copy = sst_array_empty();
+        for (size_t k = 0; k < sst_array_len(group) && copy != NULL; k++) {
+            copy = sst__push_take(copy, untracked_dropped(cg, sst_array_get(group, k), err), err);
+        }
+        out = sst__push_take(out, copy, err);
+    }
+    return out;
+}
+
+/* sst__persist_put with only tracked fields in @p state and @p groups. */
+static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *source,
+                            const sst_value *state, const sst_value *groups, const sst_value *next,
+                            const sst_value *writes_meta, const sst_invoke_opts *o,
+                            sst_error *err) {
     char id[37];
     sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
@@ -384,8 +415,24 @@ sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source
     return SST_OK;
 }
 
-static sst_code put_insst__persist_put(sst_graph_thread *th, const sst_value *input, bool fork,
-                                       const sst_invoke_opts *o, sst_error *err) {
+sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
+                          const sst_value *state, const sst_value *groups, const sst_value *next,
+                          const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err) {
+    if (th->cg->g->untracked_fields != NULL) { /* never stored: a checkpoint without them */
+        sst_value *s = untracked_dropped(th->cg, state, err);
+        sst_value *gr = s != NULL && groups != NULL ? groups_dropped(th->cg, groups, err) : NULL;
+        sst_code rc = s != NULL && (groups == NULL || gr != NULL)
+                          ? put_tracked(th, step, source, s, gr, next, writes_meta, o, err)
+                          : sst__code(err);
+        sst_value_unref(s);
+        sst_value_unref(gr);
+        return rc;
+    }
+    return put_tracked(th, step, source, state, groups, next, writes_meta, o, err);
+}
+
+static sst_code put_input_checkpoint(sst_graph_thread *th, const sst_value *input, bool fork,
+                                     const sst_invoke_opts *o, sst_error *err) {
     sst_value *in_meta = sst__set_take(sst_object_empty(), SST_START,
                                        sst_value_ref(input != NULL ? input : sst_null()), err);
     sst_code rc = in_meta != NULL ? SST_OK : sst__code(err);
@@ -419,7 +466,7 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     }
     /* The input checkpoint (step -1 of a new thread): the state before the input.
      * A restarted run has it already. */
-    sst_code rc = restart ? SST_OK : put_insst__persist_put(th, input, fork, o, err);
+    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
     if (rc != SST_OK) {
         sst_value_unref(groups);
         return rc;

@@ -127,6 +127,36 @@ static const sst_reducer *reducer_of(lua_State *L, lgraph *lg, int idx, const ch
     return NULL;
 }
 
+/*
+ * The fields declared { untracked = true } (LangGraph's UntrackedValue), in
+ * the name order of the list at @p names, given to the graph at once.
+ */
+static void untracked_fields(lua_State *L, lgraph *lg, int names, lua_Integer n) {
+    const char **list = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof *list, 0);
+    size_t k = 0;
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_rawgeti(L, names, i);
+        const char *field = lua_tostring(L, -1);
+        lua_getfield(L, 1, field);
+        if (lua_type(L, -1) == LUA_TTABLE && lua_getfield(L, -1, "untracked") != LUA_TNIL) {
+            if (!lua_isboolean(L, -1)) {
+                sst__lua_raisef(L, SST_EINVAL,
+                                "StateGraph: field '%s': untracked must be a boolean", field);
+            }
+            if (lua_toboolean(L, -1)) {
+                list[k++] = field; /* alive in the names list */
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 2);
+    }
+    sst_error err = {0};
+    if (k > 0) {
+        check_ok(L, sst_graph_set_untracked_fields(lg->g, list, k, &err), &err);
+    }
+    lua_pop(L, 1);
+}
+
 static void add_field(lua_State *L, lgraph *lg, const char *field, int spec) {
     int reducer_idx = spec, default_idx = 0;
     if (lua_type(L, spec) == LUA_TTABLE) {
@@ -299,6 +329,7 @@ static int state_graph(lua_State *L) {
             add_field(L, lg, field, lua_gettop(L));
             lua_pop(L, 2);
         }
+        untracked_fields(L, lg, names, n);
         lua_settop(L, self);
     }
     if (root) {

@@ -221,6 +221,19 @@ T.case("Command as a Send payload", function()
   eq(r.log, { "cmd", "w7" }, "its goto ran")
 end)
 
+-- An untracked field (LangGraph's UntrackedValue) is in the run's state and
+-- result but never in a checkpoint.
+T.case("untracked fields", function()
+  local g = sst.StateGraph{ kept = sst.reducers.replace,
+                            scratch = { reducer = sst.reducers.replace, untracked = true } }
+  g:add_node("a", function(s) return { kept = "k:" .. tostring(s.scratch) } end)
+  g:add_edge(sst.START, "a")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  local r = app:invoke({ scratch = "tmp" }, cfg("untracked"))
+  eq(r, { kept = "k:tmp", scratch = "tmp" }, "the run sees it")
+  eq(app:get_state(cfg("untracked")).values, { kept = "k:tmp" }, "the checkpoint does not")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)

@@ -260,6 +260,29 @@ static void test_command_goto_on_resume(void **state) {
     sst_compiled_graph_free(cg);
 }
 
+/* Untracked fields live in the run, never in checkpoints. */
+static void test_untracked_fields(void **state) {
+    (void)state;
+    sst_error err;
+    const char *names[] = {"log"};
+    assert_sst_ok(sst_graph_set_untracked_fields(G, names, 1, &err), &err);
+    sst_compiled_graph *cg = sst_graph_compile(G, NULL, &err);
+    assert_non_null(cg);
+    sst_graph_thread *th = sst_graph_thread_open(cg, CP, "untracked", &err);
+    sst_value *in = tu_json("{\"log\":[\"in\"]}");
+    sst_graph_result *r = sst_graph_invoke(cg, th, in, NULL, &err);
+    sst_value_unref(in);
+    assert_json_eq(sst_graph_result_state(r), "{\"log\":[\"in\",\"a\",\"b\"]}");
+    sst_graph_result_free(r);
+    sst_value *st = sst_graph_get_state(th, NULL, &err);
+    assert_json_eq(sst_object_get(st, "values"), "{}");
+    sst_value_unref(st);
+    const char *bad[] = {"__x"};
+    assert_int_equal(sst_graph_set_untracked_fields(G, bad, 1, &err), SST_EINVAL);
+    sst_graph_thread_free(th);
+    sst_compiled_graph_free(cg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_snapshot_shape, setup, teardown),
@@ -267,6 +290,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_bulk_update_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_input_and_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_command_goto_on_resume, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untracked_fields, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_conditional_state_graph
--- failing: node input_schema and untracked fields ignored (tools sees input, intermediate_steps; get_state keeps input); updates stream lacks the {__interrupt__ = []} chunk; get_state lacks config/created_at/parent_config, tasks are {vertex} not {id,name,path,...}, metadata has writes and no parents, interrupts lists interrupt_before/after stops; resuming after update_state on an interrupt_before thread runs nothing
 -- The JSON-schema, graph JSON and drawing snapshots and debug=True are left out.
 -- The prompt | FakeStreamingListLLM | parser chain is a Lua node that returns
 -- the scripted responses in turn (cycling like the fake LLM); AgentAction and
