@@ -480,8 +480,10 @@ static sst_value *router_view(const sst_compiled_graph *cg, sst_task *t, const s
  * still see them (LangGraph: "nodes can pass extra data to their cond edges"). */
 sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, const sst_value *delta,
                              sst_error *err) {
-    for (size_t i = 0; view != NULL && sst_schema_closed(cg->schema) && i < sst_object_len(delta);
-         i++) {
+    if (view == NULL || !sst_schema_closed(cg->schema)) {
+        return view;
+    }
+    for (size_t i = 0; view != NULL && i < sst_object_len(delta); i++) {
         const sst_value *key = sst_object_key_at(delta, i);
         if (sst_object_getn(view, sst_string_cstr(key), sst_string_len(key)) == NULL) {
             view =
