@@ -82,7 +82,8 @@ struct sst_task {
     sst_value *delta;     /* owned object, or NULL */
     sst_value *raw_delta; /* owned: the delta before it was prepared (keep_raw), or NULL */
     bool keep_raw;        /* the run keeps raw deltas (sst_run_opts.keep_raw_deltas) */
-    double first_attempt; /* wall-clock seconds when its first attempt started (0: not yet) */
+    uint64_t first_ns;    /* monotonic start of attempt 1 (timed tasks), 0: unknown */
+    double first_wall;    /* its wall-clock time, computed on first use (0: not yet) */
     sst__out *out;        /* out_inline or an owned array */
     size_t nout, outcap;
     sst__out out_inline[SST__OUT_INLINE];

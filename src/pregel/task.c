@@ -65,8 +65,19 @@ uint64_t sst_task_superstep(const sst_task *t) {
     return t->superstep;
 }
 
-double sst_task_first_attempt_time(const sst_task *t) {
-    return t->first_attempt;
+double sst_task_first_attempt_time(const sst_task *ct) {
+    sst_task *t = (sst_task *)ct; /* a cache, filled by the task's own thread */
+    if (t->first_wall != 0) {
+        return t->first_wall; /* every attempt sees the same value */
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    uint64_t mono = sst__now_ns();
+    /* Wall time of attempt 1's start: now, less the monotonic time since then. */
+    t->first_wall =
+        t->first_ns != 0 && mono >= t->first_ns ? now - (double)(mono - t->first_ns) / 1e9 : now;
+    return t->first_wall;
 }
 
 unsigned sst_task_attempt(const sst_task *t) {
@@ -282,13 +293,11 @@ void sst__task_run(sst_task *t) {
         return; /* its writes came from the pending writes of an earlier run */
     }
     sst__task_clear_outputs(t);
-    if (t->first_attempt == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        t->first_attempt = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-    }
     const sst__vertex *v = &t->p->v[t->vertex];
     uint64_t t0 = t->timed ? sst__now_ns() : 0;
+    if (t->first_ns == 0) {
+        t->first_ns = t0; /* the clock read the duration needs anyway */
+    }
     sst_code code = v->fn(t, v->user_data);
     t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
     if (code == SST_OK && t->out_error != SST_OK) {
