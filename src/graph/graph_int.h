@@ -271,6 +271,17 @@ sst_value *sst__graph_public_state(const sst_value *state, sst_error *err);
  */
 sst_value *sst__graph_public_update(const sst_value *delta, sst_error *err);
 
+/* ---- resume-point tasks and their pending writes (pending.c) ---- */
+
+/* The engine's id of the task entry @p entry ({"vertex", "send"?}) of @p superstep. */
+void sst__entry_task_id(const char *run_key, uint64_t superstep, const sst_value *entry,
+                        char out[33]);
+/* The pending write {"task", "delta", ...} of task @p task_id in @p pending, or NULL. */
+const sst_value *sst__pending_of(const sst_value *pending, const char *task_id);
+/* @p state (taken) with the deltas of @p pending applied in order; NULL on failure. */
+sst_value *sst__with_pending(const sst_compiled_graph *cg, sst_value *state,
+                             const sst_value *pending, sst_error *err);
+
 /* ---- snapshots (snapshot.c) ---- */
 
 /*

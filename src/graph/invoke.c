@@ -722,25 +722,10 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
  * pending in the checkpoint). NULL when out of memory.
  */
 static sst_value *interrupted_state(const sst_compiled_graph *cg, const sst_run_result *rr) {
-    const sst_value *pending = sst_object_get(sst_run_result_resume_point(rr), "pending");
-    size_t n = sst_array_len(pending);
-    sst_value *state = sst_value_ref(sst_run_result_state(rr));
-    if (n == 0) {
-        return state;
-    }
-    const sst_value **deltas = sst__calloc(n, sizeof *deltas);
-    if (deltas == NULL) {
-        sst_value_unref(state);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        deltas[i] = sst_object_get(sst_array_get(pending, i), "delta");
-    }
     sst_error err;
     sst_error_clear(&err);
-    sst_value *out = sst_schema_apply(cg->schema, state, deltas, n, &err);
-    sst__free(deltas);
-    return out;
+    return sst__with_pending(cg, sst_value_ref(sst_run_result_state(rr)),
+                             sst_object_get(sst_run_result_resume_point(rr), "pending"), &err);
 }
 
 static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,

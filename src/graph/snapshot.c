@@ -85,18 +85,6 @@ static sst_value *public_metadata(const sst_value *meta, sst_error *err) {
     return m;
 }
 
-/* The pending write of task @p id in @p pending (the successful tasks), or NULL. */
-static const sst_value *pending_of(const sst_value *pending, const char *id) {
-    for (size_t i = 0; i < sst_array_len(pending); i++) {
-        const sst_value *p = sst_array_get(pending, i);
-        const char *tid = sst_string_cstr(sst_object_get(p, "task"));
-        if (tid != NULL && strcmp(tid, id) == 0) {
-            return p;
-        }
-    }
-    return NULL;
-}
-
 /* The interrupts of task @p id, as {id, value}; NULL for all dynamic ones. */
 static sst_value *interrupts_of(const sst_value *raw, const char *id, sst_error *err) {
     sst_value *out = sst_array_empty();
@@ -183,12 +171,10 @@ static const sst_value *child_delta(const snap_in *in, size_t i, const char *nam
 
 /* The engine's id of @p task (an entry of rec.next.tasks) in @p out. */
 static void task_id_at(const snap_in *in, const sst_value *task, char out[33]) {
-    const sst_value *send = sst_object_get(task, "send");
-    sst_task_id_of(
+    sst__entry_task_id(
         sst_string_cstr(sst_object_get(in->rec, "run_key")),
-        (uint64_t)sst_int_value(sst_object_get(sst_object_get(in->rec, "next"), "superstep")),
-        send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
-        sst_string_cstr(sst_object_get(task, "vertex")), out);
+        (uint64_t)sst_int_value(sst_object_get(sst_object_get(in->rec, "next"), "superstep")), task,
+        out);
 }
 
 static sst_value *path_of(const char *name, const sst_value *send, sst_error *err) {
@@ -209,7 +195,7 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
     const sst_value *send = sst_object_get(task, "send");
     char id[33];
     task_id_at(in, task, id);
-    const sst_value *pw = pending_of(sst_object_get(writes, "pending"), id);
+    const sst_value *pw = sst__pending_of(sst_object_get(writes, "pending"), id);
     const sst_value *result = pw != NULL ? sst_object_get(pw, "delta") : child_delta(in, i, name);
     sst_value *ints = interrupts_of(sst_object_get(writes, "interrupts"), id, err);
     sst_value *o = sst__set_take(sst_object_empty(), "id", str(id, err), err);
@@ -259,19 +245,17 @@ static bool is_input(const sst_value *rec) {
              sst_object_get(sst_object_get(meta, "writes"), SST_START) != NULL));
 }
 
-/* tasks and next (names of the tasks without a result at the head); *applied: their deltas. */
+/* tasks and next (names of the tasks without a result at the head). */
 static sst_code tasks_and_next(const snap_in *in, sst_value **tasks, sst_value **next,
-                               sst_value **applied, sst_error *err) {
+                               sst_error *err) {
     *tasks = sst_array_empty();
     *next = sst_array_empty();
-    *applied = sst_array_empty();
     if (is_input(in->rec)) {
         *tasks = sst__push_take(*tasks, start_task(in, err), err);
         *next = sst__push_take(*next, str(SST_START, err), err);
         return *tasks != NULL && *next != NULL ? SST_OK : sst__code(err);
     }
-    /* Listed as LangGraph lists them, Sends first; the pending writes apply in the
-     * engine's order (edge-triggered tasks, then Sends). */
+    /* Listed as LangGraph lists them, Sends first. */
     const sst_value *list = sst_object_get(sst_object_get(in->rec, "next"), "tasks");
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < sst_array_len(list) && *tasks != NULL && *next != NULL; i++) {
@@ -287,36 +271,14 @@ static sst_code tasks_and_next(const snap_in *in, sst_value **tasks, sst_value *
             *tasks = sst__push_take(*tasks, tk, err);
         }
     }
-    for (size_t i = 0; i < sst_array_len(list) && in->head && *applied != NULL; i++) {
-        char id[33];
-        task_id_at(in, sst_array_get(list, i), id);
-        const sst_value *pw =
-            pending_of(sst_object_get(sst_object_get(in->rec, "writes"), "pending"), id);
-        if (pw != NULL) {
-            *applied = sst__push_take(*applied, sst_value_ref(sst_object_get(pw, "delta")), err);
-        }
-    }
-    return *tasks != NULL && *next != NULL && *applied != NULL ? SST_OK : sst__code(err);
+    return *tasks != NULL && *next != NULL ? SST_OK : sst__code(err);
 }
 
-/* The values: the state, with @p applied (successful pending writes) on top. */
-static sst_value *values_of(const snap_in *in, const sst_value *state, const sst_value *applied,
-                            sst_error *err) {
-    sst_value *s = sst_value_ref(state);
-    size_t n = sst_array_len(applied);
-    if (n > 0) {
-        const sst_value **deltas = sst__calloc(n, sizeof *deltas);
-        if (deltas == NULL) {
-            sst_value_unref(s);
-            sst__enomem(err);
-            return NULL;
-        }
-        for (size_t i = 0; i < n; i++) {
-            deltas[i] = sst_array_get(applied, i);
-        }
-        s = sst_schema_apply(in->t->cg->schema, s, deltas, n, err);
-        sst__free(deltas);
-    }
+/* The values: the state, at the head with the succeeded tasks' pending writes on top. */
+static sst_value *values_of(const snap_in *in, const sst_value *state, sst_error *err) {
+    const sst_value *pending = sst_object_get(sst_object_get(in->rec, "writes"), "pending");
+    sst_value *s = in->head ? sst__with_pending(in->t->cg, sst_value_ref(state), pending, err)
+                            : sst_value_ref(state);
     sst_value *pub = s != NULL ? sst__graph_public_state(s, err) : NULL;
     sst_value_unref(s);
     return pub;
@@ -349,17 +311,14 @@ static sst_value *legacy_keys(sst_value *s, const sst_value *rec, sst_error *err
 sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
                          const sst_value *child, bool head, sst_error *err) {
     snap_in in = {t, rec, child, head};
-    sst_value *tasks, *next, *applied;
-    if (tasks_and_next(&in, &tasks, &next, &applied, err) != SST_OK) {
+    sst_value *tasks, *next;
+    if (tasks_and_next(&in, &tasks, &next, err) != SST_OK) {
         sst_value_unref(tasks);
         sst_value_unref(next);
-        sst_value_unref(applied);
         return NULL;
     }
     const sst_value *writes = sst_object_get(rec, "writes");
-    sst_value *s =
-        sst__set_take(sst_object_empty(), "values", values_of(&in, state, applied, err), err);
-    sst_value_unref(applied);
+    sst_value *s = sst__set_take(sst_object_empty(), "values", values_of(&in, state, err), err);
     s = sst__set_take(s, "next", next, err);
     s = sst__set_take(s, "config", config_of(t->thread_id, sst_object_get(rec, "id"), err), err);
     s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), err), err);

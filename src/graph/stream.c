@@ -403,33 +403,14 @@ static void emit_interrupt(sst__streamer *s, const sst_value *state, const sst_v
     }
 }
 
-/* The pending write of task @p id in the resume point's list, or NULL. */
-static const sst_value *pending_of(const sst_value *pending, const char *id) {
-    for (size_t i = 0; i < sst_array_len(pending); i++) {
-        const char *t = sst_string_cstr(sst_object_get(sst_array_get(pending, i), "task"));
-        if (t != NULL && strcmp(t, id) == 0) {
-            return sst_array_get(pending, i);
-        }
-    }
-    return NULL;
-}
-
 /* The values chunk LangGraph ends an interrupted run with: the pending writes applied. */
 static void emit_with_pending(sst__streamer *s, const sst_value *state, const sst_value *pending) {
-    size_t n = sst_array_len(pending);
-    const sst_value **deltas = sst__calloc(n + 1, sizeof *deltas);
-    if (deltas == NULL) {
-        s->rc = sst__enomem(&s->err);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        deltas[i] = sst_object_get(sst_array_get(pending, i), "delta");
-    }
     sst_error err = {0};
-    sst_value *after = sst_schema_apply(s->cg->schema, sst_value_ref(state), deltas, n, &err);
-    sst__free(deltas);
+    sst_value *after = sst__with_pending(s->cg, sst_value_ref(state), pending, &err);
     if (after != NULL) {
         emit_values(s, after);
+    } else if (err.code == SST_ENOMEM) {
+        s->rc = sst__enomem(&s->err);
     }
     sst_value_unref(after);
 }
@@ -438,12 +419,10 @@ static void emit_with_pending(sst__streamer *s, const sst_value *state, const ss
 static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_value *d, uint64_t step,
                       const sst_value *interrupts, bool *failed_seen, bool writes_pass) {
     const char *vertex = sst_string_cstr(sst_object_get(d, "vertex"));
-    const sst_value *send = sst_object_get(d, "send");
     char id[33];
-    sst_task_id_of(s->run_key, step, send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
-                   vertex, id);
+    sst__entry_task_id(s->run_key, step, d, id);
     const sst_value *rp = sst_run_result_resume_point(rr);
-    const sst_value *pw = pending_of(sst_object_get(rp, "pending"), id);
+    const sst_value *pw = sst__pending_of(sst_object_get(rp, "pending"), id);
     bool cached = is_cached(s, step, id);
     if ((pw != NULL) != writes_pass) {
         return false; /* the succeeded tasks' writes first, then interrupts and errors */
