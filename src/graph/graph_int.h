@@ -278,6 +278,11 @@ void sst__entry_task_id(const char *run_key, uint64_t superstep, const sst_value
                         char out[33]);
 /* The pending write {"task", "delta", ...} of task @p task_id in @p pending, or NULL. */
 const sst_value *sst__pending_of(const sst_value *pending, const char *task_id);
+/*
+ * Resume point @p rp with its tasks asked afresh (new reference): the stored
+ * answers dropped and, unless @p keep_pending, the succeeded tasks' writes too.
+ */
+sst_value *sst__asked_afresh(const sst_value *rp, bool keep_pending, sst_error *err);
 /* @p state (taken) with the deltas of @p pending applied in order; NULL on failure. */
 sst_value *sst__with_pending(const sst_compiled_graph *cg, sst_value *state,
                              const sst_value *pending, sst_error *err);

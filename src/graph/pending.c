@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "values/build.h"
 
 void sst__entry_task_id(const char *run_key, uint64_t superstep, const sst_value *entry,
                         char out[33]) {
@@ -24,6 +25,11 @@ const sst_value *sst__pending_of(const sst_value *pending, const char *task_id) 
         }
     }
     return NULL;
+}
+
+sst_value *sst__asked_afresh(const sst_value *rp, bool keep_pending, sst_error *err) {
+    sst_value *n = sst__set_take(sst_value_ref(rp), "resume", sst_object_empty(), err);
+    return keep_pending ? n : sst__set_take(n, "pending", sst_array_empty(), err);
 }
 
 sst_value *sst__with_pending(const sst_compiled_graph *cg, sst_value *state,

@@ -481,11 +481,7 @@ sst_code sst__persist_replay(sst_graph_thread *th, const sst_invoke_opts *o, sst
     /* Answering the replayed checkpoint's interrupts now: its tasks keep their ids and
      * the siblings' pending writes; only the answers stored on it are dropped. */
     bool answer = o->resume != NULL || o->resume_by_id != NULL;
-    sst_value *rp =
-        sst__set_take(sst_value_ref(th->resume_point), "resume", sst_object_empty(), err);
-    if (!answer) {
-        rp = sst__set_take(rp, "pending", sst_array_empty(), err);
-    }
+    sst_value *rp = sst__asked_afresh(th->resume_point, answer, err);
     sst_value *groups = sst_array_empty();
     sst_code rc = rp == NULL ? sst__code(err) : answer ? SST_OK : sst__name_run(th, err);
     if (rc == SST_OK) {

@@ -300,8 +300,7 @@ static sst_code copy_checkpoint(sst_graph_thread *t, sst_error *err) {
         const sst_value *old = sst_object_get(rec, "next");
         sst_value *next = NULL;
         if (sst_array_len(sst_object_get(old, "tasks")) > 0) {
-            next = sst__set_take(sst_value_ref(old), "resume", sst_object_empty(), err);
-            next = sst__set_take(next, "pending", sst_array_empty(), err);
+            next = sst__asked_afresh(old, false, err);
             rc = next != NULL ? SST_OK : sst__code(err);
         }
         sst_value *groups = sst_array_empty();
