@@ -771,25 +771,36 @@ static void mark_interrupt(sst_compiled_graph *cg, size_t k, bool after) {
     }
 }
 
-/* Applies the interrupt lists (SST_ALL_NODES: every node); errors name an unknown node. */
-static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *o, sst_error *err) {
-    for (int after = 0; after < 2; after++) {
-        const char *const *list = after ? o->interrupt_after : o->interrupt_before;
-        size_t n = after ? o->n_after : o->n_before;
-        for (size_t i = 0; i < n; i++) {
-            if (list[i] != NULL && strcmp(list[i], SST_ALL_NODES) == 0) {
-                mark_interrupt(cg, SIZE_MAX, after);
-                continue;
+sst_code sst__check_interrupt_lists(const sst_graph *g, const char *const *before, size_t n_before,
+                                    const char *const *after, size_t n_after, const char *who,
+                                    sst_error *err) {
+    for (int k = 0; k < 2; k++) {
+        const char *const *list = k ? after : before;
+        size_t n = k ? n_after : n_before;
+        for (size_t i = 0; list != NULL && i < n; i++) {
+            if (list[i] == NULL ||
+                (strcmp(list[i], SST_ALL_NODES) != 0 && sst__graph_find(g, list[i]) == SIZE_MAX)) {
+                return sst__error(err, SST_EINVAL, "%s: interrupt_%s names unknown node '%s'", who,
+                                  k ? "after" : "before", list[i] != NULL ? list[i] : "(NULL)");
             }
-            size_t k = list[i] != NULL ? sst__graph_find(cg->g, list[i]) : SIZE_MAX;
-            if (k == SIZE_MAX) {
-                return sst__error(err, SST_EINVAL, "compile: interrupt_%s names unknown node '%s'",
-                                  after ? "after" : "before", list[i] != NULL ? list[i] : "(NULL)");
-            }
-            mark_interrupt(cg, k, after);
         }
     }
     return SST_OK;
+}
+
+/* Applies the interrupt lists (SST_ALL_NODES: every node); errors name an unknown node. */
+static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *o, sst_error *err) {
+    sst_code rc = sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before,
+                                             o->interrupt_after, o->n_after, "compile", err);
+    for (int after = 0; after < 2 && rc == SST_OK; after++) {
+        const char *const *list = after ? o->interrupt_after : o->interrupt_before;
+        size_t n = after ? o->n_after : o->n_before;
+        for (size_t i = 0; i < n; i++) {
+            bool all = strcmp(list[i], SST_ALL_NODES) == 0;
+            mark_interrupt(cg, all ? SIZE_MAX : sst__graph_find(cg->g, list[i]), after);
+        }
+    }
+    return rc;
 }
 
 /*

@@ -183,6 +183,13 @@ uint64_t sst__invoke_stop_step(void *run_user_data);
  */
 sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, const sst_value *delta,
                              sst_error *err);
+/*
+ * Checks interrupt lists (compile's or an invoke's): every name is a node or
+ * SST_ALL_NODES, else SST_EINVAL "WHO: interrupt_before names unknown node 'x'".
+ */
+sst_code sst__check_interrupt_lists(const sst_graph *g, const char *const *before, size_t n_before,
+                                    const char *const *after, size_t n_after, const char *who,
+                                    sst_error *err);
 /* START's routing on @p state (invoke.c). */
 sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
                             sst_value **targets, sst_error *err);

@@ -212,25 +212,6 @@ static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
     return false;
 }
 
-/* Checks the invoke's own interrupt lists name known nodes. */
-static bool check_interrupt_lists(const sst_compiled_graph *cg, const sst_invoke_opts *o,
-                                  sst_error *err) {
-    for (int pass = 0; pass < 2; pass++) {
-        const char *const *list = pass == 0 ? o->interrupt_before : o->interrupt_after;
-        size_t n = pass == 0 ? o->n_before : o->n_after;
-        for (size_t i = 0; list != NULL && i < n; i++) {
-            if (list[i] == NULL || (strcmp(list[i], SST_ALL_NODES) != 0 &&
-                                    sst__graph_find(cg->g, list[i]) == SIZE_MAX)) {
-                sst__error(err, SST_EINVAL, "invoke: %s names unknown node '%s'",
-                           pass == 0 ? "interrupt_before" : "interrupt_after",
-                           list[i] != NULL ? list[i] : "(null)");
-                return false;
-            }
-        }
-    }
-    return true;
-}
-
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
     invoke_ctx *c = ud;
     c->step = step;
@@ -835,7 +816,8 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
                                        const sst_value *input, const sst_invoke_opts *o,
                                        sst_error *err) {
     bool durable = th != NULL && th->cp != NULL;
-    if (!check_interrupt_lists(cg, o, err) ||
+    if (sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before, o->interrupt_after,
+                                   o->n_after, "invoke", err) != SST_OK ||
         (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK)) {
         return NULL;
     }
