@@ -8,33 +8,6 @@
 
 #include "lua_int.h"
 
-/*
- * The interrupt list @p key of the options at @p t: nil (none), "*" (every
- * node: SST_ALL_NODES) or a list of node names, kept in a scratch userdata
- * left on the stack (the names stay alive in the options table).
- */
-static const char *const *interrupt_list(lua_State *L, int t, const char *key, size_t *n) {
-    static const char *const all[] = {SST_ALL_NODES};
-    *n = 0;
-    int type = lua_getfield(L, t, key);
-    if (type == LUA_TNIL) {
-        return NULL;
-    }
-    if (type == LUA_TSTRING && strcmp(lua_tostring(L, -1), SST_ALL_NODES) == 0) {
-        *n = 1;
-        return all;
-    }
-    if (type != LUA_TTABLE) {
-        sst__lua_raisef(
-            L, SST_EINVAL, "compile: %s must be \"*\" or a list of node names, got %s%s%s%s", key,
-            luaL_typename(L, -1), type == LUA_TSTRING ? " '" : "",
-            type == LUA_TSTRING ? lua_tostring(L, -1) : "", type == LUA_TSTRING ? "'" : "");
-    }
-    char what[64];
-    snprintf(what, sizeof what, "compile: %s", key);
-    return sst__lua_string_list(L, -1, n, what);
-}
-
 /* compile{workers}, compile{memory_limit} and compile{recursion_limit}. */
 static void compile_numbers(lua_State *L, int opts, sst__lua_app *a) {
     lua_getfield(L, opts, "recursion_limit");
@@ -85,8 +58,10 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
                                         NULL};
     sst__lua_app *a = lua_touserdata(L, app);
     sst__lua_check_options(L, opts, known, "compile");
-    co->interrupt_before = interrupt_list(L, opts, "interrupt_before", &co->n_before);
-    co->interrupt_after = interrupt_list(L, opts, "interrupt_after", &co->n_after);
+    co->interrupt_before =
+        sst__lua_interrupt_list(L, opts, "interrupt_before", "compile", &co->n_before);
+    co->interrupt_after =
+        sst__lua_interrupt_list(L, opts, "interrupt_after", "compile", &co->n_after);
     if (lua_getfield(L, opts, "checkpointer") != LUA_TNIL) {
         if ((a->saver = sst__lua_saver(L, -1)) == NULL) {
             sst__lua_raisef(L, SST_EINVAL,

@@ -217,43 +217,58 @@ static void read_input(lua_State *L, sst__lua_call *c) {
 }
 
 /*
- * interrupt_before/after of an invoke's options: "*" or a list of node names,
+ * The interrupt list @p key of the options at @p t: nil (none), "*" (every
+ * node: SST_ALL_NODES) or a list of node names, kept in a scratch userdata
+ * left on the stack (the names stay alive in the options table).
+ */
+const char *const *sst__lua_interrupt_list(lua_State *L, int t, const char *key, const char *who,
+                                           size_t *n) {
+    static const char *const all[] = {SST_ALL_NODES};
+    *n = 0;
+    int type = lua_getfield(L, t, key);
+    if (type == LUA_TNIL) {
+        return NULL;
+    }
+    if (type == LUA_TSTRING && strcmp(lua_tostring(L, -1), SST_ALL_NODES) == 0) {
+        *n = 1;
+        return all;
+    }
+    if (type != LUA_TTABLE) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: %s must be \"*\" or a list of node names, got %s%s%s%s",
+                        who, key, luaL_typename(L, -1), type == LUA_TSTRING ? " '" : "",
+                        type == LUA_TSTRING ? lua_tostring(L, -1) : "",
+                        type == LUA_TSTRING ? "'" : "");
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s: %s", who, key);
+    return sst__lua_string_list(L, -1, n, what);
+}
+
+/*
+ * interrupt_before/after of an invoke's options, read as compile's and
  * copied (a stream outlives its arguments); they replace the compiled lists.
  */
 static void read_interrupts(lua_State *L, sst__lua_call *c, int t, const char *what) {
     for (int k = 0; k < 2; k++) {
-        const char *key = k == 0 ? "interrupt_before" : "interrupt_after";
-        int type = lua_getfield(L, t, key);
-        if (type == LUA_TNIL) {
-            lua_pop(L, 1);
-            continue;
-        }
-        if (type == LUA_TSTRING) { /* "*" */
-            lua_createtable(L, 1, 0);
-            lua_insert(L, -2);
-            lua_rawseti(L, -2, 1);
-        } else if (type != LUA_TTABLE) {
-            sst__lua_raisef(L, SST_EINVAL, "%s: %s must be \"*\" or a list of node names", what,
-                            key);
-        }
-        size_t n = lua_rawlen(L, -1);
-        char **names = sst__calloc(n > 0 ? n : 1, sizeof *names);
-        if (names == NULL) {
-            sst__lua_raise_enomem(L);
-        }
-        c->interrupts[k] = names;
-        for (size_t i = 0; i < n; i++) {
-            lua_rawgeti(L, -1, (lua_Integer)i + 1);
-            const char *s = lua_tostring(L, -1);
-            if (lua_type(L, -1) != LUA_TSTRING || (names[i] = sst__strndup(s, strlen(s))) == NULL) {
-                sst__lua_raisef(L, SST_EINVAL, "%s: %s item %zu is not a node name", what, key,
-                                i + 1);
+        int top = lua_gettop(L);
+        size_t n;
+        const char *const *list = sst__lua_interrupt_list(
+            L, t, k == 0 ? "interrupt_before" : "interrupt_after", what, &n);
+        if (list != NULL) {
+            char **names = sst__calloc(n > 0 ? n : 1, sizeof *names);
+            if (names == NULL) {
+                sst__lua_raise_enomem(L);
             }
-            lua_pop(L, 1);
-            *(k == 0 ? &c->o.n_before : &c->o.n_after) = i + 1;
+            c->interrupts[k] = names;
+            for (size_t i = 0; i < n; i++) {
+                if ((names[i] = sst__strndup(list[i], strlen(list[i]))) == NULL) {
+                    sst__lua_raise_enomem(L);
+                }
+                *(k == 0 ? &c->o.n_before : &c->o.n_after) = i + 1;
+            }
+            *(k == 0 ? &c->o.interrupt_before : &c->o.interrupt_after) = (const char *const *)names;
         }
-        *(k == 0 ? &c->o.interrupt_before : &c->o.interrupt_after) = (const char *const *)names;
-        lua_pop(L, 1);
+        lua_settop(L, top);
     }
 }
 

@@ -267,6 +267,13 @@ void sst__lua_check_options(lua_State *L, int idx, const char *const *known, con
 /* The strings of the list at @p idx in a scratch userdata pushed on the stack (raises naming
  * @p what for a non-string item; the strings stay alive in the list). */
 const char **sst__lua_string_list(lua_State *L, int idx, size_t *n, const char *what);
+/*
+ * The interrupt list @p key of the options at @p t (compile's, an invoke's):
+ * NULL when absent, "*" (SST_ALL_NODES) or a list of names; leaves its
+ * scratch on the stack; @p who prefixes errors ("compile").
+ */
+const char *const *sst__lua_interrupt_list(lua_State *L, int t, const char *key, const char *who,
+                                           size_t *n);
 /* "sync" | "async" | "exit" at @p idx, or @p def for nil; raises naming @p what otherwise. */
 sst_durability sst__lua_durability(lua_State *L, int idx, sst_durability def, const char *what);
 /* config.configurable[key] or config[key] as a string (alive with the table), or NULL. */
