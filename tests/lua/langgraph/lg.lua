@@ -68,4 +68,40 @@ function M.nexts(history)
   return out
 end
 
+-- True when list (or nil) holds x.
+function M.has(list, x)
+  for _, v in ipairs(list or {}) do if v == x then return true end end
+  return false
+end
+
+-- Wall-clock seconds, to the nanosecond `date` gives (Python's time.time()).
+function M.now()
+  local p = io.popen("date +%s.%N")
+  local s = p:read("l")
+  p:close()
+  return tonumber(s)
+end
+
+-- The first snapshot of a history (newest first) whose next is { name }; with
+-- @p last, the last such (the oldest).
+function M.find_next(history, name, last)
+  local found
+  for _, s in ipairs(history) do
+    if superstep.json_encode(s.next) == superstep.json_encode({ name }) then
+      found = s
+      if not last then break end
+    end
+  end
+  return found
+end
+
+-- A reducer: the two lists concatenated, then sorted (the ports' sorted_add).
+function M.sorted_add(x, y)
+  local out = {}
+  for _, v in ipairs(x or {}) do out[#out + 1] = v end
+  for _, v in ipairs(y or {}) do out[#out + 1] = v end
+  table.sort(out)
+  return superstep.array(out)
+end
+
 return M

@@ -6,13 +6,9 @@
 -- i.e. between 0.01 s and 1.01 s (plus 0.1 s of slack).
 local sst = superstep
 local T = require("checks")
+local lg = require("lg")
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local s = p:read("l")
-  p:close()
-  return tonumber(s)
-end
+local now = lg.now
 
 local attempt_count = 0
 local started = {}

@@ -7,12 +7,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local s = p:read("l")
-  p:close()
-  return tonumber(s)
-end
+local now = lg.now
 
 local started = {}
 local function always_failing_node(state)

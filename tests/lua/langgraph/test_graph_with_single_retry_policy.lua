@@ -7,13 +7,9 @@
 -- least the expected sleeps (0.01, 0.02) and less than 0.1 s more.
 local sst = superstep
 local T = require("checks")
+local lg = require("lg")
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local s = p:read("l")
-  p:close()
-  return tonumber(s)
-end
+local now = lg.now
 
 local attempt_count = 0
 local attempt_numbers, first_attempt_times, started = {}, {}, {}

@@ -8,13 +8,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function sorted_add(x, y)
-  local out = {}
-  for _, v in ipairs(x or {}) do out[#out + 1] = v end
-  for _, v in ipairs(y or {}) do out[#out + 1] = v end
-  table.sort(out)
-  return sst.array(out)
-end
+local sorted_add = lg.sorted_add
 
 local workflow = sst.StateGraph{
   query = sst.reducers.replace,

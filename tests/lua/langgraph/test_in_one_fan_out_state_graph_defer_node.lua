@@ -8,13 +8,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function sorted_add(x, y)
-  local out = {}
-  for _, v in ipairs(x) do out[#out + 1] = v end
-  for _, v in ipairs(y) do out[#out + 1] = v end
-  table.sort(out)
-  return out
-end
+local sorted_add = lg.sorted_add
 
 local function with(list, extra)
   local out = {}

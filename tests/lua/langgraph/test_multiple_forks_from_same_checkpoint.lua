@@ -3,10 +3,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function has(list, x)
-  for _, v in ipairs(list) do if v == x then return true end end
-  return false
-end
+local has = lg.has
 
 local g = sst.StateGraph{ value = { reducer = sst.reducers.append, default = sst.array{} } }
 g:add_node("node_a", function() return { value = { "a" } } end)

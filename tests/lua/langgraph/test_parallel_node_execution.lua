@@ -7,13 +7,9 @@
 -- time.sleep is os.execute("sleep N"); the wall clock is read from `date`.
 local sst = superstep
 local T = require("checks")
+local lg = require("lg")
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local t = tonumber(p:read("l"))
-  p:close()
-  return t
-end
+local now = lg.now
 
 local builder = sst.StateGraph{ results = { reducer = sst.reducers.append, default = sst.array{} } }
 builder:add_node("slow", function()

@@ -3,10 +3,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function has(list, x)
-  for _, v in ipairs(list) do if v == x then return true end end
-  return false
-end
+local has = lg.has
 
 -- _checkpoint_summary, as (source, next, values) triples (newest first)
 local function summary(history)

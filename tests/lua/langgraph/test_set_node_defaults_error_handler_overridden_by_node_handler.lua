@@ -19,10 +19,7 @@ local function build(defaults, fail_a_opts)
   g:add_conditional_edges("route_node", function(s) return s.route end, { "fail_a", "fail_b" })
   return g:compile()
 end
-local function has(list, x)
-  for _, v in ipairs(list) do if v == x then return true end end
-  return false
-end
+local has = lg.has
 
 local captured = { handler = {} }
 local function node_handler(state, err)

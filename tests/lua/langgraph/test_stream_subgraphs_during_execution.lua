@@ -7,12 +7,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function now()
-  local p = io.popen("date +%s.%N")
-  local t = tonumber(p:read("l"))
-  p:close()
-  return t
-end
+local now = lg.now
 local function round1(x) return math.floor(x * 10 + 0.5) / 10 end
 local function concat() return { reducer = function(a, b) return a .. b end, default = "" } end
 

@@ -4,10 +4,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function has(list, x)
-  for _, v in ipairs(list or {}) do if v == x then return true end end
-  return false
-end
+local has = lg.has
 local function state() return sst.StateGraph{ value = { reducer = sst.reducers.append, default = sst.array{} } } end
 local called = {}
 local function node(name, value)
@@ -42,16 +39,7 @@ local function make_parent(sub)
   g:add_edge("subgraph_node", "post_process")
   return g:compile{ checkpointer = sst.MemorySaver() }
 end
-local function find_next(history, name, last)
-  local found
-  for _, s in ipairs(history) do
-    if sst.json_encode(s.next) == sst.json_encode({ name }) then
-      found = s
-      if not last then break end
-    end
-  end
-  return found
-end
+local find_next = lg.find_next
 
 local graph = make_parent(make_sub(true))
 local config = lg.thread("1")

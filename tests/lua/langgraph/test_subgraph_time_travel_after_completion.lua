@@ -4,10 +4,7 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local function has(list, x)
-  for _, v in ipairs(list or {}) do if v == x then return true end end
-  return false
-end
+local has = lg.has
 local function state() return sst.StateGraph{ value = { reducer = sst.reducers.append, default = sst.array{} } } end
 local called = {}
 local function node(name, value)
