@@ -43,7 +43,8 @@ extern "C" {
     X(ETASK, "task failed")                                                                        \
     X(EINTERRUPT, "interrupted")                                                                   \
     X(ENOTSUP, "not supported")                                                                    \
-    X(EBUSY, "busy")
+    X(EBUSY, "busy")                                                                               \
+    X(EPARENT, "command for the parent graph")
 
 /** A status code. SST_OK is 0; every failure is positive. */
 typedef enum sst_code {

@@ -236,6 +236,40 @@ SST_NODISCARD SST_API sst_code sst_graph_add_conditional_edges(sst_graph *g, con
  */
 SST_NODISCARD SST_API sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err);
 
+/* ---- subgraphs --------------------------------------------------------- */
+
+/**
+ * A compiled graph as node @p name (LangGraph's add_node(name, subgraph);
+ * docs/subgraphs.md): the node runs @p child with the parent's state
+ * restricted to the child's fields (its input fields when declared, else
+ * its declared fields, else the whole state) and writes the child's
+ * resulting state back, restricted to the parent's declared fields (all
+ * when it declares none), through the parent's reducers. The child
+ * checkpoints in the parent's checkpointer under the namespace
+ * "name:task_id" (nested ones joined with "|"), as its compile options
+ * say (sst_compile_opts.checkpoints); its interrupts surface at the root
+ * invoke and a resume continues it from its own checkpoint; a
+ * Command{graph = PARENT} of its nodes (sst_node_parent_command) routes
+ * in the parent.
+ * @param child borrowed: must outlive @p g and every graph compiled from it
+ * @return as sst_graph_add_node; SST_EINVAL for a NULL child.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_add_subgraph(sst_graph *g, const char *name,
+                                                      const sst_compiled_graph *child,
+                                                      const sst_node_opts *opts, sst_error *err);
+
+/** How a graph keeps its checkpoints when it runs as a subgraph (sst_compile_opts.checkpoints). */
+typedef enum sst_subgraph_checkpoints {
+    /* LangGraph's checkpointer=None: the parent's checkpointer under "node:task_id". Each run
+     * of the node starts afresh; an interrupted (or crashed) one continues where it stopped. */
+    SST_SUBGRAPH_PER_TASK = 0,
+    /* checkpointer=True: under "node" alone, so the state stays across the parent's invokes
+     * (per-agent memory). */
+    SST_SUBGRAPH_KEEP,
+    /* checkpointer=False: no checkpoints; each run of the node starts afresh. */
+    SST_SUBGRAPH_NONE
+} sst_subgraph_checkpoints;
+
 /* ---- compiling -------------------------------------------------------- */
 
 /** A single entry "*" in an interrupt list (LangGraph's interrupt_before="*"): every node. */
@@ -249,6 +283,7 @@ typedef struct sst_compile_opts {
     const char *const *interrupt_after; /* stop after a superstep that ran one of these;
                                            SST_ALL_NODES: any node */
     size_t n_after;
+    sst_subgraph_checkpoints checkpoints; /* as a subgraph; default SST_SUBGRAPH_PER_TASK */
 } sst_compile_opts;
 
 SST_API void sst_compile_opts_init(sst_compile_opts *o);
@@ -266,6 +301,10 @@ SST_API void sst_compile_opts_init(sst_compile_opts *o);
 SST_NODISCARD SST_API sst_compiled_graph *
 sst_graph_compile(const sst_graph *g, const sst_compile_opts *opts, sst_error *err);
 SST_API void sst_compiled_graph_free(sst_compiled_graph *cg);
+
+/** The compiled graph node @p node runs as a subgraph (borrowed), or NULL. */
+SST_API const sst_compiled_graph *sst_compiled_graph_subgraph(const sst_compiled_graph *cg,
+                                                              const char *node);
 
 /** True when the graph has a root state (sst_graph_set_root). */
 SST_API bool sst_compiled_graph_has_root(const sst_compiled_graph *cg);
@@ -401,6 +440,23 @@ SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value
 SST_NODISCARD SST_API sst_code sst_node_push_message(sst_node_ctx *ctx, const char *field,
                                                      sst_value *message, sst_error *err);
 
+/**
+ * LangGraph's Command(graph=Command.PARENT, update=..., goto=...): ends the
+ * run of the subgraph this node is in, and the parent graph's node that ran
+ * the subgraph applies @p update (takes; NULL: none) and goes to @p go
+ * (takes: a node name, a Send or a list of them; NULL: its own edges) as if
+ * it had returned that Command. Return what this returns (SST_EPARENT) from
+ * the node. In a graph that is not running as a subgraph the node fails with
+ * SST_EPARENT "there is no parent graph".
+ */
+SST_NODISCARD SST_API sst_code sst_node_parent_command(sst_node_ctx *ctx, sst_value *update,
+                                                       sst_value *go);
+/**
+ * The namespace of the graph the node runs in: "" for the root graph,
+ * "node:task_id" for a subgraph (nested ones joined with "|").
+ */
+SST_API const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx);
+
 /** Fails the node with a message; returns @p code (retried only under the node's retry policy). */
 SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -465,6 +521,14 @@ typedef enum sst_stream_mode {
 typedef sst_code (*sst_stream_fn)(sst_stream_mode mode, const char *node, const sst_value *event,
                                   void *user_data);
 
+/**
+ * A stream callback that also receives the namespace of the graph an event
+ * comes from (borrowed): "" for the invoked graph, "node:task_id" for a
+ * subgraph's, nested ones joined with "|" (sst_invoke_opts.stream_ns).
+ */
+typedef sst_code (*sst_stream_ns_fn)(sst_stream_mode mode, const char *ns, const char *node,
+                                     const sst_value *event, void *user_data);
+
 /** Invoke options; fill with sst_invoke_opts_init. */
 typedef struct sst_invoke_opts {
     uint64_t recursion_limit;      /* supersteps one invoke may run; default 25 */
@@ -494,6 +558,11 @@ typedef struct sst_invoke_opts {
     unsigned stream_modes; /* sst_stream_mode bits; several modes: the callback gets the mode */
     sst_stream_fn stream;  /* NULL: no stream (nothing is built for it) */
     void *stream_user_data;
+    /* Used instead of stream when set: every event with its namespace. */
+    sst_stream_ns_fn stream_ns;
+    /* LangGraph's stream(subgraphs=True): the subgraphs' events are streamed too (in the
+     * modes asked for), live as their supersteps commit, with their namespace. */
+    bool subgraphs;
     sst_engine *engine;        /* borrowed: runs tasks on its pool; NULL: one worker, this thread */
     const char *checkpoint_id; /* durable threads: run from this checkpoint (a fork when it
                                   is not the latest); NULL: the latest */
@@ -529,6 +598,23 @@ SST_NODISCARD SST_API sst_graph_thread *sst_graph_thread_open(const sst_compiled
                                                               sst_checkpointer *cp,
                                                               const char *thread_id,
                                                               sst_error *err);
+
+/**
+ * The durable thread of a subgraph: namespace @p ns ("node:task_id", nested
+ * with "|", or "node" for an SST_SUBGRAPH_KEEP subgraph; "" is the root)
+ * of thread @p thread_id of @p cg. The thread's graph is the subgraph the
+ * namespace names (sst_graph_thread_graph), so that sst_graph_get_state,
+ * sst_graph_get_state_history and sst_graph_update_state read and change
+ * the subgraph's own checkpoints; an invoke on it runs the subgraph alone.
+ * @return new thread; NULL with SST_EINVAL (a namespace naming no subgraph
+ *         node, named), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_graph_thread *sst_graph_thread_open_ns(const sst_compiled_graph *cg,
+                                                                 sst_checkpointer *cp,
+                                                                 const char *thread_id,
+                                                                 const char *ns, sst_error *err);
+/** The compiled graph a thread runs (borrowed). */
+SST_API const sst_compiled_graph *sst_graph_thread_graph(const sst_graph_thread *t);
 
 /**
  * The state of a durable thread at checkpoint @p checkpoint_id (NULL: the

@@ -397,6 +397,7 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
         if (rc == SST_OK) {
             sst__node *cn = &c->nodes[c->n_nodes - 1];
             cn->input_fields = n->input_fields != NULL ? sst_value_ref(n->input_fields) : NULL;
+            cn->sub = n->sub;
             rc = sst__retry_list_copy(&cn->retry_list, &cn->n_retry_list, n->retry_list,
                                       n->n_retry_list, err);
         }
@@ -945,6 +946,7 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
     if (cg == NULL) {
         return NULL;
     }
+    cg->checkpoints = opts->checkpoints;
     if (mark_interrupts(cg, opts, err) != SST_OK || build_pregel(cg, err) != SST_OK) {
         sst_compiled_graph_free(cg);
         return NULL;

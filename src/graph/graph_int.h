@@ -30,6 +30,7 @@ typedef struct sst__node {
     sst_value *input_fields;      /* owned array of names the node sees, or NULL: all */
     sst_retry_policy *retry_list; /* owned list of policies (node_opts.c), or NULL */
     size_t n_retry_list;
+    const sst_compiled_graph *sub; /* borrowed: the subgraph the node runs, or NULL */
 } sst__node;
 
 typedef struct sst__edge {
@@ -96,6 +97,7 @@ struct sst_compiled_graph {
     sst__node_ref *refs;
     char **warnings;
     size_t n_warnings;
+    sst_subgraph_checkpoints checkpoints; /* as a subgraph (sst_compile_opts) */
 };
 
 #define SST__STATE_CACHE 8
@@ -118,6 +120,7 @@ struct sst_graph_thread {
     /* Durable threads only. */
     sst_checkpointer *cp; /* a reference held by the thread, or NULL: in memory */
     char *thread_id;      /* owned */
+    char *ns;             /* owned: the namespace ("" for a root graph's thread) */
     char *last_id;        /* the checkpoint new ones hang off (in last_id_buf), or NULL */
     char *latest_id;      /* the thread's newest checkpoint when loaded (latest_id_buf), or NULL */
     char last_id_buf[SST__ID_MAX], latest_id_buf[SST__ID_MAX]; /* set without allocating */
@@ -139,6 +142,41 @@ bool sst__invoke_streams_messages(void *run_user_data);
 /* Takes @p event. */
 sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
                                     sst_error *err);
+
+/* ---- subgraphs (subgraph.c) ---- */
+
+/* The durable thread of the invoke whose run user data is @p run_user_data, or NULL. */
+sst_graph_thread *sst__invoke_thread(void *run_user_data);
+/*
+ * Records Command{graph = PARENT} @p cmd (takes: {"update"?, "goto"?}) for the invoke of
+ * @p run_user_data: the first one wins. SST_EPARENT when the invoke runs no subgraph.
+ */
+sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd);
+/* The Command{graph = PARENT} that ended the run of @p r (borrowed), or NULL. */
+const sst_value *sst__result_parent_command(const sst_graph_result *r);
+/* Invokes as sst_graph_invoke without taking the thread's lock (its parent holds it). */
+sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
+                                           const sst_value *input, const sst_invoke_opts *opts,
+                                           sst_error *err);
+/* The node function of every subgraph node: runs the child graph @p user_data. */
+sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data);
+/* Adds Command goto @p go (borrowed: a name, a Send or a list of them) to the node's gotos. */
+sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error *err);
+/* The compiled graph a node context's node belongs to. */
+const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx);
+/* The task of a node context. */
+sst_task *sst__node_task(sst_node_ctx *ctx);
+/*
+ * Interrupts the task with the child's interrupts @p list (borrowed: [{id, node, value}]),
+ * kept as one interrupt {"index": 0, "value", "sub": list} (node.c). Returns SST_EINTERRUPT.
+ */
+sst_code sst__node_forward_interrupts(sst_node_ctx *ctx, const sst_value *list);
+/* The namespace of the subgraph node @p node of task @p task_id under @p parent_ns (new). */
+char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
+                       const char *task_id);
+/* Opens thread @p thread_id at namespace @p ns of @p cg (the graph the namespace names). */
+sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
+                                   const char *thread_id, const char *ns, sst_error *err);
 
 /* ---- durable threads (persist.c) ---- */
 

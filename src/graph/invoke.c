@@ -20,6 +20,7 @@ struct sst_graph_result {
     sst_error error;
     char *error_node; /* owned, or NULL */
     uint64_t steps;
+    sst_value *parent_cmd; /* owned: the Command{graph = PARENT} that ended the run, or NULL */
 };
 
 /* What the engine hooks need. */
@@ -35,7 +36,9 @@ typedef struct invoke_ctx {
     sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
     sst_code persist_rc;  /* a checkpoint that could not be written */
     sst_error persist_err;
-    sst__live live; /* what nodes stream while they run (live.c) */
+    sst__live live;        /* what nodes stream while they run (live.c) */
+    bool nested;           /* a subgraph's run: Command{graph = PARENT} goes to its parent */
+    sst_value *parent_cmd; /* owned: the first such Command (under live.mu), or NULL */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -46,6 +49,31 @@ const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
 uint64_t sst__invoke_stop_step(void *run_user_data) {
     const invoke_ctx *c = run_user_data;
     return c != NULL ? c->first_step + c->o->recursion_limit : UINT64_MAX;
+}
+
+sst_graph_thread *sst__invoke_thread(void *run_user_data) {
+    invoke_ctx *c = run_user_data;
+    return c != NULL ? c->th : NULL;
+}
+
+sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd) {
+    invoke_ctx *c = run_user_data;
+    if (c == NULL || !c->nested) {
+        sst_value_unref(cmd);
+        return SST_EPARENT;
+    }
+    pthread_mutex_lock(&c->live.mu);
+    if (c->parent_cmd == NULL) {
+        c->parent_cmd = cmd;
+        cmd = NULL;
+    }
+    pthread_mutex_unlock(&c->live.mu);
+    sst_value_unref(cmd);
+    return SST_OK;
+}
+
+const sst_value *sst__result_parent_command(const sst_graph_result *r) {
+    return r != NULL ? r->parent_cmd : NULL;
 }
 
 sst__live *sst__invoke_live(void *run_user_data) {
@@ -87,8 +115,8 @@ sst_graph_thread *sst_graph_thread_new(const sst_compiled_graph *cg, sst_error *
     return t;
 }
 
-sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
-                                        const char *thread_id, sst_error *err) {
+sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
+                                   const char *thread_id, const char *ns, sst_error *err) {
     if (cp == NULL || thread_id == NULL || thread_id[0] == '\0') {
         sst__error(err, SST_EINVAL, "thread open: needs a checkpointer and a thread id");
         return NULL;
@@ -99,12 +127,22 @@ sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkp
     }
     t->cp = sst_checkpointer_ref(cp); /* the store lives while the thread does */
     t->thread_id = sst__strndup(thread_id, strlen(thread_id));
-    if (t->thread_id == NULL) {
+    t->ns = sst__strndup(ns, strlen(ns));
+    if (t->thread_id == NULL || t->ns == NULL) {
         sst_graph_thread_free(t);
         sst__enomem(err);
         return NULL;
     }
     return t;
+}
+
+sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
+                                        const char *thread_id, sst_error *err) {
+    return sst__thread_open(cg, cp, thread_id, "", err);
+}
+
+const sst_compiled_graph *sst_graph_thread_graph(const sst_graph_thread *t) {
+    return t != NULL ? t->cg : NULL;
 }
 
 void sst_graph_thread_free(sst_graph_thread *t) {
@@ -119,6 +157,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->exit_groups);
     sst_value_unref(t->exit_writes);
     sst__free(t->thread_id);
+    sst__free(t->ns);
     sst__free(t->run_key);
     sst_checkpointer_free(t->cp);
     sst__free(t);
@@ -160,6 +199,7 @@ void sst_graph_result_free(sst_graph_result *r) {
     }
     sst_value_unref(r->state);
     sst_value_unref(r->interrupts);
+    sst_value_unref(r->parent_cmd);
     sst__free(r->error_node);
     sst__free(r);
 }
@@ -415,12 +455,50 @@ static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst
             continue; /* not resumed this time: the task interrupts again */
         }
         size_t index = (size_t)sst_int_value(sst_object_get(p, "index"));
+        if (sst_object_get(p, "sub") != NULL) {
+            /* A subgraph's interrupt: the child is resumed by the interrupt's id. */
+            sst_value *by_id = sst__set_take(sst_object_empty(), "id",
+                                             sst_value_ref(sst_object_get(p, "id")), err);
+            by_id = sst__set_take(by_id, "value", sst_value_ref(value), err);
+            map = by_id != NULL ? put_resume_value(map, task, index, by_id, err)
+                                : (sst_value_unref(map), NULL);
+            sst_value_unref(by_id);
+            continue;
+        }
         map = put_resume_value(map, task, index, value, err);
     }
     if (map == NULL) {
         return NULL;
     }
     return sst_object_set_take(sst_value_ref(th->resume_point), "resume", map, err);
+}
+
+/*
+ * Appends the interrupts a subgraph task @p x forwarded (its value's "sub": the child's
+ * interrupts): each keeps the child's id, so a resume by id reaches the child; internally
+ * with the task, its place in the list and "sub".
+ */
+static sst_value *forwarded_interrupts(sst_value *list, const sst_value *x, bool internal) {
+    const sst_value *sub = sst_object_get(sst_object_get(x, "value"), "sub");
+    for (size_t k = 0; k < sst_array_len(sub) && list != NULL; k++) {
+        const sst_value *s = sst_array_get(sub, k);
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(s, "id")), NULL);
+        e = sst__set_take(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
+        const sst_value *v = sst_object_get(s, "value");
+        e = sst__set_take(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
+        const sst_value *ns = sst_object_get(s, "ns");
+        if (ns != NULL) {
+            e = sst__set_take(e, "ns", sst_value_ref(ns), NULL);
+        }
+        if (internal) {
+            e = sst__set_take(e, "task", sst_value_ref(sst_object_get(x, "task")), NULL);
+            e = sst__set_take(e, "index", num((int64_t)k), NULL);
+            e = sst__set_take(e, "sub", sst_bool(true), NULL);
+        }
+        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
+    }
+    return list;
 }
 
 /* Graph interrupts from an interrupted engine run. */
@@ -432,6 +510,10 @@ static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *
         const sst_value *x = sst_array_get(ints, i);
         const sst_value *wrapped = sst_object_get(x, "value");
         const char *task = sst_string_cstr(sst_object_get(x, "task"));
+        if (sst_object_get(wrapped, "sub") != NULL) {
+            list = forwarded_interrupts(list, x, internal);
+            continue;
+        }
         int64_t index = sst_int_value(sst_object_get(wrapped, "index"));
         sst_value *e =
             sst__set_take(sst_object_empty(), "id", interrupt_id(task, "", (uint64_t)index), NULL);
@@ -649,7 +731,7 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.max_supersteps = c->first_step + c->o->recursion_limit;
     ro.want_next = c->th != NULL || sst__stream_wants_next(&c->s);
     /* The updates stream shows each node's writes as it returned them. */
-    ro.keep_raw_deltas = c->o->stream != NULL && (c->o->stream_modes & SST_STREAM_UPDATES) != 0;
+    ro.keep_raw_deltas = sst__has_stream(c->o) && (c->o->stream_modes & SST_STREAM_UPDATES) != 0;
     ro.before_superstep = before_hook;
     ro.on_superstep = superstep_hook;
     ro.sleep = sleep_hook;
@@ -735,7 +817,7 @@ static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run
     if (th != NULL) {
         remember_run(c, th, rr, run_key, r);
     }
-    if (c->o->stream != NULL) {
+    if (sst__has_stream(c->o)) {
         sst_value *ints = r->status == SST_RUN_INTERRUPTED && c->stopped == NULL
                               ? collect_interrupts(c, rr, run_key, true)
                               : NULL;
@@ -814,7 +896,7 @@ static sst_graph_result *run_thread(invoke_ctx *c, sst_graph_thread *th, const s
 
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
-                                       sst_error *err) {
+                                       bool nested, sst_error *err) {
     bool durable = th != NULL && th->cp != NULL;
     if (sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before, o->interrupt_after,
                                    o->n_after, "invoke", err) != SST_OK ||
@@ -860,10 +942,16 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;
+    c.nested = nested;
     sst__stream_init(&c.s, cg, o, c.th);
     sst__live_init(&c.live, cg, o, c.th);
     run_how how = {resuming, command, restart, fork};
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
+    if (r != NULL && r->status == SST_RUN_FAILED && r->error.code == SST_EPARENT) {
+        r->parent_cmd = c.parent_cmd;
+        c.parent_cmd = NULL;
+    }
+    sst_value_unref(c.parent_cmd);
     sst__stream_free(&c.s);
     sst__live_free(&c.live);
     sst_value_unref(c.nodes);
@@ -887,9 +975,9 @@ static sst_value *input_fields_only(const sst_compiled_graph *cg, const sst_valu
     return out;
 }
 
-sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread,
-                                   const sst_value *input, const sst_invoke_opts *opts,
-                                   sst_error *err) {
+static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_thread *thread,
+                                        const sst_value *input, const sst_invoke_opts *opts,
+                                        bool nested, sst_error *err) {
     sst_invoke_opts defaults;
     if (opts == NULL) {
         sst_invoke_opts_init(&defaults);
@@ -918,19 +1006,32 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
         sst__error(err, SST_EBUSY, "invoke: the thread is busy with another invoke");
         return NULL;
     }
-    if (thread != NULL && thread->cp != NULL &&
-        sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
+    /* A subgraph's thread is the parent's thread, whose lock the parent holds. */
+    bool lock = thread != NULL && thread->cp != NULL && !nested;
+    if (lock && sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
         sst_value_unref(kept);
         atomic_store(&thread->busy, false);
         return NULL;
     }
-    sst_graph_result *r = invoke_locked(cg, thread, kept, opts, err);
+    sst_graph_result *r = invoke_locked(cg, thread, kept, opts, nested, err);
     sst_value_unref(kept);
     if (thread != NULL) {
-        if (thread->cp != NULL) {
+        if (lock) {
             sst_checkpointer_unlock(thread->cp, thread->thread_id);
         }
         atomic_store(&thread->busy, false);
     }
     return r;
+}
+
+sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread,
+                                   const sst_value *input, const sst_invoke_opts *opts,
+                                   sst_error *err) {
+    return invoke_checked(cg, thread, input, opts, false, err);
+}
+
+sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
+                                           const sst_value *input, const sst_invoke_opts *opts,
+                                           sst_error *err) {
+    return invoke_checked(cg, thread, input, opts, true, err);
 }

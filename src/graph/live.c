@@ -34,7 +34,7 @@ void sst__live_free(sst__live *l) {
 }
 
 bool sst__live_on(const sst__live *l, sst_stream_mode m) {
-    return l != NULL && l->o->stream != NULL && (l->o->stream_modes & (unsigned)m) != 0;
+    return l != NULL && sst__has_stream(l->o) && (l->o->stream_modes & (unsigned)m) != 0;
 }
 
 sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
@@ -45,7 +45,7 @@ sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_v
     sst_code rc = SST_OK;
     if (sst__live_on(l, m)) {
         pthread_mutex_lock(&l->mu);
-        rc = l->o->stream(m, node, event, l->o->stream_user_data);
+        rc = sst__stream_call(l->o, m, node, event);
         pthread_mutex_unlock(&l->mu);
         if (rc != SST_OK) {
             sst__error(err, rc, "stream: the callback failed on a %s event of node '%s'",

@@ -11,6 +11,7 @@
 
 #include "graph_int.h"
 #include "stream.h"
+#include "values/build.h"
 
 struct sst_node_ctx {
     sst_task *task;
@@ -93,6 +94,51 @@ const char *sst_node_run_id(const sst_node_ctx *ctx) {
 const char *sst_node_checkpoint_id(const sst_node_ctx *ctx) {
     const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
     return l != NULL && l->th != NULL && l->th->last_id != NULL ? l->th->last_id : "";
+}
+
+const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx) {
+    const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
+    if (l != NULL && l->th != NULL && l->th->ns != NULL) {
+        return l->th->ns;
+    }
+    const char *ns = configurable(ctx, "checkpoint_ns");
+    return ns != NULL ? ns : "";
+}
+
+sst_task *sst__node_task(sst_node_ctx *ctx) {
+    return ctx->task;
+}
+
+sst_code sst__node_forward_interrupts(sst_node_ctx *ctx, const sst_value *list) {
+    const sst_value *first = sst_array_len(list) > 0 ? sst_array_get(list, 0) : NULL;
+    const sst_value *v = first != NULL ? sst_object_get(first, "value") : NULL;
+    sst_value *w =
+        sst__set_take(sst_object_empty(), "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
+    w = sst__set_take(w, "index", sst_int_new(0, NULL), NULL);
+    w = sst__set_take(w, "sub", sst_value_ref(list), NULL);
+    ctx->interrupt_calls++;
+    return sst_task_interrupt(ctx->task, w != NULL ? w : sst_null());
+}
+
+sst_code sst_node_parent_command(sst_node_ctx *ctx, sst_value *update, sst_value *go) {
+    sst_value *cmd = sst_object_empty();
+    if (update != NULL) {
+        cmd = sst__set_take(cmd, "update", update, NULL);
+    }
+    if (go != NULL) {
+        cmd = sst__set_take(cmd, "goto", go, NULL);
+    }
+    if (cmd == NULL) {
+        return sst_node_fail(ctx, SST_ENOMEM, "node '%s': out of memory", sst_node_name(ctx));
+    }
+    sst_code rc = sst__invoke_parent_command(sst_task_run_user_data(ctx->task), cmd);
+    if (rc != SST_OK) {
+        return sst_node_fail(ctx, SST_EPARENT,
+                             "node '%s': Command(graph=PARENT): there is no parent graph",
+                             sst_node_name(ctx));
+    }
+    return sst_node_fail(ctx, SST_EPARENT, "node '%s': Command(graph=PARENT) for the parent graph",
+                         sst_node_name(ctx));
 }
 
 sst_code sst_node_update(sst_node_ctx *ctx, const char *field, sst_value *value, sst_error *err) {
@@ -181,6 +227,21 @@ static sst_code push_goto(sst_node_ctx *ctx, sst_value *target, sst_error *err) 
     sst_value *list = ctx->gotos != NULL ? ctx->gotos : sst_array_empty();
     ctx->gotos = sst_array_push_take(list, target, err);
     return ctx->gotos != NULL ? SST_OK : sst__code(err);
+}
+
+sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error *err) {
+    if (!sst_is_array(go)) {
+        return push_goto(ctx, sst_value_ref(go), err);
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 0; i < sst_array_len(go) && rc == SST_OK; i++) {
+        rc = push_goto(ctx, sst_value_ref(sst_array_get(go, i)), err);
+    }
+    return rc;
+}
+
+const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx) {
+    return ctx->cg;
 }
 
 sst_code sst_node_goto(sst_node_ctx *ctx, const char *node, sst_error *err) {

@@ -580,8 +580,8 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     sst_payload p = {.value = w};
     sst_thread_status status =
         sst_run_result_status(rr) == SST_RUN_FAILED ? SST_THREAD_ERROR : SST_THREAD_INTERRUPTED;
-    sst_code rc = sst_checkpointer_put_writes(th->cp, th->thread_id, "", th->last_id, &p, status,
-                                              o->durability != SST_DURABILITY_ASYNC, err);
+    sst_code rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
+                                              status, o->durability != SST_DURABILITY_ASYNC, err);
     sst_value_unref(w);
     return rc;
 }

@@ -424,7 +424,7 @@ sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err
     sst_checkpoint r = {
         .format = SST_CHECKPOINT_FORMAT,
         .thread_id = th->thread_id,
-        .ns = "",
+        .ns = th->ns,
         .id = w->id,
         .parent_id = w->parent,
         .step = step,
@@ -618,7 +618,7 @@ static sst_value *record_value(const sst_checkpoint *r, bool with_body, sst_erro
 }
 
 sst_value *sst__record_get(sst_graph_thread *th, const char *id, sst_error *err) {
-    sst_checkpoint *r = sst_checkpointer_get(th->cp, th->thread_id, "", id, err);
+    sst_checkpoint *r = sst_checkpointer_get(th->cp, th->thread_id, th->ns, id, err);
     sst_value *v = r != NULL ? record_value(r, true, err) : NULL;
     sst_checkpoint_free(r);
     return v;
@@ -638,8 +638,11 @@ static bool add_head(const sst_checkpoint *r, void *user_data) {
 
 sst_value *sst__record_list(sst_graph_thread *th, const sst_value *filter, const char *before,
                             size_t limit, sst_error *err) {
-    sst_checkpoint_query q = {
-        .thread_id = th->thread_id, .ns = "", .filter = filter, .before = before, .limit = limit};
+    sst_checkpoint_query q = {.thread_id = th->thread_id,
+                              .ns = th->ns,
+                              .filter = filter,
+                              .before = before,
+                              .limit = limit};
     list_ctx l = {sst_array_empty(), err};
     sst_code rc = sst_checkpointer_list(th->cp, &q, add_head, &l, err);
     if (rc != SST_OK || l.out == NULL) { /* a failed listing, or add_head's (recorded) */

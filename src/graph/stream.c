@@ -59,7 +59,7 @@ void sst__stream_free(sst__streamer *s) {
 }
 
 bool sst__stream_on(const sst__streamer *s, sst_stream_mode m) {
-    return s->o->stream != NULL && (s->o->stream_modes & (unsigned)m) != 0;
+    return sst__has_stream(s->o) && (s->o->stream_modes & (unsigned)m) != 0;
 }
 
 bool sst__stream_wants_next(const sst__streamer *s) {
@@ -150,7 +150,7 @@ static bool emit(sst__streamer *s, sst_stream_mode m, const char *node, sst_valu
         s->rc = sst__enomem(&s->err);
         return false;
     }
-    sst_code rc = s->o->stream(m, node, ev, s->o->stream_user_data);
+    sst_code rc = sst__stream_call(s->o, m, node, ev);
     sst_value_unref(ev);
     if (rc != SST_OK) {
         s->rc = rc;
@@ -264,7 +264,7 @@ static bool is_cached(const sst__streamer *s, uint64_t step, const char *id) {
 /* ---- the points of a run ---- */
 
 void sst__stream_input(sst__streamer *s, const sst_value *state, const sst_value *prepared) {
-    if (s->o->stream == NULL) {
+    if (!sst__has_stream(s->o)) {
         return;
     }
     if (prepared != NULL && touches_output(s->cg, prepared)) {
@@ -340,7 +340,7 @@ void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, si
 }
 
 void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
-    if (s->o->stream == NULL) {
+    if (!sst__has_stream(s->o)) {
         return; /* no stream: nothing to look at */
     }
     /* Custom events went out live, as the nodes emitted them (live.c). */
@@ -455,7 +455,7 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
 void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_value *interrupts,
                       const char *when) {
     sst_run_status status = sst_run_result_status(rr);
-    bool any = s->o->stream != NULL && status != SST_RUN_COMPLETED && s->rc == SST_OK;
+    bool any = sst__has_stream(s->o) && status != SST_RUN_COMPLETED && s->rc == SST_OK;
     if (any && when != NULL) {
         /* interrupt_before/after: LangGraph's GraphInterrupt with no interrupts. */
         if (sst__stream_on(s, SST_STREAM_UPDATES)) {

@@ -12,6 +12,18 @@
 
 #include "graph_int.h"
 
+/* True when @p o has a stream callback (stream or stream_ns). */
+static inline bool sst__has_stream(const sst_invoke_opts *o) {
+    return o->stream != NULL || o->stream_ns != NULL;
+}
+
+/* Calls @p o's stream callback with an event of the invoked graph (namespace ""). */
+static inline sst_code sst__stream_call(const sst_invoke_opts *o, sst_stream_mode m,
+                                        const char *node, const sst_value *ev) {
+    return o->stream_ns != NULL ? o->stream_ns(m, "", node, ev, o->stream_user_data)
+                                : o->stream(m, node, ev, o->stream_user_data);
+}
+
 /* What one invoke's stream needs; lives on the invoke's stack. */
 typedef struct sst__streamer {
     const sst_compiled_graph *cg;

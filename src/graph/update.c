@@ -206,7 +206,7 @@ static sst_code keep_skip_before(sst_graph_thread *t, sst_error *err) {
         return sst__code(err);
     }
     sst_payload pl = {.value = w};
-    sst_code rc = sst_checkpointer_put_writes(t->cp, t->thread_id, "", t->last_id, &pl,
+    sst_code rc = sst_checkpointer_put_writes(t->cp, t->thread_id, t->ns, t->last_id, &pl,
                                               SST_THREAD_INTERRUPTED, true, err);
     sst_value_unref(w);
     return rc;

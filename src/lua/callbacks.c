@@ -240,12 +240,43 @@ static sst_code write_root(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *
     return v != NULL ? sst_node_add_write(ctx, SST_ROOT, v, err) : sst__code(err);
 }
 
+/* Command{graph = PARENT, update, goto}: for the parent graph (sst_node_parent_command). */
+static sst_code parent_command(lua_State *L, sst_node_ctx *ctx, int idx, sst_error *err) {
+    sst_value *update = NULL, *go = NULL;
+    if (lua_getfield(L, idx, "update") != LUA_TNIL &&
+        (update = sst__lua_to_object(L, -1, "Command update", err)) == NULL) {
+        lua_pop(L, 1);
+        return sst__code(err);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "goto") != LUA_TNIL &&
+        (go = sst__lua_to_value(L, -1, "Command goto", err)) == NULL) {
+        lua_pop(L, 1);
+        sst_value_unref(update);
+        return sst__code(err);
+    }
+    lua_pop(L, 1);
+    return sst_node_parent_command(ctx, update, go);
+}
+
 /*
  * Command{update, goto}: the update's writes are added to the node's earlier
  * ones; with @p root, the update is a value of the root state.
  */
 static sst_code apply_command(lua_State *L, sst_node_ctx *ctx, int idx, bool root, sst_error *err) {
     sst_code rc = SST_OK;
+    if (lua_getfield(L, idx, "graph") != LUA_TNIL) {
+        const char *g = lua_tostring(L, -1);
+        if (g == NULL || strcmp(g, SST_LUA_PARENT) != 0) {
+            lua_pop(L, 1);
+            return sst__error(err, SST_EINVAL,
+                              "Command graph: expected superstep.PARENT (the only graph a "
+                              "Command may name)");
+        }
+        lua_pop(L, 1);
+        return parent_command(L, ctx, idx, err);
+    }
+    lua_pop(L, 1);
     if (lua_getfield(L, idx, "update") != LUA_TNIL && root) {
         rc = write_root(L, ctx, lua_gettop(L), err);
     } else if (!lua_isnil(L, -1)) {
@@ -485,7 +516,7 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
         }
     } else {
         out = root ? root_result(L, ctx, -1, &err) : node_result(L, ctx, -1, &err);
-        if (out != SST_OK) {
+        if (out != SST_OK && out != SST_EPARENT) { /* a parent Command failed the node already */
             out = sst_node_fail(ctx, out, "node '%s': %s", sst_node_name(ctx), err.msg);
         }
     }

@@ -62,10 +62,14 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
         sst__lua_interrupt_list(L, opts, "interrupt_before", "compile", &co->n_before);
     co->interrupt_after =
         sst__lua_interrupt_list(L, opts, "interrupt_after", "compile", &co->n_after);
-    if (lua_getfield(L, opts, "checkpointer") != LUA_TNIL) {
+    if (lua_getfield(L, opts, "checkpointer") == LUA_TBOOLEAN) {
+        /* As a subgraph: true keeps its state across the parent's runs, false keeps none. */
+        co->checkpoints = lua_toboolean(L, -1) ? SST_SUBGRAPH_KEEP : SST_SUBGRAPH_NONE;
+    } else if (!lua_isnil(L, -1)) {
         if ((a->saver = sst__lua_saver(L, -1)) == NULL) {
             sst__lua_raisef(L, SST_EINVAL,
-                            "compile: checkpointer must be a MemorySaver() or SqliteSaver(path)");
+                            "compile: checkpointer must be a MemorySaver(), SqliteSaver(path), "
+                            "true or false");
         }
         lua_pushvalue(L, -1);
         lua_setiuservalue(L, app, SST__APP_SAVER);

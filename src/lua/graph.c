@@ -404,7 +404,10 @@ static int graph_add_node(lua_State *L) {
     const char *name = luaL_checkstring(L, 2);
     char what[300];
     snprintf(what, sizeof what, "add_node '%.255s'", name);
-    sst__lua_check_callable(L, 3, what);
+    bool sub = sst__lua_has_metatable(L, 3, SST_LUA_APP);
+    if (!sub) {
+        sst__lua_check_callable(L, 3, what);
+    }
     sst_node_opts o;
     sst_node_opts_init(&o);
     sst_value *meta = NULL;
@@ -420,7 +423,9 @@ static int graph_add_node(lua_State *L) {
         return sst__lua_raise(L, &err);
     }
     o.metadata = meta;
-    sst_code rc = sst_graph_add_node(lg->g, name, sst__lua_node, cb, &o, &err);
+    /* A compiled graph runs as a subgraph; the registry keeps its app alive with the graph. */
+    sst_code rc = sub ? sst_graph_add_subgraph(lg->g, name, sst__lua_check_app(L, 3)->cg, &o, &err)
+                      : sst_graph_add_node(lg->g, name, sst__lua_node, cb, &o, &err);
     sst_value_unref(meta);
     check_ok(L, rc, &err);
     store_function(L, cb, 3);

@@ -23,6 +23,7 @@
 #define SST_LUA_SAVER   "superstep.saver"
 #define SST_LUA_CTX     "superstep.context"
 #define SST_LUA_COMMAND "superstep.Command"
+#define SST_LUA_PARENT  "__parent__" /* superstep.PARENT: Command{graph = PARENT} */
 #define SST_LUA_ARRAY   "superstep.array"
 #define SST_LUA_OBJECT  "superstep.object"
 #define SST_LUA_ERROR   "superstep.Error"

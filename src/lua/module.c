@@ -48,8 +48,9 @@ static int l_command(lua_State *L) {
     while (lua_next(L, 1) != 0) {
         lua_pop(L, 1);
         const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
-        if (strcmp(k, "update") != 0 && strcmp(k, "goto") != 0 && strcmp(k, "resume") != 0) {
-            return luaL_error(L, "Command: unknown key '%s' (expected update, goto, resume)",
+        if (strcmp(k, "update") != 0 && strcmp(k, "goto") != 0 && strcmp(k, "resume") != 0 &&
+            strcmp(k, "graph") != 0) {
+            return luaL_error(L, "Command: unknown key '%s' (expected update, goto, resume, graph)",
                               lua_type(L, -1) == LUA_TSTRING ? k : luaL_typename(L, -1));
         }
     }
@@ -193,6 +194,8 @@ int luaopen_superstep(lua_State *L) {
     lua_setfield(L, -2, "START");
     lua_pushstring(L, SST_END);
     lua_setfield(L, -2, "END");
+    lua_pushstring(L, SST_LUA_PARENT);
+    lua_setfield(L, -2, "PARENT");
     lua_getfield(L, LUA_REGISTRYINDEX, "superstep.null");
     lua_setfield(L, -2, "null");
     lua_getfield(L, LUA_REGISTRYINDEX, "superstep.is_worker");

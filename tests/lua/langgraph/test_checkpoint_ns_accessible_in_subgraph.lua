@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_checkpoint_ns_accessible_in_subgraph
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_fork_creates_branch_in_subgraph
--- pending: subgraphs
 -- created_at sorts the new checkpoints as in Python (an ISO timestamp string).
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_multi_resume
--- pending: subgraphs
 -- invoke(..., stream_mode="values") returns the final state like invoke.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_nested_graph
--- pending: subgraphs
 -- The drawing snapshots and the `app | RunnablePassthrough()` chain
 -- (LangChain composition) are left out. `never_called` is a Python callable
 -- carried through the state; here it is a string sentinel (functions cannot

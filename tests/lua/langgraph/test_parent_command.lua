@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_parent_command
--- pending: subgraphs
 -- The subgraph_persist parameter is a loop. The @tool is a node returning
 -- the Command. Messages are superstep's OpenAI-shaped objects (ids checked
 -- with lg.any_str and dropped; LangChain's additional_kwargs and

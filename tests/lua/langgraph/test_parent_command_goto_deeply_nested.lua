@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_parent_command_goto_deeply_nested
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_runtime.py::test_runtime_propogated_to_subgraph
--- pending: subgraphs
 -- The dataclass Context(username) is a plain table, context_schema = { "username" };
 -- runtime.context is ctx.context.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_stateless_subgraph_starts_fresh_on_parent_replay
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

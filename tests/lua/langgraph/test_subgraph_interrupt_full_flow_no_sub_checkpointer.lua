@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_interrupt_full_flow_no_sub_checkpointer
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

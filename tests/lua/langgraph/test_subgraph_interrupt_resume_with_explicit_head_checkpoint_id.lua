@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_interrupt_resume_with_explicit_head_checkpoint_id
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_subgraph_to_end_does_not_warn
--- pending: subgraphs
 -- Regression test for langgraph issue 5572 (a Python warning when a
 -- subgraph's Command goes to END); the port asserts the result as Python does.
 local sst = superstep
