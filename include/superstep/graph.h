@@ -331,6 +331,22 @@ SST_NODISCARD SST_API char *sst_compiled_graph_mermaid(const sst_compiled_graph 
                                                        sst_error *err);
 SST_NODISCARD SST_API char *sst_compiled_graph_dot(const sst_compiled_graph *cg, sst_error *err);
 
+/** Every level of nesting (sst_compiled_graph_mermaid_xray). */
+#define SST_XRAY_ALL ((unsigned)-1)
+
+/**
+ * As sst_compiled_graph_mermaid / sst_compiled_graph_dot with the subgraph
+ * nodes drawn expanded, @p xray levels deep (LangGraph's get_graph(xray=...)):
+ * 0 draws as the plain functions, SST_XRAY_ALL every level. A subgraph's
+ * nodes are named "node:child" (nested with ":"), grouped in a Mermaid
+ * subgraph block / a DOT cluster named after the node.
+ * @return new NUL-terminated text, freed with sst_free; NULL on SST_ENOMEM.
+ */
+SST_NODISCARD SST_API char *sst_compiled_graph_mermaid_xray(const sst_compiled_graph *cg,
+                                                            unsigned xray, sst_error *err);
+SST_NODISCARD SST_API char *sst_compiled_graph_dot_xray(const sst_compiled_graph *cg, unsigned xray,
+                                                        sst_error *err);
+
 /* ---- inside a node ---------------------------------------------------- */
 
 /** The state of the previous superstep (borrowed, shared, never copied). */
@@ -452,8 +468,29 @@ SST_NODISCARD SST_API sst_code sst_node_push_message(sst_node_ctx *ctx, const ch
 SST_NODISCARD SST_API sst_code sst_node_parent_command(sst_node_ctx *ctx, sst_value *update,
                                                        sst_value *go);
 /**
- * The namespace of the graph the node runs in: "" for the root graph,
- * "node:task_id" for a subgraph (nested ones joined with "|").
+ * Runs @p child as a subgraph of this node (LangGraph's subgraph invoked
+ * inside a node function, with state shapes mapped by hand): from
+ * @p input (borrowed object; NULL: {}), under the namespace
+ * "node:task_id" in the parent's checkpointer, as sst_graph_add_subgraph
+ * runs it. The child's resulting state goes to *out (new) on SST_OK.
+ * @return SST_OK; SST_EINTERRUPT: the child interrupted (its interrupts are
+ *         the node's): return it from the node, and the node runs again on
+ *         resume, when this call continues the child with the resume values;
+ *         SST_EPARENT: the child's Command{graph = PARENT} became this
+ *         node's update and goto: return SST_OK from the node; another code
+ *         with @p err filled: the child failed.
+ */
+SST_NODISCARD SST_API sst_code sst_node_run_subgraph(sst_node_ctx *ctx,
+                                                     const sst_compiled_graph *child,
+                                                     const sst_value *input, sst_value **out,
+                                                     sst_error *err);
+
+/**
+ * The task's namespace, as LangGraph's config["configurable"]["checkpoint_ns"]
+ * inside a node: "node:task_id" in the root graph, joined with "|" after
+ * the namespace of the subgraph the node runs in ("sub:task_id|node:task_id").
+ * A subgraph the node runs checkpoints under this namespace. Valid while the
+ * node runs.
  */
 SST_API const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx);
 
@@ -626,6 +663,16 @@ SST_API const sst_compiled_graph *sst_graph_thread_graph(const sst_graph_thread 
  */
 SST_NODISCARD SST_API sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id,
                                                      sst_error *err);
+
+/**
+ * As sst_graph_get_state, with each task that runs a subgraph carrying the
+ * subgraph's own snapshot (nested in turn) in "state", when the subgraph has
+ * checkpoints (LangGraph's get_state(config, subgraphs=True)); without it, a
+ * subgraph task's "state" is the subgraph's config {"configurable":
+ * {"thread_id", "checkpoint_ns"}}.
+ */
+SST_NODISCARD SST_API sst_value *
+sst_graph_get_state_nested(sst_graph_thread *t, const char *checkpoint_id, sst_error *err);
 
 /**
  * The thread's checkpoints newest first (each as sst_graph_get_state gives

@@ -164,6 +164,8 @@ sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data);
 sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error *err);
 /* The compiled graph a node context's node belongs to. */
 const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx);
+/* The index of the subgraph the node runs now among those of this run (0, 1, ...). */
+size_t sst__node_subgraph_call(sst_node_ctx *ctx);
 /* The task of a node context. */
 sst_task *sst__node_task(sst_node_ctx *ctx);
 /*
@@ -171,12 +173,26 @@ sst_task *sst__node_task(sst_node_ctx *ctx);
  * kept as one interrupt {"index": 0, "value", "sub": list} (node.c). Returns SST_EINTERRUPT.
  */
 sst_code sst__node_forward_interrupts(sst_node_ctx *ctx, const sst_value *list);
-/* The namespace of the subgraph node @p node of task @p task_id under @p parent_ns (new). */
+/* The namespace of the graph the invoke of @p run_user_data runs ("" for a root graph). */
+const char *sst__graph_ns(void *run_user_data);
+/*
+ * The namespace of the subgraph node @p node of task @p task_id under @p parent_ns (new):
+ * "parent_ns|node:task_id", or "parent_ns|node" for an SST_SUBGRAPH_KEEP @p child (NULL:
+ * the task's own namespace).
+ */
 char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
                        const char *task_id);
 /* Opens thread @p thread_id at namespace @p ns of @p cg (the graph the namespace names). */
 sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
                                    const char *thread_id, const char *ns, sst_error *err);
+
+/*
+ * Snapshot @p snap (taken) of @p t with each task of a subgraph node given its "state":
+ * the subgraph's config {configurable: {thread_id, checkpoint_ns}}, or with @p nested the
+ * subgraph's own snapshot (nested in turn) when it has checkpoints. NULL on failure.
+ */
+sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
+                                   sst_error *err);
 
 /* ---- durable threads (persist.c) ---- */
 

@@ -765,7 +765,9 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
         th->resume_point = sst_value_ref(sst_run_result_resume_point(rr));
         sst_value_unref(th->pending);
         th->pending = collect_interrupts(c, rr, run_key, true);
-        th->skip_before = c->stopped != NULL && strcmp(c->stopped, "before") == 0;
+        /* Its superstep passed the interrupt_before check already, unless an
+         * interrupt_after stopped the run ahead of the next one. */
+        th->skip_before = c->stopped == NULL || strcmp(c->stopped, "before") == 0;
     }
     if (c->th != NULL && c->persist_rc == SST_OK) {
         sst_error perr;
@@ -944,6 +946,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.th = durable ? th : NULL;
     c.nested = nested;
     sst__stream_init(&c.s, cg, o, c.th);
+    c.s.nested = nested;
     sst__live_init(&c.live, cg, o, c.th);
     run_how how = {resuming, command, restart, fork};
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);

@@ -124,9 +124,8 @@ static sst_value *metadata(const sst__live *l, sst_task *t, const char *node) {
         trig != NULL ? sst__push_take(sst_array_empty(), sst_string_new(trig, NULL), NULL) : NULL,
         NULL);
     sst__free(trig);
-    sst__buf_init(&b);
-    sst__buf_printf(&b, "%s:%s", node, sst_task_id(t));
-    char *ns = sst__buf_detach(&b, NULL);
+    char *ns =
+        sst__subgraph_ns(NULL, sst__graph_ns(sst_task_run_user_data(t)), node, sst_task_id(t));
     m = sst__set_take(m, "langgraph_checkpoint_ns", ns != NULL ? sst_string_new(ns, NULL) : NULL,
                       NULL);
     sst__free(ns);

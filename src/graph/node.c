@@ -20,6 +20,8 @@ struct sst_node_ctx {
     sst_value *gotos;       /* owned list of names and Sends, or NULL: no Command goto */
     size_t interrupt_calls; /* how many times sst_node_interrupt was called */
     sst_value *view;        /* owned: the state restricted to the node's input fields, or NULL */
+    char *task_ns;          /* owned: the task's namespace once asked for, or NULL */
+    size_t subgraph_calls;  /* subgraphs this run of the node ran (sst_node_run_subgraph) */
 };
 
 const sst_value *sst_node_state(const sst_node_ctx *ctx) {
@@ -96,13 +98,31 @@ const char *sst_node_checkpoint_id(const sst_node_ctx *ctx) {
     return l != NULL && l->th != NULL && l->th->last_id != NULL ? l->th->last_id : "";
 }
 
-const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx) {
-    const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
-    if (l != NULL && l->th != NULL && l->th->ns != NULL) {
+const char *sst__graph_ns(void *run_user_data) {
+    const sst__live *l = sst__invoke_live(run_user_data);
+    if (l == NULL) {
+        return "";
+    }
+    if (l->th != NULL && l->th->ns != NULL) {
         return l->th->ns;
     }
-    const char *ns = configurable(ctx, "checkpoint_ns");
-    return ns != NULL ? ns : "";
+    const sst_value *v =
+        sst_object_get(sst_object_get(l->o->config, "configurable"), "checkpoint_ns");
+    return sst_is_string(v) ? sst_string_cstr(v) : "";
+}
+
+const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx) {
+    if (ctx->task_ns == NULL) {
+        /* Computed once per run of the node (ctx is the node's own, used by its thread). */
+        sst_node_ctx *c = (sst_node_ctx *)ctx;
+        c->task_ns = sst__subgraph_ns(NULL, sst__graph_ns(sst_task_run_user_data(ctx->task)),
+                                      sst_node_name(ctx), sst_node_task_id(ctx));
+    }
+    return ctx->task_ns != NULL ? ctx->task_ns : "";
+}
+
+size_t sst__node_subgraph_call(sst_node_ctx *ctx) {
+    return ctx->subgraph_calls++;
 }
 
 sst_task *sst__node_task(sst_node_ctx *ctx) {
@@ -560,7 +580,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
     const sst__node *node = &cg->g->nodes[ref->index];
     const sst__route *r = &cg->routes[ref->index];
     sst_task_vote_halt(t);
-    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL};
+    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, NULL, 0};
     sst__live *live = sst__invoke_live(sst_task_run_user_data(t));
     sst_error err;
     sst_error_clear(&err);
@@ -579,6 +599,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
         rc = stream_written_messages(&ctx, live);
     }
     sst_value_unref(ctx.view);
+    sst__free(ctx.task_ns);
     if (rc != SST_OK) {
         sst_value_unref(ctx.gotos);
         return rc;

@@ -629,7 +629,17 @@ sst_value *sst_graph_get_state(sst_graph_thread *t, const char *checkpoint_id, s
     if (need_durable(t, "get_state", err) != SST_OK) {
         return NULL;
     }
-    return snapshot_at(t, checkpoint_id, NULL, NULL, err);
+    sst_value *s = snapshot_at(t, checkpoint_id, NULL, NULL, err);
+    return s != NULL ? sst__snapshot_subgraphs(t, s, false, err) : NULL;
+}
+
+sst_value *sst_graph_get_state_nested(sst_graph_thread *t, const char *checkpoint_id,
+                                      sst_error *err) {
+    if (need_durable(t, "get_state", err) != SST_OK) {
+        return NULL;
+    }
+    sst_value *s = snapshot_at(t, checkpoint_id, NULL, NULL, err);
+    return s != NULL ? sst__snapshot_subgraphs(t, s, true, err) : NULL;
 }
 
 sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *filter, size_t limit,
@@ -648,6 +658,7 @@ sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *fil
         bool is_child = child != NULL && sst_value_equal(sst_object_get(child, "parent"), id);
         sst_value *rec = NULL;
         sst_value *s = snapshot_at(t, sst_string_cstr(id), is_child ? child : NULL, &rec, err);
+        s = s != NULL ? sst__snapshot_subgraphs(t, s, false, err) : NULL;
         sst_value_unref(child);
         child = rec;
         out = s != NULL ? sst_array_push_take(out, s, err) : (sst_value_unref(out), NULL);

@@ -208,7 +208,11 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
         o = sst__set_take(o, "error", sst_value_ref(error), err);
     }
     if (o != NULL && result != NULL) {
-        o = sst__set_take(o, "result", sst_value_ref(result), err);
+        /* A join's barrier is the engine's: the result shows the node's own writes. */
+        o = sst__set_take(o, "result",
+                          sst_is_object(result) ? sst__graph_public_state(result, err)
+                                                : sst_value_ref(result),
+                          err);
     }
     *done = pw != NULL;
     return o;

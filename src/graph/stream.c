@@ -396,7 +396,7 @@ static void emit_interrupt(sst__streamer *s, const sst_value *state, const sst_v
         emit(s, SST_STREAM_UPDATES, NULL,
              sst__set_take(sst_object_empty(), "__interrupt__", sst_value_ref(ints), NULL));
     }
-    if (sst__stream_on(s, SST_STREAM_VALUES)) {
+    if (sst__stream_on(s, SST_STREAM_VALUES) && sst_array_len(ints) > 0) {
         sst_value *v = sst__stream_output(s->cg, state, NULL);
         emit(s, SST_STREAM_VALUES, NULL,
              sst__set_take(v, "__interrupt__", sst_value_ref(ints), NULL));
@@ -413,6 +413,18 @@ static void emit_with_pending(sst__streamer *s, const sst_value *state, const ss
         s->rc = sst__enomem(&s->err);
     }
     sst_value_unref(after);
+}
+
+/* True when the engine recorded an interrupt for task @p id. */
+static bool engine_interrupted(const sst_run_result *rr, const char *id) {
+    const sst_value *ints = sst_run_result_interrupts(rr);
+    for (size_t i = 0; i < sst_array_len(ints); i++) {
+        const char *t = sst_string_cstr(sst_object_get(sst_array_get(ints, i), "task"));
+        if (t != NULL && strcmp(t, id) == 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* One task of a superstep that did not commit: its writes, interrupts or error. */
@@ -437,7 +449,8 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     }
     sst_value *ints = interrupts_of(interrupts, id);
     const char *failed = sst_run_result_error_vertex(rr);
-    if (sst_array_len(ints) > 0) {
+    /* A subgraph stopped by its interrupt_before/after interrupts with no values. */
+    if (sst_array_len(ints) > 0 || engine_interrupted(rr, id)) {
         emit_interrupt(s, sst_run_result_state(rr), ints);
         if (results_on(s)) {
             emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_value_ref(ints), NULL);
@@ -456,13 +469,14 @@ void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_valu
                       const char *when) {
     sst_run_status status = sst_run_result_status(rr);
     bool any = sst__has_stream(s->o) && status != SST_RUN_COMPLETED && s->rc == SST_OK;
-    if (any && when != NULL) {
-        /* interrupt_before/after: LangGraph's GraphInterrupt with no interrupts. */
+    if (any && when != NULL && !s->nested) {
+        /* interrupt_before/after: LangGraph's GraphInterrupt with no interrupts (the root's
+         * loop alone streams it; a subgraph's reaches the root through its parent task). */
         if (sst__stream_on(s, SST_STREAM_UPDATES)) {
             emit(s, SST_STREAM_UPDATES, NULL,
                  sst__set_take(sst_object_empty(), "__interrupt__", sst_array_empty(), NULL));
         }
-    } else if (any) {
+    } else if (any && when == NULL) {
         const sst_value *rp = sst_run_result_resume_point(rr);
         const sst_value *tasks = sst_object_get(rp, "tasks");
         uint64_t step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
@@ -474,7 +488,7 @@ void sst__stream_stop(sst__streamer *s, const sst_run_result *rr, const sst_valu
                           touched;
             }
         }
-        if (touched && status == SST_RUN_INTERRUPTED) {
+        if (touched && status == SST_RUN_INTERRUPTED && !s->nested) {
             emit_with_pending(s, sst_run_result_state(rr), sst_object_get(rp, "pending"));
         }
     }

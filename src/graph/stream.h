@@ -37,6 +37,7 @@ typedef struct sst__streamer {
     sst_value *cached;    /* owned: ids of tasks whose writes a resume restored, or NULL */
     uint64_t cached_step; /* the superstep of those tasks */
     char *mark;           /* owned: the newest checkpoint already streamed (or loaded) */
+    bool nested;          /* a subgraph's run: the root alone ends a stopped run's stream */
 } sst__streamer;
 
 /* Sets up @p s for an invoke with options @p o on @p th (durable, or NULL). */

@@ -17,6 +17,7 @@
  * child's unfinished run continues. Command{graph = PARENT} ends the child's
  * run and becomes the node's own update and goto.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph_int.h"
@@ -52,7 +53,7 @@ char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, c
     sst__buf b;
     sst__buf_init(&b);
     sst__buf_printf(&b, "%s%s%s", parent_ns, parent_ns[0] != '\0' ? "|" : "", node);
-    if (child->checkpoints != SST_SUBGRAPH_KEEP) {
+    if (child == NULL || child->checkpoints != SST_SUBGRAPH_KEEP) {
         sst__buf_printf(&b, ":%s", task_id);
     }
     return sst__buf_detach(&b, NULL);
@@ -166,8 +167,8 @@ static sst_code write_output(sst_node_ctx *ctx, const sst_value *out, sst_error 
     return rc;
 }
 
-/* The values this task was resumed with, by the child's interrupt ids, or NULL: none. */
-static sst_value *resume_by_id(sst_task *t, sst_error *err) {
+/* The values this task was resumed with, by the child's interrupt ids, in *map (NULL: none). */
+static sst_code resume_by_id(sst_task *t, sst_value **map_out, sst_error *err) {
     sst_value *map = NULL;
     for (size_t k = 0;; k++) {
         const sst_value *e = sst_task_resume_value(t, k);
@@ -181,10 +182,11 @@ static sst_value *resume_by_id(sst_task *t, sst_error *err) {
         map = sst__setv_take(map != NULL ? map : sst_object_empty(), id,
                              sst_value_ref(sst_object_get(e, "value")), err);
         if (map == NULL) {
-            return NULL;
+            return sst__code(err);
         }
     }
-    return map;
+    *map_out = map;
+    return SST_OK;
 }
 
 /* The parent's config with the child's namespace and the thread id (new). */
@@ -248,7 +250,7 @@ typedef struct sub_run {
     sst_graph_thread *th;      /* owned: the child's durable thread, or NULL */
     sst_value *by_id;          /* owned: resume values by interrupt id, or NULL */
     sst_value *config;         /* owned */
-    bool failed;               /* the node failed with the child's error already */
+    sst_value *done;           /* owned: the result of the child's earlier, finished run */
 } sub_run;
 
 static void sub_run_free(sub_run *s) {
@@ -256,6 +258,7 @@ static void sub_run_free(sub_run *s) {
     sst_graph_thread_free(s->th);
     sst_value_unref(s->by_id);
     sst_value_unref(s->config);
+    sst_value_unref(s->done);
 }
 
 /* Opens the child's thread and decides whether its run goes on (*cont) or starts. */
@@ -272,16 +275,54 @@ static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
     }
     /* An interrupted or cut run goes on from its checkpoint: resumed, re-run, or crashed. */
     *cont = s->th->resume_point != NULL || s->th->restart;
+    if (!*cont && s->th->last_id != NULL && s->child->checkpoints == SST_SUBGRAPH_PER_TASK) {
+        /* This task's child ran to its end before (the node runs again after a resume or
+         * a crash): its result stands, as a finished task's writes do. */
+        s->done = sst__stream_output(s->child, s->th->state, err);
+        return s->done != NULL ? SST_OK : sst__code(err);
+    }
     return SST_OK;
 }
 
-/* The node's outcome from the child's result @p r. */
-static sst_code child_outcome(sub_run *s, const sst_graph_result *r, sst_error *err) {
+/* Keeps in s->by_id only the ids the child has pending (another call's are not its own). */
+static sst_code own_answers(sub_run *s, sst_error *err) {
+    if (s->by_id == NULL || s->th == NULL) {
+        return SST_OK;
+    }
+    sst_value *mine = sst_object_empty();
+    for (size_t i = 0; i < sst_array_len(s->th->pending) && mine != NULL; i++) {
+        const sst_value *id = sst_object_get(sst_array_get(s->th->pending, i), "id");
+        const sst_value *v =
+            sst_is_string(id) ? sst_object_get(s->by_id, sst_string_cstr(id)) : NULL;
+        if (v != NULL) {
+            mine = sst__setv_take(mine, id, sst_value_ref(v), err);
+        }
+    }
+    if (mine == NULL) {
+        return sst__code(err);
+    }
+    sst_value_unref(s->by_id);
+    s->by_id = sst_object_len(mine) > 0 ? mine : (sst_value_unref(mine), NULL);
+    return SST_OK;
+}
+
+/* The outcome of the child's result @p r for the calling node (sst_node_run_subgraph). */
+static sst_code child_outcome(sub_run *s, const sst_graph_result *r, sst_value **out,
+                              sst_error *err) {
     sst_node_ctx *ctx = s->ctx;
     switch (sst_graph_result_status(r)) {
         case SST_RUN_COMPLETED:
-            return write_output(ctx, sst_graph_result_state(r), err);
+            *out = sst_value_ref(sst_graph_result_state(r));
+            return SST_OK;
         case SST_RUN_INTERRUPTED: {
+            if (s->th == NULL && sst_task_resume_value(sst__node_task(ctx), 0) != NULL) {
+                /* Resumed, it started afresh and asked again: it would ask forever. */
+                return sst__error(err, SST_EINVAL,
+                                  "node '%s': its subgraph was resumed but keeps no checkpoints "
+                                  "to resume from, so it asked again (compiled with "
+                                  "checkpointer = false, or the root graph has no checkpointer)",
+                                  sst_node_name(ctx));
+            }
             sst_value *list = forwarded(sst_graph_result_interrupts(r), s->ns, err);
             if (list == NULL) {
                 return sst__code(err);
@@ -305,71 +346,171 @@ static sst_code child_outcome(sub_run *s, const sst_graph_result *r, sst_error *
         if (rc == SST_OK && go != NULL && !sst_is_null(go)) {
             rc = sst__node_goto_value(ctx, go, err);
         }
-        return rc;
+        return rc != SST_OK ? rc : SST_EPARENT;
     }
-    s->failed = true;
-    return sst_node_fail(ctx, e->code, "%s", e->msg);
+    *err = *e;
+    return e->code != SST_OK ? e->code : SST_ETASK;
+}
+
+/* The child's options: the parent's limits, context, durability, and its stream forwarded. */
+static void child_opts(const sub_run *s, forward *f, sst_invoke_opts *o) {
+    sst_invoke_opts_init(o);
+    if (s->po != NULL) {
+        o->recursion_limit = s->po->recursion_limit;
+        o->context = s->po->context;
+        o->durability = s->po->durability;
+        o->snapshot_every = s->po->snapshot_every;
+        o->sleep = s->po->sleep;
+        o->sleep_user_data = s->po->sleep_user_data;
+        if (s->po->subgraphs && sst__has_stream(s->po)) {
+            o->stream_modes = s->po->stream_modes;
+            o->stream_ns = forward_event;
+            o->stream_user_data = f;
+            o->subgraphs = true;
+        }
+    }
+    o->config = s->config;
+    o->resume_by_id = s->by_id;
+}
+
+/* Prepares @p s: the namespace, the child's thread (*cont: its run goes on), the config. */
+static sst_code prepare(sub_run *s, bool *cont, sst_error *err) {
+    sst_task *t = sst__node_task(s->ctx);
+    void *ud = sst_task_run_user_data(t);
+    s->po = sst__invoke_opts(ud);
+    /* The k-th subgraph a node runs gets a namespace of its own: "node:task_id:k". */
+    size_t call = sst__node_subgraph_call(s->ctx);
+    char task[64];
+    snprintf(task, sizeof task, call == 0 ? "%s" : "%s:%zu", sst_node_task_id(s->ctx), call);
+    s->ns = sst__subgraph_ns(s->child, sst__graph_ns(ud), sst_node_name(s->ctx), task);
+    if (s->ns == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = open_child(s, cont, err);
+    if (rc == SST_OK && *cont) {
+        rc = resume_by_id(t, &s->by_id, err);
+    }
+    if (rc == SST_OK && *cont) {
+        rc = own_answers(s, err);
+    }
+    sst_graph_thread *pth = sst__invoke_thread(ud);
+    if (rc == SST_OK) {
+        s->config = child_config(s->po != NULL ? s->po->config : NULL, s->ns,
+                                 pth != NULL ? pth->thread_id : NULL, err);
+        rc = s->config != NULL ? SST_OK : sst__code(err);
+    }
+    return rc;
+}
+
+sst_code sst_node_run_subgraph(sst_node_ctx *ctx, const sst_compiled_graph *child,
+                               const sst_value *input, sst_value **out, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    *out = NULL;
+    if (child == NULL || (input != NULL && !sst_is_object(input))) {
+        return sst__error(err, SST_EINVAL, "node '%s': run subgraph: %s", sst_node_name(ctx),
+                          child == NULL ? "NULL graph" : "the input must be an object");
+    }
+    sub_run s = {.ctx = ctx, .child = child};
+    bool cont = false;
+    sst_code rc = prepare(&s, &cont, err);
+    sst_graph_result *r = NULL;
+    if (rc == SST_OK && s.done != NULL) {
+        *out = s.done;
+        s.done = NULL;
+    } else if (rc == SST_OK) {
+        forward f = {s.po, sst__invoke_live(sst_task_run_user_data(sst__node_task(ctx))), s.ns};
+        sst_invoke_opts o;
+        child_opts(&s, &f, &o);
+        /* A run that goes on ignores the input, as LangGraph's resuming subgraph does. */
+        const sst_value *in = cont ? NULL : input != NULL ? input : sst_object_empty();
+        r = sst__graph_invoke_nested(child, s.th, in, &o, err);
+        rc = r != NULL ? child_outcome(&s, r, out, err) : sst__code(err);
+    }
+    sst_graph_result_free(r);
+    sub_run_free(&s);
+    return rc;
 }
 
 sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data) {
-    sub_run s = {.ctx = ctx, .child = user_data};
-    sst_task *t = sst__node_task(ctx);
-    void *ud = sst_task_run_user_data(t);
-    s.po = sst__invoke_opts(ud);
+    const sst_compiled_graph *child = user_data;
     sst_error err;
     sst_error_clear(&err);
-    s.ns = sst__subgraph_ns(s.child, sst_node_checkpoint_ns(ctx), sst_node_name(ctx),
-                            sst_node_task_id(ctx));
-    if (s.ns == NULL) {
-        return sst_node_fail(ctx, SST_ENOMEM, "subgraph '%s': out of memory", sst_node_name(ctx));
-    }
-    bool cont = false;
-    sst_value *input = NULL;
-    sst_code rc = open_child(&s, &cont, &err);
-    if (rc == SST_OK && !cont && (input = child_input(s.child, ctx, &err)) == NULL) {
-        rc = sst__code(&err);
-    }
-    if (rc == SST_OK && cont && (s.by_id = resume_by_id(t, &err)) == NULL) {
-        rc = sst__code(&err);
-    }
-    sst_graph_thread *pth = sst__invoke_thread(ud);
-    s.config = rc == SST_OK ? child_config(s.po != NULL ? s.po->config : NULL, s.ns,
-                                           pth != NULL ? pth->thread_id : NULL, &err)
-                            : NULL;
-    if (rc == SST_OK && s.config == NULL) {
-        rc = sst__code(&err);
-    }
-    sst_graph_result *r = NULL;
-    if (rc == SST_OK) {
-        sst_invoke_opts o;
-        sst_invoke_opts_init(&o);
-        forward f = {s.po, sst__invoke_live(ud), s.ns};
-        if (s.po != NULL) {
-            o.recursion_limit = s.po->recursion_limit;
-            o.context = s.po->context;
-            o.durability = s.po->durability;
-            o.snapshot_every = s.po->snapshot_every;
-            o.sleep = s.po->sleep;
-            o.sleep_user_data = s.po->sleep_user_data;
-            if (s.po->subgraphs && sst__has_stream(s.po)) {
-                o.stream_modes = s.po->stream_modes;
-                o.stream_ns = forward_event;
-                o.stream_user_data = &f;
-                o.subgraphs = true;
-            }
-        }
-        o.config = s.config;
-        o.resume_by_id = s.by_id;
-        r = sst__graph_invoke_nested(s.child, s.th, input, &o, &err);
-        rc = r != NULL ? child_outcome(&s, r, &err) : sst__code(&err);
-    }
-    sst_graph_result_free(r);
+    sst_value *input = child_input(child, ctx, &err);
+    sst_value *out = NULL;
+    sst_code rc =
+        input != NULL ? sst_node_run_subgraph(ctx, child, input, &out, &err) : sst__code(&err);
     sst_value_unref(input);
-    bool failed = s.failed;
-    sub_run_free(&s);
-    if (rc != SST_OK && rc != SST_EINTERRUPT && !failed) {
-        return sst_node_fail(ctx, rc, "subgraph '%s': %s", sst_node_name(ctx),
-                             err.msg[0] != '\0' ? err.msg : sst_strerror(rc));
+    if (rc == SST_OK) {
+        rc = write_output(ctx, out, &err);
+        sst_value_unref(out);
+    }
+    if (rc == SST_EPARENT) {
+        return SST_OK; /* the child's Command{graph = PARENT} is this node's update and goto */
+    }
+    if (rc != SST_OK && rc != SST_EINTERRUPT) {
+        return sst_node_fail(ctx, rc, "%s", err.msg[0] != '\0' ? err.msg : sst_strerror(rc));
     }
     return rc;
+}
+
+/* ---- snapshots ---- */
+
+/* {"configurable": {"thread_id", "checkpoint_ns"}}: how a snapshot points at a subgraph. */
+static sst_value *ns_config(const char *thread_id, const char *ns, sst_error *err) {
+    sst_value *c =
+        sst__set_take(sst_object_empty(), "thread_id", sst_string_new(thread_id, err), err);
+    c = sst__set_take(c, "checkpoint_ns", sst_string_new(ns, err), err);
+    return sst__set_take(sst_object_empty(), "configurable", c, err);
+}
+
+/* The "state" of subgraph task @p tk: the nested snapshot, else the subgraph's config. */
+static sst_value *task_state(sst_graph_thread *t, const sst_compiled_graph *sub, const char *ns,
+                             bool nested, sst_error *err) {
+    if (nested && sub->checkpoints != SST_SUBGRAPH_NONE) {
+        sst_error e;
+        sst_error_clear(&e);
+        sst_graph_thread *cth = sst__thread_open(sub, t->cp, t->thread_id, ns, &e);
+        sst_value *snap = cth != NULL ? sst_graph_get_state_nested(cth, NULL, &e) : NULL;
+        sst_graph_thread_free(cth);
+        if (snap != NULL) {
+            return snap;
+        }
+        if (e.code != SST_ENOTFOUND) {
+            *err = e;
+            return NULL;
+        }
+    }
+    return ns_config(t->thread_id, ns, err);
+}
+
+sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
+                                   sst_error *err) {
+    const sst_value *tasks = sst_object_get(snap, "tasks");
+    sst_value *out = sst_array_empty();
+    bool any = false;
+    for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
+        const sst_value *tk = sst_array_get(tasks, i);
+        const char *name = sst_string_cstr(sst_object_get(tk, "name"));
+        const sst_compiled_graph *sub = sst_compiled_graph_subgraph(t->cg, name);
+        if (sub == NULL) {
+            out = sst__push_take(out, sst_value_ref(tk), err);
+            continue;
+        }
+        any = true;
+        char *ns = sst__subgraph_ns(sub, t->ns, name, sst_string_cstr(sst_object_get(tk, "id")));
+        sst_value *st = ns != NULL ? task_state(t, sub, ns, nested, err) : NULL;
+        sst__free(ns);
+        if (st == NULL) {
+            sst__error_unless_set(err, SST_ENOMEM, "out of memory");
+            sst_value_unref(out);
+            sst_value_unref(snap);
+            return NULL;
+        }
+        out = sst__push_take(out, sst__set_take(sst_value_ref(tk), "state", st, err), err);
+    }
+    if (!any || out == NULL) {
+        sst_value_unref(out);
+        return any ? (sst_value_unref(snap), NULL) : snap;
+    }
+    return sst__set_take(snap, "tasks", out, err);
 }

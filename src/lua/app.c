@@ -58,11 +58,19 @@ int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int s
     return 1;
 }
 
-/* app:get_state(config) */
+/* app:get_state(config [, {subgraphs = true}]) */
 static int app_get_state(lua_State *L) {
+    static const char *const known[] = {"subgraphs", NULL};
     sst__lua_app *a = sst__lua_check_app(L, 1);
     int cfg = sst__lua_config_index(L, 2);
-    sst__lua_thread *lt = sst__lua_thread_for(L, 1, a, cfg);
+    bool nested = false;
+    if (lua_istable(L, 3)) {
+        sst__lua_check_options(L, 3, known, "get_state");
+        lua_getfield(L, 3, "subgraphs");
+        nested = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    sst__lua_thread *lt = sst__lua_thread_for(L, 1, a, cfg, true);
     if (lt == NULL) {
         return sst__lua_raisef(L, SST_EINVAL, "get_state: the config names no thread_id");
     }
@@ -73,8 +81,9 @@ static int app_get_state(lua_State *L) {
         return 1;
     }
     sst_error err = {0};
+    const char *id = sst__lua_config_string(L, cfg, "checkpoint_id");
     sst_value *st =
-        sst_graph_get_state(lt->t, sst__lua_config_string(L, cfg, "checkpoint_id"), &err);
+        nested ? sst_graph_get_state_nested(lt->t, id, &err) : sst_graph_get_state(lt->t, id, &err);
     sst__lua_thread_drop(L, -1, true);
     if (st == NULL) {
         return sst__lua_raise(L, &err);
@@ -86,7 +95,7 @@ static int app_get_state(lua_State *L) {
 
 /* The durable thread of config @p cfg for @p what, pushed (its userdata), or raises. */
 static sst_graph_thread *durable_thread(lua_State *L, sst__lua_app *a, int cfg, const char *what) {
-    sst__lua_thread *lt = a->saver != NULL ? sst__lua_thread_for(L, 1, a, cfg) : NULL;
+    sst__lua_thread *lt = a->saver != NULL ? sst__lua_thread_for(L, 1, a, cfg, true) : NULL;
     if (lt == NULL) {
         sst__lua_raisef(L, SST_EINVAL, "%s: needs a checkpointer and a thread_id", what);
     }

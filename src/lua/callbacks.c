@@ -11,15 +11,24 @@
 #include "superstep/json.h"
 
 char sst__lua_interrupt_token;
+char sst__lua_parent_token;
 
 /* Registry key of the running node's sst_node_ctx (light userdata). */
 static char running_ctx_key;
 
+sst_node_ctx *sst__lua_running_ctx(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    sst_node_ctx *ctx = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    return ctx;
+}
+
 static const char *const kind_table[] = {"nodes", "routers", "reducers"};
 
 int sst__lua_traceback(lua_State *L) {
-    if (lua_touserdata(L, 1) == &sst__lua_interrupt_token) {
-        return 1; /* interrupt() unwinding a node: keep the token */
+    if (lua_touserdata(L, 1) == &sst__lua_interrupt_token ||
+        lua_touserdata(L, 1) == &sst__lua_parent_token) {
+        return 1; /* interrupt() or a subgraph's parent Command unwinding a node: keep it */
     }
     if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "message") == LUA_TSTRING) {
         lua_pop(L, 1);
@@ -97,7 +106,8 @@ static void push_execution_info(lua_State *L, const sst_node_ctx *ctx) {
     lua_createtable(L, 0, 7);
     const char *const keys[] = {"thread_id", "task_id", "run_id", "checkpoint_id", "checkpoint_ns"};
     const char *const vals[] = {sst_node_thread_id(ctx), sst_node_task_id(ctx),
-                                sst_node_run_id(ctx), sst_node_checkpoint_id(ctx), ""};
+                                sst_node_run_id(ctx), sst_node_checkpoint_id(ctx),
+                                sst_node_checkpoint_ns(ctx)};
     for (size_t i = 0; i < SST_ARRAY_LEN(keys); i++) {
         if (vals[i] != NULL) {
             lua_pushstring(L, vals[i]);
@@ -131,12 +141,25 @@ static int ctx_index(lua_State *L) {
         lua_pushcclosure(L, ctx_emit, 1);
     } else if (strcmp(k, "context") == 0 || strcmp(k, "config") == 0) {
         /* LangGraph's runtime.context and config, as plain tables (nil when not given). */
-        const sst_value *v =
-            strcmp(k, "context") == 0 ? sst_node_context(ctx) : sst_node_config(ctx);
-        if (v == NULL) {
+        bool config = strcmp(k, "config") == 0;
+        const sst_value *v = config ? sst_node_config(ctx) : sst_node_context(ctx);
+        if (v == NULL && !config) {
             lua_pushnil(L);
+        } else if (v == NULL) {
+            lua_newtable(L);
         } else {
             sst__lua_push_table(L, v);
+        }
+        if (config) { /* configurable.checkpoint_ns is the task's, as in LangGraph */
+            if (lua_getfield(L, -1, "configurable") != LUA_TTABLE) {
+                lua_pop(L, 1);
+                lua_newtable(L);
+                lua_pushvalue(L, -1);
+                lua_setfield(L, -3, "configurable");
+            }
+            lua_pushstring(L, sst_node_checkpoint_ns(ctx));
+            lua_setfield(L, -2, "checkpoint_ns");
+            lua_pop(L, 1);
         }
     } else if (strcmp(k, "remaining_steps") == 0) {
         lua_pushinteger(L, (lua_Integer)sst_node_remaining_steps(ctx));
@@ -508,6 +531,8 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
     if (rc != LUA_OK) {
         if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {
             out = SST_EINTERRUPT;
+        } else if (lua_touserdata(L, -1) == &sst__lua_parent_token) {
+            out = SST_OK; /* a subgraph's Command{graph = PARENT} set the update and goto */
         } else {
             char buf[SST_ERROR_MSG_MAX];
             const char *msg;

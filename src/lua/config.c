@@ -128,7 +128,8 @@ void sst__lua_thread_drop(lua_State *L, int idx, bool durable_only) {
     }
 }
 
-sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a, int cfg) {
+sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a, int cfg,
+                                     bool with_ns) {
     app_idx = lua_absindex(L, app_idx);
     const char *id = sst__lua_config_string(L, cfg, "thread_id");
     if (id == NULL) {
@@ -137,9 +138,11 @@ sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a,
     }
     sst_error err = {0};
     if (a->saver != NULL) {
+        const char *ns = with_ns ? sst__lua_config_string(L, cfg, "checkpoint_ns") : NULL;
         sst__lua_thread *lt = new_thread_ud(L);
         lt->durable = true;
-        if ((lt->t = sst_graph_thread_open(a->cg, a->saver, id, &err)) == NULL) {
+        if ((lt->t = sst_graph_thread_open_ns(a->cg, a->saver, id, ns != NULL ? ns : "", &err)) ==
+            NULL) {
             sst__lua_raise(L, &err);
         }
         return lt;
@@ -341,7 +344,7 @@ void sst__lua_call_prepare(lua_State *L, sst__lua_call *c, int holder, int opts,
         sst__lua_raisef(L, SST_EINVAL,
                         "%s: a checkpointer needs a thread_id in config.configurable", what);
     }
-    sst__lua_thread *lt = sst__lua_thread_for(L, 1, a, cfg);
+    sst__lua_thread *lt = sst__lua_thread_for(L, 1, a, cfg, false);
     if (lt != NULL) {
         lt->refs++;
         c->thread = lt;

@@ -214,6 +214,10 @@ int sst__lua_push_message(lua_State *L);
 int sst__lua_traceback(lua_State *L);
 /* The error object interrupt() raises to unwind a node. */
 extern char sst__lua_interrupt_token;
+/* The error object that ends a node whose subgraph sent Command{graph = PARENT} (run.c). */
+extern char sst__lua_parent_token;
+/* The node running on @p L (inside its Lua function), or NULL. */
+sst_node_ctx *sst__lua_running_ctx(lua_State *L);
 
 /* ---- builder and app (graph.c, app.c, savers.c) ---- */
 
@@ -298,9 +302,11 @@ void sst__lua_thread_unref(sst__lua_thread *lt);
  * The thread of config @p cfg for app @p a at @p app_idx: pushes the
  * superstep.thread userdata holding it (an in-memory thread kept by the app,
  * or a durable one opened on the saver) and returns it (borrowed), or pushes
- * nil and returns NULL when the config names no thread id.
+ * nil and returns NULL when the config names no thread id. With @p with_ns, a
+ * durable thread is opened at the config's checkpoint_ns (a subgraph's own).
  */
-sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a, int cfg);
+sst__lua_thread *sst__lua_thread_for(lua_State *L, int app_idx, sst__lua_app *a, int cfg,
+                                     bool with_ns);
 /*
  * Drops the reference of the superstep.thread userdata at @p idx now (with
  * @p durable_only, only that of a durable thread: it is closed at once).

@@ -70,10 +70,41 @@ void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_v
     }
 }
 
+/*
+ * app:invoke(input) inside a node with no config: the app runs as a subgraph of the node
+ * (sst_node_run_subgraph), in its namespace and checkpointer; an interrupt or a
+ * Command{graph = PARENT} inside it ends the node as LangGraph's exceptions do.
+ */
+static int invoke_in_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_app *a) {
+    sst_error err = {0};
+    sst_value *in = lua_isnil(L, 2) ? NULL : sst__lua_to_object(L, 2, "input", &err);
+    if (!lua_isnil(L, 2) && in == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_owned(L, in);
+    sst_value *out = NULL;
+    sst_code rc = sst_node_run_subgraph(ctx, a->cg, in, &out, &err);
+    if (rc == SST_EINTERRUPT || rc == SST_EPARENT) {
+        lua_pushlightuserdata(L, rc == SST_EINTERRUPT ? &sst__lua_interrupt_token
+                                                      : &sst__lua_parent_token);
+        return lua_error(L);
+    }
+    if (rc != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    sst__lua_push_owned(L, out);
+    sst__lua_push_state(L, a->cg, out);
+    return 1;
+}
+
 int sst__lua_app_invoke(lua_State *L) {
     static const char *const known[] = {"durability",       "recursion_limit", "context",
                                         "interrupt_before", "interrupt_after", NULL};
     lua_settop(L, 4);
+    sst_node_ctx *running = lua_isnil(L, 3) ? sst__lua_running_ctx(L) : NULL;
+    if (running != NULL) {
+        return invoke_in_node(L, running, sst__lua_check_app(L, 1));
+    }
     if (!lua_isnil(L, 4) && !lua_istable(L, 4)) {
         return sst__lua_raisef(L, SST_EINVAL, "invoke: options must be a table, got %s",
                                luaL_typename(L, 4));

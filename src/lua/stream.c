@@ -27,12 +27,14 @@
 typedef struct queued {
     sst_stream_mode mode;
     sst_value *event; /* owned */
+    char *ns;         /* owned: the namespace of a subgraph's event, or NULL */
 } queued;
 
 typedef struct lstream {
     sst__lua_call call; /* the run's options and values */
     sst__lua_rt *rt;
     bool multi;         /* a list of modes: yield (mode, chunk) */
+    bool subgraphs;     /* the subgraphs' events too: yield (namespace, ...) first */
     bool sync_ready;    /* mu and cv were initialised */
     bool started;       /* the helper thread exists */
     bool joined;        /* ... and was joined */
@@ -45,6 +47,7 @@ typedef struct lstream {
     bool done;                   /* the invoke returned */
     bool stop;                   /* the loop ended early: the callback fails */
     sst_stream_mode ev_mode;     /* the chunk handed over ... */
+    const char *ev_ns;           /* ... its namespace (borrowed likewise) ... */
     const sst_value *ev;         /* ... borrowed while the helper waits in the callback */
     queued *queue;               /* chunks of other threads; owned */
     size_t q_head, q_len, q_cap; /* ring of q_cap slots */
@@ -71,13 +74,19 @@ static const char *mode_name(sst_stream_mode m) {
 
 /* ---- the helper thread's side ---- */
 
-/* Adds a chunk of another thread to the queue (under mu); takes @p event. */
-static sst_code enqueue(lstream *s, sst_stream_mode mode, sst_value *event) {
+/* Adds a chunk of another thread to the queue (under mu); takes @p event, copies @p ns. */
+static sst_code enqueue(lstream *s, sst_stream_mode mode, sst_value *event, const char *ns) {
+    char *ns_copy = ns != NULL && ns[0] != '\0' ? sst__strndup(ns, strlen(ns)) : NULL;
+    if (ns != NULL && ns[0] != '\0' && ns_copy == NULL) {
+        sst_value_unref(event);
+        return SST_ENOMEM;
+    }
     if (s->q_len == s->q_cap) {
         size_t cap = s->q_cap ? s->q_cap * 2 : 8;
         queued *q = sst__malloc(cap * sizeof *q);
         if (q == NULL) {
             sst_value_unref(event);
+            sst__free(ns_copy);
             return SST_ENOMEM;
         }
         for (size_t i = 0; i < s->q_len; i++) {
@@ -88,11 +97,12 @@ static sst_code enqueue(lstream *s, sst_stream_mode mode, sst_value *event) {
         s->q_head = 0;
         s->q_cap = cap;
     }
-    s->queue[(s->q_head + s->q_len++) % s->q_cap] = (queued){mode, event};
+    s->queue[(s->q_head + s->q_len++) % s->q_cap] = (queued){mode, event, ns_copy};
     return SST_OK;
 }
 
-static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value *event, void *ud) {
+static sst_code on_event_ns(sst_stream_mode mode, const char *ns, const char *node,
+                            const sst_value *event, void *ud) {
     (void)node;
     lstream *s = ud;
     pthread_mutex_lock(&s->mu);
@@ -101,12 +111,13 @@ static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value
         return SST_EINVAL; /* stops the run; its result is dropped */
     }
     if (!pthread_equal(pthread_self(), s->helper)) {
-        sst_code rc = enqueue(s, mode, sst_value_ref(event));
+        sst_code rc = enqueue(s, mode, sst_value_ref(event), ns);
         pthread_mutex_unlock(&s->mu);
         return rc;
     }
     s->ev = event;
     s->ev_mode = mode;
+    s->ev_ns = ns;
     s->run_turn = false;
     pthread_cond_broadcast(&s->cv);
     while (!s->run_turn) {
@@ -116,6 +127,10 @@ static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value
     bool stop = s->stop;
     pthread_mutex_unlock(&s->mu);
     return stop ? SST_EINVAL : SST_OK;
+}
+
+static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value *event, void *ud) {
+    return on_event_ns(mode, "", node, event, ud);
 }
 
 static void *helper_main(void *arg) {
@@ -179,6 +194,7 @@ static int stream_gc(lua_State *L) {
     stop_stream(s);
     for (size_t i = 0; i < s->q_len; i++) {
         sst_value_unref(s->queue[(s->q_head + i) % s->q_cap].event);
+        sst__free(s->queue[(s->q_head + i) % s->q_cap].ns);
     }
     sst__free(s->queue);
     s->queue = NULL;
@@ -230,8 +246,31 @@ static void push_root_updates(lua_State *L, const sst_value *ev) {
     }
 }
 
-/* Pushes a chunk: (mode, chunk) with several modes, else the chunk. Returns the count. */
-static int push_chunk(lua_State *L, const lstream *s, sst_stream_mode mode, const sst_value *ev) {
+/* Pushes namespace @p ns ("a:1|b:2") as LangGraph's tuple: a list of its parts ({} for ""). */
+static void push_ns(lua_State *L, const char *ns) {
+    lua_newtable(L);
+    lua_Integer i = 0;
+    while (ns != NULL && *ns != '\0') {
+        size_t len = strcspn(ns, "|");
+        lua_pushlstring(L, ns, len);
+        lua_rawseti(L, -2, ++i);
+        ns += len;
+        ns += *ns == '|';
+    }
+    if (i == 0) {
+        luaL_setmetatable(L, SST_LUA_ARRAY);
+    }
+}
+
+/*
+ * Pushes a chunk: (mode, chunk) with several modes, else the chunk; with subgraphs the
+ * namespace @p ns first. Returns the count.
+ */
+static int push_chunk(lua_State *L, const lstream *s, sst_stream_mode mode, const char *ns,
+                      const sst_value *ev) {
+    if (s->subgraphs) {
+        push_ns(L, ns);
+    }
     if (s->multi) {
         lua_pushstring(L, mode_name(mode));
     }
@@ -243,7 +282,7 @@ static int push_chunk(lua_State *L, const lstream *s, sst_stream_mode mode, cons
     } else {
         sst__lua_push_table(L, ev);
     }
-    return s->multi ? 2 : 1;
+    return (s->multi ? 2 : 1) + (s->subgraphs ? 1 : 0);
 }
 
 /* Yields the oldest queued chunk, if any (0: none). */
@@ -261,7 +300,10 @@ static int pop_queued(lua_State *L, lstream *s) {
         return 0;
     }
     sst__lua_push_owned(L, q.event); /* collected even if the conversion raises */
-    int n = push_chunk(L, s, q.mode, q.event);
+    lua_pushstring(L, q.ns != NULL ? q.ns : "");
+    sst__free(q.ns);
+    int n = push_chunk(L, s, q.mode, lua_tostring(L, -1), q.event);
+    lua_remove(L, -n - 1);
     lua_remove(L, -n - 1);
     return n;
 }
@@ -306,7 +348,7 @@ static int stream_next(lua_State *L) {
         const sst_value *ev = s->ev;
         sst_code rc = SST_OK;
         if (ev != NULL && s->q_len > 0) { /* older chunks of other threads go first */
-            rc = enqueue(s, s->ev_mode, sst_value_ref(ev));
+            rc = enqueue(s, s->ev_mode, sst_value_ref(ev), s->ev_ns);
             ev = NULL;
         }
         bool done = s->done;
@@ -315,7 +357,7 @@ static int stream_next(lua_State *L) {
             return sst__lua_raise_enomem(L);
         }
         if (ev != NULL) {
-            return push_chunk(L, s, s->ev_mode, ev);
+            return push_chunk(L, s, s->ev_mode, s->ev_ns, ev);
         }
         if (done) {
             pthread_join(s->helper, NULL);
@@ -398,9 +440,9 @@ static int stream_args(lua_State *L, int *opts) {
 }
 
 int sst__lua_app_stream(lua_State *L) {
-    static const char *const known[] = {"stream_mode", "durability",       "recursion_limit",
-                                        "context",     "interrupt_before", "interrupt_after",
-                                        NULL};
+    static const char *const known[] = {
+        "stream_mode",      "durability",      "recursion_limit", "context",
+        "interrupt_before", "interrupt_after", "subgraphs",       NULL};
     lua_settop(L, 6);
     int opts;
     int mode_idx = stream_args(L, &opts);
@@ -421,6 +463,14 @@ int sst__lua_app_stream(lua_State *L) {
     s->call.o.stream_modes = bits;
     s->call.o.stream = on_event;
     s->call.o.stream_user_data = s;
+    if (opts != 0 && lua_getfield(L, opts, "subgraphs") != LUA_TNIL) {
+        s->subgraphs = lua_toboolean(L, -1);
+        s->call.o.subgraphs = s->subgraphs;
+        s->call.o.stream_ns = s->subgraphs ? on_event_ns : NULL;
+    }
+    if (opts != 0) {
+        lua_pop(L, 1);
+    }
     lua_pushvalue(L, self);
     lua_pushcclosure(L, stream_next, 1);
     lua_pushnil(L);

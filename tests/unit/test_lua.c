@@ -30,6 +30,12 @@ static void test_api(void **state) {
     run_script("test_api.lua");
 }
 
+/* Subgraphs through the Lua API (tests/lua/test_subgraphs.lua). */
+static void test_subgraphs(void **state) {
+    (void)state;
+    run_script("test_subgraphs.lua");
+}
+
 /* The LangGraph-parity fixes, one block each (tests/lua/test_parity.lua). */
 static void test_parity(void **state) {
     (void)state;
@@ -191,6 +197,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parity),
+        cmocka_unit_test(test_subgraphs),
         cmocka_unit_test(test_parity_build),
         cmocka_unit_test(test_parity_updates),
         cmocka_unit_test(test_parity_app),

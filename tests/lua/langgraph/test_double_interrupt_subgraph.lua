@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_double_interrupt_subgraph
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_doubly_nested_graph_interrupts
--- pending: subgraphs
 -- The durability parameter is a loop (a fresh MemorySaver each time). The
 -- CONFIG_KEY_NODE_FINISHED callback (a Python config internal) and its
 -- `nodes` assertions are left out.

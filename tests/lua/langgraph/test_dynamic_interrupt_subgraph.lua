@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_dynamic_interrupt_subgraph
--- pending: subgraphs
 -- The FakeTracer callback checks (Python callbacks) are left out.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_runtime.py::test_execution_info_inherited_by_subgraph
--- pending: subgraphs
 -- runtime.execution_info is ctx.execution_info (see
 -- test_execution_info_populated_in_graph.lua), copied while the node runs.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_get_state_with_subgraphs_returns_subgraph_state
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

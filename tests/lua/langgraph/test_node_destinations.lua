@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_node_destinations
--- pending: subgraphs
 -- The get_graph().edges assertions (the drawing's edge list) are left out.
 -- `destinations=` is the node option `ends` (a list, or a map of labels).
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_parallel_interrupts
--- pending: subgraphs
 -- The pydantic states are written as plain fields (rule: dict variant).
 -- UnsortedSequence: the chunks are compared as sorted JSON strings; the
 -- interrupts' ids are checked and replaced by "ANY".

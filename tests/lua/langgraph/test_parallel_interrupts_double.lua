@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_parallel_interrupts_double
--- pending: subgraphs
 -- The pydantic states are written as plain fields (rule: dict variant).
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_send_to_nested_graphs
--- pending: subgraphs
 -- The FakeTracer run count (Python callbacks) is left out.
 -- StateGraph(JokeState, output_schema=OverallState) declares JokeState's and
 -- OverallState's fields with OverallState as the output schema.

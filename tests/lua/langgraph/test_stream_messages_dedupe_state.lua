@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_stream_messages_dedupe_state
--- pending: subgraphs
 -- `stream(..., stream_mode="messages", subgraphs=True)` yields `namespace, chunk`;
 -- a "messages" chunk is the list { message, metadata }.
 local sst = superstep

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_subgraph_checkpoint_true
--- pending: subgraphs
 -- The durability parameter is a loop (a fresh MemorySaver each time).
 -- `stream(..., subgraphs=True)` is `stream(x, config, "updates", { subgraphs = true })`,
 -- which yields `namespace, chunk` (the namespace as a list).

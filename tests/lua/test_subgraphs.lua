@@ -1,0 +1,194 @@
+-- Subgraphs through the Lua API (issue 15), and the fixes they brought.
+local sst = superstep
+local T = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "checks.lua")
+local check, eq = T.check, T.eq
+
+local function cfg(id, cp, ns)
+  return { configurable = { thread_id = id, checkpoint_id = cp, checkpoint_ns = ns } }
+end
+local function log() return { reducer = sst.reducers.append, default = sst.array{} } end
+
+-- A child asking a question: its state is its own, its namespace "node:task id".
+local function asking_child(runs)
+  local c = sst.StateGraph{ log = log() }
+  c:add_node("a", function() runs.a = runs.a + 1; return { log = { "a" } } end)
+  c:add_node("ask", function() return { log = { "answer:" .. sst.interrupt("ok?") } } end)
+  c:add_edge(sst.START, "a")
+  c:add_edge("a", "ask")
+  return c
+end
+
+T.case("interrupt in a subgraph, resumed by id", function()
+  local runs = { a = 0 }
+  local p = sst.StateGraph{ log = log() }
+  p:add_node("child", asking_child(runs):compile())
+  p:add_edge(sst.START, "child")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  local r = app:invoke({}, cfg("r1"))
+  eq(#r.__interrupt__, 1, "one interrupt at the root")
+  eq(r.__interrupt__[1].value, "ok?", "its value")
+  local snap = app:get_state(cfg("r1"), { subgraphs = true })
+  local child = snap.tasks[1].state
+  eq(child.next, { "ask" }, "the child's snapshot is nested, stopped at ask")
+  check(child.config.configurable.checkpoint_ns:match("^child:%x+$") ~= nil, "its namespace")
+  local flat = app:get_state(cfg("r1"))
+  eq(flat.tasks[1].state.configurable.checkpoint_ns, child.config.configurable.checkpoint_ns,
+     "without subgraphs the task points at the child's config")
+  -- The child's own history, read through its namespace.
+  local h = app:get_state_history(cfg("r1", nil, child.config.configurable.checkpoint_ns))
+  check(#h >= 3 and h[1].next[1] == "ask", "the child's history")
+  local done = app:invoke(sst.Command{ resume = { [r.__interrupt__[1].id] = "yes" } }, cfg("r1"))
+  eq(done.log[#done.log], "answer:yes", "the answer reached the child")
+  eq(runs.a, 1, "a ran once: the child went on from its checkpoint")
+end)
+
+T.case("subgraph invoked inside a node", function()
+  local runs = { a = 0 }
+  local child = asking_child(runs):compile()
+  local p = sst.StateGraph{ items = log() }
+  p:add_node("call", function(s)
+    local out = child:invoke({ log = { "from:" .. #s.items } })
+    return { items = { out.log[#out.log] } }
+  end)
+  p:add_edge(sst.START, "call")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  local r = app:invoke({ items = {} }, cfg("in-node"))
+  eq(r.__interrupt__[1].value, "ok?", "the child's interrupt ends the node")
+  eq(app:invoke(sst.Command{ resume = "sure" }, cfg("in-node")).items, { "answer:sure" },
+     "the resumed node gets the child's result")
+  eq(runs.a, 1, "the child's first node ran once")
+end)
+
+T.case("Command PARENT from a nested child", function()
+  local c = sst.StateGraph{ who = sst.reducers.replace }
+  c:add_node("hand", function()
+    return sst.Command{ graph = sst.PARENT, ["goto"] = "writer", update = { who = "researcher" } }
+  end)
+  c:add_edge(sst.START, "hand")
+  local p = sst.StateGraph{ who = sst.reducers.replace, log = log() }
+  p:add_node("research", c:compile())
+  p:add_node("writer", function(s) return { log = { "wrote for " .. s.who } } end)
+  p:add_node("never", function() return { log = { "never" } } end)
+  p:add_edge(sst.START, "research")
+  p:add_edge("research", "never")
+  eq(p:compile():invoke({}), { who = "researcher", log = { "wrote for researcher" } },
+     "the goto replaced research's edge")
+  local bad = sst.StateGraph{ who = sst.reducers.replace }
+  bad:add_node("hand", function() return sst.Command{ graph = "elsewhere" } end)
+  bad:add_edge(sst.START, "hand")
+  local ok, err = pcall(function() return bad:compile():invoke({}) end)
+  check(not ok and tostring(err.message):find("superstep.PARENT") ~= nil, "an unknown graph")
+end)
+
+T.case("stream with subgraphs", function()
+  local c = sst.StateGraph{ log = log() }
+  c:add_node("inner", function() return { log = { "inner" } } end)
+  c:add_edge(sst.START, "inner")
+  local p = sst.StateGraph{ log = log() }
+  p:add_node("child", c:compile())
+  p:add_edge(sst.START, "child")
+  local app = p:compile()
+  local seen = {}
+  for ns, chunk in app:stream({}, nil, "updates", { subgraphs = true }) do
+    seen[#seen + 1] = { ns, chunk }
+  end
+  eq(#seen, 2, "the child's update, then the parent's")
+  check(#seen[1][1] == 1 and seen[1][1][1]:match("^child:%x+$") ~= nil, "the child's namespace")
+  eq(seen[1][2], { inner = { log = { "inner" } } }, "the child's update")
+  eq(seen[2], { sst.array{}, { child = { log = { "inner" } } } }, "the root's, namespace {}")
+  local n = 0
+  for ns, mode, chunk in app:stream({}, nil, { "updates", "values" }, { subgraphs = true }) do
+    check(type(ns) == "table" and type(mode) == "string" and chunk ~= nil, "ns, mode, chunk")
+    n = n + 1
+  end
+  check(n >= 4, "several modes with namespaces")
+end)
+
+T.case("checkpointer true keeps a subgraph's state", function()
+  local c = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
+  c:add_node("inc", function() return { n = 1 } end)
+  c:add_edge(sst.START, "inc")
+  local p = sst.StateGraph{ total = sst.reducers.replace }
+  p:add_node("agent", c:compile{ checkpointer = true })
+  p:add_edge(sst.START, "agent")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({}, cfg("keep"))
+  app:invoke({}, cfg("keep"))
+  eq(app:get_state(cfg("keep", nil, "agent")).values, { n = 2 }, "namespace agent: two runs")
+end)
+
+-- Two subgraph calls in one node: each has its own namespace, so each answer
+-- reaches its own child and a finished child is not run again.
+T.case("two subgraph calls in one node", function()
+  local asked = 0
+  local c = sst.StateGraph{ x = sst.reducers.replace }
+  c:add_node("ask", function() asked = asked + 1; return { x = sst.interrupt("q?") } end)
+  c:add_edge(sst.START, "ask")
+  local child = c:compile()
+  local q = sst.StateGraph{ out = sst.reducers.replace }
+  q:add_node("two", function()
+    local a = child:invoke({})
+    local b = child:invoke({})
+    return { out = a.x .. "+" .. b.x }
+  end)
+  q:add_edge(sst.START, "two")
+  local app = q:compile{ checkpointer = sst.MemorySaver() }
+  check(app:invoke({}, cfg("two")).__interrupt__ ~= nil, "the first asks")
+  check(app:invoke(sst.Command{ resume = "A" }, cfg("two")).__interrupt__ ~= nil, "the second asks")
+  eq(app:invoke(sst.Command{ resume = "B" }, cfg("two")), { out = "A+B" }, "each got its answer")
+  eq(asked, 4, "each child asked once and answered once")
+end)
+
+-- A subgraph that keeps no checkpoints cannot be resumed: an error, not a
+-- question asked forever.
+T.case("checkpointer false cannot resume", function()
+  local c = sst.StateGraph{ x = sst.reducers.replace }
+  c:add_node("ask", function() return { x = sst.interrupt("q?") } end)
+  c:add_edge(sst.START, "ask")
+  local p = sst.StateGraph{ x = sst.reducers.replace }
+  p:add_node("child", c:compile{ checkpointer = false })
+  p:add_edge(sst.START, "child")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  eq(app:invoke({}, cfg("nockpt")).__interrupt__[1].value, "q?", "the interrupt surfaces")
+  local ok, err = pcall(app.invoke, app, sst.Command{ resume = "a" }, cfg("nockpt"))
+  check(not ok and tostring(err.message):find("keeps no checkpoints") ~= nil, "a clear error")
+end)
+
+-- A join's barrier is the engine's: a pending task's result shows the node's own writes.
+T.case("snapshot results hide barriers", function()
+  local g = sst.StateGraph{ log = log() }
+  g:add_node("a", function() return { log = { "a" } } end)
+  g:add_node("b", function() return { log = { "b:" .. sst.interrupt("b?") } } end)
+  g:add_node("c", function() return { log = { "c" } } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge(sst.START, "b")
+  g:add_edge({ "a", "b" }, "c")
+  local app = g:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({}, cfg("barrier"))
+  local tasks = app:get_state(cfg("barrier")).tasks
+  local a = tasks[1].name == "a" and tasks[1] or tasks[2]
+  eq(a.result, { log = { "a" } }, "a's result without __barriers__")
+end)
+
+-- A dynamic interrupt beside a node named in interrupt_before: the resume does
+-- not stop before that node again (its superstep passed the check already).
+T.case("interrupt_before is not asked twice", function()
+  local g = sst.StateGraph{ log = log() }
+  g:add_node("a", function() return { log = { "a:" .. sst.interrupt("a?") } } end)
+  g:add_node("b", function() return { log = { "b" } } end)
+  g:add_edge(sst.START, "a")
+  g:add_edge(sst.START, "b")
+  local app = g:compile{ checkpointer = sst.MemorySaver(), interrupt_before = { "b" } }
+  app:invoke({}, cfg("twice"))
+  local r = app:invoke(nil, cfg("twice"))
+  eq(r.__interrupt__[1].value, "a?", "a asks")
+  r = app:invoke(sst.Command{ resume = "x" }, cfg("twice"))
+  eq(r.__interrupt__, nil, "no stop before b again")
+  eq(r.log, { "a:x", "b" }, "both ran")
+end)
+
+T.finish()
+local done = sst.StateGraph{}
+done:add_node("noop", function() end)
+done:add_edge(sst.START, "noop")
+return done
