@@ -8,8 +8,11 @@
  *      SQLite saver: time and database bytes at each mark, per-step time.
  *  get_state latency of a thread whose history holds 100 000 messages.
  *  W4  10 000 thread ids each running a 3-node chain once (SQLite and memory).
+ *  W6  W1's loop three subgraphs deep (issue 15) at 500, 1 000 and 2 000
+ *      innermost supersteps on SQLite, next to flat W1 on SQLite: time per
+ *      superstep, bytes per checkpoint, and whether storage grows linearly.
  *
- * Usage: bench_checkpoint [--quick]
+ * Usage: bench_checkpoint [--quick | --w4 | --w6]
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -199,21 +202,86 @@ static void w4(const char *dir, bool sqlite, long threads) {
     sst_compiled_graph_free(cg);
 }
 
+/* ---- W6 ---- */
+
+/* One size: @p reps runs of flat W1 and W6 alternating; prints one row, returns W6's bytes. */
+static long long w6_row(const char *db, const sst_compiled_graph *flat, const bw_nested *w, long n,
+                        int reps) {
+    double wall[2][BW_MAX_REPS], cpu[2][BW_MAX_REPS];
+    bw_durable last[2];
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < 2; k++) {
+            last[k] = bw_loop_sqlite(k == 0 ? flat : w->root, db, n);
+            wall[k][r] = last[k].wall_s / (double)n * 1e6;
+            cpu[k][r] = last[k].cpu_s / (double)n * 1e6;
+        }
+    }
+    double fw = bw_median(wall[0], reps), nw = bw_median(wall[1], reps);
+    double fc = bw_median(cpu[0], reps), nc = bw_median(cpu[1], reps);
+    double fb = (double)last[0].db_bytes / (double)last[0].checkpoints;
+    double nb = (double)last[1].db_bytes / (double)last[1].checkpoints;
+    printf("  %6ld %7.1f %7.1f %5.2fx %7.1f %7.1f %5.2fx %9lld %9lld %6.0f %6.0f %5.2fx  "
+           "%zu/%zu/%zu\n",
+           n, fw, nw, nw / fw, fc, nc, nc / fc, last[0].db_bytes, last[1].db_bytes, fb, nb, nb / fb,
+           last[1].per_depth[0], last[1].per_depth[1], last[1].per_depth[2]);
+    return last[1].db_bytes;
+}
+
+static void w6(const char *dir, bool quick) {
+    char db[300];
+    snprintf(db, sizeof db, "%s/w6.db", dir);
+    bw_nested w;
+    bw_w6(&w);
+    sst_compiled_graph *flat = bw_w1();
+    int reps = quick ? 1 : 7;
+    printf(
+        "W6 nested subgraphs (root -> mid -> inner = W1), SQLite saver, next to flat W1 on SQLite "
+        "(medians of %d, alternating)\n",
+        reps);
+    printf("  %6s %15s %6s %15s %6s %19s %13s %6s  %s\n", "N", "us/step wall", "", "us/step cpu",
+           "", "db bytes", "bytes/ckpt", "", "W6 checkpoints");
+    printf("  %6s %7s %7s %6s %7s %7s %6s %9s %9s %6s %6s %6s  %s\n", "", "flat", "nested", "ratio",
+           "flat", "nested", "ratio", "flat", "nested", "flat", "nested", "ratio",
+           "root/mid/inner");
+    long sizes[3] = {500, 1000, 2000};
+    long long bytes[3];
+    for (int i = 0; i < 3; i++) {
+        sizes[i] /= quick ? 5 : 1;
+        bytes[i] = w6_row(db, flat, &w, sizes[i], reps);
+    }
+    /* The file has a fixed part (schema, empty tables), so linear growth shows as a constant
+     * cost per added superstep rather than as an exact doubling. */
+    printf("  W6 storage: x%.2f from N=%ld to %ld, x%.2f from %ld to %ld; each added superstep "
+           "%.0f then %.0f bytes (linear: the same)\n\n",
+           (double)bytes[1] / (double)bytes[0], sizes[0], sizes[1],
+           (double)bytes[2] / (double)bytes[1], sizes[1], sizes[2],
+           (double)(bytes[1] - bytes[0]) / (double)(sizes[1] - sizes[0]),
+           (double)(bytes[2] - bytes[1]) / (double)(sizes[2] - sizes[1]));
+    sst_compiled_graph_free(flat);
+    bw_w6_free(&w);
+}
+
 int main(int argc, char **argv) {
     bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     bool only_w4 = argc > 1 && strcmp(argv[1], "--w4") == 0;
+    bool only_w6 = argc > 1 && strcmp(argv[1], "--w6") == 0;
     char dir[] = "/tmp/sst-bench-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
         return 1;
     }
     printf("superstep %s checkpoint benchmark%s\n\n", sst_version(), quick ? " (quick)" : "");
-    if (!only_w4) {
+    if (!only_w4 && !only_w6) {
         w3(dir, quick);
         get_state_latency(dir, quick);
     }
-    w4(dir, true, quick ? 1000 : 10000);
-    w4(dir, false, quick ? 1000 : 10000);
+    if (!only_w6) {
+        w4(dir, true, quick ? 1000 : 10000);
+        w4(dir, false, quick ? 1000 : 10000);
+    }
+    if (!only_w4) {
+        w6(dir, quick);
+    }
     if (getenv("SST_BENCH_KEEP") != NULL) {
         printf("kept %s\n", dir);
         return 0;

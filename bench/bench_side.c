@@ -10,6 +10,8 @@
  *   bench_side W3 c-sqlite ITERS DIR     chat of ITERS iterations; bytes at 20/50/100 %
  *   bench_side W4 c-memory|c-sqlite T DIR  T threads, each a 3-node chain once
  *   bench_side W5 c REPS                 parallel sum (expect 18) and a plain-field conflict
+ *   bench_side W6 c-sqlite N DIR         W1's loop of N supersteps three subgraphs deep, on
+ *                                        SQLite, and flat W1 on SQLite in the same process
  *   bench_side dbbytes PATH              a SQLite file's size after a WAL checkpoint
  */
 #define _GNU_SOURCE
@@ -239,13 +241,71 @@ static void w5(long reps) {
     sst_engine_free(e);
 }
 
+/* W6's figures for one graph: medians of the warm runs, bytes of the last. */
+typedef struct w6_figures {
+    double us, cpu_us; /* per innermost superstep */
+    bw_durable last;
+} w6_figures;
+
+/* One W6 figure set as JSON members (no braces). */
+static void w6_json(const char *prefix, const w6_figures *f) {
+    printf("\"%s_us_per_superstep\":%.4f,\"%s_cpu_us_per_superstep\":%.4f,\"%s_db_bytes\":%lld,"
+           "\"%s_checkpoints\":%zu,\"%s_bytes_per_checkpoint\":%.1f",
+           prefix, f->us, prefix, f->cpu_us, prefix, f->last.db_bytes, prefix, f->last.checkpoints,
+           prefix, (double)f->last.db_bytes / (double)f->last.checkpoints);
+}
+
+/*
+ * W6 and flat W1 on SQLite, alternating: a cold run of each, then W6_REPS
+ * warm ones whose medians are reported (LangGraph.js's script reports its
+ * one warm run; these runs are short, so one disk stall would skew one).
+ */
+#define W6_REPS 5
+static void w6(long n, const char *dir) {
+    char db[600];
+    snprintf(db, sizeof db, "%s/w6-%d.db", dir, (int)getpid());
+    bw_nested w;
+    bw_w6(&w);
+    sst_compiled_graph *flat = bw_w1();
+    double us[2][W6_REPS], cpu[2][W6_REPS];
+    w6_figures f[2]; /* flat, nested */
+    for (int r = -1; r < W6_REPS; r++) {
+        for (int k = 0; k < 2; k++) {
+            f[k].last = bw_loop_sqlite(k == 0 ? flat : w.root, db, n);
+            if (r >= 0) {
+                us[k][r] = f[k].last.wall_s / (double)n * 1e6;
+                cpu[k][r] = f[k].last.cpu_s / (double)n * 1e6;
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        f[k].us = bw_median(us[k], W6_REPS);
+        f[k].cpu_us = bw_median(cpu[k], W6_REPS);
+    }
+    const bw_durable *x = &f[1].last;
+    printf("{\"workload\":\"W6\",\"impl\":\"c-sqlite\",\"size\":%ld,\"wall_ms\":%.3f,"
+           "\"per_unit_us\":%.4f,\"unit\":\"superstep\",\"storage_bytes\":%lld,"
+           "\"checkpoints\":%zu,\"checkpoints_by_depth\":[%zu,%zu,%zu],",
+           n, f[1].us * (double)n / 1e3, f[1].us, x->db_bytes, x->checkpoints, x->per_depth[0],
+           x->per_depth[1], x->per_depth[2]);
+    w6_json("nested", &f[1]);
+    putchar(',');
+    w6_json("flat", &f[0]);
+    printf(",\"nested_over_flat_time\":%.3f,\"nested_over_flat_cpu\":%.3f,"
+           "\"nested_over_flat_bytes\":%.3f,\"peak_rss_kib\":%ld}\n",
+           f[1].us / f[0].us, f[1].cpu_us / f[0].cpu_us,
+           (double)x->db_bytes / (double)f[0].last.db_bytes, bw_peak_rss_kib());
+    sst_compiled_graph_free(flat);
+    bw_w6_free(&w);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "dbbytes") == 0) {
         printf("%lld\n", bw_db_bytes(argv[2]));
         return 0;
     }
     if (argc < 4) {
-        fprintf(stderr, "usage: bench_side W1|W2|W3|W4|W5 IMPL SIZE [DIR]\n");
+        fprintf(stderr, "usage: bench_side W1|W2|W3|W4|W5|W6 IMPL SIZE [DIR]\n");
         return 2;
     }
     const char *w = argv[1], *impl = argv[2], *dir = argc > 4 ? argv[4] : "/tmp";
@@ -260,6 +320,8 @@ int main(int argc, char **argv) {
         w4(impl, size, dir);
     } else if (strcmp(w, "W5") == 0) {
         w5(size);
+    } else if (strcmp(w, "W6") == 0) {
+        w6(size, dir);
     } else {
         fprintf(stderr, "bench_side: unknown workload '%s'\n", w);
         return 2;

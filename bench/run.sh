@@ -1,28 +1,33 @@
 #!/usr/bin/env bash
-# Side by side, in one run: the reference workloads W1-W5 on superstep (C API,
+# Side by side, in one run: the reference workloads W1-W6 on superstep (C API,
 # Lua scripts, the superstep tool) and on LangGraph.js, alternating
 # implementations, several repetitions each, every run a fresh process under
 # /usr/bin/time (peak RSS). Prints one table (or JSON lines with --json).
 #
-#   bash bench/run.sh [--quick] [--json] [--reps N]
+#   bash bench/run.sh [--quick] [--json] [--reps N] [--only W1,W6] [--build DIR]
 #
 # --quick: one repetition, reduced LangGraph.js sizes, no scaling runs (under
-# a minute once npm has installed the pinned packages). Needs root for
+# a minute once npm has installed the pinned packages). --only: just these
+# workloads. --build: the build directory (default build-rel). Needs root for
 # apt-get on a fresh machine; the LangGraph.js packages go to bench/peers/
 # (git-ignored), installed once from the npm registry.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-quick=0 json=0 reps=5
+quick=0 json=0 reps=5 only=W1,W2,W3,W4,W5,W6 build=$root/build-rel
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; reps=1 ;;
     --json) json=1 ;;
     --reps) reps=$2; shift ;;
-    *) echo "usage: bench/run.sh [--quick] [--json] [--reps N]" >&2; exit 2 ;;
+    --only) only=$2; shift ;;
+    --build) build=$2; shift ;;
+    *) echo "usage: bench/run.sh [--quick] [--json] [--reps N] [--only W1,W6] [--build DIR]" >&2
+       exit 2 ;;
   esac
   shift
 done
 say() { echo "bench: $*" >&2; }
+want() { [[ ",$only," == *",$1,"* ]]; }
 
 need=()
 command -v cmake >/dev/null || need+=(build-essential cmake pkg-config)
@@ -48,10 +53,10 @@ if [ "$node_major" -lt 20 ]; then
 fi
 
 say "building superstep (Release)"
-cmake -S "$root" -B "$root/build-rel" -DCMAKE_BUILD_TYPE=Release -DSST_BUILD_TESTS=OFF >/dev/null
-cmake --build "$root/build-rel" -j >/dev/null
-side=$root/build-rel/bench/bench_side
-cli=$root/build-rel/superstep
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSST_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j >/dev/null
+side=$build/bench/bench_side
+cli=$build/superstep
 
 peer=$root/bench/peers/langgraphjs
 mkdir -p "$peer"
@@ -87,51 +92,67 @@ run() {
 }
 
 if [ "$quick" = 1 ]; then
-  n1=1000 k2=1000 it3=100 t4=500 r5=50
+  n1=1000 k2=1000 it3=100 t4=500 r5=50 n6=200
 else
-  n1=1000 k2=1000 it3=500 t4=2000 r5=500
+  n1=1000 k2=1000 it3=500 t4=2000 r5=500 n6=1000
 fi
 w3marks="$((it3 / 5)),$((it3 / 2)),$it3"
 
 for rep in $(seq 1 "$reps"); do
   say "repetition $rep of $reps"
-  # W1: a loop of n1 supersteps.
-  run langgraphjs W1 $n1 node "$peer/w1_loop.mjs" --saver=none --n=$n1
-  run superstep-c W1 $n1 "$side" W1 c $n1
-  run superstep-lua W1 $n1 "$side" W1 lua $n1
-  run superstep-cli W1 $n1 "$cli" run "$root/examples/lua/w1_loop.lua" --db :memory: \
-    --input "{\"counter\":0,\"n\":$n1}" --json
-  run langgraphjs-memory W1 $n1 node "$peer/w1_loop.mjs" --saver=memory --n=$n1
-  run superstep-c-memory W1 $n1 "$side" W1 c-memory $n1
-  # W2: k2 Send tasks.
-  items=$(seq -s, 0 $((k2 - 1)))
-  run langgraphjs W2 $k2 node "$peer/w2_fanout.mjs" --saver=none --k=$k2
-  run superstep-c W2 $k2 "$side" W2 c $k2
-  run superstep-lua W2 $k2 "$side" W2 lua $k2
-  run superstep-cli W2 $k2 "$cli" run "$root/examples/lua/w2_fanout.lua" --db :memory: \
-    --input "{\"items\":[$items]}" --json
-  # W3: the chat loop on SQLite.
-  run langgraphjs-sqlite W3 $it3 node "$peer/w3_chat.mjs" --saver=sqlite --iters=$w3marks
-  run superstep-c-sqlite W3 $it3 "$side" W3 c-sqlite $it3 "$work"
-  rm -f "$work"/w3cli.db*
-  DBFILE=$work/w3cli.db run superstep-cli-sqlite W3 $it3 "$cli" run "$root/examples/lua/w3_chat.lua" \
-    --db "$work/w3cli.db" --input "{\"turns\":$it3}" --json
-  # W4: t4 threads, a 3-node chain each.
-  run langgraphjs-memory W4 $t4 node "$peer/w4_threads.mjs" --threads=$t4 --conc=1
-  run superstep-c-memory W4 $t4 "$side" W4 c-memory $t4 "$work"
-  run superstep-c-sqlite W4 $t4 "$side" W4 c-sqlite $t4 "$work"
-  # W5: parallel writes.
-  run langgraphjs W5 $r5 node "$peer/w5_determinism.mjs" --reps=$r5
-  run superstep-c W5 $r5 "$side" W5 c $r5
+  if want W1; then # a loop of n1 supersteps
+    run langgraphjs W1 $n1 node "$peer/w1_loop.mjs" --saver=none --n=$n1
+    run superstep-c W1 $n1 "$side" W1 c $n1
+    run superstep-lua W1 $n1 "$side" W1 lua $n1
+    run superstep-cli W1 $n1 "$cli" run "$root/examples/lua/w1_loop.lua" --db :memory: \
+      --input "{\"counter\":0,\"n\":$n1}" --json
+    run langgraphjs-memory W1 $n1 node "$peer/w1_loop.mjs" --saver=memory --n=$n1
+    run superstep-c-memory W1 $n1 "$side" W1 c-memory $n1
+  fi
+  if want W2; then # k2 Send tasks
+    items=$(seq -s, 0 $((k2 - 1)))
+    run langgraphjs W2 $k2 node "$peer/w2_fanout.mjs" --saver=none --k=$k2
+    run superstep-c W2 $k2 "$side" W2 c $k2
+    run superstep-lua W2 $k2 "$side" W2 lua $k2
+    run superstep-cli W2 $k2 "$cli" run "$root/examples/lua/w2_fanout.lua" --db :memory: \
+      --input "{\"items\":[$items]}" --json
+  fi
+  if want W3; then # the chat loop on SQLite
+    run langgraphjs-sqlite W3 $it3 node "$peer/w3_chat.mjs" --saver=sqlite --iters=$w3marks
+    run superstep-c-sqlite W3 $it3 "$side" W3 c-sqlite $it3 "$work"
+    rm -f "$work"/w3cli.db*
+    DBFILE=$work/w3cli.db run superstep-cli-sqlite W3 $it3 "$cli" run \
+      "$root/examples/lua/w3_chat.lua" --db "$work/w3cli.db" --input "{\"turns\":$it3}" --json
+  fi
+  if want W4; then # t4 threads, a 3-node chain each
+    run langgraphjs-memory W4 $t4 node "$peer/w4_threads.mjs" --threads=$t4 --conc=1
+    run superstep-c-memory W4 $t4 "$side" W4 c-memory $t4 "$work"
+    run superstep-c-sqlite W4 $t4 "$side" W4 c-sqlite $t4 "$work"
+  fi
+  if want W5; then # parallel writes
+    run langgraphjs W5 $r5 node "$peer/w5_determinism.mjs" --reps=$r5
+    run superstep-c W5 $r5 "$side" W5 c $r5
+  fi
+  if want W6; then # W1's loop three subgraphs deep on SQLite, and flat W1 on SQLite beside it
+    run langgraphjs-sqlite W6 $n6 node "$peer/w6_nested.mjs" --n=$n6
+    run superstep-c-sqlite W6 $n6 "$side" W6 c-sqlite $n6 "$work"
+  fi
 done
 
 if [ "$quick" = 0 ]; then
-  say "scaling runs (superstep only, 10x and 100x the sizes)"
-  for n in 10000 100000 1000000; do run superstep-c W1 $n "$side" W1 c $n; done
-  for k in 10000 100000; do run superstep-c W2 $k "$side" W2 c $k; done
-  for it in 5000 10000; do run superstep-c-sqlite W3 $it "$side" W3 c-sqlite $it "$work"; done
-  for t in 20000 100000; do run superstep-c-memory W4 $t "$side" W4 c-memory $t "$work"; done
-  run superstep-c-sqlite W4 20000 "$side" W4 c-sqlite 20000 "$work"
+  say "scaling runs (superstep only, 10x to 1000x the sizes)"
+  if want W1; then for n in 10000 100000 1000000; do run superstep-c W1 $n "$side" W1 c $n; done; fi
+  if want W2; then for k in 10000 100000; do run superstep-c W2 $k "$side" W2 c $k; done; fi
+  if want W3; then
+    for it in 5000 10000; do run superstep-c-sqlite W3 $it "$side" W3 c-sqlite $it "$work"; done
+  fi
+  if want W4; then
+    for t in 20000 100000; do run superstep-c-memory W4 $t "$side" W4 c-memory $t "$work"; done
+    run superstep-c-sqlite W4 20000 "$side" W4 c-sqlite 20000 "$work"
+  fi
+  if want W6; then
+    for n in 10000 20000; do run superstep-c-sqlite W6 $n "$side" W6 c-sqlite $n "$work"; done
+  fi
 fi
 
 machine="$(nproc) cores, $(uname -sr), node $(node --version), $(gcc --version | head -1)"

@@ -9,7 +9,7 @@ const records = fs.readFileSync(rawPath, "utf8").trim().split("\n").map((l) => J
 function figures(r) {
   const x = r.raw ?? {};
   const f = { rss_kib: r.rss_kib };
-  const unitOf = { W1: "superstep", W2: "task", W3: "superstep", W4: "run", W5: "invoke" };
+  const unitOf = { W1: "superstep", W2: "task", W3: "superstep", W4: "run", W5: "invoke", W6: "superstep" };
   f.unit = unitOf[r.workload];
   if (r.impl.startsWith("langgraphjs")) {
     if (r.workload === "W1") Object.assign(f, { per_unit_us: x.warm_us_per_step, wall_ms: x.warm_wall_ms });
@@ -18,6 +18,8 @@ function figures(r) {
     if (r.workload === "W4") Object.assign(f, { per_unit_us: x.warm_us_per_run, wall_ms: x.warm_wall_ms, runs_per_s: x.warm_runs_per_s });
     if (r.workload === "W5") Object.assign(f, { per_unit_us: x.us_per_invoke_incl_sleeps, wall_ms: x.wall_ms, all_18: x.all_18,
       conflict: x.lastvalue_conflict?.raised ? `${x.lastvalue_conflict.name ?? x.lastvalue_conflict.class}` : "no error" });
+    if (r.workload === "W6") Object.assign(f, { per_unit_us: x.us_per_step, wall_ms: x.wall_ms, storage_bytes: x.db_bytes,
+      bytes_per_checkpoint: x.bytes_per_checkpoint, flat_bytes_per_checkpoint: x.flat?.bytes_per_checkpoint });
   } else if (r.impl.includes("-cli")) {
     // A whole process: start-up, script load, the run, exit.
     const steps = r.workload === "W3" ? 2 * r.size : r.size;
@@ -27,7 +29,12 @@ function figures(r) {
   } else {
     Object.assign(f, { per_unit_us: x.per_unit_us, wall_ms: x.wall_ms, storage_bytes: x.storage_bytes, runs_per_s: x.runs_per_s });
     if (r.workload === "W5") Object.assign(f, { all_18: x.all_18, conflict: x.plain_conflict });
+    if (r.workload === "W6") Object.assign(f, { bytes_per_checkpoint: x.storage_bytes / x.checkpoints,
+      flat_bytes_per_checkpoint: x.flat_bytes_per_checkpoint });
   }
+  // W6: the nested run against flat W1 on the same saver in the same process.
+  if (r.workload === "W6") Object.assign(f, { nested_over_flat_time: x.nested_over_flat_time, nested_over_flat_cpu: x.nested_over_flat_cpu,
+    nested_over_flat_bytes: x.nested_over_flat_bytes });
   return f;
 }
 
@@ -43,6 +50,9 @@ const rows = [...groups.values()].map((g) => {
   const stat = (k) => { const xs = pick(k); return xs.length ? { median: median(xs), min: Math.min(...xs) } : null; };
   return { ...g, per_unit_us: stat("per_unit_us"), wall_ms: stat("wall_ms"), rss_kib: stat("rss_kib"),
     storage_bytes: stat("storage_bytes"), runs_per_s: stat("runs_per_s"), unit: g.runs[0].unit,
+    nested_over_flat_time: stat("nested_over_flat_time"), nested_over_flat_cpu: stat("nested_over_flat_cpu"),
+    nested_over_flat_bytes: stat("nested_over_flat_bytes"),
+    bytes_per_checkpoint: stat("bytes_per_checkpoint"), flat_bytes_per_checkpoint: stat("flat_bytes_per_checkpoint"),
     all_18: g.runs.every((f) => f.all_18 !== false) && g.runs.some((f) => f.all_18 !== undefined) ? true : g.runs[0].all_18,
     conflict: g.runs[0].conflict, note: g.runs[0].note };
 });
@@ -56,11 +66,12 @@ function peerOf(row) {
 
 if (jsonFlag === "1") {
   for (const r of rows) {
-    for (const metric of ["per_unit_us", "wall_ms", "rss_kib", "storage_bytes", "runs_per_s"]) {
+    for (const metric of ["per_unit_us", "wall_ms", "rss_kib", "storage_bytes", "runs_per_s", "bytes_per_checkpoint",
+      "flat_bytes_per_checkpoint", "nested_over_flat_time", "nested_over_flat_cpu", "nested_over_flat_bytes"]) {
       if (!r[metric]) continue;
       const line = { workload: r.workload, impl: r.impl, size: r.size, metric, median: +r[metric].median.toFixed(4), min: +r[metric].min.toFixed(4), runs: r.runs.length };
       const p = peerOf(r);
-      if (p && p !== r && p[metric] && metric !== "rss_kib" && r.workload !== "W5") line.ratio_to_langgraphjs = +(r[metric].median / p[metric].median).toPrecision(4);
+      if (p && p !== r && p[metric] && metric !== "rss_kib" && r.workload !== "W5" && !metric.startsWith("nested_")) line.ratio_to_langgraphjs = +(r[metric].median / p[metric].median).toPrecision(4);
       if (metric === "rss_kib" && p && p !== r) line.ratio_to_langgraphjs = +(r.rss_kib.median / p.rss_kib.median).toPrecision(4);
       console.log(JSON.stringify(line));
     }
@@ -89,6 +100,10 @@ for (const row of table) console.log(row.map((c, i) => (i < 2 ? c.padEnd(widths[
 console.log("\n* whole process (start-up, script load, run, exit), not just the run");
 for (const r of rows.filter((x) => x.workload === "W5")) {
   console.log(`W5 ${r.impl}: sum of 10 + 4 + 4 = 18 in every run: ${r.all_18}; two writes to a single-writer field: ${r.conflict}`);
+}
+for (const r of rows.filter((x) => x.workload === "W6" && x.nested_over_flat_time)) {
+  console.log(`W6 ${r.impl} (${r.size} innermost supersteps, 3 levels): nested/flat W1 on the same saver: time ${fmt(r.nested_over_flat_time.median)}× (CPU ${fmt(r.nested_over_flat_cpu?.median)}×), ` +
+    `bytes ${fmt(r.nested_over_flat_bytes.median)}×; bytes per checkpoint ${fmt(r.bytes_per_checkpoint?.median, 0)} nested, ${fmt(r.flat_bytes_per_checkpoint?.median, 0)} flat`);
 }
 for (const r of rows.filter((x) => x.workload === "W4" && x.runs_per_s)) {
   console.log(`W4 ${r.impl} (${r.size} threads): ${fmt(r.runs_per_s.median, 0)} runs/s`);

@@ -17,6 +17,25 @@ double bw_now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double bw_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bw_median(const double *xs, int n) {
+    double s[BW_MAX_REPS];
+    n = n < BW_MAX_REPS ? n : BW_MAX_REPS;
+    memcpy(s, xs, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, by_value);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
 long bw_peak_rss_kib(void) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -301,4 +320,73 @@ sst_compiled_graph *bw_w5_sum(void) {
 
 sst_compiled_graph *bw_w5_plain(void) {
     return two_parallel("key", sst_reducer_unique(), w5_write);
+}
+
+/* ---- W6 ---- */
+
+/* START -> @p node (the subgraph @p child) -> END, on W1's fields. */
+static sst_compiled_graph *wrap(const char *node, const sst_compiled_graph *child) {
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    if (sst_graph_add_field(g, "counter", sst_reducer_sum(), sst_int_new(0, NULL), &err) ||
+        sst_graph_add_field(g, "n", sst_reducer_replace(), NULL, &err) ||
+        sst_graph_add_subgraph(g, node, child, NULL, &err) ||
+        sst_graph_add_edge(g, SST_START, node, &err) ||
+        sst_graph_add_edge(g, node, SST_END, &err)) {
+        bw_die("w6", &err);
+    }
+    return compile(g, "w6");
+}
+
+void bw_w6(bw_nested *w) {
+    w->inner = bw_w1();
+    w->mid = wrap("inner", w->inner);
+    w->root = wrap("mid", w->mid);
+}
+
+void bw_w6_free(bw_nested *w) {
+    sst_compiled_graph_free(w->root);
+    sst_compiled_graph_free(w->mid);
+    sst_compiled_graph_free(w->inner);
+}
+
+/* Counts a record by its namespace's depth: "" 0, "mid:t" 1, "mid:t|inner:t" 2. */
+static bool count_record(const sst_checkpoint *rec, void *ud) {
+    bw_durable *d = ud;
+    size_t depth = rec->ns[0] == '\0' ? 0 : 1;
+    for (const char *p = rec->ns; *p != '\0'; p++) {
+        depth += *p == '|';
+    }
+    d->checkpoints++;
+    d->per_depth[depth < 2 ? depth : 2]++;
+    return true;
+}
+
+bw_durable bw_loop_sqlite(const sst_compiled_graph *cg, const char *db, long n) {
+    bw_remove_db(db);
+    sst_error err;
+    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_graph_thread *th = cp != NULL ? sst_graph_thread_open(cg, cp, "loop", &err) : NULL;
+    if (th == NULL) {
+        bw_die(db, &err);
+    }
+    char in[64];
+    snprintf(in, sizeof in, "{\"counter\":0,\"n\":%ld}", n);
+    sst_value *input = bw_json(in);
+    bw_durable d = {0};
+    double cpu0 = bw_cpu_s();
+    d.wall_s = bw_invoke_timed(cg, th, input, (uint64_t)n + 10, "counter", n);
+    d.cpu_s = bw_cpu_s() - cpu0;
+    sst_value_unref(input);
+    sst_checkpoint_query q = {.thread_id = "loop"};
+    if (sst_checkpointer_list(cp, &q, count_record, &d, &err) != SST_OK) {
+        bw_die("list", &err);
+    }
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    d.db_bytes = bw_db_bytes(db);
+    if (getenv("SST_BENCH_KEEP") == NULL) {
+        bw_remove_db(db);
+    }
+    return d;
 }

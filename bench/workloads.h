@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The reference workloads (../shared/peers/langgraphjs, W1-W5) as C graphs,
- * shared by the benchmark programs, and small timing helpers.
+ * The reference workloads (../shared/peers/langgraphjs, W1-W5, and W6 of
+ * bench/langgraphjs) as C graphs, shared by the benchmark programs, and small
+ * timing helpers.
  */
 #ifndef SUPERSTEP_BENCH_WORKLOADS_H
 #define SUPERSTEP_BENCH_WORKLOADS_H
@@ -9,6 +10,11 @@
 #include "superstep/superstep.h"
 
 double bw_now_s(void);
+/* CPU time of this process (user and system, all threads), seconds. */
+double bw_cpu_s(void);
+/* The median of @p n figures (at most BW_MAX_REPS are read). */
+#define BW_MAX_REPS 16
+double bw_median(const double *xs, int n);
 /* Peak resident set size of this process, KiB. */
 long bw_peak_rss_kib(void);
 /* Prints "bench: WHAT: message" and exits 1. */
@@ -43,5 +49,35 @@ sst_compiled_graph *bw_w4(void);
 sst_compiled_graph *bw_w5_sum(void);
 /* W5b: two parallel nodes write a single-writer (unique, LangGraph's LastValue) field `key`. */
 sst_compiled_graph *bw_w5_plain(void);
+
+/*
+ * W6: W1's loop three graphs deep (issue 15). The root runs node "mid", a
+ * subgraph that runs node "inner", a subgraph that is W1 itself. All three
+ * declare W1's fields (`counter`, sum; `n`, replace), shared by name. The
+ * children are borrowed by their parents: free all three together.
+ */
+typedef struct bw_nested {
+    sst_compiled_graph *root;  /* START -> mid -> END */
+    sst_compiled_graph *mid;   /* START -> inner -> END */
+    sst_compiled_graph *inner; /* bw_w1() */
+} bw_nested;
+void bw_w6(bw_nested *w);
+void bw_w6_free(bw_nested *w);
+
+/* What one durable loop run cost (bw_loop_sqlite). */
+typedef struct bw_durable {
+    double wall_s;       /* the invoke alone */
+    double cpu_s;        /* the process's CPU time (user + system) during the invoke */
+    long long db_bytes;  /* the file after a WAL checkpoint */
+    size_t checkpoints;  /* stored, every namespace */
+    size_t per_depth[3]; /* of which at nesting depth 0 (root), 1 and 2 or deeper */
+} bw_durable;
+
+/*
+ * One invoke of @p cg with {"counter":0,"n":n} on a new thread of a fresh
+ * SQLite file @p db (removed before, and after unless SST_BENCH_KEEP is
+ * set); exits unless counter == n.
+ */
+bw_durable bw_loop_sqlite(const sst_compiled_graph *cg, const char *db, long n);
 
 #endif

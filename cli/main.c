@@ -6,7 +6,7 @@
  *   superstep state SCRIPT.lua --thread ID  the thread's latest state
  *   superstep history SCRIPT.lua --thread ID
  *   superstep threads SCRIPT.lua [--db PATH]
- *   superstep graph SCRIPT.lua --mermaid|--dot
+ *   superstep graph SCRIPT.lua --mermaid|--dot [--xray[=N]]
  *
  * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
  * error, 3 interrupted (resume with --resume). Uses the public API only.
@@ -38,7 +38,8 @@ static const char usage_text[] =
     "  state    print a thread's latest state (--thread ID required)\n"
     "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
     "  threads  list the threads in the checkpoint database\n"
-    "  graph    print the graph (--mermaid, the default, or --dot)\n"
+    "  graph    print the graph (--mermaid, the default, or --dot; --xray[=N] draws\n"
+    "           the subgraphs expanded, N levels deep, every level without N)\n"
     "  check    check every record of a database: superstep check [--db PATH] [--repair]\n"
     "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
     "           [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]\n"
@@ -58,6 +59,10 @@ static const char usage_text[] =
     "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
     "                       lines on stdout; with several modes (a list, or repeated)\n"
     "                       each line is [mode, chunk]\n"
+    "  --subgraphs          with --stream: the subgraphs' events too; each line is\n"
+    "                       [namespace, chunk] ([namespace, mode, chunk] with several\n"
+    "                       modes), namespace the list of \"node:task_id\" parts from\n"
+    "                       the root, [] for the graph's own events\n"
     "  --workers N          worker threads for parallel nodes (default 1)\n"
     "  --memory-limit BYTES\n"
     "                       most memory each Lua state may hold (one per worker), as\n"
@@ -74,7 +79,9 @@ typedef struct cli {
     size_t memory_limit; /* 0: not given */
     const char *before;  /* history: start below this checkpoint */
     size_t limit;        /* history: at most this many entries (0: all) */
+    unsigned xray;       /* graph: levels of subgraphs drawn expanded (0: none) */
     bool json, mermaid, dot, values;
+    bool subgraphs; /* run --stream: the subgraphs' events too */
 } cli;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -160,6 +167,23 @@ static int number_option(const char *a, const char *val, cli *c) {
     return -1;
 }
 
+/* --xray (every level) or --xray=N: -1 when good, else a usage error. */
+static int xray_option(const char *a, cli *c) {
+    c->xray = SST_XRAY_ALL;
+    if (a[6] == '\0') {
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(a + 7, &end, 10);
+    if (errno != 0 || end == a + 7 || *end != '\0' || a[7] == '-' || n >= SST_XRAY_ALL) {
+        return usage_error("--xray: expected --xray or --xray=N, N a number of levels, got '%s'",
+                           a);
+    }
+    c->xray = (unsigned)n;
+    return -1;
+}
+
 /* Parses argv into @p c; returns -1 on success, else the exit code. */
 static int parse_args(int argc, char **argv, cli *c) {
     memset(c, 0, sizeof *c);
@@ -192,6 +216,15 @@ static int parse_args(int argc, char **argv, cli *c) {
             continue;
         } else if (strcmp(a, "--values") == 0) {
             c->values = true;
+            continue;
+        } else if (strcmp(a, "--subgraphs") == 0) {
+            c->subgraphs = true;
+            continue;
+        } else if (strncmp(a, "--xray", 6) == 0 && (a[6] == '\0' || a[6] == '=')) {
+            int rc = xray_option(a, c);
+            if (rc >= 0) {
+                return rc;
+            }
             continue;
         } else if (strcmp(a, "--before") == 0) {
             slot = &c->before;
@@ -243,6 +276,9 @@ static int parse_args(int argc, char **argv, cli *c) {
     if ((strcmp(c->command, "state") == 0 || strcmp(c->command, "history") == 0) &&
         c->thread == NULL) {
         return usage_error("%s: --thread ID is required", c->command);
+    }
+    if (c->subgraphs && c->stream == 0) {
+        return usage_error("%s: --subgraphs needs --stream MODE", c->command);
     }
     return -1;
 }
@@ -315,29 +351,63 @@ static void progress(run_ui *ui, const sst_value *event) {
     }
 }
 
+/* The namespace "a:id|b:id" as LangGraph's tuple: ["a:id", "b:id"], [] for the root (new). */
+static sst_value *ns_list(const char *ns) {
+    sst_value *list = sst_array_empty();
+    for (const char *p = ns; *p != '\0' && list != NULL;) {
+        size_t n = strcspn(p, "|");
+        list = sst_array_push_take(list, sst_string_newn(p, n, NULL), NULL);
+        p += n + (p[n] == '|');
+    }
+    return list;
+}
+
+/*
+ * One --stream line: the chunk; [mode, chunk] with several modes; with
+ * --subgraphs the namespace first, [ns, chunk] or [ns, mode, chunk].
+ */
+static sst_code print_event(const run_ui *ui, sst_stream_mode mode, const char *ns,
+                            const sst_value *event) {
+    if (!several_modes(ui->stream_mode) && ns == NULL) {
+        print_json(stdout, event, SST_JSON_COMPACT);
+        fflush(stdout);
+        return SST_OK;
+    }
+    sst_value *line =
+        ns != NULL ? sst_array_push_take(sst_array_empty(), ns_list(ns), NULL) : sst_array_empty();
+    if (several_modes(ui->stream_mode)) {
+        line = sst_array_push_take(line, sst_string_new(stream_mode_name(mode), NULL), NULL);
+    }
+    line = sst_array_push_take(line, sst_value_ref(event), NULL);
+    if (line == NULL) {
+        return SST_ENOMEM;
+    }
+    print_json(stdout, line, SST_JSON_COMPACT);
+    sst_value_unref(line);
+    fflush(stdout);
+    return SST_OK;
+}
+
 static sst_code on_event(sst_stream_mode mode, const char *node, const sst_value *event, void *ud) {
     (void)node;
     run_ui *ui = ud;
-    if (mode & ui->stream_mode) {
-        if (several_modes(ui->stream_mode)) {
-            sst_value *pair = sst_array_push_take(
-                sst_array_push_take(sst_array_empty(), sst_string_new(stream_mode_name(mode), NULL),
-                                    NULL),
-                sst_value_ref(event), NULL);
-            if (pair == NULL) {
-                return SST_ENOMEM;
-            }
-            print_json(stdout, pair, SST_JSON_COMPACT);
-            sst_value_unref(pair);
-        } else {
-            print_json(stdout, event, SST_JSON_COMPACT);
-        }
-        fflush(stdout);
-    }
+    sst_code rc = (mode & ui->stream_mode) ? print_event(ui, mode, NULL, event) : SST_OK;
     if (ui->progress && mode == SST_STREAM_TASKS) {
         progress(ui, event);
     }
-    return SST_OK;
+    return rc;
+}
+
+/* --subgraphs: every event with its namespace; the progress line counts the root's tasks. */
+static sst_code on_ns_event(sst_stream_mode mode, const char *ns, const char *node,
+                            const sst_value *event, void *ud) {
+    (void)node;
+    run_ui *ui = ud;
+    sst_code rc = (mode & ui->stream_mode) ? print_event(ui, mode, ns, event) : SST_OK;
+    if (ui->progress && mode == SST_STREAM_TASKS && ns[0] == '\0') {
+        progress(ui, event);
+    }
+    return rc;
 }
 
 /* ---- commands ---- */
@@ -534,6 +604,8 @@ static int cmd_run(const cli *c) {
     o.stream_modes = ui.stream_mode | (ui.progress ? SST_STREAM_TASKS : 0);
     if (o.stream_modes != 0) {
         o.stream = on_event;
+        o.stream_ns = c->subgraphs ? on_ns_event : NULL;
+        o.subgraphs = c->subgraphs;
         o.stream_user_data = &ui;
     }
     sst_graph_result *r = sst_graph_invoke(cg, t, input, &o, &err);
@@ -694,8 +766,8 @@ static int cmd_graph(const cli *c) {
         return EXIT_FAILED;
     }
     print_warnings(sst_lua_script_graph(s));
-    char *text = c->dot ? sst_compiled_graph_dot(sst_lua_script_graph(s), &err)
-                        : sst_compiled_graph_mermaid(sst_lua_script_graph(s), &err);
+    char *text = c->dot ? sst_compiled_graph_dot_xray(sst_lua_script_graph(s), c->xray, &err)
+                        : sst_compiled_graph_mermaid_xray(sst_lua_script_graph(s), c->xray, &err);
     int rc = text != NULL ? (fputs(text, stdout), EXIT_DONE) : fail("", &err);
     sst_free(text);
     sst_lua_script_free(s);

@@ -343,6 +343,11 @@ static sst_value *config_metadata(const sst_invoke_opts *o, sst_error *err) {
             }
         }
     }
+    /* A subgraph's checkpoints name their ancestors' (LangGraph's metadata "parents"). */
+    const sst_value *map = sst_object_get(conf, "checkpoint_map");
+    if (sst_is_object(map) && sst_object_len(map) > 0) {
+        m = sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(map), err);
+    }
     return m;
 }
 

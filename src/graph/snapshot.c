@@ -29,19 +29,24 @@ static sst_value *str(const char *s, sst_error *err) {
 
 /* {"configurable": {"thread_id", "checkpoint_ns", "checkpoint_id"}} */
 static sst_value *config_of(const char *thread_id, const char *ns, const sst_value *id,
-                            sst_error *err) {
+                            const sst_value *parents, sst_error *err) {
     if (!sst_is_string(id)) {
         return sst_null();
     }
     sst_value *c = sst__set_take(sst_object_empty(), "thread_id", str(thread_id, err), err);
     c = sst__set_take(c, "checkpoint_ns", str(ns != NULL ? ns : "", err), err);
     c = sst__set_take(c, "checkpoint_id", sst_value_ref(id), err);
+    if (ns != NULL && ns[0] != '\0' && parents != NULL) {
+        /* A subgraph's: its ancestors' checkpoints and its own (LangGraph's checkpoint_map). */
+        sst_value *map = sst_is_object(parents) ? sst_value_ref(parents) : sst_object_empty();
+        c = sst__set_take(c, "checkpoint_map", sst__set_take(map, ns, sst_value_ref(id), err), err);
+    }
     return sst__set_take(sst_object_empty(), "configurable", c, err);
 }
 
 sst_value *sst__config_value(const char *thread_id, const char *checkpoint_id, sst_error *err) {
     sst_value *id = sst_string_new(checkpoint_id, err);
-    sst_value *c = id != NULL ? config_of(thread_id, "", id, err) : NULL;
+    sst_value *c = id != NULL ? config_of(thread_id, "", id, NULL, err) : NULL;
     sst_value_unref(id);
     return c;
 }
@@ -323,17 +328,19 @@ sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const 
         return NULL;
     }
     const sst_value *writes = sst_object_get(rec, "writes");
+    const sst_value *parents = sst_object_get(sst_object_get(rec, "metadata"), "parents");
     sst_value *s = sst__set_take(sst_object_empty(), "values", values_of(&in, state, err), err);
     s = sst__set_take(s, "next", next, err);
-    s = sst__set_take(s, "config", config_of(t->thread_id, t->ns, sst_object_get(rec, "id"), err),
-                      err);
+    s = sst__set_take(s, "config",
+                      config_of(t->thread_id, t->ns, sst_object_get(rec, "id"), parents, err), err);
     s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), err), err);
     /* Absent rather than null when there is none (Lua reads nil, as LangGraph's None). */
     s = set_unless_null(s, "created_at",
                         iso_time(sst_object_get(rec, "created_at"), sst_object_get(rec, "id"), err),
                         err);
     s = set_unless_null(s, "parent_config",
-                        config_of(t->thread_id, t->ns, sst_object_get(rec, "parent"), err), err);
+                        config_of(t->thread_id, t->ns, sst_object_get(rec, "parent"), parents, err),
+                        err);
     s = sst__set_take(s, "tasks", tasks, err);
     s = sst__set_take(s, "interrupts",
                       interrupts_of(sst_object_get(writes, "interrupts"), NULL, err), err);

@@ -22,6 +22,7 @@
 
 #include "graph_int.h"
 #include "stream.h"
+#include "superstep/id.h"
 #include "values/build.h"
 
 /* ---- building ---- */
@@ -189,15 +190,30 @@ static sst_code resume_by_id(sst_task *t, sst_value **map_out, sst_error *err) {
     return SST_OK;
 }
 
-/* The parent's config with the child's namespace and the thread id (new). */
-static sst_value *child_config(const sst_value *parent, const char *ns, const char *thread_id,
-                               sst_error *err) {
+/*
+ * The parent's config with the child's namespace, the thread id and the checkpoint map
+ * (each ancestor's namespace -> the checkpoint its task runs from: the child's "parents").
+ */
+static sst_value *child_config(const sst_value *parent, const char *ns, const sst_graph_thread *pth,
+                               const char *parent_ns, sst_error *err) {
     sst_value *cfg = sst_is_object(parent) ? sst_value_ref(parent) : sst_object_empty();
     const sst_value *c = sst_object_get(cfg, "configurable");
     sst_value *conf = sst_is_object(c) ? sst_value_ref(c) : sst_object_empty();
     conf = sst__set_take(conf, "checkpoint_ns", sst_string_new(ns, err), err);
-    if (thread_id != NULL) {
-        conf = sst__set_take(conf, "thread_id", sst_string_new(thread_id, err), err);
+    if (pth != NULL) {
+        conf = sst__set_take(conf, "thread_id", sst_string_new(pth->thread_id, err), err);
+        const sst_value *m = sst_object_get(conf, "checkpoint_map");
+        sst_value *map = sst_is_object(m) ? sst_value_ref(m) : sst_object_empty();
+        /* Durability "exit" writes the parent's checkpoint only at its end: the map then
+         * names a checkpoint that is never stored, as LangGraph's does. */
+        char unsaved[37];
+        const char *id = pth->last_id;
+        if (id == NULL) {
+            sst_uuid7(unsaved);
+            id = unsaved;
+        }
+        map = sst__set_take(map, parent_ns, sst_string_new(id, err), err);
+        conf = sst__set_take(conf, "checkpoint_map", map, err);
     }
     if (conf != NULL && sst_object_get(conf, "checkpoint_id") != NULL) {
         conf = sst_object_remove_take(conf, "checkpoint_id", err);
@@ -395,8 +411,8 @@ static sst_code prepare(sub_run *s, bool *cont, sst_error *err) {
     }
     sst_graph_thread *pth = sst__invoke_thread(ud);
     if (rc == SST_OK) {
-        s->config = child_config(s->po != NULL ? s->po->config : NULL, s->ns,
-                                 pth != NULL ? pth->thread_id : NULL, err);
+        s->config =
+            child_config(s->po != NULL ? s->po->config : NULL, s->ns, pth, sst__graph_ns(ud), err);
         rc = s->config != NULL ? SST_OK : sst__code(err);
     }
     return rc;

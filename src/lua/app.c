@@ -217,11 +217,29 @@ static int app_delete_thread(lua_State *L) {
     return 0;
 }
 
+/*
+ * app:draw_mermaid([{xray = true | n}]) / app:draw_dot(...): with xray, subgraph nodes are
+ * drawn expanded, every level or n levels (LangGraph's get_graph(xray=...)).
+ */
 static int draw(lua_State *L, bool mermaid) {
+    static const char *const known[] = {"xray", NULL};
     sst__lua_app *a = sst__lua_check_app(L, 1);
+    unsigned xray = 0;
+    if (lua_istable(L, 2)) {
+        sst__lua_check_options(L, 2, known, mermaid ? "draw_mermaid" : "draw_dot");
+        lua_getfield(L, 2, "xray");
+        if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0) {
+            xray = (unsigned)lua_tointeger(L, -1);
+        } else if (lua_isboolean(L, -1)) {
+            xray = lua_toboolean(L, -1) ? SST_XRAY_ALL : 0;
+        } else if (!lua_isnil(L, -1)) {
+            return sst__lua_raisef(L, SST_EINVAL, "xray: expected true, false or a level >= 0");
+        }
+        lua_pop(L, 1);
+    }
     sst_error err = {0};
-    char *text =
-        mermaid ? sst_compiled_graph_mermaid(a->cg, &err) : sst_compiled_graph_dot(a->cg, &err);
+    char *text = mermaid ? sst_compiled_graph_mermaid_xray(a->cg, xray, &err)
+                         : sst_compiled_graph_dot_xray(a->cg, xray, &err);
     if (text == NULL) {
         return sst__lua_raise(L, &err);
     }

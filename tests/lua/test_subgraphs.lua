@@ -154,6 +154,21 @@ T.case("checkpointer false cannot resume", function()
   check(not ok and tostring(err.message):find("keeps no checkpoints") ~= nil, "a clear error")
 end)
 
+T.case("drawing with xray", function()
+  local c = sst.StateGraph{ x = sst.reducers.replace }
+  c:add_node("c1", function() return {} end)
+  c:add_edge(sst.START, "c1")
+  local p = sst.StateGraph{ x = sst.reducers.replace }
+  p:add_node("kid", c:compile())
+  p:add_edge(sst.START, "kid")
+  local app = p:compile()
+  check(not app:draw_mermaid():find("c1", 1, true), "plain: the subgraph is one node")
+  check(app:draw_mermaid{ xray = true }:find("c1", 1, true) ~= nil, "xray: its nodes")
+  check(app:draw_dot{ xray = 1 }:find("cluster", 1, true) ~= nil, "DOT: a cluster")
+  eq(app:draw_mermaid{ xray = 0 }, app:draw_mermaid(), "xray 0 is the plain drawing")
+  check(not pcall(app.draw_mermaid, app, { xray = "deep" }), "a bad level")
+end)
+
 -- A join's barrier is the engine's: a pending task's result shows the node's own writes.
 T.case("snapshot results hide barriers", function()
   local g = sst.StateGraph{ log = log() }
