@@ -15,7 +15,12 @@
  *     process "start pid step" with the step it resumed at);
  *   - PRAGMA integrity_check says ok.
  *
- * Usage: test_crash [ITERATIONS [KILLS]]   (defaults 1000 and 50)
+ * With "nested" (issue 15) the graph runs as a subgraph: the root's one node
+ * "sub" runs the loop as a compiled child graph checkpointing under its own
+ * namespace, so the kills land inside the subgraph, and each resume must go on
+ * inside it: no process re-runs a superstep of the child that had committed.
+ *
+ * Usage: test_crash [ITERATIONS [KILLS [nested]]]   (defaults 1000, 50, flat)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -34,6 +39,7 @@
 
 static long g_iterations = 1000;
 static const char *g_log;
+static bool g_nested; /* the loop runs as the root's subgraph "sub" */
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -119,7 +125,8 @@ static sst_value *after_tick(const sst_value *state, void *ud, sst_error *err) {
     return t;
 }
 
-static sst_compiled_graph *build(sst_graph **out) {
+/* The loop graph (the root, or with g_nested the child). */
+static sst_compiled_graph *build_loop(sst_graph **out) {
     sst_error err;
     sst_graph *g = sst_graph_new(&err);
     CHECK(g != NULL, "graph");
@@ -146,6 +153,59 @@ static sst_compiled_graph *build(sst_graph **out) {
     return cg;
 }
 
+/* With g_nested: the child's builder and compiled graph, freed by free_graphs. */
+static sst_graph *g_child;
+static sst_compiled_graph *g_child_cg;
+
+/* The graph a process runs: the loop, or a root whose node "sub" runs the loop. */
+static sst_compiled_graph *build(sst_graph **out) {
+    if (!g_nested) {
+        return build_loop(out);
+    }
+    g_child_cg = build_loop(&g_child);
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    CHECK(g != NULL, "graph");
+    CHECK(
+        sst_graph_add_field(g, "counter", sst_reducer_replace(), sst_int_new(0, NULL), &err) == 0 &&
+            sst_graph_add_field(g, "fan", sst_reducer_replace(), sst_int_new(0, NULL), &err) == 0 &&
+            sst_graph_add_field(g, "log", sst_reducer_replace(), sst_array_empty(), &err) == 0 &&
+            sst_graph_add_field(g, "messages", sst_reducer_replace(), sst_array_empty(), &err) ==
+                0 &&
+            sst_graph_add_subgraph(g, "sub", g_child_cg, NULL, &err) == 0 &&
+            sst_graph_add_edge(g, SST_START, "sub", &err) == 0,
+        "root: %s", err.msg);
+    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+    CHECK(cg != NULL, "compile: %s", err.msg);
+    *out = g;
+    return cg;
+}
+
+static void free_graphs(sst_compiled_graph *cg, sst_graph *g) {
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+    sst_compiled_graph_free(g_child_cg);
+    sst_graph_free(g_child);
+    g_child_cg = NULL;
+    g_child = NULL;
+}
+
+/* The superstep the loop resumes at (-1000 before it started): the child's with g_nested. */
+static int64_t resume_step(sst_graph_thread *th, const sst_value *st) {
+    if (!g_nested || st == NULL) {
+        return st != NULL ? sst_int_value(sst_object_get(st, "step")) : -1000;
+    }
+    sst_error err;
+    sst_value *nested = sst_graph_get_state_nested(th, NULL, &err);
+    CHECK(nested != NULL, "nested state: %s", err.msg);
+    const sst_value *child =
+        sst_object_get(sst_array_get(sst_object_get(nested, "tasks"), 0), "state");
+    const sst_value *step = sst_object_get(child, "step");
+    int64_t s = step != NULL ? sst_int_value(step) : -1000;
+    sst_value_unref(nested);
+    return s;
+}
+
 /* One process: resume the thread (or start it) and run to completion. */
 static void run_to_end(const char *db) {
     sst_graph *g;
@@ -160,7 +220,7 @@ static void run_to_end(const char *db) {
     o.durability = SST_DURABILITY_SYNC;
     o.wait = true; /* a killed predecessor's lock is taken over */
     sst_value *st = sst_graph_get_state(th, NULL, &err);
-    int64_t start = st != NULL ? sst_int_value(sst_object_get(st, "step")) : -1000;
+    int64_t start = resume_step(th, st);
     char line[64];
     snprintf(line, sizeof line, "start %d %lld\n", (int)getpid(), (long long)start);
     side_effect(line);
@@ -174,8 +234,7 @@ static void run_to_end(const char *db) {
     sst_value_unref(input);
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
-    sst_compiled_graph_free(cg);
-    sst_graph_free(g);
+    free_graphs(cg, g);
 }
 
 static pid_t spawn(const char *db) {
@@ -212,8 +271,7 @@ static char *final_state(const char *db) {
     sst_value_unref(st);
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
-    sst_compiled_graph_free(cg);
-    sst_graph_free(g);
+    free_graphs(cg, g);
     return copy;
 }
 
@@ -293,6 +351,7 @@ int main(int argc, char **argv) {
         g_iterations = strtol(argv[1], NULL, 10);
     }
     int kills = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 50;
+    g_nested = argc > 3 && strcmp(argv[3], "nested") == 0;
     char dir[] = "/tmp/sst-crash-XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char ref_db[256], db[256], ref_log[256], log[256];
@@ -375,10 +434,10 @@ int main(int argc, char **argv) {
     sqlite3_close(sdb);
     CHECK(strcmp(integrity, "ok") == 0, "integrity_check: %s", integrity);
 
-    printf("crash test: %ld iterations (%ld supersteps), one run %.2f s; %d kills%s, the "
+    printf("crash test%s: %ld iterations (%ld supersteps), one run %.2f s; %d kills%s, the "
            "last resume started at step %lld; %ld node executions vs %ld uninterrupted "
            "(re-runs of uncommitted supersteps only); final states identical; integrity ok\n",
-           g_iterations, g_iterations * 2, full, killed,
+           g_nested ? " (in a subgraph)" : "", g_iterations, g_iterations * 2, full, killed,
            finished_early ? " (a victim finished before its kill)" : "", resumed_at, executions,
            ref_executions);
     free(expected);
