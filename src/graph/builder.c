@@ -736,6 +736,7 @@ void sst_compiled_graph_free(sst_compiled_graph *cg) {
     route_free(&cg->start);
     sst__free(cg->routes);
     sst__free(cg->refs);
+    sst__free((void *)cg->ran_sub);
     sst_pregel_free(cg->pregel);
     sst_schema_free(cg->schema);
     sst_reducer_free(cg->barrier_reducer);
@@ -871,9 +872,10 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached,
     size_t n = g->n_nodes;
     cg->routes = sst__calloc(n, sizeof *cg->routes);
     cg->refs = sst__calloc(n, sizeof *cg->refs);
+    cg->ran_sub = sst__calloc(n, sizeof *cg->ran_sub);
     cg->schema = sst_schema_copy(g->schema, err);
     cg->barrier_reducer = sst_reducer_new("barrier", barrier_reduce, NULL, err);
-    if (cg->routes == NULL || cg->refs == NULL || cg->schema == NULL ||
+    if (cg->routes == NULL || cg->refs == NULL || cg->ran_sub == NULL || cg->schema == NULL ||
         cg->barrier_reducer == NULL || !build_routes(cg) ||
         sst_schema_add_field(cg->schema, SST__BARRIERS, cg->barrier_reducer, NULL, err) != SST_OK ||
         (unreachable != NULL && !add_warning(cg, unreachable)) ||

@@ -98,6 +98,9 @@ struct sst_compiled_graph {
     char **warnings;
     size_t n_warnings;
     sst_subgraph_checkpoints checkpoints; /* as a subgraph (sst_compile_opts) */
+    /* Per node: the graph it ran first through sst_node_run_subgraph, so that snapshots
+     * can show that subgraph's state (set once, read by any thread). */
+    _Atomic(const sst_compiled_graph *) *ran_sub;
 };
 
 #define SST__STATE_CACHE 8
@@ -158,6 +161,8 @@ const sst_value *sst__result_parent_command(const sst_graph_result *r);
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
                                            sst_error *err);
+/* The subgraph node @p node runs: its own (sst_graph_add_subgraph) or one it ran, or NULL. */
+const sst_compiled_graph *sst__subgraph_of(const sst_compiled_graph *cg, const char *node);
 /* The node function of every subgraph node: runs the child graph @p user_data. */
 sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data);
 /* Adds Command goto @p go (borrowed: a name, a Send or a list of them) to the node's gotos. */

@@ -545,10 +545,25 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
     return rc;
 }
 
+/*
+ * Durability "exit", as LangGraph's: the root graph writes its checkpoint at its end; a
+ * subgraph only when it stopped (interrupted, failed) or keeps its state (a namespace with
+ * no task ids: SST_SUBGRAPH_KEEP all the way down).
+ */
+static bool exit_kept(const sst_graph_thread *th, const sst_run_result *rr) {
+    return th->ns == NULL || th->ns[0] == '\0' || sst_run_result_status(rr) != SST_RUN_COMPLETED ||
+           strchr(th->ns, ':') == NULL;
+}
+
 sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                            const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
                            sst_error *err) {
     const sst_value *rp = sst_run_result_resume_point(rr);
+    if (th->exit_groups != NULL && !exit_kept(th, rr)) {
+        sst_value_unref(th->exit_groups); /* a subgraph that ran to its end leaves nothing */
+        sst_value_unref(th->exit_writes);
+        th->exit_groups = th->exit_writes = NULL;
+    }
     if (th->exit_groups != NULL) {
         /* SST_DURABILITY_EXIT: everything since the start in one checkpoint. */
         uint64_t step = sst_run_result_supersteps(rr);

@@ -449,8 +449,9 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     }
     sst_value *ints = interrupts_of(interrupts, id);
     const char *failed = sst_run_result_error_vertex(rr);
-    /* A subgraph stopped by its interrupt_before/after interrupts with no values. */
-    if (sst_array_len(ints) > 0 || engine_interrupted(rr, id)) {
+    /* A subgraph stopped by its interrupt_before/after interrupts with no values: the root
+     * alone streams that (LangGraph's GraphInterrupt with none). */
+    if (sst_array_len(ints) > 0 || (!s->nested && engine_interrupted(rr, id))) {
         emit_interrupt(s, sst_run_result_state(rr), ints);
         if (results_on(s)) {
             emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_value_ref(ints), NULL);
@@ -506,7 +507,8 @@ static sst_value *checkpoint_tasks(const sst_value *tasks) {
             sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(t, "id")), NULL);
         e = sst__set_take(e, "name", sst_value_ref(sst_object_get(t, "name")), NULL);
         e = sst__set_take(e, "interrupts", sst_value_ref(sst_object_get(t, "interrupts")), NULL);
-        e = sst__set_take(e, "state", sst_null(), NULL);
+        const sst_value *st = sst_object_get(t, "state"); /* a subgraph's config */
+        e = sst__set_take(e, "state", sst_value_ref(st != NULL ? st : sst_null()), NULL);
         out = sst__push_take(out, e, NULL);
     }
     return out;
@@ -517,6 +519,7 @@ static void emit_checkpoint(sst__streamer *s, const sst_value *rec) {
     sst_error err = {0};
     sst_value *state = sst__persist_materialize(s->th, rec, &err);
     sst_value *snap = state != NULL ? sst__snapshot(s->th, rec, state, NULL, false, &err) : NULL;
+    snap = snap != NULL ? sst__snapshot_subgraphs(s->th, snap, false, &err) : NULL;
     sst_value_unref(state);
     if (snap == NULL) {
         s->rc = sst__error_unless_set(&err, SST_ENOMEM, "out of memory");

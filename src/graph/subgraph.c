@@ -17,6 +17,7 @@
  * child's unfinished run continues. Command{graph = PARENT} ends the child's
  * run and becomes the node's own update and goto.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,6 +48,24 @@ const sst_compiled_graph *sst_compiled_graph_subgraph(const sst_compiled_graph *
     return i != SIZE_MAX ? cg->g->nodes[i].sub : NULL;
 }
 
+const sst_compiled_graph *sst__subgraph_of(const sst_compiled_graph *cg, const char *node) {
+    size_t i = cg != NULL && node != NULL ? sst__graph_find(cg->g, node) : SIZE_MAX;
+    if (i == SIZE_MAX) {
+        return NULL;
+    }
+    return cg->g->nodes[i].sub != NULL ? cg->g->nodes[i].sub : atomic_load(&cg->ran_sub[i]);
+}
+
+/* Remembers that node @p node of @p cg ran @p child (the first one it ran is kept). */
+static void note_ran(const sst_compiled_graph *cg, const char *node,
+                     const sst_compiled_graph *child) {
+    size_t i = sst__graph_find(cg->g, node);
+    if (i != SIZE_MAX && cg->g->nodes[i].sub == NULL) {
+        const sst_compiled_graph *none = NULL;
+        atomic_compare_exchange_strong(&cg->ran_sub[i], &none, child);
+    }
+}
+
 /* ---- namespaces ---- */
 
 char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
@@ -74,7 +93,7 @@ static const sst_compiled_graph *graph_at(const sst_compiled_graph *cg, const ch
         }
         memcpy(name, p, name_len);
         name[name_len] = '\0';
-        const sst_compiled_graph *sub = sst_compiled_graph_subgraph(cg, name);
+        const sst_compiled_graph *sub = sst__subgraph_of(cg, name);
         if (sub == NULL) {
             sst__error(err, SST_EINVAL, "checkpoint_ns '%s': '%s' is not a subgraph node", ns,
                        name);
@@ -394,10 +413,14 @@ static sst_code prepare(sub_run *s, bool *cont, sst_error *err) {
     sst_task *t = sst__node_task(s->ctx);
     void *ud = sst_task_run_user_data(t);
     s->po = sst__invoke_opts(ud);
-    /* The k-th subgraph a node runs gets a namespace of its own: "node:task_id:k". */
+    /* The k-th subgraph a node runs gets a namespace of its own: "node:task_id|k" (k > 0),
+     * as LangGraph's subgraph counter makes it. */
     size_t call = sst__node_subgraph_call(s->ctx);
+    if (call == 0) {
+        note_ran(sst__node_graph(s->ctx), sst_node_name(s->ctx), s->child);
+    }
     char task[64];
-    snprintf(task, sizeof task, call == 0 ? "%s" : "%s:%zu", sst_node_task_id(s->ctx), call);
+    snprintf(task, sizeof task, call == 0 ? "%s" : "%s|%zu", sst_node_task_id(s->ctx), call);
     s->ns = sst__subgraph_ns(s->child, sst__graph_ns(ud), sst_node_name(s->ctx), task);
     if (s->ns == NULL) {
         return sst__enomem(err);
@@ -507,7 +530,7 @@ sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool ne
     for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
         const sst_value *tk = sst_array_get(tasks, i);
         const char *name = sst_string_cstr(sst_object_get(tk, "name"));
-        const sst_compiled_graph *sub = sst_compiled_graph_subgraph(t->cg, name);
+        const sst_compiled_graph *sub = sst__subgraph_of(t->cg, name);
         if (sub == NULL) {
             out = sst__push_take(out, sst_value_ref(tk), err);
             continue;

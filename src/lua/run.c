@@ -98,8 +98,10 @@ static int invoke_in_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_app *a
 }
 
 int sst__lua_app_invoke(lua_State *L) {
-    static const char *const known[] = {"durability",       "recursion_limit", "context",
-                                        "interrupt_before", "interrupt_after", NULL};
+    /* subgraphs: accepted as LangGraph's invoke(..., subgraphs=True) is; it changes nothing. */
+    static const char *const known[] = {
+        "durability",      "recursion_limit", "context", "interrupt_before",
+        "interrupt_after", "subgraphs",       NULL};
     lua_settop(L, 4);
     sst_node_ctx *running = lua_isnil(L, 3) ? sst__lua_running_ctx(L) : NULL;
     if (running != NULL) {

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* superstep.MemorySaver() and superstep.SqliteSaver(path), with saver:delete_thread(id). */
+/*
+ * superstep.MemorySaver() and superstep.SqliteSaver(path), with saver:delete_thread(id)
+ * and saver:list(config).
+ */
 #include "lua_int.h"
 #include "superstep/checkpoint.h"
 
@@ -31,6 +34,67 @@ static int saver_delete_thread(lua_State *L) {
         return sst__lua_raise(L, &err);
     }
     return 0;
+}
+
+/* One listed record as {config = {configurable = {thread_id, checkpoint_ns, checkpoint_id}},
+ * parent_config, step, source}, appended to the list at the top of the stack. */
+static bool push_record(const sst_checkpoint *rec, void *ud) {
+    lua_State *L = ud;
+    lua_createtable(L, 0, 4);
+    const char *const keys[] = {"checkpoint_id", "parent_config"};
+    const char *const ids[] = {rec->id, rec->parent_id};
+    for (size_t i = 0; i < 2; i++) {
+        if (ids[i] == NULL) {
+            continue;
+        }
+        lua_createtable(L, 0, 1);
+        lua_createtable(L, 0, 3);
+        lua_pushstring(L, rec->thread_id);
+        lua_setfield(L, -2, "thread_id");
+        lua_pushstring(L, rec->ns);
+        lua_setfield(L, -2, "checkpoint_ns");
+        lua_pushstring(L, ids[i]);
+        lua_setfield(L, -2, "checkpoint_id");
+        lua_setfield(L, -2, "configurable");
+        lua_setfield(L, -2, i == 0 ? "config" : keys[1]);
+    }
+    lua_pushinteger(L, (lua_Integer)rec->step);
+    lua_setfield(L, -2, "step");
+    lua_pushstring(L, rec->source);
+    lua_setfield(L, -2, "source");
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    return true;
+}
+
+/*
+ * saver:list(config [, {limit = n}]): the thread's checkpoints newest first, every
+ * namespace unless config.configurable.checkpoint_ns names one (LangGraph's
+ * checkpointer.list).
+ */
+static int saver_list(lua_State *L) {
+    static const char *const known[] = {"limit", NULL};
+    lsaver *s = luaL_checkudata(L, 1, SST_LUA_SAVER);
+    int cfg = sst__lua_config_index(L, 2);
+    const char *thread = cfg != 0 ? sst__lua_config_string(L, cfg, "thread_id") : NULL;
+    if (s->cp == NULL || thread == NULL) {
+        return sst__lua_raisef(L, SST_EINVAL, "list: %s",
+                               s->cp == NULL ? "the saver is closed"
+                                             : "the config names no thread_id");
+    }
+    sst_checkpoint_query q = {.thread_id = thread,
+                              .ns = sst__lua_config_string(L, cfg, "checkpoint_ns")};
+    if (lua_istable(L, 3)) {
+        sst__lua_check_options(L, 3, known, "list");
+        lua_getfield(L, 3, "limit");
+        q.limit = (size_t)luaL_optinteger(L, -1, 0);
+        lua_pop(L, 1);
+    }
+    lua_newtable(L);
+    sst_error err = {0};
+    if (sst_checkpointer_list(s->cp, &q, push_record, L, &err) != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    return 1;
 }
 
 static lsaver *new_saver(lua_State *L) {
@@ -65,9 +129,11 @@ void sst__lua_open_savers(lua_State *L) {
     lua_setfield(L, -2, "__gc");
     lua_pushstring(L, "superstep saver");
     lua_setfield(L, -2, "__name");
-    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 2);
     lua_pushcfunction(L, saver_delete_thread);
     lua_setfield(L, -2, "delete_thread");
+    lua_pushcfunction(L, saver_list);
+    lua_setfield(L, -2, "list");
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     lua_pushcfunction(L, memory_saver);

@@ -169,6 +169,24 @@ T.case("drawing with xray", function()
   check(not pcall(app.draw_mermaid, app, { xray = "deep" }), "a bad level")
 end)
 
+T.case("saver:list", function()
+  local c = sst.StateGraph{ log = log() }
+  c:add_node("inner", function() return { log = { "inner" } } end)
+  c:add_edge(sst.START, "inner")
+  local p = sst.StateGraph{ log = log() }
+  p:add_node("child", c:compile())
+  p:add_edge(sst.START, "child")
+  local saver = sst.MemorySaver()
+  local app = p:compile{ checkpointer = saver }
+  app:invoke({}, cfg("list"))
+  local all, root = saver:list(cfg("list")), saver:list(cfg("list", nil, ""))
+  eq(#root, 3, "the root's: input, loop, after child")
+  eq(#all, 6, "every namespace: the child's three too")
+  eq(root[1].config.configurable.checkpoint_ns, "", "root records")
+  eq(#saver:list(cfg("list"), { limit = 2 }), 2, "limit")
+  check(not pcall(saver.list, saver, {}), "a config without thread_id")
+end)
+
 -- A join's barrier is the engine's: a pending task's result shows the node's own writes.
 T.case("snapshot results hide barriers", function()
   local g = sst.StateGraph{ log = log() }

@@ -13,7 +13,7 @@ local function node(name)
 end
 local function State() return sst.StateGraph{ messages = { reducer = sst.reducers.append, default = sst.array{} } } end
 local function normalize_config(c)
-  if c == nil then return nil end
+  if c == nil or c == sst.null then return nil end -- a payload's JSON null is sst.null
   local cc = c.configurable
   return { thread_id = cc.thread_id, checkpoint_id = cc.checkpoint_id, checkpoint_ns = cc.checkpoint_ns,
            checkpoint_map = cc.checkpoint_map }

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_debug_subgraphs
--- pending: subgraphs
 -- The durability parameter is a loop (a fresh MemorySaver each time). Debug
 -- events have LangGraph's shape { type = "checkpoint", payload = { config,
 -- parent_config, values, next, tasks } }.
@@ -12,7 +11,7 @@ local function node(name)
 end
 local function State() return sst.StateGraph{ messages = { reducer = sst.reducers.append, default = sst.array{} } } end
 local function lax_normalize_config(c)
-  if c == nil then return nil end
+  if c == nil or c == sst.null then return nil end -- a payload's JSON null is sst.null
   return c.configurable
 end
 

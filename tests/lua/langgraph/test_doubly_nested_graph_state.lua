@@ -1,5 +1,4 @@
 -- langgraph: test_large_cases.py::test_doubly_nested_graph_state
--- pending: subgraphs
 -- AnyStr()/AnyStr(prefix)/AnyDict() are the predicates ANY, prefix(...) and
 -- ANY_MAP (a checkpoint_map holding the root "" entry) compared by like().
 -- get_state(config, subgraphs=True) is get_state(config, { subgraphs = true });

@@ -1,12 +1,12 @@
 -- langgraph: test_pregel.py::test_interrupt_subgraph_reenter_checkpointer_true
--- pending: subgraphs
+-- The TypedDict states are closed schemas (LangGraph drops undeclared keys).
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
 local called, bar_values = {}, {}
 
-local sb = sst.StateGraph{ foo = sst.reducers.replace, bar = sst.reducers.replace }
+local sb = sst.StateGraph({ foo = sst.reducers.replace, bar = sst.reducers.replace }, { closed = true })
 sb:add_node("subnode_1", function(state)
   called[#called + 1] = "subnode_1"
   bar_values[#bar_values + 1] = state.bar == nil and sst.null or state.bar
@@ -22,7 +22,7 @@ sb:add_edge(sst.START, "subnode_1")
 sb:add_edge("subnode_1", "subnode_2")
 local subgraph = sb:compile{ checkpointer = true }
 
-local pb = sst.StateGraph{ foo = sst.reducers.replace, counter = sst.reducers.replace }
+local pb = sst.StateGraph({ foo = sst.reducers.replace, counter = sst.reducers.replace }, { closed = true })
 pb:add_node("call_subgraph", function(state)
   called[#called + 1] = "call_subgraph"
   return subgraph:invoke(state)

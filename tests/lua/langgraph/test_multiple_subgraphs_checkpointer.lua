@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_multiple_subgraphs_checkpointer
--- pending: subgraphs
 -- `stream(..., subgraphs=True)` is `stream(x, config, "updates", { subgraphs = true })`,
 -- which yields `namespace, chunk` (the namespace as a list).
 local sst = superstep

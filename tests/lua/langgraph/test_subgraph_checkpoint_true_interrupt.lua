@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_subgraph_checkpoint_true_interrupt
--- pending: subgraphs
 -- The durability parameter is a loop (a fresh MemorySaver each time).
 -- `get_state(config, subgraphs=True)` is `get_state(config, { subgraphs = true })`.
 local sst = superstep

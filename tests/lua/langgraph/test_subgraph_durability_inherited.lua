@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_subgraph_durability_inherited
--- pending: subgraphs
 -- The durability parameter is a loop. `checkpointer.list(config)` (every
 -- namespace of the thread) is `saver:list(config)`.
 local sst = superstep
