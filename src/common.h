@@ -159,6 +159,8 @@ sst_code sst__uuid4(char out[37], sst_error *err);
  * @p clock (IN/OUT; start it at 0) holds the last id's milliseconds << 16
  * plus its counter; the ids made with one clock strictly increase, as numbers
  * and as text, even within a millisecond or when the wall clock steps back.
+ * The ids of the whole process increase too (one shared clock underneath), so
+ * ids made for different threads and namespaces sort in creation order.
  * Never fails (without random bytes, the clock's bits stand in). The caller
  * serialises calls that share a clock.
  */

@@ -79,9 +79,24 @@ static uint64_t now_ms(struct timespec *ts) {
     return (uint64_t)ts->tv_sec * 1000u + (uint64_t)ts->tv_nsec / 1000000u;
 }
 
+/*
+ * The clock of every id of the process (sst_uuid7's and the threads' own): the one piece
+ * of global state besides the allocator, and it needs no init. A compare-and-swap loop
+ * takes the next clock, so two ids never get the same one, and ids made for different
+ * threads and namespaces (a subgraph's beside its parent's) sort in creation order.
+ * Relaxed order: the ids need only the atomicity of the swap.
+ */
+static _Atomic uint64_t g_clock;
+
 void sst__uuid7(uint64_t *clock, char out[37]) {
     struct timespec ts;
-    *clock = next_clock(*clock, now_ms(&ts));
+    uint64_t ms = now_ms(&ts);
+    uint64_t seen = atomic_load_explicit(&g_clock, memory_order_relaxed), next;
+    do {
+        next = next_clock(*clock > seen ? *clock : seen, ms);
+    } while (!atomic_compare_exchange_weak_explicit(&g_clock, &seen, next, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    *clock = next;
     format7(*clock, &ts, out);
 }
 
@@ -108,14 +123,6 @@ uint64_t sst__uuid7_clock(const char *id) {
 sst_code sst_uuid4(char out[37], sst_error *err) {
     return sst__uuid4(out, err);
 }
-
-/*
- * The clock of sst_uuid7, shared by every thread of the process (the one
- * piece of global state besides the allocator, and it needs no init): a
- * compare-and-swap loop takes the next clock, so two threads never get the
- * same one. Relaxed order: the ids need only the atomicity of the swap.
- */
-static _Atomic uint64_t g_clock;
 
 void sst_uuid7(char out[37]) {
     struct timespec ts;

@@ -157,10 +157,22 @@ sst_graph_thread *sst__invoke_thread(void *run_user_data);
 sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd);
 /* The Command{graph = PARENT} that ended the run of @p r (borrowed), or NULL. */
 const sst_value *sst__result_parent_command(const sst_graph_result *r);
-/* Invokes as sst_graph_invoke without taking the thread's lock (its parent holds it). */
+/* What a subgraph's run gets from its parent's (subgraph.c -> invoke.c). */
+typedef struct sst__nested {
+    const char *replay_from; /* the root's time travel: the checkpoint replayed from, or NULL */
+    bool start_empty;        /* the thread starts with no state: it had none at that point */
+} sst__nested;
+/*
+ * Invokes as sst_graph_invoke, as a subgraph's run (@p nested NULL: nothing more), without
+ * taking the thread's lock (its parent holds it).
+ */
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
-                                           sst_error *err);
+                                           const sst__nested *nested, sst_error *err);
+/* The checkpoint the invoke of @p run_user_data replays from (time travel), or NULL. */
+const char *sst__invoke_replay_from(void *run_user_data);
+/* True the first time the invoke of @p run_user_data asks for subgraph path @p path. */
+bool sst__invoke_first_visit(void *run_user_data, const char *path);
 /* The subgraph node @p node runs: its own (sst_graph_add_subgraph) or one it ran, or NULL. */
 const sst_compiled_graph *sst__subgraph_of(const sst_compiled_graph *cg, const char *node);
 /* The node function of every subgraph node: runs the child graph @p user_data. */
@@ -201,6 +213,8 @@ sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool ne
 
 /* ---- durable threads (persist.c) ---- */
 
+/* Makes @p th (loaded) start from no state: its next checkpoint is a root of its own. */
+sst_code sst__persist_empty(sst_graph_thread *th, sst_error *err);
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
 /*

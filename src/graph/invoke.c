@@ -36,9 +36,11 @@ typedef struct invoke_ctx {
     sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
     sst_code persist_rc;  /* a checkpoint that could not be written */
     sst_error persist_err;
-    sst__live live;        /* what nodes stream while they run (live.c) */
-    bool nested;           /* a subgraph's run: Command{graph = PARENT} goes to its parent */
-    sst_value *parent_cmd; /* owned: the first such Command (under live.mu), or NULL */
+    sst__live live;          /* what nodes stream while they run (live.c) */
+    bool nested;             /* a subgraph's run: Command{graph = PARENT} goes to its parent */
+    sst_value *parent_cmd;   /* owned: the first such Command (under live.mu), or NULL */
+    const char *replay_from; /* time travel: the checkpoint replayed from (subgraphs load theirs) */
+    sst_value *visited; /* owned (under live.mu): the subgraph paths loaded for that, or NULL */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -70,6 +72,26 @@ sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd) {
     pthread_mutex_unlock(&c->live.mu);
     sst_value_unref(cmd);
     return SST_OK;
+}
+
+const char *sst__invoke_replay_from(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    return c != NULL ? c->replay_from : NULL;
+}
+
+bool sst__invoke_first_visit(void *run_user_data, const char *path) {
+    invoke_ctx *c = run_user_data;
+    if (c == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&c->live.mu);
+    bool first = c->visited == NULL || sst_object_get(c->visited, path) == NULL;
+    if (first) {
+        sst_value *v = c->visited != NULL ? c->visited : sst_object_empty();
+        c->visited = v != NULL ? sst_object_set_take(v, path, sst_bool(true), NULL) : NULL;
+    }
+    pthread_mutex_unlock(&c->live.mu);
+    return first;
 }
 
 const sst_value *sst__result_parent_command(const sst_graph_result *r) {
@@ -896,13 +918,37 @@ static sst_graph_result *run_thread(invoke_ctx *c, sst_graph_thread *th, const s
     return rr != NULL ? finish_run(c, th, rr, run_key, err) : NULL;
 }
 
+/*
+ * The point a run from checkpoint @p id travels back to (LangGraph's ReplayState): @p id
+ * itself, or for a checkpoint update_state made (source "update" or "fork") the one it
+ * branched from. In @p buf; NULL when it cannot be read (no subgraph then loads older).
+ */
+static const char *replay_point(sst_graph_thread *th, const char *id, char buf[SST__ID_MAX]) {
+    sst_error err;
+    sst_error_clear(&err);
+    sst_value *rec = sst__record_get(th, id, &err);
+    if (rec == NULL) {
+        return NULL;
+    }
+    const char *source = sst_string_cstr(sst_object_get(sst_object_get(rec, "metadata"), "source"));
+    const sst_value *parent = sst_object_get(rec, "parent");
+    bool branched =
+        source != NULL && (strcmp(source, "update") == 0 || strcmp(source, "fork") == 0);
+    snprintf(buf, SST__ID_MAX, "%s",
+             branched && sst_is_string(parent) ? sst_string_cstr(parent) : id);
+    sst_value_unref(rec);
+    return buf;
+}
+
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
-                                       bool nested, sst_error *err) {
+                                       const sst__nested *nested, sst_error *err) {
     bool durable = th != NULL && th->cp != NULL;
     if (sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before, o->interrupt_after,
                                    o->n_after, "invoke", err) != SST_OK ||
-        (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK)) {
+        (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK) ||
+        (durable && nested != NULL && nested->start_empty &&
+         sst__persist_empty(th, err) != SST_OK)) {
         return NULL;
     }
     bool fork = durable && o->checkpoint_id != NULL &&
@@ -944,9 +990,18 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.cg = cg;
     c.o = o;
     c.th = durable ? th : NULL;
-    c.nested = nested;
+    c.nested = nested != NULL;
+    /* Time travel (a run from a named checkpoint, not answering interrupts): each subgraph
+     * loads its state as of that point; a subgraph's run keeps its root's point. */
+    bool answers = o->resume != NULL || o->resume_by_id != NULL;
+    char point[SST__ID_MAX];
+    if (nested != NULL && nested->replay_from != NULL) {
+        c.replay_from = nested->replay_from;
+    } else if (durable && o->checkpoint_id != NULL && !answers) {
+        c.replay_from = replay_point(th, o->checkpoint_id, point);
+    }
     sst__stream_init(&c.s, cg, o, c.th);
-    c.s.nested = nested;
+    c.s.nested = nested != NULL;
     sst__live_init(&c.live, cg, o, c.th);
     run_how how = {resuming, command, restart, fork};
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
@@ -955,6 +1010,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         c.parent_cmd = NULL;
     }
     sst_value_unref(c.parent_cmd);
+    sst_value_unref(c.visited);
     sst__stream_free(&c.s);
     sst__live_free(&c.live);
     sst_value_unref(c.nodes);
@@ -980,7 +1036,7 @@ static sst_value *input_fields_only(const sst_compiled_graph *cg, const sst_valu
 
 static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                         const sst_value *input, const sst_invoke_opts *opts,
-                                        bool nested, sst_error *err) {
+                                        const sst__nested *nested, sst_error *err) {
     sst_invoke_opts defaults;
     if (opts == NULL) {
         sst_invoke_opts_init(&defaults);
@@ -1010,7 +1066,7 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
         return NULL;
     }
     /* A subgraph's thread is the parent's thread, whose lock the parent holds. */
-    bool lock = thread != NULL && thread->cp != NULL && !nested;
+    bool lock = thread != NULL && thread->cp != NULL && nested == NULL;
     if (lock && sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
         sst_value_unref(kept);
         atomic_store(&thread->busy, false);
@@ -1030,11 +1086,12 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
 sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                    const sst_value *input, const sst_invoke_opts *opts,
                                    sst_error *err) {
-    return invoke_checked(cg, thread, input, opts, false, err);
+    return invoke_checked(cg, thread, input, opts, NULL, err);
 }
 
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
-                                           sst_error *err) {
-    return invoke_checked(cg, thread, input, opts, true, err);
+                                           const sst__nested *nested, sst_error *err) {
+    static const sst__nested plain = {NULL, false};
+    return invoke_checked(cg, thread, input, opts, nested != NULL ? nested : &plain, err);
 }

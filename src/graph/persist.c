@@ -224,6 +224,15 @@ static sst_code load_new_thread(sst_graph_thread *th, sst_error *err) {
     return SST_OK;
 }
 
+sst_code sst__persist_empty(sst_graph_thread *th, sst_error *err) {
+    sst_code rc = load_new_thread(th, err);
+    if (rc == SST_OK) {
+        th->since_snapshot = UINT64_MAX - 1; /* the next checkpoint is a snapshot */
+        th->rebased = true;                  /* with no parent beside the others: a branch */
+    }
+    return rc;
+}
+
 sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err) {
     sst_error local;
     sst_error_clear(&local);

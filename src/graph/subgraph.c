@@ -286,6 +286,8 @@ typedef struct sub_run {
     sst_value *by_id;          /* owned: resume values by interrupt id, or NULL */
     sst_value *config;         /* owned */
     sst_value *done;           /* owned: the result of the child's earlier, finished run */
+    sst__nested nested;        /* time travel: what the child's run loads */
+    char at[SST__ID_MAX];      /* time travel: the child's checkpoint it starts from, or "" */
 } sub_run;
 
 static void sub_run_free(sub_run *s) {
@@ -294,6 +296,56 @@ static void sub_run_free(sub_run *s) {
     sst_value_unref(s->by_id);
     sst_value_unref(s->config);
     sst_value_unref(s->done);
+}
+
+/* Keeps the id of the newest record older than the one in @p ud[0] in @p ud[1]; stops there. */
+static bool older(const sst_checkpoint *rec, void *ud) {
+    char **ids = ud;
+    if (strcmp(rec->id, ids[0]) < 0) {
+        snprintf(ids[1], SST__ID_MAX, "%s", rec->id);
+        return false;
+    }
+    return true;
+}
+
+/* @p ns without its task ids ("a:1|b:2" -> "a|b"): the same subgraph across runs (new). */
+static char *stable_path(const char *ns) {
+    sst__buf b;
+    sst__buf_init(&b);
+    while (*ns != '\0') {
+        size_t part = strcspn(ns, "|"), name = strcspn(ns, ":|");
+        sst__buf_printf(&b, "%s%.*s", b.len > 0 ? "|" : "", (int)name, ns);
+        ns += part;
+        ns += *ns == '|';
+    }
+    sst__buf_printf(&b, "%s", "");
+    return sst__buf_detach(&b, NULL);
+}
+
+/*
+ * Time travel (the root replays from an older checkpoint): the first run of each subgraph
+ * starts from its own newest checkpoint older than that point (LangGraph's ReplayState),
+ * or from no state when it had none then. True when that applies (s->at, s->nested set).
+ */
+static bool replay_point(sub_run *s, void *ud, sst_error *err, sst_code *rc) {
+    const char *replay = sst__invoke_replay_from(ud);
+    *rc = SST_OK;
+    if (replay == NULL) {
+        return false;
+    }
+    char *path = stable_path(s->ns);
+    bool first = path != NULL && sst__invoke_first_visit(ud, path);
+    sst__free(path);
+    if (!first) {
+        return false;
+    }
+    s->nested.replay_from = replay;
+    char *ids[2] = {(char *)replay, s->at};
+    s->at[0] = '\0';
+    sst_checkpoint_query q = {.thread_id = s->th->thread_id, .ns = s->ns};
+    *rc = sst_checkpointer_list(s->th->cp, &q, older, ids, err);
+    s->nested.start_empty = s->at[0] == '\0';
+    return true;
 }
 
 /* Opens the child's thread and decides whether its run goes on (*cont) or starts. */
@@ -305,7 +357,14 @@ static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
         return SST_OK; /* a run with no thread: nothing kept */
     }
     s->th = sst__thread_open(s->child, pth->cp, pth->thread_id, s->ns, err);
-    if (s->th == NULL || sst__persist_load(s->th, NULL, err) != SST_OK) {
+    if (s->th == NULL) {
+        return sst__code(err);
+    }
+    sst_code rc;
+    if (replay_point(s, ud, err, &rc)) {
+        return rc; /* a new run from that point */
+    }
+    if (sst__persist_load(s->th, NULL, err) != SST_OK) {
         return sst__code(err);
     }
     /* An interrupted or cut run goes on from its checkpoint: resumed, re-run, or crashed. */
@@ -406,6 +465,7 @@ static void child_opts(const sub_run *s, forward *f, sst_invoke_opts *o) {
     }
     o->config = s->config;
     o->resume_by_id = s->by_id;
+    o->checkpoint_id = s->at[0] != '\0' ? s->at : NULL;
 }
 
 /* Prepares @p s: the namespace, the child's thread (*cont: its run goes on), the config. */
@@ -462,7 +522,7 @@ sst_code sst_node_run_subgraph(sst_node_ctx *ctx, const sst_compiled_graph *chil
         child_opts(&s, &f, &o);
         /* A run that goes on ignores the input, as LangGraph's resuming subgraph does. */
         const sst_value *in = cont ? NULL : input != NULL ? input : sst_object_empty();
-        r = sst__graph_invoke_nested(child, s.th, in, &o, err);
+        r = sst__graph_invoke_nested(child, s.th, in, &o, &s.nested, err);
         rc = r != NULL ? child_outcome(&s, r, out, err) : sst__code(err);
     }
     sst_graph_result_free(r);

@@ -187,6 +187,39 @@ T.case("saver:list", function()
   check(not pcall(saver.list, saver, {}), "a config without thread_id")
 end)
 
+-- Time travel: replaying the parent from an older checkpoint, a subgraph that
+-- keeps its state (checkpointer = true) starts from its state as of that point.
+T.case("replay loads a kept subgraph's state as of then", function()
+  local seen = {}
+  local c = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
+  c:add_node("inc", function(s) seen[#seen + 1] = s.n; return { n = 1 } end)
+  c:add_edge(sst.START, "inc")
+  local p = sst.StateGraph{ step = sst.reducers.replace }
+  p:add_node("before", function() return { step = "before" } end)
+  p:add_node("agent", c:compile{ checkpointer = true })
+  p:add_edge(sst.START, "before")
+  p:add_edge("before", "agent")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  for _ = 1, 3 do app:invoke({}, cfg("tt")) end
+  eq(seen, { 0, 1, 2 }, "three runs, the memory grows")
+  -- each invoke's checkpoint before "before", newest first
+  local hist = app:get_state_history(cfg("tt"))
+  local matches = {}
+  for _, s in ipairs(hist) do
+    if s.next[1] == "before" and s.metadata.source == "loop" then matches[#matches + 1] = s end
+  end
+  eq(#matches, 3, "one per invoke")
+  seen = {}
+  app:invoke(nil, matches[2].config) -- the 2nd invoke's
+  eq(seen, { 1 }, "the agent starts from its state after the 1st invoke")
+  seen = {}
+  app:invoke(nil, matches[3].config) -- the 1st invoke's
+  eq(seen, { 0 }, "before any run: no state")
+  seen = {}
+  app:invoke({}, cfg("tt"))
+  eq(seen, { 1 }, "then the latest: the replay's own result")
+end)
+
 -- A join's barrier is the engine's: a pending task's result shows the node's own writes.
 T.case("snapshot results hide barriers", function()
   local g = sst.StateGraph{ log = log() }

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_parallel_subgraph_nodes_load_correct_state_on_replay
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

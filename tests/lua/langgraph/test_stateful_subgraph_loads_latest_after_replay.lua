@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_stateful_subgraph_loads_latest_after_replay
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_stateful_subgraph_loads_state_across_ticks
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

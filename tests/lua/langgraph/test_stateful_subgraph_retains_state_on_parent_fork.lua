@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_stateful_subgraph_retains_state_on_parent_fork
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

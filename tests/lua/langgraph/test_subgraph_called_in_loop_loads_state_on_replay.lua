@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_called_in_loop_loads_state_on_replay
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

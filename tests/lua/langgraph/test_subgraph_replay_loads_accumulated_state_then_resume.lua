@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_replay_loads_accumulated_state_then_resume
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
