@@ -124,6 +124,7 @@ struct sst_graph_thread {
     sst_checkpointer *cp; /* a reference held by the thread, or NULL: in memory */
     char *thread_id;      /* owned */
     char *ns;             /* owned: the namespace ("" for a root graph's thread) */
+    sst_value *parents;   /* owned: the loaded checkpoint's metadata "parents", or NULL */
     char *last_id;        /* the checkpoint new ones hang off (in last_id_buf), or NULL */
     char *latest_id;      /* the thread's newest checkpoint when loaded (latest_id_buf), or NULL */
     char last_id_buf[SST__ID_MAX], latest_id_buf[SST__ID_MAX]; /* set without allocating */
@@ -159,8 +160,9 @@ sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd);
 const sst_value *sst__result_parent_command(const sst_graph_result *r);
 /* What a subgraph's run gets from its parent's (subgraph.c -> invoke.c). */
 typedef struct sst__nested {
-    const char *replay_from; /* the root's time travel: the checkpoint replayed from, or NULL */
-    bool start_empty;        /* the thread starts with no state: it had none at that point */
+    const char *replay_from;  /* the root's time travel: the checkpoint replayed from, or NULL */
+    bool start_empty;         /* the thread starts with no state: it had none at that point */
+    const sst_value *targets; /* time travel to a subgraph's checkpoint: {ns: id}, or NULL */
 } sst__nested;
 /*
  * Invokes as sst_graph_invoke, as a subgraph's run (@p nested NULL: nothing more), without
@@ -171,6 +173,11 @@ sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_gra
                                            const sst__nested *nested, sst_error *err);
 /* The checkpoint the invoke of @p run_user_data replays from (time travel), or NULL. */
 const char *sst__invoke_replay_from(void *run_user_data);
+/*
+ * Time travel to a subgraph's checkpoint (a config naming one, with its checkpoint map):
+ * {namespace: checkpoint id} of the subgraphs to go on from, or NULL.
+ */
+const sst_value *sst__invoke_targets(void *run_user_data);
 /* True the first time the invoke of @p run_user_data asks for subgraph path @p path. */
 bool sst__invoke_first_visit(void *run_user_data, const char *path);
 /* The subgraph node @p node runs: its own (sst_graph_add_subgraph) or one it ran, or NULL. */
@@ -213,6 +220,12 @@ sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool ne
 
 /* ---- durable threads (persist.c) ---- */
 
+/*
+ * Time travel into another namespace: @p th (a new namespace, loaded) starts with a copy
+ * of the checkpoint @p from loaded (its state, tasks, siblings' writes and run), written
+ * as a "fork" with no parent; the stored answers are dropped.
+ */
+sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, sst_error *err);
 /* Makes @p th (loaded) start from no state: its next checkpoint is a root of its own. */
 sst_code sst__persist_empty(sst_graph_thread *th, sst_error *err);
 /* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */

@@ -40,7 +40,8 @@ typedef struct invoke_ctx {
     bool nested;             /* a subgraph's run: Command{graph = PARENT} goes to its parent */
     sst_value *parent_cmd;   /* owned: the first such Command (under live.mu), or NULL */
     const char *replay_from; /* time travel: the checkpoint replayed from (subgraphs load theirs) */
-    sst_value *visited; /* owned (under live.mu): the subgraph paths loaded for that, or NULL */
+    sst_value *visited;      /* owned (under live.mu): subgraph paths loaded for that, or NULL */
+    const sst_value *targets; /* time travel to subgraph checkpoints: {ns: id}, or NULL */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -77,6 +78,11 @@ sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd) {
 const char *sst__invoke_replay_from(void *run_user_data) {
     const invoke_ctx *c = run_user_data;
     return c != NULL ? c->replay_from : NULL;
+}
+
+const sst_value *sst__invoke_targets(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    return c != NULL ? c->targets : NULL;
 }
 
 bool sst__invoke_first_visit(void *run_user_data, const char *path) {
@@ -180,6 +186,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->exit_writes);
     sst__free(t->thread_id);
     sst__free(t->ns);
+    sst_value_unref(t->parents);
     sst__free(t->run_key);
     sst_checkpointer_free(t->cp);
     sst__free(t);
@@ -940,10 +947,34 @@ static const char *replay_point(sst_graph_thread *th, const char *id, char buf[S
     return buf;
 }
 
+/*
+ * A root run whose config names a subgraph's checkpoint (LangGraph's time travel to it:
+ * checkpoint_ns and checkpoint_map from a subgraph snapshot's config): the root runs from
+ * the map's "" entry (in *copy, which @p o then points to) and the map's other entries are
+ * where the subgraphs go on from. NULL when the config names none.
+ */
+static const sst_value *subgraph_targets(const sst_invoke_opts **o, sst_invoke_opts *copy) {
+    const sst_value *conf = sst_object_get((*o)->config, "configurable");
+    const char *ns = sst_string_cstr(sst_object_get(conf, "checkpoint_ns"));
+    if (ns == NULL || ns[0] == '\0') {
+        return NULL;
+    }
+    const sst_value *map = sst_object_get(conf, "checkpoint_map");
+    const sst_value *root = sst_object_get(map, "");
+    *copy = **o;
+    copy->checkpoint_id = sst_is_string(root) ? sst_string_cstr(root) : NULL;
+    *o = copy;
+    return sst_is_object(map) ? map : NULL;
+}
+
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
                                        const sst__nested *nested, sst_error *err) {
     bool durable = th != NULL && th->cp != NULL;
+    sst_invoke_opts travel;
+    const sst_value *targets = nested != NULL ? nested->targets
+                               : durable      ? subgraph_targets(&o, &travel)
+                                              : NULL;
     if (sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before, o->interrupt_after,
                                    o->n_after, "invoke", err) != SST_OK ||
         (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK) ||
@@ -991,6 +1022,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.o = o;
     c.th = durable ? th : NULL;
     c.nested = nested != NULL;
+    c.targets = targets;
     /* Time travel (a run from a named checkpoint, not answering interrupts): each subgraph
      * loads its state as of that point; a subgraph's run keeps its root's point. */
     bool answers = o->resume != NULL || o->resume_by_id != NULL;
@@ -1092,6 +1124,6 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
                                            const sst__nested *nested, sst_error *err) {
-    static const sst__nested plain = {NULL, false};
+    static const sst__nested plain = {NULL, false, NULL};
     return invoke_checked(cg, thread, input, opts, nested != NULL ? nested : &plain, err);
 }

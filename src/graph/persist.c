@@ -219,6 +219,8 @@ static sst_code load_new_thread(sst_graph_thread *th, sst_error *err) {
     th->restart = false;
     sst_value_unref(th->restart_input);
     th->restart_input = NULL;
+    sst_value_unref(th->parents);
+    th->parents = NULL;
     th->last_step = -2;
     th->since_snapshot = 0;
     return SST_OK;
@@ -291,6 +293,9 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
      * first loop checkpoint never committed: that run is started again. */
     const sst_value *meta = sst_object_get(rec, "metadata");
     const char *source = sst_string_cstr(sst_object_get(meta, "source"));
+    const sst_value *parents = sst_object_get(meta, "parents");
+    sst_value_unref(th->parents);
+    th->parents = sst_is_object(parents) ? sst_value_ref(parents) : NULL;
     sst_value_unref(th->restart_input);
     th->restart_input = NULL;
     th->restart = id == NULL && !has_tasks(next) && source != NULL &&
@@ -339,8 +344,13 @@ static bool metadata_key(const sst_value *key, const sst_value *v) {
            (sst_is_string(v) || sst_is_number(v) || sst_is_bool(v));
 }
 
-/* The run's configurable keys for checkpoint metadata (new reference), or NULL: none. */
-static sst_value *config_metadata(const sst_invoke_opts *o, sst_error *err) {
+/*
+ * The run's configurable keys for checkpoint metadata (new reference), or NULL: none; a
+ * subgraph's "parents" from its run's checkpoint map, else (the state API) from the
+ * checkpoint @p th loaded.
+ */
+static sst_value *config_metadata(const sst_graph_thread *th, const sst_invoke_opts *o,
+                                  sst_error *err) {
     const sst_value *conf = o != NULL ? sst_object_get(o->config, "configurable") : NULL;
     sst_value *m = NULL;
     for (size_t i = 0; i < sst_object_len(conf); i++) {
@@ -354,6 +364,9 @@ static sst_value *config_metadata(const sst_invoke_opts *o, sst_error *err) {
     }
     /* A subgraph's checkpoints name their ancestors' (LangGraph's metadata "parents"). */
     const sst_value *map = sst_object_get(conf, "checkpoint_map");
+    if (!sst_is_object(map) && th->ns != NULL && th->ns[0] != '\0') {
+        map = th->parents;
+    }
     if (sst_is_object(map) && sst_object_len(map) > 0) {
         m = sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(map), err);
     }
@@ -413,7 +426,7 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         .groups = groups,
         .next = next != NULL && has_tasks(next) ? next : NULL,
         .writes_meta = writes_meta,
-        .extra_meta = config_metadata(o, err),
+        .extra_meta = config_metadata(th, o, err),
     };
     sst_code rc = sst__record_put(th, &w, err);
     sst_value_unref((sst_value *)w.extra_meta);
@@ -613,6 +626,42 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                                               status, o->durability != SST_DURABILITY_ASYNC, err);
     sst_value_unref(w);
     return rc;
+}
+
+sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, sst_error *err) {
+    sst_code rc = sst__set_run_key(th, from->run_key != NULL ? from->run_key : "", err);
+    if (rc == SST_OK) {
+        rc = sst__persist_rebase(th, NULL, from->last_step, err);
+    }
+    if (rc != SST_OK) {
+        return rc;
+    }
+    set_public(th, sst_value_ref(from->state));
+    const sst_value *rp = from->resume_point;
+    sst_value *next = rp != NULL ? sst_object_remove_take(sst_value_ref(rp), "pending", err) : NULL;
+    next = next != NULL ? sst_object_remove_take(next, "resume", err) : NULL;
+    if (rp != NULL && next == NULL) {
+        return sst__code(err);
+    }
+    sst_value *groups = sst_array_empty();
+    rc = sst__persist_put(th, from->last_step, "fork", th->state, groups, next, NULL, NULL, err);
+    sst_value_unref(groups);
+    /* The siblings' writes stay; the answers are asked afresh, as a replay asks them. */
+    const sst_value *pend = sst_object_get(rp, "pending");
+    if (rc == SST_OK && sst_array_len(pend) > 0) {
+        sst_value *w = sst__set_take(sst_object_empty(), "pending", sst_value_ref(pend), err);
+        w = sst__set_take(w, "resume", sst_object_empty(), err);
+        w = sst__set_take(w, "interrupts", sst_array_empty(), err);
+        sst_payload p = {.value = w};
+        rc = w != NULL ? sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
+                                                     SST_THREAD_INTERRUPTED, false, err)
+                       : sst__code(err);
+        sst_value_unref(w);
+    }
+    sst_value_unref(th->resume_point);
+    th->resume_point = rc == SST_OK && rp != NULL ? sst__asked_afresh(rp, true, err) : NULL;
+    sst_value_unref(next);
+    return rc == SST_OK && rp != NULL && th->resume_point == NULL ? sst__code(err) : rc;
 }
 
 sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_t parent_step,

@@ -221,7 +221,8 @@ static sst_value *child_config(const sst_value *parent, const char *ns, const ss
     conf = sst__set_take(conf, "checkpoint_ns", sst_string_new(ns, err), err);
     if (pth != NULL) {
         conf = sst__set_take(conf, "thread_id", sst_string_new(pth->thread_id, err), err);
-        const sst_value *m = sst_object_get(conf, "checkpoint_map");
+        /* A root's own config may name a time travel's map: the ancestors start here. */
+        const sst_value *m = parent_ns[0] != '\0' ? sst_object_get(conf, "checkpoint_map") : NULL;
         sst_value *map = sst_is_object(m) ? sst_value_ref(m) : sst_object_empty();
         /* Durability "exit" writes the parent's checkpoint only at its end: the map then
          * names a checkpoint that is never stored, as LangGraph's does. */
@@ -348,6 +349,54 @@ static bool replay_point(sub_run *s, void *ud, sst_error *err, sst_code *rc) {
     return true;
 }
 
+/* The entry of @p targets ({ns: id}) for the subgraph at @p ns (task ids aside), or NULL. */
+static const sst_value *target_of(const sst_value *targets, const char *ns, const char **key) {
+    char *mine = stable_path(ns);
+    const sst_value *id = NULL;
+    for (size_t i = 0; mine != NULL && id == NULL && i < sst_object_len(targets); i++) {
+        const char *k = sst_string_cstr(sst_object_key_at(targets, i));
+        char *path = k[0] != '\0' ? stable_path(k) : NULL;
+        if (path != NULL && strcmp(path, mine) == 0 &&
+            sst_is_string(sst_object_value_at(targets, i))) {
+            id = sst_object_value_at(targets, i);
+            *key = k;
+        }
+        sst__free(path);
+    }
+    sst__free(mine);
+    return id;
+}
+
+/*
+ * Time travel to a subgraph's checkpoint (the root runs from a config that names it): the
+ * first run of that subgraph goes on from it, in place when the namespace is the same (an
+ * answer keeps the parent's task ids), else from a copy written in its new namespace.
+ * True when that applies (*rc, *cont set).
+ */
+static bool travel(sub_run *s, void *ud, bool *cont, sst_error *err, sst_code *rc) {
+    const char *key = NULL;
+    const sst_value *id = target_of(s->nested.targets, s->ns, &key);
+    char *path = id != NULL ? stable_path(s->ns) : NULL;
+    bool first = path != NULL && sst__invoke_first_visit(ud, path);
+    sst__free(path);
+    if (!first) {
+        return false;
+    }
+    s->nested.replay_from = sst__invoke_replay_from(ud);
+    if (strcmp(key, s->ns) == 0) {
+        snprintf(s->at, SST__ID_MAX, "%s", sst_string_cstr(id));
+        *rc = sst__persist_load(s->th, s->at, err);
+    } else {
+        sst_graph_thread *from = sst__thread_open(s->child, s->th->cp, s->th->thread_id, key, err);
+        *rc = from != NULL ? sst__persist_load(from, sst_string_cstr(id), err) : sst__code(err);
+        *rc = *rc == SST_OK ? sst__persist_load(s->th, NULL, err) : *rc;
+        *rc = *rc == SST_OK ? sst__persist_copy(s->th, from, err) : *rc;
+        sst_graph_thread_free(from);
+    }
+    *cont = *rc == SST_OK && (s->th->resume_point != NULL || s->th->restart);
+    return true;
+}
+
 /* Opens the child's thread and decides whether its run goes on (*cont) or starts. */
 static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
     void *ud = sst_task_run_user_data(sst__node_task(s->ctx));
@@ -361,8 +410,9 @@ static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
         return sst__code(err);
     }
     sst_code rc;
-    if (replay_point(s, ud, err, &rc)) {
-        return rc; /* a new run from that point */
+    s->nested.targets = sst__invoke_targets(ud);
+    if (travel(s, ud, cont, err, &rc) || replay_point(s, ud, err, &rc)) {
+        return rc; /* a run from that point */
     }
     if (sst__persist_load(s->th, NULL, err) != SST_OK) {
         return sst__code(err);

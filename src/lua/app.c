@@ -132,10 +132,11 @@ static int app_get_state_history(lua_State *L) {
 }
 
 /*
- * Pushes {configurable = {thread_id, checkpoint_ns = "", checkpoint_id}} of
- * the head of the thread whose userdata is on the stack top (closed here).
+ * Pushes the config of the head of the thread whose userdata is on the stack top (closed
+ * here): {configurable = {thread_id, checkpoint_ns, checkpoint_id}}, with a subgraph's
+ * checkpoint_map (its ancestors' checkpoints and its own).
  */
-static int push_head_config(lua_State *L, sst_graph_thread *t, const char *thread_id) {
+static int push_head_config(lua_State *L, sst_graph_thread *t) {
     sst_error err = {0};
     sst_value *st = sst_graph_get_state(t, NULL, &err);
     sst__lua_thread_drop(L, -1, true);
@@ -143,15 +144,7 @@ static int push_head_config(lua_State *L, sst_graph_thread *t, const char *threa
         return sst__lua_raise(L, &err);
     }
     sst__lua_push_owned(L, st);
-    lua_createtable(L, 0, 1);
-    lua_createtable(L, 0, 3);
-    lua_pushstring(L, thread_id);
-    lua_setfield(L, -2, "thread_id");
-    lua_pushstring(L, "");
-    lua_setfield(L, -2, "checkpoint_ns");
-    sst__lua_push_value(L, sst_object_get(st, "checkpoint_id"));
-    lua_setfield(L, -2, "checkpoint_id");
-    lua_setfield(L, -2, "configurable");
+    sst__lua_push_table(L, sst_object_get(st, "config"));
     return 1;
 }
 
@@ -174,7 +167,7 @@ static int app_update_state(lua_State *L) {
         sst__lua_thread_drop(L, -1, true);
         return sst__lua_raise(L, &err);
     }
-    return push_head_config(L, t, sst__lua_config_string(L, cfg, "thread_id"));
+    return push_head_config(L, t);
 }
 
 /* app:bulk_update_state(config, { { {values = ..., as_node = ...}, ... }, ... }) -> config */
@@ -193,7 +186,7 @@ static int app_bulk_update_state(lua_State *L) {
         sst__lua_thread_drop(L, -1, true);
         return sst__lua_raise(L, &err);
     }
-    return push_head_config(L, t, sst__lua_config_string(L, cfg, "thread_id"));
+    return push_head_config(L, t);
 }
 
 /*

@@ -220,6 +220,33 @@ T.case("replay loads a kept subgraph's state as of then", function()
   eq(seen, { 1 }, "then the latest: the replay's own result")
 end)
 
+-- Time travel to a subgraph's own checkpoint: the root runs from the config a
+-- nested snapshot gives (its checkpoint_map), and the subgraph goes on from
+-- that checkpoint, asking its question again without re-running what came before.
+T.case("time travel to a subgraph checkpoint", function()
+  local runs = { a = 0 }
+  local p = sst.StateGraph{ log = log() }
+  p:add_node("child", asking_child(runs):compile())
+  p:add_edge(sst.START, "child")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({}, cfg("travel"))
+  local sub = app:get_state(cfg("travel"), { subgraphs = true }).tasks[1].state.config
+  check(type(sub.configurable.checkpoint_map) == "table" and sub.configurable.checkpoint_map[""] ~= nil,
+        "the subgraph's config maps its ancestors' checkpoints")
+  eq(app:invoke(sst.Command{ resume = "first" }, cfg("travel")).log, { "a", "answer:first" }, "answered")
+  local again = app:invoke(nil, sub)
+  eq(again.__interrupt__[1].value, "ok?", "back at the question")
+  eq(runs.a, 1, "a did not run again")
+  eq(app:get_state_history(cfg("travel"))[1].metadata.source, "fork", "the root forked")
+  eq(app:invoke(sst.Command{ resume = "second" }, cfg("travel")).log, { "a", "answer:second" },
+     "the new answer on the new branch")
+  -- update_state on the subgraph's config returns the config of its new checkpoint
+  local fork = app:update_state(sub, { log = { "edited" } })
+  check(fork.configurable.checkpoint_ns == sub.configurable.checkpoint_ns, "the subgraph's namespace")
+  check(fork.configurable.checkpoint_map[""] == sub.configurable.checkpoint_map[""], "its ancestors")
+  eq(app:invoke(nil, fork).__interrupt__[1].value, "ok?", "running from the edit asks again")
+end)
+
 -- A join's barrier is the engine's: a pending task's result shows the node's own writes.
 T.case("snapshot results hide barriers", function()
   local g = sst.StateGraph{ log = log() }

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_3_levels_deep_middle_has_interrupts
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_3_levels_deep_time_travel_to_middle_subgraph
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

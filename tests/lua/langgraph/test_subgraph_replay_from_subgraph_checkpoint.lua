@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_replay_from_subgraph_checkpoint
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")

@@ -1,5 +1,4 @@
 -- langgraph: test_time_travel.py::test_subgraph_time_travel_resume_from_second_interrupt
--- pending: subgraphs
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
