@@ -1,5 +1,11 @@
 -- langgraph: test_large_cases.py::test_weather_subgraph
--- pending: subgraphs
+-- deliberate: the updates stream shows a node's writes as it returned them with the
+--   ids add_messages gave its messages, and keys a closed state drops (as for
+--   test_state_graph_packets); LangGraph leaves the ids out of returned dicts
+--   (it fills them into message objects only; Lua has tables alone) and here drops
+--   the subgraph result's "city", which the parent state does not declare.
+-- The states (MessagesState subclasses, TypedDicts) are closed schemas: LangGraph drops
+-- undeclared keys.
 -- The drawing snapshot and the two "messages" stream-mode runs (chunks of
 -- LangChain chat-model callbacks with ls_provider/lc_versions metadata) are
 -- left out. The fake chat models are their single scripted reply inlined;
@@ -89,7 +95,7 @@ local function weather_node(state, input, ctx)
 end
 
 local messages = { reducer = sst.reducers.add_messages, default = sst.array{} }
-local subgraph = sst.StateGraph{ messages = messages, city = sst.reducers.replace }
+local subgraph = sst.StateGraph({ messages = messages, city = sst.reducers.replace }, { closed = true })
 subgraph:add_node("model_node", model_node)
 subgraph:add_node("weather_node", weather_node)
 subgraph:add_edge(sst.START, "model_node")
@@ -117,7 +123,7 @@ local function weather_graph(state)
   return subgraph:invoke({ messages = state.messages })
 end
 
-local graph = sst.StateGraph{ messages = messages, route = sst.reducers.replace }
+local graph = sst.StateGraph({ messages = messages, route = sst.reducers.replace }, { closed = true })
 graph:add_node("router_node", router_node)
 graph:add_node("normal_llm_node", normal_llm_node)
 graph:add_node("weather_graph", weather_graph)
@@ -164,9 +170,9 @@ graph:update_state(state.tasks[1].state, { city = "la" })
 
 -- run after update
 like(lg.collect(graph:stream(nil, config, "updates", { subgraphs = true })), {
-  { { prefix("weather_graph:") }, { weather_node = { messages = { { role = "assistant", content = "I'ts sunny in la!" } } } } },
+  { { prefix("weather_graph:") }, { weather_node = { messages = { ANY_ID_AI("I'ts sunny in la!") } } } },
   { sst.array{}, { weather_graph = { messages = { ANY_ID_HUMAN("what's the weather in sf"),
-                                                  ANY_ID_AI("I'ts sunny in la!") } } } },
+                                                  ANY_ID_AI("I'ts sunny in la!") }, city = "la" } } },
 }, "updates 2")
 
 -- try updating acting as weather node
@@ -213,7 +219,8 @@ like(snap(state), Snapshot{
   } }) },
 }, "state 14 after update")
 like(lg.collect(graph:stream(nil, config, "updates", { subgraphs = true })), {
-  { sst.array{}, { weather_graph = { messages = { ANY_ID_HUMAN("what's the weather in sf"), ANY_ID_AI("rainy") } } } },
+  { sst.array{}, { weather_graph = { messages = { ANY_ID_HUMAN("what's the weather in sf"), ANY_ID_AI("rainy") },
+                                     city = "San Francisco" } } },
 }, "updates 4")
 
 -- run with custom output, without subgraph streaming, should omit subgraph chunks
