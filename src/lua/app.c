@@ -211,16 +211,17 @@ static int app_delete_thread(lua_State *L) {
 }
 
 /*
- * app:draw_mermaid([{xray = true | n}]) / app:draw_dot(...): with xray, subgraph nodes are
- * drawn expanded, every level or n levels (LangGraph's get_graph(xray=...)).
+ * The drawing of the app at @p app with the options at @p opts (0: none): with xray,
+ * subgraph nodes are drawn expanded, every level or n levels (LangGraph's
+ * get_graph(xray=...)).
  */
-static int draw(lua_State *L, bool mermaid) {
+static int draw_with(lua_State *L, int app, int opts, bool mermaid) {
     static const char *const known[] = {"xray", NULL};
-    sst__lua_app *a = sst__lua_check_app(L, 1);
+    sst__lua_app *a = sst__lua_check_app(L, app);
     unsigned xray = 0;
-    if (lua_istable(L, 2)) {
-        sst__lua_check_options(L, 2, known, mermaid ? "draw_mermaid" : "draw_dot");
-        lua_getfield(L, 2, "xray");
+    if (opts != 0 && lua_istable(L, opts)) {
+        sst__lua_check_options(L, opts, known, mermaid ? "draw_mermaid" : "draw_dot");
+        lua_getfield(L, opts, "xray");
         if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0) {
             xray = (unsigned)lua_tointeger(L, -1);
         } else if (lua_isboolean(L, -1)) {
@@ -241,6 +242,32 @@ static int draw(lua_State *L, bool mermaid) {
     return 1;
 }
 
+/* app:draw_mermaid([{xray = true | n}]) / app:draw_dot(...) */
+static int draw(lua_State *L, bool mermaid) {
+    return draw_with(L, 1, lua_istable(L, 2) ? 2 : 0, mermaid);
+}
+
+/* A drawing method of get_graph's result: upvalues app, options, mermaid. */
+static int graph_draw(lua_State *L) {
+    return draw_with(L, lua_upvalueindex(1), lua_upvalueindex(2),
+                     lua_toboolean(L, lua_upvalueindex(3)));
+}
+
+/* app:get_graph([{xray = true | n}]) -> {draw_mermaid = fn, draw_dot = fn} (LangGraph's). */
+static int app_get_graph(lua_State *L) {
+    sst__lua_check_app(L, 1);
+    lua_settop(L, 2);
+    lua_createtable(L, 0, 2);
+    for (int mermaid = 0; mermaid < 2; mermaid++) {
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 2);
+        lua_pushboolean(L, mermaid);
+        lua_pushcclosure(L, graph_draw, 3);
+        lua_setfield(L, -2, mermaid ? "draw_mermaid" : "draw_dot");
+    }
+    return 1;
+}
+
 static int app_draw_mermaid(lua_State *L) {
     return draw(L, true);
 }
@@ -250,12 +277,17 @@ static int app_draw_dot(lua_State *L) {
 }
 
 void sst__lua_open_app(lua_State *L) {
-    static const luaL_Reg methods[] = {
-        {"invoke", sst__lua_app_invoke},      {"stream", sst__lua_app_stream},
-        {"get_state", app_get_state},         {"get_state_history", app_get_state_history},
-        {"update_state", app_update_state},   {"bulk_update_state", app_bulk_update_state},
-        {"delete_thread", app_delete_thread}, {"draw_mermaid", app_draw_mermaid},
-        {"draw_dot", app_draw_dot},           {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"invoke", sst__lua_app_invoke},
+                                       {"stream", sst__lua_app_stream},
+                                       {"get_state", app_get_state},
+                                       {"get_state_history", app_get_state_history},
+                                       {"update_state", app_update_state},
+                                       {"bulk_update_state", app_bulk_update_state},
+                                       {"delete_thread", app_delete_thread},
+                                       {"draw_mermaid", app_draw_mermaid},
+                                       {"draw_dot", app_draw_dot},
+                                       {"get_graph", app_get_graph},
+                                       {NULL, NULL}};
     luaL_newmetatable(L, SST_LUA_APP);
     lua_pushcfunction(L, app_gc);
     lua_setfield(L, -2, "__gc");

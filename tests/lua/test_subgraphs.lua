@@ -167,6 +167,8 @@ T.case("drawing with xray", function()
   check(app:draw_dot{ xray = 1 }:find("cluster", 1, true) ~= nil, "DOT: a cluster")
   eq(app:draw_mermaid{ xray = 0 }, app:draw_mermaid(), "xray 0 is the plain drawing")
   check(not pcall(app.draw_mermaid, app, { xray = "deep" }), "a bad level")
+  eq(app:get_graph{ xray = true }:draw_mermaid(), app:draw_mermaid{ xray = true }, "get_graph")
+  eq(app:get_graph().draw_dot(), app:draw_dot(), "get_graph without xray")
 end)
 
 T.case("saver:list", function()

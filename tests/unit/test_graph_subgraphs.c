@@ -417,11 +417,65 @@ static void test_failure_and_parallel(void **state) {
     sst_graph_free(bg);
 }
 
+/* A retried subgraph node goes on from its child's checkpoint: "a" does not run again. */
+static atomic_int FLAKY;
+
+static sst_code flaky(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    if (atomic_fetch_add(&FLAKY, 1) == 0) {
+        return sst_node_fail(ctx, SST_ETASK, "flaky: first attempt fails");
+    }
+    sst_value *item = sst_array_push_take(sst_array_empty(), sst_string_new("flaky", NULL), NULL);
+    return sst_node_update(ctx, "log", item, NULL);
+}
+
+static void no_sleep(uint64_t ms, void *ud) {
+    (void)ms;
+    (void)ud;
+}
+
+static void test_retry_goes_on(void **state) {
+    (void)state;
+    sst_error err;
+    const char *names[] = {"a", "flaky"};
+    sst_node_fn fns[] = {append_name, flaky};
+    void *uds[] = {"a", NULL};
+    sst_graph *cg = chain(names, fns, uds, 2);
+    sst_compiled_graph *child = sst_graph_compile(cg, NULL, &err);
+    sst_graph *pg = sst_graph_new(&err);
+    assert_sst_ok(sst_graph_add_field(pg, "log", sst_reducer_replace(), sst_array_empty(), &err),
+                  &err);
+    sst_node_opts no;
+    sst_node_opts_init(&no);
+    sst_retry_policy_init(&no.retry);
+    no.retry.max_attempts = 2;
+    assert_sst_ok(sst_graph_add_subgraph(pg, "sub", child, &no, &err), &err);
+    assert_sst_ok(sst_graph_add_edge(pg, SST_START, "sub", &err), &err);
+    sst_compiled_graph *parent = sst_graph_compile(pg, NULL, &err);
+    sst_graph_thread *th = sst_graph_thread_open(parent, CP, "retry", &err);
+    atomic_store(&RUNS_A, 0);
+    atomic_store(&FLAKY, 0);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.sleep = no_sleep;
+    sst_graph_result *r = invoke(parent, th, "{}", &o);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    assert_json_eq(sst_graph_result_state(r), "{\"log\": [\"a\", \"flaky\"]}");
+    assert_int_equal(atomic_load(&RUNS_A), 1);
+    assert_int_equal(atomic_load(&FLAKY), 2);
+    sst_graph_result_free(r);
+    sst_graph_thread_free(th);
+    sst_compiled_graph_free(parent);
+    sst_graph_free(pg);
+    sst_compiled_graph_free(child);
+    sst_graph_free(cg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_interrupt_deep_resume), cmocka_unit_test(test_stream_namespaces),
         cmocka_unit_test(test_parent_command),        cmocka_unit_test(test_checkpoint_modes),
-        cmocka_unit_test(test_failure_and_parallel),
+        cmocka_unit_test(test_failure_and_parallel),  cmocka_unit_test(test_retry_goes_on),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
