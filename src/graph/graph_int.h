@@ -218,6 +218,26 @@ sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointe
 sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
                                    sst_error *err);
 
+/* ---- interrupts and their answers (interrupts.c) ---- */
+
+/*
+ * The graph interrupts of the interrupted engine run @p rr: [{id, node, value}] (a
+ * subgraph's with "ns"), then one per node of a static stop (@p stopped "before" |
+ * "after", @p nodes their names; NULL: none) with "when"; with @p internal each dynamic
+ * one also has its "task", "index" and (forwarded by a subgraph) "sub".
+ */
+sst_value *sst__collect_interrupts(const sst_run_result *rr, const char *stopped,
+                                   const sst_value *nodes, const char *run_key, bool internal);
+/* True when @p resume is an object whose keys are all ids of @p pending interrupts. */
+bool sst__resume_is_id_map(const sst_value *pending, const sst_value *resume);
+/*
+ * @p th's resume point with the answers of @p o (resume, resume_by_id) put in for the
+ * tasks of its pending interrupts (new); NULL with SST_EINVAL when they name none or
+ * are ambiguous.
+ */
+sst_value *sst__resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
+                                         sst_error *err);
+
 /* ---- durable threads (persist.c) ---- */
 
 /*

@@ -3,8 +3,9 @@
  * Invoking a compiled graph: the input step (filtered to the input fields),
  * START's routing (no superstep of its own, as in LangGraph), the engine run
  * with the hooks that implement interrupt_before/after and call the stream
- * (stream.c), and in-memory threads that keep what an interrupted run needs
- * to resume.
+ * (stream.c), what a thread keeps for the next invoke (interrupts.c has the
+ * interrupts and their answers), and a subgraph's run inside its parent's
+ * (subgraph.c): the parent Command, time travel's points.
  */
 #include <stdio.h>
 #include <string.h>
@@ -118,84 +119,6 @@ sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_v
     return sst__live_token(sst__invoke_live(run_user_data), node, event, err);
 }
 
-void sst_invoke_opts_init(sst_invoke_opts *o) {
-    memset(o, 0, sizeof *o);
-    o->recursion_limit = 25;
-}
-
-/* ---- threads ---- */
-
-sst_graph_thread *sst_graph_thread_new(const sst_compiled_graph *cg, sst_error *err) {
-    if (cg == NULL) {
-        sst__error(err, SST_EINVAL, "thread: NULL compiled graph");
-        return NULL;
-    }
-    sst_graph_thread *t = sst__calloc(1, sizeof *t);
-    if (t == NULL) {
-        sst__enomem(err);
-        return NULL;
-    }
-    t->cg = cg;
-    atomic_init(&t->busy, false);
-    t->public_state = sst_object_empty();
-    t->pending = sst_array_empty();
-    t->last_step = -2;
-    return t;
-}
-
-sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
-                                   const char *thread_id, const char *ns, sst_error *err) {
-    if (cp == NULL || thread_id == NULL || thread_id[0] == '\0') {
-        sst__error(err, SST_EINVAL, "thread open: needs a checkpointer and a thread id");
-        return NULL;
-    }
-    sst_graph_thread *t = sst_graph_thread_new(cg, err);
-    if (t == NULL) {
-        return NULL;
-    }
-    t->cp = sst_checkpointer_ref(cp); /* the store lives while the thread does */
-    t->thread_id = sst__strndup(thread_id, strlen(thread_id));
-    t->ns = sst__strndup(ns, strlen(ns));
-    if (t->thread_id == NULL || t->ns == NULL) {
-        sst_graph_thread_free(t);
-        sst__enomem(err);
-        return NULL;
-    }
-    return t;
-}
-
-sst_graph_thread *sst_graph_thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
-                                        const char *thread_id, sst_error *err) {
-    return sst__thread_open(cg, cp, thread_id, "", err);
-}
-
-const sst_compiled_graph *sst_graph_thread_graph(const sst_graph_thread *t) {
-    return t != NULL ? t->cg : NULL;
-}
-
-void sst_graph_thread_free(sst_graph_thread *t) {
-    if (t == NULL) {
-        return;
-    }
-    sst_value_unref(t->state);
-    sst_value_unref(t->public_state);
-    sst_value_unref(t->resume_point);
-    sst_value_unref(t->restart_input);
-    sst_value_unref(t->pending);
-    sst_value_unref(t->exit_groups);
-    sst_value_unref(t->exit_writes);
-    sst__free(t->thread_id);
-    sst__free(t->ns);
-    sst_value_unref(t->parents);
-    sst__free(t->run_key);
-    sst_checkpointer_free(t->cp);
-    sst__free(t);
-}
-
-const sst_value *sst_graph_thread_state(const sst_graph_thread *t) {
-    return t->public_state;
-}
-
 /* ---- results ---- */
 
 sst_run_status sst_graph_result_status(const sst_graph_result *r) {
@@ -237,27 +160,6 @@ void sst_graph_result_free(sst_graph_result *r) {
 
 static sst_value *str(const char *s) {
     return sst_string_new(s, NULL);
-}
-
-static sst_value *num(int64_t i) {
-    return sst_int_new(i, NULL);
-}
-
-/* A 32-hex interrupt id from the parts that identify it. */
-static sst_value *interrupt_id(const char *a, const char *b, uint64_t n) {
-    sst__buf key;
-    sst__buf_init(&key);
-    sst__buf_printf(&key, "%s\x1f%s\x1f%llu", a, b, (unsigned long long)n);
-    size_t sz;
-    char *buf = sst__buf_detach(&key, &sz);
-    if (buf == NULL) {
-        return NULL;
-    }
-    uint64_t hi = sst__hash_bytes(buf, sz, 0x696e7472), lo = sst__hash_bytes(buf, sz, 0x72757074);
-    sst__free(buf);
-    char hex[33];
-    snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)hi, (unsigned long long)lo);
-    return str(hex);
 }
 
 /* ---- engine hooks ---- */
@@ -387,193 +289,6 @@ sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state
     return rc;
 }
 
-/* Checks that the resume values of @p o name pending interrupts unambiguously. */
-static bool check_resume_targets(const sst_value *pending, const sst_invoke_opts *o,
-                                 sst_error *err) {
-    size_t dynamic = 0;
-    for (size_t i = 0; i < sst_array_len(pending); i++) {
-        dynamic += sst_object_get(sst_array_get(pending, i), "task") != NULL;
-    }
-    if (o->resume_by_id != NULL) {
-        for (size_t k = 0; k < sst_object_len(o->resume_by_id); k++) {
-            const sst_value *id = sst_object_key_at(o->resume_by_id, k);
-            bool found = false;
-            for (size_t i = 0; i < sst_array_len(pending) && !found; i++) {
-                const sst_value *p = sst_array_get(pending, i);
-                found = sst_value_equal(sst_object_get(p, "id"), id);
-            }
-            if (!found) {
-                sst__error(err, SST_EINVAL, "resume: no pending interrupt has id '%s'",
-                           sst_string_cstr(id));
-                return false;
-            }
-        }
-    } else if (o->resume != NULL && dynamic > 1) {
-        sst__buf ids;
-        sst__buf_init(&ids);
-        for (size_t i = 0; i < sst_array_len(pending); i++) {
-            sst__buf_printf(&ids, "%s%s", i ? ", " : "",
-                            sst_string_cstr(sst_object_get(sst_array_get(pending, i), "id")));
-        }
-        sst__error(err, SST_EINVAL,
-                   "resume: %zu interrupts are pending. When there are multiple pending "
-                   "interrupts, you must specify the interrupt id when resuming. Pending: %.*s",
-                   dynamic, (int)ids.len, ids.data != NULL ? ids.data : "");
-        sst__buf_free(&ids);
-        return false;
-    }
-    return true;
-}
-
-/* True when @p resume is an object whose keys are all ids of @p pending interrupts. */
-static bool resume_is_id_map(const sst_value *pending, const sst_value *resume) {
-    if (!sst_is_object(resume) || sst_object_len(resume) == 0) {
-        return false;
-    }
-    for (size_t k = 0; k < sst_object_len(resume); k++) {
-        const sst_value *key = sst_object_key_at(resume, k);
-        bool found = false;
-        for (size_t i = 0; i < sst_array_len(pending) && !found; i++) {
-            found = sst_value_equal(sst_object_get(sst_array_get(pending, i), "id"), key);
-        }
-        if (!found) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Puts @p value (borrowed) at @p index of the resume list of @p task in @p map (takes it). */
-static sst_value *put_resume_value(sst_value *map, const sst_value *task, size_t index,
-                                   const sst_value *value, sst_error *err) {
-    const sst_value *have = sst_object_get(map, sst_string_cstr(task));
-    sst_value *list = sst_value_ref(have != NULL ? have : sst_array_empty());
-    while (list != NULL && sst_array_len(list) < index) {
-        list = sst_array_push_take(list, sst_null(), err);
-    }
-    if (list != NULL && sst_array_len(list) > index) {
-        list = sst_array_set_take(list, index, sst_value_ref(value), err);
-    } else if (list != NULL) {
-        list = sst_array_push_take(list, sst_value_ref(value), err);
-    }
-    return list != NULL ? sst_object_setv_take(map, task, list, err) : (sst_value_unref(map), NULL);
-}
-
-/* The engine resume point with the new resume values put in for their tasks. */
-static sst_value *resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
-                                           sst_error *err) {
-    const sst_value *pending = th->pending;
-    if (!check_resume_targets(pending, o, err)) {
-        return NULL;
-    }
-    sst_value *map = sst_value_ref(sst_object_get(th->resume_point, "resume"));
-    if (map == NULL) {
-        map = sst_object_empty();
-    }
-    for (size_t i = 0; i < sst_array_len(pending) && map != NULL; i++) {
-        const sst_value *p = sst_array_get(pending, i);
-        const sst_value *task = sst_object_get(p, "task");
-        if (task == NULL) {
-            continue; /* interrupt_before/after: nothing to hand in */
-        }
-        const sst_value *value =
-            o->resume_by_id != NULL
-                ? sst_object_get(o->resume_by_id, sst_string_cstr(sst_object_get(p, "id")))
-                : o->resume;
-        if (value == NULL) {
-            continue; /* not resumed this time: the task interrupts again */
-        }
-        size_t index = (size_t)sst_int_value(sst_object_get(p, "index"));
-        if (sst_object_get(p, "sub") != NULL) {
-            /* A subgraph's interrupt: the child is resumed by the interrupt's id. */
-            sst_value *by_id = sst__set_take(sst_object_empty(), "id",
-                                             sst_value_ref(sst_object_get(p, "id")), err);
-            by_id = sst__set_take(by_id, "value", sst_value_ref(value), err);
-            map = by_id != NULL ? put_resume_value(map, task, index, by_id, err)
-                                : (sst_value_unref(map), NULL);
-            sst_value_unref(by_id);
-            continue;
-        }
-        map = put_resume_value(map, task, index, value, err);
-    }
-    if (map == NULL) {
-        return NULL;
-    }
-    return sst_object_set_take(sst_value_ref(th->resume_point), "resume", map, err);
-}
-
-/*
- * Appends the interrupts a subgraph task @p x forwarded (its value's "sub": the child's
- * interrupts): each keeps the child's id, so a resume by id reaches the child; internally
- * with the task, its place in the list and "sub".
- */
-static sst_value *forwarded_interrupts(sst_value *list, const sst_value *x, bool internal) {
-    const sst_value *sub = sst_object_get(sst_object_get(x, "value"), "sub");
-    for (size_t k = 0; k < sst_array_len(sub) && list != NULL; k++) {
-        const sst_value *s = sst_array_get(sub, k);
-        sst_value *e =
-            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(s, "id")), NULL);
-        e = sst__set_take(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
-        const sst_value *v = sst_object_get(s, "value");
-        e = sst__set_take(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
-        const sst_value *ns = sst_object_get(s, "ns");
-        if (ns != NULL) {
-            e = sst__set_take(e, "ns", sst_value_ref(ns), NULL);
-        }
-        if (internal) {
-            e = sst__set_take(e, "task", sst_value_ref(sst_object_get(x, "task")), NULL);
-            e = sst__set_take(e, "index", num((int64_t)k), NULL);
-            e = sst__set_take(e, "sub", sst_bool(true), NULL);
-        }
-        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
-    }
-    return list;
-}
-
-/* Graph interrupts from an interrupted engine run. */
-static sst_value *collect_interrupts(const invoke_ctx *c, const sst_run_result *rr,
-                                     const char *run_key, bool internal) {
-    sst_value *list = sst_array_empty();
-    const sst_value *ints = sst_run_result_interrupts(rr);
-    for (size_t i = 0; i < sst_array_len(ints) && list != NULL; i++) {
-        const sst_value *x = sst_array_get(ints, i);
-        const sst_value *wrapped = sst_object_get(x, "value");
-        const char *task = sst_string_cstr(sst_object_get(x, "task"));
-        if (sst_object_get(wrapped, "sub") != NULL) {
-            list = forwarded_interrupts(list, x, internal);
-            continue;
-        }
-        int64_t index = sst_int_value(sst_object_get(wrapped, "index"));
-        sst_value *e =
-            sst__set_take(sst_object_empty(), "id", interrupt_id(task, "", (uint64_t)index), NULL);
-        e = sst__set_take(e, "node", sst_value_ref(sst_object_get(x, "vertex")), NULL);
-        const sst_value *v = sst_object_get(wrapped, "value");
-        e = sst__set_take(e, "value", sst_value_ref(v != NULL ? v : sst_null()), NULL);
-        if (internal) {
-            e = sst__set_take(e, "task", str(task), NULL);
-            e = sst__set_take(e, "index", num(index), NULL);
-        }
-        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
-    }
-    for (size_t i = 0; c->stopped != NULL && i < sst_array_len(c->nodes) && list != NULL; i++) {
-        const char *node = sst_string_cstr(sst_array_get(c->nodes, i));
-        uint64_t step =
-            (uint64_t)sst_int_value(sst_object_get(sst_run_result_resume_point(rr), "superstep"));
-        sst__buf key;
-        sst__buf_init(&key);
-        sst__buf_printf(&key, "%s/%s", run_key, c->stopped);
-        char *k = sst__buf_detach(&key, NULL);
-        sst_value *e = sst__set_take(sst_object_empty(), "id",
-                                     k != NULL ? interrupt_id(k, node, step) : NULL, NULL);
-        sst__free(k);
-        e = sst__set_take(e, "node", str(node), NULL);
-        e = sst__set_take(e, "value", sst_null(), NULL);
-        e = sst__set_take(e, "when", str(c->stopped), NULL);
-        list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
-    }
-    return list;
-}
-
 static void set_thread_state(sst_graph_thread *th, const sst_value *state) {
     sst_value *pub = sst__graph_public_state(state, NULL);
     if (pub == NULL) {
@@ -651,35 +366,6 @@ static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
         sst__error_prefix(err, "input");
     }
     return state;
-}
-
-sst_code sst__set_run_key(sst_graph_thread *th, const char *key, sst_error *err) {
-    char *copy = sst__strndup(key, strlen(key));
-    if (copy == NULL) {
-        return sst__enomem(err);
-    }
-    sst__free(th->run_key);
-    th->run_key = copy;
-    return SST_OK;
-}
-
-sst_code sst__name_run(sst_graph_thread *th, sst_error *err) {
-    char id[37];
-    sst__uuid7(&th->id_clock, id);
-    /* The run part is short: stored with every checkpoint. Task ids only need to differ
-     * between the runs of one thread. */
-    sst__buf b;
-    sst__buf_init(&b);
-    sst__buf_printf(&b, "%s/%08llx", th->cp != NULL ? th->thread_id : "memory",
-                    (unsigned long long)(sst__hash_bytes(id, strlen(id), 0) & 0xffffffffu));
-    char *key = sst__buf_detach(&b, NULL);
-    if (key == NULL) {
-        return sst__enomem(err);
-    }
-    sst__free(th->run_key);
-    th->run_key = key;
-    th->runs++;
-    return SST_OK;
 }
 
 /*
@@ -793,7 +479,7 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
     if (r->status != SST_RUN_COMPLETED && !sst_is_null(sst_run_result_resume_point(rr))) {
         th->resume_point = sst_value_ref(sst_run_result_resume_point(rr));
         sst_value_unref(th->pending);
-        th->pending = collect_interrupts(c, rr, run_key, true);
+        th->pending = sst__collect_interrupts(rr, c->stopped, c->nodes, run_key, true);
         /* Its superstep passed the interrupt_before check already, unless an
          * interrupt_after stopped the run ahead of the next one. */
         th->skip_before = c->stopped == NULL || strcmp(c->stopped, "before") == 0;
@@ -837,7 +523,7 @@ static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run
     sst_value_unref(shown);
     if (r->status == SST_RUN_INTERRUPTED) {
         sst_value_unref(r->interrupts);
-        r->interrupts = collect_interrupts(c, rr, run_key, false);
+        r->interrupts = sst__collect_interrupts(rr, c->stopped, c->nodes, run_key, false);
     } else if (r->status == SST_RUN_FAILED) {
         r->error = c->s.rc != SST_OK         ? c->s.err
                    : c->persist_rc != SST_OK ? c->persist_err
@@ -850,7 +536,7 @@ static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run
     }
     if (sst__has_stream(c->o)) {
         sst_value *ints = r->status == SST_RUN_INTERRUPTED && c->stopped == NULL
-                              ? collect_interrupts(c, rr, run_key, true)
+                              ? sst__collect_interrupts(rr, c->stopped, c->nodes, run_key, true)
                               : NULL;
         sst__stream_stop(&c->s, rr, ints, c->stopped);
         sst_value_unref(ints);
@@ -890,7 +576,7 @@ static sst_graph_result *run_thread(invoke_ctx *c, sst_graph_thread *th, const s
         state = sst_value_ref(th->state);
     }
     if (how->resuming) {
-        rp = resume_point_with_values(th, o, err);
+        rp = sst__resume_point_with_values(th, o, err);
         if (rp == NULL) {
             sst_value_unref(state);
             return NULL;
@@ -988,7 +674,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
                     (o->resume != NULL || o->resume_by_id != NULL || input == NULL);
     /* Command{resume = {id = value, ...}} naming pending interrupts: resume by id. */
     sst_invoke_opts by_id;
-    if (resuming && resume_is_id_map(th->pending, o->resume)) {
+    if (resuming && sst__resume_is_id_map(th->pending, o->resume)) {
         by_id = *o;
         by_id.resume_by_id = o->resume;
         by_id.resume = NULL;

@@ -3,6 +3,7 @@
 # second process, fork, streaming, and the message of every bad input.
 # Usage: test_cli.sh SUPERSTEP_BINARY REPO_ROOT
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(realpath "$1")
 root=$(realpath "$2")
 work=$(mktemp -d)
@@ -11,21 +12,8 @@ cd "$work"
 script=$root/examples/lua/research.lua
 failures=0
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $out/$err.
-expect_rc() {
-  local want=$1; shift
-  "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  out=$(cat "$work/out"); err=$(cat "$work/err")
-  if [ "$rc" != "$want" ]; then
-    fail "'$*' exited $rc, expected $want; stderr: $err"
-  fi
-}
-contains() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
-}
+# shellcheck source=tests/cli/harness.sh
+source "$here/harness.sh"
 
 # A run that stops at the approval interrupt, then a second process resumes it.
 expect_rc 3 "$bin" run "$script" --db r.db --thread t1 --input '{"topic":"durable graphs"}' --json

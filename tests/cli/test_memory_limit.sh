@@ -9,13 +9,14 @@
 # instead of taking the machine's memory, unless the binary cannot start so
 # capped (sanitizers reserve terabytes of address space).
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(realpath "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=tests/cli/harness.sh
+source "$here/harness.sh" # expect_rc is redefined below, under the guard
 
 guard="ulimit -v 2000000;" # KiB: about 2 GB of address space
 if ! (eval "$guard"; exec "$bin" --version) >/dev/null 2>&1; then
@@ -37,12 +38,6 @@ expect_rc() {
   if [ "$rc" != "$want" ]; then
     fail "'$*' exited $rc, expected $want; stderr: $err"
   fi
-}
-contains() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
-}
-lacks() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) fail "$3: '$2' in: $1" ;; *) ;; esac
 }
 
 # "first" commits; "grow" builds a table of up to 3e8 integers (several GB)

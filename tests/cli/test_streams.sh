@@ -4,31 +4,15 @@
 # repeated option), and interrupts in the updates and values streams.
 # Usage: test_streams.sh SUPERSTEP_BINARY REPO_ROOT
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(realpath "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 failures=0
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $out/$err.
-expect_rc() {
-  local want=$1; shift
-  "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  out=$(cat "$work/out"); err=$(cat "$work/err")
-  if [ "$rc" != "$want" ]; then
-    fail "'$*' exited $rc, expected $want; stderr: $err"
-  fi
-}
-contains() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
-}
-lacks() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) fail "$3: '$2' in: $1" ;; esac
-}
-line() { sed -n "${2}p" <<<"$1"; } # TEXT N: line N
+# shellcheck source=tests/cli/harness.sh
+source "$here/harness.sh"
 
 # robot writes, then human asks (interrupt) and writes the answer.
 cat >g.lua <<'EOF'

@@ -7,6 +7,7 @@
 # the writer's draft) again.
 # Usage: test_supervisor.sh SUPERSTEP_BINARY REPO_ROOT
 set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=$(realpath "$1")
 script=$(realpath "$2")/examples/lua/supervisor.lua
 work=$(mktemp -d)
@@ -14,25 +15,8 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 failures=0
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $out/$err.
-expect_rc() {
-  local want=$1; shift
-  "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  out=$(cat "$work/out"); err=$(cat "$work/err")
-  if [ "$rc" != "$want" ]; then
-    fail "'$*' exited $rc, expected $want; stderr: $err"
-  fi
-}
-contains() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) ;; *) fail "$3: '$2' not in: $1" ;; esac
-}
-lacks() { # HAYSTACK NEEDLE WHAT
-  case "$1" in *"$2"*) fail "$3: '$2' in: $1" ;; esac
-}
-count() { grep -cF -- "$2" <<<"$1"; } # TEXT NEEDLE: lines holding NEEDLE
+# shellcheck source=tests/cli/harness.sh
+source "$here/harness.sh"
 
 [ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
 run() { "$bin" run "$script" --db "$work/sv.db" --thread t1 "$@"; }

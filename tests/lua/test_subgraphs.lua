@@ -80,13 +80,19 @@ T.case("Command PARENT from a nested child", function()
   check(not ok and tostring(err.message):find("superstep.PARENT") ~= nil, "an unknown graph")
 end)
 
-T.case("stream with subgraphs", function()
+-- A parent whose node "child" runs a child whose node "inner" appends "inner".
+local function parent_of_inner()
   local c = sst.StateGraph{ log = log() }
   c:add_node("inner", function() return { log = { "inner" } } end)
   c:add_edge(sst.START, "inner")
   local p = sst.StateGraph{ log = log() }
   p:add_node("child", c:compile())
   p:add_edge(sst.START, "child")
+  return p
+end
+
+T.case("stream with subgraphs", function()
+  local p = parent_of_inner()
   local app = p:compile()
   local seen = {}
   for ns, chunk in app:stream({}, nil, "updates", { subgraphs = true }) do
@@ -172,12 +178,7 @@ T.case("drawing with xray", function()
 end)
 
 T.case("saver:list", function()
-  local c = sst.StateGraph{ log = log() }
-  c:add_node("inner", function() return { log = { "inner" } } end)
-  c:add_edge(sst.START, "inner")
-  local p = sst.StateGraph{ log = log() }
-  p:add_node("child", c:compile())
-  p:add_edge(sst.START, "child")
+  local p = parent_of_inner()
   local saver = sst.MemorySaver()
   local app = p:compile{ checkpointer = saver }
   app:invoke({}, cfg("list"))
