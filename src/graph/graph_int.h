@@ -121,12 +121,14 @@ struct sst_graph_thread {
     char *run_key;           /* owned: the run whose task ids a resume uses, or NULL */
     uint64_t runs;           /* runs started on this thread */
     /* Durable threads only. */
-    sst_checkpointer *cp; /* a reference held by the thread, or NULL: in memory */
-    char *thread_id;      /* owned */
-    char *ns;             /* owned: the namespace ("" for a root graph's thread) */
-    sst_value *parents;   /* owned: the loaded checkpoint's metadata "parents", or NULL */
-    char *last_id;        /* the checkpoint new ones hang off (in last_id_buf), or NULL */
-    char *latest_id;      /* the thread's newest checkpoint when loaded (latest_id_buf), or NULL */
+    sst_checkpointer *cp;    /* a reference held by the thread, or NULL: in memory */
+    char *thread_id;         /* owned */
+    char *ns;                /* owned: the namespace ("" for a root graph's thread) */
+    sst_value *parent_cp;    /* owned: the loaded checkpoint's "pp" or whole "parents", or NULL */
+    char pp_id[SST__ID_MAX]; /* sst__parents_of's last answer: for this "pp" ... */
+    sst_value *pp_map;       /* owned: ... this parents map, or NULL */
+    char *last_id;           /* the checkpoint new ones hang off (in last_id_buf), or NULL */
+    char *latest_id; /* the thread's newest checkpoint when loaded (latest_id_buf), or NULL */
     char last_id_buf[SST__ID_MAX], latest_id_buf[SST__ID_MAX]; /* set without allocating */
     int64_t last_step;       /* its step (-2 before the first checkpoint) */
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
@@ -401,6 +403,13 @@ sst_value *sst__with_pending(const sst_compiled_graph *cg, sst_value *state,
                              const sst_value *pending, sst_error *err);
 
 /* ---- snapshots (snapshot.c) ---- */
+
+/*
+ * LangGraph's metadata "parents" of a checkpoint of @p t with metadata @p meta: each
+ * ancestor graph's namespace -> the checkpoint its task ran from (new; {} for a root
+ * graph's). Read back through the "pp" chain, one record a level (the last answer kept).
+ */
+sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error *err);
 
 /*
  * LangGraph's StateSnapshot of record @p rec (with body and writes) whose

@@ -219,8 +219,8 @@ static sst_code load_new_thread(sst_graph_thread *th, sst_error *err) {
     th->restart = false;
     sst_value_unref(th->restart_input);
     th->restart_input = NULL;
-    sst_value_unref(th->parents);
-    th->parents = NULL;
+    sst_value_unref(th->parent_cp);
+    th->parent_cp = NULL;
     th->last_step = -2;
     th->since_snapshot = 0;
     return SST_OK;
@@ -293,9 +293,11 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
      * first loop checkpoint never committed: that run is started again. */
     const sst_value *meta = sst_object_get(rec, "metadata");
     const char *source = sst_string_cstr(sst_object_get(meta, "source"));
-    const sst_value *parents = sst_object_get(meta, "parents");
-    sst_value_unref(th->parents);
-    th->parents = sst_is_object(parents) ? sst_value_ref(parents) : NULL;
+    const sst_value *pp = sst_object_get(meta, "pp"), *parents = sst_object_get(meta, "parents");
+    sst_value_unref(th->parent_cp);
+    th->parent_cp = sst_is_string(pp)        ? sst_value_ref(pp)
+                    : sst_is_object(parents) ? sst_value_ref(parents)
+                                             : NULL;
     sst_value_unref(th->restart_input);
     th->restart_input = NULL;
     th->restart = id == NULL && !has_tasks(next) && source != NULL &&
@@ -345,9 +347,11 @@ static bool metadata_key(const sst_value *key, const sst_value *v) {
 }
 
 /*
- * The run's configurable keys for checkpoint metadata (new reference), or NULL: none; a
- * subgraph's "parents" from its run's checkpoint map, else (the state API) from the
- * checkpoint @p th loaded.
+ * The run's configurable keys for checkpoint metadata (new reference), or NULL: none.
+ * A subgraph's checkpoint keeps the one its parent graph's task ran from as "pp" (from
+ * its run's checkpoint map, else, for the state API, from the checkpoint @p th loaded):
+ * LangGraph's "parents" map is that checkpoint's own plus it (sst__parents_of), so each
+ * checkpoint stores one id whatever the depth.
  */
 static sst_value *config_metadata(const sst_graph_thread *th, const sst_invoke_opts *o,
                                   sst_error *err) {
@@ -363,12 +367,25 @@ static sst_value *config_metadata(const sst_graph_thread *th, const sst_invoke_o
         }
     }
     /* A subgraph's checkpoints name their ancestors' (LangGraph's metadata "parents"). */
-    const sst_value *map = sst_object_get(conf, "checkpoint_map");
-    if (!sst_is_object(map) && th->ns != NULL && th->ns[0] != '\0') {
-        map = th->parents;
+    if (th->ns == NULL || th->ns[0] == '\0') {
+        return m;
     }
-    if (sst_is_object(map) && sst_object_len(map) > 0) {
-        m = sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(map), err);
+    const sst_value *map = sst_object_get(conf, "checkpoint_map");
+    if (sst_is_object(map) && o->durability == SST_DURABILITY_EXIT) {
+        /* Its ancestors' checkpoints are written at their ends, under other ids than the
+         * map's: the whole map is kept, since the chain could not be followed back. */
+        return sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(map),
+                             err);
+    }
+    const char *cut = strrchr(th->ns, '|');
+    char parent_ns[512];
+    snprintf(parent_ns, sizeof parent_ns, "%.*s", cut != NULL ? (int)(cut - th->ns) : 0, th->ns);
+    const sst_value *pp = sst_is_object(map) ? sst_object_get(map, parent_ns) : th->parent_cp;
+    if (sst_is_object(pp)) { /* the state API on a checkpoint that kept the whole map */
+        return sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(pp), err);
+    }
+    if (sst_is_string(pp)) {
+        m = sst__set_take(m != NULL ? m : sst_object_empty(), "pp", sst_value_ref(pp), err);
     }
     return m;
 }

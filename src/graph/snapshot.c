@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint/checkpoint_int.h"
 #include "graph_int.h"
 #include "values/build.h"
 
@@ -80,15 +81,64 @@ static sst_value *iso_time(const sst_value *ms_v, const sst_value *id, sst_error
 }
 
 /* The metadata as LangGraph shows it: without our "writes", with "parents". */
-static sst_value *public_metadata(const sst_value *meta, sst_error *err) {
+static sst_value *public_metadata(const sst_value *meta, const sst_value *parents, sst_error *err) {
     sst_value *m = sst_value_ref(sst_is_object(meta) ? meta : sst_object_empty());
     if (sst_object_get(m, "writes") != NULL) {
         m = sst_object_remove_take(m, "writes", err);
     }
-    if (m != NULL && sst_object_get(m, "parents") == NULL) {
-        m = sst__set_take(m, "parents", sst_object_empty(), err);
+    if (m != NULL && sst_object_get(m, "pp") != NULL) {
+        m = sst_object_remove_take(m, "pp", err);
     }
-    return m;
+    return sst__set_take(m, "parents", sst_value_ref(parents), err);
+}
+
+/* The parent namespace of @p ns ("a:1|b:2" -> "a:1", "a:1" -> ""), in @p buf. */
+static const char *parent_ns(const char *ns, char *buf, size_t n) {
+    const char *cut = strrchr(ns, '|');
+    snprintf(buf, n, "%.*s", cut != NULL ? (int)(cut - ns) : 0, ns);
+    return buf;
+}
+
+sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error *err) {
+    const sst_value *pp = sst_object_get(meta, "pp");
+    const sst_value *full = sst_object_get(meta, "parents"); /* written before "pp" was */
+    if (sst_is_object(full)) {
+        return sst_value_ref(full);
+    }
+    if (!sst_is_string(pp) || t->ns == NULL || t->ns[0] == '\0') {
+        return sst_object_empty();
+    }
+    if (t->pp_map != NULL && strcmp(t->pp_id, sst_string_cstr(pp)) == 0) {
+        return sst_value_ref(t->pp_map);
+    }
+    sst_value *map = sst_object_empty();
+    char ns[512], up[512];
+    snprintf(ns, sizeof ns, "%s", t->ns);
+    sst_value *m = sst_value_ref(meta);
+    while (map != NULL && ns[0] != '\0' && sst_is_string(sst_object_get(m, "pp"))) {
+        parent_ns(ns, up, sizeof up);
+        const char *id = sst_string_cstr(sst_object_get(m, "pp"));
+        map = sst__set_take(map, up, sst_string_new(id, err), err);
+        sst_error e;
+        sst_error_clear(&e);
+        sst_checkpoint *rec = sst_checkpointer_get(t->cp, t->thread_id, up, id, &e);
+        sst_value_unref(m);
+        m = rec != NULL && !sst__payload_empty(&rec->metadata)
+                ? sst__payload_parse(&rec->metadata, (size_t)1 << 30, &e)
+                : NULL;
+        sst_checkpoint_free(rec);
+        if (m == NULL) {
+            break; /* an ancestor's checkpoint is gone (pruned): the map stops there */
+        }
+        snprintf(ns, sizeof ns, "%s", up);
+    }
+    sst_value_unref(m);
+    if (map != NULL && strlen(sst_string_cstr(pp)) < SST__ID_MAX) {
+        sst_value_unref(t->pp_map);
+        t->pp_map = sst_value_ref(map);
+        snprintf(t->pp_id, sizeof t->pp_id, "%s", sst_string_cstr(pp));
+    }
+    return map;
 }
 
 /* The interrupts of task @p id, as {id, value}; NULL for all dynamic ones. */
@@ -328,12 +378,19 @@ sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const 
         return NULL;
     }
     const sst_value *writes = sst_object_get(rec, "writes");
-    const sst_value *parents = sst_object_get(sst_object_get(rec, "metadata"), "parents");
+    sst_value *parents =
+        sst__parents_of((sst_graph_thread *)t, sst_object_get(rec, "metadata"), err);
+    if (parents == NULL) {
+        sst_value_unref(tasks);
+        sst_value_unref(next);
+        return NULL;
+    }
     sst_value *s = sst__set_take(sst_object_empty(), "values", values_of(&in, state, err), err);
     s = sst__set_take(s, "next", next, err);
     s = sst__set_take(s, "config",
                       config_of(t->thread_id, t->ns, sst_object_get(rec, "id"), parents, err), err);
-    s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), err), err);
+    s = sst__set_take(s, "metadata", public_metadata(sst_object_get(rec, "metadata"), parents, err),
+                      err);
     /* Absent rather than null when there is none (Lua reads nil, as LangGraph's None). */
     s = set_unless_null(s, "created_at",
                         iso_time(sst_object_get(rec, "created_at"), sst_object_get(rec, "id"), err),
@@ -344,5 +401,6 @@ sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const 
     s = sst__set_take(s, "tasks", tasks, err);
     s = sst__set_take(s, "interrupts",
                       interrupts_of(sst_object_get(writes, "interrupts"), NULL, err), err);
+    sst_value_unref(parents);
     return s != NULL ? legacy_keys(s, rec, err) : NULL;
 }

@@ -77,7 +77,8 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->exit_writes);
     sst__free(t->thread_id);
     sst__free(t->ns);
-    sst_value_unref(t->parents);
+    sst_value_unref(t->parent_cp);
+    sst_value_unref(t->pp_map);
     sst__free(t->run_key);
     sst_checkpointer_free(t->cp);
     sst__free(t);

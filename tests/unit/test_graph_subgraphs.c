@@ -162,6 +162,18 @@ static void test_interrupt_deep_resume(void **state) {
         sst_object_get(sst_array_get(sst_object_get(mid, "tasks"), 0), "state");
     assert_json_eq(sst_object_get(inner, "next"), "[\"ask\"]");
     assert_json_eq(sst_object_get(inner, "values"), "{\"log\": [\"pre\", \"a\"]}");
+    /* Its ancestors' checkpoints (LangGraph's metadata "parents"), read back through the
+     * one id each checkpoint keeps: the root's and mid's; the config's map adds its own. */
+    const sst_value *parents = sst_object_get(sst_object_get(inner, "metadata"), "parents");
+    assert_int_equal(sst_object_len(parents), 2);
+    assert_string_equal(sst_string_cstr(sst_object_get(parents, "")),
+                        sst_string_cstr(sst_object_get(snap, "checkpoint_id")));
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(
+            parents,
+            sst_string_cstr(sst_object_get(
+                sst_object_get(sst_object_get(mid, "config"), "configurable"), "checkpoint_ns")))),
+        sst_string_cstr(sst_object_get(mid, "checkpoint_id")));
     assert_string_equal(
         sst_string_cstr(sst_object_get(
             sst_object_get(sst_object_get(inner, "config"), "configurable"), "checkpoint_ns")),
