@@ -165,6 +165,7 @@ typedef struct sst__nested {
     const char *replay_from;  /* the root's time travel: the checkpoint replayed from, or NULL */
     bool start_empty;         /* the thread starts with no state: it had none at that point */
     const sst_value *targets; /* time travel to a subgraph's checkpoint: {ns: id}, or NULL */
+    bool loaded; /* the thread is loaded at the invoke's checkpoint_id already: not read again */
 } sst__nested;
 /*
  * Invokes as sst_graph_invoke, as a subgraph's run (@p nested NULL: nothing more), without
@@ -208,6 +209,8 @@ const char *sst__graph_ns(void *run_user_data);
  */
 char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
                        const char *task_id);
+/* The length of the parent namespace of the first @p len bytes of @p ns ("a:1|b:2" -> 3). */
+size_t sst__parent_ns_len(const char *ns, size_t len);
 /* Opens thread @p thread_id at namespace @p ns of @p cg (the graph the namespace names). */
 sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
                                    const char *thread_id, const char *ns, sst_error *err);
@@ -311,6 +314,13 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
 /* Writes the checkpoint after a committed superstep. */
 sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
                                 const sst_invoke_opts *o, sst_error *err);
+/*
+ * Records on @p th's latest checkpoint what its resume point @p rp holds (the pending
+ * writes and answers), @p interrupts (NULL: none) and skip_before; with @p error (NULL:
+ * none) the thread's status is error, else interrupted. @p sync: flushed before returning.
+ */
+sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
+                             bool skip_before, const char *error, bool sync, sst_error *err);
 /* Records how a run stopped (pending writes, interrupts) on the latest checkpoint. */
 sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                            const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
@@ -361,6 +371,11 @@ sst_code sst__node_opts_copy(sst__node *n, const sst_node_opts *opts, sst_error 
 sst_retry_policy sst__node_policy(const sst_graph *g, const sst__node *n);
 /* The state node @p n sees: a new view restricted to its input fields. */
 sst_value *sst__node_view(const sst__node *n, const sst_value *state, sst_error *err);
+
+/* True for a state field the engine keeps to itself: "__..." except a root state's SST_ROOT. */
+static inline bool sst__hidden_field(const char *field) {
+    return strncmp(field, "__", 2) == 0 && strcmp(field, SST_ROOT) != 0;
+}
 
 /* The node index of @p name, or SIZE_MAX. */
 size_t sst__graph_find(const sst_graph *g, const char *name);

@@ -663,7 +663,8 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
                                               : NULL;
     if (sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before, o->interrupt_after,
                                    o->n_after, "invoke", err) != SST_OK ||
-        (durable && sst__persist_load(th, o->checkpoint_id, err) != SST_OK) ||
+        (durable && (nested == NULL || !nested->loaded) &&
+         sst__persist_load(th, o->checkpoint_id, err) != SST_OK) ||
         (durable && nested != NULL && nested->start_empty &&
          sst__persist_empty(th, err) != SST_OK)) {
         return NULL;
@@ -810,6 +811,6 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
                                            const sst__nested *nested, sst_error *err) {
-    static const sst__nested plain = {NULL, false, NULL};
+    static const sst__nested plain = {NULL, false, NULL, false};
     return invoke_checked(cg, thread, input, opts, nested != NULL ? nested : &plain, err);
 }

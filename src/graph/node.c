@@ -671,7 +671,7 @@ sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
     bool hidden = false;
     for (size_t i = 0; i < sst_object_len(state) && !hidden; i++) {
         const char *k = sst_string_cstr(sst_object_key_at(state, i));
-        hidden = strncmp(k, "__", 2) == 0 && strcmp(k, SST_ROOT) != 0;
+        hidden = sst__hidden_field(k);
     }
     if (!hidden) {
         return sst_value_ref(state);
@@ -679,8 +679,7 @@ sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
     sst_value *out = sst_object_empty();
     for (size_t i = 0; i < sst_object_len(state) && out != NULL; i++) {
         const sst_value *k = sst_object_key_at(state, i);
-        if (strncmp(sst_string_cstr(k), "__", 2) != 0 ||
-            strcmp(sst_string_cstr(k), SST_ROOT) == 0) {
+        if (!sst__hidden_field(sst_string_cstr(k))) {
             out = sst_object_setv_take(out, k, sst_value_ref(sst_object_value_at(state, i)), err);
         }
     }

@@ -377,10 +377,8 @@ static sst_value *config_metadata(const sst_graph_thread *th, const sst_invoke_o
         return sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(map),
                              err);
     }
-    const char *cut = strrchr(th->ns, '|');
-    char parent_ns[512];
-    snprintf(parent_ns, sizeof parent_ns, "%.*s", cut != NULL ? (int)(cut - th->ns) : 0, th->ns);
-    const sst_value *pp = sst_is_object(map) ? sst_object_get(map, parent_ns) : th->parent_cp;
+    size_t up = sst__parent_ns_len(th->ns, strlen(th->ns));
+    const sst_value *pp = sst_is_object(map) ? sst_object_getn(map, th->ns, up) : th->parent_cp;
     if (sst_is_object(pp)) { /* the state API on a checkpoint that kept the whole map */
         return sst__set_take(m != NULL ? m : sst_object_empty(), "parents", sst_value_ref(pp), err);
     }
@@ -620,27 +618,31 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     if (sst_run_result_status(rr) == SST_RUN_COMPLETED || th->last_id == NULL) {
         return SST_OK;
     }
+    bool failed = sst_run_result_status(rr) == SST_RUN_FAILED;
+    return sst__persist_writes(th, rp, interrupts, skip_before,
+                               failed ? sst_run_result_error(rr)->msg : NULL,
+                               o->durability != SST_DURABILITY_ASYNC, err);
+}
+
+sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
+                             bool skip_before, const char *error, bool sync, sst_error *err) {
+    const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
     sst_value *w = sst__set_take(sst_object_empty(), "pending",
-                                 sst_value_ref(sst_object_get(rp, "pending") != NULL
-                                                   ? sst_object_get(rp, "pending")
-                                                   : sst_array_empty()),
-                                 err);
-    const sst_value *res = sst_object_get(rp, "resume");
+                                 sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
     w = sst__set_take(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), err);
     w = sst__set_take(w, "interrupts",
                       sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()), err);
     w = sst__set_take(w, "skip_before", sst_bool(skip_before), err);
-    if (sst_run_result_status(rr) == SST_RUN_FAILED) {
-        w = sst__set_take(w, "error", sst_string_new(sst_run_result_error(rr)->msg, err), err);
+    if (error != NULL) {
+        w = sst__set_take(w, "error", sst_string_new(error, err), err);
     }
     if (w == NULL) {
         return sst__code(err);
     }
     sst_payload p = {.value = w};
-    sst_thread_status status =
-        sst_run_result_status(rr) == SST_RUN_FAILED ? SST_THREAD_ERROR : SST_THREAD_INTERRUPTED;
-    sst_code rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
-                                              status, o->durability != SST_DURABILITY_ASYNC, err);
+    sst_code rc = sst_checkpointer_put_writes(
+        th->cp, th->thread_id, th->ns, th->last_id, &p,
+        error != NULL ? SST_THREAD_ERROR : SST_THREAD_INTERRUPTED, sync, err);
     sst_value_unref(w);
     return rc;
 }
@@ -664,21 +666,16 @@ sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, s
     rc = sst__persist_put(th, from->last_step, "fork", th->state, groups, next, NULL, NULL, err);
     sst_value_unref(groups);
     /* The siblings' writes stay; the answers are asked afresh, as a replay asks them. */
-    const sst_value *pend = sst_object_get(rp, "pending");
-    if (rc == SST_OK && sst_array_len(pend) > 0) {
-        sst_value *w = sst__set_take(sst_object_empty(), "pending", sst_value_ref(pend), err);
-        w = sst__set_take(w, "resume", sst_object_empty(), err);
-        w = sst__set_take(w, "interrupts", sst_array_empty(), err);
-        sst_payload p = {.value = w};
-        rc = w != NULL ? sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
-                                                     SST_THREAD_INTERRUPTED, false, err)
-                       : sst__code(err);
-        sst_value_unref(w);
-    }
     sst_value_unref(th->resume_point);
     th->resume_point = rc == SST_OK && rp != NULL ? sst__asked_afresh(rp, true, err) : NULL;
     sst_value_unref(next);
-    return rc == SST_OK && rp != NULL && th->resume_point == NULL ? sst__code(err) : rc;
+    if (rc == SST_OK && rp != NULL && th->resume_point == NULL) {
+        return sst__code(err);
+    }
+    if (rc == SST_OK && sst_array_len(sst_object_get(rp, "pending")) > 0) {
+        rc = sst__persist_writes(th, th->resume_point, NULL, false, NULL, false, err);
+    }
+    return rc;
 }
 
 sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_t parent_step,

@@ -92,13 +92,6 @@ static sst_value *public_metadata(const sst_value *meta, const sst_value *parent
     return sst__set_take(m, "parents", sst_value_ref(parents), err);
 }
 
-/* The parent namespace of @p ns ("a:1|b:2" -> "a:1", "a:1" -> ""), in @p buf. */
-static const char *parent_ns(const char *ns, char *buf, size_t n) {
-    const char *cut = strrchr(ns, '|');
-    snprintf(buf, n, "%.*s", cut != NULL ? (int)(cut - ns) : 0, ns);
-    return buf;
-}
-
 sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error *err) {
     const sst_value *pp = sst_object_get(meta, "pp");
     const sst_value *full = sst_object_get(meta, "parents"); /* written before "pp" was */
@@ -112,16 +105,19 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
         return sst_value_ref(t->pp_map);
     }
     sst_value *map = sst_object_empty();
-    char ns[512], up[512];
-    snprintf(ns, sizeof ns, "%s", t->ns);
+    size_t len = strlen(t->ns); /* each ancestor's namespace is a prefix of t->ns */
     sst_value *m = sst_value_ref(meta);
-    while (map != NULL && ns[0] != '\0' && sst_is_string(sst_object_get(m, "pp"))) {
-        parent_ns(ns, up, sizeof up);
+    while (map != NULL && len > 0 && sst_is_string(sst_object_get(m, "pp"))) {
+        len = sst__parent_ns_len(t->ns, len);
+        char *up = sst__strndup(t->ns, len);
         const char *id = sst_string_cstr(sst_object_get(m, "pp"));
-        map = sst__set_take(map, up, sst_string_new(id, err), err);
+        map = up != NULL ? sst__set_take(map, up, sst_string_new(id, err), err)
+                         : (sst_value_unref(map), sst__enomem(err), NULL);
         sst_error e;
         sst_error_clear(&e);
-        sst_checkpoint *rec = sst_checkpointer_get(t->cp, t->thread_id, up, id, &e);
+        sst_checkpoint *rec =
+            map != NULL ? sst_checkpointer_get(t->cp, t->thread_id, up, id, &e) : NULL;
+        sst__free(up);
         sst_value_unref(m);
         m = rec != NULL && !sst__payload_empty(&rec->metadata)
                 ? sst__payload_parse(&rec->metadata, (size_t)1 << 30, &e)
@@ -130,7 +126,6 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
         if (m == NULL) {
             break; /* an ancestor's checkpoint is gone (pruned): the map stops there */
         }
-        snprintf(ns, sizeof ns, "%s", up);
     }
     sst_value_unref(m);
     if (map != NULL && strlen(sst_string_cstr(pp)) < SST__ID_MAX) {

@@ -79,6 +79,13 @@ char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, c
     return sst__buf_detach(&b, NULL);
 }
 
+size_t sst__parent_ns_len(const char *ns, size_t len) {
+    while (len > 0 && ns[len - 1] != '|') {
+        len--;
+    }
+    return len > 0 ? len - 1 : 0;
+}
+
 /* The graph namespace @p ns names under @p cg, or NULL with @p err set. */
 static const sst_compiled_graph *graph_at(const sst_compiled_graph *cg, const char *ns,
                                           sst_error *err) {
@@ -118,17 +125,12 @@ sst_graph_thread *sst_graph_thread_open_ns(const sst_compiled_graph *cg, sst_che
 
 /* ---- running ---- */
 
-/* True for a state field the engine keeps to itself. */
-static bool hidden(const char *field) {
-    return strncmp(field, "__", 2) == 0 && strcmp(field, SST_ROOT) != 0;
-}
-
 /* The user's fields of @p cg's schema: NULL when it declares none (every field). */
 static bool declares(const sst_compiled_graph *cg, const char *field) {
     size_t n = sst_schema_field_count(cg->schema), declared = 0;
     for (size_t i = 0; i < n; i++) {
         const char *f = sst_schema_field_name(cg->schema, i);
-        if (hidden(f)) {
+        if (sst__hidden_field(f)) {
             continue;
         }
         declared++;
@@ -136,7 +138,7 @@ static bool declares(const sst_compiled_graph *cg, const char *field) {
             return true;
         }
     }
-    return declared == 0 && !hidden(field);
+    return declared == 0 && !sst__hidden_field(field);
 }
 
 /* True when @p names (an array of strings, or NULL: none) holds @p field. */
@@ -185,28 +187,6 @@ static sst_code write_output(sst_node_ctx *ctx, const sst_value *out, sst_error 
         }
     }
     return rc;
-}
-
-/* The values this task was resumed with, by the child's interrupt ids, in *map (NULL: none). */
-static sst_code resume_by_id(sst_task *t, sst_value **map_out, sst_error *err) {
-    sst_value *map = NULL;
-    for (size_t k = 0;; k++) {
-        const sst_value *e = sst_task_resume_value(t, k);
-        if (e == NULL) {
-            break;
-        }
-        const sst_value *id = sst_object_get(e, "id");
-        if (!sst_is_string(id) || sst_object_get(e, "value") == NULL) {
-            continue; /* not resumed this time */
-        }
-        map = sst__setv_take(map != NULL ? map : sst_object_empty(), id,
-                             sst_value_ref(sst_object_get(e, "value")), err);
-        if (map == NULL) {
-            return sst__code(err);
-        }
-    }
-    *map_out = map;
-    return SST_OK;
 }
 
 /*
@@ -393,6 +373,7 @@ static bool travel(sub_run *s, void *ud, bool *cont, sst_error *err, sst_code *r
         *rc = *rc == SST_OK ? sst__persist_copy(s->th, from, err) : *rc;
         sst_graph_thread_free(from);
     }
+    s->nested.loaded = true; /* at s->at, or the copy: the latest */
     *cont = *rc == SST_OK && (s->th->resume_point != NULL || s->th->restart);
     return true;
 }
@@ -417,6 +398,7 @@ static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
     if (sst__persist_load(s->th, NULL, err) != SST_OK) {
         return sst__code(err);
     }
+    s->nested.loaded = true; /* the latest, where the child's invoke starts */
     /* An interrupted or cut run goes on from its checkpoint: resumed, re-run, or crashed. */
     *cont = s->th->resume_point != NULL || s->th->restart;
     if (!*cont && s->th->last_id != NULL && s->child->checkpoints == SST_SUBGRAPH_PER_TASK) {
@@ -428,25 +410,33 @@ static sst_code open_child(sub_run *s, bool *cont, sst_error *err) {
     return SST_OK;
 }
 
-/* Keeps in s->by_id only the ids the child has pending (another call's are not its own). */
-static sst_code own_answers(sub_run *s, sst_error *err) {
-    if (s->by_id == NULL || s->th == NULL) {
-        return SST_OK;
-    }
-    sst_value *mine = sst_object_empty();
-    for (size_t i = 0; i < sst_array_len(s->th->pending) && mine != NULL; i++) {
-        const sst_value *id = sst_object_get(sst_array_get(s->th->pending, i), "id");
-        const sst_value *v =
-            sst_is_string(id) ? sst_object_get(s->by_id, sst_string_cstr(id)) : NULL;
-        if (v != NULL) {
-            mine = sst__setv_take(mine, id, sst_value_ref(v), err);
+/*
+ * The answers the task was resumed with that are the child's: {interrupt id: value} for
+ * the child's pending interrupts (another subgraph call of the node has its own), in
+ * s->by_id (NULL: none).
+ */
+static sst_code own_answers(sub_run *s, sst_task *t, sst_error *err) {
+    sst_value *mine = NULL;
+    for (size_t k = 0;; k++) {
+        const sst_value *e = sst_task_resume_value(t, k);
+        if (e == NULL) {
+            break;
+        }
+        const sst_value *id = sst_object_get(e, "id"), *v = sst_object_get(e, "value");
+        bool pending = false;
+        for (size_t i = 0;
+             sst_is_string(id) && v != NULL && i < sst_array_len(s->th->pending) && !pending; i++) {
+            pending = sst_value_equal(sst_object_get(sst_array_get(s->th->pending, i), "id"), id);
+        }
+        if (pending) { /* else not answered this time, or another call's */
+            mine =
+                sst__setv_take(mine != NULL ? mine : sst_object_empty(), id, sst_value_ref(v), err);
+            if (mine == NULL) {
+                return sst__code(err);
+            }
         }
     }
-    if (mine == NULL) {
-        return sst__code(err);
-    }
-    sst_value_unref(s->by_id);
-    s->by_id = sst_object_len(mine) > 0 ? mine : (sst_value_unref(mine), NULL);
+    s->by_id = mine;
     return SST_OK;
 }
 
@@ -536,11 +526,8 @@ static sst_code prepare(sub_run *s, bool *cont, sst_error *err) {
         return sst__enomem(err);
     }
     sst_code rc = open_child(s, cont, err);
-    if (rc == SST_OK && *cont) {
-        rc = resume_by_id(t, &s->by_id, err);
-    }
-    if (rc == SST_OK && *cont) {
-        rc = own_answers(s, err);
+    if (rc == SST_OK && *cont && s->th != NULL) {
+        rc = own_answers(s, t, err);
     }
     sst_graph_thread *pth = sst__invoke_thread(ud);
     if (rc == SST_OK) {
