@@ -78,21 +78,10 @@ static sst_code persist_command(sst_graph_thread *th, const sst_value *prepared,
     if (rc != SST_OK) {
         return rc;
     }
-    const sst_value *rp = th->resume_point;
-    sst_value *w = sst__set_take(sst_object_empty(), "pending",
-                                 sst_value_ref(sst_object_get(rp, "pending")), err);
-    w = sst__set_take(w, "resume", sst_value_ref(sst_object_get(rp, "resume")), err);
-    w = sst__set_take(w, "interrupts", sst_value_ref(th->pending), err);
-    w = sst__set_take(w, "skip_before", sst_bool(th->skip_before), err);
-    if (w == NULL) {
-        return sst__code(err);
-    }
-    sst_payload p = {.value = w};
-    rc = sst_checkpointer_put_writes(th->cp, th->thread_id, "", th->last_id, &p,
-                                     SST_THREAD_INTERRUPTED, o->durability != SST_DURABILITY_ASYNC,
-                                     err);
-    sst_value_unref(w);
-    return rc;
+    /* The pending interrupts and writes stay on the new checkpoint (in its namespace:
+     * the root's writer used to put them under "" whatever the thread's). */
+    return sst__persist_writes(th, th->resume_point, th->pending, th->skip_before, NULL,
+                               o->durability != SST_DURABILITY_ASYNC, err);
 }
 
 sst_code sst__apply_command(const sst_compiled_graph *cg, sst_graph_thread *th,

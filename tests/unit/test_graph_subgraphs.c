@@ -220,6 +220,40 @@ static void test_interrupt_deep_resume(void **state) {
     nest_free(&n);
 }
 
+/*
+ * A Command{update} on a subgraph's own thread (opened by namespace) writes its checkpoint
+ * and keeps the interrupt pending there, in the subgraph's namespace.
+ */
+static void test_command_on_child_thread(void **state) {
+    (void)state;
+    nest n;
+    nest_build(&n, SST_SUBGRAPH_PER_TASK);
+    sst_error err;
+    sst_graph_thread *th = sst_graph_thread_open(n.cg[0], CP, "cmd", &err);
+    sst_graph_result *r = invoke(n.cg[0], th, "{\"log\": []}", NULL);
+    const char *ns =
+        sst_string_cstr(sst_object_get(sst_array_get(sst_graph_result_interrupts(r), 0), "ns"));
+    sst_graph_thread *cth = sst_graph_thread_open_ns(n.cg[0], CP, "cmd", ns, &err);
+    sst_graph_result_free(r);
+    assert_non_null(cth);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    sst_value *upd = tu_json("{\"log\": [\"edited\"]}");
+    o.update = upd;
+    r = invoke(n.cg[2], cth, NULL, &o);
+    sst_value_unref(upd);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_INTERRUPTED);
+    sst_graph_result_free(r);
+    sst_value *cs = sst_graph_get_state(cth, NULL, &err);
+    assert_non_null(cs);
+    assert_int_equal(sst_array_len(sst_object_get(cs, "interrupts")), 1);
+    assert_json_eq(sst_object_get(cs, "values"), "{\"log\": [\"pre\", \"a\", \"edited\"]}");
+    sst_value_unref(cs);
+    sst_graph_thread_free(cth);
+    sst_graph_thread_free(th);
+    nest_free(&n);
+}
+
 /* Stream events of every level, with their namespaces, in order. */
 typedef struct seen {
     char lines[32][160];
@@ -485,9 +519,13 @@ static void test_retry_goes_on(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_interrupt_deep_resume), cmocka_unit_test(test_stream_namespaces),
-        cmocka_unit_test(test_parent_command),        cmocka_unit_test(test_checkpoint_modes),
-        cmocka_unit_test(test_failure_and_parallel),  cmocka_unit_test(test_retry_goes_on),
+        cmocka_unit_test(test_interrupt_deep_resume),
+        cmocka_unit_test(test_command_on_child_thread),
+        cmocka_unit_test(test_stream_namespaces),
+        cmocka_unit_test(test_parent_command),
+        cmocka_unit_test(test_checkpoint_modes),
+        cmocka_unit_test(test_failure_and_parallel),
+        cmocka_unit_test(test_retry_goes_on),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
