@@ -434,7 +434,5 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
  */
 sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
                          const sst_value *child, bool head, sst_error *err);
-/* {"configurable": {"thread_id", "checkpoint_ns": "", "checkpoint_id"}} */
-sst_value *sst__config_value(const char *thread_id, const char *checkpoint_id, sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_INT_H */

@@ -45,13 +45,6 @@ static sst_value *config_of(const char *thread_id, const char *ns, const sst_val
     return sst__set_take(sst_object_empty(), "configurable", c, err);
 }
 
-sst_value *sst__config_value(const char *thread_id, const char *checkpoint_id, sst_error *err) {
-    sst_value *id = sst_string_new(checkpoint_id, err);
-    sst_value *c = id != NULL ? config_of(thread_id, "", id, NULL, err) : NULL;
-    sst_value_unref(id);
-    return c;
-}
-
 /*
  * ISO 8601 with microseconds and +00:00, as Python's datetime.isoformat().
  * Times are kept in milliseconds; the microseconds are the counter of the
