@@ -104,4 +104,61 @@ function M.sorted_add(x, y)
   return superstep.array(out)
 end
 
+-- ---- StateSnapshot comparisons (the subgraph ports) ----
+-- exp may hold predicates (functions) where Python uses AnyStr()/AnyDict():
+-- like() compares got with exp after replacing each matched position by "<any>".
+local function norm(got, exp)
+  if type(exp) == "function" then
+    if exp(got) then return "<any>", "<any>" end
+    return got, "<predicate>"
+  end
+  if type(exp) == "table" and type(got) == "table" then
+    local g, e = {}, {}
+    for k, v in pairs(got) do g[k] = v end
+    for k, v in pairs(exp) do g[k], e[k] = norm(got[k], v) end
+    setmetatable(e, getmetatable(exp)); setmetatable(g, getmetatable(got))
+    return g, e
+  end
+  return got, exp
+end
+function M.like(got, exp, what)
+  local g, e = norm(got, exp)
+  T.eq(g, e, what)
+end
+M.PULL = "__pregel_pull"
+-- AnyStr(), AnyStr(prefix), and a checkpoint_map / parents holding the root "" entry
+M.ANY = function(v) return M.any_str(v) end
+function M.prefix(p) return function(v) return type(v) == "string" and v:sub(1, #p) == p end end
+M.ANY_MAP = function(v) return type(v) == "table" and M.any_str(v[""]) end
+
+-- a StateSnapshot's fields (tasks as PregelTask fields, nested snapshots too)
+function M.snap(s)
+  if type(s) ~= "table" then return s end
+  local tasks = {}
+  for i, t in ipairs(s.tasks or {}) do
+    local st = t.state
+    if type(st) == "table" and st.values ~= nil then st = M.snap(st) end
+    tasks[i] = { id = t.id, name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = st, result = t.result }
+  end
+  return { values = s.values, next = s.next, tasks = tasks, config = s.config, metadata = s.metadata,
+           created_at = s.created_at, parent_config = s.parent_config, interrupts = s.interrupts }
+end
+-- StateSnapshot(...) with LangGraph's defaults
+function M.Snapshot(t)
+  t.created_at = t.created_at or M.ANY
+  t.interrupts = t.interrupts or sst.array{}
+  t.tasks = t.tasks or sst.array{}
+  return t
+end
+-- PregelTask(id, name, path, ...)
+function M.Task(name, path, extra)
+  local t = { id = M.ANY, name = name, path = path, interrupts = sst.array{} }
+  for k, v in pairs(extra or {}) do t[k] = v end
+  return t
+end
+function M.root_config(thread_id)
+  return { configurable = { thread_id = thread_id, checkpoint_ns = "", checkpoint_id = M.ANY } }
+end
+
 return M

@@ -16,61 +16,10 @@
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
-local PULL = "__pregel_pull"
+local PULL = lg.PULL
 
--- exp may hold predicates (functions) where Python uses AnyStr()/AnyDict():
--- like() compares got with exp after replacing each matched position by "<any>".
-local function norm(got, exp)
-  if type(exp) == "function" then
-    if exp(got) then return "<any>", "<any>" end
-    return got, "<predicate>"
-  end
-  if type(exp) == "table" and type(got) == "table" then
-    local g, e = {}, {}
-    for k, v in pairs(got) do g[k] = v end
-    for k, v in pairs(exp) do g[k], e[k] = norm(got[k], v) end
-    setmetatable(e, getmetatable(exp)); setmetatable(g, getmetatable(got))
-    return g, e
-  end
-  return got, exp
-end
-local function like(got, exp, what)
-  local g, e = norm(got, exp)
-  T.eq(g, e, what)
-end
-local ANY = function(v) return lg.any_str(v) end
-local function prefix(p) return function(v) return type(v) == "string" and v:sub(1, #p) == p end end
-local ANY_MAP = function(v) return type(v) == "table" and lg.any_str(v[""]) end
-
--- a StateSnapshot's fields (tasks as PregelTask fields, nested snapshots too)
-local function snap(s)
-  if type(s) ~= "table" then return s end
-  local tasks = {}
-  for i, t in ipairs(s.tasks or {}) do
-    local st = t.state
-    if type(st) == "table" and st.values ~= nil then st = snap(st) end
-    tasks[i] = { id = t.id, name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
-                 state = st, result = t.result }
-  end
-  return { values = s.values, next = s.next, tasks = tasks, config = s.config, metadata = s.metadata,
-           created_at = s.created_at, parent_config = s.parent_config, interrupts = s.interrupts }
-end
--- StateSnapshot(...) with LangGraph's defaults
-local function Snapshot(t)
-  t.created_at = t.created_at or ANY
-  t.interrupts = t.interrupts or sst.array{}
-  t.tasks = t.tasks or sst.array{}
-  return t
-end
--- PregelTask(id, name, path, ...)
-local function Task(name, path, extra)
-  local t = { id = ANY, name = name, path = path, interrupts = sst.array{} }
-  for k, v in pairs(extra or {}) do t[k] = v end
-  return t
-end
-local function root_config(thread_id)
-  return { configurable = { thread_id = thread_id, checkpoint_ns = "", checkpoint_id = ANY } }
-end
+local like, ANY, prefix, ANY_MAP = lg.like, lg.ANY, lg.prefix, lg.ANY_MAP
+local snap, Snapshot, Task, root_config = lg.snap, lg.Snapshot, lg.Task, lg.root_config
 local ANY_ID_HUMAN = function(content)
   return { role = "user", content = content, id = ANY }
 end
