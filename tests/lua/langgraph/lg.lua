@@ -161,4 +161,40 @@ function M.root_config(thread_id)
   return { configurable = { thread_id = thread_id, checkpoint_ns = "", checkpoint_id = M.ANY } }
 end
 
+-- ---- StateSnapshot equality (the issue-14 ports) ----
+-- got == StateSnapshot(...) of a root graph, with AnyStr() for checkpoint_id, created_at and
+-- task ids; exp = {values, next, tasks, metadata, thread_id, parent_config, interrupts?}.
+function M.snap_eq(got, exp, what)
+  local cfg = got.config and got.config.configurable or {}
+  T.check(M.any_str(cfg.checkpoint_id), what .. ": checkpoint_id")
+  T.check(M.any_str(got.created_at), what .. ": created_at")
+  local tasks = {}
+  for i, t in ipairs(got.tasks or {}) do
+    T.check(M.any_str(t.id), what .. ": task " .. i .. " id")
+    tasks[i] = { name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
+                 state = t.state, result = t.result }
+  end
+  T.eq({ values = got.values, next = got.next, tasks = tasks, metadata = got.metadata,
+         config = got.config, parent_config = got.parent_config, interrupts = got.interrupts },
+       { values = exp.values, next = exp.next, tasks = exp.tasks, metadata = exp.metadata,
+         config = { configurable = { thread_id = exp.thread_id, checkpoint_ns = "",
+                                     checkpoint_id = cfg.checkpoint_id } },
+         parent_config = exp.parent_config, interrupts = exp.interrupts or sst.array{} }, what)
+end
+-- PregelTask(AnyStr(), name, (PULL, name), result=result), the id checked by snap_eq
+function M.task(name, result)
+  return { name = name, path = { M.PULL, name }, interrupts = sst.array{}, result = result }
+end
+-- A list of Interrupt(value=..., id=AnyStr()): ids checked, each kept as {value, id = true}
+function M.interrupts(list, what)
+  local out = {}
+  for i, it in ipairs(list or {}) do
+    T.check(M.any_str(it.id), what .. ": interrupt " .. i .. " id")
+    out[i] = { value = it.value, id = true }
+  end
+  return out
+end
+-- Interrupt(value, id=AnyStr()) as M.interrupts keeps it
+function M.Interrupt(value) return { value = value, id = true } end
+
 return M

@@ -6,40 +6,11 @@ local T = require("checks")
 local lg = require("lg")
 local PULL = "__pregel_pull"
 
--- PregelTask(AnyStr(), name, (PULL, name), result=result)
-local function task(name, result)
-  return { name = name, path = { PULL, name }, interrupts = sst.array{}, result = result }
-end
+local task = lg.task
+local snap_eq = lg.snap_eq
 
--- got == StateSnapshot(...), with AnyStr() for checkpoint_id, created_at and task ids.
-local function snap_eq(got, exp, what)
-  local cfg = got.config and got.config.configurable or {}
-  T.check(lg.any_str(cfg.checkpoint_id), what .. ": checkpoint_id")
-  T.check(lg.any_str(got.created_at), what .. ": created_at")
-  local tasks = {}
-  for i, t in ipairs(got.tasks or {}) do
-    T.check(lg.any_str(t.id), what .. ": task " .. i .. " id")
-    tasks[i] = { name = t.name, path = t.path, error = t.error, interrupts = t.interrupts,
-                 state = t.state, result = t.result }
-  end
-  T.eq({ values = got.values, next = got.next, tasks = tasks, metadata = got.metadata,
-         config = got.config, parent_config = got.parent_config, interrupts = got.interrupts },
-       { values = exp.values, next = exp.next, tasks = exp.tasks, metadata = exp.metadata,
-         config = { configurable = { thread_id = exp.thread_id, checkpoint_ns = "",
-                                     checkpoint_id = cfg.checkpoint_id } },
-         parent_config = exp.parent_config, interrupts = exp.interrupts or sst.array{} }, what)
-end
-
--- Interrupt(value=..., id=AnyStr())
-local function interrupts(list, what)
-  local out = {}
-  for i, it in ipairs(list or {}) do
-    T.check(lg.any_str(it.id), what .. ": interrupt " .. i .. " id")
-    out[i] = { value = it.value, id = true }
-  end
-  return out
-end
-local function Interrupt(value) return { value = value, id = true } end
+local interrupts = lg.interrupts
+local Interrupt = lg.Interrupt
 
 local tool_two_node_count = 0
 local function tool_two_node(s)
