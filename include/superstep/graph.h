@@ -129,6 +129,24 @@ typedef struct sst_node_opts {
      */
     const sst_retry_policy *retry_policies;
     size_t n_retry_policies;
+    /*
+     * LangGraph's timeout=TimeoutPolicy(run_timeout=, idle_timeout=): how long
+     * one attempt may take (see sst_timeout_policy in pregel.h). A node that
+     * runs out of time fails with SST_ETIMEOUT (retried under its policy);
+     * long-running C code asks sst_node_cancelled. Zeroes: the graph's default
+     * (sst_graph_set_default_timeout), else none.
+     */
+    sst_timeout_policy timeout;
+    /*
+     * LangGraph's error_handler=: run in the same superstep when this node
+     * fails for good (its retries spent; interrupts are not failures). The
+     * handler is node "__error_handler__<name>": it sees the same state view
+     * and Send input, sst_node_error tells what failed, and its updates and
+     * goto are committed in the failed node's place. Its own failure fails
+     * the run. NULL: the graph's default handler (set_node_defaults), if any.
+     */
+    sst_node_fn error_handler;
+    void *error_handler_user_data;
 } sst_node_opts;
 
 SST_API void sst_node_opts_init(sst_node_opts *o);
@@ -144,6 +162,25 @@ SST_API void sst_node_opts_init(sst_node_opts *o);
 SST_NODISCARD SST_API sst_code sst_graph_set_default_retry(sst_graph *g,
                                                            const sst_retry_policy *policies,
                                                            size_t n, sst_error *err);
+
+/**
+ * LangGraph's set_node_defaults(timeout=...): the timeout of every node,
+ * error handlers included, whose options leave `timeout` zero. NULL or
+ * zeroes clear it.
+ * @return SST_OK; SST_EINVAL (NULL graph, a negative timeout).
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_default_timeout(sst_graph *g,
+                                                             const sst_timeout_policy *timeout,
+                                                             sst_error *err);
+
+/**
+ * LangGraph's set_node_defaults(error_handler=...): the error handler of
+ * every node that has none of its own (error handlers excepted), run as node
+ * "__default_error_handler__" with the whole state. NULL clears it.
+ * @return SST_OK; SST_EINVAL for a NULL graph.
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_default_error_handler(sst_graph *g, sst_node_fn fn,
+                                                                   void *user_data, sst_error *err);
 
 /**
  * Adds node @p name (copied).
@@ -236,6 +273,15 @@ SST_NODISCARD SST_API sst_code sst_graph_add_conditional_edges(sst_graph *g, con
  */
 SST_NODISCARD SST_API sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err);
 
+/**
+ * Send(node, arg, timeout=...): as sst_send_new, with a timeout (copied) for
+ * the task it makes, in place of the node's. The value gets a "timeout":
+ * {"run": s, "idle": s, "heartbeat"?: true} member.
+ */
+SST_NODISCARD SST_API sst_value *sst_send_new_timeout(const char *node, sst_value *arg,
+                                                      const sst_timeout_policy *timeout,
+                                                      sst_error *err);
+
 /* ---- subgraphs --------------------------------------------------------- */
 
 /**
@@ -284,6 +330,12 @@ typedef struct sst_compile_opts {
                                            SST_ALL_NODES: any node */
     size_t n_after;
     sst_subgraph_checkpoints checkpoints; /* as a subgraph; default SST_SUBGRAPH_PER_TASK */
+    /*
+     * LangGraph's graph.step_timeout: seconds a superstep may take, its tasks'
+     * retries included; a superstep past it fails the run with SST_ETIMEOUT
+     * (not retried, not handled by error handlers). 0: none.
+     */
+    double step_timeout_s;
 } sst_compile_opts;
 
 SST_API void sst_compile_opts_init(sst_compile_opts *o);
@@ -493,6 +545,27 @@ SST_NODISCARD SST_API sst_code sst_node_run_subgraph(sst_node_ctx *ctx,
  * node runs.
  */
 SST_API const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx);
+
+/**
+ * In an error handler (sst_node_opts.error_handler): what failed, as
+ * {"node": name, "error": {"code": "SST_...", "message": ..., and for a
+ * timeout "kind", "timeout", "run_timeout", "idle_timeout", "elapsed"}}
+ * (LangGraph's NodeError). NULL in any other node. Borrowed.
+ */
+SST_API const sst_value *sst_node_error(const sst_node_ctx *ctx);
+
+/**
+ * Whether the node ran out of time (sst_node_opts.timeout): long-running C
+ * code asks now and then and returns when it did; its result is dropped for
+ * an SST_ETIMEOUT failure either way.
+ */
+SST_API bool sst_node_cancelled(const sst_node_ctx *ctx);
+
+/** Records progress: restarts the node's idle timeout (LangGraph's runtime.heartbeat()). */
+SST_API void sst_node_heartbeat(sst_node_ctx *ctx);
+
+/** The node's timeout (borrowed), or NULL when it has none. */
+SST_API const sst_timeout_policy *sst_node_timeout(const sst_node_ctx *ctx);
 
 /** Fails the node with a message; returns @p code (retried only under the node's retry policy). */
 SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...)
@@ -766,6 +839,11 @@ SST_API const sst_value *sst_graph_result_interrupts(const sst_graph_result *r);
 SST_API const sst_error *sst_graph_result_error(const sst_graph_result *r);
 /** The node whose failure ended the run (borrowed), or NULL. */
 SST_API const char *sst_graph_result_error_node(const sst_graph_result *r);
+/**
+ * More about the error (borrowed), or NULL: for a timeout {"kind": "run" |
+ * "idle", "timeout", "run_timeout", "idle_timeout", "elapsed"} (seconds).
+ */
+SST_API const sst_value *sst_graph_result_error_detail(const sst_graph_result *r);
 /** Supersteps run by this invoke. */
 SST_API uint64_t sst_graph_result_steps(const sst_graph_result *r);
 SST_API void sst_graph_result_free(sst_graph_result *r);

@@ -96,6 +96,27 @@ SST_API void sst_retry_policy_init(sst_retry_policy *p);
 SST_API uint64_t sst_retry_policy_delay_ms(const sst_retry_policy *p, unsigned attempt,
                                            double jitter01);
 
+/* ---- timeouts ---------------------------------------------------------- */
+
+/**
+ * How long one attempt of a task may take (LangGraph's TimeoutPolicy). A
+ * task past either limit fails with SST_ETIMEOUT, retried like any error
+ * under its vertex's retry policy. Enforcement is cooperative: a compute
+ * function that runs long asks sst_task_cancelled and stops (the Lua layer
+ * asks from a debug hook, so a spinning Lua node stops by itself); whatever
+ * an attempt returns after its time ran out is dropped for the timeout error.
+ */
+typedef struct sst_timeout_policy {
+    double run_timeout_s;  /* wall-clock cap of one attempt, never refreshed; 0: none */
+    double idle_timeout_s; /* longest time without progress; 0: none */
+    /*
+     * false (LangGraph's refresh_on="auto"): progress is sst_task_heartbeat
+     * and every event the task emits (sst_task_emit, streamed tokens); true
+     * ("heartbeat"): sst_task_heartbeat only.
+     */
+    bool heartbeat_only;
+} sst_timeout_policy;
+
 /* ---- vertices ---------------------------------------------------------- */
 
 /**
@@ -128,6 +149,18 @@ typedef struct sst_vertex_opts {
      * are not deferred. Default false.
      */
     bool defer;
+    /* How long one attempt may take; default none (zeroes). */
+    sst_timeout_policy timeout;
+    /*
+     * LangGraph's error_handler: the vertex (by name, resolved when the set is
+     * built) that handles a task of this vertex failing for good (its retries
+     * spent). In the same superstep a task of that vertex runs instead, with
+     * the same state, input and inbox and sst_task_failure telling what
+     * failed; its writes are committed in the failed task's place. Interrupts,
+     * SST_EPARENT and SST_ENOMEM are not handled; a handler's own failure fails
+     * the run. NULL: none.
+     */
+    const char *error_vertex;
 } sst_vertex_opts;
 
 SST_API void sst_vertex_opts_init(sst_vertex_opts *o);
@@ -279,6 +312,10 @@ typedef struct sst_run_opts {
     bool keep_raw_deltas;     /* give the hook each task's delta as written (stats raw_delta) */
     const char *run_key;      /* mixed into task ids (thread, checkpoint); default "" */
     uint64_t jitter_seed;     /* 0: random; else retry jitter is reproducible */
+    /* Seconds each superstep may take, retries included (LangGraph's step_timeout): its
+     * tasks see the deadline through sst_task_cancelled; one past it fails the run with
+     * SST_ETIMEOUT, neither retried nor handled. 0: none. */
+    double step_timeout_s;
     sst_before_fn before_superstep;
     sst_superstep_fn on_superstep;
     sst_retry_fn on_retry;
@@ -362,6 +399,41 @@ SST_NODISCARD SST_API sst_code sst_task_send(sst_task *t, const char *vertex, ss
 SST_NODISCARD SST_API sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message,
                                                 sst_error *err);
 /**
+ * As sst_task_send, with a timeout for the task the Send makes that replaces
+ * the target vertex's (LangGraph's Send(node, arg, timeout=...)). @p timeout
+ * is copied; NULL: the vertex's.
+ */
+SST_NODISCARD SST_API sst_code sst_task_send_timeout(sst_task *t, const char *vertex,
+                                                     sst_value *payload,
+                                                     const sst_timeout_policy *timeout,
+                                                     sst_error *err);
+
+/**
+ * Whether this attempt ran out of time (sst_timeout_policy): a long-running
+ * compute function asks now and then, and returns (any code) when it did.
+ * Always false for a task without a timeout.
+ */
+SST_API bool sst_task_cancelled(const sst_task *t);
+
+/** Records progress: restarts the idle timeout (LangGraph's runtime.heartbeat()). */
+SST_API void sst_task_heartbeat(sst_task *t);
+
+/**
+ * The task's timeout (borrowed: its Send's or its vertex's), or NULL when it
+ * has none and its superstep has no deadline (sst_run_opts.step_timeout_s;
+ * with only that deadline the policy returned is zeroes).
+ */
+SST_API const sst_timeout_policy *sst_task_timeout(const sst_task *t);
+
+/**
+ * For a task that handles another's failure (sst_vertex_opts.error_vertex):
+ * {"node": the failed vertex, "error": {"code": "SST_...", "message": ...}}
+ * plus, for a timeout, the error's details (sst_run_result_error_detail)
+ * under "error". NULL for any other task. Borrowed.
+ */
+SST_API const sst_value *sst_task_failure(const sst_task *t);
+
+/**
  * Votes to halt: without this vote a vertex stays active and runs again in
  * the next superstep (classic Pregel). A halted vertex wakes on an
  * activation or a message.
@@ -379,6 +451,12 @@ SST_API sst_code sst_task_fail(sst_task *t, sst_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/**
+ * Attaches details (takes an object) to the failure this attempt returns:
+ * sst_run_result_error_detail shows them when the failure ends the run.
+ */
+SST_API void sst_task_set_error_detail(sst_task *t, sst_value *detail);
 
 /**
  * Interrupts the run with @p value (takes): returns SST_EINTERRUPT for
@@ -405,6 +483,12 @@ SST_API uint64_t sst_run_result_supersteps(const sst_run_result *r);
 SST_API const sst_error *sst_run_result_error(const sst_run_result *r);
 /** The vertex whose task failed (borrowed), or NULL. */
 SST_API const char *sst_run_result_error_vertex(const sst_run_result *r);
+/**
+ * More about the error of a failed run (borrowed), or NULL. A timeout gives
+ * {"kind": "run" | "idle", "timeout": s, "run_timeout": s | null,
+ * "idle_timeout": s | null, "elapsed": s}, as LangGraph's NodeTimeoutError.
+ */
+SST_API const sst_value *sst_run_result_error_detail(const sst_run_result *r);
 /**
  * Interrupts of an interrupted run (borrowed array, [] otherwise), each
  * {"vertex": name, "task": id, "value": value}, in task order.

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "values/build.h"
 
 #define GROW(arr, n, cap) ((n) < (cap) ? true : grow_array((void **)&(arr), &(cap), sizeof *(arr)))
 
@@ -42,6 +43,7 @@ sst_graph *sst_graph_new(sst_error *err) {
 
 static void node_free(sst__node *n) {
     sst__free(n->name);
+    sst__free(n->handler);
     sst_value_unref(n->metadata);
     sst_value_unref(n->input_fields);
     sst__free(n->retry_list);
@@ -132,10 +134,52 @@ void sst_node_opts_init(sst_node_opts *o) {
     o->n_input_fields = 0;
     o->retry_policies = NULL;
     o->n_retry_policies = 0;
+    memset(&o->timeout, 0, sizeof o->timeout);
+    o->error_handler = NULL;
+    o->error_handler_user_data = NULL;
+}
+
+static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
+                         const sst_node_opts *opts, bool handler, sst_error *err);
+
+/* Adds node @p name's error handler node and names it as the node's handler. */
+static sst_code add_handler(sst_graph *g, const char *name, const sst_node_opts *opts,
+                            sst_error *err) {
+    char hname[sizeof SST__HANDLER_PREFIX + 256];
+    snprintf(hname, sizeof hname, "%s%s", SST__HANDLER_PREFIX, name);
+    if (sst__graph_find(g, hname) != SIZE_MAX) {
+        return sst__error(err, SST_EINVAL, "graph: error handler node '%s' already exists", hname);
+    }
+    sst_node_opts ho;
+    sst_node_opts_init(&ho);
+    ho.input_fields = opts->input_fields;
+    ho.n_input_fields = opts->n_input_fields;
+    sst_code rc =
+        add_node(g, hname, opts->error_handler, opts->error_handler_user_data, &ho, true, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    sst__node *n = &g->nodes[sst__graph_find(g, name)];
+    n->handler = dup(hname);
+    if (n->handler == NULL) {
+        return sst__enomem(err);
+    }
+    return SST_OK;
 }
 
 sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
                             const sst_node_opts *opts, sst_error *err) {
+    return add_node(g, name, fn, user_data, opts, false, err);
+}
+
+static bool timeout_ok(const sst_timeout_policy *t) {
+    return t->run_timeout_s >= 0 && t->idle_timeout_s >= 0 && t->run_timeout_s <= 1e9 &&
+           t->idle_timeout_s <= 1e9;
+}
+
+/* @p handler: an error handler node, whose reserved name is made here. */
+static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
+                         const sst_node_opts *opts, bool handler, sst_error *err) {
     if (g == NULL || name == NULL || fn == NULL) {
         return sst__error(err, SST_EINVAL, "graph: add node: NULL %s",
                           g == NULL      ? "graph"
@@ -145,10 +189,11 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     if (name[0] == '\0') {
         return sst__error(err, SST_EINVAL, "graph: add node: empty name");
     }
-    if (strcmp(name, SST_START) == 0 || strcmp(name, SST_END) == 0 || strncmp(name, "__", 2) == 0) {
+    if (!handler && (strcmp(name, SST_START) == 0 || strcmp(name, SST_END) == 0 ||
+                     strncmp(name, "__", 2) == 0)) {
         return sst__error(err, SST_EINVAL, "graph: node name '%s' is reserved", name);
     }
-    if (!sst_utf8_valid(name, strlen(name)) || strlen(name) > 255) {
+    if (!sst_utf8_valid(name, strlen(name)) || strlen(name) > (handler ? 300 : 255)) {
         return sst__error(err, SST_EINVAL, "graph: node name must be 1..255 bytes of UTF-8");
     }
     if (sst__graph_find(g, name) != SIZE_MAX) {
@@ -158,6 +203,10 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     if (opts == NULL) {
         sst_node_opts_init(&defaults);
         opts = &defaults;
+    }
+    if (!timeout_ok(&opts->timeout)) {
+        return sst__error(err, SST_EINVAL,
+                          "graph: node '%s': a timeout must be a positive number of seconds", name);
     }
     if (!GROW(g->nodes, g->n_nodes, g->cap_nodes)) {
         return sst__enomem(err);
@@ -169,6 +218,8 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     n->user_data = user_data;
     n->retry = opts->retry;
     n->defer = opts->defer;
+    n->timeout = opts->timeout;
+    n->is_handler = handler;
     n->metadata = sst_value_ref(opts->metadata != NULL ? opts->metadata : sst_null());
     n->ends = opts->n_ends ? sst__calloc(opts->n_ends, sizeof *n->ends) : NULL;
     bool ok = n->name != NULL && (opts->n_ends == 0 || n->ends != NULL);
@@ -187,7 +238,16 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
         return rc;
     }
     g->n_nodes++;
-    return SST_OK;
+    if (opts->error_handler != NULL && !handler) {
+        rc = add_handler(g, name, opts, err);
+        if (rc != SST_OK) { /* take the node back: the graph is as before the call */
+            size_t k = sst__graph_find(g, name);
+            node_free(&g->nodes[k]);
+            memmove(&g->nodes[k], &g->nodes[k + 1], (g->n_nodes - k - 1) * sizeof *g->nodes);
+            g->n_nodes--;
+        }
+    }
+    return rc;
 }
 
 sst_code sst_graph_add_edge(sst_graph *g, const char *from, const char *to, sst_error *err) {
@@ -369,6 +429,41 @@ sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err) {
     return sst_object_set_take(o, "arg", arg != NULL ? arg : sst_null(), err);
 }
 
+sst_value *sst_send_new_timeout(const char *node, sst_value *arg, const sst_timeout_policy *timeout,
+                                sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (timeout != NULL && !timeout_ok(timeout)) {
+        sst_value_unref(arg);
+        sst__error(err, SST_EINVAL, "Send to '%s': a timeout must be a positive number of seconds",
+                   node != NULL ? node : "(null)");
+        return NULL;
+    }
+    sst_value *s = sst_send_new(node, arg, err);
+    if (s == NULL || timeout == NULL ||
+        (timeout->run_timeout_s == 0 && timeout->idle_timeout_s == 0)) {
+        return s;
+    }
+    sst_value *t =
+        sst__set_take(sst_object_empty(), "run", sst_double_new(timeout->run_timeout_s, err), err);
+    t = sst__set_take(t, "idle", sst_double_new(timeout->idle_timeout_s, err), err);
+    if (timeout->heartbeat_only) {
+        t = sst__set_take(t, "heartbeat", sst_bool(true), err);
+    }
+    return sst__set_take(s, "timeout", t, err);
+}
+
+bool sst__timeout_of(const sst_value *v, sst_timeout_policy *out) {
+    memset(out, 0, sizeof *out);
+    const sst_value *run = sst_object_get(v, "run"), *idle = sst_object_get(v, "idle");
+    if (v == NULL || !sst_is_number(run) || !sst_is_number(idle)) {
+        return false;
+    }
+    out->run_timeout_s = sst_number_value(run);
+    out->idle_timeout_s = sst_number_value(idle);
+    out->heartbeat_only = sst_bool_value(sst_object_get(v, "heartbeat"));
+    return true;
+}
+
 /* ---- compile ---- */
 
 void sst_compile_opts_init(sst_compile_opts *o) {
@@ -393,19 +488,27 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
         o.ends = (const char *const *)n->ends;
         o.n_ends = n->n_ends;
         o.defer = n->defer;
-        rc = sst_graph_add_node(c, n->name, n->fn, n->user_data, &o, err);
+        o.timeout = n->timeout;
+        rc = add_node(c, n->name, n->fn, n->user_data, &o, n->is_handler, err);
         if (rc == SST_OK) {
             sst__node *cn = &c->nodes[c->n_nodes - 1];
             cn->input_fields = n->input_fields != NULL ? sst_value_ref(n->input_fields) : NULL;
             cn->sub = n->sub;
+            if (n->handler != NULL && (cn->handler = dup(n->handler)) == NULL) {
+                rc = sst__enomem(err);
+            }
             rc = sst__retry_list_copy(&cn->retry_list, &cn->n_retry_list, n->retry_list,
                                       n->n_retry_list, err);
         }
     }
     if (rc == SST_OK) {
         c->root = g->root;
+        c->default_timeout = g->default_timeout;
         rc = sst__retry_list_copy(&c->default_retry, &c->n_default_retry, g->default_retry,
                                   g->n_default_retry, err);
+    }
+    if (rc == SST_OK && g->default_handler != NULL) {
+        rc = sst__add_default_handler(c, g->default_handler, g->default_handler_user_data, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
         rc = sst_graph_add_edge(c, g->edges[i].from, g->edges[i].to, err);
@@ -823,7 +926,7 @@ static sst_code check_reachable(const sst_graph *g, bool *end_reached, char **un
     sst__buf_init(&list);
     size_t count = 0;
     for (size_t i = 0; i < g->n_nodes; i++) {
-        if (!seen[i]) {
+        if (!seen[i] && !g->nodes[i].is_handler) { /* a handler runs when its node fails */
             sst__buf_printf(&list, "%s'%s'", count++ ? ", " : "", g->nodes[i].name);
         }
     }
@@ -869,7 +972,7 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached,
         sst_compiled_graph_free(cg);
         return NULL;
     }
-    size_t n = g->n_nodes;
+    size_t n = cg->g->n_nodes; /* the copy may hold a default error handler more */
     cg->routes = sst__calloc(n, sizeof *cg->routes);
     cg->refs = sst__calloc(n, sizeof *cg->refs);
     cg->ran_sub = sst__calloc(n, sizeof *cg->ran_sub);
@@ -898,8 +1001,13 @@ static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
         cg->refs[i].index = i;
         sst_vertex_opts vo;
         sst_vertex_opts_init(&vo);
-        vo.retry = sst__node_policy(cg->g, &cg->g->nodes[i]);
-        vo.defer = cg->g->nodes[i].defer;
+        const sst__node *n = &cg->g->nodes[i];
+        vo.retry = sst__node_policy(cg->g, n);
+        vo.defer = n->defer;
+        vo.timeout = n->timeout.run_timeout_s > 0 || n->timeout.idle_timeout_s > 0
+                         ? n->timeout
+                         : cg->g->default_timeout;
+        vo.error_vertex = n->handler;
         rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
                                            &vo, err);
     }
@@ -949,6 +1057,12 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         return NULL;
     }
     cg->checkpoints = opts->checkpoints;
+    if (!(opts->step_timeout_s >= 0)) {
+        sst__error(err, SST_EINVAL, "compile: step_timeout must be a positive number of seconds");
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    cg->step_timeout_s = opts->step_timeout_s;
     if (mark_interrupts(cg, opts, err) != SST_OK || build_pregel(cg, err) != SST_OK) {
         sst_compiled_graph_free(cg);
         return NULL;
@@ -975,4 +1089,16 @@ const sst_value *sst_compiled_graph_input_fields(const sst_compiled_graph *cg) {
 
 const sst_value *sst_compiled_graph_output_fields(const sst_compiled_graph *cg) {
     return cg != NULL ? cg->g->output_fields : NULL;
+}
+
+sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err) {
+    sst_code rc = add_node(g, SST__DEFAULT_HANDLER, fn, user_data, NULL, true, err);
+    for (size_t i = 0; rc == SST_OK && i < g->n_nodes; i++) {
+        sst__node *n = &g->nodes[i];
+        if (!n->is_handler && n->handler == NULL &&
+            (n->handler = dup(SST__DEFAULT_HANDLER)) == NULL) {
+            rc = sst__enomem(err);
+        }
+    }
+    return rc;
 }

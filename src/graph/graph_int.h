@@ -31,7 +31,18 @@ typedef struct sst__node {
     sst_retry_policy *retry_list; /* owned list of policies (node_opts.c), or NULL */
     size_t n_retry_list;
     const sst_compiled_graph *sub; /* borrowed: the subgraph the node runs, or NULL */
+    sst_timeout_policy timeout;    /* zeroes: the graph's default */
+    char *handler;                 /* owned: the name of its error handler node, or NULL */
+    bool is_handler;               /* an error handler node (no edges; never handled itself) */
 } sst__node;
+
+#define SST__HANDLER_PREFIX  "__error_handler__"
+#define SST__DEFAULT_HANDLER "__default_error_handler__"
+
+/* The Send timeout value {"run", "idle", "heartbeat"?} as a policy; false (zeroes) when absent. */
+bool sst__timeout_of(const sst_value *v, sst_timeout_policy *out);
+/* Adds the default error handler node to a graph copy and names it on every node without one. */
+sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err);
 
 typedef struct sst__edge {
     char *from, *to; /* owned */
@@ -66,6 +77,9 @@ struct sst_graph {
     bool root;                       /* the state is one value in field SST_ROOT */
     sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
     size_t n_default_retry;
+    sst_timeout_policy default_timeout; /* sst_graph_set_default_timeout */
+    sst_node_fn default_handler;        /* sst_graph_set_default_error_handler, or NULL */
+    void *default_handler_user_data;
 };
 
 /* Per node in the compiled graph: what to do after it ran. */
@@ -98,6 +112,7 @@ struct sst_compiled_graph {
     char **warnings;
     size_t n_warnings;
     sst_subgraph_checkpoints checkpoints; /* as a subgraph (sst_compile_opts) */
+    double step_timeout_s;                /* sst_compile_opts */
     /* Per node: the graph it ran first through sst_node_run_subgraph, so that snapshots
      * can show that subgraph's state (set once, read by any thread). */
     _Atomic(const sst_compiled_graph *) *ran_sub;

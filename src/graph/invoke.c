@@ -19,7 +19,8 @@ struct sst_graph_result {
     sst_value *state;      /* owned, public */
     sst_value *interrupts; /* owned array */
     sst_error error;
-    char *error_node; /* owned, or NULL */
+    char *error_node;        /* owned, or NULL */
+    sst_value *error_detail; /* owned, or NULL */
     uint64_t steps;
     sst_value *parent_cmd; /* owned: the Command{graph = PARENT} that ended the run, or NULL */
 };
@@ -137,6 +138,10 @@ const sst_error *sst_graph_result_error(const sst_graph_result *r) {
     return &r->error;
 }
 
+const sst_value *sst_graph_result_error_detail(const sst_graph_result *r) {
+    return r->error_detail;
+}
+
 const char *sst_graph_result_error_node(const sst_graph_result *r) {
     return r->error_node;
 }
@@ -153,6 +158,7 @@ void sst_graph_result_free(sst_graph_result *r) {
     sst_value_unref(r->interrupts);
     sst_value_unref(r->parent_cmd);
     sst__free(r->error_node);
+    sst_value_unref(r->error_detail);
     sst__free(r);
 }
 
@@ -444,6 +450,7 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.state = state;
     ro.run_key = run_key;
     ro.max_supersteps = c->first_step + c->o->recursion_limit;
+    ro.step_timeout_s = c->cg->step_timeout_s;
     ro.want_next = c->th != NULL || sst__stream_wants_next(&c->s);
     /* The updates stream shows each node's writes as it returned them. */
     ro.keep_raw_deltas = sst__has_stream(c->o) && (c->o->stream_modes & SST_STREAM_UPDATES) != 0;
@@ -530,6 +537,8 @@ static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run
                                              : *sst_run_result_error(rr);
         const char *node = sst_run_result_error_vertex(rr);
         r->error_node = node != NULL ? sst__strndup(node, strlen(node)) : NULL;
+        const sst_value *detail = sst_run_result_error_detail(rr);
+        r->error_detail = detail != NULL ? sst_value_ref(detail) : NULL;
     }
     if (th != NULL) {
         remember_run(c, th, rr, run_key, r);

@@ -151,12 +151,17 @@ sst_code sst_node_parent_command(sst_node_ctx *ctx, sst_value *update, sst_value
     if (cmd == NULL) {
         return sst_node_fail(ctx, SST_ENOMEM, "node '%s': out of memory", sst_node_name(ctx));
     }
+    sst_value *shown = sst_value_ref(cmd);
     sst_code rc = sst__invoke_parent_command(sst_task_run_user_data(ctx->task), cmd);
-    if (rc != SST_OK) {
+    if (rc != SST_OK) { /* the root graph: the command escapes the invoke, as LangGraph's */
+        sst_task_set_error_detail(ctx->task,
+                                  sst__set_take(sst_object_empty(), "command", shown, NULL));
+        shown = NULL;
         return sst_node_fail(ctx, SST_EPARENT,
                              "node '%s': Command(graph=PARENT): there is no parent graph",
                              sst_node_name(ctx));
     }
+    sst_value_unref(shown);
     return sst_node_fail(ctx, SST_EPARENT, "node '%s': Command(graph=PARENT) for the parent graph",
                          sst_node_name(ctx));
 }
@@ -299,15 +304,27 @@ bool sst_node_streams_messages(const sst_node_ctx *ctx) {
     return sst__invoke_streams_messages(sst_task_run_user_data(ctx->task));
 }
 
+static void progress(sst_node_ctx *ctx);
+
 sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_value *event, sst_error *err) {
+    progress(ctx); /* a token streamed */
     return sst__invoke_stream_message(sst_task_run_user_data(ctx->task), sst_node_name(ctx), event,
                                       err);
+}
+
+/* An event the node produced: progress for its idle timeout (unless heartbeats only count). */
+static void progress(sst_node_ctx *ctx) {
+    const sst_timeout_policy *tp = sst_task_timeout(ctx->task);
+    if (tp != NULL && !tp->heartbeat_only) {
+        sst_task_heartbeat(ctx->task);
+    }
 }
 
 sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err) {
     if (value == NULL) {
         return sst__error(err, SST_EINVAL, "node '%s': emit of a NULL value", sst_node_name(ctx));
     }
+    progress(ctx);
     return sst__live_send(sst__invoke_live(sst_task_run_user_data(ctx->task)), SST_STREAM_CUSTOM,
                           sst_node_name(ctx), value, err);
 }
@@ -365,6 +382,24 @@ static sst_code stream_written_messages(sst_node_ctx *ctx, sst__live *live) {
     }
     sst_value_unref(prepared);
     return rc != SST_OK ? sst_task_fail(ctx->task, rc, "%s", err.msg) : SST_OK;
+}
+
+const sst_value *sst_node_error(const sst_node_ctx *ctx) {
+    return ctx != NULL ? sst_task_failure(ctx->task) : NULL;
+}
+
+bool sst_node_cancelled(const sst_node_ctx *ctx) {
+    return ctx != NULL && sst_task_cancelled(ctx->task);
+}
+
+const sst_timeout_policy *sst_node_timeout(const sst_node_ctx *ctx) {
+    return ctx != NULL ? sst_task_timeout(ctx->task) : NULL;
+}
+
+void sst_node_heartbeat(sst_node_ctx *ctx) {
+    if (ctx != NULL) {
+        sst_task_heartbeat(ctx->task);
+    }
 }
 
 sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...) {
@@ -471,8 +506,11 @@ static sst_code go(sst_task *t, const sst_value *targets, sst_error *err) {
         const sst_value *x = sst_array_get(targets, i);
         sst_code rc;
         if (is_send(x)) {
-            rc = sst_task_send(t, sst_string_cstr(sst_object_get(x, "__send__")),
-                               sst_value_ref(sst_object_get(x, "arg")), err);
+            sst_timeout_policy tp;
+            bool own = sst__timeout_of(sst_object_get(x, "timeout"), &tp);
+            rc = sst_task_send_timeout(t, sst_string_cstr(sst_object_get(x, "__send__")),
+                                       sst_value_ref(sst_object_get(x, "arg")), own ? &tp : NULL,
+                                       err);
         } else {
             rc = sst_task_activate(t, sst_string_cstr(x), err);
         }

@@ -179,3 +179,29 @@ sst_value *sst__node_view(const sst__node *n, const sst_value *state, sst_error 
     }
     return view;
 }
+
+sst_code sst_graph_set_default_timeout(sst_graph *g, const sst_timeout_policy *timeout,
+                                       sst_error *err) {
+    if (g == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: set default timeout: NULL graph");
+    }
+    sst_timeout_policy none = {0};
+    const sst_timeout_policy *t = timeout != NULL ? timeout : &none;
+    if (!(t->run_timeout_s >= 0 && t->idle_timeout_s >= 0)) {
+        return sst__error(err, SST_EINVAL,
+                          "graph: set default timeout: a timeout must be a positive number of "
+                          "seconds");
+    }
+    g->default_timeout = *t;
+    return SST_OK;
+}
+
+sst_code sst_graph_set_default_error_handler(sst_graph *g, sst_node_fn fn, void *user_data,
+                                             sst_error *err) {
+    if (g == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: set default error handler: NULL graph");
+    }
+    g->default_handler = fn;
+    g->default_handler_user_data = user_data;
+    return SST_OK;
+}

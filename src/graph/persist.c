@@ -85,6 +85,10 @@ sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
                                      sst_value_ref(sst_object_get(x, "__send__")), err);
         d = sst__set_take(d, "send", sst_int_new(send++, err), err);
         d = sst__set_take(d, "input", sst_value_ref(sst_object_get(x, "arg")), err);
+        const sst_value *tm = sst_object_get(x, "timeout");
+        if (tm != NULL) {
+            d = sst__set_take(d, "timeout", sst_value_ref(tm), err);
+        }
         tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
     }
     SST_UNUSED(cg);

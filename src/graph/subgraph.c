@@ -37,7 +37,7 @@ sst_code sst_graph_add_subgraph(sst_graph *g, const char *name, const sst_compil
     /* The child is the node's user data: a compiled graph is immutable. */
     sst_code rc = sst_graph_add_node(g, name, sst__subgraph_node, (void *)child, opts, err);
     if (rc == SST_OK) {
-        g->nodes[g->n_nodes - 1].sub = child;
+        g->nodes[sst__graph_find(g, name)].sub = child; /* its error handler may follow it */
     }
     return rc;
 }

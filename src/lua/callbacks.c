@@ -101,6 +101,12 @@ static int ctx_emit(lua_State *L) {
     return 0;
 }
 
+/* ctx.heartbeat() (LangGraph's runtime.heartbeat()): progress for the idle timeout. */
+static int ctx_heartbeat(lua_State *L) {
+    sst_node_heartbeat(check_ctx(L, lua_upvalueindex(1)));
+    return 0;
+}
+
 /* LangGraph's runtime.execution_info as a plain table (a copy: ctx lives only in the node). */
 static void push_execution_info(lua_State *L, const sst_node_ctx *ctx) {
     lua_createtable(L, 0, 7);
@@ -136,9 +142,9 @@ static int ctx_index(lua_State *L) {
         } else {
             sst__lua_push_value(L, in);
         }
-    } else if (strcmp(k, "emit") == 0) {
+    } else if (strcmp(k, "emit") == 0 || strcmp(k, "heartbeat") == 0) {
         lua_pushvalue(L, 1);
-        lua_pushcclosure(L, ctx_emit, 1);
+        lua_pushcclosure(L, k[0] == 'e' ? ctx_emit : ctx_heartbeat, 1);
     } else if (strcmp(k, "context") == 0 || strcmp(k, "config") == 0) {
         /* LangGraph's runtime.context and config, as plain tables (nil when not given). */
         bool config = strcmp(k, "config") == 0;
@@ -485,6 +491,38 @@ static void push_state(lua_State *L, const sst_value *state) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &state_ptr_key);
 }
 
+/*
+ * An error handler's second argument, LangGraph's NodeError: {node = name, error = an
+ * error object {code, message, node, and a timeout's kind, elapsed, ...}}.
+ */
+static void push_failure(lua_State *L, const sst_value *f) {
+    const sst_value *node = sst_object_get(f, "node"), *e = sst_object_get(f, "error");
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, sst_string_cstr(node));
+    lua_setfield(L, -2, "node");
+    const char *code = sst_string_cstr(sst_object_get(e, "code"));
+    sst_code c = SST_ETASK;
+    for (int k = 0; code != NULL && k < SST_CODE_COUNT; k++) {
+        if (strcmp(sst_code_name((sst_code)k), code) == 0) {
+            c = (sst_code)k;
+        }
+    }
+    const char *msg = sst_string_cstr(sst_object_get(e, "message"));
+    msg = msg != NULL ? msg : "";
+    const char *tb = strstr(msg, "\nstack traceback:"); /* the error's own message, as raised */
+    lua_pushlstring(L, msg, tb != NULL ? (size_t)(tb - msg) : strlen(msg));
+    sst__lua_push_error(L, c, lua_tostring(L, -1), sst_string_cstr(node));
+    lua_remove(L, -2);
+    for (size_t i = 0; i < sst_object_len(e); i++) {
+        const char *k = sst_string_cstr(sst_object_key_at(e, i));
+        if (strcmp(k, "code") != 0 && strcmp(k, "message") != 0) {
+            sst__lua_push_value(L, sst_object_value_at(e, i));
+            lua_setfield(L, -2, k);
+        }
+    }
+    lua_setfield(L, -2, "error");
+}
+
 static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb) {
     sst_error err = {0};
     bool root = false;
@@ -510,7 +548,9 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
     } else {
         push_state(L, sst_node_state(ctx));
     }
-    if (in != NULL && !sst__lua_push_command(L, in)) {
+    if (sst_node_error(ctx) != NULL) {
+        push_failure(L, sst_node_error(ctx)); /* an error handler: what failed, not the input */
+    } else if (in != NULL && !sst__lua_push_command(L, in)) {
         sst__lua_push_value(L, in);
     } else if (in == NULL) {
         lua_pushnil(L);
@@ -568,6 +608,7 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
      * loop on L while it waits (stream.c), so L's stack must not hold the node's frames. */
     lua_State *co = lua_newthread(L);
     int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    sst__lua_watch_timeout(co, ctx);
     sst_code out = call_node(co, ctx, cb);
     luaL_unref(L, LUA_REGISTRYINDEX, ref);
     sst__lua_arm(L, armed);

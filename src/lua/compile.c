@@ -47,15 +47,11 @@ static void compile_numbers(lua_State *L, int opts, sst__lua_app *a) {
 
 /* Reads the options at @p opts into @p co and the app at @p app. */
 static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *co) {
-    static const char *const known[] = {"checkpointer",
-                                        "interrupt_before",
-                                        "interrupt_after",
-                                        "recursion_limit",
-                                        "durability",
-                                        "workers",
-                                        "memory_limit",
-                                        "name",
-                                        NULL};
+    static const char *const known[] = {"checkpointer",    "interrupt_before",
+                                        "interrupt_after", "recursion_limit",
+                                        "durability",      "workers",
+                                        "memory_limit",    "name",
+                                        "step_timeout",    NULL};
     sst__lua_app *a = lua_touserdata(L, app);
     sst__lua_check_options(L, opts, known, "compile");
     co->interrupt_before =
@@ -73,6 +69,15 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
         }
         lua_pushvalue(L, -1);
         lua_setiuservalue(L, app, SST__APP_SAVER);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "step_timeout") != LUA_TNIL) {
+        double s = lua_tonumber(L, -1);
+        if (!lua_isnumber(L, -1) || !(s > 0)) {
+            sst__lua_raisef(L, SST_EINVAL,
+                            "compile: step_timeout must be a positive number of seconds");
+        }
+        co->step_timeout_s = s;
     }
     lua_pop(L, 1);
     lua_getfield(L, opts, "durability");

@@ -388,6 +388,11 @@ int sst__lua_raise_run_error(lua_State *L, sst_graph_result *r, const sst_error 
         sst__lua_note_limit(L); /* a node calling this run fails for the limit too */
     }
     sst__lua_push_error(L, e->code, e->msg, sst_graph_result_error_node(r));
+    const sst_value *detail = sst_graph_result_error_detail(r);
+    for (size_t i = 0; i < sst_object_len(detail); i++) { /* a timeout's kind, elapsed, ... */
+        sst__lua_push_value(L, sst_object_value_at(detail, i));
+        lua_setfield(L, -2, sst_string_cstr(sst_object_key_at(detail, i)));
+    }
     sst_graph_result_free(r);
     return lua_error(L);
 }

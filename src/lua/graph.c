@@ -355,8 +355,9 @@ static int state_graph(lua_State *L) {
  */
 static void node_options(lua_State *L, lgraph *lg, const char *name, const char *what,
                          sst_node_opts *o) {
-    static const char *const known[] = {"retry",        "retry_policy", "metadata",     "ends",
-                                        "destinations", "defer",        "input_schema", NULL};
+    static const char *const known[] = {
+        "retry", "retry_policy", "metadata", "ends",          "destinations",
+        "defer", "input_schema", "timeout",  "error_handler", NULL};
     luaL_checktype(L, 4, LUA_TTABLE);
     sst__lua_check_options(L, 4, known, what);
     if (lua_getfield(L, 4, "retry") == LUA_TNIL) {
@@ -392,6 +393,30 @@ static void node_options(lua_State *L, lgraph *lg, const char *name, const char 
     lua_getfield(L, 4, "defer");
     o->defer = lua_toboolean(L, -1);
     lua_pop(L, 1);
+    lua_getfield(L, 4, "timeout");
+    sst__lua_read_timeout(L, -1, what, &o->timeout);
+    lua_pop(L, 1);
+}
+
+/*
+ * The error_handler option of the add_node options at 4 (LangGraph's): a callable left at
+ * index 6 with its callback made, under the handler node's name; NULL when there is none.
+ */
+static sst__lua_cb *error_handler_option(lua_State *L, lgraph *lg, const char *name,
+                                         const char *what) {
+    if (!lua_istable(L, 4) || lua_getfield(L, 4, "error_handler") == LUA_TNIL) {
+        if (lua_istable(L, 4)) {
+            lua_pop(L, 1);
+        }
+        return NULL;
+    }
+    lua_replace(L, 6);
+    char hwhat[320];
+    snprintf(hwhat, sizeof hwhat, "%s: error_handler", what);
+    sst__lua_check_callable(L, 6, hwhat);
+    char key[300];
+    snprintf(key, sizeof key, "__error_handler__%s", name);
+    return add_callback(L, lg, SST__CB_NODE, key);
 }
 
 /*
@@ -411,9 +436,14 @@ static int graph_add_node(lua_State *L) {
     sst_node_opts o;
     sst_node_opts_init(&o);
     sst_value *meta = NULL;
-    lua_settop(L, 5);
+    lua_settop(L, 6);
     if (!lua_isnil(L, 4)) {
         node_options(L, lg, name, what, &o);
+    }
+    sst__lua_cb *hcb = error_handler_option(L, lg, name, what);
+    if (hcb != NULL) {
+        o.error_handler = sst__lua_node;
+        o.error_handler_user_data = hcb;
     }
     /* The callback, then the metadata last: nothing raises while it is held. */
     sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, name);
@@ -429,6 +459,9 @@ static int graph_add_node(lua_State *L) {
     sst_value_unref(meta);
     check_ok(L, rc, &err);
     store_function(L, cb, 3);
+    if (hcb != NULL) {
+        store_function(L, hcb, 6);
+    }
     if (lua_istable(L, 5)) {
         sst__lua_store_retry_on(L, lg->number, 5);
     }
@@ -441,20 +474,38 @@ static int graph_add_node(lua_State *L) {
  * the retry policy (or list) of every node that sets none, added before or after.
  */
 static int graph_set_node_defaults(lua_State *L) {
-    static const char *const known[] = {"retry", "retry_policy", NULL};
+    static const char *const known[] = {"retry", "retry_policy", "timeout", "error_handler", NULL};
     lgraph *lg = check_graph(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     sst__lua_check_options(L, 2, known, "set_node_defaults");
     lua_settop(L, 2);
-    if (lua_getfield(L, 2, "retry") == LUA_TNIL) {
+    sst_error err = {0};
+    if (lua_getfield(L, 2, "timeout") != LUA_TNIL) {
+        sst_timeout_policy tp;
+        sst__lua_read_timeout(L, -1, "set_node_defaults", &tp);
+        check_ok(L, sst_graph_set_default_timeout(lg->g, &tp, &err), &err);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 2, "error_handler") != LUA_TNIL) {
+        sst__lua_check_callable(L, -1, "set_node_defaults: error_handler");
+        sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, "__default_error_handler__");
+        check_ok(L, sst_graph_set_default_error_handler(lg->g, sst__lua_node, cb, &err), &err);
+        store_function(L, cb, -1);
+    }
+    lua_pop(L, 1);
+    bool retry = lua_getfield(L, 2, "retry") != LUA_TNIL;
+    if (!retry) {
         lua_pop(L, 1);
-        lua_getfield(L, 2, "retry_policy");
+        retry = lua_getfield(L, 2, "retry_policy") != LUA_TNIL;
+    }
+    if (!retry) {
+        lua_settop(L, 1);
+        return 1;
     }
     sst_retry_policy *policies;
     size_t n;
     sst__lua_read_retry(L, &lg->retry, lg->number, 3, "set_node_defaults", "__defaults__",
                         &policies, &n);
-    sst_error err = {0};
     check_ok(L, sst_graph_set_default_retry(lg->g, policies, n, &err), &err);
     sst__lua_store_retry_on(L, lg->number, -1);
     lua_settop(L, 1);

@@ -264,6 +264,16 @@ sst__lua_app *sst__lua_check_app(lua_State *L, int idx);
 /* The user values of an app userdata. */
 enum { SST__APP_GRAPH = 1, SST__APP_SAVER = 2, SST__APP_THREADS = 3 };
 
+/* ---- node policies (graph_policies.c) ---- */
+
+/*
+ * The timeout option at @p idx (nil: none; seconds: a run timeout; a table
+ * {run_timeout, idle_timeout, refresh_on}) into @p out; raises naming @p what.
+ */
+void sst__lua_read_timeout(lua_State *L, int idx, const char *what, sst_timeout_policy *out);
+/* Installs, on the node's Lua thread @p co, the hook that stops it when its time runs out. */
+void sst__lua_watch_timeout(lua_State *co, sst_node_ctx *ctx);
+
 /* ---- options and config tables (config.c) ---- */
 
 /* Raises "WHAT: unknown option 'k'" for a key of the table at @p idx not in @p known (NULL-ended).

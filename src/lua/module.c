@@ -16,7 +16,18 @@ static int l_send(lua_State *L) {
     /* A Command payload stays a Command for the node that receives it (LangGraph). */
     sst_value *arg = sst__lua_is_command(L, 2) ? sst__lua_command_value(L, 2, &err)
                                                : sst__lua_to_value(L, 2, "Send payload", &err);
-    sst_value *s = arg != NULL ? sst_send_new(node, arg, &err) : NULL;
+    sst_timeout_policy tp = {0};
+    if (lua_istable(L, 3)) { /* Send(node, arg, {timeout = ...}) */
+        static const char *const known[] = {"timeout", NULL};
+        sst__lua_check_options(L, 3, known, "Send");
+        lua_getfield(L, 3, "timeout");
+        sst__lua_read_timeout(L, -1, "Send", &tp);
+        lua_pop(L, 1);
+    } else if (!lua_isnoneornil(L, 3)) {
+        sst_value_unref(arg);
+        return luaL_typeerror(L, 3, "table of Send options");
+    }
+    sst_value *s = arg != NULL ? sst_send_new_timeout(node, arg, &tp, &err) : NULL;
     if (s == NULL) {
         return sst__lua_raise(L, &err);
     }

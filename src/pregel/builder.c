@@ -37,6 +37,13 @@ void sst_vertex_opts_init(sst_vertex_opts *o) {
     o->combiner = NULL;
     o->combiner_user_data = NULL;
     o->defer = false;
+    memset(&o->timeout, 0, sizeof o->timeout);
+    o->error_vertex = NULL;
+}
+
+/* A timeout is a positive number of seconds or 0 (none). */
+static bool timeout_ok(double s) {
+    return s == 0 || (s > 0 && s <= 1e9);
 }
 
 sst_pregel_builder *sst_pregel_builder_new(const sst_schema *schema, sst_error *err) {
@@ -55,6 +62,7 @@ sst_pregel_builder *sst_pregel_builder_new(const sst_schema *schema, sst_error *
 
 static void vertex_free(sst__vertex *v) {
     sst__free(v->name);
+    sst__free(v->error_vertex);
     sst_value_unref(v->config);
 }
 
@@ -100,6 +108,11 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
         return sst__error(err, SST_EINVAL, "pregel: vertex '%s': retry max_attempts must be >= 1",
                           name);
     }
+    if (!timeout_ok(opts->timeout.run_timeout_s) || !timeout_ok(opts->timeout.idle_timeout_s)) {
+        return sst__error(err, SST_EINVAL,
+                          "pregel: vertex '%s': a timeout must be a positive number of seconds",
+                          name);
+    }
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 8;
         sst__vertex *v = sst__realloc(b->v, cap * sizeof *v);
@@ -123,6 +136,13 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
     v->combiner = opts->combiner;
     v->combiner_user_data = opts->combiner_user_data;
     v->defer = opts->defer;
+    v->timeout = opts->timeout;
+    v->handler = SST__NO_VERTEX;
+    if (opts->error_vertex != NULL &&
+        (v->error_vertex = sst__strndup(opts->error_vertex, strlen(opts->error_vertex))) == NULL) {
+        sst__free(v->name);
+        return sst__enomem(err);
+    }
     b->n++;
     return SST_OK;
 }
@@ -198,6 +218,7 @@ sst_pregel *sst_pregel_builder_build(const sst_pregel_builder *b, sst_error *err
         p->v[i] = b->v[i];
         p->v[i].name = sst__strndup(b->v[i].name, b->v[i].name_len);
         p->v[i].config = sst_value_ref(b->v[i].config);
+        p->v[i].error_vertex = NULL;
         p->n++;
         if (p->v[i].name == NULL) {
             sst_pregel_free(p);
@@ -215,6 +236,17 @@ sst_pregel *sst_pregel_builder_build(const sst_pregel_builder *b, sst_error *err
         sst_pregel_free(p);
         sst__enomem(err);
         return NULL;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const char *h = b->v[i].error_vertex;
+        size_t k = h != NULL ? sst__pregel_find(p, h, strlen(h)) : SIZE_MAX;
+        if (h != NULL && (k == SIZE_MAX || k == i)) {
+            sst__error(err, SST_EINVAL, "pregel: vertex '%s': error vertex '%s' %s", p->v[i].name,
+                       h, k == i ? "is the vertex itself" : "is unknown");
+            sst_pregel_free(p);
+            return NULL;
+        }
+        p->v[i].handler = h != NULL ? (uint32_t)k : SST__NO_VERTEX;
     }
     return p;
 }

@@ -28,7 +28,12 @@ typedef struct sst__vertex {
     sst_combine_fn combiner;
     void *combiner_user_data;
     bool defer; /* activations wait until nothing else is left to run */
+    sst_timeout_policy timeout;
+    char *error_vertex; /* owned: the handler's name until the set is built, or NULL */
+    uint32_t handler;   /* built: the vertex handling this one's failures, or SST__NO_VERTEX */
 } sst__vertex;
+
+#define SST__NO_VERTEX UINT32_MAX
 
 struct sst_pregel_builder {
     const sst_schema *schema; /* borrowed */
@@ -56,9 +61,10 @@ typedef enum sst__out_kind { SST__OUT_ACTIVATE, SST__OUT_SEND, SST__OUT_MESSAGE 
 
 /* One outbox entry of a task. */
 typedef struct sst__out {
-    uint32_t kind;    /* sst__out_kind */
-    uint32_t vertex;  /* target */
-    sst_value *value; /* owned: Send payload or message; NULL for activations */
+    uint32_t kind;               /* sst__out_kind */
+    uint32_t vertex;             /* target */
+    sst_value *value;            /* owned: Send payload or message; NULL for activations */
+    sst_timeout_policy *timeout; /* owned: a Send's own timeout, or NULL */
 } sst__out;
 
 #define SST__OUT_INLINE 2
@@ -97,6 +103,15 @@ struct sst_task {
     bool timed;
     uint64_t due_ms; /* virtual time of the next retry */
     bool retry_pending;
+    /* Policies (policies.c). */
+    sst_timeout_policy timeout; /* the Send's or the vertex's */
+    uint64_t start_ns;          /* start of the current attempt, when it has a timeout */
+    uint64_t progress_ns; /* last progress (idle timeout); read and written by the task's thread */
+    uint64_t step_deadline_ns; /* the superstep's deadline (sst_run_opts.step_timeout_s), or 0 */
+    bool step_expired;         /* failed for the superstep's deadline: not retried nor handled */
+    sst_value *detail;         /* owned: details of the current attempt's error, or NULL */
+    uint32_t origin;           /* the vertex whose failure this task handles, or SST__NO_VERTEX */
+    sst_value *failure;        /* owned: what failed, for a handler task */
 };
 
 /* Runs @p t once (its attempt number already set): clears the previous
@@ -107,6 +122,20 @@ void sst__task_clear_outputs(sst_task *t);
 /* Frees everything the task owns. */
 void sst__task_destroy(sst_task *t);
 
+/* ---- policies (policies.c) ---- */
+
+bool sst__has_timeout(const sst_timeout_policy *p);
+/* Whether @p t runs against a clock: its own timeout or its superstep's deadline. */
+bool sst__task_limited(const sst_task *t);
+/* Starts the attempt's clocks; call before the compute function. */
+void sst__timeout_start(sst_task *t);
+/* After the compute function: turns an attempt that ran out of time into SST_ETIMEOUT. */
+void sst__timeout_check(sst_task *t);
+/* Makes the failed task @p t a task of its vertex's error handler; SST_ENOMEM leaves it failed. */
+sst_code sst__task_to_handler(sst_task *t);
+/* Whether @p t failed in a way its vertex's error handler takes. */
+bool sst__task_handled(const sst_task *t);
+
 /* ---- resume points (resume.c) ---- */
 
 /* {"vertex", "send"?, "input"?, "inbox"?}: enough to make the task again. */
@@ -114,6 +143,8 @@ sst_value *sst__task_descriptor(const sst_task *t, sst_error *err);
 /* The task's writes: {"vertex", "task", "delta", "activate", "send", "message", "halt", "events"}.
  */
 sst_value *sst__task_writes(const sst_task *t, sst_error *err);
+/* Makes @p t the error handler's task of the pending write @p w (which has "origin"). */
+sst_code sst__task_restore_handler(sst_task *t, const sst_value *w, sst_error *err);
 /* Restores writes made by sst__task_writes; the task is then not run again. */
 sst_code sst__task_restore(sst_task *t, const sst_value *writes, sst_error *err);
 /* Fills vertex, send index, input and inbox of an initialised task from a descriptor. */

@@ -13,12 +13,26 @@ static sst_value *str(const char *s, sst_error *err) {
     return sst_string_new(s, err);
 }
 
+/* {"run", "idle", "heartbeat"?}: a Send's own timeout. */
+static sst_value *timeout_value(const sst_timeout_policy *p, sst_error *err) {
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "run", sst_double_new(p->run_timeout_s, err), err);
+    o = sst__set_take(o, "idle", sst_double_new(p->idle_timeout_s, err), err);
+    return p->heartbeat_only ? sst__set_take(o, "heartbeat", sst_bool(true), err) : o;
+}
+
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
-    /* No task id: it follows from the run key, the superstep and these fields. */
-    sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
+    /* No task id: it follows from the run key, the superstep and these fields. An error
+     * handler's task is described as the task that failed (its pending write converts it). */
+    bool handler = t->origin != SST__NO_VERTEX;
+    const sst__vertex *v = &t->p->v[handler ? t->origin : t->vertex];
+    sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(v->name, err), err);
     if (t->send_index != UINT64_MAX) {
         o = sst__set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
         o = sst__set_take(o, "input", sst_value_ref(t->input), err);
+    }
+    if (!handler && memcmp(&t->timeout, &v->timeout, sizeof t->timeout) != 0) {
+        o = sst__set_take(o, "timeout", timeout_value(&t->timeout, err), err);
     }
     if (t->inbox != NULL) {
         o = sst__set_take(o, "inbox", sst_value_ref(t->inbox), err);
@@ -26,9 +40,31 @@ sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
     return o;
 }
 
+/* {"vertex", "task", "failure"}: the failed task an error handler's task stands for. */
+static sst_value *origin_value(const sst_task *t, sst_error *err) {
+    const char *name = t->p->v[t->origin].name;
+    char id[33];
+    sst_task_id_of(t->run_key, t->superstep, t->send_index, name, id);
+    sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(name, err), err);
+    o = sst__set_take(o, "task", str(id, err), err);
+    return sst__set_take(o, "failure", sst_value_ref(t->failure), err);
+}
+
 sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
     sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(sst_task_vertex(t), err), err);
     o = sst__set_take(o, "task", str(sst_task_id(t), err), err);
+    if (t->origin != SST__NO_VERTEX) {
+        o = sst__set_take(o, "origin", origin_value(t, err), err);
+        if (t->code != SST_OK) { /* the handler has not finished: nothing of it is kept */
+            o = sst__set_take(o, "done", sst_bool(false), err);
+            o = sst__set_take(o, "delta", sst_object_empty(), err);
+            o = sst__set_take(o, "activate", sst_array_empty(), err);
+            o = sst__set_take(o, "send", sst_array_empty(), err);
+            o = sst__set_take(o, "message", sst_array_empty(), err);
+            o = sst__set_take(o, "halt", sst_bool(true), err);
+            return sst__set_take(o, "events", sst_array_empty(), err);
+        }
+    }
     o = sst__set_take(o, "delta", t->delta != NULL ? sst_value_ref(t->delta) : sst_object_empty(),
                       err);
     sst_value *act = sst_array_empty(), *send = sst_array_empty(), *msg = sst_array_empty();
@@ -123,6 +159,16 @@ sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_v
     } else {
         t->send_index = UINT64_MAX;
     }
+    const sst_value *tm = sst_object_get(d, "timeout");
+    if (tm != NULL) {
+        const sst_value *run = sst_object_get(tm, "run"), *idle = sst_object_get(tm, "idle");
+        if (!sst_is_number(run) || !sst_is_number(idle)) {
+            return sst__error(err, SST_ETYPE, "resume point: task 'timeout' must hold numbers");
+        }
+        t->timeout.run_timeout_s = sst_number_value(run);
+        t->timeout.idle_timeout_s = sst_number_value(idle);
+        t->timeout.heartbeat_only = sst_bool_value(sst_object_get(tm, "heartbeat"));
+    }
     const sst_value *inbox = sst_object_get(d, "inbox");
     if (inbox != NULL) {
         if (!sst_is_array(inbox)) {
@@ -130,5 +176,26 @@ sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_v
         }
         t->inbox = sst_value_ref(inbox);
     }
+    return SST_OK;
+}
+
+sst_code sst__task_restore_handler(sst_task *t, const sst_value *w, sst_error *err) {
+    const sst_value *origin = sst_object_get(w, "origin");
+    size_t v = vertex_of(t->p, sst_object_get(w, "vertex"), "an error handler", err);
+    if (v == SIZE_MAX) {
+        return SST_EINVAL;
+    }
+    if (t->p->v[t->vertex].handler != v) {
+        return sst__error(err, SST_EINVAL,
+                          "resume point: '%s' does not handle the errors of vertex '%s'",
+                          t->p->v[v].name, sst_task_vertex(t));
+    }
+    sst_value_unref(t->failure);
+    const sst_value *f = sst_object_get(origin, "failure");
+    t->failure = sst_value_ref(f != NULL ? f : sst_null());
+    t->origin = t->vertex;
+    t->vertex = (uint32_t)v;
+    t->id_text[0] = '\0';
+    t->timeout = t->p->v[v].timeout;
     return SST_OK;
 }

@@ -22,6 +22,7 @@ struct sst_run_result {
     uint64_t supersteps;
     sst_error error;
     char *error_vertex;      /* owned, or NULL */
+    sst_value *error_detail; /* owned, or NULL */
     sst_value *interrupts;   /* owned array */
     sst_value *pending;      /* owned array */
     sst_value *resume_point; /* owned; null for a completed run */
@@ -32,6 +33,8 @@ struct sst_run_result {
 typedef struct pending_send {
     uint32_t vertex;
     sst_value *payload; /* owned */
+    sst_timeout_policy timeout;
+    bool own_timeout; /* the Send set one */
 } pending_send;
 
 typedef struct run {
@@ -143,6 +146,8 @@ static void init_task(run *R, sst_task *t, uint32_t vertex) {
     t->vertex = vertex;
     t->out = t->out_inline;
     t->outcap = SST__OUT_INLINE;
+    t->origin = SST__NO_VERTEX;
+    t->timeout = R->p->v[vertex].timeout;
 }
 
 static void destroy_tasks(run *R) {
@@ -205,6 +210,9 @@ static bool make_tasks(run *R) {
         init_task(R, t, R->sends[s].vertex);
         t->input = R->sends[s].payload;
         t->send_index = s;
+        if (R->sends[s].own_timeout) {
+            t->timeout = R->sends[s].timeout;
+        }
     }
     R->nsends = 0;
     R->ntasks = k;
@@ -276,6 +284,9 @@ static sst_value *next_resume_point(run *R, sst_error *err) {
         t.send_index = send ? i - R->p->n : UINT64_MAX;
         t.input = send ? R->sends[i - R->p->n].payload : NULL;
         t.inbox = send ? NULL : R->inbox[v];
+        if (send && R->sends[i - R->p->n].own_timeout) {
+            t.timeout = R->sends[i - R->p->n].timeout;
+        }
         sst_value *d = sst__task_descriptor(&t, err); /* borrows input and inbox */
         tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
     }
@@ -291,6 +302,39 @@ static sst_value *next_resume_point(run *R, sst_error *err) {
     rp = rp != NULL ? sst_object_set_take(rp, "pending", sst_array_empty(), err) : NULL;
     rp = rp != NULL ? sst_object_set_take(rp, "resume", sst_object_empty(), err) : NULL;
     return add_deferred(R, rp, hold, err);
+}
+
+/* The pending write of @p pending whose "task" (or, @p origin, "origin"."task") is @p id. */
+static const sst_value *pending_for(const sst_value *pending, const char *id, bool origin) {
+    for (size_t j = 0; j < sst_array_len(pending); j++) {
+        const sst_value *w = sst_array_get(pending, j);
+        const sst_value *o = origin ? sst_object_get(w, "origin") : w;
+        const char *tid = sst_string_cstr(sst_object_get(o, "task"));
+        if (tid != NULL && strcmp(tid, id) == 0) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Gives the resumed task @p t its pending write: a task whose error handler took
+ * over becomes the handler's task again (run unless it had finished); a task
+ * that had succeeded gets its writes back and is not run.
+ */
+static bool restore_task(run *R, sst_task *t, const sst_value *pending, sst_error *err) {
+    const sst_value *w = pending_for(pending, sst_task_id(t), true);
+    if (w != NULL && sst__task_restore_handler(t, w, err) != SST_OK) {
+        return false;
+    }
+    const char *id = sst_task_id(t);
+    t->resume = R->resume_map != NULL ? sst_object_get(R->resume_map, id) : NULL;
+    if (w == NULL) {
+        w = pending_for(pending, id, false);
+    } else if (sst_object_get(w, "done") != NULL) {
+        w = NULL; /* the handler runs */
+    }
+    return w == NULL || sst__task_restore(t, w, err) == SST_OK;
 }
 
 /*
@@ -319,16 +363,8 @@ static bool make_tasks_from_resume(run *R, const sst_value *rp, sst_error *err) 
         if (sst__task_from_descriptor(t, R->p, sst_array_get(tasks, i), err) != SST_OK) {
             return false;
         }
-        const char *id = sst_task_id(t);
-        t->resume = R->resume_map != NULL ? sst_object_get(R->resume_map, id) : NULL;
-        for (size_t j = 0; j < sst_array_len(pending); j++) {
-            const sst_value *w = sst_array_get(pending, j);
-            if (strcmp(sst_string_cstr(sst_object_get(w, "task")), id) == 0) {
-                if (sst__task_restore(t, w, err) != SST_OK) {
-                    return false;
-                }
-                break;
-            }
+        if (!restore_task(R, t, pending, err)) {
+            return false;
         }
     }
     return true;
@@ -337,7 +373,8 @@ static bool make_tasks_from_resume(run *R, const sst_value *rp, sst_error *err) 
 /* ---- retries ---- */
 
 static bool retryable(const sst_task *t) {
-    if (t->code == SST_OK || t->code == SST_EINTERRUPT || t->code == SST_ENOMEM) {
+    if (t->code == SST_OK || t->code == SST_EINTERRUPT || t->code == SST_ENOMEM ||
+        t->step_expired) {
         return false;
     }
     const sst_retry_policy *p = &t->p->v[t->vertex].retry;
@@ -374,14 +411,10 @@ static void schedule_retries(run *R) {
     }
 }
 
-/* Runs every task (first attempts), then retry rounds until nothing is left to retry. */
-static void run_superstep_tasks(run *R) {
-    for (size_t i = 0; i < R->ntasks; i++) {
-        R->tasks[i].attempt = 1;
-        R->batch[i] = &R->tasks[i];
-    }
-    sst__pool_run(R->e, R->batch, R->ntasks);
-    R->r->tasks += R->ntasks;
+/* Runs the @p n tasks of the batch, then retry rounds until nothing is left to retry. */
+static void run_with_retries(run *R, size_t n) {
+    sst__pool_run(R->e, R->batch, n);
+    R->r->tasks += n;
     for (;;) {
         schedule_retries(R);
         uint64_t due = UINT64_MAX;
@@ -398,17 +431,43 @@ static void run_superstep_tasks(run *R) {
             sleep(due - R->vclock_ms, R->o->user_data);
             R->vclock_ms = due;
         }
-        size_t n = 0;
+        size_t k = 0;
         for (size_t i = 0; i < R->ntasks; i++) {
             sst_task *t = &R->tasks[i];
             if (t->retry_pending && t->due_ms <= R->vclock_ms) {
                 t->retry_pending = false;
                 t->attempt++;
-                R->batch[n++] = t;
+                R->batch[k++] = t;
             }
         }
-        sst__pool_run(R->e, R->batch, n);
-        R->r->tasks += n;
+        sst__pool_run(R->e, R->batch, k);
+        R->r->tasks += k;
+    }
+}
+
+/*
+ * Runs every task (first attempts and retries); then the tasks that failed for
+ * good and whose vertex has an error handler become tasks of their handler,
+ * which run (with their own retries) in the same superstep.
+ */
+static void run_superstep_tasks(run *R) {
+    double st = R->o->step_timeout_s;
+    uint64_t deadline = st > 0 ? sst__now_ns() + (uint64_t)(st * 1e9) : 0;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        R->tasks[i].attempt = 1;
+        R->tasks[i].step_deadline_ns = deadline;
+        R->batch[i] = &R->tasks[i];
+    }
+    run_with_retries(R, R->ntasks);
+    size_t n = 0;
+    for (size_t i = 0; i < R->ntasks; i++) {
+        sst_task *t = &R->tasks[i];
+        if (sst__task_handled(t) && sst__task_to_handler(t) == SST_OK) {
+            R->batch[n++] = t;
+        }
+    }
+    if (n > 0) {
+        run_with_retries(R, n);
     }
 }
 
@@ -423,7 +482,9 @@ static sst_value *set_str(sst_value *o, const char *key, const char *s, sst_erro
 static sst_code collect_pending(run *R, sst_error *err) {
     sst_value *list = sst_array_empty();
     for (size_t i = 0; i < R->ntasks && list != NULL; i++) {
-        if (R->tasks[i].code != SST_OK) {
+        /* An error handler's task is kept whatever its outcome: a resume runs the
+         * handler again instead of the node that failed (LangGraph's ERROR_SOURCE_NODE). */
+        if (R->tasks[i].code != SST_OK && R->tasks[i].origin == SST__NO_VERTEX) {
             continue;
         }
         sst_value *e = sst__task_writes(&R->tasks[i], err);
@@ -509,7 +570,8 @@ static void fail_run(run *R, const char *vertex, sst_code code, const char *fmt,
 }
 
 /* Queues a Send for the next superstep. false on OOM. */
-static bool queue_send(run *R, uint32_t vertex, const sst_value *payload) {
+static bool queue_send(run *R, uint32_t vertex, const sst_value *payload,
+                       const sst_timeout_policy *timeout) {
     if (R->nsends == R->sends_cap) {
         size_t cap = R->sends_cap ? R->sends_cap * 2 : 16;
         pending_send *s = sst__realloc(R->sends, cap * sizeof *s);
@@ -521,6 +583,10 @@ static bool queue_send(run *R, uint32_t vertex, const sst_value *payload) {
     }
     R->sends[R->nsends].vertex = vertex;
     R->sends[R->nsends].payload = sst_value_ref(payload);
+    R->sends[R->nsends].own_timeout = timeout != NULL;
+    if (timeout != NULL) {
+        R->sends[R->nsends].timeout = *timeout;
+    }
     R->nsends++;
     return true;
 }
@@ -535,7 +601,7 @@ static bool route(run *R, const sst_task *t) {
         if (o->kind == SST__OUT_ACTIVATE) {
             R->active[o->vertex] = true;
         } else if (o->kind == SST__OUT_SEND) {
-            if (!queue_send(R, o->vertex, o->value)) {
+            if (!queue_send(R, o->vertex, o->value, o->timeout)) {
                 fail_run(R, NULL, SST_ENOMEM, "out of memory routing sends");
                 return false;
             }
@@ -690,6 +756,7 @@ static bool finish_superstep(run *R, uint64_t started_ns) {
                  "vertex '%s' failed after %u attempt%s: %s", sst_task_vertex(failed),
                  failed->attempt, failed->attempt == 1 ? "" : "s",
                  failed->error != NULL ? failed->error->msg : sst_strerror(failed->code));
+        R->r->error_detail = failed->detail != NULL ? sst_value_ref(failed->detail) : NULL;
         return false;
     }
     if (interrupted) {
@@ -730,6 +797,7 @@ void sst_run_result_free(sst_run_result *r) {
     }
     sst_value_unref(r->state);
     sst__free(r->error_vertex);
+    sst_value_unref(r->error_detail);
     sst_value_unref(r->interrupts);
     sst_value_unref(r->pending);
     sst_value_unref(r->resume_point);
@@ -780,7 +848,7 @@ static bool initial_routing(run *R, const sst_run_opts *o, sst_error *err) {
             return false;
         }
         const sst_value *in = sst_object_get(s, "input");
-        if (!queue_send(R, (uint32_t)v, in != NULL ? in : sst_null())) {
+        if (!queue_send(R, (uint32_t)v, in != NULL ? in : sst_null(), NULL)) {
             sst__enomem(err);
             return false;
         }
@@ -994,6 +1062,10 @@ uint64_t sst_run_result_supersteps(const sst_run_result *r) {
 
 const sst_error *sst_run_result_error(const sst_run_result *r) {
     return &r->error;
+}
+
+const sst_value *sst_run_result_error_detail(const sst_run_result *r) {
+    return r->error_detail;
 }
 
 const char *sst_run_result_error_vertex(const sst_run_result *r) {

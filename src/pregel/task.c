@@ -19,9 +19,11 @@ const char *sst_task_vertex(const sst_task *t) {
  * vertex task or Send index), so stored writes map back to their tasks after
  * a restart. Made on first use: most tasks never need it.
  */
+#define TASK_NAME_MAX (SST__VERTEX_NAME_MAX + 40)
+
 static void task_id(const char *run_key, uint64_t superstep, uint64_t send_index, const char *name,
                     size_t name_len, char out[33]) {
-    unsigned char buf[64 + SST__VERTEX_NAME_MAX];
+    unsigned char buf[64 + TASK_NAME_MAX];
     size_t n = 0;
     for (int i = 0; i < 8; i++) {
         buf[n++] = (unsigned char)(superstep >> (8 * i));
@@ -29,7 +31,7 @@ static void task_id(const char *run_key, uint64_t superstep, uint64_t send_index
     for (int i = 0; i < 8; i++) {
         buf[n++] = (unsigned char)(send_index >> (8 * i));
     }
-    name_len = name_len > SST__VERTEX_NAME_MAX ? SST__VERTEX_NAME_MAX : name_len;
+    name_len = name_len > TASK_NAME_MAX ? TASK_NAME_MAX : name_len;
     memcpy(buf + n, name, name_len);
     n += name_len;
     uint64_t key = sst__hash_bytes(run_key, strlen(run_key), 0x72756e6b6579);
@@ -47,7 +49,18 @@ const char *sst_task_id(const sst_task *ct) {
     sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
     if (t->id_text[0] == '\0') {
         const sst__vertex *v = &t->p->v[t->vertex];
-        task_id(t->run_key, t->superstep, t->send_index, v->name, v->name_len, t->id_text);
+        if (t->origin == SST__NO_VERTEX) {
+            task_id(t->run_key, t->superstep, t->send_index, v->name, v->name_len, t->id_text);
+            return t->id_text;
+        }
+        /* An error handler's task: its own id, made from the failed task's and its name. */
+        const sst__vertex *o = &t->p->v[t->origin];
+        char name[TASK_NAME_MAX + 1];
+        task_id(t->run_key, t->superstep, t->send_index, o->name, o->name_len, name);
+        size_t len = v->name_len > TASK_NAME_MAX - 33 ? TASK_NAME_MAX - 33 : v->name_len;
+        name[32] = '|';
+        memcpy(name + 33, v->name, len);
+        task_id(t->run_key, t->superstep, t->send_index, name, 33 + len, t->id_text);
     }
     return t->id_text;
 }
@@ -114,6 +127,9 @@ sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err) {
         return sst__error(err, SST_EINVAL, "vertex '%s': emit of a NULL value", sst_task_vertex(t));
     }
     t->events = sst_array_push_take(t->events != NULL ? t->events : sst_array_empty(), value, err);
+    if (!t->timeout.heartbeat_only) {
+        sst_task_heartbeat(t);
+    }
     return t->events != NULL ? SST_OK : sst__code(err);
 }
 
@@ -198,6 +214,7 @@ static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, ss
     t->out[t->nout].kind = kind;
     t->out[t->nout].vertex = (uint32_t)target;
     t->out[t->nout].value = value;
+    t->out[t->nout].timeout = NULL;
     t->nout++;
     return SST_OK;
 }
@@ -215,6 +232,32 @@ sst_code sst_task_send(sst_task *t, const char *vertex, sst_value *payload, sst_
 sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message, sst_error *err) {
     SST__ERR_LOCAL(err);
     return push_out(t, SST__OUT_MESSAGE, vertex, message != NULL ? message : sst_null(), err);
+}
+
+sst_code sst_task_send_timeout(sst_task *t, const char *vertex, sst_value *payload,
+                               const sst_timeout_policy *timeout, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_timeout_policy *copy = NULL;
+    if (timeout != NULL && sst__has_timeout(timeout)) {
+        if (!(timeout->run_timeout_s >= 0) || !(timeout->idle_timeout_s >= 0)) {
+            sst_value_unref(payload);
+            return sst__error(err, SST_EINVAL, "vertex '%s': a Send's timeout must be positive",
+                              sst_task_vertex(t));
+        }
+        copy = sst__malloc(sizeof *copy);
+        if (copy == NULL) {
+            sst_value_unref(payload);
+            return sst__enomem(err);
+        }
+        *copy = *timeout;
+    }
+    sst_code rc = push_out(t, SST__OUT_SEND, vertex, payload != NULL ? payload : sst_null(), err);
+    if (rc == SST_OK) {
+        t->out[t->nout - 1].timeout = copy;
+    } else {
+        sst__free(copy);
+    }
+    return rc;
 }
 
 void sst_task_vote_halt(sst_task *t) {
@@ -250,8 +293,11 @@ void sst__task_clear_outputs(sst_task *t) {
     t->raw_delta = NULL;
     for (size_t i = 0; i < t->nout; i++) {
         sst_value_unref(t->out[i].value);
+        sst__free(t->out[i].timeout);
     }
     t->nout = 0;
+    sst_value_unref(t->detail);
+    t->detail = NULL;
     t->halt = false;
     t->code = SST_OK;
     t->out_error = SST_OK;
@@ -274,6 +320,8 @@ void sst__task_destroy(sst_task *t) {
     t->input = NULL;
     sst_value_unref(t->inbox);
     t->inbox = NULL;
+    sst_value_unref(t->failure);
+    t->failure = NULL;
 }
 
 /* Makes sure a failed task carries an error message. */
@@ -297,6 +345,10 @@ void sst__task_run(sst_task *t) {
     uint64_t t0 = t->timed ? sst__now_ns() : 0;
     if (t->first_ns == 0) {
         t->first_ns = t0; /* the clock read the duration needs anyway */
+    }
+    bool limited = sst__task_limited(t);
+    if (limited) {
+        sst__timeout_start(t);
     }
     sst_code code = v->fn(t, v->user_data);
     t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
@@ -328,4 +380,7 @@ void sst__task_run(sst_task *t) {
         }
     }
     t->code = code;
+    if (limited) {
+        sst__timeout_check(t);
+    }
 }

@@ -36,6 +36,12 @@ static void test_subgraphs(void **state) {
     run_script("test_subgraphs.lua");
 }
 
+/* Node policies through the Lua API (tests/lua/test_policies.lua). */
+static void test_policies(void **state) {
+    (void)state;
+    run_script("test_policies.lua");
+}
+
 /* The LangGraph-parity fixes, one block each (tests/lua/test_parity.lua). */
 static void test_parity(void **state) {
     (void)state;
@@ -198,6 +204,7 @@ int main(void) {
         cmocka_unit_test(test_api),
         cmocka_unit_test(test_parity),
         cmocka_unit_test(test_subgraphs),
+        cmocka_unit_test(test_policies),
         cmocka_unit_test(test_parity_build),
         cmocka_unit_test(test_parity_updates),
         cmocka_unit_test(test_parity_app),

@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_error_handler_resumes_after_crash
--- pending: policies
 -- set_node_defaults(error_handler=..., retry_policy=...) is
 -- g:set_node_defaults{ error_handler = ..., retry = ... }; an error handler is
 -- function(state, error, ctx) with `error` LangGraph's NodeError:

@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_node_error_handlers_route_to_matching_handler
--- pending: policies
 -- error_handler=fn is the node option error_handler = function(state, error, ctx);
 -- `error` is LangGraph's NodeError: { node = name, error = { code, message } }.
 -- Python exceptions raised by nodes are plain Lua error()s.

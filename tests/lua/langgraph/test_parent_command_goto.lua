@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_parent_command_goto
--- pending: policies
 -- `graph.step_timeout = 1` is the compile option `step_timeout = 1`.
 local sst = superstep
 local T = require("checks")

@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_set_node_defaults_timeout_per_node_wins
--- pending: policies
 -- An async test in Python (LangGraph accepts timeouts on async nodes only;
 -- Lua nodes are synchronous). timeout=TimeoutPolicy(run_timeout=, idle_timeout=)
 -- is the node option timeout = { run_timeout = s, idle_timeout = s }, a

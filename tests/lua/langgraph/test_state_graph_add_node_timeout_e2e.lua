@@ -1,5 +1,4 @@
 -- langgraph: test_retry.py::test_state_graph_add_node_timeout_e2e
--- pending: policies
 -- An async test in Python (LangGraph accepts timeouts on async nodes only;
 -- Lua nodes are synchronous). timeout=TimeoutPolicy(run_timeout=, idle_timeout=)
 -- is the node option timeout = { run_timeout = s, idle_timeout = s }, a

@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_timeout_with_parent_command
--- pending: policies
 -- ParentCommand has no kind in lg.lua: the error's `command` (the
 -- Command that escaped the root graph) is checked.
 -- `graph.step_timeout = 1` is the compile option `step_timeout = 1`.

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Node policies the engine enforces around a compute function: timeouts
+ * (LangGraph's TimeoutPolicy: a run timeout and an idle timeout per attempt)
+ * and error handlers (LangGraph's error_handler: a failed task becomes a task
+ * of its vertex's handler, in the same superstep).
+ *
+ * Timeouts are cooperative: a task's own thread reads its clocks
+ * (sst_task_cancelled) and, after the compute function returns, an attempt
+ * that ran out of time is failed with SST_ETIMEOUT whatever it returned.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pregel_int.h"
+#include "values/build.h"
+
+bool sst__has_timeout(const sst_timeout_policy *p) {
+    return p->run_timeout_s > 0 || p->idle_timeout_s > 0;
+}
+
+static uint64_t ns_of(double s) {
+    return (uint64_t)llround(s * 1e9);
+}
+
+void sst__timeout_start(sst_task *t) {
+    t->start_ns = sst__now_ns();
+    t->progress_ns = t->start_ns;
+}
+
+void sst_task_heartbeat(sst_task *t) {
+    if (t != NULL && sst__has_timeout(&t->timeout)) {
+        t->progress_ns = sst__now_ns();
+    }
+}
+
+bool sst__task_limited(const sst_task *t) {
+    return sst__has_timeout(&t->timeout) || t->step_deadline_ns != 0;
+}
+
+const sst_timeout_policy *sst_task_timeout(const sst_task *t) {
+    return t != NULL && sst__task_limited(t) ? &t->timeout : NULL;
+}
+
+/* Which limit @p t passed at @p now: 's' (its superstep's), 'r' (run), 'i' (idle) or 0; the
+ * earlier of run and idle when both. */
+static char passed(const sst_task *t, uint64_t now) {
+    if (t->step_deadline_ns != 0 && now > t->step_deadline_ns) {
+        return 's';
+    }
+    const sst_timeout_policy *p = &t->timeout;
+    uint64_t run_at = p->run_timeout_s > 0 ? t->start_ns + ns_of(p->run_timeout_s) : UINT64_MAX;
+    uint64_t idle_at =
+        p->idle_timeout_s > 0 ? t->progress_ns + ns_of(p->idle_timeout_s) : UINT64_MAX;
+    if (now <= run_at && now <= idle_at) {
+        return 0;
+    }
+    return run_at <= idle_at ? 'r' : 'i';
+}
+
+bool sst_task_cancelled(const sst_task *t) {
+    if (t == NULL || !sst__task_limited(t) || t->start_ns == 0) {
+        return false;
+    }
+    return passed(t, sst__now_ns()) != 0;
+}
+
+static sst_value *seconds_or_null(double s, sst_error *err) {
+    return s > 0 ? sst_double_new(s, err) : sst_null();
+}
+
+/* {"kind", "timeout", "run_timeout", "idle_timeout", "elapsed"} of a timeout. */
+static sst_value *timeout_detail(const sst_task *t, char kind, double elapsed, sst_error *err) {
+    const sst_timeout_policy *p = &t->timeout;
+    double limit = kind == 'r' ? p->run_timeout_s : p->idle_timeout_s;
+    sst_value *d = sst__set_take(sst_object_empty(), "kind",
+                                 sst_string_new(kind == 'r' ? "run" : "idle", err), err);
+    d = sst__set_take(d, "timeout", sst_double_new(limit, err), err);
+    d = sst__set_take(d, "run_timeout", seconds_or_null(p->run_timeout_s, err), err);
+    d = sst__set_take(d, "idle_timeout", seconds_or_null(p->idle_timeout_s, err), err);
+    return sst__set_take(d, "elapsed", sst_double_new(elapsed, err), err);
+}
+
+void sst__timeout_check(sst_task *t) {
+    uint64_t now = sst__now_ns();
+    char kind = passed(t, now);
+    if (kind == 0) {
+        return;
+    }
+    /* Whatever the attempt produced after its time ran out is dropped. */
+    sst__task_clear_outputs(t);
+    const sst_timeout_policy *p = &t->timeout;
+    double elapsed = (double)(now - t->start_ns) / 1e9;
+    if (kind == 's') {
+        t->step_expired = true;
+        sst_task_fail(t, SST_ETIMEOUT, "superstep %llu timed out",
+                      (unsigned long long)t->superstep);
+        t->code = t->error != NULL ? SST_ETIMEOUT : SST_ENOMEM;
+        return;
+    }
+    sst_error err;
+    sst_error_clear(&err);
+    t->detail = timeout_detail(t, kind, elapsed, &err);
+    if (kind == 'r') {
+        sst_task_fail(t, SST_ETIMEOUT, "'%s' exceeded its run timeout of %.3fs (elapsed: %.3fs)",
+                      sst_task_vertex(t), p->run_timeout_s, elapsed);
+    } else {
+        sst_task_fail(t, SST_ETIMEOUT,
+                      "'%s' exceeded its idle timeout of %.3fs without making progress "
+                      "(elapsed: %.3fs)",
+                      sst_task_vertex(t), p->idle_timeout_s, elapsed);
+    }
+    t->code = t->error != NULL ? SST_ETIMEOUT : SST_ENOMEM;
+    if (t->detail == NULL) {
+        t->code = SST_ENOMEM;
+    }
+}
+
+void sst_task_set_error_detail(sst_task *t, sst_value *detail) {
+    sst_value_unref(t->detail);
+    t->detail = detail;
+}
+
+const sst_value *sst_task_failure(const sst_task *t) {
+    return t != NULL ? t->failure : NULL;
+}
+
+bool sst__task_handled(const sst_task *t) {
+    return t->code != SST_OK && t->code != SST_EINTERRUPT && t->code != SST_EPARENT &&
+           t->code != SST_ENOMEM && !t->step_expired && t->origin == SST__NO_VERTEX &&
+           t->p->v[t->vertex].handler != SST__NO_VERTEX;
+}
+
+/* {"node", "error": {"code", "message", and a timeout's details}} of the failed task @p t. */
+static sst_value *failure_of(const sst_task *t, sst_error *err) {
+    const char *msg = t->error != NULL ? t->error->msg : sst_strerror(t->code);
+    sst_value *e = sst_value_ref(t->detail != NULL ? t->detail : sst_object_empty());
+    e = sst__set_take(e, "code", sst_string_new(sst_code_name(t->code), err), err);
+    e = sst__set_take(e, "message", sst_string_new(msg, err), err);
+    sst_value *f =
+        sst__set_take(sst_object_empty(), "node", sst_string_new(sst_task_vertex(t), err), err);
+    return sst__set_take(f, "error", e, err);
+}
+
+sst_code sst__task_to_handler(sst_task *t) {
+    sst_error err;
+    sst_error_clear(&err);
+    sst_value *f = failure_of(t, &err);
+    if (f == NULL) {
+        return SST_ENOMEM;
+    }
+    sst__task_clear_outputs(t);
+    sst_value_unref(t->failure);
+    t->failure = f;
+    t->origin = t->vertex;
+    t->vertex = t->p->v[t->vertex].handler;
+    t->id_text[0] = '\0';
+    t->timeout = t->p->v[t->vertex].timeout;
+    t->start_ns = 0;
+    t->first_ns = 0;
+    t->first_wall = 0;
+    t->attempt = 1;
+    t->retry_pending = false;
+    t->resume = NULL;
+    return SST_OK;
+}

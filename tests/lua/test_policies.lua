@@ -1,0 +1,94 @@
+-- Node policies through the Lua API (issue 16): timeouts stop spinning Lua
+-- code through the debug hook, error handlers see what failed, options are
+-- checked.
+local sst = superstep
+local T = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "") .. "checks.lua")
+local check, eq = T.check, T.eq
+
+local function one_node(fn, opts, compile_opts)
+  local g = sst.StateGraph{ x = sst.reducers.replace }
+  g:add_node("n", fn, opts)
+  g:add_edge(sst.START, "n")
+  return g:compile(compile_opts)
+end
+
+T.case("a spinning Lua node stops at its run timeout", function()
+  local app = one_node(function() while true do end end, { timeout = 0.05 })
+  local t0 = os.clock()
+  local ok, err = pcall(app.invoke, app, { x = 1 })
+  check(not ok, "the run fails")
+  eq(err.code, "SST_ETIMEOUT", "kind")
+  eq(err.node, "n", "node")
+  eq(err.kind, "run", "which limit")
+  eq(err.run_timeout, 0.05, "run_timeout")
+  check(err.elapsed >= 0.05 and os.clock() - t0 < 5, "stopped soon after the limit")
+end)
+
+T.case("pcall inside the node does not swallow the timeout", function()
+  local app = one_node(function()
+    for _ = 1, 3 do pcall(function() while true do end end) end
+    while true do end
+  end, { timeout = { idle_timeout = 0.03 } })
+  local ok, err = pcall(app.invoke, app, { x = 1 })
+  check(not ok and err.code == "SST_ETIMEOUT" and err.kind == "idle", "idle timeout: " .. tostring(err))
+end)
+
+T.case("emitting is progress for the idle timeout, unless refresh_on = heartbeat", function()
+  local function busy(_, _, ctx)
+    for _ = 1, 8 do
+      local t = os.clock() + 0.01
+      while os.clock() < t do end
+      ctx.emit({ tick = true })
+    end
+    return { x = 2 }
+  end
+  eq(one_node(busy, { timeout = { idle_timeout = 0.05 } }):invoke({ x = 1 }).x, 2, "auto: survives")
+  local ok, err = pcall(function()
+    return one_node(busy, { timeout = { idle_timeout = 0.05, refresh_on = "heartbeat" } }):invoke({ x = 1 })
+  end)
+  check(not ok and err.code == "SST_ETIMEOUT", "heartbeat only: times out")
+end)
+
+T.case("an error handler gets the state and NodeError, and its update is kept", function()
+  local seen
+  local app = one_node(function() error("bad input", 0) end, {
+    error_handler = function(state, err)
+      seen = err
+      return { x = state.x * 10 }
+    end })
+  eq(app:invoke({ x = 4 }).x, 40, "the handler's update")
+  eq(seen.node, "n", "error.node")
+  eq(seen.error.code, "SST_ETASK", "error.error.code")
+  eq(seen.error.message, "bad input", "error.error.message")
+  eq(tostring(seen.error), "bad input", "tostring(error.error)")
+end)
+
+T.case("a timeout reaches the error handler with its details", function()
+  local app = one_node(function() while true do end end, {
+    timeout = 0.03,
+    error_handler = function(_, err) return { x = err.error.kind } end })
+  eq(app:invoke({ x = 1 }).x, "run", "handled")
+end)
+
+T.case("bad options are refused, naming them", function()
+  local g = sst.StateGraph{ x = sst.reducers.replace }
+  local function refused(fn, text)
+    local ok, err = pcall(fn)
+    check(not ok and tostring(err):find(text, 1, true) ~= nil, text .. ": " .. tostring(err))
+  end
+  refused(function() g:add_node("a", function() end, { timeout = -1 }) end, "timeout")
+  refused(function() g:add_node("a", function() end, { timeout = { idle = 1 } }) end, "unknown option 'idle'")
+  refused(function() g:add_node("a", function() end, { timeout = { refresh_on = "x", run_timeout = 1 } }) end,
+          "refresh_on")
+  refused(function() g:add_node("a", function() end, { error_handler = 42 }) end, "error_handler")
+  refused(function() sst.Send("a", {}, { timeout = "soon" }) end, "timeout")
+  g:add_node("b", function() end)
+  g:add_edge(sst.START, "b")
+  refused(function() g:compile{ step_timeout = 0 } end, "step_timeout")
+end)
+
+T.finish()
+local done = sst.StateGraph{}
+done:add_node("noop", function() end)
+done:add_edge(sst.START, "noop")
+return done
