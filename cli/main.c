@@ -7,6 +7,7 @@
  *   superstep history SCRIPT.lua --thread ID
  *   superstep threads SCRIPT.lua [--db PATH]
  *   superstep graph SCRIPT.lua --mermaid|--dot [--xray[=N]]
+ *   superstep store put|get|delete|search|ls ...  the long-term memory store
  *
  * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
  * error, 3 interrupted (resume with --resume). Uses the public API only.
@@ -23,6 +24,7 @@
 #include "cmd_agent.h"
 #include "cmd_args.h"
 #include "cmd_check.h"
+#include "cmd_store.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
@@ -47,6 +49,9 @@ static const char usage_text[] =
     "           [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT\n"
     "           (--continue --thread ID instead of PROMPT finishes a cut-off run;\n"
     "           --approve makes tool calls wait: answer with --resume approve|reject|JSON)\n"
+    "  store    the long-term memory store of --db: superstep store put NS KEY JSON,\n"
+    "           get NS KEY, delete NS KEY, search [PREFIX] [--query TEXT] [--filter JSON],\n"
+    "           ls [--prefix NS] (NS: labels joined with '.'; superstep store --help)\n"
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none)\n"
@@ -780,6 +785,9 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && strcmp(argv[1], "check") == 0) {
         return sst_cli_check(argc, argv);
+    }
+    if (argc > 1 && strcmp(argv[1], "store") == 0) {
+        return sst_cli_store(argc, argv);
     }
     cli c;
     int rc = parse_args(argc, argv, &c);

@@ -8,7 +8,8 @@ cd "$root"
 
 layer_rank() {
   case "$1" in
-    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; reducers) echo 3 ;; pregel) echo 4 ;;
+    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; store) echo 2 ;; reducers) echo 3 ;;
+    pregel) echo 4 ;;
     graph) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; cli) echo 8 ;;
     *) echo -1 ;;
   esac
@@ -22,7 +23,8 @@ header_layer() {
     reducer.h) echo reducers ;;
     pregel.h) echo pregel ;;
     graph.h|run.h) echo graph ;;
-    checkpoint.h) echo checkpoint ;;
+    checkpoint.h|cache.h) echo checkpoint ;;
+    store.h) echo store ;;
     agent.h|llm.h) echo agent ;;
     lua.h) echo lua ;;
     *) echo unknown ;;

@@ -32,6 +32,7 @@
 #include "superstep/export.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"
+#include "superstep/store.h"
 #include "superstep/value.h"
 
 #ifdef __cplusplus
@@ -91,6 +92,28 @@ SST_NODISCARD SST_API sst_code sst_graph_set_root(sst_graph *g, const sst_reduce
  */
 typedef sst_code (*sst_node_fn)(sst_node_ctx *ctx, void *user_data);
 
+/**
+ * A node's cache key from its input (borrowed: its Send argument, else its
+ * view of the state): a new string value, or NULL with @p err filled (the
+ * node then runs uncached).
+ */
+typedef sst_value *(*sst_node_cache_key_fn)(const sst_value *input, void *user_data,
+                                            sst_error *err);
+
+/**
+ * LangGraph's CachePolicy(key_func=, ttl=): with a cache given to the
+ * compiled graph (sst_compile_opts.cache), a task of the node whose key was
+ * seen before skips the node and replays the writes it made then (updates,
+ * goto, Sends), shown with "__metadata__": {"cached": true} in the updates
+ * stream. Not for error handlers, nor tasks resumed with resume values.
+ */
+typedef struct sst_node_cache_policy {
+    bool enabled;
+    double ttl_s;              /* seconds an entry lives; 0: as long as the cache */
+    sst_node_cache_key_fn key; /* NULL: a 64-bit hash of the input */
+    void *key_user_data;
+} sst_node_cache_policy;
+
 /** Node options; fill with sst_node_opts_init. */
 typedef struct sst_node_opts {
     /*
@@ -147,6 +170,8 @@ typedef struct sst_node_opts {
      */
     sst_node_fn error_handler;
     void *error_handler_user_data;
+    /* Cache the node's writes; not enabled: the graph's default (set_node_defaults), if any. */
+    sst_node_cache_policy cache_policy;
 } sst_node_opts;
 
 SST_API void sst_node_opts_init(sst_node_opts *o);
@@ -172,6 +197,14 @@ SST_NODISCARD SST_API sst_code sst_graph_set_default_retry(sst_graph *g,
 SST_NODISCARD SST_API sst_code sst_graph_set_default_timeout(sst_graph *g,
                                                              const sst_timeout_policy *timeout,
                                                              sst_error *err);
+
+/**
+ * LangGraph's set_node_defaults(cache_policy=...): the cache policy of every
+ * node that sets none, error handlers excepted. NULL or not enabled clears it.
+ * @return SST_OK; SST_EINVAL (NULL graph, negative ttl).
+ */
+SST_NODISCARD SST_API sst_code sst_graph_set_default_cache_policy(
+    sst_graph *g, const sst_node_cache_policy *policy, sst_error *err);
 
 /**
  * LangGraph's set_node_defaults(error_handler=...): the error handler of
@@ -336,9 +369,33 @@ typedef struct sst_compile_opts {
      * (not retried, not handled by error handlers). 0: none.
      */
     double step_timeout_s;
+    /*
+     * LangGraph's compile(cache=...): where nodes with a cache policy keep
+     * their writes (the compiled graph holds a reference). NULL: no caching.
+     */
+    sst_cache *cache;
+    /* The graph's part of the cache: namespaces "writes|<cache_ns>|<node>"; NULL: "". Give
+     * graphs that share one cache and have nodes of the same name their own. */
+    const char *cache_ns;
+    /*
+     * LangGraph's compile(store=...): the long-term memory store (store.h)
+     * the graph's nodes reach with sst_node_store, and its subgraphs' nodes
+     * too (the compiled graph holds a reference). NULL: none.
+     */
+    sst_store *store;
 } sst_compile_opts;
 
 SST_API void sst_compile_opts_init(sst_compile_opts *o);
+
+/**
+ * LangGraph's graph.clear_cache(nodes=...): drops the cached writes of the
+ * @p n nodes named (n == 0: every node) from the graph's cache.
+ * @return SST_OK (also without a cache); SST_EINVAL for an unknown node;
+ *         the cache's error.
+ */
+SST_NODISCARD SST_API sst_code sst_compiled_graph_clear_cache(const sst_compiled_graph *cg,
+                                                              const char *const *nodes, size_t n,
+                                                              sst_error *err);
 
 /**
  * Validates @p g and freezes it. Errors name the culprit: an edge from or to
@@ -564,6 +621,14 @@ SST_API bool sst_node_cancelled(const sst_node_ctx *ctx);
 /** Records progress: restarts the node's idle timeout (LangGraph's runtime.heartbeat()). */
 SST_API void sst_node_heartbeat(sst_node_ctx *ctx);
 
+/**
+ * The long-term store of the run (LangGraph's runtime.store): the invoke's
+ * (sst_invoke_opts.store), else the compiled graph's, else the one of the
+ * graph running this subgraph; NULL when there is none. Borrowed: valid
+ * while the node runs.
+ */
+SST_API sst_store *sst_node_store(const sst_node_ctx *ctx);
+
 /** The node's timeout (borrowed), or NULL when it has none. */
 SST_API const sst_timeout_policy *sst_node_timeout(const sst_node_ctx *ctx);
 
@@ -680,7 +745,10 @@ typedef struct sst_invoke_opts {
     uint64_t snapshot_every;   /* durable threads: a full snapshot every K checkpoints;
                                   default 64 (reads replay at most K deltas) */
     bool wait;                 /* wait for a busy thread instead of failing with SST_EBUSY */
-    sst_sleep_fn sleep;        /* retry waits (tests); NULL: real sleep */
+    /* borrowed: the long-term store nodes reach (sst_node_store) in place of the compiled
+     * graph's; subgraphs get the store of the graph that runs them. NULL: the graph's. */
+    sst_store *store;
+    sst_sleep_fn sleep; /* retry waits (tests); NULL: real sleep */
     void *sleep_user_data;
 } sst_invoke_opts;
 

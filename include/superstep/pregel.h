@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "superstep/cache.h"
 #include "superstep/error.h"
 #include "superstep/export.h"
 #include "superstep/reducer.h"
@@ -117,6 +118,25 @@ typedef struct sst_timeout_policy {
     bool heartbeat_only;
 } sst_timeout_policy;
 
+/* ---- caching ----------------------------------------------------------- */
+
+/** A task's cache key: a new string value, or NULL with @p err filled (the task then runs). */
+typedef sst_value *(*sst_cache_key_fn)(const sst_task *t, void *user_data, sst_error *err);
+
+/**
+ * LangGraph's CachePolicy: a task of the vertex looks its writes up in the
+ * run's cache (sst_run_opts.cache) before it runs; a hit skips the compute
+ * function and replays the writes (delta, outbox, events) of the run that
+ * stored them. Tasks resumed with resume values and error handlers' tasks
+ * are not cached; only successful writes are stored.
+ */
+typedef struct sst_cache_policy {
+    bool enabled;
+    double ttl_s;         /* seconds an entry lives; 0: as long as the cache */
+    sst_cache_key_fn key; /* NULL: a 64-bit hash of the Send payload, else of the state and inbox */
+    void *key_user_data;
+} sst_cache_policy;
+
 /* ---- vertices ---------------------------------------------------------- */
 
 /**
@@ -161,6 +181,8 @@ typedef struct sst_vertex_opts {
      * the run. NULL: none.
      */
     const char *error_vertex;
+    /* Cache the task's writes (needs sst_run_opts.cache); default off. */
+    sst_cache_policy cache;
 } sst_vertex_opts;
 
 SST_API void sst_vertex_opts_init(sst_vertex_opts *o);
@@ -251,6 +273,7 @@ typedef struct sst_task_stat {
     const sst_value *events; /* borrowed: values from sst_task_emit, in emit order ([]) */
     uint64_t duration_ns;    /* of the successful attempt */
     unsigned attempts;
+    bool cached; /* its writes came from the cache (sst_cache_policy): it did not run */
 } sst_task_stat;
 
 /** Figures of one committed superstep. */
@@ -316,6 +339,11 @@ typedef struct sst_run_opts {
      * tasks see the deadline through sst_task_cancelled; one past it fails the run with
      * SST_ETIMEOUT, neither retried nor handled. 0: none. */
     double step_timeout_s;
+    /* borrowed: where vertices with a cache policy keep their writes; NULL: no caching */
+    sst_cache *cache;
+    /* The run's part of the cache: entries of vertex V live in namespace
+     * "writes|<cache_ns>|V" (the graph layer passes the graph's name). NULL: "". */
+    const char *cache_ns;
     sst_before_fn before_superstep;
     sst_superstep_fn on_superstep;
     sst_retry_fn on_retry;
@@ -417,6 +445,9 @@ SST_API bool sst_task_cancelled(const sst_task *t);
 
 /** Records progress: restarts the idle timeout (LangGraph's runtime.heartbeat()). */
 SST_API void sst_task_heartbeat(sst_task *t);
+
+/** Whether the task's writes came from the cache (it did not run). */
+SST_API bool sst_task_cached(const sst_task *t);
 
 /**
  * The task's timeout (borrowed: its Send's or its vertex's), or NULL when it

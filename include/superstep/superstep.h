@@ -3,6 +3,7 @@
 #ifndef SUPERSTEP_SUPERSTEP_H
 #define SUPERSTEP_SUPERSTEP_H
 
+#include "superstep/cache.h"
 #include "superstep/checkpoint.h"
 #include "superstep/error.h"
 #include "superstep/graph.h"
@@ -10,6 +11,7 @@
 #include "superstep/json.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"
+#include "superstep/store.h"
 #include "superstep/value.h"
 #include "superstep/version.h"
 

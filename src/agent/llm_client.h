@@ -3,7 +3,8 @@
  * A client for OpenAI-compatible chat completions (POST
  * {base_url}/chat/completions) over libcurl: plain or streamed replies,
  * timeouts, and retries with backoff on 429, 5xx and connection errors that
- * honour Retry-After. Errors name the URL, the HTTP status and an excerpt of
+ * honour Retry-After (the HTTP machinery, shared with the embeddings client,
+ * is http.h's). Errors name the URL, the HTTP status and an excerpt of
  * the body, and never a secret (redact.h): the URL without its user info
  * (which is still sent, as basic auth), no request header, and the excerpt
  * with bearer and basic credentials, sk-... keys, the API key (read from an
@@ -27,6 +28,9 @@ typedef struct sst__llm_config {
     bool stream;             /* default true */
     const sst_value *params; /* borrowed: more request members (temperature, max_tokens,
                                 tool_choice, ...), or NULL */
+    /* Stops a request early (sst__http_config.cancelled): a node out of time. NULL: never. */
+    bool (*cancelled)(void *ud);
+    void *cancel_ud;
 } sst__llm_config;
 
 void sst__llm_config_init(sst__llm_config *c);

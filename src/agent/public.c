@@ -2,6 +2,7 @@
 /* The public agent API (superstep/agent.h) over the internal pieces. */
 #include <stdio.h>
 
+#include "memory_tools.h"
 #include "react.h"
 #include "redact.h"
 #include "superstep/agent.h"
@@ -22,6 +23,8 @@ struct sst_agent {
     sst__react r;
     sst__react_opts opts;
     char *system_prompt;
+    sst__memory_tools *memory; /* owned; NULL without memory tools */
+    sst__tools tools;          /* with memory: the tool set's tools and the memory tools */
 };
 
 static char *dup_or_null(const char *s, bool *oom) {
@@ -192,8 +195,19 @@ sst_agent *sst_agent_new(sst_model *model, const sst_toolset *tools, const sst_a
     a->opts.token_ud = opts->token_user_data;
     a->opts.on_event = opts->on_event;
     a->opts.event_ud = opts->event_user_data;
-    if (sst__react_build(&a->r, &model->m, tools != NULL ? &tools->t : &no_tools, &a->opts, err) !=
-        SST_OK) {
+    a->opts.store = opts->store;
+    const sst__tools *use = tools != NULL ? &tools->t : &no_tools;
+    if (opts->memory_namespace != NULL) {
+        /* The memory tools join a copy of the list: the caller's tool set stays as it is. */
+        a->memory = sst__memory_tools_new(opts->memory_namespace, opts->n_memory_namespace, err);
+        if (a->memory == NULL || sst__tools_extend(&a->tools, use, err) != SST_OK ||
+            sst__memory_tools_add(&a->tools, a->memory, err) != SST_OK) {
+            sst_agent_free(a);
+            return NULL;
+        }
+        use = &a->tools;
+    }
+    if (sst__react_build(&a->r, &model->m, use, &a->opts, err) != SST_OK) {
         sst_agent_free(a);
         return NULL;
     }
@@ -205,6 +219,8 @@ void sst_agent_free(sst_agent *a) {
         return;
     }
     sst__react_free(&a->r);
+    sst__tools_free(&a->tools);
+    sst__memory_tools_free(a->memory);
     sst__free(a->system_prompt);
     sst__free(a);
 }

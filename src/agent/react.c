@@ -47,6 +47,11 @@ static sst_code on_tokens(const char *text, size_t len, void *ud) {
 }
 
 /* One model call: the system prompt, then the conversation. */
+/* The LLM client's cancel check: the model node ran out of time (its timeout policy). */
+static bool node_out_of_time(void *ctx) {
+    return sst_node_cancelled(ctx);
+}
+
 static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
     const agent *a = ud;
     sst_error err = {0};
@@ -77,8 +82,10 @@ static sst_code llm_call(sst_node_ctx *ctx, void *ud) {
             reply = sst__fake_model_chat(a->model->fake, on_tokens, &k, &err);
         } else {
             sst_value *schema = sst__tools_schema(a->tools, &err);
-            reply = schema != NULL ? sst__llm_chat(a->model->llm, msgs, schema, on_tokens, &k, &err)
-                                   : NULL;
+            sst__llm_config cfg = *a->model->llm; /* the node's own: it stops when out of time */
+            cfg.cancelled = node_out_of_time;
+            cfg.cancel_ud = ctx;
+            reply = schema != NULL ? sst__llm_chat(&cfg, msgs, schema, on_tokens, &k, &err) : NULL;
             sst_value_unref(schema);
         }
         reply = reply != NULL ? sst__set_take(reply, "id", sst_string_new(id, &err), &err) : NULL;
@@ -169,7 +176,7 @@ static sst_code tool(sst_node_ctx *ctx, void *ud) {
         }
     }
     event(a, "tool_start", call);
-    sst_value *m = call != NULL ? sst__tools_call(a->tools, call, &err) : NULL;
+    sst_value *m = call != NULL ? sst__tools_call_ctx(a->tools, call, ctx, &err) : NULL;
     event(a, "tool_end", m);
     /* The scratchpad keeps what was called and what came back, in one entry. */
     const sst_value *fn = sst_object_get(call, "function");
@@ -298,7 +305,10 @@ sst_code sst__react_build(sst__react *r, const sst__model *model, const sst__too
     if (rc == SST_OK) {
         rc = sst_graph_add_edge(g, "stop", SST_END, err);
     }
-    if (rc == SST_OK && (r->app = sst_graph_compile(g, NULL, err)) == NULL) {
+    sst_compile_opts co;
+    sst_compile_opts_init(&co);
+    co.store = opts->store;
+    if (rc == SST_OK && (r->app = sst_graph_compile(g, &co, err)) == NULL) {
         rc = sst__code(err);
     }
     if (rc != SST_OK) {

@@ -30,6 +30,7 @@ typedef struct sst__react_opts {
     void *token_ud;
     void (*on_event)(const char *kind, const sst_value *data, void *ud); /* or NULL */
     void *event_ud;
+    sst_store *store; /* compiled into the graph (sst_node_store), or NULL */
 } sst__react_opts;
 
 void sst__react_opts_init(sst__react_opts *o);

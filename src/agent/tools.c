@@ -30,9 +30,11 @@ static const sst__tool *find(const sst__tools *t, const char *name) {
     return NULL;
 }
 
-sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
-                        const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err) {
-    if (name == NULL || name[0] == '\0' || fn == NULL) {
+/* Adds a tool with @p fn or @p ctx_fn (exactly one set). */
+static sst_code add(sst__tools *t, const char *name, const char *description,
+                    const sst_value *parameters, sst__tool_fn fn, sst__tool_ctx_fn ctx_fn, void *ud,
+                    sst_error *err) {
+    if (name == NULL || name[0] == '\0' || (fn == NULL && ctx_fn == NULL)) {
         return sst__error(err, SST_EINVAL, "tools: a tool needs a name and a function");
     }
     if (find(t, name) != NULL) {
@@ -66,8 +68,31 @@ sst_code sst__tools_add(sst__tools *t, const char *name, const char *description
     }
     tool->parameters = sst_value_ref(parameters);
     tool->fn = fn;
+    tool->ctx_fn = ctx_fn;
     tool->ud = ud;
     t->n++;
+    return SST_OK;
+}
+
+sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
+                        const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err) {
+    return add(t, name, description, parameters, fn, NULL, ud, err);
+}
+
+sst_code sst__tools_add_ctx(sst__tools *t, const char *name, const char *description,
+                            const sst_value *parameters, sst__tool_ctx_fn fn, void *ud,
+                            sst_error *err) {
+    return add(t, name, description, parameters, NULL, fn, ud, err);
+}
+
+sst_code sst__tools_extend(sst__tools *t, const sst__tools *from, sst_error *err) {
+    for (size_t i = 0; i < from->n; i++) {
+        const sst__tool *f = &from->items[i];
+        sst_code rc = add(t, f->name, f->description, f->parameters, f->fn, f->ctx_fn, f->ud, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
     return SST_OK;
 }
 
@@ -184,6 +209,11 @@ static sst_value *error_message(const sst_value *call, const char *name, const c
 }
 
 sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error *err) {
+    return sst__tools_call_ctx(t, call, NULL, err);
+}
+
+sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_node_ctx *ctx,
+                               sst_error *err) {
     const sst_value *fn = sst_object_get(call, "function");
     const sst_value *namev = sst_object_get(fn, "name");
     const char *name = sst_is_string(namev) ? sst_string_cstr(namev) : "";
@@ -211,7 +241,8 @@ sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error
         return error_message(call, name, msg, err);
     }
     local = (sst_error){0};
-    sst_value *result = tool->fn(args, tool->ud, &local);
+    sst_value *result = tool->ctx_fn != NULL ? tool->ctx_fn(args, ctx, tool->ud, &local)
+                                             : tool->fn(args, tool->ud, &local);
     sst_value_unref(args);
     if (result == NULL) {
         snprintf(msg, sizeof msg, "tool '%s' failed: %s", name,

@@ -10,17 +10,25 @@
 #define SUPERSTEP_AGENT_TOOLS_H
 
 #include "common.h"
+#include "superstep/graph.h"
 #include "superstep/value.h"
 
 /* Runs a tool: @p args (borrowed) matched the schema. Returns the result (new) or NULL with @p err.
  */
 typedef sst_value *(*sst__tool_fn)(const sst_value *args, void *ud, sst_error *err);
+/*
+ * A tool that also gets the node it runs in (@p ctx: the agent's tool node, to
+ * reach the run's store and config; NULL when called outside a graph).
+ */
+typedef sst_value *(*sst__tool_ctx_fn)(const sst_value *args, sst_node_ctx *ctx, void *ud,
+                                       sst_error *err);
 
 typedef struct sst__tool {
     char *name;
     char *description;
-    sst_value *parameters; /* owned JSON schema (an object schema) */
-    sst__tool_fn fn;
+    sst_value *parameters;   /* owned JSON schema (an object schema) */
+    sst__tool_fn fn;         /* one of fn and ctx_fn is set */
+    sst__tool_ctx_fn ctx_fn; /* called with the node's context */
     void *ud;
 } sst__tool;
 
@@ -35,6 +43,13 @@ void sst__tools_free(sst__tools *t);
  * is not an object schema. */
 sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
                         const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err);
+/* sst__tools_add for a tool that gets the node's context. */
+sst_code sst__tools_add_ctx(sst__tools *t, const char *name, const char *description,
+                            const sst_value *parameters, sst__tool_ctx_fn fn, void *ud,
+                            sst_error *err);
+/* Adds every tool of @p from to @p t (same callbacks and user data); SST_EINVAL for a name
+ * @p t has already. On failure @p t may hold some of them: free it. */
+sst_code sst__tools_extend(sst__tools *t, const sst__tools *from, sst_error *err);
 /* The tools as the chat-completions API lists them: [{"type":"function","function":{...}}]. */
 sst_value *sst__tools_schema(const sst__tools *t, sst_error *err);
 /*
@@ -50,5 +65,8 @@ sst_code sst__schema_check(const sst_value *schema, const sst_value *value, cons
  * tool, bad arguments or a failing tool. NULL only on SST_ENOMEM.
  */
 sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error *err);
+/* sst__tools_call from inside a node: @p ctx (may be NULL) goes to the tools that take it. */
+sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_node_ctx *ctx,
+                               sst_error *err);
 
 #endif

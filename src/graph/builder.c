@@ -137,6 +137,7 @@ void sst_node_opts_init(sst_node_opts *o) {
     memset(&o->timeout, 0, sizeof o->timeout);
     o->error_handler = NULL;
     o->error_handler_user_data = NULL;
+    memset(&o->cache_policy, 0, sizeof o->cache_policy);
 }
 
 static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
@@ -204,6 +205,10 @@ static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *u
         sst_node_opts_init(&defaults);
         opts = &defaults;
     }
+    if (!(opts->cache_policy.ttl_s >= 0)) {
+        return sst__error(err, SST_EINVAL, "graph: node '%s': cache ttl must be >= 0 seconds",
+                          name);
+    }
     if (!timeout_ok(&opts->timeout)) {
         return sst__error(err, SST_EINVAL,
                           "graph: node '%s': a timeout must be a positive number of seconds", name);
@@ -219,6 +224,7 @@ static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *u
     n->retry = opts->retry;
     n->defer = opts->defer;
     n->timeout = opts->timeout;
+    n->cache = opts->cache_policy;
     n->is_handler = handler;
     n->metadata = sst_value_ref(opts->metadata != NULL ? opts->metadata : sst_null());
     n->ends = opts->n_ends ? sst__calloc(opts->n_ends, sizeof *n->ends) : NULL;
@@ -489,6 +495,7 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
         o.n_ends = n->n_ends;
         o.defer = n->defer;
         o.timeout = n->timeout;
+        o.cache_policy = n->cache;
         rc = add_node(c, n->name, n->fn, n->user_data, &o, n->is_handler, err);
         if (rc == SST_OK) {
             sst__node *cn = &c->nodes[c->n_nodes - 1];
@@ -504,6 +511,7 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
     if (rc == SST_OK) {
         c->root = g->root;
         c->default_timeout = g->default_timeout;
+        c->default_cache = g->default_cache;
         rc = sst__retry_list_copy(&c->default_retry, &c->n_default_retry, g->default_retry,
                                   g->n_default_retry, err);
     }
@@ -848,7 +856,34 @@ void sst_compiled_graph_free(sst_compiled_graph *cg) {
     }
     sst__free(cg->warnings);
     sst_graph_free(cg->g);
+    sst_cache_free(cg->cache);
+    sst_store_free(cg->store);
+    sst__free(cg->cache_ns);
     sst__free(cg);
+}
+
+sst_code sst_compiled_graph_clear_cache(const sst_compiled_graph *cg, const char *const *nodes,
+                                        size_t n, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (cg == NULL) {
+        return sst__error(err, SST_EINVAL, "clear cache: NULL graph");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (nodes == NULL || nodes[i] == NULL || sst__graph_find(cg->g, nodes[i]) == SIZE_MAX) {
+            return sst__error(err, SST_EINVAL, "clear cache: unknown node '%s'",
+                              nodes == NULL || nodes[i] == NULL ? "(null)" : nodes[i]);
+        }
+    }
+    for (size_t i = 0; cg->cache != NULL && i < (n > 0 ? n : cg->g->n_nodes); i++) {
+        char ns[600];
+        snprintf(ns, sizeof ns, "writes|%.200s|%s", cg->cache_ns,
+                 n > 0 ? nodes[i] : cg->g->nodes[i].name);
+        sst_code rc = sst_cache_clear(cg->cache, ns, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return SST_OK;
 }
 
 static bool add_warning(sst_compiled_graph *cg, const char *text) {
@@ -1008,6 +1043,15 @@ static sst_code build_pregel(sst_compiled_graph *cg, sst_error *err) {
                          ? n->timeout
                          : cg->g->default_timeout;
         vo.error_vertex = n->handler;
+        const sst_node_cache_policy *cp = n->cache.enabled ? &n->cache
+                                          : n->is_handler  ? NULL
+                                                           : &cg->g->default_cache;
+        if (cp != NULL && cp->enabled) {
+            vo.cache.enabled = true;
+            vo.cache.ttl_s = cp->ttl_s;
+            vo.cache.key = sst__node_cache_key;
+            vo.cache.key_user_data = &cg->refs[i];
+        }
         rc = sst_pregel_builder_add_vertex(pb, cg->g->nodes[i].name, sst__node_vertex, &cg->refs[i],
                                            &vo, err);
     }
@@ -1063,6 +1107,14 @@ sst_compiled_graph *sst_graph_compile(const sst_graph *g, const sst_compile_opts
         return NULL;
     }
     cg->step_timeout_s = opts->step_timeout_s;
+    cg->cache = opts->cache != NULL ? sst_cache_ref(opts->cache) : NULL;
+    cg->store = opts->store != NULL ? sst_store_ref(opts->store) : NULL;
+    const char *cns = opts->cache_ns != NULL ? opts->cache_ns : "";
+    if ((cg->cache_ns = dup(cns)) == NULL) {
+        sst__enomem(err);
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
     if (mark_interrupts(cg, opts, err) != SST_OK || build_pregel(cg, err) != SST_OK) {
         sst_compiled_graph_free(cg);
         return NULL;

@@ -32,6 +32,7 @@ typedef struct sst__node {
     size_t n_retry_list;
     const sst_compiled_graph *sub; /* borrowed: the subgraph the node runs, or NULL */
     sst_timeout_policy timeout;    /* zeroes: the graph's default */
+    sst_node_cache_policy cache;   /* not enabled: the graph's default */
     char *handler;                 /* owned: the name of its error handler node, or NULL */
     bool is_handler;               /* an error handler node (no edges; never handled itself) */
 } sst__node;
@@ -41,6 +42,10 @@ typedef struct sst__node {
 
 /* The Send timeout value {"run", "idle", "heartbeat"?} as a policy; false (zeroes) when absent. */
 bool sst__timeout_of(const sst_value *v, sst_timeout_policy *out);
+/* The store of the run (sst_node_store), from the invoke context. */
+sst_store *sst__invoke_store(void *run_user_data);
+/* The vertex cache key of a node (sst_cache_key_fn; user data: its sst__node_ref). */
+sst_value *sst__node_cache_key(const sst_task *t, void *user_data, sst_error *err);
 /* Adds the default error handler node to a graph copy and names it on every node without one. */
 sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err);
 
@@ -77,8 +82,9 @@ struct sst_graph {
     bool root;                       /* the state is one value in field SST_ROOT */
     sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
     size_t n_default_retry;
-    sst_timeout_policy default_timeout; /* sst_graph_set_default_timeout */
-    sst_node_fn default_handler;        /* sst_graph_set_default_error_handler, or NULL */
+    sst_timeout_policy default_timeout;  /* sst_graph_set_default_timeout */
+    sst_node_fn default_handler;         /* sst_graph_set_default_error_handler, or NULL */
+    sst_node_cache_policy default_cache; /* sst_graph_set_default_cache_policy */
     void *default_handler_user_data;
 };
 
@@ -113,6 +119,9 @@ struct sst_compiled_graph {
     size_t n_warnings;
     sst_subgraph_checkpoints checkpoints; /* as a subgraph (sst_compile_opts) */
     double step_timeout_s;                /* sst_compile_opts */
+    sst_cache *cache;                     /* owned reference (sst_compile_opts), or NULL */
+    char *cache_ns;                       /* owned (sst_compile_opts) */
+    sst_store *store;                     /* owned reference (sst_compile_opts), or NULL */
     /* Per node: the graph it ran first through sst_node_run_subgraph, so that snapshots
      * can show that subgraph's state (set once, read by any thread). */
     _Atomic(const sst_compiled_graph *) *ran_sub;

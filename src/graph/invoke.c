@@ -51,6 +51,14 @@ const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
     return c != NULL ? c->o : NULL;
 }
 
+sst_store *sst__invoke_store(void *run_user_data) {
+    const invoke_ctx *c = run_user_data;
+    if (c == NULL) {
+        return NULL;
+    }
+    return c->o->store != NULL ? c->o->store : c->cg->store;
+}
+
 uint64_t sst__invoke_stop_step(void *run_user_data) {
     const invoke_ctx *c = run_user_data;
     return c != NULL ? c->first_step + c->o->recursion_limit : UINT64_MAX;
@@ -451,6 +459,8 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.run_key = run_key;
     ro.max_supersteps = c->first_step + c->o->recursion_limit;
     ro.step_timeout_s = c->cg->step_timeout_s;
+    ro.cache = c->cg->cache;
+    ro.cache_ns = c->cg->cache_ns;
     ro.want_next = c->th != NULL || sst__stream_wants_next(&c->s);
     /* The updates stream shows each node's writes as it returned them. */
     ro.keep_raw_deltas = sst__has_stream(c->o) && (c->o->stream_modes & SST_STREAM_UPDATES) != 0;

@@ -392,6 +392,10 @@ bool sst_node_cancelled(const sst_node_ctx *ctx) {
     return ctx != NULL && sst_task_cancelled(ctx->task);
 }
 
+sst_store *sst_node_store(const sst_node_ctx *ctx) {
+    return ctx != NULL ? sst__invoke_store(sst_task_run_user_data(ctx->task)) : NULL;
+}
+
 const sst_timeout_policy *sst_node_timeout(const sst_node_ctx *ctx) {
     return ctx != NULL ? sst_task_timeout(ctx->task) : NULL;
 }

@@ -5,6 +5,7 @@
  * of the state it sees), lists of retry policies and the graph's default
  * retry policy (LangGraph's set_node_defaults). docs/graph.md describes them.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph_int.h"
@@ -204,4 +205,59 @@ sst_code sst_graph_set_default_error_handler(sst_graph *g, sst_node_fn fn, void 
     g->default_handler = fn;
     g->default_handler_user_data = user_data;
     return SST_OK;
+}
+
+sst_code sst_graph_set_default_cache_policy(sst_graph *g, const sst_node_cache_policy *policy,
+                                            sst_error *err) {
+    if (g == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: set default cache policy: NULL graph");
+    }
+    if (policy != NULL && !(policy->ttl_s >= 0)) {
+        return sst__error(err, SST_EINVAL, "graph: set default cache policy: ttl must be >= 0");
+    }
+    memset(&g->default_cache, 0, sizeof g->default_cache);
+    if (policy != NULL && policy->enabled) {
+        g->default_cache = *policy;
+    }
+    return SST_OK;
+}
+
+/* A 64-bit hash of the fields of @p state the node sees (hidden fields left out). */
+static uint64_t view_hash(const sst__node *n, const sst_value *state) {
+    uint64_t h = 0x6e6f64652d6b6579ull;
+    size_t count = n->input_fields != NULL ? sst_array_len(n->input_fields) : sst_object_len(state);
+    for (size_t i = 0; i < count; i++) {
+        const sst_value *k = n->input_fields != NULL ? sst_array_get(n->input_fields, i)
+                                                     : sst_object_key_at(state, i);
+        const sst_value *v = n->input_fields != NULL
+                                 ? sst_object_getn(state, sst_string_cstr(k), sst_string_len(k))
+                                 : sst_object_value_at(state, i);
+        if (v == NULL || sst__hidden_field(sst_string_cstr(k))) {
+            continue;
+        }
+        h = sst__hash_mix(h ^ sst_value_hash(k));
+        h = sst__hash_mix(h ^ sst_value_hash(v));
+    }
+    return h;
+}
+
+sst_value *sst__node_cache_key(const sst_task *t, void *user_data, sst_error *err) {
+    const sst__node_ref *ref = user_data;
+    const sst__node *n = &ref->cg->g->nodes[ref->index];
+    const sst_node_cache_policy *p = n->cache.enabled ? &n->cache : &ref->cg->g->default_cache;
+    const sst_value *in = sst_task_input(t);
+    if (p->key == NULL) {
+        uint64_t h = in != NULL ? sst_value_hash(in) : view_hash(n, sst_task_state(t));
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+        return sst_string_new(hex, err);
+    }
+    if (in != NULL) {
+        return p->key(in, p->key_user_data, err);
+    }
+    sst_value *view = n->input_fields != NULL ? sst__node_view(n, sst_task_state(t), err)
+                                              : sst__graph_public_state(sst_task_state(t), err);
+    sst_value *key = view != NULL ? p->key(view, p->key_user_data, err) : NULL;
+    sst_value_unref(view);
+    return key;
 }

@@ -349,7 +349,8 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < st->tasks; i++) {
             const sst_task_stat *t = &st->task[i];
-            bool cached = is_cached(s, st->superstep, t->task_id);
+            /* A cache hit, or writes a resume restored. */
+            bool cached = t->cached || is_cached(s, st->superstep, t->task_id);
             if (cached != (pass == 0)) {
                 continue;
             }

@@ -504,6 +504,10 @@ static void child_opts(const sub_run *s, forward *f, sst_invoke_opts *o) {
         }
     }
     o->config = s->config;
+    /* The child's nodes reach the store of the graph running it, unless it has its own. */
+    o->store = s->child->store == NULL
+                   ? sst__invoke_store(sst_task_run_user_data(sst__node_task(s->ctx)))
+                   : NULL;
     o->resume_by_id = s->by_id;
     o->checkpoint_id = s->at[0] != '\0' ? s->at : NULL;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * superstep.create_react_agent{model = ..., tools = {...}, system_prompt = ...,
- * max_iterations = ..., approve_tools = ..., checkpointer = ...}: the prebuilt
- * ReAct agent (superstep/agent.h) as an app, with tools written in Lua.
+ * max_iterations = ..., approve_tools = ..., checkpointer = ..., store = ...,
+ * memory = {namespace = {...}}}: the prebuilt ReAct agent (superstep/agent.h)
+ * as an app, with tools written in Lua (and LangMem's memory tools).
  */
 #include "lua_int.h"
 
@@ -97,6 +98,49 @@ static const char *opt_string(lua_State *L, int t, const char *key) {
     return s;
 }
 
+/*
+ * The options of the table at 1 other than the model, tools and callbacks:
+ * system_prompt, max_iterations, approve_tools, store = InMemoryStore() |
+ * SqliteStore(path) (compiled into the agent), and memory = {namespace =
+ * {"memories", "{user_id}"}} (or a single label) for the memory tools, whose
+ * strings stay alive in a scratch left on the stack. Raises on a bad option.
+ */
+static void read_options(lua_State *L, sst_agent_opts *o) {
+    sst_agent_opts_init(o);
+    o->system_prompt = opt_string(L, 1, "system_prompt");
+    lua_getfield(L, 1, "max_iterations");
+    if (!lua_isnil(L, -1)) {
+        o->max_iterations = (int64_t)luaL_checkinteger(L, -1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "approve_tools");
+    o->approve_tools = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "store") != LUA_TNIL && (o->store = sst__lua_store(L, -1)) == NULL) {
+        luaL_error(L, "create_react_agent: store must be an InMemoryStore() or SqliteStore(path)");
+    }
+    lua_pop(L, 1); /* the options table keeps the store alive */
+    if (lua_getfield(L, 1, "memory") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    static const char *const known[] = {"namespace", NULL};
+    int ns_type = lua_istable(L, -1) ? lua_getfield(L, -1, "namespace") : LUA_TNONE;
+    if (ns_type == LUA_TSTRING) {
+        const char **one = lua_newuserdatauv(L, sizeof *one, 0);
+        one[0] = lua_tostring(L, -2);
+        o->memory_namespace = one;
+        o->n_memory_namespace = 1;
+    } else if (ns_type == LUA_TTABLE) {
+        o->memory_namespace = sst__lua_string_list(L, -1, &o->n_memory_namespace,
+                                                   "create_react_agent: memory.namespace");
+    } else {
+        luaL_error(L, "create_react_agent: memory must be {namespace = {\"memories\", "
+                      "\"{user_id}\"}}");
+    }
+    sst__lua_check_options(L, -3, known, "create_react_agent: memory");
+}
+
 static int create_react_agent(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     lagent *a = lua_newuserdatauv(L, sizeof *a, 0);
@@ -157,16 +201,7 @@ static int create_react_agent(lua_State *L) {
     }
     lua_pop(L, 1);
     sst_agent_opts o;
-    sst_agent_opts_init(&o);
-    o.system_prompt = opt_string(L, 1, "system_prompt");
-    lua_getfield(L, 1, "max_iterations");
-    if (!lua_isnil(L, -1)) {
-        o.max_iterations = (int64_t)luaL_checkinteger(L, -1);
-    }
-    lua_pop(L, 1);
-    lua_getfield(L, 1, "approve_tools");
-    o.approve_tools = lua_toboolean(L, -1);
-    lua_pop(L, 1);
+    read_options(L, &o);
     /* Callbacks: on_token(text) and on_event(kind, data), kind
      * llm_start/llm_end/tool_start/tool_end. */
     if (lua_getfield(L, 1, "on_token") == LUA_TFUNCTION) {

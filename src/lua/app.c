@@ -276,18 +276,30 @@ static int app_draw_dot(lua_State *L) {
     return draw(L, false);
 }
 
+/* app:clear_cache([nodes]) (LangGraph's clear_cache): drops the nodes' cached writes. */
+static int app_clear_cache(lua_State *L) {
+    sst__lua_app *a = sst__lua_check_app(L, 1);
+    size_t n = 0;
+    const char **nodes = NULL;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        nodes = sst__lua_string_list(L, 2, &n, "clear_cache");
+    }
+    sst_error err = {0};
+    if (sst_compiled_graph_clear_cache(a->cg, nodes, n, &err) != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    return 0;
+}
+
 void sst__lua_open_app(lua_State *L) {
-    static const luaL_Reg methods[] = {{"invoke", sst__lua_app_invoke},
-                                       {"stream", sst__lua_app_stream},
-                                       {"get_state", app_get_state},
-                                       {"get_state_history", app_get_state_history},
-                                       {"update_state", app_update_state},
-                                       {"bulk_update_state", app_bulk_update_state},
-                                       {"delete_thread", app_delete_thread},
-                                       {"draw_mermaid", app_draw_mermaid},
-                                       {"draw_dot", app_draw_dot},
-                                       {"get_graph", app_get_graph},
-                                       {NULL, NULL}};
+    static const luaL_Reg methods[] = {
+        {"invoke", sst__lua_app_invoke},      {"stream", sst__lua_app_stream},
+        {"get_state", app_get_state},         {"get_state_history", app_get_state_history},
+        {"update_state", app_update_state},   {"bulk_update_state", app_bulk_update_state},
+        {"delete_thread", app_delete_thread}, {"draw_mermaid", app_draw_mermaid},
+        {"draw_dot", app_draw_dot},           {"get_graph", app_get_graph},
+        {"clear_cache", app_clear_cache},     {NULL, NULL}};
     luaL_newmetatable(L, SST_LUA_APP);
     lua_pushcfunction(L, app_gc);
     lua_setfield(L, -2, "__gc");

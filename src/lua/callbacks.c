@@ -173,6 +173,13 @@ static int ctx_index(lua_State *L) {
         lua_pushboolean(L, sst_node_is_last_step(ctx));
     } else if (strcmp(k, "execution_info") == 0) {
         push_execution_info(L, ctx);
+    } else if (strcmp(k, "store") == 0) { /* LangGraph's runtime.store: the run's store */
+        sst_store *st = sst_node_store(ctx);
+        if (st == NULL) {
+            lua_pushnil(L);
+        } else {
+            sst__lua_push_store(L, st);
+        }
     } else {
         lua_pushnil(L);
     }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * g:compile{...}: the options LangGraph's compile takes (checkpointer,
+ * g:compile{...}: the options LangGraph's compile takes (checkpointer, store,
  * interrupt_before/after) and superstep's own (recursion_limit, durability,
  * workers, memory_limit); docs/lua.md.
  */
@@ -51,7 +51,8 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
                                         "interrupt_after", "recursion_limit",
                                         "durability",      "workers",
                                         "memory_limit",    "name",
-                                        "step_timeout",    NULL};
+                                        "step_timeout",    "cache",
+                                        "store",           NULL};
     sst__lua_app *a = lua_touserdata(L, app);
     sst__lua_check_options(L, opts, known, "compile");
     co->interrupt_before =
@@ -69,6 +70,21 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
         }
         lua_pushvalue(L, -1);
         lua_setiuservalue(L, app, SST__APP_SAVER);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, opts, "cache") != LUA_TNIL && (co->cache = sst__lua_cache(L, -1)) == NULL) {
+        sst__lua_raisef(L, SST_EINVAL,
+                        "compile: cache must be an InMemoryCache() or SqliteCache(path)");
+    }
+    lua_pop(L, 1); /* the compiled graph takes its own reference */
+    if (lua_getfield(L, opts, "store") != LUA_TNIL && (co->store = sst__lua_store(L, -1)) == NULL) {
+        sst__lua_raisef(L, SST_EINVAL,
+                        "compile: store must be an InMemoryStore() or SqliteStore(path)");
+    }
+    lua_pop(L, 1); /* the compiled graph takes its own reference, as for the cache */
+    if (lua_getfield(L, opts, "name") == LUA_TSTRING) {
+        co->cache_ns = lua_tostring(L, -1); /* the graph's part of a shared cache; the options
+                                               table keeps the string alive until compiled */
     }
     lua_pop(L, 1);
     if (lua_getfield(L, opts, "step_timeout") != LUA_TNIL) {

@@ -356,8 +356,8 @@ static int state_graph(lua_State *L) {
 static void node_options(lua_State *L, lgraph *lg, const char *name, const char *what,
                          sst_node_opts *o) {
     static const char *const known[] = {
-        "retry", "retry_policy", "metadata", "ends",          "destinations",
-        "defer", "input_schema", "timeout",  "error_handler", NULL};
+        "retry",   "retry_policy",  "metadata",     "ends", "destinations", "defer", "input_schema",
+        "timeout", "error_handler", "cache_policy", NULL};
     luaL_checktype(L, 4, LUA_TTABLE);
     sst__lua_check_options(L, 4, known, what);
     if (lua_getfield(L, 4, "retry") == LUA_TNIL) {
@@ -399,6 +399,49 @@ static void node_options(lua_State *L, lgraph *lg, const char *name, const char 
 }
 
 /*
+ * A cache_policy option at @p idx ({ttl = s, key = fn}, LangGraph's CachePolicy) into @p p;
+ * a key function is left at @p fn_slot with its callback (a router-kind callback under
+ * @p key) returned, else NULL.
+ */
+static sst__lua_cb *cache_policy_option(lua_State *L, lgraph *lg, int idx, int fn_slot,
+                                        const char *key, const char *what,
+                                        sst_node_cache_policy *p) {
+    static const char *const known[] = {"ttl", "key", "key_func", NULL};
+    idx = lua_absindex(L, idx);
+    if (lua_isnil(L, idx)) {
+        return NULL;
+    }
+    if (!lua_istable(L, idx)) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: cache_policy: expected a table {ttl, key}, got %s",
+                        what, luaL_typename(L, idx));
+    }
+    sst__lua_check_options(L, idx, known, what);
+    p->enabled = true;
+    if (lua_getfield(L, idx, "ttl") != LUA_TNIL &&
+        (!lua_isnumber(L, -1) || !((p->ttl_s = lua_tonumber(L, -1)) > 0))) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: cache_policy ttl must be a positive number of seconds",
+                        what);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, idx, "key") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_getfield(L, idx, "key_func");
+    }
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    char kwhat[320];
+    snprintf(kwhat, sizeof kwhat, "%s: cache_policy key", what);
+    sst__lua_check_callable(L, -1, kwhat);
+    lua_replace(L, fn_slot);
+    sst__lua_cb *cb = add_callback(L, lg, SST__CB_ROUTER, key);
+    p->key = sst__lua_router; /* called with the node's input, it returns the key */
+    p->key_user_data = cb;
+    return cb;
+}
+
+/*
  * The error_handler option of the add_node options at 4 (LangGraph's): a callable left at
  * index 6 with its callback made, under the handler node's name; NULL when there is none.
  */
@@ -436,9 +479,17 @@ static int graph_add_node(lua_State *L) {
     sst_node_opts o;
     sst_node_opts_init(&o);
     sst_value *meta = NULL;
-    lua_settop(L, 6);
+    lua_settop(L, 7);
     if (!lua_isnil(L, 4)) {
         node_options(L, lg, name, what, &o);
+    }
+    sst__lua_cb *kcb = NULL;
+    if (lua_istable(L, 4)) {
+        char key[300];
+        snprintf(key, sizeof key, "__cache_key__%s", name);
+        lua_getfield(L, 4, "cache_policy");
+        kcb = cache_policy_option(L, lg, -1, 7, key, what, &o.cache_policy);
+        lua_pop(L, 1);
     }
     sst__lua_cb *hcb = error_handler_option(L, lg, name, what);
     if (hcb != NULL) {
@@ -462,6 +513,9 @@ static int graph_add_node(lua_State *L) {
     if (hcb != NULL) {
         store_function(L, hcb, 6);
     }
+    if (kcb != NULL) {
+        store_function(L, kcb, 7);
+    }
     if (lua_istable(L, 5)) {
         sst__lua_store_retry_on(L, lg->number, 5);
     }
@@ -474,12 +528,24 @@ static int graph_add_node(lua_State *L) {
  * the retry policy (or list) of every node that sets none, added before or after.
  */
 static int graph_set_node_defaults(lua_State *L) {
-    static const char *const known[] = {"retry", "retry_policy", "timeout", "error_handler", NULL};
+    static const char *const known[] = {"retry",         "retry_policy", "timeout",
+                                        "error_handler", "cache_policy", NULL};
     lgraph *lg = check_graph(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
     sst__lua_check_options(L, 2, known, "set_node_defaults");
-    lua_settop(L, 2);
+    lua_settop(L, 3);
     sst_error err = {0};
+    lua_getfield(L, 2, "cache_policy");
+    if (!lua_isnil(L, -1)) {
+        sst_node_cache_policy cp = {0};
+        sst__lua_cb *kcb = cache_policy_option(L, lg, -1, 3, "__cache_key____defaults__",
+                                               "set_node_defaults", &cp);
+        check_ok(L, sst_graph_set_default_cache_policy(lg->g, &cp, &err), &err);
+        if (kcb != NULL) {
+            store_function(L, kcb, 3);
+        }
+    }
+    lua_settop(L, 2);
     if (lua_getfield(L, 2, "timeout") != LUA_TNIL) {
         sst_timeout_policy tp;
         sst__lua_read_timeout(L, -1, "set_node_defaults", &tp);

@@ -21,6 +21,7 @@
 #define SST_LUA_GRAPH   "superstep.StateGraph"
 #define SST_LUA_APP     "superstep.app"
 #define SST_LUA_SAVER   "superstep.saver"
+#define SST_LUA_CACHE   "superstep.cache"
 #define SST_LUA_CTX     "superstep.context"
 #define SST_LUA_COMMAND "superstep.Command"
 #define SST_LUA_PARENT  "__parent__" /* superstep.PARENT: Command{graph = PARENT} */
@@ -230,6 +231,9 @@ void sst__lua_open_graph(lua_State *L);
 const sst_graph *sst__lua_graph_of(lua_State *L, int idx);
 void sst__lua_open_app(lua_State *L);
 void sst__lua_open_savers(lua_State *L);
+/* superstep.InMemoryCache and SqliteCache (caches.c); the cache at @p idx, or NULL. */
+void sst__lua_open_caches(lua_State *L);
+sst_cache *sst__lua_cache(lua_State *L, int idx);
 /* Pushes an app (compiled graph) userdata for a StateGraph at @p idx with options table at @p opts
  * (0: none). */
 int sst__lua_compile(lua_State *L, int graph_idx, int opts_idx);
@@ -355,6 +359,19 @@ void sst__lua_call_clear(sst__lua_call *c);
  * or of @p err when @p r is NULL; frees @p r.
  */
 int sst__lua_raise_run_error(lua_State *L, sst_graph_result *r, const sst_error *err);
+
+/* ---- store (store.c) ---- */
+
+#define SST_LUA_STORE     "superstep.store"
+#define SST_LUA_EMBEDDER  "superstep.embedder"
+#define SST_LUA_EMBEDDERS "superstep.embedders" /* registry: number -> Lua embedder userdata */
+
+/* superstep.InMemoryStore, SqliteStore and embeddings. */
+void sst__lua_open_stores(lua_State *L);
+/* The store of the store userdata at @p idx (borrowed), or NULL for anything else. */
+sst_store *sst__lua_store(lua_State *L, int idx);
+/* Pushes a store userdata holding its own reference to @p st (ctx.store). */
+void sst__lua_push_store(lua_State *L, sst_store *st);
 
 /* ---- running (run.c, stream.c) ---- */
 

@@ -199,6 +199,8 @@ int luaopen_superstep(lua_State *L) {
     luaL_newlib(L, funcs);
     sst__lua_open_graph(L);
     sst__lua_open_savers(L);
+    sst__lua_open_caches(L);
+    sst__lua_open_stores(L);
     sst__lua_open_agent(L);
     open_reducers(L);
     lua_pushstring(L, SST_START);

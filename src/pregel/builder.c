@@ -39,6 +39,7 @@ void sst_vertex_opts_init(sst_vertex_opts *o) {
     o->defer = false;
     memset(&o->timeout, 0, sizeof o->timeout);
     o->error_vertex = NULL;
+    memset(&o->cache, 0, sizeof o->cache);
 }
 
 /* A timeout is a positive number of seconds or 0 (none). */
@@ -137,6 +138,11 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
     v->combiner_user_data = opts->combiner_user_data;
     v->defer = opts->defer;
     v->timeout = opts->timeout;
+    v->cache = opts->cache;
+    if (!(v->cache.ttl_s >= 0)) {
+        sst__free(v->name);
+        return sst__error(err, SST_EINVAL, "pregel: vertex '%s': cache ttl must be >= 0", name);
+    }
     v->handler = SST__NO_VERTEX;
     if (opts->error_vertex != NULL &&
         (v->error_vertex = sst__strndup(opts->error_vertex, strlen(opts->error_vertex))) == NULL) {

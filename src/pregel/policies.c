@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Node policies the engine enforces around a compute function: timeouts
- * (LangGraph's TimeoutPolicy: a run timeout and an idle timeout per attempt)
- * and error handlers (LangGraph's error_handler: a failed task becomes a task
- * of its vertex's handler, in the same superstep).
+ * (LangGraph's TimeoutPolicy: a run timeout and an idle timeout per attempt,
+ * and the superstep's step_timeout) and error handlers (LangGraph's
+ * error_handler: a failed task becomes a task of its vertex's handler, in
+ * the same superstep). Their state lives in the task's ext, made on first
+ * use, so that tasks without policies stay small.
  *
  * Timeouts are cooperative: a task's own thread reads its clocks
  * (sst_task_cancelled) and, after the compute function returns, an attempt
@@ -16,43 +18,80 @@
 #include "pregel_int.h"
 #include "values/build.h"
 
+sst__task_ext *sst__task_ext_of(sst_task *t) {
+    if (t->ext == NULL) {
+        t->ext = sst__calloc(1, sizeof *t->ext);
+    }
+    return t->ext;
+}
+
+void sst__task_ext_clear(sst_task *t) {
+    if (t->ext != NULL) {
+        sst_value_unref(t->ext->detail);
+        t->ext->detail = NULL;
+        t->ext->ntimed = 0;
+    }
+}
+
+const sst_timeout_policy *sst__out_timeout(const sst_task *t, size_t i) {
+    for (size_t k = 0; t->ext != NULL && k < t->ext->ntimed; k++) {
+        if (t->ext->timed[k].out == i) {
+            return &t->ext->timed[k].policy;
+        }
+    }
+    return NULL;
+}
+
 bool sst__has_timeout(const sst_timeout_policy *p) {
     return p->run_timeout_s > 0 || p->idle_timeout_s > 0;
+}
+
+bool sst__task_limited(const sst_task *t) {
+    return t->timeout != NULL || (t->ext != NULL && t->ext->step_deadline_ns != 0);
+}
+
+const sst_timeout_policy *sst_task_timeout(const sst_task *t) {
+    static const sst_timeout_policy none = {0, 0, false};
+    if (t == NULL || !sst__task_limited(t)) {
+        return NULL;
+    }
+    return t->timeout != NULL ? t->timeout : &none;
 }
 
 static uint64_t ns_of(double s) {
     return (uint64_t)llround(s * 1e9);
 }
 
-void sst__timeout_start(sst_task *t) {
-    t->start_ns = sst__now_ns();
-    t->progress_ns = t->start_ns;
+bool sst__timeout_start(sst_task *t) {
+    sst__task_ext *x = sst__task_ext_of(t);
+    if (x == NULL) {
+        return false;
+    }
+    x->start_ns = sst__now_ns();
+    x->progress_ns = x->start_ns;
+    return true;
 }
 
 void sst_task_heartbeat(sst_task *t) {
-    if (t != NULL && sst__has_timeout(&t->timeout)) {
-        t->progress_ns = sst__now_ns();
+    if (t != NULL && t->timeout != NULL && t->ext != NULL) {
+        t->ext->progress_ns = sst__now_ns();
     }
-}
-
-bool sst__task_limited(const sst_task *t) {
-    return sst__has_timeout(&t->timeout) || t->step_deadline_ns != 0;
-}
-
-const sst_timeout_policy *sst_task_timeout(const sst_task *t) {
-    return t != NULL && sst__task_limited(t) ? &t->timeout : NULL;
 }
 
 /* Which limit @p t passed at @p now: 's' (its superstep's), 'r' (run), 'i' (idle) or 0; the
  * earlier of run and idle when both. */
 static char passed(const sst_task *t, uint64_t now) {
-    if (t->step_deadline_ns != 0 && now > t->step_deadline_ns) {
+    const sst__task_ext *x = t->ext;
+    if (x->step_deadline_ns != 0 && now > x->step_deadline_ns) {
         return 's';
     }
-    const sst_timeout_policy *p = &t->timeout;
-    uint64_t run_at = p->run_timeout_s > 0 ? t->start_ns + ns_of(p->run_timeout_s) : UINT64_MAX;
+    const sst_timeout_policy *p = t->timeout;
+    if (p == NULL) {
+        return 0;
+    }
+    uint64_t run_at = p->run_timeout_s > 0 ? x->start_ns + ns_of(p->run_timeout_s) : UINT64_MAX;
     uint64_t idle_at =
-        p->idle_timeout_s > 0 ? t->progress_ns + ns_of(p->idle_timeout_s) : UINT64_MAX;
+        p->idle_timeout_s > 0 ? x->progress_ns + ns_of(p->idle_timeout_s) : UINT64_MAX;
     if (now <= run_at && now <= idle_at) {
         return 0;
     }
@@ -60,7 +99,7 @@ static char passed(const sst_task *t, uint64_t now) {
 }
 
 bool sst_task_cancelled(const sst_task *t) {
-    if (t == NULL || !sst__task_limited(t) || t->start_ns == 0) {
+    if (t == NULL || t->ext == NULL || t->ext->start_ns == 0) {
         return false;
     }
     return passed(t, sst__now_ns()) != 0;
@@ -71,8 +110,8 @@ static sst_value *seconds_or_null(double s, sst_error *err) {
 }
 
 /* {"kind", "timeout", "run_timeout", "idle_timeout", "elapsed"} of a timeout. */
-static sst_value *timeout_detail(const sst_task *t, char kind, double elapsed, sst_error *err) {
-    const sst_timeout_policy *p = &t->timeout;
+static sst_value *timeout_detail(const sst_timeout_policy *p, char kind, double elapsed,
+                                 sst_error *err) {
     double limit = kind == 'r' ? p->run_timeout_s : p->idle_timeout_s;
     sst_value *d = sst__set_take(sst_object_empty(), "kind",
                                  sst_string_new(kind == 'r' ? "run" : "idle", err), err);
@@ -83,6 +122,9 @@ static sst_value *timeout_detail(const sst_task *t, char kind, double elapsed, s
 }
 
 void sst__timeout_check(sst_task *t) {
+    if (t->ext == NULL || t->ext->start_ns == 0) {
+        return; /* its clocks could not start (out of memory): nothing to hold it to */
+    }
     uint64_t now = sst__now_ns();
     char kind = passed(t, now);
     if (kind == 0) {
@@ -90,8 +132,7 @@ void sst__timeout_check(sst_task *t) {
     }
     /* Whatever the attempt produced after its time ran out is dropped. */
     sst__task_clear_outputs(t);
-    const sst_timeout_policy *p = &t->timeout;
-    double elapsed = (double)(now - t->start_ns) / 1e9;
+    double elapsed = (double)(now - t->ext->start_ns) / 1e9;
     if (kind == 's') {
         t->step_expired = true;
         sst_task_fail(t, SST_ETIMEOUT, "superstep %llu timed out",
@@ -99,9 +140,10 @@ void sst__timeout_check(sst_task *t) {
         t->code = t->error != NULL ? SST_ETIMEOUT : SST_ENOMEM;
         return;
     }
+    const sst_timeout_policy *p = t->timeout;
     sst_error err;
     sst_error_clear(&err);
-    t->detail = timeout_detail(t, kind, elapsed, &err);
+    t->ext->detail = timeout_detail(p, kind, elapsed, &err);
     if (kind == 'r') {
         sst_task_fail(t, SST_ETIMEOUT, "'%s' exceeded its run timeout of %.3fs (elapsed: %.3fs)",
                       sst_task_vertex(t), p->run_timeout_s, elapsed);
@@ -111,19 +153,21 @@ void sst__timeout_check(sst_task *t) {
                       "(elapsed: %.3fs)",
                       sst_task_vertex(t), p->idle_timeout_s, elapsed);
     }
-    t->code = t->error != NULL ? SST_ETIMEOUT : SST_ENOMEM;
-    if (t->detail == NULL) {
-        t->code = SST_ENOMEM;
-    }
+    t->code = t->error != NULL && t->ext->detail != NULL ? SST_ETIMEOUT : SST_ENOMEM;
 }
 
 void sst_task_set_error_detail(sst_task *t, sst_value *detail) {
-    sst_value_unref(t->detail);
-    t->detail = detail;
+    sst__task_ext *x = sst__task_ext_of(t);
+    if (x == NULL) {
+        sst_value_unref(detail);
+        return;
+    }
+    sst_value_unref(x->detail);
+    x->detail = detail;
 }
 
 const sst_value *sst_task_failure(const sst_task *t) {
-    return t != NULL ? t->failure : NULL;
+    return t != NULL && t->ext != NULL ? t->ext->failure : NULL;
 }
 
 bool sst__task_handled(const sst_task *t) {
@@ -135,7 +179,8 @@ bool sst__task_handled(const sst_task *t) {
 /* {"node", "error": {"code", "message", and a timeout's details}} of the failed task @p t. */
 static sst_value *failure_of(const sst_task *t, sst_error *err) {
     const char *msg = t->error != NULL ? t->error->msg : sst_strerror(t->code);
-    sst_value *e = sst_value_ref(t->detail != NULL ? t->detail : sst_object_empty());
+    const sst_value *detail = t->ext != NULL ? t->ext->detail : NULL;
+    sst_value *e = sst_value_ref(detail != NULL ? detail : sst_object_empty());
     e = sst__set_take(e, "code", sst_string_new(sst_code_name(t->code), err), err);
     e = sst__set_take(e, "message", sst_string_new(msg, err), err);
     sst_value *f =
@@ -143,21 +188,26 @@ static sst_value *failure_of(const sst_task *t, sst_error *err) {
     return sst__set_take(f, "error", e, err);
 }
 
+const sst_timeout_policy *sst__vertex_timeout(const sst__vertex *v) {
+    return sst__has_timeout(&v->timeout) ? &v->timeout : NULL;
+}
+
 sst_code sst__task_to_handler(sst_task *t) {
     sst_error err;
     sst_error_clear(&err);
-    sst_value *f = failure_of(t, &err);
+    sst__task_ext *x = sst__task_ext_of(t);
+    sst_value *f = x != NULL ? failure_of(t, &err) : NULL;
     if (f == NULL) {
         return SST_ENOMEM;
     }
     sst__task_clear_outputs(t);
-    sst_value_unref(t->failure);
-    t->failure = f;
+    sst_value_unref(x->failure);
+    x->failure = f;
     t->origin = t->vertex;
     t->vertex = t->p->v[t->vertex].handler;
     t->id_text[0] = '\0';
-    t->timeout = t->p->v[t->vertex].timeout;
-    t->start_ns = 0;
+    t->timeout = sst__vertex_timeout(&t->p->v[t->vertex]);
+    x->start_ns = 0;
     t->first_ns = 0;
     t->first_wall = 0;
     t->attempt = 1;

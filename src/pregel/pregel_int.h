@@ -29,6 +29,7 @@ typedef struct sst__vertex {
     void *combiner_user_data;
     bool defer; /* activations wait until nothing else is left to run */
     sst_timeout_policy timeout;
+    sst_cache_policy cache;
     char *error_vertex; /* owned: the handler's name until the set is built, or NULL */
     uint32_t handler;   /* built: the vertex handling this one's failures, or SST__NO_VERTEX */
 } sst__vertex;
@@ -61,57 +62,75 @@ typedef enum sst__out_kind { SST__OUT_ACTIVATE, SST__OUT_SEND, SST__OUT_MESSAGE 
 
 /* One outbox entry of a task. */
 typedef struct sst__out {
-    uint32_t kind;               /* sst__out_kind */
-    uint32_t vertex;             /* target */
-    sst_value *value;            /* owned: Send payload or message; NULL for activations */
-    sst_timeout_policy *timeout; /* owned: a Send's own timeout, or NULL */
+    uint32_t kind;    /* sst__out_kind */
+    uint32_t vertex;  /* target */
+    sst_value *value; /* owned: Send payload or message; NULL for activations */
 } sst__out;
 
 #define SST__OUT_INLINE 2
 
+/* A Send's own timeout: for out entry `out` of the task (sst_task_send_timeout). */
+typedef struct sst__timed_send {
+    size_t out;
+    sst_timeout_policy policy;
+} sst__timed_send;
+
+/*
+ * What a task needs only under a policy (policies.c, cache.c), allocated on
+ * first use (sst__task_ext_of) so that the tasks of a run without policies
+ * stay small: a fan-out of 10 000 Sends makes 10 000 of them at once.
+ */
+typedef struct sst__task_ext {
+    sst_timeout_policy own_timeout; /* the Send's timeout, when sst_task.timeout points here */
+    uint64_t start_ns;              /* start of the current attempt (timeouts) */
+    uint64_t progress_ns;           /* last progress (idle timeout); the task's thread only */
+    uint64_t step_deadline_ns;      /* the superstep's deadline (step_timeout_s), or 0 */
+    sst_value *detail;              /* owned: details of the current attempt's error, or NULL */
+    sst_value *failure;             /* owned: what failed, for an error handler's task */
+    sst_value *cache_key;           /* owned: the key of the last cache lookup, or NULL */
+    sst__timed_send *timed;         /* owned: the current attempt's Sends with a timeout */
+    size_t ntimed, timedcap;
+} sst__task_ext;
+
 struct sst_task {
     /* Inputs, fixed when the task is made. */
     const sst_pregel *p;
+    const sst_run_opts *ro;  /* borrowed: the run's options (run key, user data, cache) */
     const sst_value *state;  /* borrowed committed snapshot */
     sst_value *input;        /* owned Send payload, or NULL */
     sst_value *inbox;        /* owned array of messages, or NULL */
     const sst_value *resume; /* borrowed array of resume values, or NULL */
-    bool replayed;           /* outputs restored from pending writes: not run */
     uint64_t superstep;
     uint32_t vertex;
     unsigned attempt;
-    const char *run_key; /* borrowed from the run options */
-    void *run_user_data; /* the run options' user_data */
     uint64_t send_index; /* position among the superstep's Sends; UINT64_MAX: vertex task */
     char id_text[33];    /* the task id, made on first use ("" until then) */
+    bool replayed;       /* outputs restored from pending writes: not run */
+    bool keep_raw;       /* the run keeps raw deltas (sst_run_opts.keep_raw_deltas) */
+    bool halt;
+    bool timed;
+    bool retry_pending;
+    bool step_expired; /* failed for the superstep's deadline: not retried nor handled */
+    bool cached;       /* the writes came from the cache */
     /* Outputs of the current attempt. */
     sst_value *delta;     /* owned object, or NULL */
     sst_value *raw_delta; /* owned: the delta before it was prepared (keep_raw), or NULL */
-    bool keep_raw;        /* the run keeps raw deltas (sst_run_opts.keep_raw_deltas) */
     uint64_t first_ns;    /* monotonic start of attempt 1 (timed tasks), 0: unknown */
     double first_wall;    /* its wall-clock time, computed on first use (0: not yet) */
     sst__out *out;        /* out_inline or an owned array */
     size_t nout, outcap;
     sst__out out_inline[SST__OUT_INLINE];
-    bool halt;
     sst_code code;        /* SST_OK, SST_EINTERRUPT or an error */
-    sst_error *error;     /* owned, set on failure */
     sst_code out_error;   /* first failed outbox call, turned into a task failure */
+    sst_error *error;     /* owned, set on failure */
     sst_value *interrupt; /* owned interrupt value */
     sst_value *events;    /* owned array of emitted custom events, or NULL */
     uint64_t duration_ns; /* measured only when timed (a stats hook wants it) */
-    bool timed;
-    uint64_t due_ms; /* virtual time of the next retry */
-    bool retry_pending;
+    uint64_t due_ms;      /* virtual time of the next retry */
     /* Policies (policies.c). */
-    sst_timeout_policy timeout; /* the Send's or the vertex's */
-    uint64_t start_ns;          /* start of the current attempt, when it has a timeout */
-    uint64_t progress_ns; /* last progress (idle timeout); read and written by the task's thread */
-    uint64_t step_deadline_ns; /* the superstep's deadline (sst_run_opts.step_timeout_s), or 0 */
-    bool step_expired;         /* failed for the superstep's deadline: not retried nor handled */
-    sst_value *detail;         /* owned: details of the current attempt's error, or NULL */
-    uint32_t origin;           /* the vertex whose failure this task handles, or SST__NO_VERTEX */
-    sst_value *failure;        /* owned: what failed, for a handler task */
+    const sst_timeout_policy *timeout; /* the vertex's or ext->own_timeout; NULL: none */
+    uint32_t origin;    /* the vertex whose failure this task handles, or SST__NO_VERTEX */
+    sst__task_ext *ext; /* owned, or NULL until a policy needs it */
 };
 
 /* Runs @p t once (its attempt number already set): clears the previous
@@ -125,14 +144,28 @@ void sst__task_destroy(sst_task *t);
 /* ---- policies (policies.c) ---- */
 
 bool sst__has_timeout(const sst_timeout_policy *p);
+/* The task's policy state, made on first use; NULL when out of memory. */
+sst__task_ext *sst__task_ext_of(sst_task *t);
+/* Frees what the ext holds for one attempt (details, timed Sends). */
+void sst__task_ext_clear(sst_task *t);
+/* The Send timeout of out entry @p i of @p t, or NULL. */
+const sst_timeout_policy *sst__out_timeout(const sst_task *t, size_t i);
 /* Whether @p t runs against a clock: its own timeout or its superstep's deadline. */
 bool sst__task_limited(const sst_task *t);
 /* Starts the attempt's clocks; call before the compute function. */
-void sst__timeout_start(sst_task *t);
+bool sst__timeout_start(sst_task *t);
+/* The vertex's timeout policy, or NULL when it has none. */
+const sst_timeout_policy *sst__vertex_timeout(const sst__vertex *v);
 /* After the compute function: turns an attempt that ran out of time into SST_ETIMEOUT. */
 void sst__timeout_check(sst_task *t);
 /* Makes the failed task @p t a task of its vertex's error handler; SST_ENOMEM leaves it failed. */
 sst_code sst__task_to_handler(sst_task *t);
+/* Replays @p t's writes from the cache; true on a hit (the task is then done). */
+bool sst__cache_lookup(sst_task *t);
+/* Stores the writes of @p t, which succeeded, in the cache (failures ignored). */
+void sst__cache_store(sst_task *t);
+/* Whether @p t's writes go through the cache. */
+bool sst__task_cacheable(const sst_task *t);
 /* Whether @p t failed in a way its vertex's error handler takes. */
 bool sst__task_handled(const sst_task *t);
 

@@ -21,6 +21,18 @@ static sst_value *timeout_value(const sst_timeout_policy *p, sst_error *err) {
     return p->heartbeat_only ? sst__set_take(o, "heartbeat", sst_bool(true), err) : o;
 }
 
+/* Reads a timeout_value back; false (nothing set) unless it holds numbers. */
+static bool timeout_of(const sst_value *v, sst_timeout_policy *out) {
+    const sst_value *run = sst_object_get(v, "run"), *idle = sst_object_get(v, "idle");
+    if (!sst_is_number(run) || !sst_is_number(idle)) {
+        return false;
+    }
+    out->run_timeout_s = sst_number_value(run);
+    out->idle_timeout_s = sst_number_value(idle);
+    out->heartbeat_only = sst_bool_value(sst_object_get(v, "heartbeat"));
+    return true;
+}
+
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
     /* No task id: it follows from the run key, the superstep and these fields. An error
      * handler's task is described as the task that failed (its pending write converts it). */
@@ -31,8 +43,8 @@ sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
         o = sst__set_take(o, "send", sst_int_new((int64_t)t->send_index, err), err);
         o = sst__set_take(o, "input", sst_value_ref(t->input), err);
     }
-    if (!handler && memcmp(&t->timeout, &v->timeout, sizeof t->timeout) != 0) {
-        o = sst__set_take(o, "timeout", timeout_value(&t->timeout, err), err);
+    if (!handler && t->timeout != NULL && t->timeout != &v->timeout) {
+        o = sst__set_take(o, "timeout", timeout_value(t->timeout, err), err); /* a Send's own */
     }
     if (t->inbox != NULL) {
         o = sst__set_take(o, "inbox", sst_value_ref(t->inbox), err);
@@ -44,10 +56,11 @@ sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
 static sst_value *origin_value(const sst_task *t, sst_error *err) {
     const char *name = t->p->v[t->origin].name;
     char id[33];
-    sst_task_id_of(t->run_key, t->superstep, t->send_index, name, id);
+    sst_task_id_of(t->ro->run_key, t->superstep, t->send_index, name, id);
     sst_value *o = sst__set_take(sst_object_empty(), "vertex", str(name, err), err);
     o = sst__set_take(o, "task", str(id, err), err);
-    return sst__set_take(o, "failure", sst_value_ref(t->failure), err);
+    const sst_value *f = t->ext != NULL ? t->ext->failure : NULL;
+    return sst__set_take(o, "failure", sst_value_ref(f != NULL ? f : sst_null()), err);
 }
 
 sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
@@ -79,6 +92,10 @@ sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
         sst_value *x = sst__set_take(sst_object_empty(), "to", to, err);
         x = sst__set_take(x, e->kind == SST__OUT_SEND ? "input" : "value", sst_value_ref(e->value),
                           err);
+        const sst_timeout_policy *tp = sst__out_timeout(t, i);
+        if (tp != NULL) {
+            x = sst__set_take(x, "timeout", timeout_value(tp, err), err);
+        }
         sst_value **list = e->kind == SST__OUT_SEND ? &send : &msg;
         *list = x != NULL ? sst_array_push_take(*list, x, err) : (sst_value_unref(*list), NULL);
     }
@@ -127,9 +144,12 @@ sst_code sst__task_restore(sst_task *t, const sst_value *w, sst_error *err) {
             }
             const char *name = t->p->v[v].name;
             const sst_value *val = sst_object_get(e, k == 1 ? "input" : "value");
-            sst_code rc = k == 0   ? sst_task_activate(t, name, err)
-                          : k == 1 ? sst_task_send(t, name, sst_value_ref(val), err)
-                                   : sst_task_message(t, name, sst_value_ref(val), err);
+            sst_timeout_policy tp;
+            bool own = k == 1 && timeout_of(sst_object_get(e, "timeout"), &tp);
+            sst_code rc =
+                k == 0   ? sst_task_activate(t, name, err)
+                : k == 1 ? sst_task_send_timeout(t, name, sst_value_ref(val), own ? &tp : NULL, err)
+                         : sst_task_message(t, name, sst_value_ref(val), err);
             if (rc != SST_OK) {
                 return rc;
             }
@@ -161,13 +181,14 @@ sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_v
     }
     const sst_value *tm = sst_object_get(d, "timeout");
     if (tm != NULL) {
-        const sst_value *run = sst_object_get(tm, "run"), *idle = sst_object_get(tm, "idle");
-        if (!sst_is_number(run) || !sst_is_number(idle)) {
+        sst__task_ext *x = sst__task_ext_of(t);
+        if (x == NULL) {
+            return sst__enomem(err);
+        }
+        if (!timeout_of(tm, &x->own_timeout)) {
             return sst__error(err, SST_ETYPE, "resume point: task 'timeout' must hold numbers");
         }
-        t->timeout.run_timeout_s = sst_number_value(run);
-        t->timeout.idle_timeout_s = sst_number_value(idle);
-        t->timeout.heartbeat_only = sst_bool_value(sst_object_get(tm, "heartbeat"));
+        t->timeout = &x->own_timeout;
     }
     const sst_value *inbox = sst_object_get(d, "inbox");
     if (inbox != NULL) {
@@ -190,12 +211,16 @@ sst_code sst__task_restore_handler(sst_task *t, const sst_value *w, sst_error *e
                           "resume point: '%s' does not handle the errors of vertex '%s'",
                           t->p->v[v].name, sst_task_vertex(t));
     }
-    sst_value_unref(t->failure);
+    sst__task_ext *x = sst__task_ext_of(t);
+    if (x == NULL) {
+        return sst__enomem(err);
+    }
+    sst_value_unref(x->failure);
     const sst_value *f = sst_object_get(origin, "failure");
-    t->failure = sst_value_ref(f != NULL ? f : sst_null());
+    x->failure = sst_value_ref(f != NULL ? f : sst_null());
     t->origin = t->vertex;
     t->vertex = (uint32_t)v;
     t->id_text[0] = '\0';
-    t->timeout = t->p->v[v].timeout;
+    t->timeout = sst__vertex_timeout(&t->p->v[v]);
     return SST_OK;
 }

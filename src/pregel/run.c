@@ -32,9 +32,9 @@ struct sst_run_result {
 /* A Send waiting for the next superstep. */
 typedef struct pending_send {
     uint32_t vertex;
-    sst_value *payload; /* owned */
-    sst_timeout_policy timeout;
-    bool own_timeout; /* the Send set one */
+    sst_value *payload;          /* owned */
+    sst_timeout_policy *timeout; /* owned: the Send's own timeout, or NULL */
+
 } pending_send;
 
 typedef struct run {
@@ -137,9 +137,8 @@ static bool reserve_tasks(run *R, size_t n) {
 static void init_task(run *R, sst_task *t, uint32_t vertex) {
     memset(t, 0, sizeof *t);
     t->timed = R->o->on_superstep != NULL;
-    t->run_key = R->o->run_key;
+    t->ro = R->o;
     t->keep_raw = R->o->keep_raw_deltas;
-    t->run_user_data = R->o->user_data;
     t->p = R->p;
     t->state = R->state;
     t->superstep = R->superstep;
@@ -147,7 +146,7 @@ static void init_task(run *R, sst_task *t, uint32_t vertex) {
     t->out = t->out_inline;
     t->outcap = SST__OUT_INLINE;
     t->origin = SST__NO_VERTEX;
-    t->timeout = R->p->v[vertex].timeout;
+    t->timeout = sst__vertex_timeout(&R->p->v[vertex]);
 }
 
 static void destroy_tasks(run *R) {
@@ -210,8 +209,15 @@ static bool make_tasks(run *R) {
         init_task(R, t, R->sends[s].vertex);
         t->input = R->sends[s].payload;
         t->send_index = s;
-        if (R->sends[s].own_timeout) {
-            t->timeout = R->sends[s].timeout;
+        if (R->sends[s].timeout != NULL) { /* the Send's own: moved into the task */
+            sst__task_ext *x = sst__task_ext_of(t);
+            if (x == NULL) {
+                return false; /* make_tasks fails on OOM only */
+            }
+            x->own_timeout = *R->sends[s].timeout;
+            t->timeout = &x->own_timeout;
+            sst__free(R->sends[s].timeout);
+            R->sends[s].timeout = NULL;
         }
     }
     R->nsends = 0;
@@ -284,8 +290,8 @@ static sst_value *next_resume_point(run *R, sst_error *err) {
         t.send_index = send ? i - R->p->n : UINT64_MAX;
         t.input = send ? R->sends[i - R->p->n].payload : NULL;
         t.inbox = send ? NULL : R->inbox[v];
-        if (send && R->sends[i - R->p->n].own_timeout) {
-            t.timeout = R->sends[i - R->p->n].timeout;
+        if (send && R->sends[i - R->p->n].timeout != NULL) {
+            t.timeout = R->sends[i - R->p->n].timeout; /* borrowed for the descriptor */
         }
         sst_value *d = sst__task_descriptor(&t, err); /* borrows input and inbox */
         tasks = d != NULL ? sst_array_push_take(tasks, d, err) : (sst_value_unref(tasks), NULL);
@@ -455,7 +461,9 @@ static void run_superstep_tasks(run *R) {
     uint64_t deadline = st > 0 ? sst__now_ns() + (uint64_t)(st * 1e9) : 0;
     for (size_t i = 0; i < R->ntasks; i++) {
         R->tasks[i].attempt = 1;
-        R->tasks[i].step_deadline_ns = deadline;
+        if (deadline != 0 && sst__task_ext_of(&R->tasks[i]) != NULL) {
+            R->tasks[i].ext->step_deadline_ns = deadline;
+        }
         R->batch[i] = &R->tasks[i];
     }
     run_with_retries(R, R->ntasks);
@@ -583,9 +591,14 @@ static bool queue_send(run *R, uint32_t vertex, const sst_value *payload,
     }
     R->sends[R->nsends].vertex = vertex;
     R->sends[R->nsends].payload = sst_value_ref(payload);
-    R->sends[R->nsends].own_timeout = timeout != NULL;
+    R->sends[R->nsends].timeout = NULL;
     if (timeout != NULL) {
-        R->sends[R->nsends].timeout = *timeout;
+        R->sends[R->nsends].timeout = sst__malloc(sizeof *timeout);
+        if (R->sends[R->nsends].timeout == NULL) {
+            sst_value_unref(R->sends[R->nsends].payload);
+            return false;
+        }
+        *R->sends[R->nsends].timeout = *timeout;
     }
     R->nsends++;
     return true;
@@ -601,7 +614,7 @@ static bool route(run *R, const sst_task *t) {
         if (o->kind == SST__OUT_ACTIVATE) {
             R->active[o->vertex] = true;
         } else if (o->kind == SST__OUT_SEND) {
-            if (!queue_send(R, o->vertex, o->value, o->timeout)) {
+            if (!queue_send(R, o->vertex, o->value, sst__out_timeout(t, i))) {
                 fail_run(R, NULL, SST_ENOMEM, "out of memory routing sends");
                 return false;
             }
@@ -683,6 +696,7 @@ static bool report_superstep(run *R, uint64_t started_ns, size_t fields) {
         R->stats[i].events = t->events != NULL ? t->events : sst_array_empty();
         R->stats[i].duration_ns = t->duration_ns;
         R->stats[i].attempts = t->attempt;
+        R->stats[i].cached = t->cached;
         retries += t->attempt > 0 ? t->attempt - 1 : 0;
     }
     sst_superstep_stats st;
@@ -756,7 +770,8 @@ static bool finish_superstep(run *R, uint64_t started_ns) {
                  "vertex '%s' failed after %u attempt%s: %s", sst_task_vertex(failed),
                  failed->attempt, failed->attempt == 1 ? "" : "s",
                  failed->error != NULL ? failed->error->msg : sst_strerror(failed->code));
-        R->r->error_detail = failed->detail != NULL ? sst_value_ref(failed->detail) : NULL;
+        const sst_value *detail = failed->ext != NULL ? failed->ext->detail : NULL;
+        R->r->error_detail = detail != NULL ? sst_value_ref(detail) : NULL;
         return false;
     }
     if (interrupted) {
@@ -781,6 +796,7 @@ static void run_free(run *R) {
     }
     for (size_t i = 0; i < R->nsends; i++) {
         sst_value_unref(R->sends[i].payload);
+        sst__free(R->sends[i].timeout);
     }
     sst__free(R->active);
     sst__free(R->inbox);

@@ -50,17 +50,17 @@ const char *sst_task_id(const sst_task *ct) {
     if (t->id_text[0] == '\0') {
         const sst__vertex *v = &t->p->v[t->vertex];
         if (t->origin == SST__NO_VERTEX) {
-            task_id(t->run_key, t->superstep, t->send_index, v->name, v->name_len, t->id_text);
+            task_id(t->ro->run_key, t->superstep, t->send_index, v->name, v->name_len, t->id_text);
             return t->id_text;
         }
         /* An error handler's task: its own id, made from the failed task's and its name. */
         const sst__vertex *o = &t->p->v[t->origin];
         char name[TASK_NAME_MAX + 1];
-        task_id(t->run_key, t->superstep, t->send_index, o->name, o->name_len, name);
+        task_id(t->ro->run_key, t->superstep, t->send_index, o->name, o->name_len, name);
         size_t len = v->name_len > TASK_NAME_MAX - 33 ? TASK_NAME_MAX - 33 : v->name_len;
         name[32] = '|';
         memcpy(name + 33, v->name, len);
-        task_id(t->run_key, t->superstep, t->send_index, name, 33 + len, t->id_text);
+        task_id(t->ro->run_key, t->superstep, t->send_index, name, 33 + len, t->id_text);
     }
     return t->id_text;
 }
@@ -71,7 +71,7 @@ void sst_task_id_of(const char *run_key, uint64_t superstep, uint64_t send_index
 }
 
 void *sst_task_run_user_data(const sst_task *t) {
-    return t->run_user_data;
+    return t->ro->user_data;
 }
 
 uint64_t sst_task_superstep(const sst_task *t) {
@@ -127,7 +127,7 @@ sst_code sst_task_emit(sst_task *t, sst_value *value, sst_error *err) {
         return sst__error(err, SST_EINVAL, "vertex '%s': emit of a NULL value", sst_task_vertex(t));
     }
     t->events = sst_array_push_take(t->events != NULL ? t->events : sst_array_empty(), value, err);
-    if (!t->timeout.heartbeat_only) {
+    if (t->timeout != NULL && !t->timeout->heartbeat_only) {
         sst_task_heartbeat(t);
     }
     return t->events != NULL ? SST_OK : sst__code(err);
@@ -214,7 +214,6 @@ static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, ss
     t->out[t->nout].kind = kind;
     t->out[t->nout].vertex = (uint32_t)target;
     t->out[t->nout].value = value;
-    t->out[t->nout].timeout = NULL;
     t->nout++;
     return SST_OK;
 }
@@ -234,28 +233,40 @@ sst_code sst_task_message(sst_task *t, const char *vertex, sst_value *message, s
     return push_out(t, SST__OUT_MESSAGE, vertex, message != NULL ? message : sst_null(), err);
 }
 
+/* Room for one more timed Send in @p x. */
+static bool grow_timed(sst__task_ext *x) {
+    if (x->ntimed < x->timedcap) {
+        return true;
+    }
+    size_t cap = x->timedcap ? x->timedcap * 2 : 4;
+    sst__timed_send *n = sst__realloc(x->timed, cap * sizeof *n);
+    if (n == NULL) {
+        return false;
+    }
+    x->timed = n;
+    x->timedcap = cap;
+    return true;
+}
+
 sst_code sst_task_send_timeout(sst_task *t, const char *vertex, sst_value *payload,
                                const sst_timeout_policy *timeout, sst_error *err) {
     SST__ERR_LOCAL(err);
-    sst_timeout_policy *copy = NULL;
-    if (timeout != NULL && sst__has_timeout(timeout)) {
-        if (!(timeout->run_timeout_s >= 0) || !(timeout->idle_timeout_s >= 0)) {
-            sst_value_unref(payload);
-            return sst__error(err, SST_EINVAL, "vertex '%s': a Send's timeout must be positive",
-                              sst_task_vertex(t));
-        }
-        copy = sst__malloc(sizeof *copy);
-        if (copy == NULL) {
-            sst_value_unref(payload);
-            return sst__enomem(err);
-        }
-        *copy = *timeout;
+    bool own = timeout != NULL && sst__has_timeout(timeout);
+    if (own && (!(timeout->run_timeout_s >= 0) || !(timeout->idle_timeout_s >= 0))) {
+        sst_value_unref(payload);
+        return sst__error(err, SST_EINVAL, "vertex '%s': a Send's timeout must be positive",
+                          sst_task_vertex(t));
+    }
+    sst__task_ext *x = own ? sst__task_ext_of(t) : NULL;
+    if (own && (x == NULL || !grow_timed(x))) {
+        sst_value_unref(payload);
+        return sst__enomem(err);
     }
     sst_code rc = push_out(t, SST__OUT_SEND, vertex, payload != NULL ? payload : sst_null(), err);
-    if (rc == SST_OK) {
-        t->out[t->nout - 1].timeout = copy;
-    } else {
-        sst__free(copy);
+    if (rc == SST_OK && own) {
+        x->timed[x->ntimed].out = t->nout - 1;
+        x->timed[x->ntimed].policy = *timeout;
+        x->ntimed++;
     }
     return rc;
 }
@@ -293,11 +304,10 @@ void sst__task_clear_outputs(sst_task *t) {
     t->raw_delta = NULL;
     for (size_t i = 0; i < t->nout; i++) {
         sst_value_unref(t->out[i].value);
-        sst__free(t->out[i].timeout);
     }
     t->nout = 0;
-    sst_value_unref(t->detail);
-    t->detail = NULL;
+    sst__task_ext_clear(t);
+    t->cached = false;
     t->halt = false;
     t->code = SST_OK;
     t->out_error = SST_OK;
@@ -320,8 +330,13 @@ void sst__task_destroy(sst_task *t) {
     t->input = NULL;
     sst_value_unref(t->inbox);
     t->inbox = NULL;
-    sst_value_unref(t->failure);
-    t->failure = NULL;
+    if (t->ext != NULL) {
+        sst_value_unref(t->ext->failure);
+        sst_value_unref(t->ext->cache_key);
+        sst__free(t->ext->timed);
+        sst__free(t->ext);
+        t->ext = NULL;
+    }
 }
 
 /* Makes sure a failed task carries an error message. */
@@ -342,14 +357,15 @@ void sst__task_run(sst_task *t) {
     }
     sst__task_clear_outputs(t);
     const sst__vertex *v = &t->p->v[t->vertex];
+    bool cacheable = sst__task_cacheable(t);
+    if (cacheable && sst__cache_lookup(t)) {
+        return; /* the writes of an earlier run with the same key */
+    }
     uint64_t t0 = t->timed ? sst__now_ns() : 0;
     if (t->first_ns == 0) {
         t->first_ns = t0; /* the clock read the duration needs anyway */
     }
-    bool limited = sst__task_limited(t);
-    if (limited) {
-        sst__timeout_start(t);
-    }
+    bool limited = sst__task_limited(t) && sst__timeout_start(t);
     sst_code code = v->fn(t, v->user_data);
     t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
     if (code == SST_OK && t->out_error != SST_OK) {
@@ -382,5 +398,8 @@ void sst__task_run(sst_task *t) {
     t->code = code;
     if (limited) {
         sst__timeout_check(t);
+    }
+    if (cacheable && t->code == SST_OK) {
+        sst__cache_store(t);
     }
 }

@@ -13,20 +13,55 @@ conversation: two tool calls, add and upper, streamed in fragments, then an
 answer built from the tool results), agent-flaky (agent, but every third
 request fails with 500). Prints the port on the first line of stdout, then
 serves until killed.
+
+POST /v1/embeddings answers {"data": [{"index": i, "embedding": [...]}]}
+with deterministic vectors: the FNV-1a 32 hash of a text's UTF-8 bytes seeds
+mulberry32, whose draws in [-1, 1) are normalised to unit length
+(embedding() below; docs/embeddings.md), of "dimensions" floats, or 8 when
+the request sends none. The model name, up to an optional "#tag" (a tag
+gives a fresh counter for the "-once" models), picks the behaviour: embed,
+embed-500-once and embed-429-once (a 500, or a 429 with Retry-After: 1, then
+embed), embed-500 (always), embed-400-second (400 on its second request),
+embed-malformed (a 200 that is not JSON), embed-wrong-count (one embedding
+short), embed-wrong-dims (one float too many), embed-shuffled (data in
+reverse order, indices kept), embed-no-index (no "index" members),
+embed-dup-index (index 0 twice), embed-slow (answers after 3 s),
+embed-echo-auth (401 quoting the credentials, as echo-auth). POST
+/v1/embeddings/stats {"of": MODEL} answers {"requests": n, "sizes": [texts
+per request], "dimensions": [the "dimensions" each sent, or null]}.
 """
 import base64
 import binascii
 import http.server
 import json
 import sys
+import threading
 import time
 
 counts = {}
+embed_stats = {}  # model -> {"requests", "sizes", "dimensions"}
+embed_lock = threading.Lock()
 
 
 def chunk(delta, finish=None):
     return "data: " + json.dumps({"id": "r1", "choices": [
         {"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
+
+
+def embedding(text, dims):
+    """FNV-1a 32 of the UTF-8 bytes seeds mulberry32; dims draws in [-1, 1), normalised."""
+    h = 0x811C9DC5
+    for b in text.encode("utf-8"):
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    a = h
+    v = []
+    for _ in range(dims):
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = ((a ^ (a >> 15)) * (1 | a)) & 0xFFFFFFFF
+        t = ((t + (((t ^ (t >> 7)) * (61 | t)) & 0xFFFFFFFF)) & 0xFFFFFFFF) ^ t
+        v.append(((t ^ (t >> 14)) & 0xFFFFFFFF) / 4294967296.0 * 2.0 - 1.0)
+    norm = sum(x * x for x in v) ** 0.5 or 1.0
+    return [x / norm for x in v]
 
 
 def echo_auth(headers, requestline):
@@ -44,6 +79,9 @@ def echo_auth(headers, requestline):
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: with Nagle's algorithm the body
+    # would wait for the client's delayed ACK (40 ms a request on Linux).
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -58,6 +96,47 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def embeddings(self, req, model):
+        texts = req.get("input")
+        dims = req.get("dimensions")
+        with embed_lock:
+            st = embed_stats.setdefault(model, {"requests": 0, "sizes": [], "dimensions": []})
+            st["requests"] += 1
+            st["sizes"].append(len(texts) if isinstance(texts, list) else None)
+            st["dimensions"].append(dims)
+            nth = st["requests"]
+        kind = model.split("#")[0]
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return self.send(400, json.dumps({"error": {"message": "input must be a list of strings"}}))
+        if kind == "embed-echo-auth":
+            return self.send(401, echo_auth(self.headers, self.requestline))
+        if kind == "embed-500" or (kind == "embed-500-once" and nth == 1):
+            return self.send(500, json.dumps({"error": {"message": "the embedder is overloaded"}}))
+        if kind == "embed-429-once" and nth == 1:
+            return self.send(429, json.dumps({"error": {"message": "slow down"}}),
+                             headers=[("Retry-After", "1")])
+        if kind == "embed-400-second" and nth == 2:
+            return self.send(400, json.dumps({"error": {"message": "input too long"}}))
+        if kind == "embed-slow":
+            time.sleep(3)
+        if kind == "embed-malformed":
+            return self.send(200, '{"data": [{"index": 0, "embedding": [0.5,')
+        size = dims if isinstance(dims, int) and dims > 0 else 8
+        data = [{"object": "embedding", "index": i,
+                 "embedding": embedding(t, size + (1 if kind == "embed-wrong-dims" else 0))}
+                for i, t in enumerate(texts)]
+        if kind == "embed-wrong-count":
+            data = data[:-1]
+        elif kind == "embed-shuffled":
+            data.reverse()
+        elif kind == "embed-no-index":
+            for d in data:
+                del d["index"]
+        elif kind == "embed-dup-index" and len(data) > 1:
+            data[1]["index"] = 0
+        return self.send(200, json.dumps({"object": "list", "data": data, "model": model,
+                                          "usage": {"prompt_tokens": 0, "total_tokens": 0}}))
+
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         req = json.loads(self.rfile.read(n) or b"{}")
@@ -65,6 +144,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         counts[model] = counts.get(model, 0) + 1
         if self.path == "/v1/count":
             return self.send(200, json.dumps({"count": counts.get(req.get("of"), 0)}))
+        if self.path == "/v1/embeddings/stats":
+            with embed_lock:
+                st = embed_stats.get(req.get("of"), {"requests": 0, "sizes": [], "dimensions": []})
+                return self.send(200, json.dumps(st))
+        if self.path == "/v1/embeddings":
+            return self.embeddings(req, model)
         if model == "401" or (model == "auth" and
                               self.headers.get("Authorization") != "Bearer secret"):
             return self.send(401, json.dumps({"error": {"message": "invalid api key"}}))
@@ -136,6 +221,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A client that stopped reading (a timeout, a reply too large) is expected here.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
+server = Server(("127.0.0.1", 0), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()

@@ -142,8 +142,8 @@ end
 
 -- Unknown options are errors naming the option; interrupt lists accept "*".
 do
-  raises(function() log_graph():add_node("x", logger("x"), { cache_policy = {} }) end,
-         "add_node 'x': unknown option 'cache_policy'", "add_node unknown option")
+  raises(function() log_graph():add_node("x", logger("x"), { cache_key = {} }) end,
+         "add_node 'x': unknown option 'cache_key'", "add_node unknown option")
   raises(function() sst.StateGraph({}, { input = {} }) end,
          "StateGraph: unknown option 'input'", "StateGraph unknown option")
   raises(function() sst.StateGraph({}, { input_schema = "foo" }) end,

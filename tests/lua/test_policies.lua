@@ -70,6 +70,61 @@ T.case("a timeout reaches the error handler with its details", function()
   eq(app:invoke({ x = 1 }).x, "run", "handled")
 end)
 
+T.case("cache_policy: hits replay the writes, key functions, SqliteCache across apps", function()
+  local calls = 0
+  local function build(cache, policy)
+    local g = sst.StateGraph{ q = sst.reducers.replace, a = sst.reducers.replace, seen = sst.reducers.append }
+    g:add_node("work", function(state)
+      calls = calls + 1
+      return sst.Command{ update = { a = state.q .. "!" }, ["goto"] = "after" }
+    end, { cache_policy = policy, ends = { "after" } })
+    g:add_node("after", function(state) return { seen = { state.a } } end)
+    g:add_edge(sst.START, "work")
+    return g:compile{ cache = cache }
+  end
+  local app = build(sst.InMemoryCache(), {})
+  eq(app:invoke({ q = "x" }).seen, { "x!" }, "miss")
+  eq(app:invoke({ q = "x" }).seen, { "x!" }, "hit: update and goto replayed")
+  eq(calls, 1, "ran once")
+  app:invoke({ q = "y" })
+  eq(calls, 2, "another input misses")
+  app:clear_cache({ "work" })
+  app:invoke({ q = "x" })
+  eq(calls, 3, "cleared")
+  -- a key function: only the first letter counts
+  calls = 0
+  local keyed = build(sst.InMemoryCache(), { key = function(input) return input.q:sub(1, 1) end })
+  keyed:invoke({ q = "apple" })
+  eq(keyed:invoke({ q = "avocado" }).a, "apple!", "same key: replayed")
+  eq(calls, 1, "key function decides")
+  -- SqliteCache: a second app on the same file hits at once
+  local path = os.tmpname()
+  calls = 0
+  build(sst.SqliteCache(path), {}):invoke({ q = "z" })
+  build(sst.SqliteCache(path), {}):invoke({ q = "z" })
+  eq(calls, 1, "SqliteCache shared across apps")
+  os.remove(path)
+  local ok, err = pcall(function() build(sst.InMemoryCache(), { ttl = -1 }) end)
+  check(not ok and tostring(err):find("ttl", 1, true), "bad ttl: " .. tostring(err))
+  ok, err = pcall(function() build(42, {}) end)
+  check(not ok and tostring(err):find("cache must be", 1, true), "bad cache: " .. tostring(err))
+end)
+
+T.case("set_node_defaults: cache_policy, timeout and error_handler together", function()
+  local calls = 0
+  local g = sst.StateGraph{ x = sst.reducers.replace }
+  g:set_node_defaults{ cache_policy = {}, timeout = 0.05,
+                       error_handler = function(_, err) return { x = "handled " .. err.node } end }
+  g:add_node("a", function(state) calls = calls + 1; return { x = state.x + 1 } end)
+  g:add_node("b", function() while true do end end)
+  g:add_edge(sst.START, "a")
+  g:add_edge("a", "b")
+  local app = g:compile{ cache = sst.InMemoryCache() }
+  eq(app:invoke({ x = 1 }).x, "handled b", "b timed out and was handled")
+  eq(app:invoke({ x = 1 }).x, "handled b", "again")
+  eq(calls, 1, "a cached by default")
+end)
+
 T.case("bad options are refused, naming them", function()
   local g = sst.StateGraph{ x = sst.reducers.replace }
   local function refused(fn, text)

@@ -6,7 +6,9 @@
  * resume on a real SQLite file runs the handler again, not the node),
  * timeouts (a spinning C node that asks sst_node_cancelled, an idle timeout
  * kept alive by heartbeats, a Send's own timeout, the graph's default, the
- * error's details, retried under a policy) and step_timeout.
+ * error's details, retried under a policy), step_timeout, and caching
+ * (memory and SQLite caches, replayed updates and goto, key functions, ttl,
+ * clear_cache).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -328,6 +330,127 @@ static void test_step_timeout(void **state) {
     sst_graph_free(g);
 }
 
+/* Counts its runs; writes "log" = "ran:<x>" and routes to "next" by goto. */
+static sst_code counted(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    atomic_fetch_add(&CALLS, 1);
+    const sst_value *x = sst_object_get(sst_node_state(ctx), "x");
+    char buf[64];
+    snprintf(buf, sizeof buf, "ran:%lld", (long long)sst_int_value(x));
+    sst_code rc = sst_node_update(ctx, "log", sst_string_new(buf, NULL), NULL);
+    return rc == SST_OK ? sst_node_goto(ctx, "next", NULL) : rc;
+}
+
+static sst_code next_node(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    atomic_fetch_add(&HANDLED, 1);
+    return sst_node_update(ctx, "done", sst_bool(true), NULL);
+}
+
+/* A key that ignores the input: every task of the node shares one entry. */
+static sst_value *same_key(const sst_value *input, void *ud, sst_error *err) {
+    (void)input;
+    (void)ud;
+    return sst_string_new("k", err);
+}
+
+static sst_compiled_graph *cached_graph(sst_cache *cache, sst_node_cache_key_fn key, double ttl) {
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    assert_sst_ok(sst_graph_add_field(g, "x", sst_reducer_replace(), sst_int_new(0, NULL), &err),
+                  &err);
+    assert_sst_ok(sst_graph_add_field(g, "log", sst_reducer_replace(), sst_null(), &err), &err);
+    assert_sst_ok(sst_graph_add_field(g, "done", sst_reducer_replace(), sst_bool(false), &err),
+                  &err);
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.cache_policy.enabled = true;
+    o.cache_policy.key = key;
+    o.cache_policy.ttl_s = ttl;
+    const char *ends[] = {"next"};
+    o.ends = ends;
+    o.n_ends = 1;
+    assert_sst_ok(sst_graph_add_node(g, "work", counted, NULL, &o, &err), &err);
+    assert_sst_ok(sst_graph_add_node(g, "next", next_node, NULL, NULL, &err), &err);
+    assert_sst_ok(sst_graph_add_edge(g, SST_START, "work", &err), &err);
+    sst_compile_opts co;
+    sst_compile_opts_init(&co);
+    co.cache = cache;
+    sst_compiled_graph *cg = sst_graph_compile(g, &co, &err);
+    assert_non_null(cg);
+    sst_graph_free(g);
+    return cg;
+}
+
+/* Invokes @p cg with x = @p x; returns "log" (in @p buf). */
+static const char *invoke_x(const sst_compiled_graph *cg, int x, char *buf, size_t n) {
+    sst_error err;
+    sst_value *in = sst_object_set_take(sst_object_empty(), "x", sst_int_new(x, NULL), NULL);
+    sst_graph_result *r = sst_graph_invoke(cg, NULL, in, NULL, &err);
+    assert_non_null(r);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    assert_true(sst_bool_value(sst_object_get(sst_graph_result_state(r), "done")));
+    snprintf(buf, n, "%s", sst_string_cstr(sst_object_get(sst_graph_result_state(r), "log")));
+    sst_graph_result_free(r);
+    sst_value_unref(in);
+    return buf;
+}
+
+static void test_cache(void **state) {
+    (void)state;
+    char dir[256], path[300], buf[64];
+    assert_int_equal(tu_temp_dir("sst-cache", dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/cache.db", dir);
+    sst_error err;
+    for (int backend = 0; backend < 2; backend++) {
+        sst_cache *cache =
+            backend == 0 ? sst_memory_cache_new(&err) : sst_sqlite_cache_open(path, &err);
+        assert_non_null(cache);
+        sst_compiled_graph *cg = cached_graph(cache, NULL, 0);
+        sst_cache_free(cache); /* the compiled graph holds its own reference */
+        atomic_store(&CALLS, 0);
+        atomic_store(&HANDLED, 0);
+        /* A miss runs and stores; the same input hits: the node does not run, but its
+         * update and its goto are replayed. Another input misses. */
+        assert_string_equal(invoke_x(cg, 1, buf, sizeof buf), "ran:1");
+        assert_string_equal(invoke_x(cg, 1, buf, sizeof buf), "ran:1");
+        assert_int_equal(atomic_load(&CALLS), 1);
+        assert_int_equal(atomic_load(&HANDLED), 2); /* "next" ran both times */
+        assert_string_equal(invoke_x(cg, 2, buf, sizeof buf), "ran:2");
+        assert_int_equal(atomic_load(&CALLS), 2);
+        /* clear_cache: the node runs again; an unknown node is refused. */
+        const char *nodes[] = {"work"};
+        assert_sst_ok(sst_compiled_graph_clear_cache(cg, nodes, 1, &err), &err);
+        assert_string_equal(invoke_x(cg, 1, buf, sizeof buf), "ran:1");
+        assert_int_equal(atomic_load(&CALLS), 3);
+        const char *bad[] = {"nope"};
+        assert_int_equal(sst_compiled_graph_clear_cache(cg, bad, 1, &err), SST_EINVAL);
+        assert_non_null(strstr(err.msg, "nope"));
+        sst_compiled_graph_free(cg);
+    }
+    /* The SQLite cache outlives its graph: a new graph on the same file hits at once. */
+    sst_cache *cache = sst_sqlite_cache_open(path, &err);
+    sst_compiled_graph *cg = cached_graph(cache, NULL, 0);
+    atomic_store(&CALLS, 0);
+    assert_string_equal(invoke_x(cg, 1, buf, sizeof buf), "ran:1"); /* stored after the clear */
+    assert_int_equal(atomic_load(&CALLS), 0);
+    sst_compiled_graph_free(cg);
+    sst_cache_free(cache);
+    /* A key function decides what counts as the same input; a ttl expires entries. */
+    cache = sst_memory_cache_new(&err);
+    cg = cached_graph(cache, same_key, 0.05);
+    atomic_store(&CALLS, 0);
+    assert_string_equal(invoke_x(cg, 1, buf, sizeof buf), "ran:1");
+    assert_string_equal(invoke_x(cg, 7, buf, sizeof buf), "ran:1"); /* same key: replayed */
+    assert_int_equal(atomic_load(&CALLS), 1);
+    sleep_ms(80);
+    assert_string_equal(invoke_x(cg, 7, buf, sizeof buf), "ran:7"); /* expired */
+    assert_int_equal(atomic_load(&CALLS), 2);
+    sst_compiled_graph_free(cg);
+    sst_cache_free(cache);
+    tu_rm_rf(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_handler_routes),
@@ -336,6 +459,7 @@ int main(void) {
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_send_timeout),
         cmocka_unit_test(test_step_timeout),
+        cmocka_unit_test(test_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,6 +188,36 @@ static void test_faults(void **state) {
     sst_value_unref(msgs);
 }
 
+/* Says stop once the deadline (a double, monotonic seconds) has passed. */
+static bool past(void *ud) {
+    return now_s() > *(const double *)ud;
+}
+
+/* A node that runs out of time stops its request at once, and it is not retried. */
+static void test_cancelled(void **state) {
+    (void)state;
+    sst__llm_config c;
+    sst__llm_config_init(&c);
+    c.base_url = g_base;
+    c.model = "slow"; /* a 3 s reply */
+    c.stream = false;
+    c.max_attempts = 3;
+    c.timeout_ms = GENEROUS_MS;
+    double deadline = now_s() + 0.2;
+    c.cancelled = past;
+    c.cancel_ud = &deadline;
+    sst_value *msgs = tu_json("[{\"role\":\"user\",\"content\":\"hi\"}]");
+    sst_error err = {0};
+    double t0 = now_s();
+    assert_null(sst__llm_chat(&c, msgs, NULL, NULL, NULL, &err));
+    double took = now_s() - t0;
+    assert_int_equal(err.code, SST_ETIMEOUT);
+    assert_non_null(strstr(err.msg, "ran out of time"));
+    assert_null(strstr(err.msg, "attempts"));
+    assert_true(took < 2.0); /* well before the reply's 3 s */
+    sst_value_unref(msgs);
+}
+
 static sst_code refuse_token(const char *t, size_t n, void *ud) {
     (void)t;
     (void)n;
@@ -282,6 +312,7 @@ int main(void) {
         cmocka_unit_test(test_plain_and_stream),
         cmocka_unit_test(test_api_key),
         cmocka_unit_test(test_faults),
+        cmocka_unit_test(test_cancelled),
         cmocka_unit_test(test_without_err),
         cmocka_unit_test(test_key_not_in_errors),
         cmocka_unit_test(test_userinfo_not_in_errors),

@@ -42,6 +42,12 @@ static void test_policies(void **state) {
     run_script("test_policies.lua");
 }
 
+/* The long-term store through the Lua API (tests/lua/test_store.lua). */
+static void test_store(void **state) {
+    (void)state;
+    run_script("test_store.lua");
+}
+
 /* The LangGraph-parity fixes, one block each (tests/lua/test_parity.lua). */
 static void test_parity(void **state) {
     (void)state;
@@ -205,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_parity),
         cmocka_unit_test(test_subgraphs),
         cmocka_unit_test(test_policies),
+        cmocka_unit_test(test_store),
         cmocka_unit_test(test_parity_build),
         cmocka_unit_test(test_parity_updates),
         cmocka_unit_test(test_parity_app),

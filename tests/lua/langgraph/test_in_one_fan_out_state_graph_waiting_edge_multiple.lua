@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_in_one_fan_out_state_graph_waiting_edge_multiple
--- pending: policies
 -- Parametrized on with_cache: a loop over both. CachePolicy() is the node
 -- option cache_policy = {} (defaults) and the `cache` fixture is
 -- compile{ cache = sst.InMemoryCache() }. time.sleep in retriever_two only

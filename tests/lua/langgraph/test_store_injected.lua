@@ -1,5 +1,4 @@
 -- langgraph: test_pregel.py::test_store_injected
--- pending: store
 -- The injected `store` argument is `ctx.store` (put/get/search as in
 -- LangGraph's BaseStore, namespaces as lists). `graph.batch` of M = 1 input
 -- is one invoke. uuid4 values are random strings made in Lua.

@@ -1,0 +1,21 @@
+-- langgraph: libs/checkpoint-sqlite/tests/test_ttl.py::test_ttl_basic
+-- On SqliteStore with a temporary file, as in Python (InMemoryStore's TTLs
+-- are checked in tests/lua/test_store.lua). time.sleep is os.execute("sleep").
+local sst = superstep
+local T = require("checks")
+local S = require("lg_store")
+
+local ttl_seconds = 1
+local ttl_minutes = ttl_seconds / 60
+local store = sst.SqliteStore(S.temp_path(), { ttl = { default_ttl = ttl_minutes } })
+
+store:put({ "test" }, "item1", { value = "test" })
+local item = store:get({ "test" }, "item1")
+T.check(item ~= nil, "item stored")
+T.eq(item and item.value.value, "test", "value")
+
+S.sleep(ttl_seconds + 1.0)
+store:sweep_ttl()
+T.check(store:get({ "test" }, "item1") == nil, "swept")
+S.cleanup()
+T.finish()
