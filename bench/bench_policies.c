@@ -20,22 +20,8 @@
 
 typedef enum { PLAIN, TIMEOUT, CACHED } variant;
 
-static sst_code inc(sst_node_ctx *ctx, void *ud) {
-    (void)ud;
-    return sst_node_update(ctx, "counter", sst_int_new(1, NULL), NULL);
-}
-
-static sst_value *loop(const sst_value *state, void *ud, sst_error *err) {
-    (void)ud;
-    bool done = sst_int_value(sst_object_get(state, "counter")) >=
-                sst_int_value(sst_object_get(state, "n"));
-    return sst_string_new(done ? SST_END : "inc", err);
-}
-
 /* W1 (bench/workloads.c) with a policy on "inc". */
 static sst_compiled_graph *w1_with(variant v, sst_cache *cache) {
-    sst_error err;
-    sst_graph *g = sst_graph_new(&err);
     sst_node_opts o;
     sst_node_opts_init(&o);
     if (v == TIMEOUT) {
@@ -44,22 +30,10 @@ static sst_compiled_graph *w1_with(variant v, sst_cache *cache) {
     } else if (v == CACHED) {
         o.cache_policy.enabled = true;
     }
-    if (sst_graph_add_field(g, "counter", sst_reducer_sum(), sst_int_new(0, NULL), &err) ||
-        sst_graph_add_field(g, "n", sst_reducer_replace(), NULL, &err) ||
-        sst_graph_add_node(g, "inc", inc, NULL, &o, &err) ||
-        sst_graph_add_edge(g, SST_START, "inc", &err) ||
-        sst_graph_add_conditional_edges(g, "inc", loop, NULL, NULL, &err)) {
-        bw_die("w1", &err);
-    }
     sst_compile_opts co;
     sst_compile_opts_init(&co);
     co.cache = cache;
-    sst_compiled_graph *cg = sst_graph_compile(g, &co, &err);
-    if (cg == NULL) {
-        bw_die("compile", &err);
-    }
-    sst_graph_free(g);
-    return cg;
+    return bw_w1_with(&o, &co);
 }
 
 /* Microseconds per superstep of one run of @p cg over @p n supersteps. */

@@ -126,17 +126,26 @@ static sst_value *w1_loop(const sst_value *state, void *ud, sst_error *err) {
     return sst_string_new(done ? SST_END : "inc", err);
 }
 
-sst_compiled_graph *bw_w1(void) {
+sst_compiled_graph *bw_w1_with(const sst_node_opts *inc_opts, const sst_compile_opts *co) {
     sst_error err;
     sst_graph *g = sst_graph_new(&err);
     if (sst_graph_add_field(g, "counter", sst_reducer_sum(), sst_int_new(0, NULL), &err) ||
         sst_graph_add_field(g, "n", sst_reducer_replace(), NULL, &err) ||
-        sst_graph_add_node(g, "inc", w1_inc, NULL, NULL, &err) ||
+        sst_graph_add_node(g, "inc", w1_inc, NULL, inc_opts, &err) ||
         sst_graph_add_edge(g, SST_START, "inc", &err) ||
         sst_graph_add_conditional_edges(g, "inc", w1_loop, NULL, NULL, &err)) {
         bw_die("w1", &err);
     }
-    return compile(g, "w1");
+    sst_compiled_graph *cg = sst_graph_compile(g, co, &err);
+    if (cg == NULL) {
+        bw_die("w1", &err);
+    }
+    sst_graph_free(g);
+    return cg;
+}
+
+sst_compiled_graph *bw_w1(void) {
+    return bw_w1_with(NULL, NULL);
 }
 
 /* ---- W2 ---- */

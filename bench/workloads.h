@@ -35,6 +35,8 @@ double bw_invoke_timed(const sst_compiled_graph *cg, sst_graph_thread *th, const
 
 /* W1: `inc` adds 1 to a sum field `counter` and loops until counter >= n (input field). */
 sst_compiled_graph *bw_w1(void);
+/* W1 with options for its node "inc" and for the compile (each may be NULL). */
+sst_compiled_graph *bw_w1_with(const sst_node_opts *inc_opts, const sst_compile_opts *co);
 /* W2: `split` fans out one Send("work", {x}) per item; `join` sums `results`. */
 sst_compiled_graph *bw_w2(void);
 /*

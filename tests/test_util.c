@@ -3,10 +3,14 @@
 #define _GNU_SOURCE /* mkstemp, mkdtemp */
 #include "test_util.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 void tu_assert_ok(sst_code code, const sst_error *err, const char *file, int line) {
     if (code != SST_OK) {
@@ -218,4 +222,46 @@ int tu_rm_rf(const char *dir) {
         return -1;
     }
     return system(cmd) == 0 ? 0 : -1;
+}
+
+double tu_now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pid_t g_openai_server;
+
+int tu_openai_server_start(char *base, size_t n) {
+    char script[512];
+    tu_data_path("../agent/openai_server.py", script, sizeof script);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        return -1;
+    }
+    g_openai_server = fork();
+    if (g_openai_server == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execlp("python3", "python3", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = fdopen(fds[0], "r");
+    int port = 0;
+    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
+        fprintf(stderr, "the fake OpenAI server did not start (python3 %s)\n", script);
+        return -1;
+    }
+    fclose(f);
+    snprintf(base, n, "http://127.0.0.1:%d/v1", port);
+    return 0;
+}
+
+void tu_openai_server_stop(void) {
+    if (g_openai_server > 0) {
+        kill(g_openai_server, SIGTERM);
+        waitpid(g_openai_server, NULL, 0);
+        g_openai_server = 0;
+    }
 }

@@ -66,6 +66,18 @@ sst_code tu_ask_two_questions(sst_node_ctx *ctx);
  * 0, or -1 when it cannot be made (for cmocka group setups).
  */
 int tu_temp_dir(const char *prefix, char *buf, size_t n);
+
+/* Monotonic seconds. */
+double tu_now_s(void);
+
+/*
+ * Starts tests/agent/openai_server.py (the fake OpenAI-compatible server) on
+ * a free port of 127.0.0.1 and writes its base URL ("http://127.0.0.1:PORT/v1")
+ * to @p base; returns 0, or -1 when it did not start (for cmocka group
+ * setups). tu_openai_server_stop ends it. One server per process.
+ */
+int tu_openai_server_start(char *base, size_t n);
+void tu_openai_server_stop(void);
 /* Removes @p dir and everything in it; returns 0, or -1 on failure. */
 int tu_rm_rf(const char *dir);
 

@@ -429,8 +429,8 @@ SST_NODISCARD SST_API sst_store *sst_memory_store_new(const sst_store_opts *o, s
  * vector in memory too, in one contiguous float array (dims * 4 bytes per
  * vector: 600 MB for 100 000 items of 1536 dims), with each item's namespace
  * and key (about 200 bytes per item); they are loaded when the file is
- * opened (about 9 s for those 100 000 items, see bench/bench_store.c). Another process writing the
- * same store is noticed at the next call, which then reloads them.
+ * opened (about 2.5 s for those 100 000 items, see bench/bench_store.c). Another process writing
+ * the same store is noticed at the next call, which then reloads them.
  *
  * @return new store; NULL with SST_EIO and a message naming the file and the
  *         problem: it cannot be opened, it is not a SQLite database, it is

@@ -28,57 +28,19 @@
 #include "superstep/json.h"
 #include "test_util.h"
 
-/* The embedder must fit the store's hook, when the store layer is there to say so. */
-#if defined(__has_include)
-#if __has_include("superstep/store.h")
-#include "superstep/store.h"
-#define HAVE_STORE_H 1
-#endif
-#endif
+#include "superstep/store.h" /* the embedder must fit the store's hook */
 
-static pid_t g_server;
 static char g_base[64];
 
 static int start_server(void **state) {
     (void)state;
-    char script[512];
-    tu_data_path("../agent/openai_server.py", script, sizeof script);
-    int fds[2];
-    if (pipe(fds) != 0) {
-        return -1;
-    }
-    g_server = fork();
-    if (g_server == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    int port = 0;
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        fprintf(stderr, "test_embeddings: the test server did not start (python3 %s)\n", script);
-        return -1;
-    }
-    fclose(f);
-    snprintf(g_base, sizeof g_base, "http://127.0.0.1:%d/v1", port);
-    return 0;
+    return tu_openai_server_start(g_base, sizeof g_base);
 }
 
 static int stop_server(void **state) {
     (void)state;
-    if (g_server > 0) {
-        kill(g_server, SIGTERM);
-        waitpid(g_server, NULL, 0);
-    }
+    tu_openai_server_stop();
     return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /*
@@ -195,13 +157,11 @@ static void test_vectors(void **state) {
     assert_sst_ok(sst_embedder_embed(e, k_texts, 0, 8, out, &err), &err);
     assert_sst_ok(sst_embedder_embed(e, NULL, 0, 8, NULL, &err), &err);
     assert_stats("embed#vectors", "{\"requests\":1,\"sizes\":[5],\"dimensions\":[null]}");
-#ifdef HAVE_STORE_H
     /* Through the store's hook type: the compiler checks that the signatures agree. */
     sst_embed_fn hook = sst_embedder_embed;
     memset(out, 0, sizeof out);
     assert_sst_ok(hook(e, k_texts, N_TEXTS, 8, out, &err), &err);
     assert_rows(k_texts, N_TEXTS, 8, out);
-#endif
     sst_embedder_free(e);
     /* dims 16: sent as "dimensions"; the caller must expect that size. */
     e = embedder("embed#dims", 16, 0, 1);
@@ -283,9 +243,9 @@ static void test_retries(void **state) {
     sst_embedder_free(e);
     /* 429 with Retry-After: 1, then a reply: the client waited about a second. */
     e = embedder("embed-429-once", 0, 0, 3);
-    double t0 = now_s();
+    double t0 = tu_now_s();
     assert_sst_ok(sst_embedder_embed(e, k_texts, N_TEXTS, 8, out, &err), &err);
-    assert_true(now_s() - t0 >= 0.9);
+    assert_true(tu_now_s() - t0 >= 0.9);
     assert_rows(k_texts, N_TEXTS, 8, out);
     sst_embedder_free(e);
     /* 500 every time: transient, retried, then an error naming the status and the body. */

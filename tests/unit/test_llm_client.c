@@ -19,49 +19,17 @@
 #include "agent/llm_client.h"
 #include "test_util.h"
 
-static pid_t g_server;
 static char g_base[64];
 
 static int start_server(void **state) {
     (void)state;
-    char script[512];
-    tu_data_path("../agent/openai_server.py", script, sizeof script);
-    int fds[2];
-    if (pipe(fds) != 0) {
-        return -1;
-    }
-    g_server = fork();
-    if (g_server == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    int port = 0;
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        fprintf(stderr, "test_llm_client: the test server did not start (python3 %s)\n", script);
-        return -1;
-    }
-    fclose(f);
-    snprintf(g_base, sizeof g_base, "http://127.0.0.1:%d/v1", port);
-    return 0;
+    return tu_openai_server_start(g_base, sizeof g_base);
 }
 
 static int stop_server(void **state) {
     (void)state;
-    if (g_server > 0) {
-        kill(g_server, SIGTERM);
-        waitpid(g_server, NULL, 0);
-    }
+    tu_openai_server_stop();
     return 0;
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 typedef struct tokens {
@@ -148,9 +116,9 @@ static void test_faults(void **state) {
     (void)state;
     sst_error err;
     /* 429 with Retry-After: 1, then a reply: the client waited about a second. */
-    double t0 = now_s();
+    double t0 = tu_now_s();
     sst_value *m = chat("429-once", false, 3, GENEROUS_MS, NULL, &err);
-    double waited = now_s() - t0;
+    double waited = tu_now_s() - t0;
     assert_non_null(m);
     assert_true(waited >= 0.9);
     sst_value_unref(m);
@@ -190,7 +158,7 @@ static void test_faults(void **state) {
 
 /* Says stop once the deadline (a double, monotonic seconds) has passed. */
 static bool past(void *ud) {
-    return now_s() > *(const double *)ud;
+    return tu_now_s() > *(const double *)ud;
 }
 
 /* A node that runs out of time stops its request at once, and it is not retried. */
@@ -203,14 +171,14 @@ static void test_cancelled(void **state) {
     c.stream = false;
     c.max_attempts = 3;
     c.timeout_ms = GENEROUS_MS;
-    double deadline = now_s() + 0.2;
+    double deadline = tu_now_s() + 0.2;
     c.cancelled = past;
     c.cancel_ud = &deadline;
     sst_value *msgs = tu_json("[{\"role\":\"user\",\"content\":\"hi\"}]");
     sst_error err = {0};
-    double t0 = now_s();
+    double t0 = tu_now_s();
     assert_null(sst__llm_chat(&c, msgs, NULL, NULL, NULL, &err));
-    double took = now_s() - t0;
+    double took = tu_now_s() - t0;
     assert_int_equal(err.code, SST_ETIMEOUT);
     assert_non_null(strstr(err.msg, "ran out of time"));
     assert_null(strstr(err.msg, "attempts"));
