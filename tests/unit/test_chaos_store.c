@@ -183,8 +183,10 @@ static void sb_add(sb *b, const char *fmt, ...) {
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int k = vsnprintf(b->p != NULL ? b->p + b->len : NULL, room, fmt, ap);
+        char one[1]; /* the first call, with no buffer yet, only measures */
+        char *dst = b->p != NULL ? b->p + b->len : one;
+        size_t room = b->p != NULL ? b->cap - b->len : sizeof one;
+        int k = vsnprintf(dst, room, fmt, ap);
         va_end(ap);
         assert_true(k >= 0);
         if ((size_t)k < room) {
