@@ -46,28 +46,53 @@ static void sift_down(sst__order_entry *h, size_t n, size_t i) {
     }
 }
 
-/* Each item's best score (max over its rows) into @p best; SST_ENOMEM on failure. */
-static sst_code best_scores(const sst__index *ix, const float *query, size_t threads, float *best,
-                            sst_error *err) {
-    float *dots = sst__malloc((ix->vecs.n > 0 ? ix->vecs.n : 1) * sizeof *dots);
+/*
+ * Each item's best score (max over its rows) into @p best; SST_ENOMEM on
+ * failure. With @p keep, only the rows of the items kept are scored: their
+ * indices are gathered (ascending, so the array is still read forwards) and
+ * scored by the same kernel, so each gets the score a full pass gives it.
+ */
+static sst_code best_scores(const sst__index *ix, const float *query, size_t threads,
+                            const uint8_t *keep, float *best, sst_error *err) {
+    size_t n = ix->vecs.n;
+    const uint32_t *owner = ix->vecs.owner;
+    uint32_t *rows = NULL;
+    if (keep != NULL) {
+        rows = sst__malloc((n > 0 ? n : 1) * sizeof *rows);
+        if (rows == NULL) {
+            return sst__enomem(err);
+        }
+        size_t k = 0;
+        for (size_t r = 0; r < n; r++) {
+            rows[k] = (uint32_t)r;
+            k += keep[owner[r]] != SST__KEEP_NO;
+        }
+        n = k;
+    }
+    float *dots = sst__malloc((n > 0 ? n : 1) * sizeof *dots);
     if (dots == NULL) {
+        sst__free(rows);
         return sst__enomem(err);
     }
-    sst__vecs_dots(&ix->vecs, query, dots, threads);
+    if (rows != NULL) {
+        sst__vecs_dots_at(&ix->vecs, rows, n, query, dots, threads);
+    } else {
+        sst__vecs_dots(&ix->vecs, query, dots, threads);
+    }
     for (size_t i = 0; i < ix->n_items; i++) {
         best[i] = -2.0f; /* below any cosine */
     }
-    const uint32_t *owner = ix->vecs.owner;
-    for (size_t r = 0; r < ix->vecs.n; r++) {
-        float d = dots[r];
-        best[owner[r]] = d > best[owner[r]] ? d : best[owner[r]];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t it = owner[rows != NULL ? rows[i] : i];
+        float d = dots[i];
+        best[it] = d > best[it] ? d : best[it];
     }
     sst__free(dots);
+    sst__free(rows);
     return SST_OK;
 }
 
-/* Which namespaces lie under the prefix (one byte per namespace slot); NULL on SST_ENOMEM. */
-static uint8_t *ns_mask(const sst__index *ix, const char *const *prefix, size_t prefix_len) {
+uint8_t *sst__order_ns_mask(const sst__index *ix, const char *const *prefix, size_t prefix_len) {
     uint8_t *mask = sst__calloc(ix->n_ns > 0 ? ix->n_ns : 1, 1);
     for (size_t i = 0; mask != NULL && i < ix->n_ns; i++) {
         const sst__ixns *n = &ix->ns[i];
@@ -77,18 +102,19 @@ static uint8_t *ns_mask(const sst__index *ix, const char *const *prefix, size_t 
 }
 
 sst_code sst__order_make(const sst__index *ix, const char *const *prefix, size_t prefix_len,
-                         const float *query, size_t threads, sst__order *o, sst_error *err) {
+                         const float *query, size_t threads, const uint8_t *keep, sst__order *o,
+                         sst_error *err) {
     memset(o, 0, sizeof *o);
     bool rank = query != NULL && ix->dims > 0 && ix->vecs.n > 0;
-    uint8_t *mask = ns_mask(ix, prefix, prefix_len);
+    uint8_t *mask = sst__order_ns_mask(ix, prefix, prefix_len);
     float *best = rank ? sst__malloc((ix->n_items > 0 ? ix->n_items : 1) * sizeof *best) : NULL;
     o->heap = sst__malloc((ix->live > 0 ? ix->live : 1) * sizeof *o->heap);
     sst_code rc = mask == NULL || o->heap == NULL || (rank && best == NULL) ? sst__enomem(err)
-                  : rank ? best_scores(ix, query, threads, best, err)
+                  : rank ? best_scores(ix, query, threads, keep, best, err)
                          : SST_OK;
     for (size_t i = 0; rc == SST_OK && i < ix->n_items; i++) {
         const sst__ixitem *it = &ix->items[i];
-        if (it->mapkey == NULL || !mask[it->ns]) {
+        if (it->mapkey == NULL || !mask[it->ns] || (keep != NULL && keep[i] == SST__KEEP_NO)) {
             continue;
         }
         bool ranked = rank && it->n_rows > 0;

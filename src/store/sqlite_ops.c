@@ -342,7 +342,7 @@ static sst_code sq_search(void *self, const sst_store_query *q, sst_store_item_f
     pthread_rwlock_rdlock(&s->lk);
     sst__order o;
     const float *vector = q->dims == s->ix.dims ? q->vector : NULL;
-    rc = sst__order_make(&s->ix, q->prefix, q->prefix_len, vector, s->threads, &o, err);
+    rc = sst__order_make(&s->ix, q->prefix, q->prefix_len, vector, s->threads, NULL, &o, err);
     if (rc == SST_OK) {
         idlist refresh = {0};
         pthread_mutex_lock(&s->mu);

@@ -128,6 +128,13 @@ bool sst__vec_finite(const float *v, size_t n);
  * thread cannot start, the caller does its part.
  */
 void sst__vecs_dots(const sst__vecs *vs, const float *q, float *out, size_t threads);
+/*
+ * The kernel on some rows only (a gather): out[i] = dot(row rows[i], q) for
+ * i < @p n, threaded as sst__vecs_dots. Each score is the one sst__vecs_dots
+ * gives that row. @p rows ascending reads the array forwards.
+ */
+void sst__vecs_dots_at(const sst__vecs *vs, const uint32_t *rows, size_t n, const float *q,
+                       float *out, size_t threads);
 /* The kernel on one block of @p n rows (exposed for the benchmark and tests). */
 void sst__vec_dot_rows(const float *rows, size_t n, size_t dims, const float *q, float *out);
 
@@ -234,10 +241,21 @@ typedef struct sst__order {
  * The items of @p ix under @p prefix in a search's order (store.h,
  * sst_store_ops.search): with @p query, by descending best score of their
  * vectors then the items without vectors; each group newest write first.
- * @p threads ranks the vectors in parallel. SST_ENOMEM on failure.
+ * @p threads ranks the vectors in parallel. With @p keep (one byte per item
+ * slot, NULL: all), only the items whose byte is not SST__KEEP_NO are
+ * candidates, and only their vectors are scored. SST_ENOMEM on failure.
  */
 sst_code sst__order_make(const sst__index *ix, const char *const *prefix, size_t prefix_len,
-                         const float *query, size_t threads, sst__order *o, sst_error *err);
+                         const float *query, size_t threads, const uint8_t *keep, sst__order *o,
+                         sst_error *err);
+/* A search's prefilter verdicts (sst__order_make's keep). */
+enum {
+    SST__KEEP_NO = 0,      /* not a candidate (filtered out, or expired) */
+    SST__KEEP_MATCHED = 1, /* the filter accepted it */
+    SST__KEEP_UNKNOWN = 2  /* not decided (the filter failed on it): decide when paging */
+};
+/* Which namespaces lie under @p prefix (one byte per namespace slot); NULL: out of memory. */
+uint8_t *sst__order_ns_mask(const sst__index *ix, const char *const *prefix, size_t prefix_len);
 /* The next candidate: false at the end. */
 bool sst__order_next(sst__order *o, uint32_t *slot, bool *scored, float *score);
 void sst__order_free(sst__order *o);

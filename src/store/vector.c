@@ -160,21 +160,40 @@ void sst__vec_dot_rows(const float *restrict rows, size_t n, size_t dims, const 
 
 typedef struct dot_job {
     const sst__vecs *vs;
+    const uint32_t *rows; /* the rows to score (out[i] for rows[i]), or NULL: all, in order */
+    size_t n;             /* how many */
     const float *q;
     float *out;
     atomic_size_t next; /* the first row not handed out */
 } dot_job;
 
+/* Scores rows[from, to): runs of consecutive rows go to the kernel in one call. */
+static void dot_gather(const dot_job *j, size_t from, size_t to) {
+    size_t d = j->vs->dims;
+    while (from < to) {
+        size_t run = 1;
+        while (from + run < to && j->rows[from + run] == j->rows[from] + run) {
+            run++;
+        }
+        sst__vec_dot_rows(j->vs->data + (size_t)j->rows[from] * d, run, d, j->q, j->out + from);
+        from += run;
+    }
+}
+
 static void *dot_job_run(void *arg) {
     dot_job *j = arg;
-    size_t d = j->vs->dims, n = j->vs->n;
+    size_t d = j->vs->dims, n = j->n;
     for (;;) {
         size_t from = atomic_fetch_add_explicit(&j->next, BLOCK_ROWS, memory_order_relaxed);
         if (from >= n) {
             return NULL;
         }
         size_t rows = n - from < BLOCK_ROWS ? n - from : BLOCK_ROWS;
-        sst__vec_dot_rows(j->vs->data + from * d, rows, d, j->q, j->out + from);
+        if (j->rows != NULL) {
+            dot_gather(j, from, from + rows);
+        } else {
+            sst__vec_dot_rows(j->vs->data + from * d, rows, d, j->q, j->out + from);
+        }
     }
 }
 
@@ -182,27 +201,39 @@ static void *dot_job_run(void *arg) {
 #define PARALLEL_MIN_FLOATS ((size_t)4 << 20)
 #define MAX_THREADS         16
 
-void sst__vecs_dots(const sst__vecs *vs, const float *q, float *out, size_t threads) {
-    size_t total = vs->n * vs->dims;
-    if (threads > MAX_THREADS) {
-        threads = MAX_THREADS;
-    }
-    if (threads <= 1 || total < PARALLEL_MIN_FLOATS) {
-        sst__vec_dot_rows(vs->data, vs->n, vs->dims, q, out);
+/* Runs @p job over up to @p threads threads (the caller's included). */
+static void dot_job_start(dot_job *job, size_t threads) {
+    threads = threads > MAX_THREADS ? MAX_THREADS : threads;
+    atomic_init(&job->next, 0);
+    if (threads <= 1 || job->n * job->vs->dims < PARALLEL_MIN_FLOATS) {
+        dot_job_run(job);
         return;
     }
-    dot_job job = {.vs = vs, .q = q, .out = out};
-    atomic_init(&job.next, 0);
     pthread_t tids[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
     /* The caller works too; a helper that cannot start leaves its blocks to the others. */
     for (size_t t = 1; t < threads; t++) {
-        started[t] = pthread_create(&tids[t], NULL, dot_job_run, &job) == 0;
+        started[t] = pthread_create(&tids[t], NULL, dot_job_run, job) == 0;
     }
-    dot_job_run(&job);
+    dot_job_run(job);
     for (size_t t = 1; t < threads; t++) {
         if (started[t]) {
             pthread_join(tids[t], NULL);
         }
     }
+}
+
+void sst__vecs_dots(const sst__vecs *vs, const float *q, float *out, size_t threads) {
+    if (threads <= 1 || vs->n * vs->dims < PARALLEL_MIN_FLOATS) {
+        sst__vec_dot_rows(vs->data, vs->n, vs->dims, q, out);
+        return;
+    }
+    dot_job job = {.vs = vs, .n = vs->n, .q = q, .out = out};
+    dot_job_start(&job, threads);
+}
+
+void sst__vecs_dots_at(const sst__vecs *vs, const uint32_t *rows, size_t n, const float *q,
+                       float *out, size_t threads) {
+    dot_job job = {.vs = vs, .rows = rows, .n = n, .q = q, .out = out};
+    dot_job_start(&job, threads);
 }

@@ -2454,6 +2454,140 @@ static void api_refcount_and_damage(void **state) {
     X(case_out_of_memory)                                                                          \
     X(case_persistence)
 
+/* ======================================================================
+ * The filter-first search (memory backend) against the plain path (SQLite)
+ * ====================================================================== */
+
+static int64_t eq_now;
+
+static int64_t eq_clock(void *ud) {
+    (void)ud;
+    return eq_now;
+}
+
+/* A deterministic embedding of -1/0/+1 components from a hash of the text. */
+static sst_code eq_embed(void *ud, const char *const *texts, size_t n, size_t dims, float *out,
+                         sst_error *err) {
+    (void)ud;
+    (void)err;
+    for (size_t i = 0; i < n; i++) {
+        unsigned h = 2166136261u;
+        for (const char *p = texts[i]; *p != '\0'; p++) {
+            h = (h ^ (unsigned char)*p) * 16777619u;
+        }
+        for (size_t j = 0; j < dims; j++) {
+            out[i * dims + j] = (float)((int)(h % 3) - 1);
+            h = h * 1103515245u + 12345u;
+            h ^= h >> 13;
+        }
+    }
+    return SST_OK;
+}
+
+static unsigned eq_rnd(unsigned *s) {
+    *s = *s * 1103515245u + 12345u;
+    return (*s >> 8) & 0xffffff;
+}
+
+/* Puts the same random items (several vectors, none, deletes, TTLs) into both stores. */
+static void eq_fill(sst_store *m, sst_store *s, size_t nitems, unsigned *rs) {
+    static const char *const nss[][2] = {{"a", "x"}, {"a", "y"}, {"b", "x"}};
+    sst_error err;
+    for (size_t i = 0; i < nitems * 2; i++) {
+        char key[32], text[256];
+        snprintf(key, sizeof key, "k%u", eq_rnd(rs) % (unsigned)nitems);
+        unsigned kind = eq_rnd(rs) % 4, g = eq_rnd(rs) % 5, a = eq_rnd(rs) % 20,
+                 b = eq_rnd(rs) % 20;
+        if (kind == 0) {
+            snprintf(text, sizeof text, "{\"g\":%u,\"t\":\"w%u\"}", g, a);
+        } else if (kind == 1) {
+            snprintf(text, sizeof text, "{\"g\":%u,\"t\":\"w%u\",\"u\":\"v%u\"}", g, a, b);
+        } else if (kind == 2) {
+            snprintf(text, sizeof text, "{\"g\":%u,\"x\":%u}", g, a);
+        } else {
+            snprintf(text, sizeof text, "{\"g\":%u,\"t\":\"w%u\",\"u\":\"w%u\"}", g, a, b);
+        }
+        sst_value *v = tu_json(text);
+        sst_store_put_opts po;
+        sst_store_put_opts_init(&po);
+        po.no_index = eq_rnd(rs) % 7 == 0;
+        po.ttl_minutes = eq_rnd(rs) % 5 == 0 ? 1.0 + eq_rnd(rs) % 3 : SST_STORE_TTL_NONE;
+        const char *const *ns = nss[eq_rnd(rs) % 3];
+        assert_sst_ok(sst_store_put(m, ns, 2, key, v, &po, &err), &err);
+        assert_sst_ok(sst_store_put(s, ns, 2, key, v, &po, &err), &err);
+        sst_value_unref(v);
+        if (eq_rnd(rs) % 10 == 0) {
+            assert_sst_ok(sst_store_delete(m, ns, 2, key, &err), &err);
+            assert_sst_ok(sst_store_delete(s, ns, 2, key, &err), &err);
+        }
+        eq_now += 10000000;
+    }
+}
+
+/*
+ * With 1 536 dims the memory backend filters before it scores when the filter is
+ * selective; SQLite always scores first. Random searches must give the same JSON.
+ */
+static void memory_filter_first_matches_sqlite(void **state) {
+    (void)state;
+    static const char *const filters[] = {"{\"g\":1}",           "{\"g\":{\"$ne\":1}}",
+                                          "{\"g\":{\"$lt\":3}}", "{\"x\":{\"$gte\":5}}",
+                                          "{\"zz\":1}",          "{\"g\":{\"$gte\":0}}"};
+    char dir[256], path[300];
+    assert_int_equal(tu_temp_dir("sst-store-eq", dir, sizeof dir), 0);
+    snprintf(path, sizeof path, "%s/eq.db", dir);
+    for (unsigned round = 0; round < 2; round++) {
+        unsigned rs = 12345u + round;
+        eq_now = 1700000000000000;
+        sst_error err;
+        const char *fields[] = {"t", "u"};
+        sst_store_opts o;
+        sst_store_opts_init(&o);
+        o.index.dims = 1536;
+        o.index.fields = fields;
+        o.index.n_fields = 2;
+        o.index.embed = eq_embed;
+        o.clock = eq_clock;
+        o.omit_expired = round == 1;
+        o.refresh_on_read = false;
+        unlink(path);
+        sst_store *m = sst_memory_store_new(&o, &err), *s = sst_sqlite_store_new(path, &o, &err);
+        assert_non_null(m);
+        assert_non_null(s);
+        eq_fill(m, s, 300, &rs);
+        for (int qi = 0; qi < 60; qi++) {
+            sst_store_search_opts q;
+            sst_store_search_opts_init(&q);
+            char qt[32];
+            snprintf(qt, sizeof qt, "w%u", eq_rnd(&rs) % 25);
+            q.query = qt;
+            sst_value *f = tu_json(filters[eq_rnd(&rs) % 6]);
+            q.filter = f;
+            const char *prefix[] = {"a"};
+            q.prefix = prefix;
+            q.prefix_len = eq_rnd(&rs) % 2;
+            q.limit = 1 + eq_rnd(&rs) % 30;
+            q.offset = eq_rnd(&rs) % 3 == 0 ? eq_rnd(&rs) % 40 : 0;
+            q.refresh_ttl = 0;
+            sst_value *rm = sst_store_search(m, &q, &err), *rq = sst_store_search(s, &q, &err);
+            assert_non_null(rm);
+            assert_non_null(rq);
+            char *a = sst_json_write(rm, 0, NULL, NULL), *b = sst_json_write(rq, 0, NULL, NULL);
+            assert_non_null(a);
+            assert_non_null(b);
+            assert_string_equal(a, b);
+            sst_free(a);
+            sst_free(b);
+            sst_value_unref(rm);
+            sst_value_unref(rq);
+            sst_value_unref(f);
+        }
+        sst_store_free(m);
+        sst_store_free(s);
+    }
+    tu_rm_rf(dir);
+}
+
 int main(void) {
     tu_chaos_install();
     int failed = 0;
@@ -2472,6 +2606,7 @@ int main(void) {
     };
     failed += cmocka_run_group_tests_name("sqlite files", files, NULL, NULL);
     const struct CMUnitTest api[] = {
+        cmocka_unit_test(memory_filter_first_matches_sqlite),
         cmocka_unit_test(api_ops_checked),
         cmocka_unit_test(api_refcount_and_damage),
     };
