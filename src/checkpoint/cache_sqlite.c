@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "sqlite_int.h"
+#include "sqlite_util.h"
 #include "superstep/cache.h"
 
 enum { CQ_GET, CQ_SET, CQ_DROP_EXPIRED, CQ_CLEAR_NS, CQ_CLEAR_ALL, CQ_COUNT };
@@ -74,19 +75,6 @@ static bool exec(sqlite_cache *s, const char *sql, const char *what, sst_error *
     return true;
 }
 
-/* The first column of the first row of @p sql; *ok false when it failed. */
-static int64_t query_int(sqlite_cache *s, const char *sql, bool *ok) {
-    sqlite3_stmt *st = NULL;
-    int64_t v = 0;
-    *ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW;
-    if (*ok) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* ---- opening ---- */
 
 /* Makes the table in one IMMEDIATE transaction (another process may be making the file). */
@@ -96,7 +84,7 @@ static sst_code create_table(sqlite_cache *s, sst_error *err) {
         return sst__code(err);
     }
     bool ok;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", SST__SQLITE_APP_ID);
     ok = ok && (tables > 0 || exec(s, sql, what, err)) && exec(s, k_cache_schema, what, err) &&
@@ -113,12 +101,13 @@ static sst_code create_table(sqlite_cache *s, sst_error *err) {
 /* One attempt at checking and preparing the file; the caller retries while it is busy. */
 static sst_code prepare_file(sqlite_cache *s, sst_error *err) {
     bool ok;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {
         return sst__error(err, SST_EIO, "cache '%s' is not a usable SQLite database: %s", s->path,
                           sqlite3_errmsg(s->db));
     }
-    int64_t app = tables > 0 ? query_int(s, "PRAGMA application_id", &ok) : SST__SQLITE_APP_ID;
+    int64_t app =
+        tables > 0 ? sst__sqlite_int(s->db, "PRAGMA application_id", &ok) : SST__SQLITE_APP_ID;
     if (!ok || app != SST__SQLITE_APP_ID) {
         return sst__error(err, SST_EIO,
                           "cache '%s' is not a superstep database (application_id 0x%08llx, "

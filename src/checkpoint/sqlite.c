@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "sqlite_int.h"
+#include "sqlite_util.h"
 
 static const char *const k_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -164,18 +165,6 @@ bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
 
 /* ---- opening ---- */
 
-static int64_t pragma_int(sqlite_saver *s, const char *sql, bool *ok) {
-    sqlite3_stmt *st = NULL;
-    int64_t v = 0;
-    *ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW;
-    if (*ok) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* SST_EBUSY when the last statement failed on a lock (worth another try), else SST_EIO. */
 static sst_code last_code(const sqlite_saver *s) {
     return code_of(sqlite3_extended_errcode(s->db)) == SST_EBUSY ? SST_EBUSY : SST_EIO;
@@ -183,14 +172,14 @@ static sst_code last_code(const sqlite_saver *s) {
 
 static sst_code check_version(sqlite_saver *s, sst_error *err) {
     bool ok;
-    int64_t app = pragma_int(s, "PRAGMA application_id", &ok);
+    int64_t app = sst__sqlite_int(s->db, "PRAGMA application_id", &ok);
     if (!ok || app != SST__SQLITE_APP_ID) {
         return sst__error(err, ok ? SST_EIO : last_code(s),
                           "checkpoint store '%s' is not a superstep database (application_id "
                           "0x%08llx, expected 0x%08x)",
                           s->path, (unsigned long long)app, SST__SQLITE_APP_ID);
     }
-    int64_t version = pragma_int(s, "PRAGMA user_version", &ok);
+    int64_t version = sst__sqlite_int(s->db, "PRAGMA user_version", &ok);
     if (!ok || version > SST_SQLITE_SCHEMA_VERSION) {
         return sst__error(err, ok ? SST_EIO : last_code(s),
                           "checkpoint store '%s' has schema version %lld, newer than this build "
@@ -223,7 +212,7 @@ static sst_code quick_check(sqlite_saver *s, sst_error *err) {
 /* Checks an existing file before anything is written to it; *empty for a new file. */
 static sst_code check_file(sqlite_saver *s, const sst_sqlite_opts *o, bool *empty, sst_error *err) {
     bool ok;
-    int64_t tables = pragma_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {
         return sst__error(err, last_code(s),
                           "checkpoint store '%s' is not a usable SQLite database: %s", s->path,
@@ -325,7 +314,7 @@ static sst_code migrate(sqlite_saver *s, sst_error *err) {
         return sst__code(err);
     }
     bool ok;
-    int64_t version = pragma_int(s, "PRAGMA user_version", &ok);
+    int64_t version = sst__sqlite_int(s->db, "PRAGMA user_version", &ok);
     sst_code rc = ok ? SST_OK : sst__sq_db_error(s, err, "reading the schema version");
     if (rc == SST_OK && version > 0 && version <= SST_SQLITE_SCHEMA_VERSION) {
         rc = check_version(s, err); /* another process made it meanwhile: still ours? */
@@ -361,7 +350,7 @@ static sst_code prepare_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_erro
     }
     bool ok;
     if (rc == SST_OK &&
-        (empty || pragma_int(s, "PRAGMA user_version", &ok) < SST_SQLITE_SCHEMA_VERSION)) {
+        (empty || sst__sqlite_int(s->db, "PRAGMA user_version", &ok) < SST_SQLITE_SCHEMA_VERSION)) {
         rc = migrate(s, err);
     }
     return rc;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "checkpoint/sqlite_util.h"
 #include "sqlite_int.h"
 
 static const char *const k_sql[Q_COUNT] = {
@@ -137,19 +138,6 @@ void sst__sqs_floats_out(void *dst, const float *src, size_t n) {
     }
 }
 
-/* An integer from a one-row query; *ok false when it failed. */
-static int64_t query_int(sqstore *s, const char *sql, bool *ok) {
-    sqlite3_stmt *st = NULL;
-    int64_t v = 0;
-    *ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW;
-    if (*ok) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 static bool exec(sqstore *s, const char *sql, const char *what, sst_error *err) {
     if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
         sst__sqs_error(s, err, what);
@@ -246,7 +234,8 @@ static sst_code load_index(sqstore *s, sst_error *err) {
     sst__index_clear(&s->ix);
     bool ok = true;
     /* One allocation for all the vectors, not a doubling series of copies. */
-    int64_t n = s->ix.dims > 0 ? query_int(s, "SELECT count(*) FROM store_vectors", &ok) : 0;
+    int64_t n =
+        s->ix.dims > 0 ? sst__sqlite_int(s->db, "SELECT count(*) FROM store_vectors", &ok) : 0;
     if (ok && n > 0 && !sst__vecs_reserve(&s->ix.vecs, (size_t)n)) {
         return sst__enomem(err);
     }
@@ -341,21 +330,22 @@ sst_code sst__sqs_fresh(sqstore *s, sst_error *err) {
 /* The checks of a file that has tables: ours, and a store schema this build reads. */
 static sst_code check_file(sqstore *s, bool *has_store, sst_error *err) {
     bool ok;
-    int64_t app = query_int(s, "PRAGMA application_id", &ok);
+    int64_t app = sst__sqlite_int(s->db, "PRAGMA application_id", &ok);
     if (!ok || app != SST__STORE_SQLITE_APP_ID) {
         return sst__error(err, SST_EIO,
                           "store '%s' is not a superstep database (application_id 0x%08llx, "
                           "expected 0x%08x)",
                           s->path, (unsigned long long)app, SST__STORE_SQLITE_APP_ID);
     }
-    *has_store = query_int(s,
-                           "SELECT count(*) FROM sqlite_master"
-                           " WHERE type = 'table' AND name = 'store_meta'",
-                           &ok) > 0;
+    *has_store = sst__sqlite_int(s->db,
+                                 "SELECT count(*) FROM sqlite_master"
+                                 " WHERE type = 'table' AND name = 'store_meta'",
+                                 &ok) > 0;
     if (!*has_store) {
         return SST_OK;
     }
-    int64_t schema = query_int(s, "SELECT value FROM store_meta WHERE key = 'schema'", &ok);
+    int64_t schema =
+        sst__sqlite_int(s->db, "SELECT value FROM store_meta WHERE key = 'schema'", &ok);
     if (!ok) {
         return sst__error(err, SST_EIO, "store '%s' has a damaged store_meta table: %s", s->path,
                           sqlite3_errmsg(s->db));
@@ -375,11 +365,11 @@ static sst_code create_schema(sqstore *s, sst_error *err) {
         return sst__code(err);
     }
     bool ok;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
-    bool has = ok && query_int(s,
-                               "SELECT count(*) FROM sqlite_master"
-                               " WHERE type = 'table' AND name = 'store_meta'",
-                               &ok) > 0;
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
+    bool has = ok && sst__sqlite_int(s->db,
+                                     "SELECT count(*) FROM sqlite_master"
+                                     " WHERE type = 'table' AND name = 'store_meta'",
+                                     &ok) > 0;
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", SST__STORE_SQLITE_APP_ID);
     ok = ok && (has || ((tables > 0 || exec(s, sql, "setting the application id", err)) &&
@@ -409,7 +399,7 @@ static sst_code open_file(sqstore *s, sst_error *err) {
     }
     sqlite3_busy_timeout(s->db, 5000);
     bool ok, has_store = false;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {
         return sst__error(err, SST_EIO, "store '%s' is not a usable SQLite database: %s", s->path,
                           sqlite3_errmsg(s->db));
