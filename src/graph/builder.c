@@ -504,8 +504,10 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
             if (n->handler != NULL && (cn->handler = dup(n->handler)) == NULL) {
                 rc = sst__enomem(err);
             }
-            rc = sst__retry_list_copy(&cn->retry_list, &cn->n_retry_list, n->retry_list,
-                                      n->n_retry_list, err);
+            if (rc == SST_OK) {
+                rc = sst__retry_list_copy(&cn->retry_list, &cn->n_retry_list, n->retry_list,
+                                          n->n_retry_list, err);
+            }
         }
     }
     if (rc == SST_OK) {

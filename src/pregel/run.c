@@ -34,7 +34,6 @@ typedef struct pending_send {
     uint32_t vertex;
     sst_value *payload;          /* owned */
     sst_timeout_policy *timeout; /* owned: the Send's own timeout, or NULL */
-
 } pending_send;
 
 typedef struct run {
