@@ -137,6 +137,35 @@ typedef struct sst_cache_policy {
     void *key_user_data;
 } sst_cache_policy;
 
+/**
+ * Whether @p p holds limits the engine accepts: each 0 (none) or a positive
+ * number of seconds up to 1e9 (NaN is not). Thread-safe.
+ */
+SST_API bool sst_timeout_policy_valid(const sst_timeout_policy *p);
+
+/**
+ * @p p as it is written in resume points and Send values: a new object
+ * {"run": s, "idle": s, "heartbeat"?: true}; NULL with @p err on SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_timeout_policy_value(const sst_timeout_policy *p,
+                                                          sst_error *err);
+
+/**
+ * Reads a value made by sst_timeout_policy_value (borrowed) into @p out.
+ * @return true; false, with @p out zeroed, when @p v is not such an object
+ *         (NULL included). The limits are not checked (sst_timeout_policy_valid).
+ */
+SST_API bool sst_timeout_policy_from_value(const sst_value *v, sst_timeout_policy *out);
+
+/**
+ * Drops the writes the tasks of @p vertex cached in @p cache under the run
+ * part @p cache_ns (as sst_run_opts.cache_ns; NULL: ""), that is namespace
+ * "writes|<cache_ns>|<vertex>". Thread-safe as the cache is.
+ * @return SST_OK; SST_EINVAL for a NULL cache or vertex; the cache's error.
+ */
+SST_NODISCARD SST_API sst_code sst_cache_clear_vertex(sst_cache *cache, const char *cache_ns,
+                                                      const char *vertex, sst_error *err);
+
 /* ---- vertices ---------------------------------------------------------- */
 
 /**

@@ -173,11 +173,6 @@ sst_code sst_graph_add_node(sst_graph *g, const char *name, sst_node_fn fn, void
     return add_node(g, name, fn, user_data, opts, false, err);
 }
 
-static bool timeout_ok(const sst_timeout_policy *t) {
-    return t->run_timeout_s >= 0 && t->idle_timeout_s >= 0 && t->run_timeout_s <= 1e9 &&
-           t->idle_timeout_s <= 1e9;
-}
-
 /* @p handler: an error handler node, whose reserved name is made here. */
 static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
                          const sst_node_opts *opts, bool handler, sst_error *err) {
@@ -209,7 +204,7 @@ static sst_code add_node(sst_graph *g, const char *name, sst_node_fn fn, void *u
         return sst__error(err, SST_EINVAL, "graph: node '%s': cache ttl must be >= 0 seconds",
                           name);
     }
-    if (!timeout_ok(&opts->timeout)) {
+    if (!sst_timeout_policy_valid(&opts->timeout)) {
         return sst__error(err, SST_EINVAL,
                           "graph: node '%s': a timeout must be a positive number of seconds", name);
     }
@@ -438,7 +433,7 @@ sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err) {
 sst_value *sst_send_new_timeout(const char *node, sst_value *arg, const sst_timeout_policy *timeout,
                                 sst_error *err) {
     SST__ERR_LOCAL(err);
-    if (timeout != NULL && !timeout_ok(timeout)) {
+    if (timeout != NULL && !sst_timeout_policy_valid(timeout)) {
         sst_value_unref(arg);
         sst__error(err, SST_EINVAL, "Send to '%s': a timeout must be a positive number of seconds",
                    node != NULL ? node : "(null)");
@@ -449,25 +444,7 @@ sst_value *sst_send_new_timeout(const char *node, sst_value *arg, const sst_time
         (timeout->run_timeout_s == 0 && timeout->idle_timeout_s == 0)) {
         return s;
     }
-    sst_value *t =
-        sst__set_take(sst_object_empty(), "run", sst_double_new(timeout->run_timeout_s, err), err);
-    t = sst__set_take(t, "idle", sst_double_new(timeout->idle_timeout_s, err), err);
-    if (timeout->heartbeat_only) {
-        t = sst__set_take(t, "heartbeat", sst_bool(true), err);
-    }
-    return sst__set_take(s, "timeout", t, err);
-}
-
-bool sst__timeout_of(const sst_value *v, sst_timeout_policy *out) {
-    memset(out, 0, sizeof *out);
-    const sst_value *run = sst_object_get(v, "run"), *idle = sst_object_get(v, "idle");
-    if (v == NULL || !sst_is_number(run) || !sst_is_number(idle)) {
-        return false;
-    }
-    out->run_timeout_s = sst_number_value(run);
-    out->idle_timeout_s = sst_number_value(idle);
-    out->heartbeat_only = sst_bool_value(sst_object_get(v, "heartbeat"));
-    return true;
+    return sst__set_take(s, "timeout", sst_timeout_policy_value(timeout, err), err);
 }
 
 /* ---- compile ---- */
@@ -877,10 +854,8 @@ sst_code sst_compiled_graph_clear_cache(const sst_compiled_graph *cg, const char
         }
     }
     for (size_t i = 0; cg->cache != NULL && i < (n > 0 ? n : cg->g->n_nodes); i++) {
-        char ns[600];
-        snprintf(ns, sizeof ns, "writes|%.200s|%s", cg->cache_ns,
-                 n > 0 ? nodes[i] : cg->g->nodes[i].name);
-        sst_code rc = sst_cache_clear(cg->cache, ns, err);
+        sst_code rc = sst_cache_clear_vertex(cg->cache, cg->cache_ns,
+                                             n > 0 ? nodes[i] : cg->g->nodes[i].name, err);
         if (rc != SST_OK) {
             return rc;
         }

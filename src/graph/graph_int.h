@@ -40,8 +40,6 @@ typedef struct sst__node {
 #define SST__HANDLER_PREFIX  "__error_handler__"
 #define SST__DEFAULT_HANDLER "__default_error_handler__"
 
-/* The Send timeout value {"run", "idle", "heartbeat"?} as a policy; false (zeroes) when absent. */
-bool sst__timeout_of(const sst_value *v, sst_timeout_policy *out);
 /* The store of the run (sst_node_store), from the invoke context. */
 sst_store *sst__invoke_store(void *run_user_data);
 /* The vertex cache key of a node (sst_cache_key_fn; user data: its sst__node_ref). */

@@ -511,7 +511,7 @@ static sst_code go(sst_task *t, const sst_value *targets, sst_error *err) {
         sst_code rc;
         if (is_send(x)) {
             sst_timeout_policy tp;
-            bool own = sst__timeout_of(sst_object_get(x, "timeout"), &tp);
+            bool own = sst_timeout_policy_from_value(sst_object_get(x, "timeout"), &tp);
             rc = sst_task_send_timeout(t, sst_string_cstr(sst_object_get(x, "__send__")),
                                        sst_value_ref(sst_object_get(x, "arg")), own ? &tp : NULL,
                                        err);

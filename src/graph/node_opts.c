@@ -188,7 +188,7 @@ sst_code sst_graph_set_default_timeout(sst_graph *g, const sst_timeout_policy *t
     }
     sst_timeout_policy none = {0};
     const sst_timeout_policy *t = timeout != NULL ? timeout : &none;
-    if (!(t->run_timeout_s >= 0 && t->idle_timeout_s >= 0)) {
+    if (!sst_timeout_policy_valid(t)) {
         return sst__error(err, SST_EINVAL,
                           "graph: set default timeout: a timeout must be a positive number of "
                           "seconds");

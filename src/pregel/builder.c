@@ -42,11 +42,6 @@ void sst_vertex_opts_init(sst_vertex_opts *o) {
     memset(&o->cache, 0, sizeof o->cache);
 }
 
-/* A timeout is a positive number of seconds or 0 (none). */
-static bool timeout_ok(double s) {
-    return s == 0 || (s > 0 && s <= 1e9);
-}
-
 sst_pregel_builder *sst_pregel_builder_new(const sst_schema *schema, sst_error *err) {
     if (schema == NULL) {
         sst__error(err, SST_EINVAL, "pregel: NULL schema");
@@ -109,7 +104,7 @@ sst_code sst_pregel_builder_add_vertex(sst_pregel_builder *b, const char *name, 
         return sst__error(err, SST_EINVAL, "pregel: vertex '%s': retry max_attempts must be >= 1",
                           name);
     }
-    if (!timeout_ok(opts->timeout.run_timeout_s) || !timeout_ok(opts->timeout.idle_timeout_s)) {
+    if (!sst_timeout_policy_valid(&opts->timeout)) {
         return sst__error(err, SST_EINVAL,
                           "pregel: vertex '%s': a timeout must be a positive number of seconds",
                           name);

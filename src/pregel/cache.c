@@ -15,10 +15,25 @@ bool sst__task_cacheable(const sst_task *t) {
            t->origin == SST__NO_VERTEX && t->resume == NULL;
 }
 
-/* "writes|<run's part>|<vertex>", cut to fit @p n. */
+/* "writes|<run's part>|<vertex>" (the run's part cut to 200 bytes), cut to fit @p n. */
+static void writes_ns(const char *part, const char *vertex, char *out, size_t n) {
+    snprintf(out, n, "writes|%.200s|%s", part != NULL ? part : "", vertex);
+}
+
 static void cache_ns(const sst_task *t, char *out, size_t n) {
-    const char *part = t->ro->cache_ns != NULL ? t->ro->cache_ns : "";
-    snprintf(out, n, "writes|%.200s|%s", part, sst_task_vertex(t));
+    writes_ns(t->ro->cache_ns, sst_task_vertex(t), out, n);
+}
+
+sst_code sst_cache_clear_vertex(sst_cache *cache, const char *cache_ns, const char *vertex,
+                                sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (cache == NULL || vertex == NULL) {
+        return sst__error(err, SST_EINVAL, "cache: clear vertex: NULL %s",
+                          cache == NULL ? "cache" : "vertex");
+    }
+    char ns[SST__VERTEX_NAME_MAX + 220];
+    writes_ns(cache_ns, vertex, ns, sizeof ns);
+    return sst_cache_clear(cache, ns, err);
 }
 
 /* The task's key: its vertex's key function, or a hash of its input. */

@@ -42,6 +42,31 @@ const sst_timeout_policy *sst__out_timeout(const sst_task *t, size_t i) {
     return NULL;
 }
 
+bool sst_timeout_policy_valid(const sst_timeout_policy *p) {
+    return p->run_timeout_s >= 0 && p->idle_timeout_s >= 0 && p->run_timeout_s <= 1e9 &&
+           p->idle_timeout_s <= 1e9;
+}
+
+sst_value *sst_timeout_policy_value(const sst_timeout_policy *p, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "run", sst_double_new(p->run_timeout_s, err), err);
+    o = sst__set_take(o, "idle", sst_double_new(p->idle_timeout_s, err), err);
+    return p->heartbeat_only ? sst__set_take(o, "heartbeat", sst_bool(true), err) : o;
+}
+
+bool sst_timeout_policy_from_value(const sst_value *v, sst_timeout_policy *out) {
+    memset(out, 0, sizeof *out);
+    const sst_value *run = sst_object_get(v, "run"), *idle = sst_object_get(v, "idle");
+    if (!sst_is_number(run) || !sst_is_number(idle)) {
+        return false;
+    }
+    out->run_timeout_s = sst_number_value(run);
+    out->idle_timeout_s = sst_number_value(idle);
+    out->heartbeat_only = sst_bool_value(sst_object_get(v, "heartbeat"));
+    return true;
+}
+
 bool sst__has_timeout(const sst_timeout_policy *p) {
     return p->run_timeout_s > 0 || p->idle_timeout_s > 0;
 }

@@ -13,26 +13,6 @@ static sst_value *str(const char *s, sst_error *err) {
     return sst_string_new(s, err);
 }
 
-/* {"run", "idle", "heartbeat"?}: a Send's own timeout. */
-static sst_value *timeout_value(const sst_timeout_policy *p, sst_error *err) {
-    sst_value *o =
-        sst__set_take(sst_object_empty(), "run", sst_double_new(p->run_timeout_s, err), err);
-    o = sst__set_take(o, "idle", sst_double_new(p->idle_timeout_s, err), err);
-    return p->heartbeat_only ? sst__set_take(o, "heartbeat", sst_bool(true), err) : o;
-}
-
-/* Reads a timeout_value back; false (nothing set) unless it holds numbers. */
-static bool timeout_of(const sst_value *v, sst_timeout_policy *out) {
-    const sst_value *run = sst_object_get(v, "run"), *idle = sst_object_get(v, "idle");
-    if (!sst_is_number(run) || !sst_is_number(idle)) {
-        return false;
-    }
-    out->run_timeout_s = sst_number_value(run);
-    out->idle_timeout_s = sst_number_value(idle);
-    out->heartbeat_only = sst_bool_value(sst_object_get(v, "heartbeat"));
-    return true;
-}
-
 sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
     /* No task id: it follows from the run key, the superstep and these fields. An error
      * handler's task is described as the task that failed (its pending write converts it). */
@@ -44,7 +24,8 @@ sst_value *sst__task_descriptor(const sst_task *t, sst_error *err) {
         o = sst__set_take(o, "input", sst_value_ref(t->input), err);
     }
     if (!handler && t->timeout != NULL && t->timeout != &v->timeout) {
-        o = sst__set_take(o, "timeout", timeout_value(t->timeout, err), err); /* a Send's own */
+        o = sst__set_take(o, "timeout", sst_timeout_policy_value(t->timeout, err),
+                          err); /* a Send's own */
     }
     if (t->inbox != NULL) {
         o = sst__set_take(o, "inbox", sst_value_ref(t->inbox), err);
@@ -94,7 +75,7 @@ sst_value *sst__task_writes(const sst_task *t, sst_error *err) {
                           err);
         const sst_timeout_policy *tp = sst__out_timeout(t, i);
         if (tp != NULL) {
-            x = sst__set_take(x, "timeout", timeout_value(tp, err), err);
+            x = sst__set_take(x, "timeout", sst_timeout_policy_value(tp, err), err);
         }
         sst_value **list = e->kind == SST__OUT_SEND ? &send : &msg;
         *list = x != NULL ? sst_array_push_take(*list, x, err) : (sst_value_unref(*list), NULL);
@@ -145,7 +126,7 @@ sst_code sst__task_restore(sst_task *t, const sst_value *w, sst_error *err) {
             const char *name = t->p->v[v].name;
             const sst_value *val = sst_object_get(e, k == 1 ? "input" : "value");
             sst_timeout_policy tp;
-            bool own = k == 1 && timeout_of(sst_object_get(e, "timeout"), &tp);
+            bool own = k == 1 && sst_timeout_policy_from_value(sst_object_get(e, "timeout"), &tp);
             sst_code rc =
                 k == 0   ? sst_task_activate(t, name, err)
                 : k == 1 ? sst_task_send_timeout(t, name, sst_value_ref(val), own ? &tp : NULL, err)
@@ -185,7 +166,7 @@ sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_v
         if (x == NULL) {
             return sst__enomem(err);
         }
-        if (!timeout_of(tm, &x->own_timeout)) {
+        if (!sst_timeout_policy_from_value(tm, &x->own_timeout)) {
             return sst__error(err, SST_ETYPE, "resume point: task 'timeout' must hold numbers");
         }
         t->timeout = &x->own_timeout;

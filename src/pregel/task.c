@@ -252,7 +252,7 @@ sst_code sst_task_send_timeout(sst_task *t, const char *vertex, sst_value *paylo
                                const sst_timeout_policy *timeout, sst_error *err) {
     SST__ERR_LOCAL(err);
     bool own = timeout != NULL && sst__has_timeout(timeout);
-    if (own && (!(timeout->run_timeout_s >= 0) || !(timeout->idle_timeout_s >= 0))) {
+    if (own && !sst_timeout_policy_valid(timeout)) {
         sst_value_unref(payload);
         return sst__error(err, SST_EINVAL, "vertex '%s': a Send's timeout must be positive",
                           sst_task_vertex(t));

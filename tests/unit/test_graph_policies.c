@@ -289,6 +289,19 @@ static void test_send_timeout(void **state) {
     assert_true(sst_number_value(sst_object_get(sst_graph_result_error_detail(r), "timeout")) ==
                 0.03);
     sst_graph_result_free(r);
+    /* The policy's value form round-trips; a value of another shape reads as none. */
+    sst_timeout_policy p = {1.5, 0.25, true}, back;
+    sst_value *pv = sst_timeout_policy_value(&p, &err);
+    assert_true(sst_timeout_policy_from_value(pv, &back));
+    assert_true(back.run_timeout_s == 1.5 && back.idle_timeout_s == 0.25 && back.heartbeat_only);
+    sst_value_unref(pv);
+    pv = tu_json("{\"run\": \"soon\", \"idle\": 1}");
+    assert_false(sst_timeout_policy_from_value(pv, &back));
+    assert_true(back.run_timeout_s == 0 && back.idle_timeout_s == 0);
+    sst_value_unref(pv);
+    assert_false(sst_timeout_policy_from_value(NULL, &back));
+    sst_timeout_policy huge = {2e9, 0, false};
+    assert_false(sst_timeout_policy_valid(&huge));
     /* A negative timeout is refused, naming the node. */
     sst_timeout_policy bad = {-1, 0, false};
     assert_null(sst_send_new_timeout("n", NULL, &bad, &err));
