@@ -152,7 +152,8 @@ void sst__task_ext_clear(sst_task *t);
 const sst_timeout_policy *sst__out_timeout(const sst_task *t, size_t i);
 /* Whether @p t runs against a clock: its own timeout or its superstep's deadline. */
 bool sst__task_limited(const sst_task *t);
-/* Starts the attempt's clocks; call before the compute function. */
+/* Starts the attempt's clocks; call before the compute function. false: out of memory (the
+ * attempt then runs unbounded). */
 bool sst__timeout_start(sst_task *t);
 /* The vertex's timeout policy, or NULL when it has none. */
 const sst_timeout_policy *sst__vertex_timeout(const sst__vertex *v);
