@@ -24,6 +24,7 @@
 #include "cmd_agent.h"
 #include "cmd_args.h"
 #include "cmd_check.h"
+#include "cmd_serve.h"
 #include "cmd_store.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
@@ -49,6 +50,9 @@ static const char usage_text[] =
     "           [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT\n"
     "           (--continue --thread ID instead of PROMPT finishes a cut-off run;\n"
     "           --approve makes tool calls wait: answer with --resume approve|reject|JSON)\n"
+    "  serve    LangGraph's HTTP API for graphs: superstep serve [langgraph.json]\n"
+    "           [--graph NAME=SCRIPT.lua] [--host H] [--port N] [--db PATH] [--workers N]\n"
+    "           [--auth-token-env VAR] (superstep serve --help)\n"
     "  store    the long-term memory store of --db: superstep store put NS KEY JSON,\n"
     "           get NS KEY, delete NS KEY, search [PREFIX] [--query TEXT] [--filter JSON],\n"
     "           ls [--prefix NS] (NS: labels joined with '.'; superstep store --help)\n"
@@ -785,6 +789,9 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && strcmp(argv[1], "check") == 0) {
         return sst_cli_check(argc, argv);
+    }
+    if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+        return sst_cli_serve(argc, argv);
     }
     if (argc > 1 && strcmp(argv[1], "store") == 0) {
         return sst_cli_store(argc, argv);

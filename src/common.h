@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "superstep/error.h"
 
@@ -151,6 +152,28 @@ void sst__map_free(sst__strmap *m);
 /* Wall-clock milliseconds since the epoch (leases, created-at times). */
 uint64_t sst__now_ms(void);
 
+/*
+ * Owner identity (owner.c): what a process writes into the leases it holds, so
+ * that another process can tell when the holder died. An identity is "HOST
+ * BOOT-ID PID-NAMESPACE PID START-TIME"; an owner string is an identity,
+ * optionally followed by a space and anything (the server's "IDENTITY wN").
+ */
+#define SST__OWNER_MAX 320
+/* This process's identity (and its pid, if @p pid is not NULL); remade after a fork. */
+void sst__owner_self(char out[SST__OWNER_MAX], pid_t *pid);
+/* "HOST BOOT-ID PID-NAMESPACE": the identity's first three fields (the place). */
+void sst__owner_place(char out[SST__OWNER_MAX]);
+/* True when @p owner starts with an identity of this host, boot and PID namespace. */
+bool sst__owner_local(const char *owner);
+/*
+ * True only when @p owner is local (sst__owner_local) and no live process has
+ * its identity: its pid is gone, or reused by a process with another start
+ * time, or the text after the place is not "PID START-TIME". Any other owner
+ * (another machine, container or boot; a free-form string) is false: it
+ * cannot be probed, and its lease stands until it expires.
+ */
+bool sst__owner_gone(const char *owner);
+
 /* A random UUIDv4 as 36 lowercase characters plus NUL; SST_EIO if no random bytes. */
 sst_code sst__uuid4(char out[37], sst_error *err);
 /*
@@ -171,6 +194,9 @@ void sst__uuid7(uint64_t *clock, char out[37]);
  * @p id, whichever process made it.
  */
 uint64_t sst__uuid7_clock(const char *id);
+
+/* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
+void sst__sha1(const void *data, size_t len, unsigned char out[20]);
 
 /* Growable byte buffer used by writers. */
 typedef struct sst__buf {

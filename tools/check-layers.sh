@@ -8,9 +8,10 @@ cd "$root"
 
 layer_rank() {
   case "$1" in
-    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; store) echo 2 ;; reducers) echo 3 ;;
+    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; store) echo 2 ;; queue) echo 2 ;;
+    reducers) echo 3 ;;
     pregel) echo 4 ;;
-    graph) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; cli) echo 8 ;;
+    graph) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; server) echo 8 ;; cli) echo 9 ;;
     *) echo -1 ;;
   esac
 }
@@ -25,6 +26,8 @@ header_layer() {
     graph.h|run.h) echo graph ;;
     checkpoint.h|cache.h) echo checkpoint ;;
     store.h) echo store ;;
+    queue.h) echo queue ;;
+    server.h) echo server ;;
     agent.h|llm.h) echo agent ;;
     lua.h) echo lua ;;
     *) echo unknown ;;

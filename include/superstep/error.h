@@ -44,7 +44,8 @@ extern "C" {
     X(EINTERRUPT, "interrupted")                                                                   \
     X(ENOTSUP, "not supported")                                                                    \
     X(EBUSY, "busy")                                                                               \
-    X(EPARENT, "command for the parent graph")
+    X(EPARENT, "command for the parent graph")                                                     \
+    X(ECANCELLED, "cancelled")
 
 /** A status code. SST_OK is 0; every failure is positive. */
 typedef enum sst_code {

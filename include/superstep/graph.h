@@ -427,6 +427,12 @@ SST_API const char *sst_compiled_graph_warning(const sst_compiled_graph *cg, siz
  */
 SST_API const sst_value *sst_compiled_graph_input_fields(const sst_compiled_graph *cg);
 SST_API const sst_value *sst_compiled_graph_output_fields(const sst_compiled_graph *cg);
+/**
+ * The names of the state's fields (the schema's, in its order; hidden fields
+ * left out). @return new array; NULL on SST_EINVAL or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_compiled_graph_state_fields(const sst_compiled_graph *cg,
+                                                                 sst_error *err);
 /** A node's metadata (borrowed; null when none), or NULL for an unknown node. */
 SST_API const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg,
                                                           const char *node);
@@ -453,6 +459,16 @@ SST_NODISCARD SST_API char *sst_compiled_graph_dot(const sst_compiled_graph *cg,
  */
 SST_NODISCARD SST_API char *sst_compiled_graph_mermaid_xray(const sst_compiled_graph *cg,
                                                             unsigned xray, sst_error *err);
+/**
+ * The graph as LangGraph's drawable graph JSON (Graph.to_json(), what its
+ * server's GET /assistants/{id}/graph answers): {"nodes": [{"id", "type":
+ * "schema" (START, END) | "runnable", "data", "metadata"}], "edges":
+ * [{"source", "target", "conditional", "data": label}]}, subgraphs expanded
+ * @p xray levels deep as the other drawings do (node ids "child:node").
+ * @return new object; NULL with SST_EINVAL, SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_value *sst_compiled_graph_json(const sst_compiled_graph *cg,
+                                                         unsigned xray, sst_error *err);
 SST_NODISCARD SST_API char *sst_compiled_graph_dot_xray(const sst_compiled_graph *cg, unsigned xray,
                                                         sst_error *err);
 
@@ -612,9 +628,11 @@ SST_API const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx);
 SST_API const sst_value *sst_node_error(const sst_node_ctx *ctx);
 
 /**
- * Whether the node ran out of time (sst_node_opts.timeout): long-running C
- * code asks now and then and returns when it did; its result is dropped for
- * an SST_ETIMEOUT failure either way.
+ * Whether the node ran out of time (sst_node_opts.timeout), or its run was
+ * cancelled (sst_invoke_opts.cancelled): long-running C code asks now and
+ * then and returns when it did; a timed-out node's result is dropped for an
+ * SST_ETIMEOUT failure either way, and a cancelled run stops before its next
+ * superstep.
  */
 SST_API bool sst_node_cancelled(const sst_node_ctx *ctx);
 
@@ -750,6 +768,12 @@ typedef struct sst_invoke_opts {
     sst_store *store;
     sst_sleep_fn sleep; /* retry waits (tests); NULL: real sleep */
     void *sleep_user_data;
+    /* Asked before each superstep (and by sst_node_cancelled while nodes run): true stops
+     * the run there with SST_ECANCELLED (status error; what committed stays, and the
+     * thread resumes from it). A server's run cancel. NULL: never. Called on several
+     * threads; must be cheap. */
+    bool (*cancelled)(void *user_data);
+    void *cancel_user_data;
 } sst_invoke_opts;
 
 SST_API void sst_invoke_opts_init(sst_invoke_opts *o);

@@ -37,6 +37,18 @@ SST_NODISCARD SST_API sst_code sst_uuid4(char out[37], sst_error *err);
  */
 SST_API void sst_uuid7(char out[37]);
 
+/**
+ * Writes the name-based UUID (version 5, SHA-1) of @p name in namespace
+ * @p ns (a UUID's 36-character text) to @p out, as Python's uuid.uuid5:
+ * LangGraph's server names a graph's default assistant
+ * uuid5(NAMESPACE_X500... "6ba7b821-...", graph_id).
+ *
+ * @return SST_OK, or SST_EINVAL (@p ns is not a UUID; @p out unchanged).
+ * Thread-safety: thread-safe.
+ */
+SST_NODISCARD SST_API sst_code sst_uuid5(const char *ns, const char *name, char out[37],
+                                         sst_error *err);
+
 #ifdef __cplusplus
 }
 #endif

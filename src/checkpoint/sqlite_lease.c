@@ -6,90 +6,35 @@
  * only after the thread's latest one, so a wrongly taken lease costs the
  * loser an error, never a lost update.
  *
- * The owner is "host boot-id pid-namespace pid start-time". A holder in the
- * same host, boot and PID namespace is judged alive by its pid and start
- * time (a dead one, killed with -9, is taken over at once). A holder
+ * The owner is "host boot-id pid-namespace pid start-time" (common/owner.c,
+ * shared with the run queue's claims). A holder in the same host, boot and
+ * PID namespace is judged alive by its pid and start time (a dead one,
+ * killed with -9, is taken over at once). A holder
  * elsewhere (another container or machine sharing the file) cannot be
  * probed: its lease stands until it expires. Commits made under a lease
  * renew it once a third of its time has passed.
  */
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sqlite_int.h"
 
+/* This process's owner string and pid (common/owner.c). */
 typedef struct identity {
     pid_t pid;
-    char place[256]; /* host boot-id pid-namespace */
-    char owner[320]; /* place pid start-time */
+    char owner[SST__OWNER_MAX];
 } identity;
 
-static pthread_mutex_t g_id_mu = PTHREAD_MUTEX_INITIALIZER;
-static identity g_id; /* protected by g_id_mu; remade after a fork (pid changes) */
-
-static void read_line(const char *path, char *out, size_t size) {
-    FILE *f = fopen(path, "r");
-    out[0] = '\0';
-    if (f != NULL) {
-        if (fgets(out, (int)size, f) == NULL) {
-            out[0] = '\0';
-        }
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = '\0';
-}
-
-/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or 0. */
-static unsigned long long start_time(pid_t pid) {
-    char path[64], line[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    read_line(path, line, sizeof line);
-    const char *p = strrchr(line, ')'); /* the command name may hold spaces */
-    unsigned long long t = 0;
-    for (int field = 2; p != NULL && *p != '\0'; p++) {
-        if (*p == ' ' && ++field == 22) {
-            t = strtoull(p + 1, NULL, 10);
-            break;
-        }
-    }
-    return t;
-}
-
-/* This process's identity (copied into @p out). */
 static void self_identity(identity *out) {
-    pthread_mutex_lock(&g_id_mu);
-    pid_t pid = getpid();
-    if (g_id.pid != pid) {
-        char host[80] = "", boot[64], ns[64] = "";
-        gethostname(host, sizeof host - 1);
-        read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
-        ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
-        ns[n > 0 ? n : 0] = '\0';
-        g_id.pid = pid;
-        snprintf(g_id.place, sizeof g_id.place, "%s %s %s", host, boot, ns);
-        snprintf(g_id.owner, sizeof g_id.owner, "%s %d %llu", g_id.place, (int)pid,
-                 start_time(pid));
-    }
-    *out = g_id;
-    pthread_mutex_unlock(&g_id_mu);
+    sst__owner_self(out->owner, &out->pid);
 }
 
-/* True when a lease held by @p owner (pid @p pid) can be taken over now. */
-static bool holder_gone(const identity *me, const char *owner, int64_t pid, int64_t expires) {
-    size_t plen = strlen(me->place);
-    bool here = strncmp(owner, me->place, plen) == 0 && owner[plen] == ' ';
-    if (!here) {
+/* True when a lease held by @p owner can be taken over now. */
+static bool holder_gone(const char *owner, int64_t expires) {
+    if (!sst__owner_local(owner)) {
         return (int64_t)sst__now_ms() >= expires; /* cannot be probed: wait for expiry */
     }
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
-        return true;
-    }
-    char alive[320];
-    snprintf(alive, sizeof alive, "%s %d %llu", me->place, (int)pid, start_time((pid_t)pid));
-    return strcmp(alive, owner) != 0; /* the pid was reused by another process */
+    return sst__owner_gone(owner);
 }
 
 /* A lease record for @p thread, made before the row is taken (nothing to undo after). */
@@ -124,7 +69,7 @@ static sst_code take_row(sqlite_saver *s, const identity *me, const char *thread
     }
     st = sst__sq_stmt(s, S_LOCK_OWNER);
     sst__sq_bind_text(st, 1, thread);
-    char owner[320] = "";
+    char owner[SST__OWNER_MAX] = "";
     int64_t pid = 0, until = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
         snprintf(owner, sizeof owner, "%s", (const char *)sqlite3_column_text(st, 0));
@@ -132,13 +77,11 @@ static sst_code take_row(sqlite_saver *s, const identity *me, const char *thread
         until = sqlite3_column_int64(st, 2);
     }
     sqlite3_reset(st);
-    if (strcmp(owner, me->owner) == 0 || !holder_gone(me, owner, pid, until)) {
-        return sst__error(err, SST_EBUSY,
-                          "thread '%s' is busy with another invoke (process %lld%s)", thread,
-                          (long long)pid,
-                          strncmp(owner, me->place, strlen(me->place)) == 0
-                              ? ""
-                              : " elsewhere: another host, boot or PID namespace");
+    if (strcmp(owner, me->owner) == 0 || !holder_gone(owner, until)) {
+        return sst__error(
+            err, SST_EBUSY, "thread '%s' is busy with another invoke (process %lld%s)", thread,
+            (long long)pid,
+            sst__owner_local(owner) ? "" : " elsewhere: another host, boot or PID namespace");
     }
     st = sst__sq_stmt(s, S_LOCK_TAKE);
     sst__sq_bind_text(st, 1, me->owner);

@@ -135,3 +135,52 @@ void sst_uuid7(char out[37]) {
                                                     memory_order_relaxed));
     format7(clock, &ts, out);
 }
+
+static int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                               : -1;
+}
+
+sst_code sst_uuid5(const char *ns, const char *name, char out[37], sst_error *err) {
+    unsigned char bytes[16];
+    size_t n = 0;
+    for (const char *p = ns; p != NULL && *p != '\0' && n < 32; p++) {
+        if (*p == '-' && (p - ns == 8 || p - ns == 13 || p - ns == 18 || p - ns == 23)) {
+            continue;
+        }
+        int d = hex_digit(*p);
+        if (d < 0) {
+            break;
+        }
+        bytes[n / 2] = (unsigned char)(n % 2 == 0 ? d << 4 : bytes[n / 2] | d);
+        n++;
+    }
+    if (ns == NULL || name == NULL || n != 32 || strlen(ns) != 36) {
+        return sst__error(err, SST_EINVAL, "uuid5: namespace '%s' is not a UUID",
+                          ns != NULL ? ns : "(null)");
+    }
+    size_t len = strlen(name);
+    unsigned char *buf = sst__malloc(16 + len);
+    if (buf == NULL) {
+        return sst__enomem(err);
+    }
+    memcpy(buf, bytes, 16);
+    memcpy(buf + 16, name, len);
+    unsigned char h[20];
+    sst__sha1(buf, 16 + len, h);
+    sst__free(buf);
+    h[6] = (unsigned char)((h[6] & 0x0f) | 0x50);
+    h[8] = (unsigned char)((h[8] & 0x3f) | 0x80);
+    static const char hex[] = "0123456789abcdef";
+    char *o = out;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) {
+            *o++ = '-';
+        }
+        *o++ = hex[h[i] >> 4];
+        *o++ = hex[h[i] & 15];
+    }
+    *o = '\0';
+    return SST_OK;
+}

@@ -1120,6 +1120,21 @@ const sst_value *sst_compiled_graph_output_fields(const sst_compiled_graph *cg) 
     return cg != NULL ? cg->g->output_fields : NULL;
 }
 
+sst_value *sst_compiled_graph_state_fields(const sst_compiled_graph *cg, sst_error *err) {
+    if (cg == NULL) {
+        sst__error(err, SST_EINVAL, "state fields: NULL compiled graph");
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_schema_field_count(cg->schema) && out != NULL; i++) {
+        const char *f = sst_schema_field_name(cg->schema, i);
+        if (strcmp(f, SST__BARRIERS) != 0) {
+            out = sst_array_push_take(out, sst_string_new(f, err), err);
+        }
+    }
+    return out;
+}
+
 sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err) {
     sst_code rc = add_node(g, SST__DEFAULT_HANDLER, fn, user_data, NULL, true, err);
     for (size_t i = 0; rc == SST_OK && i < g->n_nodes; i++) {

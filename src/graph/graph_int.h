@@ -339,10 +339,20 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
 /*
  * Records on @p th's latest checkpoint what its resume point @p rp holds (the pending
  * writes and answers), @p interrupts (NULL: none) and skip_before; with @p error (NULL:
- * none) the thread's status is error, else interrupted. @p sync: flushed before returning.
+ * none) the thread's status is error, else idle when @p idle (a cancelled run), else
+ * interrupted. @p sync: flushed before returning.
  */
 sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
-                             bool skip_before, const char *error, bool sync, sst_error *err);
+                             bool skip_before, const char *error, bool idle, bool sync,
+                             sst_error *err);
+/*
+ * The snapshots (sst_graph_get_state's, subgraph tasks' configs included) of the records
+ * @p list (newest first, as sst__record_list gives them), each task's result read from
+ * its newer neighbour when that is its child; @p newer (NULL: none) is the record above
+ * the first. @return new array; NULL on failure.
+ */
+sst_value *sst__snapshots_of(sst_graph_thread *t, const sst_value *list, const char *newer,
+                             sst_error *err);
 /* Records how a run stopped (pending writes, interrupts) on the latest checkpoint. */
 sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                            const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,

@@ -111,6 +111,11 @@ sst_value *sst_graph_history_page(sst_graph_thread *t, const sst_value *filter, 
         return NULL;
     }
     sst_value *heads = sst__record_list(t, filter, before, limit > 0 ? limit : 100, err);
+    if (heads != NULL && values) { /* whole snapshots, their tasks' results from the newer */
+        sst_value *snaps = sst__snapshots_of(t, heads, before, err);
+        sst_value_unref(heads);
+        return snaps;
+    }
     sst_value *out = heads != NULL ? sst_array_empty() : NULL;
     for (size_t i = 0; i < sst_array_len(heads) && out != NULL; i++) {
         sst_value *e = entry_of(t, sst_array_get(heads, i), values, err);

@@ -200,6 +200,9 @@ static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
     invoke_ctx *c = ud;
     c->step = step;
+    if (c->o->cancelled != NULL && c->o->cancelled(c->o->cancel_user_data)) {
+        return SST_ECANCELLED;
+    }
     if (c->skip_before && step == c->first_step) {
         sst__stream_tasks(&c->s, step, v, n);
         return c->s.rc;

@@ -389,7 +389,14 @@ const sst_value *sst_node_error(const sst_node_ctx *ctx) {
 }
 
 bool sst_node_cancelled(const sst_node_ctx *ctx) {
-    return ctx != NULL && sst_task_cancelled(ctx->task);
+    if (ctx == NULL) {
+        return false;
+    }
+    if (sst_task_cancelled(ctx->task)) {
+        return true;
+    }
+    const sst_invoke_opts *o = sst__invoke_opts(sst_task_run_user_data(ctx->task));
+    return o != NULL && o->cancelled != NULL && o->cancelled(o->cancel_user_data);
 }
 
 sst_store *sst_node_store(const sst_node_ctx *ctx) {

@@ -623,13 +623,17 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
         return SST_OK;
     }
     bool failed = sst_run_result_status(rr) == SST_RUN_FAILED;
+    /* A cancelled run (sst_invoke_opts.cancelled) leaves its thread idle, as LangGraph's
+     * server does: nothing failed, and the next run goes on from where it stopped. */
+    bool cancelled = failed && sst_run_result_error(rr)->code == SST_ECANCELLED;
     return sst__persist_writes(th, rp, interrupts, skip_before,
-                               failed ? sst_run_result_error(rr)->msg : NULL,
-                               o->durability != SST_DURABILITY_ASYNC, err);
+                               failed && !cancelled ? sst_run_result_error(rr)->msg : NULL,
+                               cancelled, o->durability != SST_DURABILITY_ASYNC, err);
 }
 
 sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
-                             bool skip_before, const char *error, bool sync, sst_error *err) {
+                             bool skip_before, const char *error, bool idle, bool sync,
+                             sst_error *err) {
     const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
     sst_value *w = sst__set_take(sst_object_empty(), "pending",
                                  sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
@@ -646,7 +650,10 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
     sst_payload p = {.value = w};
     sst_code rc = sst_checkpointer_put_writes(
         th->cp, th->thread_id, th->ns, th->last_id, &p,
-        error != NULL ? SST_THREAD_ERROR : SST_THREAD_INTERRUPTED, sync, err);
+        error != NULL ? SST_THREAD_ERROR
+        : idle        ? SST_THREAD_IDLE
+                      : SST_THREAD_INTERRUPTED,
+        sync, err);
     sst_value_unref(w);
     return rc;
 }
@@ -677,7 +684,7 @@ sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, s
         return sst__code(err);
     }
     if (rc == SST_OK && sst_array_len(sst_object_get(rp, "pending")) > 0) {
-        rc = sst__persist_writes(th, th->resume_point, NULL, false, NULL, false, err);
+        rc = sst__persist_writes(th, th->resume_point, NULL, false, NULL, false, false, err);
     }
     return rc;
 }
@@ -738,17 +745,11 @@ sst_value *sst_graph_get_state_nested(sst_graph_thread *t, const char *checkpoin
     return s != NULL ? sst__snapshot_subgraphs(t, s, true, err) : NULL;
 }
 
-sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *filter, size_t limit,
-                                       sst_error *err) {
-    if (need_durable(t, "get_state_history", err) != SST_OK) {
-        return NULL;
-    }
-    sst_value *list = sst__record_list(t, filter, NULL, limit, err);
-    if (list == NULL) {
-        return NULL;
-    }
+sst_value *sst__snapshots_of(sst_graph_thread *t, const sst_value *list, const char *newer,
+                             sst_error *err) {
     sst_value *out = sst_array_empty();
-    sst_value *child = NULL; /* the newer neighbour, when it is this one's child */
+    /* the newer neighbour, when it is this one's child */
+    sst_value *child = newer != NULL ? sst__record_get(t, newer, err) : NULL;
     for (size_t i = 0; i < sst_array_len(list) && out != NULL; i++) {
         const sst_value *id = sst_object_get(sst_array_get(list, i), "id");
         bool is_child = child != NULL && sst_value_equal(sst_object_get(child, "parent"), id);
@@ -760,6 +761,16 @@ sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *fil
         out = s != NULL ? sst_array_push_take(out, s, err) : (sst_value_unref(out), NULL);
     }
     sst_value_unref(child);
+    return out;
+}
+
+sst_value *sst_graph_get_state_history(sst_graph_thread *t, const sst_value *filter, size_t limit,
+                                       sst_error *err) {
+    if (need_durable(t, "get_state_history", err) != SST_OK) {
+        return NULL;
+    }
+    sst_value *list = sst__record_list(t, filter, NULL, limit, err);
+    sst_value *out = list != NULL ? sst__snapshots_of(t, list, NULL, err) : NULL;
     sst_value_unref(list);
     return out;
 }

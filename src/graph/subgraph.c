@@ -496,6 +496,8 @@ static void child_opts(const sub_run *s, forward *f, sst_invoke_opts *o) {
         o->snapshot_every = s->po->snapshot_every;
         o->sleep = s->po->sleep;
         o->sleep_user_data = s->po->sleep_user_data;
+        o->cancelled = s->po->cancelled;
+        o->cancel_user_data = s->po->cancel_user_data;
         if (s->po->subgraphs && sst__has_stream(s->po)) {
             o->stream_modes = s->po->stream_modes;
             o->stream_ns = forward_event;

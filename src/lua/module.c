@@ -9,6 +9,28 @@
 
 static char null_token;
 
+/*
+ * superstep.sleep(seconds): waits (a number >= 0, fractions allowed). Inside a node it
+ * wakes every 10 ms to ask whether the node ran out of time or its run was cancelled,
+ * and raises then (SST_ECANCELLED), so a sleeping node never holds up a cancel.
+ */
+static int l_sleep(lua_State *L) {
+    lua_Number s = luaL_checknumber(L, 1);
+    luaL_argcheck(L, s >= 0 && s <= 1e9, 1, "seconds from 0 to 1e9 expected");
+    sst_node_ctx *ctx = sst__lua_running_ctx(L);
+    uint64_t left = (uint64_t)(s * 1000.0 + 0.5);
+    while (left > 0) {
+        if (ctx != NULL && sst_node_cancelled(ctx)) {
+            return sst__lua_raisef(L, SST_ECANCELLED, "node '%s' was cancelled while sleeping",
+                                   sst_node_name(ctx));
+        }
+        uint64_t slice = ctx != NULL && left > 10 ? 10 : left;
+        sst__sleep_ms(slice);
+        left -= slice;
+    }
+    return 0;
+}
+
 /* superstep.Send(node, payload): a value the graph layer routes. */
 static int l_send(lua_State *L) {
     const char *node = luaL_checkstring(L, 1);
@@ -195,6 +217,7 @@ int luaopen_superstep(lua_State *L) {
                                      {"json_decode", l_json_decode},
                                      {"to_table", l_to_table},
                                      {"memory_limit", l_memory_limit},
+                                     {"sleep", l_sleep},
                                      {NULL, NULL}};
     luaL_newlib(L, funcs);
     sst__lua_open_graph(L);

@@ -896,6 +896,9 @@ static bool before_superstep(run *R) {
     set_resume_point(R, false, NULL);
     if (rc == SST_EINTERRUPT) {
         R->r->status = SST_RUN_INTERRUPTED;
+    } else if (rc == SST_ECANCELLED) {
+        fail_run(R, NULL, rc, "the run was cancelled before superstep %llu",
+                 (unsigned long long)R->superstep);
     } else {
         fail_run(R, NULL, rc, "stopped by the before_superstep hook at superstep %llu",
                  (unsigned long long)R->superstep);

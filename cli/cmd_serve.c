@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * superstep serve [CONFIG] [options]: LangGraph's Agent Server API over the
+ * graphs of a langgraph.json-shaped file and of --graph NAME=script.lua
+ * options, until SIGTERM or SIGINT (a graceful stop: running runs stop at a
+ * superstep boundary and resume on the next start). Prints
+ * "listening on http://HOST:PORT" on stdout once it serves.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_args.h"
+#include "cmd_serve.h"
+#include "superstep/server.h"
+
+static const char usage_text[] =
+    "usage: superstep serve [CONFIG] [options]\n"
+    "\n"
+    "Serves LangGraph's HTTP API (assistants, threads, runs, streams, state, store)\n"
+    "for the graphs of CONFIG, a langgraph.json-shaped file ({\"graphs\": {\"agent\":\n"
+    "\"./agent.lua\"}, \"env\": \".env\"}), and of --graph options.\n"
+    "\n"
+    "options:\n"
+    "  --graph NAME=SCRIPT.lua  serve this graph too (repeatable)\n"
+    "  --host HOST              address to listen on (default 127.0.0.1)\n"
+    "  --port N                 port (default 2024; 0: any free port)\n"
+    "  --db PATH                the database: checkpoints, threads, store, run queue\n"
+    "                           (default $SUPERSTEP_DB, else ./superstep.db; :memory:)\n"
+    "  --workers N              threads that run graphs (default 2)\n"
+    "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
+    "  --insecure-listen-any    allow a non-loopback --host without a token\n"
+    "  --max-body BYTES         largest request body (default 16M)\n"
+    "  --max-connections N      open connections at most (default 1024)\n"
+    "  --timeout S              seconds an idle connection is kept (default 30)\n"
+    "  --stream-backlog N       events kept per run for rejoining streams (default 10000)\n"
+    "  --runs-per-thread N      pending and running runs per thread (default 100)\n"
+    "  --http-threads N         HTTP threads (default 2)\n"
+    "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
+    "  --quiet                  no log lines on stderr\n";
+
+static void log_line(const char *line, void *ud) {
+    (void)ud;
+    fprintf(stderr, "superstep serve: %s\n", line);
+}
+
+static int bad(const char *fmt, const char *arg) {
+    fprintf(stderr, "superstep serve: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'superstep serve --help' for usage)\n");
+    return 2;
+}
+
+/* A whole number from @p min to @p max; false for anything else. */
+static bool number(const char *s, unsigned long min, unsigned long max, unsigned *out) {
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || n < min || n > max) {
+        return false;
+    }
+    *out = (unsigned)n;
+    return true;
+}
+
+typedef struct serve_args {
+    sst_server_opts o;
+    const char *config;
+    const char *graphs[64];
+    size_t n_graphs;
+    const char *token_env;
+    bool quiet;
+} serve_args;
+
+/* Options with a value; -1 when @p a was one and it was good, 0 when @p a is not one. */
+static int valued(serve_args *a, const char *opt, const char *val) {
+    unsigned n = 0;
+    size_t bytes = 0;
+    if (strcmp(opt, "--graph") == 0) {
+        if (strchr(val, '=') == NULL || val[0] == '=' || a->n_graphs == 64) {
+            return bad("--graph: expected NAME=SCRIPT.lua, got '%s'", val);
+        }
+        a->graphs[a->n_graphs++] = val;
+    } else if (strcmp(opt, "--host") == 0) {
+        a->o.host = val;
+    } else if (strcmp(opt, "--db") == 0) {
+        a->o.db = val;
+    } else if (strcmp(opt, "--auth-token-env") == 0) {
+        a->token_env = val;
+    } else if (strcmp(opt, "--max-body") == 0) {
+        if (!sst_cli_parse_bytes(val, &bytes)) {
+            return bad("--max-body: expected a number of bytes (K, M, G allowed), got '%s'", val);
+        }
+        a->o.max_body_bytes = bytes;
+    } else {
+        static const struct {
+            const char *name;
+            unsigned long min, max;
+        } nums[] = {{"--port", 0, 65535},          {"--workers", 1, 256},
+                    {"--max-connections", 1, 1000000}, {"--timeout", 1, 86400},
+                    {"--stream-backlog", 1, 100000000}, {"--runs-per-thread", 1, 1000000},
+                    {"--http-threads", 1, 256},     {"--lease", 1, 86400}};
+        size_t k = 0;
+        while (k < sizeof nums / sizeof nums[0] && strcmp(nums[k].name, opt) != 0) {
+            k++;
+        }
+        if (k == sizeof nums / sizeof nums[0]) {
+            return 0;
+        }
+        if (!number(val, nums[k].min, nums[k].max, &n)) {
+            fprintf(stderr, "superstep serve: %s: expected a number from %lu to %lu, got '%s'\n",
+                    opt, nums[k].min, nums[k].max, val);
+            return 2;
+        }
+        unsigned *dst[] = {&a->o.port,           &a->o.workers,      &a->o.max_connections,
+                           &a->o.connection_timeout, NULL,           &a->o.runs_per_thread,
+                           &a->o.http_threads,   &a->o.lease_s};
+        if (dst[k] != NULL) {
+            *dst[k] = n;
+        } else {
+            a->o.stream_backlog = n;
+        }
+    }
+    return -1;
+}
+
+static int parse(int argc, char **argv, serve_args *a) {
+    memset(a, 0, sizeof *a);
+    sst_server_opts_init(&a->o);
+    a->o.db = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (strcmp(opt, "--insecure-listen-any") == 0) {
+            a->o.insecure_listen_any = true;
+        } else if (strcmp(opt, "--quiet") == 0) {
+            a->quiet = true;
+        } else if (opt[0] == '-' && opt[1] == '-') {
+            if (i + 1 >= argc) {
+                return bad("%s needs a value", opt);
+            }
+            int rc = valued(a, opt, argv[++i]);
+            if (rc == 0) {
+                return bad("unknown option '%s'", opt);
+            }
+            if (rc != -1) {
+                return rc;
+            }
+        } else if (a->config == NULL) {
+            a->config = opt;
+        } else {
+            return bad("unexpected argument '%s' (one CONFIG file at most)", opt);
+        }
+    }
+    if (a->config == NULL && a->n_graphs == 0) {
+        return bad("%s", "nothing to serve: give a CONFIG file (langgraph.json) or --graph "
+                         "NAME=SCRIPT.lua");
+    }
+    a->o.db = sst_cli_default_db(a->o.db);
+    if (a->token_env != NULL) {
+        a->o.auth_token = getenv(a->token_env);
+        if (a->o.auth_token == NULL || a->o.auth_token[0] == '\0') {
+            return bad("--auth-token-env: the environment variable %s is not set or empty",
+                       a->token_env);
+        }
+    }
+    a->o.log = a->quiet ? NULL : log_line;
+    return -1;
+}
+
+/* Adds the config's and the --graph options' graphs. */
+static bool add_graphs(sst_server *s, const serve_args *a) {
+    sst_error err = {0};
+    if (a->config != NULL && sst_server_load_config(s, a->config, &err) != SST_OK) {
+        fprintf(stderr, "superstep serve: %s\n", err.msg);
+        return false;
+    }
+    for (size_t i = 0; i < a->n_graphs; i++) {
+        char name[256];
+        const char *eq = strchr(a->graphs[i], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - a->graphs[i]), a->graphs[i]);
+        if (sst_server_add_graph(s, name, eq + 1, &err) != SST_OK) {
+            fprintf(stderr, "superstep serve: %s\n", err.msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+int sst_cli_serve(int argc, char **argv) {
+    serve_args a;
+    int rc = parse(argc, argv, &a);
+    if (rc != -1) {
+        return rc;
+    }
+    /* SIGTERM and SIGINT are taken by this thread (sigwait): every thread the server
+     * starts inherits the mask, so none of them is interrupted. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sst_error err = {0};
+    sst_server *s = sst_server_new(&a.o, &err);
+    if (s == NULL) {
+        fprintf(stderr, "superstep serve: %s\n", err.msg);
+        return 1;
+    }
+    if (!add_graphs(s, &a) || sst_server_start(s, &err) != SST_OK) {
+        if (err.code != SST_OK) {
+            fprintf(stderr, "superstep serve: %s\n", err.msg);
+        }
+        sst_server_free(s);
+        return 1;
+    }
+    printf("listening on http://%s:%u\n", a.o.host, sst_server_port(s));
+    fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (!a.quiet) {
+        fprintf(stderr, "superstep serve: %s: stopping (running runs stop at a superstep "
+                        "boundary)\n",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    sst_server_stop(s);
+    sst_server_wait(s);
+    sst_server_free(s);
+    return 0;
+}

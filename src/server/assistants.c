@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Assistants (LangGraph's: a graph with its own config, context and
+ * metadata, versioned). They are items of the server's store under the
+ * reserved namespace ("superstep_server", "assistants"), keyed by id, and
+ * each version under ("superstep_server", "assistant_versions", id); the
+ * store API hides that namespace. Each graph has a default assistant whose
+ * id is uuid5(SRV_ASSISTANT_NS, graph_id), and a graph id is accepted
+ * wherever an assistant id is, as LangGraph's server does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+#include "superstep/id.h"
+
+static const char *const k_ns[] = {SRV_RESERVED_NS, "assistants"};
+
+/* The versions namespace of @p id. */
+static void versions_ns(const char *id, const char *out[3]) {
+    out[0] = SRV_RESERVED_NS;
+    out[1] = "assistant_versions";
+    out[2] = id;
+}
+
+/* The stored assistant @p id (a UUID), or NULL (SST_ENOTFOUND). */
+static sst_value *load(sst_server *s, const char *id, sst_error *err) {
+    sst_value *item = sst_store_get(s->store, k_ns, 2, id, 0, err);
+    if (item == NULL) {
+        return NULL;
+    }
+    if (sst_is_null(item)) {
+        sst_value_unref(item);
+        sst__error(err, SST_ENOTFOUND, "Assistant '%s' not found", id);
+        return NULL;
+    }
+    sst_value *v = sst_value_ref(sst_object_get(item, "value"));
+    sst_value_unref(item);
+    return v;
+}
+
+/* Stores @p a (borrowed) as current and as its version. */
+static sst_code save(sst_server *s, const sst_value *a, sst_error *err) {
+    const char *id = sst_string_cstr(sst_object_get(a, "assistant_id"));
+    char ver[32];
+    snprintf(ver, sizeof ver, "%lld", (long long)sst_int_value(sst_object_get(a, "version")));
+    const char *vns[3];
+    versions_ns(id, vns);
+    sst_code rc = sst_store_put(s->store, vns, 3, ver, a, NULL, err);
+    return rc == SST_OK ? sst_store_put(s->store, k_ns, 2, id, a, NULL, err) : rc;
+}
+
+sst_value *srv_assistant_lookup(sst_server *s, const char *id, sst_error *err) {
+    srv_graph *g = srv_graph_find(s, id);
+    if (g != NULL) {
+        return load(s, g->assistant_id, err);
+    }
+    if (!srv_is_uuid(id)) {
+        sst__error(err, SST_ENOTFOUND,
+                   "No assistant found for \"%.200s\". Make sure the assistant ID is for a valid "
+                   "assistant or a valid graph ID.",
+                   id);
+        return NULL;
+    }
+    return load(s, id, err);
+}
+
+/* A new assistant value (version 1 unless @p version). */
+static sst_value *make(const char *id, const char *graph_id, const char *name,
+                       const char *description, const sst_value *config, const sst_value *context,
+                       const sst_value *metadata, int64_t version, const sst_value *created,
+                       sst_error *err) {
+    sst_value *now = srv_iso_time(srv_now(), err);
+    sst_value *a = sst__set_take(sst_object_empty(), "assistant_id", sst_string_new(id, err), err);
+    a = sst__set_take(a, "graph_id", sst_string_new(graph_id, err), err);
+    a = sst__set_take(a, "config", sst_value_ref(config != NULL ? config : sst_object_empty()),
+                      err);
+    a = sst__set_take(a, "context", sst_value_ref(context != NULL ? context : sst_object_empty()),
+                      err);
+    a = sst__set_take(a, "created_at", created != NULL ? sst_value_ref(created) : sst_value_ref(now),
+                      err);
+    a = sst__set_take(a, "updated_at", now, err);
+    a = sst__set_take(a, "metadata",
+                      sst_value_ref(metadata != NULL ? metadata : sst_object_empty()), err);
+    a = sst__set_take(a, "version", sst_int_new(version, err), err);
+    a = sst__set_take(a, "name", sst_string_new(name != NULL ? name : graph_id, err), err);
+    return sst__set_take(a, "description",
+                         description != NULL ? sst_string_new(description, err) : sst_null(), err);
+}
+
+sst_code srv_assistants_init(sst_server *s, sst_error *err) {
+    for (size_t i = 0; i < s->n_graphs; i++) {
+        srv_graph *g = &s->graphs[i];
+        sst_error e = {0};
+        sst_value *a = load(s, g->assistant_id, &e);
+        if (a != NULL || e.code != SST_ENOTFOUND) {
+            sst_value_unref(a);
+            if (a == NULL) {
+                *err = e;
+                return e.code;
+            }
+            continue;
+        }
+        sst_value *meta =
+            sst__set_take(sst_object_empty(), "created_by", sst_string_new("system", err), err);
+        a = make(g->assistant_id, g->id, g->id, NULL, NULL, NULL, meta, 1, NULL, err);
+        sst_value_unref(meta);
+        sst_code rc = a != NULL ? save(s, a, err) : sst__code(err);
+        sst_value_unref(a);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return SST_OK;
+}
+
+void srv_assistant_get(srv_request *r, srv_response *res) {
+    sst_error err = {0};
+    sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (a == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, a);
+}
+
+void srv_assistants_create(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"assistant_id", "graph_id", "config",  "context",
+                                        "metadata",     "if_exists", "name",   "description",
+                                        NULL};
+    static const char *const if_exists[] = {"raise", "do_nothing", NULL};
+    const char *id = NULL, *graph_id = NULL, *name = NULL, *desc = NULL, *mode = "raise";
+    const sst_value *config = NULL, *context = NULL, *meta = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_string(r, res, "assistant_id", &id) ||
+        !srv_field_string(r, res, "graph_id", &graph_id) ||
+        !srv_field_object(r, res, "config", &config) ||
+        !srv_field_object(r, res, "context", &context) ||
+        !srv_field_object(r, res, "metadata", &meta) ||
+        !srv_field_enum(r, res, "if_exists", if_exists, &mode) ||
+        !srv_field_string(r, res, "name", &name) ||
+        !srv_field_string(r, res, "description", &desc)) {
+        return;
+    }
+    if (graph_id == NULL) {
+        srv_error(res, 400, "body member 'graph_id' is required");
+        return;
+    }
+    if (srv_graph_find(r->s, graph_id) == NULL) {
+        srv_error(res, 404, "graph '%.200s' not found", graph_id);
+        return;
+    }
+    char fresh[37];
+    if (id == NULL) {
+        sst_error e = {0};
+        if (sst_uuid4(fresh, &e) != SST_OK) {
+            srv_fail(res, &e);
+            return;
+        }
+        id = fresh;
+    } else if (!srv_is_uuid(id)) {
+        srv_error(res, 400, "assistant_id '%.200s' is not a UUID", id);
+        return;
+    }
+    sst_error err = {0};
+    sst_value *old = load(r->s, id, &err);
+    if (old != NULL) {
+        if (strcmp(mode, "raise") == 0) {
+            sst_value_unref(old);
+            srv_error(res, 409, "Assistant '%s' already exists", id);
+            return;
+        }
+        srv_json(res, 200, old);
+        return;
+    }
+    if (err.code != SST_ENOTFOUND) {
+        srv_fail(res, &err);
+        return;
+    }
+    err = (sst_error){0};
+    sst_value *a = make(id, graph_id, name, desc, config, context, meta, 1, NULL, &err);
+    if (a == NULL || save(r->s, a, &err) != SST_OK) {
+        sst_value_unref(a);
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, a);
+}
+
+/* The highest version stored for @p id. */
+static int64_t latest_version(sst_server *s, const char *id, sst_error *err) {
+    const char *vns[3];
+    versions_ns(id, vns);
+    sst_store_search_opts q;
+    sst_store_search_opts_init(&q);
+    q.prefix = vns;
+    q.prefix_len = 3;
+    q.limit = 100000;
+    sst_value *all = sst_store_search(s->store, &q, err);
+    int64_t max = 0;
+    for (size_t i = 0; all != NULL && i < sst_array_len(all); i++) {
+        int64_t v = strtoll(sst_string_cstr(sst_object_get(sst_array_get(all, i), "key")), NULL,
+                            10);
+        max = v > max ? v : max;
+    }
+    sst_value_unref(all);
+    return max;
+}
+
+void srv_assistant_patch(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"graph_id", "config", "context", "metadata",
+                                        "name",     "description", NULL};
+    const char *graph_id = NULL, *name = NULL, *desc = NULL;
+    const sst_value *config = NULL, *context = NULL, *meta = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_string(r, res, "graph_id", &graph_id) ||
+        !srv_field_object(r, res, "config", &config) ||
+        !srv_field_object(r, res, "context", &context) ||
+        !srv_field_object(r, res, "metadata", &meta) ||
+        !srv_field_string(r, res, "name", &name) ||
+        !srv_field_string(r, res, "description", &desc)) {
+        return;
+    }
+    if (graph_id != NULL && srv_graph_find(r->s, graph_id) == NULL) {
+        srv_error(res, 404, "graph '%.200s' not found", graph_id);
+        return;
+    }
+    sst_error err = {0};
+    sst_value *old = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (old == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    const char *id = sst_string_cstr(sst_object_get(old, "assistant_id"));
+    sst_value *merged = sst_value_ref(sst_object_get(old, "metadata"));
+    for (size_t i = 0; meta != NULL && i < sst_object_len(meta); i++) {
+        merged = sst__setv_take(merged, sst_object_key_at(meta, i),
+                                sst_value_ref(sst_object_value_at(meta, i)), &err);
+    }
+    const sst_value *desc_old = sst_object_get(old, "description");
+    int64_t version = latest_version(r->s, id, &err) + 1;
+    sst_value *a = make(
+        id, graph_id != NULL ? graph_id : sst_string_cstr(sst_object_get(old, "graph_id")),
+        name != NULL ? name : sst_string_cstr(sst_object_get(old, "name")),
+        desc != NULL ? desc : (sst_is_string(desc_old) ? sst_string_cstr(desc_old) : NULL),
+        config != NULL ? config : sst_object_get(old, "config"),
+        context != NULL ? context : sst_object_get(old, "context"), merged, version,
+        sst_object_get(old, "created_at"), &err);
+    sst_value_unref(merged);
+    sst_value_unref(old);
+    if (a == NULL || save(r->s, a, &err) != SST_OK) {
+        sst_value_unref(a);
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, a);
+}
+
+void srv_assistant_delete(srv_request *r, srv_response *res) {
+    sst_error err = {0};
+    sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (a == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    const char *id = sst_string_cstr(sst_object_get(a, "assistant_id"));
+    int64_t last = latest_version(r->s, id, &err);
+    const char *vns[3];
+    versions_ns(id, vns);
+    sst_code rc = SST_OK;
+    for (int64_t v = 1; v <= last && rc == SST_OK; v++) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)v);
+        rc = sst_store_delete(r->s->store, vns, 3, key, &err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_store_delete(r->s->store, k_ns, 2, id, &err);
+    }
+    sst_value_unref(a);
+    if (rc != SST_OK) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_no_content(res);
+}
+
+/* Every member of @p want equals @p have's (both objects). */
+static bool contains(const sst_value *have, const sst_value *want) {
+    for (size_t i = 0; want != NULL && i < sst_object_len(want); i++) {
+        const sst_value *h = sst_object_get(have, sst_string_cstr(sst_object_key_at(want, i)));
+        if (h == NULL || !sst_value_equal(h, sst_object_value_at(want, i))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The assistants matching the body's graph_id, name and metadata, newest first. */
+static sst_value *matching(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"graph_id", "metadata",   "name",   "limit", "offset",
+                                        "sort_by",  "sort_order", "select", NULL};
+    const char *graph_id = NULL, *name = NULL;
+    const sst_value *meta = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_string(r, res, "graph_id", &graph_id) ||
+        !srv_field_string(r, res, "name", &name) ||
+        !srv_field_object(r, res, "metadata", &meta)) {
+        return NULL;
+    }
+    sst_store_search_opts q;
+    sst_store_search_opts_init(&q);
+    q.prefix = k_ns;
+    q.prefix_len = 2;
+    q.limit = 100000;
+    sst_error err = {0};
+    sst_value *items = sst_store_search(r->s->store, &q, &err);
+    if (items == NULL) {
+        srv_fail(res, &err);
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(items) && out != NULL; i++) {
+        const sst_value *a = sst_object_get(sst_array_get(items, i), "value");
+        const char *g = sst_string_cstr(sst_object_get(a, "graph_id"));
+        const char *n = sst_string_cstr(sst_object_get(a, "name"));
+        if ((graph_id == NULL || (g != NULL && strcmp(g, graph_id) == 0)) &&
+            (name == NULL || (n != NULL && strstr(n, name) != NULL)) &&
+            contains(sst_object_get(a, "metadata"), meta)) {
+            out = sst__push_take(out, sst_value_ref(a), &err);
+        }
+    }
+    sst_value_unref(items);
+    return out;
+}
+
+void srv_assistants_search(srv_request *r, srv_response *res) {
+    sst_value *all = matching(r, res);
+    if (all == NULL) {
+        return;
+    }
+    int64_t limit = 10, offset = 0;
+    if (!srv_field_int(r, res, "limit", 1, 10000, &limit) ||
+        !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset)) {
+        sst_value_unref(all);
+        return;
+    }
+    sst_error err = {0};
+    sst_value *page = sst_array_empty();
+    for (size_t i = (size_t)offset; i < sst_array_len(all) && i < (size_t)(offset + limit); i++) {
+        page = sst__push_take(page, sst_value_ref(sst_array_get(all, i)), &err);
+    }
+    sst_value_unref(all);
+    srv_json(res, page != NULL ? 200 : 500, page);
+}
+
+void srv_assistants_count(srv_request *r, srv_response *res) {
+    sst_value *all = matching(r, res);
+    if (all != NULL) {
+        sst_error err = {0};
+        srv_json(res, 200, sst_int_new((int64_t)sst_array_len(all), &err));
+        sst_value_unref(all);
+    }
+}
+
+void srv_assistant_versions(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"metadata", "limit", "offset", NULL};
+    const sst_value *meta = NULL;
+    int64_t limit = 10, offset = 0;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_object(r, res, "metadata", &meta) ||
+        !srv_field_int(r, res, "limit", 1, 10000, &limit) ||
+        !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset)) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (a == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    const char *id = sst_string_cstr(sst_object_get(a, "assistant_id"));
+    const char *vns[3];
+    versions_ns(id, vns);
+    sst_value *out = sst_array_empty();
+    size_t seen = 0;
+    for (int64_t v = latest_version(r->s, id, &err); v >= 1 && out != NULL; v--) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)v);
+        sst_value *item = sst_store_get(r->s->store, vns, 3, key, 0, &err);
+        const sst_value *val = item != NULL ? sst_object_get(item, "value") : NULL;
+        if (val != NULL && contains(sst_object_get(val, "metadata"), meta) &&
+            seen++ >= (size_t)offset && sst_array_len(out) < (size_t)limit) {
+            out = sst__push_take(out, sst_value_ref(val), &err);
+        }
+        sst_value_unref(item);
+    }
+    sst_value_unref(a);
+    srv_json(res, out != NULL ? 200 : 500, out);
+}
+
+void srv_assistant_latest(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"version", NULL};
+    int64_t version = 0;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_int(r, res, "version", 1, INT32_MAX, &version)) {
+        return;
+    }
+    if (version == 0) {
+        srv_error(res, 400, "body member 'version' is required");
+        return;
+    }
+    sst_error err = {0};
+    sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (a == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    const char *vns[3];
+    versions_ns(sst_string_cstr(sst_object_get(a, "assistant_id")), vns);
+    char key[32];
+    snprintf(key, sizeof key, "%lld", (long long)version);
+    sst_value *item = sst_store_get(r->s->store, vns, 3, key, 0, &err);
+    if (item == NULL || sst_is_null(item)) {
+        sst_value_unref(item);
+        sst_value_unref(a);
+        srv_error(res, 404, "assistant version %lld not found", (long long)version);
+        return;
+    }
+    sst_code rc = sst_store_put(r->s->store, k_ns, 2, vns[2], sst_object_get(item, "value"), NULL,
+                                &err);
+    sst_value *v = sst_value_ref(sst_object_get(item, "value"));
+    sst_value_unref(item);
+    sst_value_unref(a);
+    if (rc != SST_OK) {
+        sst_value_unref(v);
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, v);
+}
+
+/* The graph of the assistant the path names, with its reader locked; NULL after 404. */
+static srv_graph *graph_of(srv_request *r, srv_response *res) {
+    sst_error err = {0};
+    sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
+    if (a == NULL) {
+        srv_fail(res, &err);
+        return NULL;
+    }
+    srv_graph *g = srv_graph_find(r->s, sst_string_cstr(sst_object_get(a, "graph_id")));
+    sst_value_unref(a);
+    if (g == NULL) {
+        srv_error(res, 404, "the assistant's graph is not served here");
+    }
+    return g;
+}
+
+void srv_assistant_graph(srv_request *r, srv_response *res) {
+    srv_graph *g = graph_of(r, res);
+    if (g == NULL) {
+        return;
+    }
+    const char *x = srv_query(r, "xray");
+    unsigned xray = 0;
+    if (x != NULL && strcmp(x, "false") != 0 && strcmp(x, "0") != 0) {
+        char *end;
+        unsigned long n = strtoul(x, &end, 10);
+        xray = strcmp(x, "true") == 0 ? SST_XRAY_ALL : (*end == '\0' && n < 100 ? (unsigned)n : 0);
+    }
+    sst_error err = {0};
+    pthread_mutex_lock(&g->mu);
+    sst_value *v = sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray, &err);
+    pthread_mutex_unlock(&g->mu);
+    if (v == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, v);
+}
+
+/* {"type": "object", "properties": {field: {}}, "$schema": ...} of @p fields (names). */
+static sst_value *object_schema(const sst_value *fields, sst_error *err) {
+    sst_value *props = sst_object_empty();
+    for (size_t i = 0; i < sst_array_len(fields); i++) {
+        props = sst__setv_take(props, sst_array_get(fields, i), sst_object_empty(), err);
+    }
+    sst_value *o = sst__set_take(sst_object_empty(), "type", sst_string_new("object", err), err);
+    o = sst__set_take(o, "properties", props, err);
+    return sst__set_take(
+        o, "$schema", sst_string_new("http://json-schema.org/draft-07/schema#", err), err);
+}
+
+void srv_assistant_schemas(srv_request *r, srv_response *res) {
+    srv_graph *g = graph_of(r, res);
+    if (g == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    pthread_mutex_lock(&g->mu);
+    const sst_compiled_graph *cg = sst_lua_script_graph(g->reader);
+    sst_value *fields = sst_compiled_graph_state_fields(cg, &err);
+    const sst_value *inf = sst_compiled_graph_input_fields(cg);
+    const sst_value *outf = sst_compiled_graph_output_fields(cg);
+    sst_value *in = object_schema(inf != NULL ? inf : fields, &err);
+    sst_value *out = object_schema(outf != NULL ? outf : fields, &err);
+    sst_value *state = object_schema(fields, &err);
+    sst_value_unref(fields);
+    pthread_mutex_unlock(&g->mu);
+    sst_value *any = object_schema(sst_array_empty(), &err);
+    sst_value *v = sst__set_take(sst_object_empty(), "graph_id", sst_string_new(g->id, &err), &err);
+    v = sst__set_take(v, "input_schema", in, &err);
+    v = sst__set_take(v, "output_schema", out, &err);
+    v = sst__set_take(v, "state_schema", state, &err);
+    v = sst__set_take(v, "config_schema", sst_value_ref(any), &err);
+    v = sst__set_take(v, "context_schema", any, &err);
+    if (v == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, v);
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Creating runs: a run request (LangGraph's RunCreate) is checked, turned
+ * into a queued run whose kwargs say what to run, put in the durable queue
+ * under the thread's multitask strategy, and answered as the endpoint asks:
+ * the run (background), its result when it ends (wait), or its events (SSE
+ * stream). Workers (worker.c) run it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "server_int.h"
+#include "superstep/json.h"
+
+enum { WANT_BACKGROUND, WANT_WAIT, WANT_STREAM };
+
+/* What a request asks for, read from its body. */
+typedef struct run_req {
+    const char *assistant_id, *multitask, *if_not_exists, *on_completion, *checkpoint_id;
+    const sst_value *input, *command, *config, *context, *metadata, *webhook;
+    const sst_value *stream_mode, *before, *after;
+    bool subgraphs, resumable;
+    double after_seconds;
+} run_req;
+
+static const char *const k_run_fields[] = {
+    "assistant_id",     "input",          "command",           "checkpoint",
+    "checkpoint_id",    "checkpoint_during", "config",         "context",
+    "metadata",         "stream_mode",    "stream_subgraphs",  "stream_resumable",
+    "on_disconnect",    "feedback_keys",  "interrupt_before",  "interrupt_after",
+    "webhook",          "multitask_strategy", "if_not_exists", "on_completion",
+    "after_seconds",    "durability",     "langsmith_tracer",  "checkpoint_ns",
+    NULL};
+
+/* "*" or a list of node names. */
+static bool interrupt_list(srv_request *r, srv_response *res, const char *key,
+                           const sst_value **out) {
+    const sst_value *v = sst_object_get(r->json, key);
+    if (v == NULL || sst_is_null(v)) {
+        return true;
+    }
+    if (sst_is_string(v) && strcmp(sst_string_cstr(v), "*") == 0) {
+        *out = v;
+        return true;
+    }
+    return srv_field_strings(r, res, key, out);
+}
+
+static bool read_request(srv_request *r, srv_response *res, run_req *q, bool stateless) {
+    static const char *const strategies[] = {"reject", "rollback", "interrupt", "enqueue", NULL};
+    static const char *const creates[] = {"create", "reject", NULL};
+    static const char *const completions[] = {"delete", "keep", NULL};
+    static const char *const disconnects[] = {"cancel", "continue", NULL};
+    static const char *const durabilities[] = {"sync", "async", "exit", NULL};
+    *q = (run_req){.multitask = "reject", .if_not_exists = "reject",
+                   .on_completion = stateless ? "delete" : "keep"};
+    const char *disc = NULL, *durability = NULL, *webhook = NULL;
+    const sst_value *checkpoint = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, k_run_fields) ||
+        !srv_field_string(r, res, "assistant_id", &q->assistant_id) ||
+        !srv_field_object(r, res, "command", &q->command) ||
+        !srv_field_object(r, res, "config", &q->config) ||
+        !srv_field_object(r, res, "context", &q->context) ||
+        !srv_field_object(r, res, "metadata", &q->metadata) ||
+        !srv_field_strings(r, res, "stream_mode", &q->stream_mode) ||
+        !srv_field_bool(r, res, "stream_subgraphs", &q->subgraphs) ||
+        !srv_field_bool(r, res, "stream_resumable", &q->resumable) ||
+        !interrupt_list(r, res, "interrupt_before", &q->before) ||
+        !interrupt_list(r, res, "interrupt_after", &q->after) ||
+        !srv_field_string(r, res, "webhook", &webhook) ||
+        !srv_field_enum(r, res, "multitask_strategy", strategies, &q->multitask) ||
+        !srv_field_enum(r, res, "if_not_exists", creates, &q->if_not_exists) ||
+        !srv_field_enum(r, res, "on_completion", completions, &q->on_completion) ||
+        !srv_field_enum(r, res, "on_disconnect", disconnects, &disc) ||
+        !srv_field_enum(r, res, "durability", durabilities, &durability) ||
+        !srv_field_number(r, res, "after_seconds", 0, 1e9, &q->after_seconds) ||
+        !srv_field_string(r, res, "checkpoint_id", &q->checkpoint_id) ||
+        !srv_field_object(r, res, "checkpoint", &checkpoint)) {
+        return false;
+    }
+    if (q->assistant_id == NULL) {
+        srv_error(res, 400, "body member 'assistant_id' is required");
+        return false;
+    }
+    const sst_value *cid = sst_object_get(checkpoint, "checkpoint_id");
+    if (q->checkpoint_id == NULL && sst_is_string(cid)) {
+        q->checkpoint_id = sst_string_cstr(cid);
+    }
+    q->input = sst_object_get(r->json, "input");
+    q->webhook = sst_object_get(r->json, "webhook");
+    if (webhook != NULL && strncmp(webhook, "http://", 7) != 0 &&
+        strncmp(webhook, "https://", 8) != 0) {
+        srv_error(res, 400, "webhook must be an http:// or https:// URL, got '%.200s'", webhook);
+        return false;
+    }
+    return true;
+}
+
+/* The stream modes as bits; false after a 400 naming an unknown mode. */
+static bool mode_bits(srv_response *res, const sst_value *modes, unsigned *bits) {
+    *bits = 0;
+    size_t n = modes == NULL ? 0 : sst_is_string(modes) ? 1 : sst_array_len(modes);
+    for (size_t i = 0; i < n; i++) {
+        const char *m = sst_is_string(modes) ? sst_string_cstr(modes)
+                                             : sst_string_cstr(sst_array_get(modes, i));
+        unsigned b = srv_mode_bit(m);
+        if (b == 0 || b == SRV_MODE_EVENTS) {
+            srv_error(res, 400,
+                      "unknown stream_mode '%.100s' (values, updates, messages, "
+                      "messages-tuple, custom, debug, tasks, checkpoints)",
+                      m);
+            return false;
+        }
+        *bits |= b;
+    }
+    if (n == 0) {
+        *bits = SRV_MODE_VALUES;
+    }
+    return true;
+}
+
+/* The modes as a list of names (what the run object shows). */
+static sst_value *mode_list(const sst_value *modes, sst_error *err) {
+    if (modes == NULL) {
+        return sst__push_take(sst_array_empty(), sst_string_new("values", err), err);
+    }
+    if (sst_is_string(modes)) {
+        return sst__push_take(sst_array_empty(), sst_value_ref(modes), err);
+    }
+    return sst_value_ref(modes);
+}
+
+/* The kwargs of the run: what the worker needs to run it. */
+static sst_value *kwargs_of(const run_req *q, const sst_value *assistant, bool temporary,
+                            bool events, sst_error *err) {
+    /* The assistant's config and context under the run's own. */
+    sst_value *config = sst_value_ref(sst_object_get(assistant, "config"));
+    for (size_t i = 0; q->config != NULL && i < sst_object_len(q->config); i++) {
+        config = sst__setv_take(config, sst_object_key_at(q->config, i),
+                                sst_value_ref(sst_object_value_at(q->config, i)), err);
+    }
+    sst_value *context = sst_value_ref(sst_object_get(assistant, "context"));
+    for (size_t i = 0; q->context != NULL && i < sst_object_len(q->context); i++) {
+        context = sst__setv_take(context, sst_object_key_at(q->context, i),
+                                 sst_value_ref(sst_object_value_at(q->context, i)), err);
+    }
+    sst_value *k = sst__set_take(sst_object_empty(), "input",
+                                 sst_value_ref(q->input != NULL ? q->input : sst_null()), err);
+    k = sst__set_take(k, "command", sst_value_ref(q->command != NULL ? q->command : sst_null()),
+                      err);
+    k = sst__set_take(k, "config", config, err);
+    k = sst__set_take(k, "context", context, err);
+    k = sst__set_take(k, "stream_mode", mode_list(q->stream_mode, err), err);
+    k = sst__set_take(k, "interrupt_before",
+                      sst_value_ref(q->before != NULL ? q->before : sst_null()), err);
+    k = sst__set_take(k, "interrupt_after", sst_value_ref(q->after != NULL ? q->after : sst_null()),
+                      err);
+    k = sst__set_take(k, "checkpoint_id",
+                      q->checkpoint_id != NULL ? sst_string_new(q->checkpoint_id, err)
+                                               : sst_null(),
+                      err);
+    k = sst__set_take(k, "subgraphs", sst_bool(q->subgraphs), err);
+    k = sst__set_take(k, "resumable", sst_bool(q->resumable), err);
+    k = sst__set_take(k, "temporary", sst_bool(temporary), err);
+    k = sst__set_take(k, "on_completion", sst_string_new(q->on_completion, err), err);
+    k = sst__set_take(k, "webhook", sst_value_ref(q->webhook != NULL ? q->webhook : sst_null()),
+                      err);
+    k = sst__set_take(k, "graph_id", sst_value_ref(sst_object_get(assistant, "graph_id")), err);
+    return sst__set_take(k, "events", sst_bool(events), err);
+}
+
+/* Makes the thread a run needs: a new one (stateless, or if_not_exists create). */
+static bool ensure_thread(srv_request *r, srv_response *res, const char *id, bool stateless,
+                          const run_req *q) {
+    sst_error err = {0};
+    if (!stateless) {
+        if (srv_thread_exists(r->s, id, &err)) {
+            return true;
+        }
+        if (err.code != SST_OK) {
+            srv_fail(res, &err);
+            return false;
+        }
+        if (strcmp(q->if_not_exists, "create") != 0) {
+            srv_error(res, 404, "Thread with ID %s not found", id);
+            return false;
+        }
+    }
+    if (sst_checkpointer_thread_put(r->s->cp, id, sst_object_empty(), &err) != SST_OK) {
+        srv_fail(res, &err);
+        return false;
+    }
+    return true;
+}
+
+/* {"graph_id", "assistant_id"} merged into the thread's metadata, as LangGraph does. */
+static bool tag_thread(srv_request *r, srv_response *res, const char *id,
+                       const sst_value *assistant) {
+    sst_error err = {0};
+    sst_value *m = sst__set_take(sst_object_empty(), "graph_id",
+                                 sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
+    m = sst__set_take(m, "assistant_id", sst_value_ref(sst_object_get(assistant, "assistant_id")),
+                      &err);
+    sst_code rc = m != NULL ? srv_thread_merge_metadata(r->s, id, m, &err) : SST_ENOMEM;
+    sst_value_unref(m);
+    if (rc != SST_OK) {
+        srv_fail(res, &err);
+        return false;
+    }
+    return true;
+}
+
+/* Puts the run in the queue under the thread's multitask strategy; false after an answer. */
+static bool enqueue(srv_request *r, srv_response *res, const sst_queued_run *run,
+                    const char *strategy) {
+    sst_error err = {0};
+    unsigned flags = 0;
+    if (strcmp(strategy, "reject") == 0) {
+        flags = SST_QUEUE_IF_IDLE;
+    } else if (strcmp(strategy, "interrupt") == 0 || strcmp(strategy, "rollback") == 0) {
+        srv_thread_cancel_runs(r->s, run->thread_id, strategy);
+    }
+    sst_queue_query lq = {.thread_id = run->thread_id};
+    size_t active = srv_thread_active_runs(r->s, &lq);
+    if (active >= r->s->o.runs_per_thread) {
+        srv_error(res, 429, "thread %s already has %zu pending or running runs (the limit)",
+                  run->thread_id, active);
+        return false;
+    }
+    sst_code rc = sst_queue_enqueue(r->s->queue, run, flags, &err);
+    if (rc == SST_EBUSY) {
+        srv_error(res, 422,
+                  "Thread is already running a task. Wait for it to finish or choose a "
+                  "different multitask strategy.");
+        return false;
+    }
+    if (rc != SST_OK) {
+        srv_fail(res, &err);
+        return false;
+    }
+    srv_workers_wake(r->s);
+    return true;
+}
+
+/* The first event of every stream: {"run_id", "attempt"}. */
+void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, unsigned attempt) {
+    char buf[160];
+    int n = snprintf(buf, sizeof buf, "{\"run_id\":\"%s\",\"attempt\":%u}", run_id, attempt);
+    srv_stream_publish(s, st, "metadata", sst__strndup(buf, (size_t)n), (size_t)n);
+}
+
+/* The whole creation: @p thread_id NULL for a stateless run. */
+static void create(srv_request *r, srv_response *res, const char *thread_id, int want) {
+    bool stateless = thread_id == NULL;
+    run_req q;
+    unsigned bits;
+    if (!read_request(r, res, &q, stateless) || !mode_bits(res, q.stream_mode, &bits)) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *assistant = srv_assistant_lookup(r->s, q.assistant_id, &err);
+    if (assistant == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    char tid[37], run_id[37];
+    if (stateless) {
+        srv_new_id(tid);
+        thread_id = tid;
+    }
+    srv_new_id(run_id);
+    if (!ensure_thread(r, res, thread_id, stateless, &q) ||
+        !tag_thread(r, res, thread_id, assistant)) {
+        sst_value_unref(assistant);
+        return;
+    }
+    bool events = want != WANT_WAIT;
+    sst_value *kwargs = kwargs_of(&q, assistant, stateless, events, &err);
+    sst_queued_run run = {
+        .run_id = run_id,
+        .thread_id = thread_id,
+        .assistant_id = sst_string_cstr(sst_object_get(assistant, "assistant_id")),
+        .kwargs = kwargs,
+        .metadata = q.metadata,
+        .multitask_strategy = q.multitask,
+        .run_after = q.after_seconds > 0 ? srv_now() + (int64_t)(q.after_seconds * 1000) : 0};
+    srv_stream *st = kwargs != NULL ? srv_stream_get(r->s, run_id) : NULL;
+    if (st != NULL && events) {
+        srv_publish_metadata(r->s, st, run_id, 1);
+    }
+    bool ok = st != NULL && enqueue(r, res, &run, stateless ? "enqueue" : q.multitask);
+    if (st == NULL) {
+        srv_error(res, 500, "out of memory creating the run");
+    }
+    if (ok && want == WANT_BACKGROUND) {
+        run.status = SST_QUEUE_PENDING;
+        run.created_at = run.updated_at = srv_now();
+        srv_json(res, 200, srv_run_value(&run, &err));
+    } else if (ok) {
+        res->status = 200;
+        res->stream = st;
+        st = NULL;
+        res->stream_kind = want == WANT_WAIT ? SRV_SEND_RESULT : SRV_SEND_EVENTS;
+        res->ids = !stateless;
+        snprintf(res->location_buf, sizeof res->location_buf,
+                 stateless ? "/runs/%s%s" : "/threads/%s/runs/%s", stateless ? run_id : thread_id,
+                 stateless ? "" : run_id);
+        res->location = res->location_buf;
+    }
+    srv_stream_unref(r->s, st);
+    sst_value_unref(kwargs);
+    sst_value_unref(assistant);
+}
+
+void srv_runs_create(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id != NULL) {
+        create(r, res, id, WANT_BACKGROUND);
+    }
+}
+
+void srv_runs_wait(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id != NULL) {
+        create(r, res, id, WANT_WAIT);
+    }
+}
+
+void srv_runs_stream(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id != NULL) {
+        create(r, res, id, WANT_STREAM);
+    }
+}
+
+void srv_runs_stateless_create(srv_request *r, srv_response *res) {
+    create(r, res, NULL, WANT_BACKGROUND);
+}
+
+void srv_runs_stateless_wait(srv_request *r, srv_response *res) {
+    create(r, res, NULL, WANT_WAIT);
+}
+
+void srv_runs_stateless_stream(srv_request *r, srv_response *res) {
+    create(r, res, NULL, WANT_STREAM);
+}
+
+void srv_runs_batch(srv_request *r, srv_response *res) {
+    if (!sst_is_array(r->json)) {
+        srv_error(res, 400, "the body of /runs/batch must be a list of run requests");
+        return;
+    }
+    sst_value *all = r->json;
+    sst_error err = {0};
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(all) && out != NULL; i++) {
+        srv_response one = {.status = 200};
+        r->json = sst_value_ref(sst_array_get(all, i));
+        create(r, &one, NULL, WANT_BACKGROUND);
+        sst_value_unref(r->json);
+        r->json = NULL;
+        if (one.status != 200) {
+            sst_value_unref(out);
+            out = NULL;
+            *res = one;
+            break;
+        }
+        out = sst__push_take(out, one.json, &err);
+    }
+    r->json = all;
+    if (out != NULL) {
+        srv_json(res, 200, out);
+    }
+}

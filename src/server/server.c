@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server object: options, the database (checkpoints, store and run
+ * queue in one file), the graphs it serves, start, stop and wait.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server_int.h"
+#include "superstep/id.h"
+#include "superstep/json.h"
+
+void sst_server_opts_init(sst_server_opts *o) {
+    *o = (sst_server_opts){.host = "127.0.0.1",
+                           .port = 2024,
+                           .db = "superstep.db",
+                           .workers = 2,
+                           .max_body_bytes = (size_t)16 << 20,
+                           .max_connections = 1024,
+                           .http_threads = 2,
+                           .connection_timeout = 30,
+                           .stream_backlog = 10000,
+                           .runs_per_thread = 100,
+                           .lease_s = 30};
+}
+
+void srv_log(sst_server *s, const char *fmt, ...) {
+    if (s->o.log == NULL) {
+        return;
+    }
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    s->o.log(line, s->o.log_user_data);
+}
+
+void srv_new_id(char out[37]) {
+    sst_uuid7(out);
+}
+
+int64_t srv_now(void) {
+    return (int64_t)sst__now_ms();
+}
+
+/* True for 127.0.0.0/8, ::1 and "localhost". */
+static bool loopback(const char *host) {
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0) {
+        return true;
+    }
+    struct in_addr a;
+    return inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+static char *dup_or_null(const char *s) {
+    return s != NULL ? sst__strndup(s, strlen(s)) : NULL;
+}
+
+/* Opens the checkpointer, the store and the queue on @p s->db. */
+static sst_code open_db(sst_server *s, sst_error *err) {
+    bool memory = strcmp(s->db, ":memory:") == 0;
+    s->cp = memory ? sst_memory_saver_new(err) : sst_sqlite_saver_open(s->db, NULL, err);
+    if (s->cp == NULL) {
+        return sst__code(err);
+    }
+    sst_store_opts so;
+    sst_store_opts_init(&so);
+    s->store = memory ? sst_memory_store_new(&so, err) : sst_sqlite_store_new(s->db, &so, err);
+    if (s->store == NULL) {
+        return sst__code(err);
+    }
+    s->queue = sst_sqlite_queue_open(s->db, err);
+    return s->queue != NULL ? SST_OK : sst__code(err);
+}
+
+sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
+    sst_server_opts def;
+    sst_server_opts_init(&def);
+    const sst_server_opts *o = opts != NULL ? opts : &def;
+    if (o->host == NULL || o->db == NULL || o->workers == 0 || o->workers > 256 ||
+        o->http_threads == 0 || o->max_connections == 0 || o->stream_backlog == 0 ||
+        o->lease_s == 0 || o->port > 65535) {
+        sst__error(err, SST_EINVAL, "serve: bad options (host, db, workers 1..256, port ...)");
+        return NULL;
+    }
+    if (o->auth_token == NULL && !o->insecure_listen_any && !loopback(o->host)) {
+        sst__error(err, SST_EINVAL,
+                   "serve: refusing to listen on '%s' without a token: give --auth-token-env "
+                   "VAR, or --insecure-listen-any to serve without authentication",
+                   o->host);
+        return NULL;
+    }
+    if (o->auth_token != NULL && o->auth_token[0] == '\0') {
+        sst__error(err, SST_EINVAL, "serve: the auth token is empty");
+        return NULL;
+    }
+    sst_server *s = sst__calloc(1, sizeof *s);
+    if (s == NULL) {
+        sst__enomem(err);
+        return NULL;
+    }
+    s->o = *o;
+    s->host = dup_or_null(o->host);
+    s->db = dup_or_null(o->db);
+    s->token = dup_or_null(o->auth_token);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->bmu, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    pthread_cond_init(&s->done, NULL);
+    if (s->host == NULL || s->db == NULL || (o->auth_token != NULL && s->token == NULL)) {
+        sst__enomem(err);
+        sst_server_free(s);
+        return NULL;
+    }
+    if (open_db(s, err) != SST_OK) {
+        sst_server_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+srv_graph *srv_graph_find(sst_server *s, const char *id) {
+    for (size_t i = 0; id != NULL && i < s->n_graphs; i++) {
+        if (strcmp(s->graphs[i].id, id) == 0) {
+            return &s->graphs[i];
+        }
+    }
+    return NULL;
+}
+
+sst_code sst_server_add_graph(sst_server *s, const char *graph_id, const char *path,
+                              sst_error *err) {
+    if (s == NULL || graph_id == NULL || graph_id[0] == '\0' || path == NULL) {
+        return sst__error(err, SST_EINVAL, "serve: a graph needs an id and a script path");
+    }
+    if (s->started) {
+        return sst__error(err, SST_EINVAL, "serve: graphs are added before the server starts");
+    }
+    if (srv_graph_find(s, graph_id) != NULL) {
+        return sst__error(err, SST_EINVAL, "serve: graph '%s' is given twice", graph_id);
+    }
+    if (!sst__grow((void **)&s->graphs, &s->cap_graphs, s->n_graphs + 1, sizeof *s->graphs, 4)) {
+        return sst__enomem(err);
+    }
+    sst_lua_script *script = sst_lua_script_load(path, err);
+    if (script == NULL) {
+        sst__error_prefix(err, "serve: graph '%s' (%s): ", graph_id, path);
+        return sst__code(err);
+    }
+    srv_graph *g = &s->graphs[s->n_graphs];
+    *g = (srv_graph){.id = dup_or_null(graph_id), .path = dup_or_null(path), .reader = script};
+    pthread_mutex_init(&g->mu, NULL);
+    if (g->id == NULL || g->path == NULL ||
+        sst_uuid5(SRV_ASSISTANT_NS, graph_id, g->assistant_id, err) != SST_OK) {
+        sst__free(g->id);
+        sst__free(g->path);
+        sst_lua_script_free(script);
+        pthread_mutex_destroy(&g->mu);
+        return sst__error_unless_set(err, SST_ENOMEM, "out of memory");
+    }
+    s->n_graphs++;
+    return SST_OK;
+}
+
+sst_code sst_server_start(sst_server *s, sst_error *err) {
+    if (s->started) {
+        return sst__error(err, SST_EINVAL, "serve: already started");
+    }
+    if (s->n_graphs == 0) {
+        return sst__error(err, SST_EINVAL, "serve: no graph to serve (give a config file or "
+                                           "--graph NAME=script.lua)");
+    }
+    snprintf(s->owner, sizeof s->owner, "%s", "");
+    s->started_ms = srv_now();
+    sst_code rc = srv_assistants_init(s, err);
+    if (rc == SST_OK) {
+        rc = srv_workers_start(s, err);
+    }
+    if (rc == SST_OK && (rc = srv_http_start(s, err)) != SST_OK) {
+        srv_workers_stop(s);
+    }
+    if (rc != SST_OK) {
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->started = true;
+    pthread_mutex_unlock(&s->mu);
+    srv_log(s, "listening on http://%s:%u (%zu graph%s, %u workers, database %s)", s->host,
+            s->port, s->n_graphs, s->n_graphs == 1 ? "" : "s", s->o.workers, s->db);
+    return SST_OK;
+}
+
+unsigned sst_server_port(const sst_server *s) {
+    return s != NULL ? s->port : 0;
+}
+
+void sst_server_stop(sst_server *s) {
+    if (s == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    pthread_cond_broadcast(&s->wake);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+}
+
+void sst_server_wait(sst_server *s) {
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        pthread_cond_wait(&s->done, &s->mu);
+    }
+    bool started = s->started;
+    s->started = false;
+    pthread_mutex_unlock(&s->mu);
+    if (!started) {
+        return;
+    }
+    srv_http_quiesce(s);
+    srv_workers_stop(s); /* runs stop at a superstep boundary and go back to the queue */
+    srv_streams_close_all(s);
+    srv_http_stop(s);
+    srv_log(s, "stopped");
+}
+
+void sst_server_free(sst_server *s) {
+    if (s == NULL) {
+        return;
+    }
+    sst_server_stop(s);
+    sst_server_wait(s);
+    srv_streams_close_all(s);
+    srv_streams_sweep_all(s);
+    for (size_t i = 0; i < s->n_graphs; i++) {
+        sst_lua_script_free(s->graphs[i].reader);
+        pthread_mutex_destroy(&s->graphs[i].mu);
+        sst__free(s->graphs[i].id);
+        sst__free(s->graphs[i].path);
+    }
+    sst__free(s->graphs);
+    sst_queue_free(s->queue);
+    sst_store_free(s->store);
+    sst_checkpointer_free(s->cp);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->bmu);
+    pthread_cond_destroy(&s->wake);
+    pthread_cond_destroy(&s->done);
+    sst__free(s->host);
+    sst__free(s->db);
+    sst__free(s->token);
+    sst__free(s);
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server layer's private declarations: the server object, the graphs it
+ * serves, HTTP requests and responses, the run streams (broker.c) and the
+ * workers that run graphs (worker.c).
+ */
+#ifndef SUPERSTEP_SERVER_INT_H
+#define SUPERSTEP_SERVER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "superstep/checkpoint.h"
+#include "superstep/lua.h"
+#include "superstep/queue.h"
+#include "superstep/server.h"
+#include "superstep/store.h"
+#include "values/build.h"
+
+struct MHD_Daemon;
+struct MHD_Connection;
+
+/* LangGraph's namespace of default assistant ids: uuid5(this, graph_id). */
+#define SRV_ASSISTANT_NS "6ba7b821-9dad-11d1-80b4-00c04fd430c8"
+/* The store namespace root the server keeps its own items under (assistants); the
+ * store API hides it. */
+#define SRV_RESERVED_NS "superstep_server"
+
+/* ---- graphs ---------------------------------------------------------------- */
+
+typedef struct srv_graph {
+    char *id;   /* graph id (langgraph.json's key) */
+    char *path; /* script path */
+    char assistant_id[37];
+    /* Loaded at start: the API threads' copy (drawing, schemas, state reads and
+     * update_state), used under mu. */
+    sst_lua_script *reader;
+    pthread_mutex_t mu;
+} srv_graph;
+
+/* The graph @p id serves, or NULL. */
+srv_graph *srv_graph_find(sst_server *s, const char *id);
+
+/* ---- HTTP ------------------------------------------------------------------ */
+
+typedef struct srv_request srv_request;
+
+/* What a handler answers: a status and a body (JSON value or text), or a stream. */
+typedef struct srv_response {
+    unsigned status;
+    sst_value *json;        /* owned; the body as JSON (NULL: text or none) */
+    char *text;             /* owned; a text body when json is NULL */
+    const char *type;       /* content type of a text body */
+    const char *location;   /* content-location header (borrowed, static or in req) */
+    char location_buf[160]; /* room for a location */
+    /* A streamed body: the run whose events (or result) this connection sends. */
+    struct srv_stream *stream;
+    unsigned stream_kind; /* SRV_SEND_* */
+    uint64_t after;       /* send events after this sequence number (Last-Event-ID) */
+    bool ids;             /* SSE: write id: lines */
+    unsigned modes;       /* SSE: the event kinds asked for (SRV_MODE_*) */
+} srv_response;
+
+enum {
+    SRV_SEND_EVENTS = 1, /* SSE: the run's events, then close */
+    SRV_SEND_RESULT = 2, /* the run's result body (runs/wait, join) when it ends */
+};
+
+struct srv_request {
+    sst_server *s;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *url;
+    char *body; /* owned, NUL-terminated */
+    size_t body_len;
+    bool too_large;
+    sst_value *json; /* the parsed body, or NULL */
+    /* Path parameters of the matched route (borrowed from a copy of the url). */
+    char *path_copy;
+    const char *param[4];
+    size_t n_param;
+};
+
+/* Reads @p key of the query string, or NULL. */
+const char *srv_query(const srv_request *r, const char *key);
+/* Reads header @p key, or NULL. */
+const char *srv_header(const srv_request *r, const char *key);
+
+/* Sets @p res to a JSON body (taken). */
+void srv_json(srv_response *res, unsigned status, sst_value *body);
+/* Sets @p res to an error {"detail": message}; returns @p status for chaining. */
+unsigned srv_error(srv_response *res, unsigned status, const char *fmt, ...) SST_PRINTF(3, 4);
+/* An error from an sst_error: 404 for SST_ENOTFOUND, 400 for bad input codes, else 500. */
+unsigned srv_fail(srv_response *res, const sst_error *err);
+/* 204 with no body. */
+void srv_no_content(srv_response *res);
+
+/* The request body as a JSON object (NULL body: {}); false after filling @p res (400). */
+bool srv_body_object(srv_request *r, srv_response *res);
+
+/* ---- body fields ----------------------------------------------------------- */
+
+/*
+ * Typed reads of the request body's members. Each returns false after
+ * filling @p res with a 400 naming the member and what it should be.
+ * A missing or null member leaves *out as it was (the default).
+ */
+bool srv_field_string(srv_request *r, srv_response *res, const char *key, const char **out);
+bool srv_field_object(srv_request *r, srv_response *res, const char *key, const sst_value **out);
+bool srv_field_array(srv_request *r, srv_response *res, const char *key, const sst_value **out);
+bool srv_field_int(srv_request *r, srv_response *res, const char *key, int64_t min, int64_t max,
+                   int64_t *out);
+bool srv_field_number(srv_request *r, srv_response *res, const char *key, double min, double max,
+                      double *out);
+bool srv_field_bool(srv_request *r, srv_response *res, const char *key, bool *out);
+/* A string member that must be one of @p allowed (NULL-terminated). */
+bool srv_field_enum(srv_request *r, srv_response *res, const char *key,
+                    const char *const *allowed, const char **out);
+/* A list of strings, or a single string (as the SDK sends stream_mode). */
+bool srv_field_strings(srv_request *r, srv_response *res, const char *key, const sst_value **out);
+/* Only the members in @p known (NULL-terminated) are allowed. */
+bool srv_known_fields(srv_request *r, srv_response *res, const char *const *known);
+/* True when @p id is a UUID's 36-character text. */
+bool srv_is_uuid(const char *id);
+
+/* ---- routes ---------------------------------------------------------------- */
+
+typedef void (*srv_handler)(srv_request *r, srv_response *res);
+
+/* Finds the handler of METHOD PATH, filling r->param; NULL with *status 404 or 405. */
+srv_handler srv_route(srv_request *r, unsigned *status);
+
+void srv_ok(srv_request *r, srv_response *res);
+void srv_info(srv_request *r, srv_response *res);
+/* assistants.c */
+void srv_assistants_search(srv_request *r, srv_response *res);
+void srv_assistants_create(srv_request *r, srv_response *res);
+void srv_assistant_get(srv_request *r, srv_response *res);
+void srv_assistant_patch(srv_request *r, srv_response *res);
+void srv_assistant_delete(srv_request *r, srv_response *res);
+void srv_assistant_graph(srv_request *r, srv_response *res);
+void srv_assistant_schemas(srv_request *r, srv_response *res);
+void srv_assistant_versions(srv_request *r, srv_response *res);
+void srv_assistant_latest(srv_request *r, srv_response *res);
+void srv_assistants_count(srv_request *r, srv_response *res);
+/* threads.c */
+void srv_threads_create(srv_request *r, srv_response *res);
+void srv_threads_search(srv_request *r, srv_response *res);
+void srv_threads_count(srv_request *r, srv_response *res);
+void srv_thread_get(srv_request *r, srv_response *res);
+void srv_thread_patch(srv_request *r, srv_response *res);
+void srv_thread_delete(srv_request *r, srv_response *res);
+void srv_thread_copy(srv_request *r, srv_response *res);
+/* state.c */
+void srv_state_get(srv_request *r, srv_response *res);
+void srv_state_at(srv_request *r, srv_response *res);
+void srv_state_checkpoint(srv_request *r, srv_response *res);
+void srv_state_post(srv_request *r, srv_response *res);
+void srv_history_get(srv_request *r, srv_response *res);
+void srv_history_post(srv_request *r, srv_response *res);
+/* runs.c */
+void srv_runs_create(srv_request *r, srv_response *res);
+void srv_runs_wait(srv_request *r, srv_response *res);
+void srv_runs_stream(srv_request *r, srv_response *res);
+void srv_runs_stateless_create(srv_request *r, srv_response *res);
+void srv_runs_stateless_wait(srv_request *r, srv_response *res);
+void srv_runs_stateless_stream(srv_request *r, srv_response *res);
+void srv_runs_batch(srv_request *r, srv_response *res);
+void srv_runs_list(srv_request *r, srv_response *res);
+void srv_run_get(srv_request *r, srv_response *res);
+void srv_run_delete(srv_request *r, srv_response *res);
+void srv_run_join(srv_request *r, srv_response *res);
+void srv_run_join_stream(srv_request *r, srv_response *res);
+void srv_run_cancel(srv_request *r, srv_response *res);
+void srv_runs_cancel_many(srv_request *r, srv_response *res);
+/* store_api.c */
+void srv_store_put(srv_request *r, srv_response *res);
+void srv_store_get(srv_request *r, srv_response *res);
+void srv_store_delete(srv_request *r, srv_response *res);
+void srv_store_search(srv_request *r, srv_response *res);
+void srv_store_namespaces(srv_request *r, srv_response *res);
+
+/* The thread id of the path (r->param[0]), checked; NULL after a 400. */
+const char *srv_path_thread(srv_request *r, srv_response *res);
+/* The thread's state (LangGraph's ThreadState) at @p checkpoint_id (NULL: the latest). */
+sst_value *srv_state_of(sst_server *s, const char *thread_id, const char *checkpoint_id,
+                        bool nested, sst_error *err);
+/* Deletes the thread's checkpoints, keeping the thread and its metadata (a rollback). */
+sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err);
+/* threads.create's supersteps: bulk update_state on the graph @p graph_id. */
+sst_code srv_thread_apply_supersteps(sst_server *s, const char *thread_id, const char *graph_id,
+                                     const sst_value *supersteps, sst_error *err);
+
+/* ---- threads and shapes ------------------------------------------------------ */
+
+/* ISO 8601 UTC with milliseconds ("2026-11-23T09:12:53.123Z") of @p ms. */
+sst_value *srv_iso_time(int64_t ms, sst_error *err);
+/* The thread as LangGraph's Thread: {thread_id, created_at, updated_at, metadata, status,
+ * config, values, interrupts}. SST_ENOTFOUND when there is no such thread. */
+sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_values,
+                            sst_error *err);
+/* True when the thread exists (has metadata or checkpoints). */
+bool srv_thread_exists(sst_server *s, const char *thread_id, sst_error *err);
+/* The graph a thread last ran (its metadata's graph_id), or NULL. */
+srv_graph *srv_thread_graph(sst_server *s, const char *thread_id);
+/* Merges @p add (borrowed) into the thread's metadata (made if needed). */
+sst_code srv_thread_merge_metadata(sst_server *s, const char *thread_id, const sst_value *add,
+                                   sst_error *err);
+/* {"thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint_map": null} of a config
+ * {"configurable": {...}}, or null when it names no checkpoint. */
+sst_value *srv_checkpoint_of(const char *thread_id, const sst_value *config, sst_error *err);
+/* One of LangGraph's ThreadState values from our StateSnapshot @p snap (borrowed). */
+sst_value *srv_thread_state(const char *thread_id, const sst_value *snap, sst_error *err);
+/* The run record @p run as LangGraph's Run. */
+sst_value *srv_run_value(const sst_queued_run *run, sst_error *err);
+
+/* ---- assistants ------------------------------------------------------------ */
+
+/* The assistant @p id names (a UUID or a graph id) as a value, or NULL (SST_ENOTFOUND). */
+sst_value *srv_assistant_lookup(sst_server *s, const char *id, sst_error *err);
+/* Puts the default assistant of every graph (at start). */
+sst_code srv_assistants_init(sst_server *s, sst_error *err);
+
+/* ---- run streams (broker.c) ------------------------------------------------ */
+
+/* Stream modes as bits, LangGraph's names. */
+enum {
+    SRV_MODE_VALUES = 1u << 0,
+    SRV_MODE_UPDATES = 1u << 1,
+    SRV_MODE_CUSTOM = 1u << 2,
+    SRV_MODE_DEBUG = 1u << 3,
+    SRV_MODE_MESSAGES = 1u << 4, /* "messages-tuple" */
+    SRV_MODE_TASKS = 1u << 5,
+    SRV_MODE_CHECKPOINTS = 1u << 6,
+    SRV_MODE_EVENTS = 1u << 7,
+    SRV_MODE_MESSAGES_LEGACY = 1u << 8 /* "messages": messages/partial|complete|metadata */
+};
+/* The bit of a mode name, or 0. */
+unsigned srv_mode_bit(const char *name);
+
+typedef struct srv_stream srv_stream;
+
+/* The stream of run @p run_id, made if absent (a new reference). NULL on SST_ENOMEM. */
+srv_stream *srv_stream_get(sst_server *s, const char *run_id);
+/* The stream of @p run_id if this process has it (a new reference), else NULL. */
+srv_stream *srv_stream_find(sst_server *s, const char *run_id);
+void srv_stream_unref(sst_server *s, srv_stream *st);
+/* Appends an event (name, JSON data text taken); wakes the waiting connections. */
+void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len);
+/* Ends the stream with the run's result body (JSON text taken; NULL: "null"). */
+void srv_stream_finish(sst_server *s, srv_stream *st, char *result);
+/* Ends every stream and wakes every waiter (stop). */
+void srv_streams_close_all(sst_server *s);
+/* Drops streams finished longer ago than the keep time and no longer watched. */
+void srv_streams_sweep(sst_server *s);
+/* Frees every stream (the server is being freed: no connection is left). */
+void srv_streams_sweep_all(sst_server *s);
+/* Queues the response of a streamed body (SSE or result) on the connection. */
+int srv_queue_stream_response(srv_request *r, srv_response *res);
+/* The number of events a stream has had (its next sequence number). */
+uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st);
+
+/* ---- the HTTP daemon (http.c) ---------------------------------------------- */
+
+sst_code srv_http_start(sst_server *s, sst_error *err);
+/* Stops accepting new connections (open ones go on). */
+void srv_http_quiesce(sst_server *s);
+void srv_http_stop(sst_server *s);
+
+/* ---- runs ------------------------------------------------------------------ */
+
+/* A copy of a queued run's fields (the queue's callback gets borrowed ones). */
+typedef struct run_copy {
+    bool found;
+    sst_queued_run run;
+    char run_id[64], thread_id[64], assistant_id[64], strategy[32], cancel[32];
+    sst_value *kwargs, *metadata;
+} run_copy;
+
+/* An sst_queued_run_fn filling the run_copy @p ud (zeroed first by the caller). */
+bool srv_run_copy_fn(const sst_queued_run *run, void *ud);
+void srv_run_copy_free(run_copy *c);
+/* Pending and running runs among those @p q lists. */
+size_t srv_thread_active_runs(sst_server *s, const sst_queue_query *q);
+/* Cancels the thread's pending and running runs with @p action. */
+void srv_thread_cancel_runs(sst_server *s, const char *thread_id, const char *action);
+/* The first event of every stream: metadata {"run_id", "attempt"}. */
+void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, unsigned attempt);
+/* POSTs the run's outcome to its webhook (kwargs.webhook), if any. */
+void srv_webhook(sst_server *s, const run_copy *c, const char *status, const char *values,
+                 int64_t started, int64_t ended);
+
+/* ---- workers --------------------------------------------------------------- */
+
+sst_code srv_workers_start(sst_server *s, sst_error *err);
+/* Wakes a worker: a run was enqueued. */
+void srv_workers_wake(sst_server *s);
+void srv_workers_stop(sst_server *s);
+/* Asks the worker running @p run_id (in this process) to stop with @p action. */
+bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
+
+/* ---- the server ------------------------------------------------------------ */
+
+typedef struct srv_worker srv_worker;
+
+struct sst_server {
+    sst_server_opts o;
+    char *host, *db, *token; /* owned copies */
+    srv_graph *graphs;
+    size_t n_graphs, cap_graphs;
+    sst_checkpointer *cp;
+    sst_store *store;
+    sst_queue *queue;
+    struct MHD_Daemon *mhd;
+    unsigned port;
+    char owner[400]; /* this process's queue owner prefix */
+    int64_t started_ms;
+
+    pthread_mutex_t mu;  /* guards the fields below */
+    pthread_cond_t wake; /* workers wait here for runs */
+    pthread_cond_t done; /* sst_server_wait */
+    unsigned wake_count;
+    bool stopping, stopped, started;
+    srv_worker *workers;
+    size_t n_workers;
+    uint64_t wake_gen; /* bumped by srv_workers_wake */
+    pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
+    bool keeper_started;
+
+    pthread_mutex_t bmu; /* the broker's lock: streams and their waiters */
+    srv_stream *streams; /* a list (few live at once) */
+    atomic_uint_fast64_t ids; /* counter for uuid7 clocks */
+};
+
+/* Logs a line through opts.log (printf-style). */
+void srv_log(sst_server *s, const char *fmt, ...) SST_PRINTF(2, 3);
+/* A new time-ordered id (UUIDv7). */
+void srv_new_id(char out[37]);
+/* The current time in ms. */
+int64_t srv_now(void);
+
+#endif

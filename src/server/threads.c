@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Threads: the checkpointer's threads (their metadata, status and
+ * checkpoints) shown as LangGraph's Thread objects, and the thread routes:
+ * create, get, patch, delete, search, count, copy.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "server_int.h"
+#include "superstep/id.h"
+
+typedef struct tinfo {
+    bool found;
+    int64_t created, updated;
+    sst_thread_status status;
+    sst_value *metadata;
+    sst_code rc;
+} tinfo;
+
+static bool got_info(const sst_thread_info *t, void *ud) {
+    tinfo *i = ud;
+    i->found = true;
+    i->created = t->created_at;
+    i->updated = t->updated_at;
+    i->status = t->status;
+    sst_error err = {0};
+    i->metadata = t->metadata.data != NULL || t->metadata.value != NULL
+                      ? sst_payload_value(&t->metadata, &err)
+                      : sst_object_empty();
+    i->rc = i->metadata != NULL ? SST_OK : err.code;
+    return false;
+}
+
+/* The thread's row; SST_ENOTFOUND naming it when there is none. */
+static sst_code thread_info(sst_server *s, const char *id, tinfo *out, sst_error *err) {
+    *out = (tinfo){0};
+    sst_code rc = sst_checkpointer_thread_get(s->cp, id, got_info, out, err);
+    if (rc == SST_OK && !out->found) {
+        rc = SST_ENOTFOUND;
+    }
+    if (rc == SST_ENOTFOUND) {
+        sst_value_unref(out->metadata);
+        out->metadata = NULL;
+        return sst__error(err, SST_ENOTFOUND, "Thread with ID %s not found", id);
+    }
+    if (rc == SST_OK && out->rc != SST_OK) {
+        return sst__error(err, out->rc, "thread %s: unreadable metadata", id);
+    }
+    return rc;
+}
+
+bool srv_thread_exists(sst_server *s, const char *thread_id, sst_error *err) {
+    tinfo i;
+    sst_error e = {0};
+    sst_code rc = thread_info(s, thread_id, &i, &e);
+    sst_value_unref(i.metadata);
+    if (rc != SST_OK && rc != SST_ENOTFOUND && err != NULL) {
+        *err = e;
+    }
+    return rc == SST_OK;
+}
+
+srv_graph *srv_thread_graph(sst_server *s, const char *thread_id) {
+    tinfo i;
+    sst_error e = {0};
+    if (thread_info(s, thread_id, &i, &e) != SST_OK) {
+        return NULL;
+    }
+    srv_graph *g = srv_graph_find(s, sst_string_cstr(sst_object_get(i.metadata, "graph_id")));
+    sst_value_unref(i.metadata);
+    return g;
+}
+
+sst_code srv_thread_merge_metadata(sst_server *s, const char *thread_id, const sst_value *add,
+                                   sst_error *err) {
+    tinfo i;
+    sst_error e = {0};
+    sst_code rc = thread_info(s, thread_id, &i, &e);
+    if (rc != SST_OK && rc != SST_ENOTFOUND) {
+        *err = e;
+        return rc;
+    }
+    sst_value *m = i.metadata != NULL ? i.metadata : sst_object_empty();
+    for (size_t k = 0; add != NULL && k < sst_object_len(add) && m != NULL; k++) {
+        m = sst__setv_take(m, sst_object_key_at(add, k), sst_value_ref(sst_object_value_at(add, k)),
+                           err);
+    }
+    if (m == NULL) {
+        return sst__code(err);
+    }
+    rc = sst_checkpointer_thread_put(s->cp, thread_id, m, err);
+    sst_value_unref(m);
+    return rc;
+}
+
+/* {task_id: [interrupts]} of a ThreadState's tasks. */
+static sst_value *interrupts_by_task(const sst_value *state, sst_error *err) {
+    sst_value *o = sst_object_empty();
+    const sst_value *tasks = sst_object_get(state, "tasks");
+    for (size_t i = 0; i < sst_array_len(tasks); i++) {
+        const sst_value *t = sst_array_get(tasks, i);
+        const sst_value *ints = sst_object_get(t, "interrupts");
+        if (sst_array_len(ints) > 0) {
+            o = sst__setv_take(o, sst_object_get(t, "id"), sst_value_ref(ints), err);
+        }
+    }
+    return o;
+}
+
+sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_values,
+                            sst_error *err) {
+    tinfo i;
+    if (thread_info(s, thread_id, &i, err) != SST_OK) {
+        return NULL;
+    }
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "thread_id", sst_string_new(thread_id, err), err);
+    o = sst__set_take(o, "created_at", srv_iso_time(i.created, err), err);
+    o = sst__set_take(o, "updated_at", srv_iso_time(i.updated, err), err);
+    o = sst__set_take(o, "metadata", i.metadata, err);
+    o = sst__set_take(o, "status", sst_string_new(sst_thread_status_name(i.status), err), err);
+    o = sst__set_take(o, "config", sst_object_empty(), err);
+    if (with_values && o != NULL) {
+        sst_error e = {0};
+        sst_value *state = srv_state_of(s, thread_id, NULL, false, &e);
+        if (state != NULL) {
+            o = sst__set_take(o, "values", sst_value_ref(sst_object_get(state, "values")), err);
+            o = sst__set_take(o, "interrupts", interrupts_by_task(state, err), err);
+            sst_value_unref(state);
+        } else {
+            o = sst__set_take(o, "values", sst_null(), err);
+            o = sst__set_take(o, "interrupts", sst_object_empty(), err);
+        }
+    }
+    return o;
+}
+
+/* The thread id of the path, checked; NULL after a 400. */
+const char *srv_path_thread(srv_request *r, srv_response *res) {
+    const char *id = r->param[0];
+    if (!srv_is_uuid(id)) {
+        size_t n = strlen(id);
+        srv_error(res, 400, "thread_id must be a UUID, got '%.64s%s' (%zu bytes)", id,
+                  n > 64 ? "..." : "", n);
+        return NULL;
+    }
+    return id;
+}
+
+void srv_threads_create(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"thread_id", "metadata", "if_exists", "ttl",
+                                        "supersteps", "graph_id", NULL};
+    static const char *const modes[] = {"raise", "do_nothing", NULL};
+    const char *id = NULL, *mode = "raise", *graph_id = NULL;
+    const sst_value *meta = NULL, *ttl = NULL, *supersteps = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_string(r, res, "thread_id", &id) ||
+        !srv_field_object(r, res, "metadata", &meta) ||
+        !srv_field_enum(r, res, "if_exists", modes, &mode) ||
+        !srv_field_object(r, res, "ttl", &ttl) ||
+        !srv_field_array(r, res, "supersteps", &supersteps) ||
+        !srv_field_string(r, res, "graph_id", &graph_id)) {
+        return;
+    }
+    char fresh[37];
+    if (id == NULL) {
+        srv_new_id(fresh);
+        id = fresh;
+    } else if (!srv_is_uuid(id)) {
+        srv_error(res, 400, "thread_id must be a UUID, got '%.64s'", id);
+        return;
+    }
+    sst_error err = {0};
+    if (srv_thread_exists(r->s, id, &err)) {
+        if (strcmp(mode, "raise") == 0) {
+            srv_error(res, 409, "Thread with ID %s already exists", id);
+            return;
+        }
+    } else if (err.code != SST_OK) {
+        srv_fail(res, &err);
+        return;
+    } else {
+        sst_value *m = sst_value_ref(meta != NULL ? meta : sst_object_empty());
+        if (graph_id != NULL) {
+            m = sst__set_take(m, "graph_id", sst_string_new(graph_id, &err), &err);
+        }
+        sst_code rc = m != NULL ? sst_checkpointer_thread_put(r->s->cp, id, m, &err) : SST_ENOMEM;
+        sst_value_unref(m);
+        if (rc == SST_OK && supersteps != NULL) {
+            rc = srv_thread_apply_supersteps(r->s, id, graph_id, supersteps, &err);
+        }
+        if (rc != SST_OK) {
+            srv_fail(res, &err);
+            return;
+        }
+    }
+    sst_value *t = srv_thread_value(r->s, id, true, &err);
+    if (t == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, t);
+}
+
+void srv_thread_get(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *t = srv_thread_value(r->s, id, true, &err);
+    if (t == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, t);
+}
+
+void srv_thread_patch(srv_request *r, srv_response *res) {
+    static const char *const known[] = {"metadata", "ttl", NULL};
+    const sst_value *meta = NULL, *ttl = NULL;
+    const char *id = srv_path_thread(r, res);
+    if (id == NULL || !srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_object(r, res, "metadata", &meta) || !srv_field_object(r, res, "ttl", &ttl)) {
+        return;
+    }
+    sst_error err = {0};
+    if (!srv_thread_exists(r->s, id, &err)) {
+        if (err.code == SST_OK) {
+            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
+        }
+        srv_fail(res, &err);
+        return;
+    }
+    if (srv_thread_merge_metadata(r->s, id, meta, &err) != SST_OK) {
+        srv_fail(res, &err);
+        return;
+    }
+    sst_value *t = srv_thread_value(r->s, id, true, &err);
+    if (t == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, t);
+}
+
+void srv_thread_delete(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    if (!srv_thread_exists(r->s, id, &err)) {
+        if (err.code == SST_OK) {
+            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
+        }
+        srv_fail(res, &err);
+        return;
+    }
+    srv_thread_cancel_runs(r->s, id, "interrupt");
+    if (sst_queue_remove_thread(r->s->queue, id, &err) != SST_OK ||
+        sst_checkpointer_delete_thread(r->s->cp, id, &err) != SST_OK) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_no_content(res);
+}
+
+void srv_thread_copy(srv_request *r, srv_response *res) {
+    const char *id = srv_path_thread(r, res);
+    if (id == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    if (!srv_thread_exists(r->s, id, &err)) {
+        if (err.code == SST_OK) {
+            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
+        }
+        srv_fail(res, &err);
+        return;
+    }
+    char to[37];
+    srv_new_id(to);
+    if (sst_checkpointer_copy_thread(r->s->cp, id, to, &err) != SST_OK) {
+        srv_fail(res, &err);
+        return;
+    }
+    sst_value *t = srv_thread_value(r->s, to, true, &err);
+    if (t == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    srv_json(res, 200, t);
+}
+
+typedef struct search_ctx {
+    sst_value *ids;
+} search_ctx;
+
+static bool collect_id(const sst_thread_info *t, void *ud) {
+    search_ctx *c = ud;
+    sst_error err = {0};
+    c->ids = sst__push_take(c->ids, sst_string_new(t->thread_id, &err), &err);
+    return c->ids != NULL;
+}
+
+/* The thread ids the search body selects (all of them: offset and limit applied by the
+ * caller). NULL after filling @p res. */
+static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q) {
+    static const char *const known[] = {"metadata", "values",     "status", "limit", "offset",
+                                        "sort_by",  "sort_order", "ids",    "select", NULL};
+    static const char *const statuses[] = {"idle", "busy", "interrupted", "error", NULL};
+    static const char *const sorts[] = {"thread_id", "status", "created_at", "updated_at", NULL};
+    static const char *const orders[] = {"asc", "desc", NULL};
+    const char *status = NULL, *sort = "created_at", *order = "desc";
+    const sst_value *meta = NULL, *values = NULL, *ids = NULL;
+    if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_field_object(r, res, "metadata", &meta) ||
+        !srv_field_object(r, res, "values", &values) ||
+        !srv_field_enum(r, res, "status", statuses, &status) ||
+        !srv_field_enum(r, res, "sort_by", sorts, &sort) ||
+        !srv_field_enum(r, res, "sort_order", orders, &order) ||
+        !srv_field_array(r, res, "ids", &ids)) {
+        return NULL;
+    }
+    *q = (sst_thread_query){.metadata = meta,
+                            .order = strcmp(sort, "updated_at") == 0   ? SST_THREADS_BY_UPDATED
+                                     : strcmp(sort, "created_at") == 0 ? SST_THREADS_BY_CREATED
+                                                                       : SST_THREADS_BY_ID,
+                            .descending = strcmp(order, "desc") == 0};
+    if (status != NULL) {
+        q->by_status = true;
+        q->status = strcmp(status, "busy") == 0          ? SST_THREAD_BUSY
+                    : strcmp(status, "interrupted") == 0 ? SST_THREAD_INTERRUPTED
+                    : strcmp(status, "error") == 0       ? SST_THREAD_ERROR
+                                                         : SST_THREAD_IDLE;
+    }
+    search_ctx c = {sst_array_empty()};
+    sst_error err = {0};
+    if (sst_checkpointer_threads(r->s->cp, q, collect_id, &c, &err) != SST_OK || c.ids == NULL) {
+        sst_value_unref(c.ids);
+        srv_fail(res, &err);
+        return NULL;
+    }
+    if (ids == NULL && values == NULL) {
+        return c.ids;
+    }
+    sst_value *kept = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(c.ids) && kept != NULL; i++) {
+        const sst_value *id = sst_array_get(c.ids, i);
+        bool in = ids == NULL;
+        for (size_t k = 0; !in && k < sst_array_len(ids); k++) {
+            in = sst_value_equal(sst_array_get(ids, k), id);
+        }
+        if (in && values != NULL) {
+            sst_value *st = srv_state_of(r->s, sst_string_cstr(id), NULL, false, &err);
+            const sst_value *v = sst_object_get(st, "values");
+            for (size_t k = 0; in && k < sst_object_len(values); k++) {
+                const sst_value *have =
+                    sst_object_get(v, sst_string_cstr(sst_object_key_at(values, k)));
+                in = have != NULL && sst_value_equal(have, sst_object_value_at(values, k));
+            }
+            sst_value_unref(st);
+        }
+        if (in) {
+            kept = sst__push_take(kept, sst_value_ref(id), &err);
+        }
+    }
+    sst_value_unref(c.ids);
+    return kept;
+}
+
+void srv_threads_search(srv_request *r, srv_response *res) {
+    sst_thread_query q;
+    int64_t limit = 10, offset = 0;
+    if (!srv_body_object(r, res) || !srv_field_int(r, res, "limit", 1, 10000, &limit) ||
+        !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset)) {
+        return;
+    }
+    sst_value *ids = search_ids(r, res, &q);
+    if (ids == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *out = sst_array_empty();
+    for (size_t i = (size_t)offset; i < sst_array_len(ids) && i < (size_t)(offset + limit); i++) {
+        sst_value *t = srv_thread_value(r->s, sst_string_cstr(sst_array_get(ids, i)), true, &err);
+        if (t != NULL) {
+            out = sst__push_take(out, t, &err);
+        }
+    }
+    sst_value_unref(ids);
+    srv_json(res, out != NULL ? 200 : 500, out);
+}
+
+void srv_threads_count(srv_request *r, srv_response *res) {
+    sst_thread_query q;
+    if (!srv_body_object(r, res)) {
+        return;
+    }
+    sst_value *ids = search_ids(r, res, &q);
+    if (ids != NULL) {
+        sst_error err = {0};
+        srv_json(res, 200, sst_int_new((int64_t)sst_array_len(ids), &err));
+        sst_value_unref(ids);
+    }
+}
+
+sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err) {
+    tinfo i;
+    sst_code rc = thread_info(s, thread_id, &i, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    rc = sst_checkpointer_delete_thread(s->cp, thread_id, err);
+    if (rc == SST_OK) {
+        rc = sst_checkpointer_thread_put(s->cp, thread_id, i.metadata, err);
+    }
+    sst_value_unref(i.metadata);
+    return rc;
+}

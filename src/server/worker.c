@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workers: threads that claim runs from the queue and run them. Each worker
+ * loads its own copy of every graph script (a Lua state runs on one thread
+ * at a time), publishes the run's events to its stream as they come, and
+ * finishes the run in the queue with its status. A keeper thread renews the
+ * leases of the runs being run (and so learns of cancels asked through the
+ * queue) and drops old streams.
+ *
+ * A run claimed again after its worker died (attempt > 1) that had already
+ * committed checkpoints (their metadata carries its run_id) continues from
+ * its last checkpoint with no input: committed tasks never run again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server_int.h"
+#include "superstep/json.h"
+
+enum { CANCEL_NONE = 0, CANCEL_INTERRUPT, CANCEL_ROLLBACK, CANCEL_STOP, CANCEL_LOST };
+
+struct srv_worker {
+    sst_server *s;
+    unsigned index;
+    pthread_t th;
+    bool started;
+    sst_lua_script **scripts; /* one per graph, loaded on first use on this thread */
+    char owner[480];
+    /* The run being run (guarded by s->mu): its id and token, for cancels and renewals. */
+    char run_id[64];
+    uint64_t token;
+    atomic_int cancel;
+};
+
+/* The worker's script of graph @p g, loaded on first use. */
+static sst_lua_script *script_of(srv_worker *w, srv_graph *g, sst_error *err) {
+    size_t i = (size_t)(g - w->s->graphs);
+    if (w->scripts[i] == NULL) {
+        w->scripts[i] = sst_lua_script_load(g->path, err);
+    }
+    return w->scripts[i];
+}
+
+static bool is_true(const sst_value *v) {
+    return sst_is_bool(v) && sst_bool_value(v);
+}
+
+static bool cancelled(void *ud) {
+    srv_worker *w = ud;
+    return atomic_load(&w->cancel) != CANCEL_NONE;
+}
+
+/* What the stream callback needs. */
+typedef struct emit_ctx {
+    sst_server *s;
+    srv_stream *st;
+    unsigned modes; /* the engine's stream bits asked for */
+    const run_copy *run;
+} emit_ctx;
+
+static const char *mode_name(sst_stream_mode m) {
+    switch (m) {
+        case SST_STREAM_VALUES:
+            return "values";
+        case SST_STREAM_UPDATES:
+            return "updates";
+        case SST_STREAM_CUSTOM:
+            return "custom";
+        case SST_STREAM_DEBUG:
+            return "debug";
+        case SST_STREAM_MESSAGES:
+            return "messages";
+        case SST_STREAM_TASKS:
+            return "tasks";
+        default:
+            return "checkpoints";
+    }
+}
+
+/* {"__interrupt__": [{id, value}]} with only those members (LangGraph's Interrupt). */
+static sst_value *interrupts_only(const sst_value *list, sst_error *err) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(list); i++) {
+        const sst_value *it = sst_array_get(list, i);
+        if (sst_object_get(it, "when") != NULL) {
+            continue; /* interrupt_before/after: LangGraph shows none */
+        }
+        const sst_value *v = sst_object_get(it, "value");
+        sst_value *o = sst__set_take(sst_object_empty(), "value",
+                                     sst_value_ref(v != NULL ? v : sst_null()), err);
+        o = sst__set_take(o, "id", sst_value_ref(sst_object_get(it, "id")), err);
+        out = sst__push_take(out, o, err);
+    }
+    return sst__set_take(sst_object_empty(), "__interrupt__", out, err);
+}
+
+/* A messages event as LangGraph's messages-tuple: [message or chunk, metadata]. */
+static sst_value *message_tuple(const sst_value *ev, sst_error *err) {
+    if (sst_is_array(ev)) {
+        return sst_value_ref(ev);
+    }
+    sst_value *chunk =
+        sst__set_take(sst_object_empty(), "content",
+                      sst_value_ref(sst_object_get(ev, "delta") != NULL
+                                        ? sst_object_get(ev, "delta")
+                                        : sst_string_empty()),
+                      err);
+    chunk = sst__set_take(chunk, "type", sst_string_new("AIMessageChunk", err), err);
+    const sst_value *id = sst_object_get(ev, "id");
+    chunk = sst__set_take(chunk, "id", sst_value_ref(id != NULL ? id : sst_null()), err);
+    sst_value *t = sst__push_take(sst_array_empty(), chunk, err);
+    return sst__push_take(t, sst_object_empty(), err);
+}
+
+/* {node: update} with a node that wrote nothing shown as {} (LangGraph's server). */
+static sst_value *updates_of(const sst_value *ev, sst_error *err) {
+    sst_value *o = sst_value_ref(ev);
+    for (size_t i = 0; i < sst_object_len(ev) && o != NULL; i++) {
+        if (sst_is_null(sst_object_value_at(ev, i))) {
+            o = sst__setv_take(o, sst_object_key_at(ev, i), sst_object_empty(), err);
+        }
+    }
+    return o;
+}
+
+/* A tasks event: a task's start carries "interrupts": [] as LangGraph's server sends it. */
+static sst_value *task_event(const sst_value *ev, sst_error *err) {
+    if (sst_object_get(ev, "triggers") != NULL && sst_object_get(ev, "interrupts") == NULL) {
+        return sst__set_take(sst_value_ref(ev), "interrupts", sst_array_empty(), err);
+    }
+    return sst_value_ref(ev);
+}
+
+/* A debug event: a checkpoint's payload gains "checkpoint" and "parent_checkpoint" and its
+ * config the run id; a task's payload is the tasks event's. */
+static sst_value *debug_event(const emit_ctx *e, const sst_value *ev, sst_error *err) {
+    const sst_value *p = sst_object_get(ev, "payload");
+    const char *type = sst_string_cstr(sst_object_get(ev, "type"));
+    if (type != NULL && strcmp(type, "checkpoint") == 0 && sst_is_object(p)) {
+        const char *tid = e->run->thread_id;
+        const sst_value *cfg = sst_object_get(p, "config");
+        sst_value *conf = sst_value_ref(sst_object_get(cfg, "configurable"));
+        conf = sst__set_take(conf, "run_id", sst_string_new(e->run->run_id, err), err);
+        sst_value *q = sst__set_take(sst_value_ref(p), "checkpoint",
+                                     srv_checkpoint_of(tid, cfg, err), err);
+        q = sst__set_take(q, "parent_checkpoint",
+                          srv_checkpoint_of(tid, sst_object_get(p, "parent_config"), err), err);
+        q = sst__set_take(q, "config",
+                          sst__set_take(sst_value_ref(cfg), "configurable", conf, err), err);
+        return sst__set_take(sst_value_ref(ev), "payload", q, err);
+    }
+    if (type != NULL && strncmp(type, "task", 4) == 0 && sst_is_object(p)) {
+        return sst__set_take(sst_value_ref(ev), "payload", task_event(p, err), err);
+    }
+    return sst_value_ref(ev);
+}
+
+static void publish(emit_ctx *e, const char *mode, const char *ns, const sst_value *data) {
+    size_t len = 0;
+    sst_error err = {0};
+    char *text = data != NULL ? sst_json_write(data, SST_JSON_COMPACT, &len, &err) : NULL;
+    if (text == NULL) {
+        return; /* an event lost to memory must not fail the run */
+    }
+    char name[512];
+    snprintf(name, sizeof name, "%s%s%s", mode, ns != NULL && ns[0] != '\0' ? "|" : "",
+             ns != NULL ? ns : "");
+    srv_stream_publish(e->s, e->st, name, text, len);
+}
+
+static sst_code on_event(sst_stream_mode mode, const char *ns, const char *node,
+                         const sst_value *event, void *ud) {
+    SST_UNUSED(node);
+    emit_ctx *e = ud;
+    sst_error err = {0};
+    sst_value *data;
+    const sst_value *ints = sst_object_get(event, "__interrupt__");
+    if ((mode == SST_STREAM_VALUES || mode == SST_STREAM_UPDATES) && ints != NULL) {
+        data = interrupts_only(ints, &err);
+        if (mode == SST_STREAM_UPDATES && sst_array_len(ints) == 0 &&
+            (e->modes & SST_STREAM_VALUES) != 0) {
+            /* interrupt_before/after: LangGraph's server shows it in both modes */
+            publish(e, "updates", ns, data);
+            publish(e, "values", ns, data);
+            sst_value_unref(data);
+            return SST_OK;
+        }
+    } else if (mode == SST_STREAM_UPDATES) {
+        data = updates_of(event, &err);
+    } else if (mode == SST_STREAM_TASKS) {
+        data = task_event(event, &err);
+    } else if (mode == SST_STREAM_DEBUG) {
+        data = debug_event(e, event, &err);
+    } else if (mode == SST_STREAM_MESSAGES) {
+        data = message_tuple(event, &err);
+    } else {
+        data = sst_value_ref(event);
+    }
+    publish(e, mode_name(mode), ns, data);
+    sst_value_unref(data);
+    return SST_OK;
+}
+
+/* The stream modes of kwargs.stream_mode as engine bits. */
+static unsigned engine_modes(const sst_value *modes) {
+    unsigned bits = 0;
+    for (size_t i = 0; i < sst_array_len(modes); i++) {
+        unsigned b = srv_mode_bit(sst_string_cstr(sst_array_get(modes, i)));
+        bits |= b & SRV_MODE_VALUES ? SST_STREAM_VALUES : 0;
+        bits |= b & SRV_MODE_UPDATES ? SST_STREAM_UPDATES : 0;
+        bits |= b & SRV_MODE_CUSTOM ? SST_STREAM_CUSTOM : 0;
+        bits |= b & SRV_MODE_DEBUG ? SST_STREAM_DEBUG : 0;
+        bits |= b & (SRV_MODE_MESSAGES | SRV_MODE_MESSAGES_LEGACY) ? SST_STREAM_MESSAGES : 0;
+        bits |= b & SRV_MODE_TASKS ? SST_STREAM_TASKS : 0;
+        bits |= b & SRV_MODE_CHECKPOINTS ? SST_STREAM_CHECKPOINTS : 0;
+    }
+    return bits;
+}
+
+/* The names of an interrupt_before/after member: "*" or a list. */
+static const char **names_of(const sst_value *v, size_t *n) {
+    *n = 0;
+    if (v == NULL || sst_is_null(v)) {
+        return NULL;
+    }
+    size_t count = sst_is_string(v) ? 1 : sst_array_len(v);
+    const char **out = sst__calloc(count + 1, sizeof *out);
+    for (size_t i = 0; out != NULL && i < count; i++) {
+        out[i] = sst_is_string(v) ? sst_string_cstr(v) : sst_string_cstr(sst_array_get(v, i));
+    }
+    *n = out != NULL ? count : 0;
+    return out;
+}
+
+/* The run's config with the ids LangGraph puts in configurable (and so in checkpoint
+ * metadata): run_id, graph_id, assistant_id, run_attempt. */
+static sst_value *run_config(const run_copy *c, sst_error *err) {
+    const sst_value *given = sst_object_get(c->kwargs, "config");
+    sst_value *cfg = sst_value_ref(sst_is_object(given) ? given : sst_object_empty());
+    const sst_value *conf0 = sst_object_get(cfg, "configurable");
+    sst_value *conf = sst_value_ref(sst_is_object(conf0) ? conf0 : sst_object_empty());
+    conf = sst__set_take(conf, "run_id", sst_string_new(c->run_id, err), err);
+    conf = sst__set_take(conf, "thread_id", sst_string_new(c->thread_id, err), err);
+    conf = sst__set_take(conf, "graph_id",
+                         sst_value_ref(sst_object_get(c->kwargs, "graph_id")), err);
+    conf = sst__set_take(conf, "assistant_id", sst_string_new(c->assistant_id, err), err);
+    conf = sst__set_take(conf, "run_attempt", sst_int_new(c->run.attempt, err), err);
+    return sst__set_take(cfg, "configurable", conf, err);
+}
+
+/* What the worker found of a run that ran before (attempt > 1). */
+enum { FRESH, CONTINUE, ALREADY_DONE };
+
+/* Whether the thread's latest checkpoint was made by this run: then the run continues from
+ * it (or it had ended and only its status was lost). */
+static int earlier_progress(sst_server *s, const run_copy *c, sst_graph_thread *th) {
+    sst_error err = {0};
+    sst_checkpoint *rec = sst_checkpointer_get(s->cp, c->thread_id, "", NULL, &err);
+    if (rec == NULL) {
+        return FRESH;
+    }
+    sst_value *meta = sst_payload_value(&rec->metadata, &err);
+    const sst_value *rid = sst_object_get(meta, "run_id");
+    bool mine = sst_is_string(rid) && strcmp(sst_string_cstr(rid), c->run_id) == 0;
+    sst_value_unref(meta);
+    sst_checkpoint_free(rec);
+    if (!mine) {
+        return FRESH;
+    }
+    sst_value *st = sst_graph_get_state(th, NULL, &err);
+    bool done = st != NULL && sst_array_len(sst_object_get(st, "next")) == 0;
+    sst_value_unref(st);
+    return done ? ALREADY_DONE : CONTINUE;
+}
+
+/* Command{resume}: by interrupt id when it is an object whose keys are all pending ids. */
+static void set_resume(sst_graph_thread *th, const sst_value *resume, sst_invoke_opts *o) {
+    if (sst_is_object(resume) && sst_object_len(resume) > 0) {
+        sst_error err = {0};
+        sst_value *st = sst_graph_get_state(th, NULL, &err);
+        const sst_value *ints = sst_object_get(st, "interrupts");
+        bool ids = true;
+        for (size_t i = 0; ids && i < sst_object_len(resume); i++) {
+            const sst_value *k = sst_object_key_at(resume, i);
+            bool found = false;
+            for (size_t j = 0; !found && j < sst_array_len(ints); j++) {
+                found = sst_value_equal(sst_object_get(sst_array_get(ints, j), "id"), k);
+            }
+            ids = found;
+        }
+        sst_value_unref(st);
+        if (ids) {
+            o->resume_by_id = resume;
+            return;
+        }
+    }
+    o->resume = resume;
+}
+
+/* Command{goto}: names, and Sends as {"node", "input"} made into our Send values. */
+static sst_value *goto_of(const sst_value *g, sst_error *err) {
+    if (g == NULL || sst_is_null(g)) {
+        return NULL;
+    }
+    if (sst_is_object(g) && sst_is_string(sst_object_get(g, "node"))) {
+        const sst_value *in = sst_object_get(g, "input");
+        return sst_send_new(sst_string_cstr(sst_object_get(g, "node")),
+                            sst_value_ref(in != NULL ? in : sst_null()), err);
+    }
+    if (sst_is_array(g)) {
+        sst_value *out = sst_array_empty();
+        for (size_t i = 0; i < sst_array_len(g) && out != NULL; i++) {
+            out = sst__push_take(out, goto_of(sst_array_get(g, i), err), err);
+        }
+        return out;
+    }
+    return sst_value_ref(g);
+}
+
+/* LangGraph's error name for a failed run. */
+static const char *error_name(const sst_error *e) {
+    if (e->code == SST_ELIMIT && strstr(e->msg, "ecursion") != NULL) {
+        return "GraphRecursionError";
+    }
+    switch (e->code) {
+        case SST_ETIMEOUT:
+            return "TimeoutError";
+        case SST_ECANCELLED:
+            return "CancelledError";
+        case SST_EINVAL:
+        case SST_ETYPE:
+            return "ValueError";
+        default:
+            return "Error";
+    }
+}
+
+/* {"error": name, "message": msg} as JSON text. */
+static char *error_json(const sst_error *e) {
+    sst_error err = {0};
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "error", sst_string_new(error_name(e), &err), &err);
+    o = sst__set_take(o, "message", sst_string_new(e->msg, &err), &err);
+    char *t = o != NULL ? sst_json_write(o, SST_JSON_COMPACT, NULL, &err) : NULL;
+    sst_value_unref(o);
+    return t;
+}
+
+/* The outcome of one run, to finish it with. */
+typedef struct outcome {
+    sst_queue_status status;
+    char *result; /* JSON text for wait/join; NULL: null */
+    char *values; /* JSON text of the final values (webhook) */
+    int cancel;
+    bool by_cancel; /* it stopped because of a cancel (or the server stopping) */
+} outcome;
+
+static char *json_of(const sst_value *v) {
+    return v != NULL ? sst_json_write(v, SST_JSON_COMPACT, NULL, NULL) : NULL;
+}
+
+/* Fills @p out from the invoke's result (NULL: it could not start, @p e says why). */
+static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_error *e,
+                  outcome *out) {
+    sst_error err = {0};
+    sst_error fail = gr != NULL ? *sst_graph_result_error(gr) : *e;
+    out->cancel = atomic_load(&w->cancel);
+    if (gr != NULL && sst_graph_result_status(gr) == SST_RUN_COMPLETED) {
+        out->status = SST_QUEUE_SUCCESS;
+        out->result = json_of(sst_graph_result_state(gr));
+        out->values = json_of(sst_graph_result_state(gr));
+        return;
+    }
+    if (gr != NULL && sst_graph_result_status(gr) == SST_RUN_INTERRUPTED) {
+        out->status = SST_QUEUE_INTERRUPTED;
+        sst_value *i = interrupts_only(sst_graph_result_interrupts(gr), &err);
+        out->result = json_of(i);
+        sst_value_unref(i);
+        out->values = json_of(sst_graph_result_state(gr));
+        return;
+    }
+    if (fail.code == SST_ECANCELLED && out->cancel != CANCEL_NONE) {
+        out->status = SST_QUEUE_INTERRUPTED;
+        out->by_cancel = true;
+        return;
+    }
+    out->status = fail.code == SST_ETIMEOUT ? SST_QUEUE_TIMEOUT : SST_QUEUE_ERROR;
+    char *ej = error_json(&fail);
+    if (ej != NULL) {
+        size_t n = strlen(ej);
+        srv_stream_publish(ec->s, ec->st, "error", sst__strndup(ej, n), n);
+        sst__buf b;
+        sst__buf_init(&b);
+        sst__buf_printf(&b, "{\"__error__\":%s}", ej);
+        out->result = sst__buf_detach(&b, NULL);
+        sst_free(ej);
+    }
+    srv_log(w->s, "run failed: %s", fail.msg);
+}
+
+/* The outcome of a run that had ended before its worker died (only its status was lost). */
+static void judge_done(sst_server *s, const run_copy *c, outcome *out) {
+    sst_error err = {0};
+    sst_value *st = srv_state_of(s, c->thread_id, NULL, false, &err);
+    const sst_value *ints = sst_object_get(st, "interrupts");
+    if (sst_array_len(ints) > 0) {
+        out->status = SST_QUEUE_INTERRUPTED;
+        sst_value *i = interrupts_only(ints, &err);
+        out->result = json_of(i);
+        sst_value_unref(i);
+    } else {
+        out->status = SST_QUEUE_SUCCESS;
+        out->result = json_of(sst_object_get(st, "values"));
+    }
+    out->values = json_of(sst_object_get(st, "values"));
+    sst_value_unref(st);
+}
+
+/* The latest root checkpoint id of the thread (for a rollback), or "" when none. */
+static void latest_id(sst_server *s, const char *thread_id, char out[64]) {
+    out[0] = '\0';
+    sst_checkpoint *rec = sst_checkpointer_get(s->cp, thread_id, "", NULL, NULL);
+    if (rec != NULL) {
+        snprintf(out, 64, "%s", rec->id);
+        sst_checkpoint_free(rec);
+    }
+}
+
+/* Puts the thread back as it was before the run: a copy of @p start as the latest
+ * checkpoint, or no checkpoint at all. */
+static void roll_back(sst_server *s, sst_graph_thread *th, const char *thread_id,
+                      const char *start) {
+    sst_error err = {0};
+    if (start[0] != '\0') {
+        if (sst_graph_update_state(th, start, NULL, "__copy__", &err) != SST_OK) {
+            srv_log(s, "thread %s: rollback failed: %s", thread_id, err.msg);
+        }
+        return;
+    }
+    if (srv_thread_reset(s, thread_id, &err) != SST_OK) {
+        srv_log(s, "thread %s: rollback failed: %s", thread_id, err.msg);
+    }
+}
+
+/* Forgets the run being run (cancels then go nowhere). */
+static void clear_current(srv_worker *w) {
+    pthread_mutex_lock(&w->s->mu);
+    w->run_id[0] = '\0';
+    w->token = 0;
+    pthread_mutex_unlock(&w->s->mu);
+}
+
+/* Finishes the run in the queue (or gives it back when the server stops), then ends its
+ * stream with the result and calls its webhook. */
+static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_ctx *ec,
+                   outcome *out, const char *start, int64_t started) {
+    sst_server *s = w->s;
+    sst_error err = {0};
+    if (out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST)) {
+        if (out->cancel == CANCEL_STOP &&
+            sst_queue_release(s->queue, c->run_id, c->run.token, srv_now(), &err) != SST_OK) {
+            srv_log(s, "run %s: could not give it back to the queue: %s", c->run_id, err.msg);
+        }
+        clear_current(w);
+        sst__free(out->result);
+        sst__free(out->values);
+        return;
+    }
+    bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
+    if (rollback && th != NULL) {
+        roll_back(s, th, c->thread_id, start);
+    }
+    sst_code rc = sst_queue_finish(s->queue, c->run_id, c->run.token, out->status, srv_now(), &err);
+    if (rc != SST_OK) {
+        srv_log(s, "run %s: %s", c->run_id, err.msg);
+    }
+    if (rc == SST_OK && (rollback || (is_true(sst_object_get(c->kwargs, "temporary")) &&
+                                      strcmp(sst_string_cstr(sst_object_get(
+                                                 c->kwargs, "on_completion")),
+                                             "delete") == 0))) {
+        if (sst_queue_remove(s->queue, c->run_id, &err) != SST_OK ||
+            (!rollback && sst_checkpointer_delete_thread(s->cp, c->thread_id, &err) != SST_OK)) {
+            srv_log(s, "run %s: cleaning up: %s", c->run_id, err.msg);
+        }
+    }
+    clear_current(w);
+    if (rc == SST_OK) {
+        srv_webhook(s, c, sst_queue_status_name(out->status), out->values, started, srv_now());
+        srv_stream_finish(s, ec->st, out->result);
+    } else {
+        sst__free(out->result);
+    }
+    sst__free(out->values);
+}
+
+/* Sets the invoke options of the run from its kwargs (@p hold keeps what they borrow). */
+static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_ctx *ec,
+                        sst_invoke_opts *o, sst_value **hold, const char ***names,
+                        sst_error *err) {
+    const sst_value *kw = c->kwargs;
+    sst_invoke_opts_init(o);
+    const sst_value *cfg = sst_object_get(kw, "config");
+    const sst_value *limit = sst_object_get(cfg, "recursion_limit");
+    if (sst_is_int(limit) && sst_int_value(limit) > 0) {
+        o->recursion_limit = (uint64_t)sst_int_value(limit);
+    }
+    hold[0] = run_config(c, err);
+    o->config = hold[0];
+    const sst_value *ctx = sst_object_get(kw, "context");
+    o->context = sst_is_object(ctx) && sst_object_len(ctx) > 0 ? ctx : NULL;
+    o->store = w->s->store;
+    o->cancelled = cancelled;
+    o->cancel_user_data = w;
+    if (is_true(sst_object_get(kw, "events"))) {
+        o->stream_modes = engine_modes(sst_object_get(kw, "stream_mode"));
+        ec->modes = o->stream_modes;
+        o->stream_ns = on_event;
+        o->stream_user_data = ec;
+        o->subgraphs = is_true(sst_object_get(kw, "subgraphs"));
+    }
+    names[0] = names_of(sst_object_get(kw, "interrupt_before"), &o->n_before);
+    names[1] = names_of(sst_object_get(kw, "interrupt_after"), &o->n_after);
+    o->interrupt_before = names[0];
+    o->interrupt_after = names[1];
+    const sst_value *cid = sst_object_get(kw, "checkpoint_id");
+    o->checkpoint_id = sst_is_string(cid) ? sst_string_cstr(cid) : NULL;
+    const sst_value *cmd = sst_object_get(kw, "command");
+    if (sst_is_object(cmd)) {
+        const sst_value *resume = sst_object_get(cmd, "resume");
+        if (resume != NULL) {
+            set_resume(th, resume, o);
+        }
+        const sst_value *update = sst_object_get(cmd, "update");
+        o->update = update != NULL && !sst_is_null(update) ? update : NULL;
+        hold[1] = goto_of(sst_object_get(cmd, "goto"), err);
+        o->goto_targets = hold[1];
+    }
+}
+
+/* Runs the claimed run @p c to its end (or to a cancel) and finishes it in the queue. */
+static void execute(srv_worker *w, run_copy *c) {
+    sst_server *s = w->s;
+    int64_t started = srv_now();
+    sst_error err = {0};
+    srv_graph *g = srv_graph_find(s, sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
+    sst_lua_script *script = g != NULL ? script_of(w, g, &err) : NULL;
+    if (g == NULL) {
+        sst__error(&err, SST_ENOTFOUND, "graph '%s' is not served here",
+                   sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
+    }
+    emit_ctx ec = {s, srv_stream_get(s, c->run_id), 0, c};
+    if (c->run.attempt > 1 && ec.st != NULL && is_true(sst_object_get(c->kwargs, "events"))) {
+        srv_publish_metadata(s, ec.st, c->run_id, c->run.attempt);
+    }
+    sst_graph_thread *th =
+        script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script), s->cp, c->thread_id,
+                                               &err)
+                       : NULL;
+    char start[64];
+    latest_id(s, c->thread_id, start);
+    outcome out = {0};
+    sst_graph_result *gr = NULL;
+    int earlier = th != NULL && c->run.attempt > 1 ? earlier_progress(s, c, th) : FRESH;
+    if (th != NULL && earlier == ALREADY_DONE) {
+        judge_done(s, c, &out);
+        finish(w, c, th, &ec, &out, start, started);
+        sst_graph_thread_free(th);
+        srv_stream_unref(s, ec.st);
+        return;
+    }
+    if (th != NULL) {
+        sst_invoke_opts o;
+        sst_value *hold[2] = {NULL, NULL};
+        const char **names[2] = {NULL, NULL};
+        invoke_opts(w, c, th, &ec, &o, hold, names, &err);
+        const sst_value *input = sst_object_get(c->kwargs, "input");
+        if (earlier != FRESH) {
+            input = NULL;
+            o.resume = o.resume_by_id = o.update = o.goto_targets = NULL;
+            o.checkpoint_id = NULL;
+        } else if (input != NULL && sst_is_null(input)) {
+            input = NULL;
+        }
+        gr = sst_graph_invoke(sst_lua_script_graph(script), th, input, &o, &err);
+        sst_value_unref(hold[0]);
+        sst_value_unref(hold[1]);
+        sst__free(names[0]);
+        sst__free(names[1]);
+    }
+    judge(w, &ec, gr, &err, &out);
+    sst_graph_result_free(gr);
+    finish(w, c, th, &ec, &out, start, started);
+    sst_graph_thread_free(th);
+    srv_stream_unref(s, ec.st);
+}
+
+static void *worker_main(void *arg) {
+    srv_worker *w = arg;
+    sst_server *s = w->s;
+    int64_t lease_ms = (int64_t)s->o.lease_s * 1000;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        uint64_t gen = s->wake_gen;
+        bool stop = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        if (stop) {
+            break;
+        }
+        run_copy c = {0};
+        sst_error err = {0};
+        sst_code rc =
+            sst_queue_claim(s->queue, w->owner, srv_now(), lease_ms, srv_run_copy_fn, &c, &err);
+        if (rc == SST_OK && c.found) {
+            pthread_mutex_lock(&s->mu);
+            snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
+            w->token = c.run.token;
+            atomic_store(&w->cancel, s->stopping ? CANCEL_STOP : CANCEL_NONE);
+            pthread_mutex_unlock(&s->mu);
+            execute(w, &c);
+            srv_run_copy_free(&c);
+            continue;
+        }
+        srv_run_copy_free(&c);
+        if (rc != SST_OK && rc != SST_ENOTFOUND) {
+            srv_log(s, "worker %u: claiming a run: %s", w->index, err.msg);
+        }
+        pthread_mutex_lock(&s->mu);
+        if (!s->stopping && s->wake_gen == gen) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 500 * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->wake, &s->mu, &until);
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    for (size_t i = 0; i < s->n_graphs; i++) {
+        sst_lua_script_free(w->scripts[i]);
+        w->scripts[i] = NULL;
+    }
+    return NULL;
+}
+
+/* Renews the lease of the run worker @p w runs, and takes in a cancel asked through the
+ * queue (by another process, or one made while this one was away). */
+static void renew(srv_worker *w, int64_t lease_ms) {
+    sst_server *s = w->s;
+    char run_id[64];
+    pthread_mutex_lock(&s->mu);
+    snprintf(run_id, sizeof run_id, "%s", w->run_id);
+    uint64_t token = w->token;
+    pthread_mutex_unlock(&s->mu);
+    if (run_id[0] == '\0') {
+        return;
+    }
+    char *cancel = NULL;
+    sst_error err = {0};
+    sst_code rc = sst_queue_renew(s->queue, run_id, token, srv_now(), lease_ms, &cancel, &err);
+    int flag = rc == SST_ECONFLICT ? CANCEL_LOST
+               : cancel == NULL    ? CANCEL_NONE
+               : strcmp(cancel, "rollback") == 0 ? CANCEL_ROLLBACK
+                                                 : CANCEL_INTERRUPT;
+    free(cancel);
+    if (flag == CANCEL_NONE) {
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (strcmp(w->run_id, run_id) == 0 && w->token == token &&
+        atomic_load(&w->cancel) == CANCEL_NONE) {
+        atomic_store(&w->cancel, flag);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void *keeper_main(void *arg) {
+    sst_server *s = arg;
+    int64_t lease_ms = (int64_t)s->o.lease_s * 1000;
+    int64_t every = lease_ms / 3 < 1000 ? lease_ms / 3 : 1000;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        if (!s->stopping) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += every / 1000;
+            until.tv_nsec += (every % 1000) * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->done, &s->mu, &until);
+        }
+        bool stop = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        for (size_t i = 0; i < s->n_workers; i++) {
+            renew(&s->workers[i], lease_ms);
+        }
+        if (stop) {
+            return NULL;
+        }
+        srv_streams_sweep(s);
+    }
+}
+
+sst_code srv_workers_start(sst_server *s, sst_error *err) {
+    s->workers = sst__calloc(s->o.workers, sizeof *s->workers);
+    if (s->workers == NULL) {
+        return sst__enomem(err);
+    }
+    char self[SST__OWNER_MAX];
+    sst__owner_self(self, NULL);
+    for (unsigned i = 0; i < s->o.workers; i++) {
+        srv_worker *w = &s->workers[i];
+        w->s = s;
+        w->index = i;
+        snprintf(w->owner, sizeof w->owner, "%s w%u", self, i);
+        w->scripts = sst__calloc(s->n_graphs, sizeof *w->scripts);
+        if (w->scripts == NULL) {
+            s->n_workers = i + 1;
+            srv_workers_stop(s);
+            return sst__enomem(err);
+        }
+        if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+            s->n_workers = i + 1;
+            srv_workers_stop(s);
+            return sst__error(err, SST_ENOMEM, "serve: cannot start worker thread %u", i);
+        }
+        w->started = true;
+        s->n_workers = i + 1;
+    }
+    if (pthread_create(&s->keeper, NULL, keeper_main, s) != 0) {
+        srv_workers_stop(s);
+        return sst__error(err, SST_ENOMEM, "serve: cannot start the lease keeper thread");
+    }
+    s->keeper_started = true;
+    return SST_OK;
+}
+
+void srv_workers_wake(sst_server *s) {
+    pthread_mutex_lock(&s->mu);
+    s->wake_gen++;
+    pthread_cond_signal(&s->wake);
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action) {
+    bool found = false;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n_workers; i++) {
+        srv_worker *w = &s->workers[i];
+        if (strcmp(w->run_id, run_id) == 0) {
+            atomic_store(&w->cancel,
+                         strcmp(action, "rollback") == 0 ? CANCEL_ROLLBACK : CANCEL_INTERRUPT);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+void srv_workers_stop(sst_server *s) {
+    pthread_mutex_lock(&s->mu);
+    s->stopping = true;
+    for (size_t i = 0; i < s->n_workers; i++) {
+        if (s->workers[i].run_id[0] != '\0') {
+            atomic_store(&s->workers[i].cancel, CANCEL_STOP);
+        }
+    }
+    pthread_cond_broadcast(&s->wake);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t i = 0; i < s->n_workers; i++) {
+        if (s->workers[i].started) {
+            pthread_join(s->workers[i].th, NULL);
+            s->workers[i].started = false;
+        }
+    }
+    if (s->keeper_started) {
+        pthread_join(s->keeper, NULL);
+        s->keeper_started = false;
+    }
+    for (size_t i = 0; i < s->n_workers; i++) {
+        sst__free(s->workers[i].scripts);
+    }
+    sst__free(s->workers);
+    s->workers = NULL;
+    s->n_workers = 0;
+}

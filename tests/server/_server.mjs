@@ -1,0 +1,108 @@
+// Start and stop a `superstep serve` process (used by run.mjs and auth.test.mjs).
+import { spawn } from "node:child_process";
+
+const LISTEN_RE = /listening on (http:\/\/\S+)/;
+
+// Starts `superstep serve CONFIG ...args` and resolves once it printed
+// `listening on http://HOST:PORT` on stdout. Rejects after timeoutMs, or when
+// the process exits first, with an error that includes the server's stderr.
+// Resolves to {url, port, proc, stderr(), stdout(), stop(ms)}.
+export function startServer({ superstep, config, args = [], env = {}, timeoutMs = 20000 }) {
+  const argv = ["serve", config, ...args];
+  const proc = spawn(superstep, argv, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  proc.stdout.setEncoding("utf8");
+  proc.stderr.setEncoding("utf8");
+  proc.stderr.on("data", (d) => { err += d; });
+  const exited = new Promise((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  const describe = () => `${superstep} ${argv.join(" ")}`;
+
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      proc.kill("SIGKILL");
+      reject(new Error(`superstep serve did not print "listening on http://..." within ${timeoutMs / 1000} s\n` +
+        `  command: ${describe()}\n  stdout: ${out.trim() || "(empty)"}\n  stderr: ${err.trim() || "(empty)"}`));
+    }, timeoutMs);
+    proc.on("error", (e) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot start ${describe()}: ${e.message}`));
+    });
+    proc.stdout.on("data", (d) => {
+      out += d;
+      const m = LISTEN_RE.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1].replace(/\/$/, ""));
+      }
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`superstep serve exited (code ${code}, signal ${signal}) before it was listening\n` +
+        `  command: ${describe()}\n  stdout: ${out.trim() || "(empty)"}\n  stderr: ${err.trim() || "(empty)"}`));
+    });
+  });
+
+  return ready.then((printed) => {
+    // A server bound to 0.0.0.0 prints that address; connect through loopback.
+    const u = new URL(printed);
+    if (u.hostname === "0.0.0.0" || u.hostname === "[::]") u.hostname = "127.0.0.1";
+    const url = u.toString().replace(/\/$/, "");
+    return {
+      url,
+      port: Number(u.port),
+      proc,
+      stdout: () => out,
+      stderr: () => err,
+      exited,
+      // SIGTERM, then wait up to ms for the exit; resolves {code, signal, timedOut}.
+      async stop(ms = 10000) {
+        if (proc.exitCode !== null || proc.signalCode !== null) return { ...(await exited), timedOut: false };
+        proc.kill("SIGTERM");
+        let timer;
+        const timeout = new Promise((r) => { timer = setTimeout(() => r(null), ms); });
+        const res = await Promise.race([exited, timeout]);
+        clearTimeout(timer);
+        if (res === null) {
+          proc.kill("SIGKILL");
+          return { ...(await exited), timedOut: true };
+        }
+        return { ...res, timedOut: false };
+      },
+    };
+  });
+}
+
+// Runs `superstep serve ...` expecting it to exit on its own (a refused
+// configuration); resolves {code, signal, stdout, stderr, listening} where
+// listening is true if it started listening instead (it is then killed).
+export function runServerExpectingExit({ superstep, config, args = [], env = {}, timeoutMs = 10000 }) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(superstep, ["serve", config, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    let listening = false;
+    proc.stdout.setEncoding("utf8");
+    proc.stderr.setEncoding("utf8");
+    proc.stdout.on("data", (d) => {
+      out += d;
+      if (!listening && LISTEN_RE.test(out)) {
+        listening = true;
+        proc.kill("SIGTERM");
+      }
+    });
+    proc.stderr.on("data", (d) => { err += d; });
+    const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+    proc.on("error", (e) => { clearTimeout(timer); reject(e); });
+    proc.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: out, stderr: err, listening });
+    });
+  });
+}
