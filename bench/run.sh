@@ -34,6 +34,8 @@ command -v cmake >/dev/null || need+=(build-essential cmake pkg-config)
 [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
 [ -f /usr/include/lua5.4/lua.h ] || need+=(liblua5.4-dev)
 [ -x /usr/bin/time ] || need+=(time)
+[ -f /usr/include/microhttpd.h ] || need+=(libmicrohttpd-dev)
+pkg-config --exists libcurl 2>/dev/null || need+=(libcurl4-openssl-dev)
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
 # better-sqlite3 (LangGraph.js's SqliteSaver) compiles from source.

@@ -99,10 +99,14 @@ static int valued(serve_args *a, const char *opt, const char *val) {
         static const struct {
             const char *name;
             unsigned long min, max;
-        } nums[] = {{"--port", 0, 65535},          {"--workers", 1, 256},
-                    {"--max-connections", 1, 1000000}, {"--timeout", 1, 86400},
-                    {"--stream-backlog", 1, 100000000}, {"--runs-per-thread", 1, 1000000},
-                    {"--http-threads", 1, 256},     {"--lease", 1, 86400}};
+        } nums[] = {{"--port", 0, 65535},
+                    {"--workers", 1, 256},
+                    {"--max-connections", 1, 1000000},
+                    {"--timeout", 1, 86400},
+                    {"--stream-backlog", 1, 100000000},
+                    {"--runs-per-thread", 1, 1000000},
+                    {"--http-threads", 1, 256},
+                    {"--lease", 1, 86400}};
         size_t k = 0;
         while (k < sizeof nums / sizeof nums[0] && strcmp(nums[k].name, opt) != 0) {
             k++;
@@ -115,9 +119,9 @@ static int valued(serve_args *a, const char *opt, const char *val) {
                     opt, nums[k].min, nums[k].max, val);
             return 2;
         }
-        unsigned *dst[] = {&a->o.port,           &a->o.workers,      &a->o.max_connections,
-                           &a->o.connection_timeout, NULL,           &a->o.runs_per_thread,
-                           &a->o.http_threads,   &a->o.lease_s};
+        unsigned *dst[] = {
+            &a->o.port, &a->o.workers,         &a->o.max_connections, &a->o.connection_timeout,
+            NULL,       &a->o.runs_per_thread, &a->o.http_threads,    &a->o.lease_s};
         if (dst[k] != NULL) {
             *dst[k] = n;
         } else {
@@ -225,8 +229,9 @@ int sst_cli_serve(int argc, char **argv) {
     int sig = 0;
     sigwait(&set, &sig);
     if (!a.quiet) {
-        fprintf(stderr, "superstep serve: %s: stopping (running runs stop at a superstep "
-                        "boundary)\n",
+        fprintf(stderr,
+                "superstep serve: %s: stopping (running runs stop at a superstep "
+                "boundary)\n",
                 sig == SIGINT ? "SIGINT" : "SIGTERM");
     }
     sst_server_stop(s);

@@ -78,9 +78,9 @@ static void json_node(drawer *d, const char *id, const char *name, const sst_val
     bool ends = strcmp(id, SST_START) == 0 || strcmp(id, SST_END) == 0;
     sst_value *data = sst_object_empty();
     if (ends) {
-        data = sst__set_take(
-            data, "$schema",
-            sst_string_new("https://json-schema.org/draft/2020-12/schema", err), err);
+        data =
+            sst__set_take(data, "$schema",
+                          sst_string_new("https://json-schema.org/draft/2020-12/schema", err), err);
     } else {
         sst_value *cls = sst__push_take(sst_array_empty(), sst_string_new("superstep", err), err);
         cls = sst__push_take(cls, sst_string_new("LuaNode", err), err);

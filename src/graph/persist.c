@@ -648,12 +648,11 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
         return sst__code(err);
     }
     sst_payload p = {.value = w};
-    sst_code rc = sst_checkpointer_put_writes(
-        th->cp, th->thread_id, th->ns, th->last_id, &p,
-        error != NULL ? SST_THREAD_ERROR
-        : idle        ? SST_THREAD_IDLE
-                      : SST_THREAD_INTERRUPTED,
-        sync, err);
+    sst_code rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
+                                              error != NULL ? SST_THREAD_ERROR
+                                              : idle        ? SST_THREAD_IDLE
+                                                            : SST_THREAD_INTERRUPTED,
+                                              sync, err);
     sst_value_unref(w);
     return rc;
 }
@@ -747,9 +746,12 @@ sst_value *sst_graph_get_state_nested(sst_graph_thread *t, const char *checkpoin
 
 sst_value *sst__snapshots_of(sst_graph_thread *t, const sst_value *list, const char *newer,
                              sst_error *err) {
-    sst_value *out = sst_array_empty();
     /* the newer neighbour, when it is this one's child */
     sst_value *child = newer != NULL ? sst__record_get(t, newer, err) : NULL;
+    if (newer != NULL && child == NULL) {
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
     for (size_t i = 0; i < sst_array_len(list) && out != NULL; i++) {
         const sst_value *id = sst_object_get(sst_array_get(list, i), "id");
         bool is_child = child != NULL && sst_value_equal(sst_object_get(child, "parent"), id);

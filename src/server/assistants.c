@@ -78,8 +78,8 @@ static sst_value *make(const char *id, const char *graph_id, const char *name,
                       err);
     a = sst__set_take(a, "context", sst_value_ref(context != NULL ? context : sst_object_empty()),
                       err);
-    a = sst__set_take(a, "created_at", created != NULL ? sst_value_ref(created) : sst_value_ref(now),
-                      err);
+    a = sst__set_take(a, "created_at",
+                      created != NULL ? sst_value_ref(created) : sst_value_ref(now), err);
     a = sst__set_take(a, "updated_at", now, err);
     a = sst__set_take(a, "metadata",
                       sst_value_ref(metadata != NULL ? metadata : sst_object_empty()), err);
@@ -126,9 +126,9 @@ void srv_assistant_get(srv_request *r, srv_response *res) {
 }
 
 void srv_assistants_create(srv_request *r, srv_response *res) {
-    static const char *const known[] = {"assistant_id", "graph_id", "config",  "context",
-                                        "metadata",     "if_exists", "name",   "description",
-                                        NULL};
+    static const char *const known[] = {"assistant_id", "graph_id",    "config",
+                                        "context",      "metadata",    "if_exists",
+                                        "name",         "description", NULL};
     static const char *const if_exists[] = {"raise", "do_nothing", NULL};
     const char *id = NULL, *graph_id = NULL, *name = NULL, *desc = NULL, *mode = "raise";
     const sst_value *config = NULL, *context = NULL, *meta = NULL;
@@ -200,8 +200,8 @@ static int64_t latest_version(sst_server *s, const char *id, sst_error *err) {
     sst_value *all = sst_store_search(s->store, &q, err);
     int64_t max = 0;
     for (size_t i = 0; all != NULL && i < sst_array_len(all); i++) {
-        int64_t v = strtoll(sst_string_cstr(sst_object_get(sst_array_get(all, i), "key")), NULL,
-                            10);
+        int64_t v =
+            strtoll(sst_string_cstr(sst_object_get(sst_array_get(all, i), "key")), NULL, 10);
         max = v > max ? v : max;
     }
     sst_value_unref(all);
@@ -209,7 +209,7 @@ static int64_t latest_version(sst_server *s, const char *id, sst_error *err) {
 }
 
 void srv_assistant_patch(srv_request *r, srv_response *res) {
-    static const char *const known[] = {"graph_id", "config", "context", "metadata",
+    static const char *const known[] = {"graph_id", "config",      "context", "metadata",
                                         "name",     "description", NULL};
     const char *graph_id = NULL, *name = NULL, *desc = NULL;
     const sst_value *config = NULL, *context = NULL, *meta = NULL;
@@ -217,8 +217,7 @@ void srv_assistant_patch(srv_request *r, srv_response *res) {
         !srv_field_string(r, res, "graph_id", &graph_id) ||
         !srv_field_object(r, res, "config", &config) ||
         !srv_field_object(r, res, "context", &context) ||
-        !srv_field_object(r, res, "metadata", &meta) ||
-        !srv_field_string(r, res, "name", &name) ||
+        !srv_field_object(r, res, "metadata", &meta) || !srv_field_string(r, res, "name", &name) ||
         !srv_field_string(r, res, "description", &desc)) {
         return;
     }
@@ -240,13 +239,13 @@ void srv_assistant_patch(srv_request *r, srv_response *res) {
     }
     const sst_value *desc_old = sst_object_get(old, "description");
     int64_t version = latest_version(r->s, id, &err) + 1;
-    sst_value *a = make(
-        id, graph_id != NULL ? graph_id : sst_string_cstr(sst_object_get(old, "graph_id")),
-        name != NULL ? name : sst_string_cstr(sst_object_get(old, "name")),
-        desc != NULL ? desc : (sst_is_string(desc_old) ? sst_string_cstr(desc_old) : NULL),
-        config != NULL ? config : sst_object_get(old, "config"),
-        context != NULL ? context : sst_object_get(old, "context"), merged, version,
-        sst_object_get(old, "created_at"), &err);
+    sst_value *a =
+        make(id, graph_id != NULL ? graph_id : sst_string_cstr(sst_object_get(old, "graph_id")),
+             name != NULL ? name : sst_string_cstr(sst_object_get(old, "name")),
+             desc != NULL ? desc : (sst_is_string(desc_old) ? sst_string_cstr(desc_old) : NULL),
+             config != NULL ? config : sst_object_get(old, "config"),
+             context != NULL ? context : sst_object_get(old, "context"), merged, version,
+             sst_object_get(old, "created_at"), &err);
     sst_value_unref(merged);
     sst_value_unref(old);
     if (a == NULL || save(r->s, a, &err) != SST_OK) {
@@ -304,8 +303,7 @@ static sst_value *matching(srv_request *r, srv_response *res) {
     const sst_value *meta = NULL;
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
         !srv_field_string(r, res, "graph_id", &graph_id) ||
-        !srv_field_string(r, res, "name", &name) ||
-        !srv_field_object(r, res, "metadata", &meta)) {
+        !srv_field_string(r, res, "name", &name) || !srv_field_object(r, res, "metadata", &meta)) {
         return NULL;
     }
     sst_store_search_opts q;
@@ -427,8 +425,8 @@ void srv_assistant_latest(srv_request *r, srv_response *res) {
         srv_error(res, 404, "assistant version %lld not found", (long long)version);
         return;
     }
-    sst_code rc = sst_store_put(r->s->store, k_ns, 2, vns[2], sst_object_get(item, "value"), NULL,
-                                &err);
+    sst_code rc =
+        sst_store_put(r->s->store, k_ns, 2, vns[2], sst_object_get(item, "value"), NULL, &err);
     sst_value *v = sst_value_ref(sst_object_get(item, "value"));
     sst_value_unref(item);
     sst_value_unref(a);
@@ -487,8 +485,8 @@ static sst_value *object_schema(const sst_value *fields, sst_error *err) {
     }
     sst_value *o = sst__set_take(sst_object_empty(), "type", sst_string_new("object", err), err);
     o = sst__set_take(o, "properties", props, err);
-    return sst__set_take(
-        o, "$schema", sst_string_new("http://json-schema.org/draft-07/schema#", err), err);
+    return sst__set_take(o, "$schema",
+                         sst_string_new("http://json-schema.org/draft-07/schema#", err), err);
 }
 
 void srv_assistant_schemas(srv_request *r, srv_response *res) {

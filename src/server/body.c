@@ -107,8 +107,8 @@ bool srv_field_bool(srv_request *r, srv_response *res, const char *key, bool *ou
     return true;
 }
 
-bool srv_field_enum(srv_request *r, srv_response *res, const char *key,
-                    const char *const *allowed, const char **out) {
+bool srv_field_enum(srv_request *r, srv_response *res, const char *key, const char *const *allowed,
+                    const char **out) {
     const char *s = NULL;
     if (!srv_field_string(r, res, key, &s)) {
         return false;

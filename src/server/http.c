@@ -181,7 +181,8 @@ static enum MHD_Result dispatch(conn_ctx *c) {
         unsigned status = 404;
         srv_handler h = srv_route(r, &status);
         if (h == NULL) {
-            srv_error(&res, status, status == 405 ? "method %s not allowed on %s" : "%s%s not found",
+            srv_error(&res, status,
+                      status == 405 ? "method %s not allowed on %s" : "%s%s not found",
                       status == 405 ? r->method : "", r->url);
         } else {
             h(r, &res);
@@ -199,9 +200,8 @@ static enum MHD_Result dispatch(conn_ctx *c) {
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls) {
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
     SST_UNUSED(version);
     sst_server *s = cls;
     conn_ctx *c = *con_cls;
@@ -213,8 +213,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         sst__buf_init(&c->body);
         *con_cls = c;
         if (s->token != NULL && strcmp(url, "/ok") != 0 && !authorized(s, conn)) {
-            return send_error_now(conn, 401, "Missing or invalid authorization: send "
-                                             "'Authorization: Bearer <token>'");
+            return send_error_now(conn, 401,
+                                  "Missing or invalid authorization: send "
+                                  "'Authorization: Bearer <token>'");
         }
         const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
         if (cl != NULL && strtoull(cl, NULL, 10) > s->o.max_body_bytes) {
@@ -275,7 +276,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* The listening address of host:port, in @p out; false when the host cannot be resolved. */
 static bool resolve(const char *host, unsigned port, struct sockaddr_storage *out, int *family) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
     char service[16];
     snprintf(service, sizeof service, "%u", port);
@@ -298,10 +300,9 @@ sst_code srv_http_start(sst_server *s, sst_error *err) {
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_ERROR_LOG | (family == AF_INET6 ? MHD_USE_IPv6 : 0);
     s->mhd = MHD_start_daemon(
-        flags, (uint16_t)s->o.port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, s, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)s->o.http_threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.max_connections,
+        flags, (uint16_t)s->o.port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)s->o.http_threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.connection_timeout,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
         (unsigned)1, MHD_OPTION_END);

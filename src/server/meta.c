@@ -16,8 +16,8 @@ void srv_info(srv_request *r, srv_response *res) {
     flags = sst__set_take(flags, "crons", sst_bool(false), &err);
     flags = sst__set_take(flags, "langsmith", sst_bool(false), &err);
     flags = sst__set_take(flags, "store", sst_bool(true), &err);
-    sst_value *o = sst__set_take(sst_object_empty(), "version", sst_string_new(sst_version(), &err),
-                                 &err);
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "version", sst_string_new(sst_version(), &err), &err);
     o = sst__set_take(o, "context", sst_string_new("superstep", &err), &err);
     o = sst__set_take(o, "flags", flags, &err);
     srv_json(res, 200, o);

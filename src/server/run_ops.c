@@ -166,8 +166,8 @@ static char *finished_result(sst_server *s, const run_copy *c) {
     sst_value *st = srv_state_of(s, c->thread_id, NULL, false, &err);
     sst_value *body = NULL;
     if (c->run.status == SST_QUEUE_ERROR || c->run.status == SST_QUEUE_TIMEOUT) {
-        sst_value *e = sst__set_take(sst_object_empty(), "error", sst_string_new("Error", &err),
-                                     &err);
+        sst_value *e =
+            sst__set_take(sst_object_empty(), "error", sst_string_new("Error", &err), &err);
         e = sst__set_take(e, "message", sst_string_new("the run failed", &err), &err);
         body = sst__set_take(sst_object_empty(), "__error__", e, &err);
     } else if (c->run.status == SST_QUEUE_INTERRUPTED && st != NULL) {

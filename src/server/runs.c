@@ -23,14 +23,31 @@ typedef struct run_req {
     double after_seconds;
 } run_req;
 
-static const char *const k_run_fields[] = {
-    "assistant_id",     "input",          "command",           "checkpoint",
-    "checkpoint_id",    "checkpoint_during", "config",         "context",
-    "metadata",         "stream_mode",    "stream_subgraphs",  "stream_resumable",
-    "on_disconnect",    "feedback_keys",  "interrupt_before",  "interrupt_after",
-    "webhook",          "multitask_strategy", "if_not_exists", "on_completion",
-    "after_seconds",    "durability",     "langsmith_tracer",  "checkpoint_ns",
-    NULL};
+static const char *const k_run_fields[] = {"assistant_id",
+                                           "input",
+                                           "command",
+                                           "checkpoint",
+                                           "checkpoint_id",
+                                           "checkpoint_during",
+                                           "config",
+                                           "context",
+                                           "metadata",
+                                           "stream_mode",
+                                           "stream_subgraphs",
+                                           "stream_resumable",
+                                           "on_disconnect",
+                                           "feedback_keys",
+                                           "interrupt_before",
+                                           "interrupt_after",
+                                           "webhook",
+                                           "multitask_strategy",
+                                           "if_not_exists",
+                                           "on_completion",
+                                           "after_seconds",
+                                           "durability",
+                                           "langsmith_tracer",
+                                           "checkpoint_ns",
+                                           NULL};
 
 /* "*" or a list of node names. */
 static bool interrupt_list(srv_request *r, srv_response *res, const char *key,
@@ -52,7 +69,8 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
     static const char *const completions[] = {"delete", "keep", NULL};
     static const char *const disconnects[] = {"cancel", "continue", NULL};
     static const char *const durabilities[] = {"sync", "async", "exit", NULL};
-    *q = (run_req){.multitask = "reject", .if_not_exists = "reject",
+    *q = (run_req){.multitask = "reject",
+                   .if_not_exists = "reject",
                    .on_completion = stateless ? "delete" : "keep"};
     const char *disc = NULL, *durability = NULL, *webhook = NULL;
     const sst_value *checkpoint = NULL;
@@ -104,6 +122,12 @@ static bool mode_bits(srv_response *res, const sst_value *modes, unsigned *bits)
         const char *m = sst_is_string(modes) ? sst_string_cstr(modes)
                                              : sst_string_cstr(sst_array_get(modes, i));
         unsigned b = srv_mode_bit(m);
+        if (b == SRV_MODE_MESSAGES_LEGACY) {
+            srv_error(res, 400,
+                      "stream_mode 'messages' (the legacy messages/partial format) is not "
+                      "supported yet: use 'messages-tuple'");
+            return false;
+        }
         if (b == 0 || b == SRV_MODE_EVENTS) {
             srv_error(res, 400,
                       "unknown stream_mode '%.100s' (values, updates, messages, "
@@ -156,8 +180,7 @@ static sst_value *kwargs_of(const run_req *q, const sst_value *assistant, bool t
     k = sst__set_take(k, "interrupt_after", sst_value_ref(q->after != NULL ? q->after : sst_null()),
                       err);
     k = sst__set_take(k, "checkpoint_id",
-                      q->checkpoint_id != NULL ? sst_string_new(q->checkpoint_id, err)
-                                               : sst_null(),
+                      q->checkpoint_id != NULL ? sst_string_new(q->checkpoint_id, err) : sst_null(),
                       err);
     k = sst__set_take(k, "subgraphs", sst_bool(q->subgraphs), err);
     k = sst__set_take(k, "resumable", sst_bool(q->resumable), err);

@@ -172,8 +172,9 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
         return sst__error(err, SST_EINVAL, "serve: already started");
     }
     if (s->n_graphs == 0) {
-        return sst__error(err, SST_EINVAL, "serve: no graph to serve (give a config file or "
-                                           "--graph NAME=script.lua)");
+        return sst__error(err, SST_EINVAL,
+                          "serve: no graph to serve (give a config file or "
+                          "--graph NAME=script.lua)");
     }
     snprintf(s->owner, sizeof s->owner, "%s", "");
     s->started_ms = srv_now();
@@ -190,8 +191,8 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
     pthread_mutex_lock(&s->mu);
     s->started = true;
     pthread_mutex_unlock(&s->mu);
-    srv_log(s, "listening on http://%s:%u (%zu graph%s, %u workers, database %s)", s->host,
-            s->port, s->n_graphs, s->n_graphs == 1 ? "" : "s", s->o.workers, s->db);
+    srv_log(s, "listening on http://%s:%u (%zu graph%s, %u workers, database %s)", s->host, s->port,
+            s->n_graphs, s->n_graphs == 1 ? "" : "s", s->o.workers, s->db);
     return SST_OK;
 }
 

@@ -116,8 +116,8 @@ bool srv_field_number(srv_request *r, srv_response *res, const char *key, double
                       double *out);
 bool srv_field_bool(srv_request *r, srv_response *res, const char *key, bool *out);
 /* A string member that must be one of @p allowed (NULL-terminated). */
-bool srv_field_enum(srv_request *r, srv_response *res, const char *key,
-                    const char *const *allowed, const char **out);
+bool srv_field_enum(srv_request *r, srv_response *res, const char *key, const char *const *allowed,
+                    const char **out);
 /* A list of strings, or a single string (as the SDK sends stream_mode). */
 bool srv_field_strings(srv_request *r, srv_response *res, const char *key, const sst_value **out);
 /* Only the members in @p known (NULL-terminated) are allowed. */
@@ -199,8 +199,7 @@ sst_code srv_thread_apply_supersteps(sst_server *s, const char *thread_id, const
 sst_value *srv_iso_time(int64_t ms, sst_error *err);
 /* The thread as LangGraph's Thread: {thread_id, created_at, updated_at, metadata, status,
  * config, values, interrupts}. SST_ENOTFOUND when there is no such thread. */
-sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_values,
-                            sst_error *err);
+sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_values, sst_error *err);
 /* True when the thread exists (has metadata or checkpoints). */
 bool srv_thread_exists(sst_server *s, const char *thread_id, sst_error *err);
 /* The graph a thread last ran (its metadata's graph_id), or NULL. */
@@ -329,8 +328,8 @@ struct sst_server {
     pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
     bool keeper_started;
 
-    pthread_mutex_t bmu; /* the broker's lock: streams and their waiters */
-    srv_stream *streams; /* a list (few live at once) */
+    pthread_mutex_t bmu;      /* the broker's lock: streams and their waiters */
+    srv_stream *streams;      /* a list (few live at once) */
     atomic_uint_fast64_t ids; /* counter for uuid7 clocks */
 };
 

@@ -59,9 +59,9 @@ static sst_value *task_of(const char *thread_id, const sst_value *t, sst_error *
     o = sst__set_take(o, "path", or_default(t, "path", sst_array_empty()), err);
     const sst_value *state = sst_object_get(t, "state");
     bool snap = sst_is_object(state) && sst_object_get(state, "values") != NULL;
-    o = sst__set_take(o, "checkpoint",
-                      state != NULL && !snap ? srv_checkpoint_of(thread_id, state, err) : sst_null(),
-                      err);
+    o = sst__set_take(
+        o, "checkpoint",
+        state != NULL && !snap ? srv_checkpoint_of(thread_id, state, err) : sst_null(), err);
     o = sst__set_take(o, "state", snap ? srv_thread_state(thread_id, state, err) : sst_null(), err);
     if (sst_object_get(t, "result") != NULL) {
         o = sst__set_take(o, "result", sst_value_ref(sst_object_get(t, "result")), err);
@@ -84,7 +84,8 @@ sst_value *srv_thread_state(const char *thread_id, const sst_value *snap, sst_er
     o = sst__set_take(o, "checkpoint",
                       srv_checkpoint_of(thread_id, sst_object_get(snap, "config"), err), err);
     o = sst__set_take(o, "parent_checkpoint",
-                      srv_checkpoint_of(thread_id, sst_object_get(snap, "parent_config"), err), err);
+                      srv_checkpoint_of(thread_id, sst_object_get(snap, "parent_config"), err),
+                      err);
     return sst__set_take(o, "interrupts", or_default(snap, "interrupts", sst_array_empty()), err);
 }
 
@@ -93,8 +94,8 @@ static sst_value *str_or_null(const char *s, sst_error *err) {
 }
 
 sst_value *srv_run_value(const sst_queued_run *run, sst_error *err) {
-    sst_value *o = sst__set_take(sst_object_empty(), "run_id", sst_string_new(run->run_id, err),
-                                 err);
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "run_id", sst_string_new(run->run_id, err), err);
     const sst_value *kw = run->kwargs;
     bool temporary = sst_is_bool(sst_object_get(kw, "temporary")) &&
                      sst_bool_value(sst_object_get(kw, "temporary"));
@@ -104,9 +105,9 @@ sst_value *srv_run_value(const sst_queued_run *run, sst_error *err) {
     o = sst__set_take(o, "created_at", srv_iso_time(run->created_at, err), err);
     o = sst__set_take(o, "updated_at", srv_iso_time(run->updated_at, err), err);
     o = sst__set_take(o, "status", sst_string_new(sst_queue_status_name(run->status), err), err);
-    o = sst__set_take(
-        o, "metadata", sst_value_ref(run->metadata != NULL ? run->metadata : sst_object_empty()),
-        err);
+    o = sst__set_take(o, "metadata",
+                      sst_value_ref(run->metadata != NULL ? run->metadata : sst_object_empty()),
+                      err);
     o = sst__set_take(o, "kwargs", sst_value_ref(kw != NULL ? kw : sst_object_empty()), err);
     return sst__set_take(o, "multitask_strategy", str_or_null(run->multitask_strategy, err), err);
 }

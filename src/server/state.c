@@ -103,8 +103,8 @@ void srv_state_checkpoint(srv_request *r, srv_response *res) {
     }
     const sst_value *cid = sst_object_get(cp, "checkpoint_id");
     sst_error err = {0};
-    sst_value *st = srv_state_of(r->s, id, sst_is_string(cid) ? sst_string_cstr(cid) : NULL, sub,
-                                 &err);
+    sst_value *st =
+        srv_state_of(r->s, id, sst_is_string(cid) ? sst_string_cstr(cid) : NULL, sub, &err);
     if (st == NULL) {
         srv_fail(res, &err);
         return;
@@ -152,8 +152,8 @@ static srv_graph *needs_graph(srv_request *r, srv_response *res, const char *id)
     }
     srv_graph *g = srv_thread_graph(r->s, id);
     if (g == NULL) {
-        srv_error(res, 400,
-                  "thread %s has no graph yet: run it once, or create it with a graph_id", id);
+        srv_error(res, 400, "thread %s has no graph yet: run it once, or create it with a graph_id",
+                  id);
     }
     return g;
 }

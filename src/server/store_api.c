@@ -88,16 +88,18 @@ static size_t split_ns(char *buf, const char *out[MAX_LABELS]) {
 void srv_store_get(srv_request *r, srv_response *res) {
     const char *q = srv_query(r, "namespace"), *key = srv_query(r, "key");
     if (q == NULL || key == NULL) {
-        srv_error(res, 400, "query parameters 'namespace' (labels joined with '.') and 'key' "
-                            "are required");
+        srv_error(res, 400,
+                  "query parameters 'namespace' (labels joined with '.') and 'key' "
+                  "are required");
         return;
     }
     char buf[4096];
-    if (strlen(q) >= sizeof buf) {
+    size_t qlen = strlen(q);
+    if (qlen >= sizeof buf) {
         srv_error(res, 400, "namespace too long");
         return;
     }
-    strcpy(buf, q);
+    memcpy(buf, q, qlen + 1);
     const char *ns[MAX_LABELS];
     size_t n = split_ns(buf, ns);
     if (reserved(res, ns, n)) {
@@ -151,8 +153,8 @@ static sst_value *visible(sst_value *list, bool items, sst_error *err) {
 }
 
 void srv_store_search(srv_request *r, srv_response *res) {
-    static const char *const known[] = {"namespace_prefix", "filter", "limit",      "offset",
-                                        "query",            "refresh_ttl", NULL};
+    static const char *const known[] = {"namespace_prefix", "filter", "limit", "offset", "query",
+                                        "refresh_ttl",      NULL};
     const char *prefix[MAX_LABELS], *query = NULL;
     size_t n = 0;
     const sst_value *filter = NULL;

@@ -64,10 +64,14 @@ static const struct {
     const char *name;
     unsigned bit;
 } k_modes[] = {
-    {"values", SRV_MODE_VALUES},     {"updates", SRV_MODE_UPDATES},
-    {"custom", SRV_MODE_CUSTOM},     {"debug", SRV_MODE_DEBUG},
-    {"messages-tuple", SRV_MODE_MESSAGES}, {"tasks", SRV_MODE_TASKS},
-    {"checkpoints", SRV_MODE_CHECKPOINTS}, {"events", SRV_MODE_EVENTS},
+    {"values", SRV_MODE_VALUES},
+    {"updates", SRV_MODE_UPDATES},
+    {"custom", SRV_MODE_CUSTOM},
+    {"debug", SRV_MODE_DEBUG},
+    {"messages-tuple", SRV_MODE_MESSAGES},
+    {"tasks", SRV_MODE_TASKS},
+    {"checkpoints", SRV_MODE_CHECKPOINTS},
+    {"events", SRV_MODE_EVENTS},
     {"messages", SRV_MODE_MESSAGES_LEGACY},
 };
 
@@ -369,8 +373,13 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
         res->stream = NULL;
         return 0;
     }
-    *c = (stream_conn){.s = r->s, .st = res->stream, .conn = r->conn, .kind = res->stream_kind,
-                       .next = res->after, .ids = res->ids, .modes = res->modes};
+    *c = (stream_conn){.s = r->s,
+                       .st = res->stream,
+                       .conn = r->conn,
+                       .kind = res->stream_kind,
+                       .next = res->after,
+                       .ids = res->ids,
+                       .modes = res->modes};
     sst__buf_init(&c->frame);
     res->stream = NULL;
     struct MHD_Response *resp =

@@ -149,7 +149,7 @@ const char *srv_path_thread(srv_request *r, srv_response *res) {
 }
 
 void srv_threads_create(srv_request *r, srv_response *res) {
-    static const char *const known[] = {"thread_id", "metadata", "if_exists", "ttl",
+    static const char *const known[] = {"thread_id",  "metadata", "if_exists", "ttl",
                                         "supersteps", "graph_id", NULL};
     static const char *const modes[] = {"raise", "do_nothing", NULL};
     const char *id = NULL, *mode = "raise", *graph_id = NULL;
@@ -308,7 +308,7 @@ static bool collect_id(const sst_thread_info *t, void *ud) {
 /* The thread ids the search body selects (all of them: offset and limit applied by the
  * caller). NULL after filling @p res. */
 static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q) {
-    static const char *const known[] = {"metadata", "values",     "status", "limit", "offset",
+    static const char *const known[] = {"metadata", "values",     "status", "limit",  "offset",
                                         "sort_by",  "sort_order", "ids",    "select", NULL};
     static const char *const statuses[] = {"idle", "busy", "interrupted", "error", NULL};
     static const char *const sorts[] = {"thread_id", "status", "created_at", "updated_at", NULL};

@@ -101,12 +101,11 @@ static sst_value *message_tuple(const sst_value *ev, sst_error *err) {
     if (sst_is_array(ev)) {
         return sst_value_ref(ev);
     }
-    sst_value *chunk =
-        sst__set_take(sst_object_empty(), "content",
-                      sst_value_ref(sst_object_get(ev, "delta") != NULL
-                                        ? sst_object_get(ev, "delta")
-                                        : sst_string_empty()),
-                      err);
+    sst_value *chunk = sst__set_take(sst_object_empty(), "content",
+                                     sst_value_ref(sst_object_get(ev, "delta") != NULL
+                                                       ? sst_object_get(ev, "delta")
+                                                       : sst_string_empty()),
+                                     err);
     chunk = sst__set_take(chunk, "type", sst_string_new("AIMessageChunk", err), err);
     const sst_value *id = sst_object_get(ev, "id");
     chunk = sst__set_take(chunk, "id", sst_value_ref(id != NULL ? id : sst_null()), err);
@@ -143,12 +142,12 @@ static sst_value *debug_event(const emit_ctx *e, const sst_value *ev, sst_error 
         const sst_value *cfg = sst_object_get(p, "config");
         sst_value *conf = sst_value_ref(sst_object_get(cfg, "configurable"));
         conf = sst__set_take(conf, "run_id", sst_string_new(e->run->run_id, err), err);
-        sst_value *q = sst__set_take(sst_value_ref(p), "checkpoint",
-                                     srv_checkpoint_of(tid, cfg, err), err);
+        sst_value *q =
+            sst__set_take(sst_value_ref(p), "checkpoint", srv_checkpoint_of(tid, cfg, err), err);
         q = sst__set_take(q, "parent_checkpoint",
                           srv_checkpoint_of(tid, sst_object_get(p, "parent_config"), err), err);
-        q = sst__set_take(q, "config",
-                          sst__set_take(sst_value_ref(cfg), "configurable", conf, err), err);
+        q = sst__set_take(q, "config", sst__set_take(sst_value_ref(cfg), "configurable", conf, err),
+                          err);
         return sst__set_take(sst_value_ref(ev), "payload", q, err);
     }
     if (type != NULL && strncmp(type, "task", 4) == 0 && sst_is_object(p)) {
@@ -243,8 +242,8 @@ static sst_value *run_config(const run_copy *c, sst_error *err) {
     sst_value *conf = sst_value_ref(sst_is_object(conf0) ? conf0 : sst_object_empty());
     conf = sst__set_take(conf, "run_id", sst_string_new(c->run_id, err), err);
     conf = sst__set_take(conf, "thread_id", sst_string_new(c->thread_id, err), err);
-    conf = sst__set_take(conf, "graph_id",
-                         sst_value_ref(sst_object_get(c->kwargs, "graph_id")), err);
+    conf =
+        sst__set_take(conf, "graph_id", sst_value_ref(sst_object_get(c->kwargs, "graph_id")), err);
     conf = sst__set_take(conf, "assistant_id", sst_string_new(c->assistant_id, err), err);
     conf = sst__set_take(conf, "run_attempt", sst_int_new(c->run.attempt, err), err);
     return sst__set_take(cfg, "configurable", conf, err);
@@ -476,10 +475,10 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     if (rc != SST_OK) {
         srv_log(s, "run %s: %s", c->run_id, err.msg);
     }
-    if (rc == SST_OK && (rollback || (is_true(sst_object_get(c->kwargs, "temporary")) &&
-                                      strcmp(sst_string_cstr(sst_object_get(
-                                                 c->kwargs, "on_completion")),
-                                             "delete") == 0))) {
+    if (rc == SST_OK &&
+        (rollback ||
+         (is_true(sst_object_get(c->kwargs, "temporary")) &&
+          strcmp(sst_string_cstr(sst_object_get(c->kwargs, "on_completion")), "delete") == 0))) {
         if (sst_queue_remove(s->queue, c->run_id, &err) != SST_OK ||
             (!rollback && sst_checkpointer_delete_thread(s->cp, c->thread_id, &err) != SST_OK)) {
             srv_log(s, "run %s: cleaning up: %s", c->run_id, err.msg);
@@ -497,8 +496,7 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
 
 /* Sets the invoke options of the run from its kwargs (@p hold keeps what they borrow). */
 static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_ctx *ec,
-                        sst_invoke_opts *o, sst_value **hold, const char ***names,
-                        sst_error *err) {
+                        sst_invoke_opts *o, sst_value **hold, const char ***names, sst_error *err) {
     const sst_value *kw = c->kwargs;
     sst_invoke_opts_init(o);
     const sst_value *cfg = sst_object_get(kw, "config");
@@ -554,10 +552,9 @@ static void execute(srv_worker *w, run_copy *c) {
     if (c->run.attempt > 1 && ec.st != NULL && is_true(sst_object_get(c->kwargs, "events"))) {
         srv_publish_metadata(s, ec.st, c->run_id, c->run.attempt);
     }
-    sst_graph_thread *th =
-        script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script), s->cp, c->thread_id,
-                                               &err)
-                       : NULL;
+    sst_graph_thread *th = script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script),
+                                                                  s->cp, c->thread_id, &err)
+                                          : NULL;
     char start[64];
     latest_id(s, c->thread_id, start);
     outcome out = {0};
@@ -661,8 +658,8 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     char *cancel = NULL;
     sst_error err = {0};
     sst_code rc = sst_queue_renew(s->queue, run_id, token, srv_now(), lease_ms, &cancel, &err);
-    int flag = rc == SST_ECONFLICT ? CANCEL_LOST
-               : cancel == NULL    ? CANCEL_NONE
+    int flag = rc == SST_ECONFLICT               ? CANCEL_LOST
+               : cancel == NULL                  ? CANCEL_NONE
                : strcmp(cancel, "rollback") == 0 ? CANCEL_ROLLBACK
                                                  : CANCEL_INTERRUPT;
     free(cancel);

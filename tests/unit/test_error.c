@@ -238,6 +238,50 @@ static void test_uuid4(void **state) {
     assert_string_not_equal(a, b);
 }
 
+/* Name-based UUIDs as Python's uuid.uuid5 gives them (LangGraph's default assistant ids),
+ * names around SHA-1's 55/56-byte padding boundary included. */
+static void test_uuid5(void **state) {
+    (void)state;
+    static const char *const x500 = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
+    char b55[56], c56[57], d64[65], a40[41], x39[40], e30[61] = "";
+    memset(b55, 'b', 55), b55[55] = '\0';
+    memset(c56, 'c', 56), c56[56] = '\0';
+    memset(d64, 'd', 64), d64[64] = '\0';
+    memset(a40, 'a', 40), a40[40] = '\0';
+    memset(x39, 'x', 39), x39[39] = '\0';
+    for (int i = 0; i < 30; i++) {
+        strcat(e30, "\xc3\xa9");
+    }
+    const struct {
+        const char *ns, *name, *want;
+    } cases[] = {
+        {x500, "chain", "608f7b9c-04e5-5cf2-a3f7-ba75a3719808"},
+        {x500, "counter", "09d6caf4-2ef3-5a8b-b1a7-114690ed5d45"},
+        {x500, "emitter", "36d5ceb9-f868-52bc-a4b5-bc1adfecb099"},
+        {x500, "", "e0e91d1a-dcd6-5d9c-bf2e-f544030263cf"},
+        {x500, x39, "2969e6a0-683c-550c-be55-36cc9aa7ddce"},
+        {x500, a40, "2064a08a-2bf9-526f-92e8-114982b85783"},
+        {x500, b55, "aaf0e257-4e9d-533d-8c58-430e6238c271"},
+        {x500, c56, "45b619c8-3ba0-56e6-8131-d475e670c0c2"},
+        {x500, d64, "a0fcea22-d2b1-54e9-b319-29d7faf7c32e"},
+        {x500, e30, "94c4e038-1033-5cb1-ab70-9f4a33458e33"},
+        {"6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "python.org",
+         "886313e1-3b8a-5372-9b90-0c9aee199e5d"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[37];
+        sst_error err = {0};
+        assert_int_equal(sst_uuid5(cases[i].ns, cases[i].name, out, &err), SST_OK);
+        assert_string_equal(out, cases[i].want);
+    }
+    char out[37] = "unchanged";
+    sst_error err = {0};
+    assert_int_equal(sst_uuid5("not-a-uuid", "x", out, &err), SST_EINVAL);
+    assert_non_null(strstr(err.msg, "not-a-uuid"));
+    assert_string_equal(out, "unchanged");
+    assert_int_equal(sst_uuid5("6ba7b821-9dad-11d1-80b4-00c04fd430cz", "x", out, &err), SST_EINVAL);
+}
+
 static void test_uuid7_strictly_increasing(void **state) {
     (void)state;
     enum { N = 10000 };
@@ -333,6 +377,7 @@ int main(void) {
         cmocka_unit_test(test_err_local_keeps_the_code),
         cmocka_unit_test(test_code_and_unless_set),
         cmocka_unit_test(test_uuid4),
+        cmocka_unit_test(test_uuid5),
         cmocka_unit_test(test_uuid7_strictly_increasing),
         cmocka_unit_test(test_uuid7_clock),
         cmocka_unit_test(test_uuid7_threads),
