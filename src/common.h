@@ -195,6 +195,11 @@ void sst__uuid7(uint64_t *clock, char out[37]);
  */
 uint64_t sst__uuid7_clock(const char *id);
 
+/* Waits for a locked SQLite database up to @p timeout_ms, in short steps (sqlite_busy.c);
+ * the library's connections use it in place of sqlite3_busy_timeout. */
+struct sqlite3;
+void sst__sqlite_busy(struct sqlite3 *db, int timeout_ms);
+
 /* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
 void sst__sha1(const void *data, size_t len, unsigned char out[20]);
 

@@ -768,11 +768,14 @@ typedef struct sst_invoke_opts {
     sst_store *store;
     sst_sleep_fn sleep; /* retry waits (tests); NULL: real sleep */
     void *sleep_user_data;
-    /* Asked before each superstep (and by sst_node_cancelled while nodes run): true stops
-     * the run there with SST_ECANCELLED (status error; what committed stays, and the
-     * thread resumes from it). A server's run cancel. NULL: never. Called on several
-     * threads; must be cheap. */
-    bool (*cancelled)(void *user_data);
+    /* Asked before each superstep (@p in_node false) and by sst_node_cancelled while nodes
+     * run (@p in_node true): true before a superstep stops the run there with
+     * SST_ECANCELLED (status error; what committed stays, the thread is left idle and
+     * resumes from it); true to a node asks it to stop now (its work is then lost and
+     * runs again on resume). A server's cancel says yes to both; a server stopping
+     * gracefully says yes only between supersteps, so running nodes finish and commit.
+     * NULL: never. Called on several threads; must be cheap. */
+    bool (*cancelled)(void *user_data, bool in_node);
     void *cancel_user_data;
 } sst_invoke_opts;
 

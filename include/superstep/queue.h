@@ -238,8 +238,9 @@ SST_NODISCARD SST_API sst_value *sst_queued_run_value(const sst_queued_run *run,
  * transactions, so a run is never claimed twice.
  * @return new queue; NULL with SST_EIO naming the file and the problem (it
  *         cannot be opened, it is not SQLite, it is another application's
- *         database, its queue schema is newer, its queue tables are damaged);
- *         nothing is written to such a file.
+ *         database, its queue schema is newer, its queue tables are damaged;
+ *         SST_EUNAVAILABLE when another process kept it locked); nothing is
+ *         written to such a file.
  */
 SST_NODISCARD SST_API sst_queue *sst_sqlite_queue_open(const char *path, sst_error *err);
 

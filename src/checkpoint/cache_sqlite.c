@@ -127,7 +127,7 @@ static sst_code open_file(sqlite_cache *s, sst_error *err) {
         return sst__error(err, SST_EIO, "cannot open cache '%s': %s", s->path,
                           s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     }
-    sqlite3_busy_timeout(s->db, CACHE_BUSY_TIMEOUT_MS); /* before anything touches the file */
+    sst__sqlite_busy(s->db, CACHE_BUSY_TIMEOUT_MS); /* before anything touches the file */
     /* The busy handler does not cover every step (a journal mode change may fail at
      * once while another connection opens the file): retry those with backoff. */
     sst_code rc = SST_OK;

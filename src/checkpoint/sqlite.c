@@ -61,6 +61,7 @@ static const char *const k_sql[S_COUNT] = {
                      "updated=max(updated, excluded.updated)",
     [S_THREAD_EXISTS] = "SELECT 1 FROM threads WHERE thread=?1 UNION ALL "
                         "SELECT 1 FROM checkpoints WHERE thread=?1 LIMIT 1",
+    [S_THREAD_GET] = THREAD_SELECT " WHERE t.thread = ?2",
     [S_CHAIN] = "SELECT id, ns, parent, kind FROM checkpoints WHERE thread=? ORDER BY seq",
     [S_DEL_REC] = "DELETE FROM checkpoints WHERE thread=? AND id=?",
     [S_DATA_VERSION] = "PRAGMA data_version",
@@ -364,7 +365,7 @@ static sst_code open_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_error *
         return sst__error(err, SST_EIO, "cannot open checkpoint store '%s': %s", s->path,
                           s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     }
-    sqlite3_busy_timeout(s->db, o->busy_timeout_ms); /* before anything touches the file */
+    sst__sqlite_busy(s->db, o->busy_timeout_ms); /* before anything touches the file */
     sst_code code = SST_EBUSY;
     uint64_t waited = 0;
     for (uint64_t pause = 2; code == SST_EBUSY; pause = pause < 100 ? pause * 2 : 100) {

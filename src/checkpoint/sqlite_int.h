@@ -44,6 +44,7 @@ enum {
     S_THREAD_NEW,
     S_THREAD_PUT,
     S_THREAD_EXISTS,
+    S_THREAD_GET,
     S_CHAIN,
     S_DEL_REC,
     S_SWEEP,
@@ -64,6 +65,15 @@ enum {
  * comma list becomes a JSON array by quoting.
  */
 #define BLOB_IDS_OF_C "json_each('[\"' || replace(c.blobs, ',', '\",\"') || '\"]') j"
+
+/* A thread's row as sst_thread_info needs it (sqlite_threads.c reads it; ?1 is now). */
+#define THREAD_SELECT                                                                              \
+    "SELECT t.thread, t.created, max(t.updated, coalesce(h.created, 0)), coalesce(h.status, 0),"   \
+    " t.metadata, t.mcrc, (SELECT count(*) FROM checkpoints c WHERE c.thread = t.thread),"         \
+    " h.id, coalesce(h.step, 0),"                                                                  \
+    " EXISTS(SELECT 1 FROM locks l WHERE l.thread = t.thread AND l.expires > ?1)"                  \
+    " FROM threads t LEFT JOIN checkpoints h ON h.seq = (SELECT max(seq) FROM checkpoints c"       \
+    " WHERE c.thread = t.thread AND c.ns = '')"
 
 /* The columns every checkpoint read returns, in this order (the C_ names below). */
 #define REC_COLS                                                                                   \

@@ -28,14 +28,6 @@ bool sst__sq_run(sqlite_saver *s, int which, const char *what, sst_error *err, .
 
 /* ---- listing ---- */
 
-#define THREAD_SELECT                                                                              \
-    "SELECT t.thread, t.created, max(t.updated, coalesce(h.created, 0)), coalesce(h.status, 0),"   \
-    " t.metadata, t.mcrc, (SELECT count(*) FROM checkpoints c WHERE c.thread = t.thread),"         \
-    " h.id, coalesce(h.step, 0),"                                                                  \
-    " EXISTS(SELECT 1 FROM locks l WHERE l.thread = t.thread AND l.expires > ?1)"                  \
-    " FROM threads t LEFT JOIN checkpoints h ON h.seq = (SELECT max(seq) FROM checkpoints c"       \
-    " WHERE c.thread = t.thread AND c.ns = '')"
-
 /* Reads the current row of a THREAD_SELECT statement into @p t. */
 static sst_code read_thread(sqlite_saver *s, sqlite3_stmt *st, sst_thread_info *t, sst_error *err) {
     const char *meta = (const char *)sqlite3_column_text(st, 4);
@@ -133,15 +125,12 @@ sst_code sst__sq_thread_get(void *self, const char *thread, sst_thread_fn each, 
                             sst_error *err) {
     sqlite_saver *s = self;
     pthread_mutex_lock(&s->mu);
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st = sst__sq_stmt(s, S_THREAD_GET);
     sst_thread_query all = {0};
     size_t found = 0;
-    sst_code rc =
-        sqlite3_prepare_v2(s->db, THREAD_SELECT " WHERE t.thread = ?2", -1, &st, NULL) == SQLITE_OK
-            ? (sst__sq_bind_text(st, 2, thread),
-               each_thread(s, st, &all, each, user_data, &found, err))
-            : sst__sq_db_error(s, err, "reading a thread");
-    sqlite3_finalize(st);
+    sst__sq_bind_text(st, 2, thread);
+    sst_code rc = each_thread(s, st, &all, each, user_data, &found, err);
+    sqlite3_reset(st);
     pthread_mutex_unlock(&s->mu);
     if (rc == SST_OK && found == 0) {
         rc = sst__error(err, SST_ENOTFOUND, "checkpoint store '%s': no thread '%s'", s->path,

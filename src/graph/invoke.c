@@ -200,7 +200,7 @@ static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
     invoke_ctx *c = ud;
     c->step = step;
-    if (c->o->cancelled != NULL && c->o->cancelled(c->o->cancel_user_data)) {
+    if (c->o->cancelled != NULL && c->o->cancelled(c->o->cancel_user_data, false)) {
         return SST_ECANCELLED;
     }
     if (c->skip_before && step == c->first_step) {

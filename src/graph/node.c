@@ -396,7 +396,7 @@ bool sst_node_cancelled(const sst_node_ctx *ctx) {
         return true;
     }
     const sst_invoke_opts *o = sst__invoke_opts(sst_task_run_user_data(ctx->task));
-    return o != NULL && o->cancelled != NULL && o->cancelled(o->cancel_user_data);
+    return o != NULL && o->cancelled != NULL && o->cancelled(o->cancel_user_data, true);
 }
 
 sst_store *sst_node_store(const sst_node_ctx *ctx) {

@@ -291,7 +291,7 @@ static sst_code open_file(sqlite_queue *s, sst_error *err) {
         return sst__error(err, SST_EIO, "cannot open queue '%s': %s", s->path,
                           s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     }
-    sqlite3_busy_timeout(s->db, SST__QUEUE_BUSY_MS); /* before anything touches the file */
+    sst__sqlite_busy(s->db, SST__QUEUE_BUSY_MS); /* before anything touches the file */
     if (sqlite3_create_function_v2(s->db, "sst_owner_gone", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                    NULL, owner_gone_fn, NULL, NULL, NULL) != SQLITE_OK) {
         return sst__qs_error(s, err, "registering sst_owner_gone");

@@ -161,6 +161,8 @@ sst_code sst__qs_claim(void *self, const char *owner, int64_t now, int64_t lease
     if (rc == SST_OK && !best.found) {
         return sst__error(err, SST_ENOTFOUND, "queue '%s': no run is ready to claim", s->path);
     }
+    /* After the commit, without the lock: should the stored JSON not parse (a damaged
+     * row), the run stays claimed and comes back when this lease expires, attempt + 1. */
     if (rc == SST_OK) {
         rc = sst__qs_row_emit(s, &row, each, user_data, NULL, err);
     }

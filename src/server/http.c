@@ -11,15 +11,35 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "server_int.h"
 #include "superstep/json.h"
 
+/*
+ * One TCP connection, for the header deadline: libmicrohttpd restarts a connection's idle
+ * timer at every byte, so a client that sends its headers one byte at a time (slowloris)
+ * would keep the connection for ever. A connection whose request has not begun (its
+ * headers complete) within connection_timeout seconds of its start, or of the end of its
+ * previous request, is shut down by srv_http_sweep (the keeper thread, every second).
+ */
+typedef struct tcp_conn {
+    struct tcp_conn *next;
+    int fd;
+    int64_t since; /* ms: connected, or its last request ended */
+    bool in_request;
+    bool shut;
+} tcp_conn;
+
 /* One request's state across libmicrohttpd's calls of the access handler. */
 typedef struct conn_ctx {
     srv_request req;
     sst__buf body;
+    unsigned deny; /* 401 or 413: refused, the body is read and dropped */
+    uint64_t seen; /* body bytes received */
+    bool answered; /* a response is queued */
 } conn_ctx;
 
 const char *srv_query(const srv_request *r, const char *key) {
@@ -96,9 +116,10 @@ static void free_body(void *p) {
     sst_free(p);
 }
 
-/* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0). */
+/* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0),
+ * with an Allow header when @p allow is set (a 405) and Connection: close when @p close. */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, char *data,
-                                  size_t len, const char *type) {
+                                  size_t len, const char *type, const char *allow, bool close) {
     struct MHD_Response *resp =
         len > 0 ? MHD_create_response_from_buffer_with_free_callback(len, data, free_body)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -112,15 +133,23 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, 
     if (type != NULL) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     }
+    if (allow != NULL) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    }
+    if (close) {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+    }
     enum MHD_Result rc = MHD_queue_response(conn, status, resp);
     MHD_destroy_response(resp);
     return rc;
 }
 
-/* Sends @p res (not a stream). */
-static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *res) {
+/* Sends @p res (not a stream); @p allow: the Allow header of a 405. */
+static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *res,
+                                     const char *allow) {
+    bool close = res->status == 413;
     if (res->status == 204 || (res->json == NULL && res->text == NULL)) {
-        return send_bytes(conn, res->status, NULL, 0, NULL);
+        return send_bytes(conn, res->status, NULL, 0, NULL, NULL, close);
     }
     if (res->json != NULL) {
         size_t len = 0;
@@ -129,14 +158,15 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *
         if (text == NULL) {
             static const char oom[] = "{\"detail\":\"out of memory writing the response\"}";
             return send_bytes(conn, 500, sst__strndup(oom, sizeof oom - 1), sizeof oom - 1,
-                              "application/json");
+                              "application/json", NULL, true);
         }
-        return send_bytes(conn, res->status, text, len, "application/json");
+        return send_bytes(conn, res->status, text, len, "application/json", allow, close);
     }
     size_t len = strlen(res->text);
     char *t = res->text;
     res->text = NULL;
-    return send_bytes(conn, res->status, t, len, res->type != NULL ? res->type : "text/plain");
+    return send_bytes(conn, res->status, t, len, res->type != NULL ? res->type : "text/plain",
+                      allow, close);
 }
 
 /* A fixed JSON error, answered before the body was read (401, 413). */
@@ -144,7 +174,7 @@ static enum MHD_Result send_error_now(struct MHD_Connection *conn, unsigned stat
                                       const char *msg) {
     srv_response res = {0};
     srv_error(&res, status, "%s", msg);
-    enum MHD_Result rc = send_response(conn, &res);
+    enum MHD_Result rc = send_response(conn, &res, NULL);
     sst_value_unref(res.json);
     return rc;
 }
@@ -152,7 +182,7 @@ static enum MHD_Result send_error_now(struct MHD_Connection *conn, unsigned stat
 /* Constant-time comparison of the Authorization header with "Bearer <token>". */
 static bool authorized(const sst_server *s, struct MHD_Connection *conn) {
     const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-    if (h == NULL || strncmp(h, "Bearer ", 7) != 0) {
+    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) {
         return false;
     }
     const char *given = h + 7;
@@ -168,8 +198,11 @@ static bool authorized(const sst_server *s, struct MHD_Connection *conn) {
 static enum MHD_Result dispatch(conn_ctx *c) {
     srv_request *r = &c->req;
     srv_response res = {.status = 200};
+    char allow[64] = "";
     r->body = sst__buf_detach(&c->body, &r->body_len);
-    if (r->body_len > 0) {
+    /* A body on GET or HEAD means nothing here: it is not read (RFC 9110). */
+    bool reads_body = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
+    if (r->body_len > 0 && reads_body) {
         sst_error err = {0};
         r->json = sst_json_read(r->body, r->body_len, NULL, &err);
         if (r->json == NULL) {
@@ -180,10 +213,11 @@ static enum MHD_Result dispatch(conn_ctx *c) {
     if (res.json == NULL) {
         unsigned status = 404;
         srv_handler h = srv_route(r, &status);
-        if (h == NULL) {
-            srv_error(&res, status,
-                      status == 405 ? "method %s not allowed on %s" : "%s%s not found",
-                      status == 405 ? r->method : "", r->url);
+        if (h == NULL && status == 405) {
+            srv_error(&res, 405, "method %s not allowed on %s (allowed: %s)", r->method, r->url,
+                      srv_route_allowed(r, allow, sizeof allow));
+        } else if (h == NULL) {
+            srv_error(&res, status, "%s not found", r->url);
         } else {
             h(r, &res);
         }
@@ -192,11 +226,117 @@ static enum MHD_Result dispatch(conn_ctx *c) {
     if (res.stream != NULL) {
         rc = srv_queue_stream_response(r, &res) ? MHD_YES : MHD_NO;
     } else {
-        rc = send_response(r->conn, &res);
+        rc = send_response(r->conn, &res, allow[0] != '\0' ? allow : NULL);
     }
     sst_value_unref(res.json);
     sst_free(res.text);
     return rc;
+}
+
+/* The tcp_conn of @p conn, or NULL. */
+static tcp_conn *tcp_of(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i != NULL ? i->socket_context : NULL;
+}
+
+/* Marks the connection's request as begun (true) or ended (false). */
+static void tcp_mark(sst_server *s, struct MHD_Connection *conn, bool in_request) {
+    tcp_conn *t = tcp_of(conn);
+    if (t != NULL) {
+        pthread_mutex_lock(&s->hmu);
+        t->in_request = in_request;
+        t->since = srv_now();
+        pthread_mutex_unlock(&s->hmu);
+    }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx,
+                          enum MHD_ConnectionNotificationCode toe) {
+    sst_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *i =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        tcp_conn *t = i != NULL ? sst__calloc(1, sizeof *t) : NULL;
+        if (t != NULL) {
+            t->fd = i->connect_fd;
+            t->since = srv_now();
+            pthread_mutex_lock(&s->hmu);
+            t->next = s->tcp;
+            s->tcp = t;
+            pthread_mutex_unlock(&s->hmu);
+        }
+        *ctx = t;
+        return;
+    }
+    tcp_conn *t = *ctx;
+    if (t == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&s->hmu);
+    for (tcp_conn **p = &s->tcp; *p != NULL; p = &(*p)->next) {
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->hmu);
+    sst__free(t);
+    *ctx = NULL;
+}
+
+void srv_http_sweep(sst_server *s) {
+    int64_t limit = srv_now() - (int64_t)s->o.connection_timeout * 1000;
+    pthread_mutex_lock(&s->hmu);
+    for (tcp_conn *t = s->tcp; t != NULL; t = t->next) {
+        if (!t->in_request && !t->shut && t->since < limit) {
+            /* libmicrohttpd owns the socket: shut it down (it sees the end and closes it) */
+            shutdown(t->fd, SHUT_RDWR);
+            t->shut = true;
+        }
+    }
+    pthread_mutex_unlock(&s->hmu);
+}
+
+/* The most body bytes read (and dropped) to answer a refused request cleanly: the client
+ * gets the answer after sending its body. Past it the answer goes at once and the
+ * connection closes (a client still sending then sees its connection reset). */
+static uint64_t drain_cap(const sst_server *s) {
+    uint64_t cap = (uint64_t)s->o.max_body_bytes * 4;
+    return cap > ((uint64_t)64 << 20) ? cap : (uint64_t)64 << 20;
+}
+
+/* The answer of a refused request (its status in c->deny). */
+static enum MHD_Result send_denied(conn_ctx *c) {
+    const sst_server *s = c->req.s;
+    char msg[160];
+    if (c->deny == 401) {
+        snprintf(msg, sizeof msg,
+                 "Missing or invalid authorization: send 'Authorization: Bearer "
+                 "<token>'");
+    } else {
+        snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes",
+                 s->o.max_body_bytes);
+    }
+    c->answered = true;
+    return send_error_now(c->req.conn, c->deny, msg);
+}
+
+/* The first call for a request: the token and the announced body size. */
+static enum MHD_Result begin(sst_server *s, conn_ctx *c, const char *url) {
+    struct MHD_Connection *conn = c->req.conn;
+    if (s->token != NULL && strcmp(url, "/ok") != 0 && !authorized(s, conn)) {
+        c->deny = 401;
+    }
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    uint64_t len = cl != NULL ? strtoull(cl, NULL, 10) : 0;
+    if (c->deny == 0 && len > s->o.max_body_bytes) {
+        c->deny = 413;
+    }
+    if (c->deny != 0 && len > drain_cap(s)) {
+        return send_denied(c); /* too much to read: answer now and close */
+    }
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -212,37 +352,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c->req = (srv_request){.s = s, .conn = conn, .method = method, .url = url};
         sst__buf_init(&c->body);
         *con_cls = c;
-        if (s->token != NULL && strcmp(url, "/ok") != 0 && !authorized(s, conn)) {
-            return send_error_now(conn, 401,
-                                  "Missing or invalid authorization: send "
-                                  "'Authorization: Bearer <token>'");
-        }
-        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-        if (cl != NULL && strtoull(cl, NULL, 10) > s->o.max_body_bytes) {
-            c->req.too_large = true;
-            char msg[128];
-            snprintf(msg, sizeof msg, "request body of %s bytes is larger than the limit of %zu",
-                     cl, s->o.max_body_bytes);
-            return send_error_now(conn, 413, msg);
-        }
-        return MHD_YES;
+        tcp_mark(s, conn, true);
+        return begin(s, c, url);
     }
     if (*upload_data_size != 0) {
-        if (!c->req.too_large && c->body.len + *upload_data_size > s->o.max_body_bytes) {
-            c->req.too_large = true;
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (c->answered) {
+            return MHD_YES; /* the rest goes with the connection */
+        }
+        c->seen += n;
+        if (c->deny == 0 && c->body.len + n > s->o.max_body_bytes) {
+            c->deny = 413; /* a body without Content-Length that grew past the limit */
             sst__buf_free(&c->body);
         }
-        if (!c->req.too_large) {
-            sst__buf_append(&c->body, upload_data, *upload_data_size);
+        if (c->deny != 0) {
+            return c->seen > drain_cap(s) ? send_denied(c) : MHD_YES;
         }
-        *upload_data_size = 0;
+        sst__buf_append(&c->body, upload_data, n);
         return MHD_YES;
     }
-    if (c->req.too_large) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "request body larger than the limit of %zu bytes",
-                 s->o.max_body_bytes);
-        return send_error_now(conn, 413, msg);
+    if (c->answered) {
+        return MHD_YES;
+    }
+    if (c->deny != 0) {
+        return send_denied(c);
     }
     if (c->body.oom) {
         return send_error_now(conn, 500, "out of memory reading the request body");
@@ -252,13 +386,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-    SST_UNUSED(cls);
-    SST_UNUSED(conn);
     SST_UNUSED(toe);
     conn_ctx *c = *con_cls;
     if (c == NULL) {
         return;
     }
+    tcp_mark(cls, conn, false);
     sst__buf_free(&c->body);
     sst__free(c->req.body);
     sst__free(c->req.path_copy);
@@ -304,8 +437,8 @@ sst_code srv_http_start(sst_server *s, sst_error *err) {
         s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)s->o.http_threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.connection_timeout,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-        (unsigned)1, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
+        s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (s->mhd == NULL) {
         return sst__error(err, SST_EIO, "serve: cannot listen on %s:%u (in use, or not allowed)",
                           s->host, s->o.port);

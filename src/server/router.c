@@ -3,6 +3,7 @@
  * The route table: LangGraph's API paths, "{}" standing for one path segment
  * (a thread, run or assistant id, a checkpoint id), matched in order.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "server_int.h"
@@ -130,4 +131,21 @@ srv_handler srv_route(srv_request *r, unsigned *status) {
         }
     }
     return NULL;
+}
+
+const char *srv_route_allowed(srv_request *r, char *out, size_t size) {
+    out[0] = '\0';
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof k_routes / sizeof k_routes[0]; i++) {
+        if (!match(k_routes[i].pattern, r->path_copy, NULL) ||
+            strstr(out, k_routes[i].method) != NULL) {
+            continue;
+        }
+        int k = snprintf(out + n, size - n, "%s%s", n > 0 ? ", " : "", k_routes[i].method);
+        if (k < 0 || (size_t)k >= size - n) {
+            break;
+        }
+        n += (size_t)k;
+    }
+    return out;
 }

@@ -100,6 +100,12 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
         srv_error(res, 400, "body member 'assistant_id' is required");
         return false;
     }
+    const sst_value *limit = sst_object_get(q->config, "recursion_limit");
+    if (limit != NULL && !sst_is_null(limit) &&
+        (!sst_is_int(limit) || sst_int_value(limit) < 1 || sst_int_value(limit) > 100000000)) {
+        srv_error(res, 400, "config.recursion_limit must be an integer from 1 to 100000000");
+        return false;
+    }
     const sst_value *cid = sst_object_get(checkpoint, "checkpoint_id");
     if (q->checkpoint_id == NULL && sst_is_string(cid)) {
         q->checkpoint_id = sst_string_cstr(cid);
@@ -192,40 +198,22 @@ static sst_value *kwargs_of(const run_req *q, const sst_value *assistant, bool t
     return sst__set_take(k, "events", sst_bool(events), err);
 }
 
-/* Makes the thread a run needs: a new one (stateless, or if_not_exists create). */
-static bool ensure_thread(srv_request *r, srv_response *res, const char *id, bool stateless,
-                          const run_req *q) {
+/* Makes the thread ready (created for a stateless run or with if_not_exists "create") and
+ * tagged with the run's graph and assistant, as LangGraph does; false after an answer. */
+static bool prepare_thread(srv_request *r, srv_response *res, const char *id, bool stateless,
+                           const run_req *q, const sst_value *assistant) {
     sst_error err = {0};
-    if (!stateless) {
-        if (srv_thread_exists(r->s, id, &err)) {
-            return true;
-        }
-        if (err.code != SST_OK) {
-            srv_fail(res, &err);
-            return false;
-        }
-        if (strcmp(q->if_not_exists, "create") != 0) {
-            srv_error(res, 404, "Thread with ID %s not found", id);
-            return false;
-        }
-    }
-    if (sst_checkpointer_thread_put(r->s->cp, id, sst_object_empty(), &err) != SST_OK) {
-        srv_fail(res, &err);
+    sst_value *tags = sst__set_take(sst_object_empty(), "graph_id",
+                                    sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
+    tags = sst__set_take(tags, "assistant_id",
+                         sst_value_ref(sst_object_get(assistant, "assistant_id")), &err);
+    bool create = stateless || strcmp(q->if_not_exists, "create") == 0;
+    sst_code rc = tags != NULL ? srv_thread_for_run(r->s, id, create, tags, &err) : SST_ENOMEM;
+    sst_value_unref(tags);
+    if (rc == SST_ENOTFOUND) {
+        srv_error(res, 404, "Thread with ID %s not found", id);
         return false;
     }
-    return true;
-}
-
-/* {"graph_id", "assistant_id"} merged into the thread's metadata, as LangGraph does. */
-static bool tag_thread(srv_request *r, srv_response *res, const char *id,
-                       const sst_value *assistant) {
-    sst_error err = {0};
-    sst_value *m = sst__set_take(sst_object_empty(), "graph_id",
-                                 sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
-    m = sst__set_take(m, "assistant_id", sst_value_ref(sst_object_get(assistant, "assistant_id")),
-                      &err);
-    sst_code rc = m != NULL ? srv_thread_merge_metadata(r->s, id, m, &err) : SST_ENOMEM;
-    sst_value_unref(m);
     if (rc != SST_OK) {
         srv_fail(res, &err);
         return false;
@@ -292,8 +280,7 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
         thread_id = tid;
     }
     srv_new_id(run_id);
-    if (!ensure_thread(r, res, thread_id, stateless, &q) ||
-        !tag_thread(r, res, thread_id, assistant)) {
+    if (!prepare_thread(r, res, thread_id, stateless, &q, assistant)) {
         sst_value_unref(assistant);
         return;
     }
@@ -306,7 +293,9 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
         .kwargs = kwargs,
         .metadata = q.metadata,
         .multitask_strategy = q.multitask,
+        .created_at = srv_now(),
         .run_after = q.after_seconds > 0 ? srv_now() + (int64_t)(q.after_seconds * 1000) : 0};
+    run.updated_at = run.created_at;
     srv_stream *st = kwargs != NULL ? srv_stream_get(r->s, run_id) : NULL;
     if (st != NULL && events) {
         srv_publish_metadata(r->s, st, run_id, 1);
@@ -317,7 +306,6 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
     }
     if (ok && want == WANT_BACKGROUND) {
         run.status = SST_QUEUE_PENDING;
-        run.created_at = run.updated_at = srv_now();
         srv_json(res, 200, srv_run_value(&run, &err));
     } else if (ok) {
         res->status = 200;

@@ -110,6 +110,7 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     s->token = dup_or_null(o->auth_token);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->bmu, NULL);
+    pthread_mutex_init(&s->hmu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
     if (s->host == NULL || s->db == NULL || (o->auth_token != NULL && s->token == NULL)) {
@@ -249,6 +250,7 @@ void sst_server_free(sst_server *s) {
     sst_checkpointer_free(s->cp);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->bmu);
+    pthread_mutex_destroy(&s->hmu);
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->done);
     sst__free(s->host);

@@ -24,6 +24,8 @@ struct MHD_Connection;
 
 /* LangGraph's namespace of default assistant ids: uuid5(this, graph_id). */
 #define SRV_ASSISTANT_NS "6ba7b821-9dad-11d1-80b4-00c04fd430c8"
+/* A run claimed more often than this (its workers died each time) fails. */
+#define SRV_MAX_ATTEMPTS 5
 /* The store namespace root the server keeps its own items under (assistants); the
  * store API hides it. */
 #define SRV_RESERVED_NS "superstep_server"
@@ -75,7 +77,6 @@ struct srv_request {
     const char *url;
     char *body; /* owned, NUL-terminated */
     size_t body_len;
-    bool too_large;
     sst_value *json; /* the parsed body, or NULL */
     /* Path parameters of the matched route (borrowed from a copy of the url). */
     char *path_copy;
@@ -131,6 +132,8 @@ typedef void (*srv_handler)(srv_request *r, srv_response *res);
 
 /* Finds the handler of METHOD PATH, filling r->param; NULL with *status 404 or 405. */
 srv_handler srv_route(srv_request *r, unsigned *status);
+/* The methods the path of @p r has routes for ("GET, POST"), in @p out; after srv_route. */
+const char *srv_route_allowed(srv_request *r, char *out, size_t size);
 
 void srv_ok(srv_request *r, srv_response *res);
 void srv_info(srv_request *r, srv_response *res);
@@ -187,8 +190,15 @@ const char *srv_path_thread(srv_request *r, srv_response *res);
 /* The thread's state (LangGraph's ThreadState) at @p checkpoint_id (NULL: the latest). */
 sst_value *srv_state_of(sst_server *s, const char *thread_id, const char *checkpoint_id,
                         bool nested, sst_error *err);
+/* Gets a thread ready for a run: made (when @p create) or SST_ENOTFOUND, and @p tags
+ * (graph_id, assistant_id) merged into its metadata unless there already. */
+sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
+                            const sst_value *tags, sst_error *err);
 /* Deletes the thread's checkpoints, keeping the thread and its metadata (a rollback). */
 sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err);
+/* srv_state_of of a thread known to exist, whose graph is @p g (NULL: it has none). */
+sst_value *srv_state_in(sst_server *s, srv_graph *g, const char *thread_id,
+                        const char *checkpoint_id, bool nested, sst_error *err);
 /* threads.create's supersteps: bulk update_state on the graph @p graph_id. */
 sst_code srv_thread_apply_supersteps(sst_server *s, const char *thread_id, const char *graph_id,
                                      const sst_value *supersteps, sst_error *err);
@@ -264,6 +274,8 @@ uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st);
 /* ---- the HTTP daemon (http.c) ---------------------------------------------- */
 
 sst_code srv_http_start(sst_server *s, sst_error *err);
+/* Shuts down connections whose request did not begin within the connection timeout. */
+void srv_http_sweep(sst_server *s);
 /* Stops accepting new connections (open ones go on). */
 void srv_http_quiesce(sst_server *s);
 void srv_http_stop(sst_server *s);
@@ -329,7 +341,10 @@ struct sst_server {
     bool keeper_started;
 
     pthread_mutex_t bmu;      /* the broker's lock: streams and their waiters */
-    srv_stream *streams;      /* a list (few live at once) */
+    pthread_mutex_t hmu;      /* guards tcp */
+    struct tcp_conn *tcp;     /* open connections (http.c: the header deadline) */
+    srv_stream *streams;      /* every stream, a list (for sweeping) */
+    sst__strmap stream_index; /* run id -> stream (a srv_stream * as the value) */
     atomic_uint_fast64_t ids; /* counter for uuid7 clocks */
 };
 

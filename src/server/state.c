@@ -37,7 +37,11 @@ sst_value *srv_state_of(sst_server *s, const char *thread_id, const char *checkp
         }
         return NULL;
     }
-    srv_graph *g = srv_thread_graph(s, thread_id);
+    return srv_state_in(s, srv_thread_graph(s, thread_id), thread_id, checkpoint_id, nested, err);
+}
+
+sst_value *srv_state_in(sst_server *s, srv_graph *g, const char *thread_id,
+                        const char *checkpoint_id, bool nested, sst_error *err) {
     if (g == NULL) {
         if (checkpoint_id != NULL) {
             sst__error(err, SST_ENOTFOUND, "thread %s has no checkpoint %s", thread_id,

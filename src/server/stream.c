@@ -110,12 +110,15 @@ static void stream_free(srv_stream *st) {
     sst__free(st);
 }
 
+/* The stream of @p run_id (under bmu), or NULL. */
+static srv_stream *lookup(sst_server *s, const char *run_id) {
+    size_t v;
+    return sst__map_get(&s->stream_index, run_id, &v) ? (srv_stream *)(uintptr_t)v : NULL;
+}
+
 srv_stream *srv_stream_find(sst_server *s, const char *run_id) {
     pthread_mutex_lock(&s->bmu);
-    srv_stream *st = s->streams;
-    while (st != NULL && strcmp(st->run_id, run_id) != 0) {
-        st = st->next;
-    }
+    srv_stream *st = lookup(s, run_id);
     if (st != NULL) {
         st->refs++;
     }
@@ -135,13 +138,17 @@ srv_stream *srv_stream_get(sst_server *s, const char *run_id) {
     snprintf(n->run_id, sizeof n->run_id, "%s", run_id);
     n->refs = 2; /* the list's and the caller's */
     pthread_mutex_lock(&s->bmu);
-    for (st = s->streams; st != NULL && strcmp(st->run_id, run_id) != 0; st = st->next) {
-    }
+    st = lookup(s, run_id);
     if (st != NULL) { /* made by another thread meanwhile */
         st->refs++;
         pthread_mutex_unlock(&s->bmu);
         sst__free(n);
         return st;
+    }
+    if (!sst__map_put(&s->stream_index, n->run_id, (size_t)(uintptr_t)n)) {
+        pthread_mutex_unlock(&s->bmu);
+        sst__free(n);
+        return NULL;
     }
     n->next = s->streams;
     s->streams = n;
@@ -266,7 +273,10 @@ void srv_streams_sweep(sst_server *s) {
     pthread_mutex_lock(&s->bmu);
     for (srv_stream **p = &s->streams; *p != NULL;) {
         srv_stream *st = *p;
-        if (st->done && st->refs == 1 && now - st->done_at > KEEP_MS) {
+        /* A stream without events (a runs/wait run's) is not kept: a late join reads the
+         * run's outcome from the database. */
+        if (st->done && st->refs == 1 && (st->count == 0 || now - st->done_at > KEEP_MS)) {
+            sst__map_del(&s->stream_index, st->run_id);
             *p = st->next;
             st->next = dead;
             dead = st;
@@ -406,6 +416,8 @@ void srv_streams_sweep_all(sst_server *s) {
     pthread_mutex_lock(&s->bmu);
     srv_stream *all = s->streams;
     s->streams = NULL;
+    sst__map_free(&s->stream_index);
+    s->stream_index = (sst__strmap){0};
     pthread_mutex_unlock(&s->bmu);
     while (all != NULL) {
         srv_stream *next = all->next;

@@ -123,7 +123,9 @@ sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_valu
     o = sst__set_take(o, "config", sst_object_empty(), err);
     if (with_values && o != NULL) {
         sst_error e = {0};
-        sst_value *state = srv_state_of(s, thread_id, NULL, false, &e);
+        srv_graph *g = srv_graph_find(
+            s, sst_string_cstr(sst_object_get(sst_object_get(o, "metadata"), "graph_id")));
+        sst_value *state = srv_state_in(s, g, thread_id, NULL, false, &e);
         if (state != NULL) {
             o = sst__set_take(o, "values", sst_value_ref(sst_object_get(state, "values")), err);
             o = sst__set_take(o, "interrupts", interrupts_by_task(state, err), err);
@@ -418,5 +420,37 @@ sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err) 
         rc = sst_checkpointer_thread_put(s->cp, thread_id, i.metadata, err);
     }
     sst_value_unref(i.metadata);
+    return rc;
+}
+
+sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
+                            const sst_value *tags, sst_error *err) {
+    tinfo i;
+    sst_error e = {0};
+    sst_code rc = thread_info(s, thread_id, &i, &e);
+    if (rc == SST_ENOTFOUND && !create) {
+        *err = e;
+        return rc;
+    }
+    if (rc != SST_OK && rc != SST_ENOTFOUND) {
+        *err = e;
+        return rc;
+    }
+    sst_value *m = i.metadata != NULL ? i.metadata : sst_object_empty();
+    bool same = rc == SST_OK;
+    for (size_t k = 0; same && k < sst_object_len(tags); k++) {
+        const sst_value *have = sst_object_get(m, sst_string_cstr(sst_object_key_at(tags, k)));
+        same = have != NULL && sst_value_equal(have, sst_object_value_at(tags, k));
+    }
+    if (same) { /* the usual case of a thread's later runs: nothing to write */
+        sst_value_unref(m);
+        return SST_OK;
+    }
+    for (size_t k = 0; k < sst_object_len(tags) && m != NULL; k++) {
+        m = sst__setv_take(m, sst_object_key_at(tags, k),
+                           sst_value_ref(sst_object_value_at(tags, k)), err);
+    }
+    rc = m != NULL ? sst_checkpointer_thread_put(s->cp, thread_id, m, err) : sst__code(err);
+    sst_value_unref(m);
     return rc;
 }

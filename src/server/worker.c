@@ -47,9 +47,12 @@ static bool is_true(const sst_value *v) {
     return sst_is_bool(v) && sst_bool_value(v);
 }
 
-static bool cancelled(void *ud) {
+/* A cancel (or a lost lease) stops nodes too; the server stopping only stops the run at
+ * its next superstep boundary, so what is running finishes and commits. */
+static bool cancelled(void *ud, bool in_node) {
     srv_worker *w = ud;
-    return atomic_load(&w->cancel) != CANCEL_NONE;
+    int c = atomic_load(&w->cancel);
+    return c != CANCEL_NONE && !(in_node && c == CANCEL_STOP);
 }
 
 /* What the stream callback needs. */
@@ -88,9 +91,9 @@ static sst_value *interrupts_only(const sst_value *list, sst_error *err) {
             continue; /* interrupt_before/after: LangGraph shows none */
         }
         const sst_value *v = sst_object_get(it, "value");
-        sst_value *o = sst__set_take(sst_object_empty(), "value",
-                                     sst_value_ref(v != NULL ? v : sst_null()), err);
-        o = sst__set_take(o, "id", sst_value_ref(sst_object_get(it, "id")), err);
+        sst_value *o =
+            sst__set_take(sst_object_empty(), "id", sst_value_ref(sst_object_get(it, "id")), err);
+        o = sst__set_take(o, "value", sst_value_ref(v != NULL ? v : sst_null()), err);
         out = sst__push_take(out, o, err);
     }
     return sst__set_take(sst_object_empty(), "__interrupt__", out, err);
@@ -396,7 +399,7 @@ static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_e
         out->result = sst__buf_detach(&b, NULL);
         sst_free(ej);
     }
-    srv_log(w->s, "run failed: %s", fail.msg);
+    srv_log(w->s, "run %s (thread %s) failed: %s", ec->run->run_id, ec->run->thread_id, fail.msg);
 }
 
 /* The outcome of a run that had ended before its worker died (only its status was lost). */
@@ -417,29 +420,44 @@ static void judge_done(sst_server *s, const run_copy *c, outcome *out) {
     sst_value_unref(st);
 }
 
-/* The latest root checkpoint id of the thread (for a rollback), or "" when none. */
-static void latest_id(sst_server *s, const char *thread_id, char out[64]) {
-    out[0] = '\0';
-    sst_checkpoint *rec = sst_checkpointer_get(s->cp, thread_id, "", NULL, NULL);
-    if (rec != NULL) {
-        snprintf(out, 64, "%s", rec->id);
-        sst_checkpoint_free(rec);
+/* What a rollback looks for: the parent of the oldest checkpoint the run made. */
+typedef struct start_find {
+    const char *run_id;
+    bool seen;
+    char parent[128];
+} start_find;
+
+static bool find_start(const sst_checkpoint *rec, void *ud) {
+    start_find *f = ud;
+    sst_error err = {0};
+    sst_value *meta = sst_payload_value(&rec->metadata, &err);
+    const sst_value *rid = sst_object_get(meta, "run_id");
+    bool mine = sst_is_string(rid) && strcmp(sst_string_cstr(rid), f->run_id) == 0;
+    sst_value_unref(meta);
+    if (mine) {
+        f->seen = true;
+        snprintf(f->parent, sizeof f->parent, "%s", rec->parent_id != NULL ? rec->parent_id : "");
     }
+    return mine || !f->seen; /* newest first: stop below the run's oldest checkpoint */
 }
 
-/* Puts the thread back as it was before the run: a copy of @p start as the latest
- * checkpoint, or no checkpoint at all. */
-static void roll_back(sst_server *s, sst_graph_thread *th, const char *thread_id,
-                      const char *start) {
+/* Puts the thread back as it was before the run: a copy of the checkpoint it started from
+ * as the latest, or no checkpoint at all when it started from none. */
+static void roll_back(sst_server *s, sst_graph_thread *th, const run_copy *c) {
     sst_error err = {0};
-    if (start[0] != '\0') {
-        if (sst_graph_update_state(th, start, NULL, "__copy__", &err) != SST_OK) {
-            srv_log(s, "thread %s: rollback failed: %s", thread_id, err.msg);
-        }
+    start_find f = {.run_id = c->run_id};
+    sst_checkpoint_query q = {.thread_id = c->thread_id, .ns = ""};
+    if (sst_checkpointer_list(s->cp, &q, find_start, &f, &err) != SST_OK) {
+        srv_log(s, "thread %s: rollback failed: %s", c->thread_id, err.msg);
         return;
     }
-    if (srv_thread_reset(s, thread_id, &err) != SST_OK) {
-        srv_log(s, "thread %s: rollback failed: %s", thread_id, err.msg);
+    if (!f.seen) {
+        return; /* the run committed nothing */
+    }
+    sst_code rc = f.parent[0] != '\0' ? sst_graph_update_state(th, f.parent, NULL, "__copy__", &err)
+                                      : srv_thread_reset(s, c->thread_id, &err);
+    if (rc != SST_OK) {
+        srv_log(s, "thread %s: rollback failed: %s", c->thread_id, err.msg);
     }
 }
 
@@ -454,7 +472,7 @@ static void clear_current(srv_worker *w) {
 /* Finishes the run in the queue (or gives it back when the server stops), then ends its
  * stream with the result and calls its webhook. */
 static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_ctx *ec,
-                   outcome *out, const char *start, int64_t started) {
+                   outcome *out, int64_t started) {
     sst_server *s = w->s;
     sst_error err = {0};
     if (out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST)) {
@@ -469,7 +487,7 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     }
     bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
     if (rollback && th != NULL) {
-        roll_back(s, th, c->thread_id, start);
+        roll_back(s, th, c);
     }
     sst_code rc = sst_queue_finish(s->queue, c->run_id, c->run.token, out->status, srv_now(), &err);
     if (rc != SST_OK) {
@@ -549,20 +567,31 @@ static void execute(srv_worker *w, run_copy *c) {
                    sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
     }
     emit_ctx ec = {s, srv_stream_get(s, c->run_id), 0, c};
+    if (c->run.attempt > SRV_MAX_ATTEMPTS) {
+        /* Its workers died (or it could not be read) every time: give it up. */
+        outcome out = {.status = SST_QUEUE_ERROR};
+        sst_error gone = {0};
+        sst__error(&gone, SST_EIO,
+                   "run %s was claimed %u times and never finished (its worker "
+                   "died each time): given up",
+                   c->run_id, c->run.attempt);
+        judge(w, &ec, NULL, &gone, &out);
+        finish(w, c, NULL, &ec, &out, started);
+        srv_stream_unref(s, ec.st);
+        return;
+    }
     if (c->run.attempt > 1 && ec.st != NULL && is_true(sst_object_get(c->kwargs, "events"))) {
         srv_publish_metadata(s, ec.st, c->run_id, c->run.attempt);
     }
     sst_graph_thread *th = script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script),
                                                                   s->cp, c->thread_id, &err)
                                           : NULL;
-    char start[64];
-    latest_id(s, c->thread_id, start);
     outcome out = {0};
     sst_graph_result *gr = NULL;
     int earlier = th != NULL && c->run.attempt > 1 ? earlier_progress(s, c, th) : FRESH;
     if (th != NULL && earlier == ALREADY_DONE) {
         judge_done(s, c, &out);
-        finish(w, c, th, &ec, &out, start, started);
+        finish(w, c, th, &ec, &out, started);
         sst_graph_thread_free(th);
         srv_stream_unref(s, ec.st);
         return;
@@ -588,7 +617,7 @@ static void execute(srv_worker *w, run_copy *c) {
     }
     judge(w, &ec, gr, &err, &out);
     sst_graph_result_free(gr);
-    finish(w, c, th, &ec, &out, start, started);
+    finish(w, c, th, &ec, &out, started);
     sst_graph_thread_free(th);
     srv_stream_unref(s, ec.st);
 }
@@ -662,7 +691,7 @@ static void renew(srv_worker *w, int64_t lease_ms) {
                : cancel == NULL                  ? CANCEL_NONE
                : strcmp(cancel, "rollback") == 0 ? CANCEL_ROLLBACK
                                                  : CANCEL_INTERRUPT;
-    free(cancel);
+    sst_free(cancel);
     if (flag == CANCEL_NONE) {
         return;
     }
@@ -700,6 +729,7 @@ static void *keeper_main(void *arg) {
             return NULL;
         }
         srv_streams_sweep(s);
+        srv_http_sweep(s);
     }
 }
 

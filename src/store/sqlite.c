@@ -397,7 +397,7 @@ static sst_code open_file(sqstore *s, sst_error *err) {
         return sst__error(err, SST_EIO, "cannot open store '%s': %s", s->path,
                           s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
     }
-    sqlite3_busy_timeout(s->db, 5000);
+    sst__sqlite_busy(s->db, 5000);
     bool ok, has_store = false;
     int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {

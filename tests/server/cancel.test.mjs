@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  URL_BASE, cancelQuietly, client, collect, oursOnly, randomUUID, rejects, runStatus, startLongRun, waitFor,
+  URL_BASE, cancelQuietly, client, oursOnly, randomUUID, rejects, runStatus, startLongRun, waitFor,
 } from "./_lib.mjs";
 
 const cancelRaw = (tid, rid, query = "") =>

@@ -19,8 +19,9 @@ static atomic_int STEPS;       /* nodes run */
 static atomic_int CANCEL_AT;   /* cancel once this many nodes ran (0: never) */
 static atomic_bool SAW_CANCEL; /* a node saw sst_node_cancelled */
 
-static bool cancel_hook(void *ud) {
+static bool cancel_hook(void *ud, bool in_node) {
     (void)ud;
+    (void)in_node;
     int at = atomic_load(&CANCEL_AT);
     return at > 0 && atomic_load(&STEPS) >= at;
 }

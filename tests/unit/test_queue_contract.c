@@ -17,7 +17,7 @@
  *  13 threads: 4 workers on each of 2 handles (1 when the backend cannot share)
  *     claim and finish 2 000 runs over 50 threads: each run claimed once, in
  *     order within its thread, never two of one thread at once (TSan)
- *  14 claim speed with 10 000 pending runs (printed, not asserted)
+ *  14 claim speed with 10 000 pending runs, 1 000 under sanitizers (printed only)
  *  15 persistence (reopen)     16 a worker killed mid-run (fork, _exit): its
  *     run is claimed again at once, not after its 60 s lease
  * Once: foreign, garbage, damaged and newer-schema SQLite files; one file
@@ -323,8 +323,7 @@ static void case_round_trip(void **state) {
     assert_int_equal(s.calls, 0);
 }
 
-/* kwargs up to 16 MiB of JSON are kept; more is SST_ELIMIT naming the size, and nothing is stored.
- */
+/* kwargs up to 16 MiB of JSON are kept; more is SST_ELIMIT naming the size (nothing stored). */
 static void case_size_limit(void **state) {
     fixture *fx = *state;
     size_t big = (size_t)2 << 20;
@@ -890,8 +889,10 @@ static bool work_one(worker *w, const claimed *got, sst_error *err) {
     atomic_fetch_sub(&c->busy[t], 1);
     char id[16];
     snprintf(id, sizeof id, "r%d", i);
-    sst_code rc =
-        sst_queue_finish(w->q, id, got->token, SST_QUEUE_SUCCESS, (int64_t)sst__now_ms(), err);
+    sst_code rc;
+    do { /* SST_EUNAVAILABLE: the other handle held the file past the busy timeout; retry */
+        rc = sst_queue_finish(w->q, id, got->token, SST_QUEUE_SUCCESS, (int64_t)sst__now_ms(), err);
+    } while (rc == SST_EUNAVAILABLE);
     if (rc != SST_OK) {
         crowd_fail(c, "finishing run", i, err->msg);
         return false;
@@ -910,7 +911,7 @@ static void *work(void *arg) {
         claimed got = {-1, 0};
         sst_code rc =
             sst_queue_claim(w->q, owner, (int64_t)sst__now_ms(), LEASE, on_crowd_run, &got, &err);
-        if (rc == SST_ENOTFOUND) {
+        if (rc == SST_ENOTFOUND || rc == SST_EUNAVAILABLE) {
             sched_yield();
             continue;
         }
@@ -981,6 +982,18 @@ static void case_threads(void **state) {
 
 /* ---- 14 claim speed ---- */
 
+/* Sanitizers make SQLite 10 to 50 times slower: measure with fewer runs there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SPEED_RUNS 1000
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SPEED_RUNS 1000
+#endif
+#endif
+#ifndef SPEED_RUNS
+#define SPEED_RUNS 10000
+#endif
+
 static bool on_token(const sst_queued_run *run, void *user_data) {
     *(uint64_t *)user_data = run->token;
     *((uint64_t *)user_data + 1) = (uint64_t)strtoull(run->run_id + 1, NULL, 10);
@@ -989,18 +1002,18 @@ static bool on_token(const sst_queued_run *run, void *user_data) {
 
 static void case_claim_speed(void **state) {
     fixture *fx = *state;
-    enum { N = 10000 };
+    enum { N = SPEED_RUNS };
     for (int i = 0; i < N; i++) {
         char id[16], thread[16];
         snprintf(id, sizeof id, "r%d", i);
-        snprintf(thread, sizeof thread, "t%d", i % 1000);
+        snprintf(thread, sizeof thread, "t%d", i % (N / 10));
         enqueue(fx, id, thread);
     }
     /* As a server's worker: this process's identity (each claim probes its holders). */
     char me[SST__OWNER_MAX], w[SST__OWNER_MAX + 8];
     sst__owner_self(me, NULL);
     snprintf(w, sizeof w, "%s w0", me);
-    /* Claim and finish all 10 000 (1 000 threads of 10 runs each: each claim finds the head). */
+    /* Claim and finish them all (threads of 10 runs each: each claim finds the head). */
     double t0 = tu_now_s();
     for (int i = 0; i < N; i++) {
         uint64_t got[2] = {0, 0};
@@ -1010,7 +1023,7 @@ static void case_claim_speed(void **state) {
         OK(sst_queue_finish(fx->q, id, got[0], SST_QUEUE_SUCCESS, T0 + i, E));
     }
     double claim_finish = tu_now_s() - t0;
-    /* Claims alone: 10 000 pending runs on 10 000 threads, none finished. */
+    /* Claims alone: as many pending runs, each on its own thread, none finished. */
     for (int i = 0; i < N; i++) {
         char id[16], thread[16];
         snprintf(id, sizeof id, "s%d", i);
@@ -1025,8 +1038,8 @@ static void case_claim_speed(void **state) {
     double claim_only = tu_now_s() - t0;
     seen s = {0};
     FAILS(claim(fx, w, T0 + N, &s), SST_ENOTFOUND);
-    print_message("%s: claim+finish %.0f/s, claim %.0f/s (10 000 pending runs)\n", fx->be->name,
-                  N / claim_finish, N / claim_only);
+    print_message("%s: claim+finish %.0f/s, claim %.0f/s (%d pending runs)\n", fx->be->name,
+                  N / claim_finish, N / claim_only, N);
 }
 
 /* ---- 15 persistence ---- */
