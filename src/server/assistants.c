@@ -232,11 +232,7 @@ void srv_assistant_patch(srv_request *r, srv_response *res) {
         return;
     }
     const char *id = sst_string_cstr(sst_object_get(old, "assistant_id"));
-    sst_value *merged = sst_value_ref(sst_object_get(old, "metadata"));
-    for (size_t i = 0; meta != NULL && i < sst_object_len(meta); i++) {
-        merged = sst__setv_take(merged, sst_object_key_at(meta, i),
-                                sst_value_ref(sst_object_value_at(meta, i)), &err);
-    }
+    sst_value *merged = srv_merged(sst_object_get(old, "metadata"), meta, &err);
     const sst_value *desc_old = sst_object_get(old, "description");
     int64_t version = latest_version(r->s, id, &err) + 1;
     sst_value *a =

@@ -122,11 +122,10 @@ void srv_runs_list(srv_request *r, srv_response *res) {
         }
         q.by_status = true;
     }
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, tid, &err)) {
-        srv_error(res, 404, "Thread with ID %s not found", tid);
+    if (!srv_need_thread(r, res, tid)) {
         return;
     }
+    sst_error err = {0};
     list_ctx l = {sst_array_empty(), {0}};
     if (sst_queue_list(r->s->queue, &q, add_run, &l, &err) != SST_OK || l.out == NULL) {
         sst_value_unref(l.out);

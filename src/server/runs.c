@@ -21,6 +21,7 @@ typedef struct run_req {
     const sst_value *stream_mode, *before, *after;
     bool subgraphs, resumable;
     double after_seconds;
+    const char *durability;
 } run_req;
 
 static const char *const k_run_fields[] = {"assistant_id",
@@ -72,7 +73,7 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
     *q = (run_req){.multitask = "reject",
                    .if_not_exists = "reject",
                    .on_completion = stateless ? "delete" : "keep"};
-    const char *disc = NULL, *durability = NULL, *webhook = NULL;
+    const char *disc = NULL, *webhook = NULL;
     const sst_value *checkpoint = NULL;
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, k_run_fields) ||
         !srv_field_string(r, res, "assistant_id", &q->assistant_id) ||
@@ -90,7 +91,7 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
         !srv_field_enum(r, res, "if_not_exists", creates, &q->if_not_exists) ||
         !srv_field_enum(r, res, "on_completion", completions, &q->on_completion) ||
         !srv_field_enum(r, res, "on_disconnect", disconnects, &disc) ||
-        !srv_field_enum(r, res, "durability", durabilities, &durability) ||
+        !srv_field_enum(r, res, "durability", durabilities, &q->durability) ||
         !srv_field_number(r, res, "after_seconds", 0, 1e9, &q->after_seconds) ||
         !srv_field_string(r, res, "checkpoint_id", &q->checkpoint_id) ||
         !srv_field_object(r, res, "checkpoint", &checkpoint)) {
@@ -164,16 +165,8 @@ static sst_value *mode_list(const sst_value *modes, sst_error *err) {
 static sst_value *kwargs_of(const run_req *q, const sst_value *assistant, bool temporary,
                             bool events, sst_error *err) {
     /* The assistant's config and context under the run's own. */
-    sst_value *config = sst_value_ref(sst_object_get(assistant, "config"));
-    for (size_t i = 0; q->config != NULL && i < sst_object_len(q->config); i++) {
-        config = sst__setv_take(config, sst_object_key_at(q->config, i),
-                                sst_value_ref(sst_object_value_at(q->config, i)), err);
-    }
-    sst_value *context = sst_value_ref(sst_object_get(assistant, "context"));
-    for (size_t i = 0; q->context != NULL && i < sst_object_len(q->context); i++) {
-        context = sst__setv_take(context, sst_object_key_at(q->context, i),
-                                 sst_value_ref(sst_object_value_at(q->context, i)), err);
-    }
+    sst_value *config = srv_merged(sst_object_get(assistant, "config"), q->config, err);
+    sst_value *context = srv_merged(sst_object_get(assistant, "context"), q->context, err);
     sst_value *k = sst__set_take(sst_object_empty(), "input",
                                  sst_value_ref(q->input != NULL ? q->input : sst_null()), err);
     k = sst__set_take(k, "command", sst_value_ref(q->command != NULL ? q->command : sst_null()),
@@ -191,6 +184,8 @@ static sst_value *kwargs_of(const run_req *q, const sst_value *assistant, bool t
     k = sst__set_take(k, "subgraphs", sst_bool(q->subgraphs), err);
     k = sst__set_take(k, "resumable", sst_bool(q->resumable), err);
     k = sst__set_take(k, "temporary", sst_bool(temporary), err);
+    k = sst__set_take(k, "durability",
+                      sst_string_new(q->durability != NULL ? q->durability : "async", err), err);
     k = sst__set_take(k, "on_completion", sst_string_new(q->on_completion, err), err);
     k = sst__set_take(k, "webhook", sst_value_ref(q->webhook != NULL ? q->webhook : sst_null()),
                       err);

@@ -185,6 +185,8 @@ void srv_store_delete(srv_request *r, srv_response *res);
 void srv_store_search(srv_request *r, srv_response *res);
 void srv_store_namespaces(srv_request *r, srv_response *res);
 
+/* True when thread @p id exists; false after a 404 naming it (or a storage error). */
+bool srv_need_thread(srv_request *r, srv_response *res, const char *id);
 /* The thread id of the path (r->param[0]), checked; NULL after a 400. */
 const char *srv_path_thread(srv_request *r, srv_response *res);
 /* The thread's state (LangGraph's ThreadState) at @p checkpoint_id (NULL: the latest). */
@@ -222,6 +224,8 @@ sst_code srv_thread_merge_metadata(sst_server *s, const char *thread_id, const s
 sst_value *srv_checkpoint_of(const char *thread_id, const sst_value *config, sst_error *err);
 /* One of LangGraph's ThreadState values from our StateSnapshot @p snap (borrowed). */
 sst_value *srv_thread_state(const char *thread_id, const sst_value *snap, sst_error *err);
+/* @p base (an object; else {}) with the members of @p over (NULL: none) set over it. */
+sst_value *srv_merged(const sst_value *base, const sst_value *over, sst_error *err);
 /* The run record @p run as LangGraph's Run. */
 sst_value *srv_run_value(const sst_queued_run *run, sst_error *err);
 

@@ -111,3 +111,12 @@ sst_value *srv_run_value(const sst_queued_run *run, sst_error *err) {
     o = sst__set_take(o, "kwargs", sst_value_ref(kw != NULL ? kw : sst_object_empty()), err);
     return sst__set_take(o, "multitask_strategy", str_or_null(run->multitask_strategy, err), err);
 }
+
+sst_value *srv_merged(const sst_value *base, const sst_value *over, sst_error *err) {
+    sst_value *o = sst_value_ref(sst_is_object(base) ? base : sst_object_empty());
+    for (size_t i = 0; sst_is_object(over) && i < sst_object_len(over) && o != NULL; i++) {
+        o = sst__setv_take(o, sst_object_key_at(over, i),
+                           sst_value_ref(sst_object_value_at(over, i)), err);
+    }
+    return o;
+}

@@ -146,12 +146,7 @@ static bool body_checkpoint(srv_request *r, srv_response *res, const char **out)
 
 /* The graph of a thread that must have one (its runs' or threads.create's graph_id). */
 static srv_graph *needs_graph(srv_request *r, srv_response *res, const char *id) {
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, id, &err)) {
-        if (err.code == SST_OK) {
-            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
-        }
-        srv_fail(res, &err);
+    if (!srv_need_thread(r, res, id)) {
         return NULL;
     }
     srv_graph *g = srv_thread_graph(r->s, id);
@@ -206,14 +201,10 @@ void srv_state_post(srv_request *r, srv_response *res) {
 /* The history page: @p limit states before @p before matching @p filter, newest first. */
 static void history(srv_request *r, srv_response *res, const char *id, int64_t limit,
                     const char *before, const sst_value *filter) {
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, id, &err)) {
-        if (err.code == SST_OK) {
-            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
-        }
-        srv_fail(res, &err);
+    if (!srv_need_thread(r, res, id)) {
         return;
     }
+    sst_error err = {0};
     srv_graph *g = srv_thread_graph(r->s, id);
     if (g == NULL) {
         srv_json(res, 200, sst_array_empty());

@@ -81,11 +81,8 @@ sst_code srv_thread_merge_metadata(sst_server *s, const char *thread_id, const s
         *err = e;
         return rc;
     }
-    sst_value *m = i.metadata != NULL ? i.metadata : sst_object_empty();
-    for (size_t k = 0; add != NULL && k < sst_object_len(add) && m != NULL; k++) {
-        m = sst__setv_take(m, sst_object_key_at(add, k), sst_value_ref(sst_object_value_at(add, k)),
-                           err);
-    }
+    sst_value *m = srv_merged(i.metadata, add, err);
+    sst_value_unref(i.metadata);
     if (m == NULL) {
         return sst__code(err);
     }
@@ -136,6 +133,18 @@ sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_valu
         }
     }
     return o;
+}
+
+bool srv_need_thread(srv_request *r, srv_response *res, const char *id) {
+    sst_error err = {0};
+    if (srv_thread_exists(r->s, id, &err)) {
+        return true;
+    }
+    if (err.code == SST_OK) {
+        sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
+    }
+    srv_fail(res, &err);
+    return false;
 }
 
 /* The thread id of the path, checked; NULL after a 400. */
@@ -227,14 +236,10 @@ void srv_thread_patch(srv_request *r, srv_response *res) {
         !srv_field_object(r, res, "metadata", &meta) || !srv_field_object(r, res, "ttl", &ttl)) {
         return;
     }
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, id, &err)) {
-        if (err.code == SST_OK) {
-            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
-        }
-        srv_fail(res, &err);
+    if (!srv_need_thread(r, res, id)) {
         return;
     }
+    sst_error err = {0};
     if (srv_thread_merge_metadata(r->s, id, meta, &err) != SST_OK) {
         srv_fail(res, &err);
         return;
@@ -252,14 +257,10 @@ void srv_thread_delete(srv_request *r, srv_response *res) {
     if (id == NULL) {
         return;
     }
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, id, &err)) {
-        if (err.code == SST_OK) {
-            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
-        }
-        srv_fail(res, &err);
+    if (!srv_need_thread(r, res, id)) {
         return;
     }
+    sst_error err = {0};
     srv_thread_cancel_runs(r->s, id, "interrupt");
     if (sst_queue_remove_thread(r->s->queue, id, &err) != SST_OK ||
         sst_checkpointer_delete_thread(r->s->cp, id, &err) != SST_OK) {
@@ -274,14 +275,10 @@ void srv_thread_copy(srv_request *r, srv_response *res) {
     if (id == NULL) {
         return;
     }
-    sst_error err = {0};
-    if (!srv_thread_exists(r->s, id, &err)) {
-        if (err.code == SST_OK) {
-            sst__error(&err, SST_ENOTFOUND, "Thread with ID %s not found", id);
-        }
-        srv_fail(res, &err);
+    if (!srv_need_thread(r, res, id)) {
         return;
     }
+    sst_error err = {0};
     char to[37];
     srv_new_id(to);
     if (sst_checkpointer_copy_thread(r->s->cp, id, to, &err) != SST_OK) {
@@ -446,10 +443,9 @@ sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
         sst_value_unref(m);
         return SST_OK;
     }
-    for (size_t k = 0; k < sst_object_len(tags) && m != NULL; k++) {
-        m = sst__setv_take(m, sst_object_key_at(tags, k),
-                           sst_value_ref(sst_object_value_at(tags, k)), err);
-    }
+    sst_value *tagged = srv_merged(m, tags, err);
+    sst_value_unref(m);
+    m = tagged;
     rc = m != NULL ? sst_checkpointer_thread_put(s->cp, thread_id, m, err) : sst__code(err);
     sst_value_unref(m);
     return rc;

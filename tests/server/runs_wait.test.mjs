@@ -62,3 +62,21 @@ test("runs.wait with config.recursion_limit lets counter loop past 25 steps", as
   const out = await client.runs.wait(null, "counter", { input: { n: 40 }, config: { recursion_limit: 50 } });
   assert.deepEqual(out, { n: 40, count: 40 });
 });
+
+test("durability: 'async' (the default) keeps a checkpoint per superstep, 'exit' only the last", async (t) => {
+  if (process.env.SST_PEER) return t.skip("durability is checked on superstep only");
+  const a = await client.threads.create();
+  assert.deepEqual(await client.runs.wait(a.thread_id, "chain", { input: { items: ["s"] } }),
+    { items: ["s", "a", "b", "c"] });
+  const e = await client.threads.create();
+  assert.deepEqual(await client.runs.wait(e.thread_id, "chain", { input: { items: ["s"] }, durability: "exit" }),
+    { items: ["s", "a", "b", "c"] });
+  const ha = await client.threads.getHistory(a.thread_id, { limit: 100 });
+  const he = await client.threads.getHistory(e.thread_id, { limit: 100 });
+  assert.equal(ha.length, 5, "input + one per node");
+  assert.ok(he.length < ha.length, `exit wrote ${he.length} checkpoints`);
+  assert.deepEqual(he[0].values, { items: ["s", "a", "b", "c"] }, "the final state is kept");
+  const bad = await raw(`/threads/${e.thread_id}/runs/wait`, { method: "POST", json: { assistant_id: "chain", durability: "never" } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.text, /durability/);
+});
