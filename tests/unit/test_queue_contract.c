@@ -856,7 +856,7 @@ typedef struct worker {
 
 static void crowd_fail(crowd *c, const char *what, int i, const char *msg) {
     if (atomic_fetch_add(&c->bad, 1) == 0) {
-        snprintf(c->problem, sizeof c->problem, "%s %d %s", what, i, msg);
+        snprintf(c->problem, sizeof c->problem, "%.40s %d %.200s", what, i, msg);
     }
 }
 
