@@ -71,7 +71,7 @@ enum {
     "SELECT t.thread, t.created, max(t.updated, coalesce(h.created, 0)), coalesce(h.status, 0),"   \
     " t.metadata, t.mcrc, (SELECT count(*) FROM checkpoints c WHERE c.thread = t.thread),"         \
     " h.id, coalesce(h.step, 0),"                                                                  \
-    " EXISTS(SELECT 1 FROM locks l WHERE l.thread = t.thread AND l.expires > ?1)"                  \
+    " (SELECT l.owner FROM locks l WHERE l.thread = t.thread AND l.expires > ?1)"                  \
     " FROM threads t LEFT JOIN checkpoints h ON h.seq = (SELECT max(seq) FROM checkpoints c"       \
     " WHERE c.thread = t.thread AND c.ns = '')"
 

@@ -36,8 +36,12 @@ static sst_code read_thread(sqlite_saver *s, sqlite3_stmt *st, sst_thread_info *
         .thread_id = (const char *)sqlite3_column_text(st, 0),
         .created_at = sqlite3_column_int64(st, 1),
         .updated_at = sqlite3_column_int64(st, 2),
-        .status = sqlite3_column_int(st, 9) ? SST_THREAD_BUSY
-                                            : (sst_thread_status)sqlite3_column_int(st, 3),
+        /* busy: a lease not expired whose holder is alive (one killed with -9 on this
+         * host left its row behind) */
+        .status = sqlite3_column_type(st, 9) != SQLITE_NULL &&
+                          !sst__owner_gone((const char *)sqlite3_column_text(st, 9))
+                      ? SST_THREAD_BUSY
+                      : (sst_thread_status)sqlite3_column_int(st, 3),
         .metadata = {.data = meta != NULL ? meta : "{}", .len = meta != NULL ? mlen : 2},
         .checkpoints = (size_t)sqlite3_column_int64(st, 6),
         .latest_id = (const char *)sqlite3_column_text(st, 7),

@@ -594,6 +594,12 @@ static void execute(srv_worker *w, run_copy *c) {
     sst_graph_result *gr = NULL;
     int earlier = th != NULL && c->run.attempt > 1 ? earlier_progress(s, c, th) : FRESH;
     if (th != NULL && earlier == ALREADY_DONE) {
+        /* Its worker died after the last checkpoint, before giving the thread's lease back:
+         * take the dead holder's lease over and give it back, so the thread is not shown
+         * busy until that lease would have expired. */
+        if (sst_checkpointer_lock(s->cp, c->thread_id, false, &err) == SST_OK) {
+            sst_checkpointer_unlock(s->cp, c->thread_id);
+        }
         judge_done(s, c, &out);
         finish(w, c, th, &ec, &out, started);
         sst_graph_thread_free(th);
