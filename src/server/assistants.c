@@ -118,11 +118,7 @@ sst_code srv_assistants_init(sst_server *s, sst_error *err) {
 void srv_assistant_get(srv_request *r, srv_response *res) {
     sst_error err = {0};
     sst_value *a = srv_assistant_lookup(r->s, r->param[0], &err);
-    if (a == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, a);
+    srv_answer(res, a, &err);
 }
 
 void srv_assistants_create(srv_request *r, srv_response *res) {
@@ -466,11 +462,7 @@ void srv_assistant_graph(srv_request *r, srv_response *res) {
     pthread_mutex_lock(&g->mu);
     sst_value *v = sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray, &err);
     pthread_mutex_unlock(&g->mu);
-    if (v == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, v);
+    srv_answer(res, v, &err);
 }
 
 /* {"type": "object", "properties": {field: {}}, "$schema": ...} of @p fields (names). */
@@ -508,9 +500,5 @@ void srv_assistant_schemas(srv_request *r, srv_response *res) {
     v = sst__set_take(v, "state_schema", state, &err);
     v = sst__set_take(v, "config_schema", sst_value_ref(any), &err);
     v = sst__set_take(v, "context_schema", any, &err);
-    if (v == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, v);
+    srv_answer(res, v, &err);
 }

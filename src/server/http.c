@@ -94,6 +94,14 @@ unsigned srv_fail(srv_response *res, const sst_error *err) {
     return srv_error(res, status, "%s", err->msg[0] != '\0' ? err->msg : sst_strerror(err->code));
 }
 
+void srv_answer(srv_response *res, sst_value *body, const sst_error *err) {
+    if (body == NULL) {
+        srv_fail(res, err);
+        return;
+    }
+    srv_json(res, 200, body);
+}
+
 void srv_no_content(srv_response *res) {
     sst_value_unref(res->json);
     res->json = NULL;

@@ -95,6 +95,8 @@ void srv_json(srv_response *res, unsigned status, sst_value *body);
 unsigned srv_error(srv_response *res, unsigned status, const char *fmt, ...) SST_PRINTF(3, 4);
 /* An error from an sst_error: 404 for SST_ENOTFOUND, 400 for bad input codes, else 500. */
 unsigned srv_fail(srv_response *res, const sst_error *err);
+/* 200 with @p body (taken), or, when it is NULL, the failure @p err describes (srv_fail). */
+void srv_answer(srv_response *res, sst_value *body, const sst_error *err);
 /* 204 with no body. */
 void srv_no_content(srv_response *res);
 

@@ -88,11 +88,7 @@ void srv_state_get(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     sst_value *st = srv_state_of(r->s, id, NULL, truthy(srv_query(r, "subgraphs")), &err);
-    if (st == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, st);
+    srv_answer(res, st, &err);
 }
 
 void srv_state_checkpoint(srv_request *r, srv_response *res) {
@@ -109,11 +105,7 @@ void srv_state_checkpoint(srv_request *r, srv_response *res) {
     sst_error err = {0};
     sst_value *st =
         srv_state_of(r->s, id, sst_is_string(cid) ? sst_string_cstr(cid) : NULL, sub, &err);
-    if (st == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, st);
+    srv_answer(res, st, &err);
 }
 
 void srv_state_at(srv_request *r, srv_response *res) {
@@ -123,11 +115,7 @@ void srv_state_at(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     sst_value *st = srv_state_of(r->s, id, r->param[1], truthy(srv_query(r, "subgraphs")), &err);
-    if (st == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, st);
+    srv_answer(res, st, &err);
 }
 
 /* The checkpoint id a body names: "checkpoint_id", or "checkpoint": {"checkpoint_id"}. */
@@ -191,11 +179,7 @@ void srv_state_post(srv_request *r, srv_response *res) {
     }
     sst_value *out = st != NULL ? sst__set_take(sst_object_empty(), "checkpoint", cp, &err) : NULL;
     sst_value_unref(st);
-    if (out == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, out);
+    srv_answer(res, out, &err);
 }
 
 /* The history page: @p limit states before @p before matching @p filter, newest first. */
@@ -225,11 +209,7 @@ static void history(srv_request *r, srv_response *res, const char *id, int64_t l
         out = sst__push_take(out, srv_thread_state(id, sst_array_get(page, i), &err), &err);
     }
     sst_value_unref(page);
-    if (out == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, out);
+    srv_answer(res, out, &err);
 }
 
 void srv_history_get(srv_request *r, srv_response *res) {

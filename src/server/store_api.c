@@ -109,11 +109,7 @@ void srv_store_get(srv_request *r, srv_response *res) {
     int refresh = rt == NULL ? -1 : strcmp(rt, "true") == 0 || strcmp(rt, "1") == 0;
     sst_error err = {0};
     sst_value *item = sst_store_get(r->s->store, ns, n, key, refresh, &err);
-    if (item == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, item);
+    srv_answer(res, item, &err);
 }
 
 void srv_store_delete(srv_request *r, srv_response *res) {

@@ -207,11 +207,7 @@ void srv_threads_create(srv_request *r, srv_response *res) {
         }
     }
     sst_value *t = srv_thread_value(r->s, id, true, &err);
-    if (t == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, t);
+    srv_answer(res, t, &err);
 }
 
 void srv_thread_get(srv_request *r, srv_response *res) {
@@ -221,11 +217,7 @@ void srv_thread_get(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     sst_value *t = srv_thread_value(r->s, id, true, &err);
-    if (t == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, t);
+    srv_answer(res, t, &err);
 }
 
 void srv_thread_patch(srv_request *r, srv_response *res) {
@@ -245,11 +237,7 @@ void srv_thread_patch(srv_request *r, srv_response *res) {
         return;
     }
     sst_value *t = srv_thread_value(r->s, id, true, &err);
-    if (t == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, t);
+    srv_answer(res, t, &err);
 }
 
 void srv_thread_delete(srv_request *r, srv_response *res) {
@@ -286,11 +274,7 @@ void srv_thread_copy(srv_request *r, srv_response *res) {
         return;
     }
     sst_value *t = srv_thread_value(r->s, to, true, &err);
-    if (t == NULL) {
-        srv_fail(res, &err);
-        return;
-    }
-    srv_json(res, 200, t);
+    srv_answer(res, t, &err);
 }
 
 typedef struct search_ctx {

@@ -252,23 +252,38 @@ static sst_value *run_config(const run_copy *c, sst_error *err) {
     return sst__set_take(cfg, "configurable", conf, err);
 }
 
+/* True when checkpoint @p rec was made by run @p run_id (its metadata's run_id: runs
+ * put their id in configurable, which checkpoints copy into their metadata). */
+static bool made_by(const sst_checkpoint *rec, const char *run_id) {
+    sst_error err = {0};
+    sst_value *meta = sst_payload_value(&rec->metadata, &err);
+    const sst_value *rid = sst_object_get(meta, "run_id");
+    bool mine = sst_is_string(rid) && strcmp(sst_string_cstr(rid), run_id) == 0;
+    sst_value_unref(meta);
+    return mine;
+}
+
 /* What the worker found of a run that ran before (attempt > 1). */
 enum { FRESH, CONTINUE, ALREADY_DONE };
+
+typedef struct latest_mine {
+    const char *run_id;
+    bool mine;
+} latest_mine;
+
+static bool is_latest_mine(const sst_checkpoint *rec, void *ud) {
+    latest_mine *l = ud;
+    l->mine = made_by(rec, l->run_id);
+    return false; /* the latest only */
+}
 
 /* Whether the thread's latest checkpoint was made by this run: then the run continues from
  * it (or it had ended and only its status was lost). */
 static int earlier_progress(sst_server *s, const run_copy *c, sst_graph_thread *th) {
     sst_error err = {0};
-    sst_checkpoint *rec = sst_checkpointer_get(s->cp, c->thread_id, "", NULL, &err);
-    if (rec == NULL) {
-        return FRESH;
-    }
-    sst_value *meta = sst_payload_value(&rec->metadata, &err);
-    const sst_value *rid = sst_object_get(meta, "run_id");
-    bool mine = sst_is_string(rid) && strcmp(sst_string_cstr(rid), c->run_id) == 0;
-    sst_value_unref(meta);
-    sst_checkpoint_free(rec);
-    if (!mine) {
+    latest_mine l = {c->run_id, false};
+    sst_checkpoint_query q = {.thread_id = c->thread_id, .ns = "", .limit = 1};
+    if (sst_checkpointer_list(s->cp, &q, is_latest_mine, &l, &err) != SST_OK || !l.mine) {
         return FRESH;
     }
     sst_value *st = sst_graph_get_state(th, NULL, &err);
@@ -429,11 +444,7 @@ typedef struct start_find {
 
 static bool find_start(const sst_checkpoint *rec, void *ud) {
     start_find *f = ud;
-    sst_error err = {0};
-    sst_value *meta = sst_payload_value(&rec->metadata, &err);
-    const sst_value *rid = sst_object_get(meta, "run_id");
-    bool mine = sst_is_string(rid) && strcmp(sst_string_cstr(rid), f->run_id) == 0;
-    sst_value_unref(meta);
+    bool mine = made_by(rec, f->run_id);
     if (mine) {
         f->seen = true;
         snprintf(f->parent, sizeof f->parent, "%s", rec->parent_id != NULL ? rec->parent_id : "");
