@@ -29,7 +29,10 @@ static const char usage_text[] =
     "  --host HOST              address to listen on (default 127.0.0.1)\n"
     "  --port N                 port (default 2024; 0: any free port)\n"
     "  --db PATH                the database: checkpoints, threads, store, run queue\n"
-    "                           (default $SUPERSTEP_DB, else ./superstep.db; :memory:)\n"
+    "                           (default $SUPERSTEP_DB, else ./superstep.db; :memory:);\n"
+    "                           the server holds its locks while it runs\n"
+    "  --shared-db              let other processes (the CLI, another server) use\n"
+    "                           the database meanwhile (slower: a file lock per write)\n"
     "  --workers N              threads that run graphs (default 2)\n"
     "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
     "  --insecure-listen-any    allow a non-loopback --host without a token\n"
@@ -145,6 +148,8 @@ static int parse(int argc, char **argv, serve_args *a) {
             a->o.insecure_listen_any = true;
         } else if (strcmp(opt, "--quiet") == 0) {
             a->quiet = true;
+        } else if (strcmp(opt, "--shared-db") == 0) {
+            a->o.shared_db = true;
         } else if (opt[0] == '-' && opt[1] == '-') {
             if (i + 1 >= argc) {
                 return bad("%s needs a value", opt);

@@ -6,6 +6,7 @@
 #ifndef SUPERSTEP_COMMON_H
 #define SUPERSTEP_COMMON_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -199,6 +200,34 @@ uint64_t sst__uuid7_clock(const char *id);
  * the library's connections use it in place of sqlite3_busy_timeout. */
 struct sqlite3;
 void sst__sqlite_busy(struct sqlite3 *db, int timeout_ms);
+
+/*
+ * Shared connections (sqlite_db.c, include/superstep/sqlite.h). A backend's
+ * path-taking open makes its own with sst__sqlite_db_new (@p what names the
+ * backend in errors: "checkpoint store", "queue", ...; @p flags adds to
+ * sqlite3_open_v2's, e.g. SQLITE_OPEN_URI); its `_db` open takes
+ * a reference with sst__sqlite_db_retain. Either way it then uses the
+ * handle and the (recursive) mutex, and drops its reference on closing,
+ * after finalizing its statements.
+ */
+struct sst_sqlite_db;
+struct sst_sqlite_db *sst__sqlite_db_new(const char *path, bool exclusive, int flags,
+                                         const char *what, sst_error *err);
+struct sst_sqlite_db *sst__sqlite_db_retain(struct sst_sqlite_db *d);
+struct sqlite3 *sst__sqlite_db_handle(struct sst_sqlite_db *d);
+pthread_mutex_t *sst__sqlite_db_mutex(struct sst_sqlite_db *d);
+/*
+ * True inside sst_sqlite_db_begin .. commit (call with the mutex held). A
+ * backend's own transaction then becomes a savepoint of that one:
+ * sst__sqlite_tx(d, SST__TX_BEGIN / SST__TX_COMMIT / SST__TX_ROLLBACK) in
+ * place of BEGIN / COMMIT / ROLLBACK; false when SQLite refused.
+ */
+bool sst__sqlite_db_batch(struct sst_sqlite_db *d);
+/* True when the calling thread is inside sst_sqlite_db_begin .. commit (any thread may ask:
+ * the store refuses such calls, as its index lock is taken before the connection's). */
+bool sst__sqlite_db_batch_mine(struct sst_sqlite_db *d);
+enum { SST__TX_BEGIN = 0, SST__TX_COMMIT = 1, SST__TX_ROLLBACK = 2 };
+bool sst__sqlite_tx(struct sst_sqlite_db *d, int what);
 
 /* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
 void sst__sha1(const void *data, size_t len, unsigned char out[20]);

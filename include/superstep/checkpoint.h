@@ -42,6 +42,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/sqlite.h"
 #include "superstep/value.h"
 
 #ifdef __cplusplus
@@ -363,6 +364,16 @@ SST_API void sst_sqlite_opts_init(sst_sqlite_opts *o);
  */
 SST_NODISCARD SST_API sst_checkpointer *
 sst_sqlite_saver_open(const char *path, const sst_sqlite_opts *opts, sst_error *err);
+
+/**
+ * sst_sqlite_saver_open on a connection shared with other backends of this
+ * process (include/superstep/sqlite.h): the same checks and schema, one
+ * connection, page cache and mutex with them. The saver holds a reference
+ * to @p db until it is freed.
+ * @return new checkpointer; NULL as sst_sqlite_saver_open, or SST_EINVAL for a NULL @p db.
+ */
+SST_NODISCARD SST_API sst_checkpointer *
+sst_sqlite_saver_open_db(sst_sqlite_db *db, const sst_sqlite_opts *opts, sst_error *err);
 
 /** One problem found by sst_sqlite_check. */
 typedef struct sst_sqlite_damage {

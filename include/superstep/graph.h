@@ -763,6 +763,11 @@ typedef struct sst_invoke_opts {
     uint64_t snapshot_every;   /* durable threads: a full snapshot every K checkpoints;
                                   default 64 (reads replay at most K deltas) */
     bool wait;                 /* wait for a busy thread instead of failing with SST_EBUSY */
+    /* Durable threads: the caller already holds the thread's lock (sst_checkpointer_lock)
+     * and gives it back itself; the invoke neither takes nor releases it. A server takes
+     * it in the transaction that claims the run, and gives it back in the one that
+     * finishes it. */
+    bool caller_locked;
     /* borrowed: the long-term store nodes reach (sst_node_store) in place of the compiled
      * graph's; subgraphs get the store of the graph that runs them. NULL: the graph's. */
     sst_store *store;

@@ -37,6 +37,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/sqlite.h"
 #include "superstep/value.h"
 
 #ifdef __cplusplus
@@ -243,6 +244,14 @@ SST_NODISCARD SST_API sst_value *sst_queued_run_value(const sst_queued_run *run,
  *         written to such a file.
  */
 SST_NODISCARD SST_API sst_queue *sst_sqlite_queue_open(const char *path, sst_error *err);
+
+/**
+ * sst_sqlite_queue_open on a connection shared with other backends of this
+ * process (include/superstep/sqlite.h), e.g. the saver and the store of
+ * `superstep serve`. The queue holds a reference to @p db until it is freed.
+ * @return new queue; NULL as sst_sqlite_queue_open, or SST_EINVAL for a NULL @p db.
+ */
+SST_NODISCARD SST_API sst_queue *sst_sqlite_queue_open_db(sst_sqlite_db *db, sst_error *err);
 
 #ifdef __cplusplus
 }

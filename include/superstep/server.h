@@ -39,6 +39,12 @@ typedef struct sst_server_opts {
     /* The database: a SQLite file (checkpoints, threads, store, run queue), ":memory:"
      * for one process; default "superstep.db". */
     const char *db;
+    /* By default the server holds the SQLite file's locks while it runs (its saver,
+     * store and queue share one connection in exclusive locking mode: no file lock per
+     * transaction); other processes then get "database is locked". Set this
+     * (--shared-db) to let other processes (the CLI, another server) use the file at
+     * the same time, at the cost of those locks. */
+    bool shared_db;
     unsigned workers; /* threads that run graphs; default 2 */
     /* When set, every request but GET /ok needs "Authorization: Bearer <token>". */
     const char *auth_token;

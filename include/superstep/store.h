@@ -90,6 +90,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/sqlite.h"
 #include "superstep/value.h"
 
 #ifdef __cplusplus
@@ -440,6 +441,15 @@ SST_NODISCARD SST_API sst_store *sst_memory_store_new(const sst_store_opts *o, s
  */
 SST_NODISCARD SST_API sst_store *sst_sqlite_store_new(const char *path, const sst_store_opts *o,
                                                       sst_error *err);
+
+/**
+ * sst_sqlite_store_new on a connection shared with other backends of this
+ * process (include/superstep/sqlite.h). The store holds a reference to
+ * @p db until it is freed.
+ * @return new store; NULL as sst_sqlite_store_new, or SST_EINVAL for a NULL @p db.
+ */
+SST_NODISCARD SST_API sst_store *sst_sqlite_store_new_db(sst_sqlite_db *db, const sst_store_opts *o,
+                                                         sst_error *err);
 
 /** The store schema version this build writes in SQLite files. */
 #define SST_STORE_SQLITE_SCHEMA_VERSION 1

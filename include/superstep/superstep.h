@@ -11,6 +11,7 @@
 #include "superstep/json.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"
+#include "superstep/sqlite.h"
 #include "superstep/store.h"
 #include "superstep/value.h"
 #include "superstep/version.h"

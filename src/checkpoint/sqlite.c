@@ -145,6 +145,10 @@ static bool run_tx(sqlite_saver *s, int which, const char *what, sst_error *err)
 }
 
 bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
+    if (sst__sqlite_db_batch(s->conn)) { /* a savepoint of the caller's transaction */
+        return sst__sqlite_tx(s->conn, SST__TX_BEGIN) ||
+               (sst__sq_db_error(s, err, "beginning a transaction"), false);
+    }
     if (sync && !sst__sq_exec(s, "PRAGMA synchronous=FULL", err)) {
         return false;
     }
@@ -152,6 +156,16 @@ bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
 }
 
 bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
+    if (sst__sqlite_db_batch(s->conn)) {
+        if (ok && !sst__sqlite_tx(s->conn, SST__TX_COMMIT)) {
+            sst__sq_db_error(s, err, "committing");
+            ok = false;
+        }
+        if (!ok) {
+            sst__sqlite_tx(s->conn, SST__TX_ROLLBACK);
+        }
+        return ok;
+    }
     if (!ok) {
         run_tx(s, S_ROLLBACK, "rolling back", NULL);
     } else if (!run_tx(s, S_COMMIT, "committing", err)) {
@@ -359,12 +373,6 @@ static sst_code prepare_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_erro
 
 /* Opens and checks the file, retrying with backoff while another process holds it. */
 static sst_code open_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_error *err) {
-    int rc = sqlite3_open_v2(
-        s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        return sst__error(err, SST_EIO, "cannot open checkpoint store '%s': %s", s->path,
-                          s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-    }
     sst__sqlite_busy(s->db, o->busy_timeout_ms); /* before anything touches the file */
     sst_code code = SST_EBUSY;
     uint64_t waited = 0;
@@ -387,20 +395,29 @@ void sst__sq_destroy(void *self) {
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
     }
-    sqlite3_close(s->db);
-    pthread_mutex_destroy(&s->mu);
+    sst_sqlite_db_release(s->conn);
     sst__free(s->path);
     sst__free(s);
 }
 
-static sqlite_saver *saver_new(const char *path, const sst_sqlite_opts *o, sst_error *err) {
+/* A saver on @p shared (a new reference), or on a connection of its own to @p path. */
+static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const sst_sqlite_opts *o,
+                               sst_error *err) {
     sqlite_saver *s = sst__calloc(1, sizeof *s);
     if (s == NULL || (s->path = sst__strndup(path, strlen(path))) == NULL) {
         sst__free(s);
         sst__enomem(err);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
+    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
+                             : sst__sqlite_db_new(path, false, 0, "checkpoint store", err);
+    if (s->conn == NULL) {
+        sst__free(s->path);
+        sst__free(s);
+        return NULL;
+    }
+    s->db = sst__sqlite_db_handle(s->conn);
+    s->mu = sst__sqlite_db_mutex(s->conn);
     s->lease_ms = o->lease_ms > 0 ? (uint64_t)o->lease_ms : 30000;
     size_t cap = (size_t)256 << 20;
     s->max_record_bytes =
@@ -408,11 +425,13 @@ static sqlite_saver *saver_new(const char *path, const sst_sqlite_opts *o, sst_e
     return s;
 }
 
-sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error *err) {
-    sqlite_saver *s = saver_new(path, o, err);
+sqlite_saver *sst__sq_open(const char *path, sst_sqlite_db *shared, const sst_sqlite_opts *o,
+                           sst_error *err) {
+    sqlite_saver *s = saver_new(path, shared, o, err);
     if (s == NULL) {
         return NULL;
     }
+    pthread_mutex_lock(s->mu);
     sst_code code = open_file(s, o, err);
     if (code == SST_OK &&
         !sst__sq_exec(s, "CREATE TEMP TABLE IF NOT EXISTS sweep(blob TEXT PRIMARY KEY)", err)) {
@@ -423,6 +442,7 @@ sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error
             code = sst__sq_db_error(s, err, "preparing statements");
         }
     }
+    pthread_mutex_unlock(s->mu);
     if (code != SST_OK) {
         sst__sq_destroy(s);
         return NULL;
@@ -430,19 +450,15 @@ sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error
     return s;
 }
 
-sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts *opts,
-                                        sst_error *err) {
-    SST__ERR_LOCAL(err);
+/* The saver of both opens: on @p shared when not NULL, else on its own connection. */
+static sst_checkpointer *saver_open(const char *path, sst_sqlite_db *shared,
+                                    const sst_sqlite_opts *opts, sst_error *err) {
     sst_sqlite_opts defaults;
     if (opts == NULL) {
         sst_sqlite_opts_init(&defaults);
         opts = &defaults;
     }
-    if (path == NULL) {
-        sst__error(err, SST_EINVAL, "checkpoint store: NULL path");
-        return NULL;
-    }
-    sqlite_saver *s = sst__sq_open(path, opts, err);
+    sqlite_saver *s = sst__sq_open(path, shared, opts, err);
     if (s == NULL) {
         return NULL;
     }
@@ -467,4 +483,24 @@ sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts 
         sst__sq_destroy(s);
     }
     return cp;
+}
+
+sst_checkpointer *sst_sqlite_saver_open(const char *path, const sst_sqlite_opts *opts,
+                                        sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (path == NULL) {
+        sst__error(err, SST_EINVAL, "checkpoint store: NULL path");
+        return NULL;
+    }
+    return saver_open(path, NULL, opts, err);
+}
+
+sst_checkpointer *sst_sqlite_saver_open_db(sst_sqlite_db *db, const sst_sqlite_opts *opts,
+                                           sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (db == NULL) {
+        sst__error(err, SST_EINVAL, "checkpoint store: NULL database");
+        return NULL;
+    }
+    return saver_open(sst_sqlite_db_path(db), db, opts, err);
 }

@@ -323,7 +323,7 @@ sst_code sst_sqlite_check(const char *path, bool repair, sst_sqlite_damage_fn on
     sst_sqlite_opts_init(&o);
     o.check_integrity = false; /* integrity_check runs below and is reported, not refused */
     checker c = {.fn = on_damage, .ud = user_data, .rep = report};
-    c.s = sst__sq_open(path, &o, err);
+    c.s = sst__sq_open(path, NULL, &o, err);
     sst_code rc = c.s != NULL ? integrity(&c, err) : sst__code(err);
     rc = rc == SST_OK ? check_blobs(&c, err) : rc;
     rc = rc == SST_OK ? check_rows(&c, err) : rc;

@@ -112,11 +112,12 @@ typedef struct held_lease {
 } held_lease;
 
 typedef struct sqlite_saver {
-    sqlite3 *db;
-    char *path; /* owned, for messages */
-    pthread_mutex_t mu;
-    sqlite3_stmt *st[S_COUNT]; /* protected by mu */
-    held_lease *leases;        /* protected by mu */
+    sqlite3 *db;                /* conn's */
+    struct sst_sqlite_db *conn; /* a reference: own or shared with a store and a queue */
+    char *path;                 /* owned, for messages */
+    pthread_mutex_t *mu;        /* conn's (recursive) */
+    sqlite3_stmt *st[S_COUNT];  /* protected by mu */
+    held_lease *leases;         /* protected by mu */
     /* Blobs known to be in the file (ids owned, protected by mu): stored or seen by this
      * connection since data_version last changed (no other connection committed since,
      * so none of them was swept); cleared by this connection's own sweeps. */
@@ -142,7 +143,8 @@ bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err);
 bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err);
 
 /* A saver on @p path with its statements prepared (no checkpointer around it). */
-sqlite_saver *sst__sq_open(const char *path, const sst_sqlite_opts *o, sst_error *err);
+sqlite_saver *sst__sq_open(const char *path, struct sst_sqlite_db *shared, const sst_sqlite_opts *o,
+                           sst_error *err);
 void sst__sq_destroy(void *self);
 
 /* Record operations (sqlite_records.c). */

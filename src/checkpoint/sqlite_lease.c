@@ -118,9 +118,9 @@ static sst_code try_lock(sqlite_saver *s, const char *thread, sst_error *err) {
 sst_code sst__sq_lock(void *self, const char *thread, bool wait, sst_error *err) {
     sqlite_saver *s = self;
     for (uint64_t pause = 1;; pause = pause < 50 ? pause * 2 : 50) {
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(s->mu);
         sst_code rc = try_lock(s, thread, err);
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
         if (rc != SST_EBUSY || !wait) {
             return rc;
         }
@@ -166,7 +166,7 @@ void sst__sq_unlock(void *self, const char *thread) {
     sqlite_saver *s = self;
     identity me;
     self_identity(&me);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     forget(s, thread);
     sqlite3_stmt *st = sst__sq_stmt(s, S_UNLOCK);
     sst__sq_bind_text(st, 1, thread);
@@ -175,7 +175,7 @@ void sst__sq_unlock(void *self, const char *thread) {
         /* Best effort: a lease left behind is taken over once its holder is gone. */
     }
     sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
 }
 
 void sst__sq_leases_free(sqlite_saver *s) {

@@ -326,9 +326,9 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
     }
     char **fresh = NULL;
     size_t n_fresh = 0;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     if ((rc = known_prepare(s, r, &fresh, &n_fresh, err)) != SST_OK) {
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
         sst__free(blobs);
         return rc;
     }
@@ -349,7 +349,7 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
     }
     bool ok = sst__sq_commit(s, sync, rc == SST_OK, rc == SST_OK ? err : NULL);
     known_finish(s, fresh, n_fresh, rc == SST_OK && ok);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     sst__free(blobs);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
@@ -361,7 +361,7 @@ sst_code sst__sq_put_writes(void *self, const char *thread, const char *ns, cons
     if (writes->len > s->max_record_bytes) {
         return too_large(s, "the pending writes", writes->len, err);
     }
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     bool ok = sst__sq_begin(s, sync, err);
     sst_code rc = ok ? SST_OK : sst__code(err);
     if (ok) {
@@ -391,7 +391,7 @@ sst_code sst__sq_put_writes(void *self, const char *thread, const char *ns, cons
     }
     rc = ok ? SST_OK : sst__code(err);
     ok = sst__sq_commit(s, sync, ok, ok ? err : NULL);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
 
@@ -543,7 +543,7 @@ static sst_code read_writes(sqlite_saver *s, const char *thread, const char *id,
 sst_code sst__sq_get(void *self, const char *thread, const char *ns, const char *id,
                      sst_checkpoint_fn each, void *user_data, sst_error *err) {
     sqlite_saver *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__sq_stmt(s, id != NULL ? S_GET_ID : S_GET_LATEST);
     sst__sq_bind_text(st, 1, thread);
     sst__sq_bind_text(st, 2, ns);
@@ -573,7 +573,7 @@ sst_code sst__sq_get(void *self, const char *thread, const char *ns, const char 
     free_blobs(blobs, n);
     sqlite3_reset(st);
     sqlite3_reset(s->st[S_GET_WRITES]);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
@@ -592,7 +592,7 @@ static bool matches(const sst_checkpoint *r, const sst_value *filter) {
 sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
                       void *user_data, sst_error *err) {
     sqlite_saver *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__sq_stmt(s, S_LIST);
     sst__sq_bind_text(st, 1, q->thread_id);
     sst__sq_bind_text(st, 2, q->ns);
@@ -618,6 +618,6 @@ sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_
         rc = sst__sq_db_error(s, err, "listing checkpoints");
     }
     sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }

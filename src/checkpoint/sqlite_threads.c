@@ -115,27 +115,27 @@ sst_code sst__sq_threads(void *self, const sst_thread_query *q, sst_thread_fn ea
     snprintf(sql, sizeof sql, THREAD_SELECT " ORDER BY %s %s, t.thread %s",
              order[q->order <= SST_THREADS_BY_UPDATED ? q->order : 0],
              q->descending ? "DESC" : "ASC", q->descending ? "DESC" : "ASC");
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = NULL;
     sst_code rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK
                       ? each_thread(s, st, q, each, user_data, NULL, err)
                       : sst__sq_db_error(s, err, "listing threads");
     sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
 sst_code sst__sq_thread_get(void *self, const char *thread, sst_thread_fn each, void *user_data,
                             sst_error *err) {
     sqlite_saver *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__sq_stmt(s, S_THREAD_GET);
     sst_thread_query all = {0};
     size_t found = 0;
     sst__sq_bind_text(st, 2, thread);
     sst_code rc = each_thread(s, st, &all, each, user_data, &found, err);
     sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc == SST_OK && found == 0) {
         rc = sst__error(err, SST_ENOTFOUND, "checkpoint store '%s': no thread '%s'", s->path,
                         thread);
@@ -152,7 +152,7 @@ sst_code sst__sq_thread_put(void *self, const char *thread, const sst_payload *m
                           "is over the limit",
                           s->path, metadata->len);
     }
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     bool ok = sst__sq_begin(s, false, err);
     if (ok) {
         sqlite3_stmt *st = sst__sq_stmt(s, S_THREAD_PUT);
@@ -164,7 +164,7 @@ sst_code sst__sq_thread_put(void *self, const char *thread, const sst_payload *m
     }
     sst_code rc = ok ? SST_OK : sst__code(err);
     ok = sst__sq_commit(s, false, ok, ok ? err : NULL);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
 
@@ -184,7 +184,7 @@ static bool thread_exists(sqlite_saver *s, const char *thread, sst_code *rc, sst
 
 sst_code sst__sq_copy_thread(void *self, const char *from, const char *to, sst_error *err) {
     sqlite_saver *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sst_code rc = sst__sq_begin(s, false, err) ? SST_OK : sst__code(err);
     bool began = rc == SST_OK;
     if (rc == SST_OK && !thread_exists(s, from, &rc, err) && rc == SST_OK) {
@@ -201,13 +201,13 @@ sst_code sst__sq_copy_thread(void *self, const char *from, const char *to, sst_e
                                                                                : sst__code(err);
     }
     bool ok = began && sst__sq_commit(s, false, rc == SST_OK, rc == SST_OK ? err : NULL);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
 
 sst_code sst__sq_delete_thread(void *self, const char *thread, sst_error *err) {
     sqlite_saver *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     bool ok = sst__sq_begin(s, false, err);
     static const int steps[] = {S_SWEEP_CLEAR,  S_SWEEP_ADD_THREAD, S_DEL_THREAD_C,
                                 S_DEL_THREAD_W, S_DEL_THREAD_T,     S_SWEEP,
@@ -222,7 +222,7 @@ sst_code sst__sq_delete_thread(void *self, const char *thread, sst_error *err) {
     if (rc == SST_OK && ok) {
         sst__sq_known_clear(s); /* blobs may be gone */
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
 
@@ -306,7 +306,7 @@ sst_code sst__sq_prune(void *self, const char *thread, size_t keep, size_t *remo
     sqlite_saver *s = self;
     chain_rec *c = NULL;
     size_t n = 0, gone = 0;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     bool ok = sst__sq_begin(s, false, err);
     sst_code rc = ok ? read_chain(s, thread, &c, &n, err) : sst__code(err);
     if (rc == SST_OK) {
@@ -330,7 +330,7 @@ sst_code sst__sq_prune(void *self, const char *thread, size_t keep, size_t *remo
     if (rc == SST_OK && ok) {
         sst__sq_known_clear(s); /* blobs may be gone */
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     chain_free(c, n);
     if (removed != NULL) {
         *removed = rc == SST_OK && ok ? gone : 0;

@@ -807,7 +807,7 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
         return NULL;
     }
     /* A subgraph's thread is the parent's thread, whose lock the parent holds. */
-    bool lock = thread != NULL && thread->cp != NULL && nested == NULL;
+    bool lock = thread != NULL && thread->cp != NULL && nested == NULL && !opts->caller_locked;
     if (lock && sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
         sst_value_unref(kept);
         atomic_store(&thread->busy, false);

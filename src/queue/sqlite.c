@@ -147,10 +147,24 @@ bool sst__qs_done(sqlite_queue *s, sqlite3_stmt *st, const char *what, sst_error
 }
 
 bool sst__qs_begin(sqlite_queue *s, sst_error *err) {
+    if (sst__sqlite_db_batch(s->conn)) { /* a savepoint of the caller's transaction */
+        return sst__sqlite_tx(s->conn, SST__TX_BEGIN) ||
+               (sst__qs_error(s, err, "beginning a transaction"), false);
+    }
     return sst__qs_done(s, s->st[QS_BEGIN], "beginning a transaction", err);
 }
 
 bool sst__qs_end(sqlite_queue *s, bool ok, sst_error *err) {
+    if (sst__sqlite_db_batch(s->conn)) {
+        if (ok && sst__sqlite_tx(s->conn, SST__TX_COMMIT)) {
+            return true;
+        }
+        if (ok) {
+            sst__qs_error(s, err, "committing");
+        }
+        sst__sqlite_tx(s->conn, SST__TX_ROLLBACK);
+        return false;
+    }
     if (ok && sst__qs_done(s, s->st[QS_COMMIT], "committing", err)) {
         return true;
     }
@@ -286,11 +300,6 @@ static sst_code prepare_file(sqlite_queue *s, sst_error *err) {
 
 /* Opens and checks the file, retrying with backoff while another process holds it. */
 static sst_code open_file(sqlite_queue *s, sst_error *err) {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
-        return sst__error(err, SST_EIO, "cannot open queue '%s': %s", s->path,
-                          s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-    }
     sst__sqlite_busy(s->db, SST__QUEUE_BUSY_MS); /* before anything touches the file */
     if (sqlite3_create_function_v2(s->db, "sst_owner_gone", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                    NULL, owner_gone_fn, NULL, NULL, NULL) != SQLITE_OK) {
@@ -320,26 +329,32 @@ static void queue_destroy(void *self) {
     for (int i = 0; i < QS_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
     }
-    sqlite3_close(s->db);
-    pthread_mutex_destroy(&s->mu);
+    sst_sqlite_db_release(s->conn);
     sst__free(s->path);
     sst__free(s);
 }
 
-sst_queue *sst_sqlite_queue_open(const char *path, sst_error *err) {
-    SST__ERR_LOCAL(err);
-    if (path == NULL || path[0] == '\0') {
-        sst__error(err, SST_EINVAL, "sqlite queue: the path must be a non-empty string");
-        return NULL;
-    }
+/* The queue of both opens: on @p shared when not NULL, else on its own connection. */
+static sst_queue *queue_open(const char *path, sst_sqlite_db *shared, sst_error *err) {
     sqlite_queue *s = sst__calloc(1, sizeof *s);
     if (s == NULL || (s->path = sst__strndup(path, strlen(path))) == NULL) {
         sst__free(s);
         sst__enomem(err);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
-    if (open_file(s, err) != SST_OK) {
+    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
+                             : sst__sqlite_db_new(path, false, 0, "queue", err);
+    if (s->conn == NULL) {
+        sst__free(s->path);
+        sst__free(s);
+        return NULL;
+    }
+    s->db = sst__sqlite_db_handle(s->conn);
+    s->mu = sst__sqlite_db_mutex(s->conn);
+    pthread_mutex_lock(s->mu);
+    sst_code rc = open_file(s, err);
+    pthread_mutex_unlock(s->mu);
+    if (rc != SST_OK) {
         queue_destroy(s);
         return NULL;
     }
@@ -362,4 +377,22 @@ sst_queue *sst_sqlite_queue_open(const char *path, sst_error *err) {
         queue_destroy(s);
     }
     return q;
+}
+
+sst_queue *sst_sqlite_queue_open(const char *path, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (path == NULL || path[0] == '\0') {
+        sst__error(err, SST_EINVAL, "sqlite queue: the path must be a non-empty string");
+        return NULL;
+    }
+    return queue_open(path, NULL, err);
+}
+
+sst_queue *sst_sqlite_queue_open_db(sst_sqlite_db *db, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (db == NULL) {
+        sst__error(err, SST_EINVAL, "sqlite queue: NULL database");
+        return NULL;
+    }
+    return queue_open(sst_sqlite_db_path(db), db, err);
 }

@@ -145,7 +145,7 @@ sst_code sst__qs_claim(void *self, const char *owner, int64_t now, int64_t lease
     }
     queue_row row = {0};
     candidate best = {0};
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     if (sst__qs_begin(s, err)) {
         rc = pick(s, now, &best, err);
         rc = rc == SST_OK && best.found ? take(s, best.seq, owner, now, lease_ms, token, &row, err)
@@ -157,7 +157,7 @@ sst_code sst__qs_claim(void *self, const char *owner, int64_t now, int64_t lease
     } else {
         rc = sst__code(err);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc == SST_OK && !best.found) {
         return sst__error(err, SST_ENOTFOUND, "queue '%s': no run is ready to claim", s->path);
     }
@@ -202,7 +202,7 @@ sst_code sst__qs_renew(void *self, const char *run_id, uint64_t token, int64_t n
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
     char *action = NULL;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_RENEW);
     sst__qs_bind_text(st, 1, run_id);
     sqlite3_bind_int64(st, 2, (int64_t)token);
@@ -220,7 +220,7 @@ sst_code sst__qs_renew(void *self, const char *run_id, uint64_t token, int64_t n
     if (rc == SST_OK && !held) {
         rc = lease_lost(s, "renew", run_id, err);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc == SST_OK && oom) {
         rc = sst__enomem(err); /* the lease was renewed; the caller learns nothing of a cancel */
     }
@@ -248,14 +248,14 @@ sst_code sst__qs_finish(void *self, const char *run_id, uint64_t token, sst_queu
                         int64_t now, sst_error *err) {
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_FINISH);
     sst__qs_bind_text(st, 1, run_id);
     sqlite3_bind_int64(st, 2, (int64_t)token);
     sst__qs_bind_text(st, 3, sst_queue_status_name(status));
     sqlite3_bind_int64(st, 4, now);
     sst_code rc = guarded(s, st, "finish", run_id, err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
@@ -263,12 +263,12 @@ sst_code sst__qs_release(void *self, const char *run_id, uint64_t token, int64_t
                          sst_error *err) {
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_RELEASE);
     sst__qs_bind_text(st, 1, run_id);
     sqlite3_bind_int64(st, 2, (int64_t)token);
     sqlite3_bind_int64(st, 3, now);
     sst_code rc = guarded(s, st, "release", run_id, err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }

@@ -89,9 +89,10 @@ enum {
 };
 
 typedef struct sqlite_queue {
-    char *path; /* owned, for messages */
-    sqlite3 *db;
-    pthread_mutex_t mu;         /* the connection and its statements */
+    char *path;                 /* owned, for messages */
+    sqlite3 *db;                /* conn's */
+    struct sst_sqlite_db *conn; /* a reference: own, or shared with a saver and a store */
+    pthread_mutex_t *mu;        /* conn's (recursive): the connection and the statements */
     sqlite3_stmt *st[QS_COUNT]; /* protected by mu */
 } sqlite_queue;
 

@@ -83,7 +83,7 @@ sst_code sst__qs_enqueue(void *self, const sst_queued_run *run, unsigned flags, 
     sst_code rc = json_text(s, run->run_id, "kwargs", run->kwargs, &kwargs, err);
     rc = rc == SST_OK ? json_text(s, run->run_id, "metadata", run->metadata, &metadata, err) : rc;
     if (rc == SST_OK) {
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(s->mu);
         if (flags & SST_QUEUE_IF_IDLE) {
             /* The check and the insert in one write transaction: no other enqueue between. */
             rc = sst__qs_begin(s, err) ? check_idle(s, run, err) : sst__code(err);
@@ -94,7 +94,7 @@ sst_code sst__qs_enqueue(void *self, const sst_queued_run *run, unsigned flags, 
         } else {
             rc = insert(s, run, kwargs, metadata, err);
         }
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
     }
     sst__free(kwargs);
     sst__free(metadata);
@@ -108,7 +108,7 @@ sst_code sst__qs_get(void *self, const char *run_id, sst_queued_run_fn each, voi
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
     queue_row row;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_GET);
     sst__qs_bind_text(st, 1, run_id);
     int step = sqlite3_step(st);
@@ -117,7 +117,7 @@ sst_code sst__qs_get(void *self, const char *run_id, sst_queued_run_fn each, voi
                       ? sst__error(err, SST_ENOTFOUND, "queue '%s': no run '%s'", s->path, run_id)
                       : sst__qs_error(s, err, "reading a run");
     sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc == SST_OK) {
         rc = sst__qs_row_emit(s, &row, each, user_data, NULL, err);
         sst__qs_row_free(&row);
@@ -140,7 +140,7 @@ sst_code sst__qs_list(void *self, const sst_queue_query *q, sst_queued_run_fn ea
     int which = q->thread_id != NULL ? (q->by_status ? QS_LIST_THREAD_STATUS : QS_LIST_THREAD)
                                      : (q->by_status ? QS_LIST_STATUS : QS_LIST);
     queue_rows rows = {0};
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, which);
     sqlite3_bind_int64(st, 1, as_count(q->limit, true));
     sqlite3_bind_int64(st, 2, as_count(q->offset, false));
@@ -151,7 +151,7 @@ sst_code sst__qs_list(void *self, const sst_queue_query *q, sst_queued_run_fn ea
         sst__qs_bind_text(st, 4, sst_queue_status_name(q->status));
     }
     sst_code rc = sst__qs_rows_read(s, st, "listing runs", &rows, err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     bool more = true;
     for (size_t i = 0; rc == SST_OK && more && i < rows.n; i++) {
         rc = sst__qs_row_emit(s, &rows.rows[i], each, user_data, &more, err);
@@ -165,25 +165,25 @@ sst_code sst__qs_list(void *self, const sst_queue_query *q, sst_queued_run_fn ea
 sst_code sst__qs_remove(void *self, const char *run_id, sst_error *err) {
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_REMOVE);
     sst__qs_bind_text(st, 1, run_id);
     sst_code rc = sst__qs_done(s, st, "removing a run", err) ? SST_OK : sst__code(err);
     if (rc == SST_OK && sqlite3_changes(s->db) == 0) {
         rc = sst__error(err, SST_ENOTFOUND, "queue '%s': no run '%s'", s->path, run_id);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
 sst_code sst__qs_remove_thread(void *self, const char *thread_id, sst_error *err) {
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_REMOVE_THREAD);
     sst__qs_bind_text(st, 1, thread_id);
     sst_code rc = sst__qs_done(s, st, "removing a thread's runs", err) ? SST_OK : sst__code(err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
@@ -191,7 +191,7 @@ sst_code sst__qs_cancel(void *self, const char *run_id, const char *action, int6
                         sst_queue_status *status, sst_error *err) {
     SST__ERR_LOCAL(err);
     sqlite_queue *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = sst__qs_stmt(s, QS_CANCEL);
     sst__qs_bind_text(st, 1, run_id);
     sst__qs_bind_text(st, 2, action);
@@ -210,7 +210,7 @@ sst_code sst__qs_cancel(void *self, const char *run_id, const char *action, int6
         rc = sst__error(err, SST_ENOTFOUND, "queue '%s': no run '%s'", s->path, run_id);
     }
     sqlite3_reset(st);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc == SST_OK && status != NULL) {
         *status = after;
     }

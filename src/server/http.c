@@ -40,6 +40,10 @@ typedef struct conn_ctx {
     unsigned deny; /* 401 or 413: refused, the body is read and dropped */
     uint64_t seen; /* body bytes received */
     bool answered; /* a response is queued */
+    /* SRV_SEND_AWAIT: the status to answer with once the run ends, and the wait. */
+    unsigned await_status;
+    srv_stream *await_st; /* a reference, until the wait is registered or answered */
+    srv_await *await;
 } conn_ctx;
 
 const char *srv_query(const srv_request *r, const char *key) {
@@ -202,6 +206,27 @@ static bool authorized(const sst_server *s, struct MHD_Connection *conn) {
     return diff == 0;
 }
 
+/*
+ * SRV_SEND_AWAIT: answers with the status once the run has ended; until then the
+ * connection is suspended (no HTTP thread waits) and this runs again when it is resumed.
+ */
+static enum MHD_Result await_end(conn_ctx *c) {
+    sst_server *s = c->req.s;
+    if (c->await_st != NULL) {
+        c->await = srv_stream_await(s, c->await_st, c->req.conn, NULL);
+        srv_stream_unref(s, c->await_st); /* the wait holds its own reference */
+        c->await_st = NULL;
+    } else {
+        c->await = srv_stream_await(s, NULL, c->req.conn, c->await);
+    }
+    if (c->await != NULL) {
+        return MHD_YES;
+    }
+    srv_response res = {.status = c->await_status};
+    c->await_status = 0;
+    return send_response(c->req.conn, &res, NULL);
+}
+
 /* Parses the body, routes, runs the handler and sends its answer. */
 static enum MHD_Result dispatch(conn_ctx *c) {
     srv_request *r = &c->req;
@@ -231,7 +256,11 @@ static enum MHD_Result dispatch(conn_ctx *c) {
         }
     }
     enum MHD_Result rc;
-    if (res.stream != NULL) {
+    if (res.stream != NULL && res.stream_kind == SRV_SEND_AWAIT) {
+        c->await_status = res.status;
+        c->await_st = res.stream;
+        rc = await_end(c);
+    } else if (res.stream != NULL) {
         rc = srv_queue_stream_response(r, &res) ? MHD_YES : MHD_NO;
     } else {
         rc = send_response(r->conn, &res, allow[0] != '\0' ? allow : NULL);
@@ -383,6 +412,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (c->answered) {
         return MHD_YES;
     }
+    if (c->await_status != 0) {
+        return await_end(c); /* resumed: has the run ended? */
+    }
     if (c->deny != 0) {
         return send_denied(c);
     }
@@ -400,6 +432,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         return;
     }
     tcp_mark(cls, conn, false);
+    srv_await_free(cls, c->await);
     sst__buf_free(&c->body);
     sst__free(c->req.body);
     sst__free(c->req.path_copy);

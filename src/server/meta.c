@@ -13,7 +13,7 @@ void srv_info(srv_request *r, srv_response *res) {
     SST_UNUSED(r);
     sst_error err = {0};
     sst_value *flags = sst__set_take(sst_object_empty(), "assistants", sst_bool(true), &err);
-    flags = sst__set_take(flags, "crons", sst_bool(false), &err);
+    flags = sst__set_take(flags, "crons", sst_bool(true), &err);
     flags = sst__set_take(flags, "langsmith", sst_bool(false), &err);
     flags = sst__set_take(flags, "store", sst_bool(true), &err);
     sst_value *o =

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "crons.h"
 #include "server_int.h"
 
 typedef struct route {
@@ -43,6 +44,7 @@ static const route k_routes[] = {
     {"GET", "/threads/{}/history", srv_history_get},
     {"POST", "/threads/{}/history", srv_history_post},
     /* runs on a thread */
+    {"POST", "/threads/{}/runs/crons", srv_crons_create_for_thread},
     {"POST", "/threads/{}/runs", srv_runs_create},
     {"GET", "/threads/{}/runs", srv_runs_list},
     {"POST", "/threads/{}/runs/wait", srv_runs_wait},
@@ -58,6 +60,12 @@ static const route k_routes[] = {
     {"POST", "/runs/stream", srv_runs_stateless_stream},
     {"POST", "/runs/batch", srv_runs_batch},
     {"POST", "/runs/cancel", srv_runs_cancel_many},
+    /* crons */
+    {"POST", "/runs/crons", srv_crons_create},
+    {"POST", "/runs/crons/search", srv_crons_search},
+    {"POST", "/runs/crons/count", srv_crons_count},
+    {"PATCH", "/runs/crons/{}", srv_cron_patch},
+    {"DELETE", "/runs/crons/{}", srv_cron_delete},
     /* the store */
     {"PUT", "/store/items", srv_store_put},
     {"GET", "/store/items", srv_store_get},

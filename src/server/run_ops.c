@@ -294,32 +294,6 @@ void srv_thread_cancel_runs(sst_server *s, const char *thread_id, const char *ac
     }
 }
 
-typedef struct status_ctx {
-    sst_queue_status status;
-} status_ctx;
-
-static bool read_status(const sst_queued_run *run, void *ud) {
-    ((status_ctx *)ud)->status = run->status;
-    return false;
-}
-
-/* Waits up to @p ms for the run to finish; true when it did. */
-static bool wait_final(sst_server *s, const char *run_id, int64_t ms) {
-    int64_t until = srv_now() + ms;
-    for (;;) {
-        status_ctx c = {SST_QUEUE_PENDING};
-        sst_error err = {0};
-        if (sst_queue_get(s->queue, run_id, read_status, &c, &err) != SST_OK ||
-            sst_queue_status_final(c.status)) {
-            return true;
-        }
-        if (srv_now() >= until) {
-            return false;
-        }
-        sst__sleep_ms(5);
-    }
-}
-
 void srv_run_cancel(srv_request *r, srv_response *res) {
     run_copy c;
     if (!path_run(r, res, &c)) {
@@ -343,15 +317,16 @@ void srv_run_cancel(srv_request *r, srv_response *res) {
         srv_fail(res, &err);
         return;
     }
-    if (wait && !wait_final(r->s, c.run_id, 30000)) {
-        srv_run_copy_free(&c);
-        srv_error(res, 504, "run %s did not stop within 30 s", r->param[1]);
-        return;
-    }
-    srv_run_copy_free(&c);
-    res->status = wait ? 204 : 202;
     sst_value_unref(res->json);
     res->json = NULL;
+    res->status = wait ? 204 : 202;
+    if (wait && !sst_queue_status_final(status)) {
+        /* Answered when the worker running it ends its stream (no HTTP thread waits). */
+        c.run.status = status;
+        send_result(r, res, &c, SRV_SEND_AWAIT);
+        res->status = 204;
+    }
+    srv_run_copy_free(&c);
 }
 
 void srv_runs_cancel_many(srv_request *r, srv_response *res) {

@@ -129,12 +129,6 @@ static bool mode_bits(srv_response *res, const sst_value *modes, unsigned *bits)
         const char *m = sst_is_string(modes) ? sst_string_cstr(modes)
                                              : sst_string_cstr(sst_array_get(modes, i));
         unsigned b = srv_mode_bit(m);
-        if (b == SRV_MODE_MESSAGES_LEGACY) {
-            srv_error(res, 400,
-                      "stream_mode 'messages' (the legacy messages/partial format) is not "
-                      "supported yet: use 'messages-tuple'");
-            return false;
-        }
         if (b == 0 || b == SRV_MODE_EVENTS) {
             srv_error(res, 400,
                       "unknown stream_mode '%.100s' (values, updates, messages, "

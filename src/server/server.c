@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "crons.h"
 #include "server_int.h"
 #include "superstep/id.h"
 #include "superstep/json.h"
@@ -61,20 +62,29 @@ static char *dup_or_null(const char *s) {
     return s != NULL ? sst__strndup(s, strlen(s)) : NULL;
 }
 
-/* Opens the checkpointer, the store and the queue on @p s->db. */
+/*
+ * Opens the checkpointer, the store and the queue on @p s->db: one SQLite
+ * connection for the three (exclusive unless shared_db), or memory.
+ */
 static sst_code open_db(sst_server *s, sst_error *err) {
-    bool memory = strcmp(s->db, ":memory:") == 0;
-    s->cp = memory ? sst_memory_saver_new(err) : sst_sqlite_saver_open(s->db, NULL, err);
-    if (s->cp == NULL) {
+    if (strcmp(s->db, ":memory:") == 0) {
+        sst_store_opts so;
+        sst_store_opts_init(&so);
+        s->cp = sst_memory_saver_new(err);
+        s->store = s->cp != NULL ? sst_memory_store_new(&so, err) : NULL;
+        s->queue = s->store != NULL ? sst_sqlite_queue_open(s->db, err) : NULL;
+        return s->queue != NULL ? SST_OK : sst__code(err);
+    }
+    sst_sqlite_db *db = sst_sqlite_db_open(s->db, !s->o.shared_db, err);
+    if (db == NULL) {
         return sst__code(err);
     }
     sst_store_opts so;
     sst_store_opts_init(&so);
-    s->store = memory ? sst_memory_store_new(&so, err) : sst_sqlite_store_new(s->db, &so, err);
-    if (s->store == NULL) {
-        return sst__code(err);
-    }
-    s->queue = sst_sqlite_queue_open(s->db, err);
+    s->cp = sst_sqlite_saver_open_db(db, NULL, err);
+    s->store = s->cp != NULL ? sst_sqlite_store_new_db(db, &so, err) : NULL;
+    s->queue = s->store != NULL ? sst_sqlite_queue_open_db(db, err) : NULL;
+    s->sdb = db;
     return s->queue != NULL ? SST_OK : sst__code(err);
 }
 
@@ -189,6 +199,7 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
     if (rc != SST_OK) {
         return rc;
     }
+    (void)srv_crons_start(s, NULL); /* logs why crons will not fire if it fails */
     pthread_mutex_lock(&s->mu);
     s->started = true;
     pthread_mutex_unlock(&s->mu);
@@ -224,6 +235,7 @@ void sst_server_wait(sst_server *s) {
         return;
     }
     srv_http_quiesce(s);
+    srv_crons_stop(s);
     srv_workers_stop(s); /* runs stop at a superstep boundary and go back to the queue */
     srv_streams_close_all(s);
     srv_http_stop(s);
@@ -248,6 +260,7 @@ void sst_server_free(sst_server *s) {
     sst_queue_free(s->queue);
     sst_store_free(s->store);
     sst_checkpointer_free(s->cp);
+    sst_sqlite_db_release(s->sdb);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->bmu);
     pthread_mutex_destroy(&s->hmu);

@@ -68,6 +68,7 @@ typedef struct srv_response {
 enum {
     SRV_SEND_EVENTS = 1, /* SSE: the run's events, then close */
     SRV_SEND_RESULT = 2, /* the run's result body (runs/wait, join) when it ends */
+    SRV_SEND_AWAIT = 3,  /* no body: answer with the status when the run ends */
 };
 
 struct srv_request {
@@ -262,6 +263,17 @@ srv_stream *srv_stream_get(sst_server *s, const char *run_id);
 /* The stream of @p run_id if this process has it (a new reference), else NULL. */
 srv_stream *srv_stream_find(sst_server *s, const char *run_id);
 void srv_stream_unref(sst_server *s, srv_stream *st);
+/*
+ * A connection waiting for the end of @p st's run before it answers (POST
+ * .../cancel?wait=1): NULL when the run has ended (answer now). Else @p conn
+ * is suspended until the run's next event or its end; then call again with
+ * the returned registration. srv_await_free drops it (and is safe to call
+ * when the connection ends while suspended or not).
+ */
+typedef struct srv_await srv_await;
+srv_await *srv_stream_await(sst_server *s, srv_stream *st, struct MHD_Connection *conn,
+                            srv_await *a);
+void srv_await_free(sst_server *s, srv_await *a);
 /* Appends an event (name, JSON data text taken); wakes the waiting connections. */
 void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len);
 /* Ends the stream with the run's result body (JSON text taken; NULL: "null"). */
@@ -309,6 +321,25 @@ void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, uns
 void srv_webhook(sst_server *s, const run_copy *c, const char *status, const char *values,
                  int64_t started, int64_t ended);
 
+/* ---- the legacy "messages" stream mode (messages_mode.c) ------------------- */
+
+/* One run's state: the ids sent complete, and the message each id's tokens make so far. */
+typedef struct srv_msgs srv_msgs;
+
+/* A new state (NULL on SST_ENOMEM); srv_msgs_free (NULL: no-op) at the run's end. */
+srv_msgs *srv_msgs_new(void);
+void srv_msgs_free(srv_msgs *m);
+/* The data of messages/complete for a stream chunk's payload @p payload (borrowed): the
+ * messages of its "messages" member (a list or one message) whose ids are new, now counted
+ * as sent (new); NULL when there are none. */
+sst_value *srv_msgs_complete(srv_msgs *m, const sst_value *payload, sst_error *err);
+/* The data of messages/partial for token chunk @p chunk (borrowed, a messages-tuple message
+ * chunk): [the message its id's chunks make so far] (new); NULL for a chunk without an id.
+ * *first is set (new) to the data of messages/metadata, {id: {"metadata": @p metadata}},
+ * the first time the id is seen, else NULL. */
+sst_value *srv_msgs_partial(srv_msgs *m, const sst_value *chunk, const sst_value *metadata,
+                            sst_value **first, sst_error *err);
+
 /* ---- workers --------------------------------------------------------------- */
 
 sst_code srv_workers_start(sst_server *s, sst_error *err);
@@ -330,6 +361,7 @@ struct sst_server {
     sst_checkpointer *cp;
     sst_store *store;
     sst_queue *queue;
+    sst_sqlite_db *sdb; /* the connection cp, store and queue share; NULL for :memory: */
     struct MHD_Daemon *mhd;
     unsigned port;
     char owner[400]; /* this process's queue owner prefix */

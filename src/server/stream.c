@@ -247,6 +247,49 @@ void srv_stream_finish(sst_server *s, srv_stream *st, char *result) {
     resume_all(w);
 }
 
+/* A connection waiting for a run's end with no body to send yet (srv_stream_await). */
+struct srv_await {
+    waiter w;
+    srv_stream *st; /* a reference */
+};
+
+srv_await *srv_stream_await(sst_server *s, srv_stream *st, struct MHD_Connection *conn,
+                            srv_await *a) {
+    st = a != NULL ? a->st : st;
+    pthread_mutex_lock(&s->bmu);
+    if (a == NULL && !st->done && (a = sst__calloc(1, sizeof *a)) != NULL) {
+        st->refs++;
+        *a = (srv_await){.w = {.conn = conn}, .st = st};
+    }
+    if (a != NULL && !st->done) {
+        /* Resumed by the run's next event or its end (take_waiters), then asked again. */
+        a->w.next = st->waiters;
+        st->waiters = &a->w;
+        MHD_suspend_connection(conn);
+        pthread_mutex_unlock(&s->bmu);
+        return a;
+    }
+    pthread_mutex_unlock(&s->bmu);
+    srv_await_free(s, a);
+    return NULL;
+}
+
+void srv_await_free(sst_server *s, srv_await *a) {
+    if (a == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&s->bmu);
+    for (waiter **p = &a->st->waiters; *p != NULL; p = &(*p)->next) {
+        if (*p == &a->w) {
+            *p = a->w.next; /* still listed: the connection went away first */
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->bmu);
+    srv_stream_unref(s, a->st);
+    sst__free(a);
+}
+
 void srv_streams_close_all(sst_server *s) {
     pthread_mutex_lock(&s->bmu);
     waiter *all = NULL;

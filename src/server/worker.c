@@ -61,6 +61,9 @@ typedef struct emit_ctx {
     srv_stream *st;
     unsigned modes; /* the engine's stream bits asked for */
     const run_copy *run;
+    unsigned user;  /* the modes the run asked for (SRV_MODE_*) */
+    bool subgraphs; /* the run asked for its subgraphs' events */
+    srv_msgs *msgs; /* the legacy "messages" mode's state, when asked for */
 } emit_ctx;
 
 static const char *mode_name(sst_stream_mode m) {
@@ -172,17 +175,58 @@ static void publish(emit_ctx *e, const char *mode, const char *ns, const sst_val
     srv_stream_publish(e->s, e->st, name, text, len);
 }
 
+/* The modes "messages" adds for the engine (values, messages) show only when asked for too. */
+static bool shown(const emit_ctx *e, sst_stream_mode mode) {
+    return mode == SST_STREAM_VALUES     ? (e->user & SRV_MODE_VALUES) != 0
+           : mode == SST_STREAM_MESSAGES ? (e->user & SRV_MODE_MESSAGES) != 0
+                                         : true;
+}
+
+/* The legacy "messages" mode (messages_mode.c) on a messages-tuple @p tuple of a token. */
+static void publish_partial(emit_ctx *e, const sst_value *tuple) {
+    sst_error err = {0};
+    sst_value *first = NULL;
+    sst_value *part =
+        srv_msgs_partial(e->msgs, sst_array_get(tuple, 0), sst_array_get(tuple, 1), &first, &err);
+    publish(e, "messages/metadata", NULL, first);
+    publish(e, "messages/partial", NULL, part);
+    sst_value_unref(first);
+    sst_value_unref(part);
+}
+
+/* The legacy "messages" mode on a root chunk's payload @p data: its new messages. As
+ * LangGraph.js's server, none with stream_subgraphs (it reads [ns, mode] there). */
+static void publish_complete(emit_ctx *e, const sst_value *data) {
+    if (e->msgs == NULL || e->subgraphs) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *done = srv_msgs_complete(e->msgs, data, &err);
+    publish(e, "messages/complete", NULL, done);
+    sst_value_unref(done);
+}
+
 static sst_code on_event(sst_stream_mode mode, const char *ns, const char *node,
                          const sst_value *event, void *ud) {
     SST_UNUSED(node);
     emit_ctx *e = ud;
     sst_error err = {0};
     sst_value *data;
+    bool token = mode == SST_STREAM_MESSAGES && !sst_is_array(event);
+    if (ns != NULL && ns[0] != '\0' && !e->subgraphs) {
+        /* only "messages" asked for them: its tokens come from any depth */
+        if (e->msgs != NULL && token) {
+            data = message_tuple(event, &err);
+            publish_partial(e, data);
+            sst_value_unref(data);
+        }
+        return SST_OK;
+    }
     const sst_value *ints = sst_object_get(event, "__interrupt__");
     if ((mode == SST_STREAM_VALUES || mode == SST_STREAM_UPDATES) && ints != NULL) {
         data = interrupts_only(ints, &err);
         if (mode == SST_STREAM_UPDATES && sst_array_len(ints) == 0 &&
-            (e->modes & SST_STREAM_VALUES) != 0) {
+            (e->user & SRV_MODE_VALUES) != 0) {
             /* interrupt_before/after: LangGraph's server shows it in both modes */
             publish(e, "updates", ns, data);
             publish(e, "values", ns, data);
@@ -197,10 +241,18 @@ static sst_code on_event(sst_stream_mode mode, const char *ns, const char *node,
         data = debug_event(e, event, &err);
     } else if (mode == SST_STREAM_MESSAGES) {
         data = message_tuple(event, &err);
+        if (e->msgs != NULL && token && data != NULL) {
+            publish_partial(e, data);
+        }
     } else {
         data = sst_value_ref(event);
     }
-    publish(e, mode_name(mode), ns, data);
+    if (shown(e, mode)) {
+        publish(e, mode_name(mode), ns, data);
+    }
+    if (mode != SST_STREAM_MESSAGES && data != NULL) {
+        publish_complete(e, data);
+    }
     sst_value_unref(data);
     return SST_OK;
 }
@@ -215,6 +267,7 @@ static unsigned engine_modes(const sst_value *modes) {
         bits |= b & SRV_MODE_CUSTOM ? SST_STREAM_CUSTOM : 0;
         bits |= b & SRV_MODE_DEBUG ? SST_STREAM_DEBUG : 0;
         bits |= b & (SRV_MODE_MESSAGES | SRV_MODE_MESSAGES_LEGACY) ? SST_STREAM_MESSAGES : 0;
+        bits |= b & SRV_MODE_MESSAGES_LEGACY ? SST_STREAM_VALUES : 0; /* as LangGraph's server */
         bits |= b & SRV_MODE_TASKS ? SST_STREAM_TASKS : 0;
         bits |= b & SRV_MODE_CHECKPOINTS ? SST_STREAM_CHECKPOINTS : 0;
     }
@@ -480,13 +533,27 @@ static void clear_current(srv_worker *w) {
     pthread_mutex_unlock(&w->s->mu);
 }
 
+/* Gives the thread's lock back, when the worker took it with the claim. */
+static void unlock_thread(sst_server *s, const run_copy *c, bool *locked) {
+    if (*locked) {
+        sst_checkpointer_unlock(s->cp, c->thread_id);
+        *locked = false;
+    }
+}
+
 /* Finishes the run in the queue (or gives it back when the server stops), then ends its
- * stream with the result and calls its webhook. */
+ * stream with the result and calls its webhook. @p locked: the worker holds the thread's
+ * lock (taken with the claim): given back here, in the commit that finishes the run. */
 static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_ctx *ec,
-                   outcome *out, int64_t started) {
+                   outcome *out, int64_t started, bool locked) {
     sst_server *s = w->s;
     sst_error err = {0};
-    if (out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST)) {
+    bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
+    bool stop = out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST);
+    if (stop || rollback) {
+        unlock_thread(s, c, &locked); /* a rollback writes the thread under its own lock */
+    }
+    if (stop) {
         if (out->cancel == CANCEL_STOP &&
             sst_queue_release(s->queue, c->run_id, c->run.token, srv_now(), &err) != SST_OK) {
             srv_log(s, "run %s: could not give it back to the queue: %s", c->run_id, err.msg);
@@ -496,11 +563,16 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
         sst__free(out->values);
         return;
     }
-    bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
     if (rollback && th != NULL) {
         roll_back(s, th, c);
     }
+    /* One commit for both, on a shared SQLite connection. */
+    bool batch = locked && s->sdb != NULL && sst_sqlite_db_begin(s->sdb, NULL) == SST_OK;
+    unlock_thread(s, c, &locked);
     sst_code rc = sst_queue_finish(s->queue, c->run_id, c->run.token, out->status, srv_now(), &err);
+    if (batch && sst_sqlite_db_commit(s->sdb, true, rc == SST_OK ? &err : NULL) != SST_OK) {
+        rc = rc == SST_OK ? SST_EIO : rc;
+    }
     if (rc != SST_OK) {
         srv_log(s, "run %s: %s", c->run_id, err.msg);
     }
@@ -545,11 +617,20 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
     o->cancelled = cancelled;
     o->cancel_user_data = w;
     if (is_true(sst_object_get(kw, "events"))) {
-        o->stream_modes = engine_modes(sst_object_get(kw, "stream_mode"));
+        const sst_value *modes = sst_object_get(kw, "stream_mode");
+        o->stream_modes = engine_modes(modes);
         ec->modes = o->stream_modes;
+        for (size_t i = 0; i < sst_array_len(modes); i++) {
+            ec->user |= srv_mode_bit(sst_string_cstr(sst_array_get(modes, i)));
+        }
+        if ((ec->user & SRV_MODE_MESSAGES_LEGACY) != 0) {
+            ec->msgs = srv_msgs_new(); /* NULL when out of memory: no messages/... events */
+        }
         o->stream_ns = on_event;
         o->stream_user_data = ec;
-        o->subgraphs = is_true(sst_object_get(kw, "subgraphs"));
+        ec->subgraphs = is_true(sst_object_get(kw, "subgraphs"));
+        /* The legacy messages mode streams the tokens of subgraphs' models too. */
+        o->subgraphs = ec->subgraphs || ec->msgs != NULL;
     }
     names[0] = names_of(sst_object_get(kw, "interrupt_before"), &o->n_before);
     names[1] = names_of(sst_object_get(kw, "interrupt_after"), &o->n_after);
@@ -571,7 +652,7 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
 }
 
 /* Runs the claimed run @p c to its end (or to a cancel) and finishes it in the queue. */
-static void execute(srv_worker *w, run_copy *c) {
+static void execute(srv_worker *w, run_copy *c, bool locked) {
     sst_server *s = w->s;
     int64_t started = srv_now();
     sst_error err = {0};
@@ -581,7 +662,7 @@ static void execute(srv_worker *w, run_copy *c) {
         sst__error(&err, SST_ENOTFOUND, "graph '%s' is not served here",
                    sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
     }
-    emit_ctx ec = {s, srv_stream_get(s, c->run_id), 0, c};
+    emit_ctx ec = {.s = s, .st = srv_stream_get(s, c->run_id), .run = c};
     if (c->run.attempt > SRV_MAX_ATTEMPTS) {
         /* Its workers died (or it could not be read) every time: give it up. */
         outcome out = {.status = SST_QUEUE_ERROR};
@@ -591,7 +672,7 @@ static void execute(srv_worker *w, run_copy *c) {
                    "died each time): given up",
                    c->run_id, c->run.attempt);
         judge(w, &ec, NULL, &gone, &out);
-        finish(w, c, NULL, &ec, &out, started);
+        finish(w, c, NULL, &ec, &out, started, locked);
         srv_stream_unref(s, ec.st);
         return;
     }
@@ -608,11 +689,11 @@ static void execute(srv_worker *w, run_copy *c) {
         /* Its worker died after the last checkpoint, before giving the thread's lease back:
          * take the dead holder's lease over and give it back, so the thread is not shown
          * busy until that lease would have expired. */
-        if (sst_checkpointer_lock(s->cp, c->thread_id, false, &err) == SST_OK) {
+        if (!locked && sst_checkpointer_lock(s->cp, c->thread_id, false, &err) == SST_OK) {
             sst_checkpointer_unlock(s->cp, c->thread_id);
         }
         judge_done(s, c, &out);
-        finish(w, c, th, &ec, &out, started);
+        finish(w, c, th, &ec, &out, started, locked);
         sst_graph_thread_free(th);
         srv_stream_unref(s, ec.st);
         return;
@@ -622,6 +703,7 @@ static void execute(srv_worker *w, run_copy *c) {
         sst_value *hold[2] = {NULL, NULL};
         const char **names[2] = {NULL, NULL};
         invoke_opts(w, c, th, &ec, &o, hold, names, &err);
+        o.caller_locked = locked;
         const sst_value *input = sst_object_get(c->kwargs, "input");
         if (earlier != FRESH) {
             input = NULL;
@@ -631,6 +713,8 @@ static void execute(srv_worker *w, run_copy *c) {
             input = NULL;
         }
         gr = sst_graph_invoke(sst_lua_script_graph(script), th, input, &o, &err);
+        srv_msgs_free(ec.msgs);
+        ec.msgs = NULL;
         sst_value_unref(hold[0]);
         sst_value_unref(hold[1]);
         sst__free(names[0]);
@@ -638,9 +722,32 @@ static void execute(srv_worker *w, run_copy *c) {
     }
     judge(w, &ec, gr, &err, &out);
     sst_graph_result_free(gr);
-    finish(w, c, th, &ec, &out, started);
+    finish(w, c, th, &ec, &out, started, locked);
     sst_graph_thread_free(th);
     srv_stream_unref(s, ec.st);
+}
+
+/*
+ * Claims the next run and, on a shared SQLite connection, takes its thread's lock in the
+ * same commit (*locked; the run then holds it until finish). Without the lock (another
+ * process holds it, or memory) the invoke takes it itself, as for any caller.
+ */
+static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, sst_error *err) {
+    sst_server *s = w->s;
+    bool batch = s->sdb != NULL && sst_sqlite_db_begin(s->sdb, NULL) == SST_OK;
+    sst_code rc = sst_queue_claim(s->queue, w->owner, srv_now(), lease_ms, srv_run_copy_fn, c, err);
+    if (!batch) {
+        return rc;
+    }
+    if (rc == SST_OK && c->found && c->run.attempt <= SRV_MAX_ATTEMPTS) {
+        *locked = sst_checkpointer_lock(s->cp, c->thread_id, false, NULL) == SST_OK;
+    }
+    if (sst_sqlite_db_commit(s->sdb, true, err) != SST_OK) {
+        *locked = false; /* nothing of it happened */
+        c->found = false;
+        return sst__code(err);
+    }
+    return rc;
 }
 
 static void *worker_main(void *arg) {
@@ -657,15 +764,15 @@ static void *worker_main(void *arg) {
         }
         run_copy c = {0};
         sst_error err = {0};
-        sst_code rc =
-            sst_queue_claim(s->queue, w->owner, srv_now(), lease_ms, srv_run_copy_fn, &c, &err);
+        bool locked = false;
+        sst_code rc = claim(w, lease_ms, &c, &locked, &err);
         if (rc == SST_OK && c.found) {
             pthread_mutex_lock(&s->mu);
             snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
             w->token = c.run.token;
             atomic_store(&w->cancel, s->stopping ? CANCEL_STOP : CANCEL_NONE);
             pthread_mutex_unlock(&s->mu);
-            execute(w, &c);
+            execute(w, &c, locked);
             srv_run_copy_free(&c);
             continue;
         }

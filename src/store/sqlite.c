@@ -69,7 +69,21 @@ sst_code sst__sqs_error(sqstore *s, sst_error *err, const char *what) {
     return sst__error(err, code, "store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
 }
 
+/* Inside sst_sqlite_db_begin: the transaction statements as savepoints of that one. */
+static bool nested_tx(sqstore *s, int q, const char *what, sst_error *err) {
+    int tx = q == Q_COMMIT ? SST__TX_COMMIT : q == Q_ROLLBACK ? SST__TX_ROLLBACK : SST__TX_BEGIN;
+    if (!sst__sqlite_tx(s->conn, tx)) {
+        sst__sqs_error(s, err, what);
+        return false;
+    }
+    return true;
+}
+
 bool sst__sqs_run(sqstore *s, int q, const char *what, sst_error *err) {
+    if ((q == Q_BEGIN || q == Q_BEGIN_WRITE || q == Q_COMMIT || q == Q_ROLLBACK) &&
+        sst__sqlite_db_batch(s->conn)) {
+        return nested_tx(s, q, what, err);
+    }
     int rc = sqlite3_step(s->q[q]);
     bool ok = rc == SQLITE_DONE || rc == SQLITE_ROW;
     if (!ok) {
@@ -299,8 +313,18 @@ static sst_code reload(sqstore *s, int64_t dv, sst_error *err) {
     return rc;
 }
 
+sst_code sst__sqs_in_batch(sqstore *s, sst_error *err) {
+    return sst__error(err, SST_EINVAL,
+                      "store '%s': cannot be used inside sst_sqlite_db_begin .. commit (the store "
+                      "writes in transactions of its own)",
+                      s->path);
+}
+
 sst_code sst__sqs_fresh(sqstore *s, sst_error *err) {
-    pthread_mutex_lock(&s->mu);
+    if (sst__sqlite_db_batch_mine(s->conn)) {
+        return sst__sqs_in_batch(s, err);
+    }
+    pthread_mutex_lock(s->mu);
     int64_t dv, gen = 0;
     sst_code rc = data_version(s, &dv, err);
     bool stale = false;
@@ -313,14 +337,14 @@ sst_code sst__sqs_fresh(sqstore *s, sst_error *err) {
     } else if (rc == SST_OK) {
         stale = s->generation < 0; /* a failed load */
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (rc != SST_OK || !stale) {
         return rc;
     }
     pthread_rwlock_wrlock(&s->lk);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     rc = reload(s, dv, err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     pthread_rwlock_unlock(&s->lk);
     return rc;
 }
@@ -392,11 +416,6 @@ static sst_code prepare_statements(sqstore *s, sst_error *err) {
 }
 
 static sst_code open_file(sqstore *s, sst_error *err) {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
-    if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
-        return sst__error(err, SST_EIO, "cannot open store '%s': %s", s->path,
-                          s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-    }
     sst__sqlite_busy(s->db, 5000);
     bool ok, has_store = false;
     int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
@@ -428,22 +447,19 @@ void sst__sqs_destroy(void *self) {
     for (int i = 0; i < Q_COUNT; i++) {
         sqlite3_finalize(s->q[i]);
     }
-    sqlite3_close(s->db);
+    sst_sqlite_db_release(s->conn);
     sst__index_free(&s->ix);
     pthread_rwlock_destroy(&s->lk);
-    pthread_mutex_destroy(&s->mu);
     sst__free(s->path);
     sst__free(s);
 }
 
-sst_store *sst_sqlite_store_new(const char *path, const sst_store_opts *o, sst_error *err) {
+/* The store of both opens: on @p shared when not NULL, else on its own connection. */
+static sst_store *store_open(const char *path, sst_sqlite_db *shared, const sst_store_opts *o,
+                             sst_error *err) {
     sst_store_opts defaults;
     sst_store_opts_init(&defaults);
     o = o != NULL ? o : &defaults;
-    if (path == NULL || path[0] == '\0') {
-        sst__error(err, SST_EINVAL, "sqlite store: the path must be a non-empty string");
-        return NULL;
-    }
     if (sst__store_check_opts(o, err) != SST_OK) {
         return NULL;
     }
@@ -453,13 +469,40 @@ sst_store *sst_sqlite_store_new(const char *path, const sst_store_opts *o, sst_e
         sst__enomem(err);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
+    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
+                             : sst__sqlite_db_new(path, false, SQLITE_OPEN_URI, "store", err);
+    if (s->conn == NULL) {
+        sst__free(s->path);
+        sst__free(s);
+        return NULL;
+    }
+    s->db = sst__sqlite_db_handle(s->conn);
+    s->mu = sst__sqlite_db_mutex(s->conn);
     pthread_rwlock_init(&s->lk, NULL);
     sst__index_init(&s->ix, o->index.dims);
     s->threads = sst__store_threads(o->search_threads);
-    if (open_file(s, err) != SST_OK) {
+    pthread_mutex_lock(s->mu);
+    sst_code rc = open_file(s, err);
+    pthread_mutex_unlock(s->mu);
+    if (rc != SST_OK) {
         sst__sqs_destroy(s);
         return NULL;
     }
     return sst__store_wrap(&sst__sqs_ops, s, o, err);
+}
+
+sst_store *sst_sqlite_store_new(const char *path, const sst_store_opts *o, sst_error *err) {
+    if (path == NULL || path[0] == '\0') {
+        sst__error(err, SST_EINVAL, "sqlite store: the path must be a non-empty string");
+        return NULL;
+    }
+    return store_open(path, NULL, o, err);
+}
+
+sst_store *sst_sqlite_store_new_db(sst_sqlite_db *db, const sst_store_opts *o, sst_error *err) {
+    if (db == NULL) {
+        sst__error(err, SST_EINVAL, "sqlite store: NULL database");
+        return NULL;
+    }
+    return store_open(sst_sqlite_db_path(db), db, o, err);
 }

@@ -51,10 +51,11 @@ enum {
 };
 
 typedef struct sqstore {
-    char *path;  /* owned */
-    sqlite3 *db; /* under mu */
+    char *path;                 /* owned */
+    sqlite3 *db;                /* conn's; under mu */
+    struct sst_sqlite_db *conn; /* a reference: own, or shared with a saver and a queue */
     sqlite3_stmt *q[Q_COUNT];
-    pthread_mutex_t mu;   /* the connection */
+    pthread_mutex_t *mu;  /* conn's (recursive) */
     pthread_rwlock_t lk;  /* the index */
     sst__index ix;        /* under lk */
     int64_t generation;   /* the generation the index reflects (written under lk and mu) */
@@ -63,6 +64,9 @@ typedef struct sqstore {
     bool read_only;
 } sqstore;
 
+/* SST_EINVAL: a call inside sst_sqlite_db_begin .. commit (its index lock would be taken
+ * after the connection's, the reverse of every other call: a deadlock). */
+sst_code sst__sqs_in_batch(sqstore *s, sst_error *err);
 /* Fills @p err with "store 'PATH': WHAT: <sqlite message>"; SST_EBUSY when locked, else SST_EIO. */
 sst_code sst__sqs_error(sqstore *s, sst_error *err, const char *what);
 /* Runs a statement without results (reset afterwards); false with @p err filled. */

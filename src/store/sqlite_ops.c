@@ -68,7 +68,7 @@ static bool delete_row(sqstore *s, int64_t id, sst_error *err) {
 /* Takes both locks and opens a write transaction on a current index; *gen its generation. */
 static sst_code begin_write(sqstore *s, int64_t *gen, sst_error *err) {
     pthread_rwlock_wrlock(&s->lk);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     if (!sst__sqs_run(s, Q_BEGIN_WRITE, "beginning a write", err)) {
         return sst__code(err);
     }
@@ -80,7 +80,7 @@ static sst_code begin_write(sqstore *s, int64_t *gen, sst_error *err) {
 }
 
 static void unlock_write(sqstore *s) {
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     pthread_rwlock_unlock(&s->lk);
 }
 
@@ -134,6 +134,9 @@ static sst_code write_item(sqstore *s, const sst_store_item *it, const char *joi
 
 static sst_code sq_put(void *self, const sst_store_item *item, sst_error *err) {
     sqstore *s = self;
+    if (sst__sqlite_db_batch_mine(s->conn)) { /* before any lock */
+        return sst__sqs_in_batch(s, err);
+    }
     if (item->n_vectors > 0 && item->dims != s->ix.dims) {
         return sst__error(err, SST_EINVAL, "store '%s': put: %zu-dim vectors, the store has %zu",
                           s->path, item->dims, s->ix.dims);
@@ -169,6 +172,9 @@ static sst_code sq_put(void *self, const sst_store_item *item, sst_error *err) {
 static sst_code sq_delete(void *self, const char *const *ns, size_t ns_len, const char *key,
                           sst_error *err) {
     sqstore *s = self;
+    if (sst__sqlite_db_batch_mine(s->conn)) { /* before any lock */
+        return sst__sqs_in_batch(s, err);
+    }
     int64_t gen = 0, id = 0;
     uint32_t slot = SST__IX_NONE;
     sst_code rc = begin_write(s, &gen, err);
@@ -231,7 +237,7 @@ static sst_code sq_get(void *self, const char *const *ns, size_t ns_len, const c
                        const sst_store_read *r, sst_store_item_fn each, void *user_data,
                        sst_error *err) {
     sqstore *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     char *joined;
     sst_code rc = bind_ns_key(s, Q_GET, ns, ns_len, key, &joined, err);
     sqlite3_stmt *st = s->q[Q_GET];
@@ -255,7 +261,7 @@ static sst_code sq_get(void *self, const char *const *ns, size_t ns_len, const c
     if (rc == SST_OK && id != 0) {
         rc = refresh_rows(s, &id, 1, r->now_us, err);
     }
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
@@ -345,7 +351,7 @@ static sst_code sq_search(void *self, const sst_store_query *q, sst_store_item_f
     rc = sst__order_make(&s->ix, q->prefix, q->prefix_len, vector, s->threads, NULL, &o, err);
     if (rc == SST_OK) {
         idlist refresh = {0};
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(s->mu);
         if (sst__sqs_run(s, Q_BEGIN, "beginning a search", err)) {
             rc = page_rows(s, q, &o, each, user_data, &refresh, err);
             sst__sqs_run(s, Q_COMMIT, "ending a search", NULL);
@@ -353,7 +359,7 @@ static sst_code sq_search(void *self, const sst_store_query *q, sst_store_item_f
             rc = sst__code(err);
         }
         rc = rc == SST_OK ? refresh_rows(s, refresh.ids, refresh.n, q->read.now_us, err) : rc;
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
         sst__free(refresh.ids);
         sst__order_free(&o);
     }
@@ -400,9 +406,9 @@ static sst_code sq_list(void *self, const sst_store_list_opts *q, const sst_stor
     sst__nslist l;
     sst__nslist_init(&l, q);
     if (r->omit_expired) {
-        pthread_mutex_lock(&s->mu);
+        pthread_mutex_lock(s->mu);
         rc = live_namespaces(s, r->now_us, &l, err);
-        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(s->mu);
     } else {
         for (size_t i = 0; i < s->ix.n_ns; i++) {
             if (s->ix.ns[i].items > 0) {
@@ -457,6 +463,9 @@ static sst_code expired_rows(sqstore *s, int64_t now, idlist *ids, uint32_t **sl
 
 static sst_code sq_sweep(void *self, int64_t now_us, size_t *removed, sst_error *err) {
     sqstore *s = self;
+    if (sst__sqlite_db_batch_mine(s->conn)) { /* before any lock */
+        return sst__sqs_in_batch(s, err);
+    }
     int64_t gen = 0;
     idlist ids = {0};
     uint32_t *slots = NULL;

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sst_sqlite_db: one SQLite connection, its mutex and a reference count,
+ * shared by the SQLite backends of a process (include/superstep/sqlite.h).
+ * Every SQLite backend works through one of these: its path-taking open
+ * makes a private one, its `_db` open takes a reference on a shared one.
+ *
+ * The mutex is recursive: a backend calls its callbacks holding it (a saver's
+ * list, a store's search), and a callback may use another backend on the same
+ * connection. The connection is opened NOMUTEX: this mutex is the only one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "common.h"
+#include "superstep/sqlite.h"
+
+struct sst_sqlite_db {
+    sqlite3 *db;
+    char *path; /* owned */
+    pthread_mutex_t mu;
+    _Atomic int refs;
+    int batch; /* depth of sst_sqlite_db_begin (under mu, by the thread holding it) */
+    /* The thread inside sst_sqlite_db_begin .. commit, read without mu by the store. */
+    _Atomic(unsigned long) batch_owner;
+    _Atomic bool batch_open;
+};
+
+/* The busy timeout until a backend sets its own (each does, on opening). */
+#define DEFAULT_BUSY_MS 5000
+
+static void db_free(sst_sqlite_db *d) {
+    sqlite3_close(d->db);
+    pthread_mutex_destroy(&d->mu);
+    sst__free(d->path);
+    sst__free(d);
+}
+
+sst_sqlite_db *sst__sqlite_db_new(const char *path, bool exclusive, int flags, const char *what,
+                                  sst_error *err) {
+    sst_sqlite_db *d = sst__calloc(1, sizeof *d);
+    if (d == NULL || (d->path = sst__strndup(path, strlen(path))) == NULL) {
+        sst__free(d);
+        sst__enomem(err);
+        return NULL;
+    }
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&d->mu, &attr);
+    pthread_mutexattr_destroy(&attr);
+    atomic_init(&d->refs, 1);
+    flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path, &d->db, flags, NULL) != SQLITE_OK) {
+        sst__error(err, SST_EIO, "cannot open %s '%s': %s", what, path,
+                   d->db != NULL ? sqlite3_errmsg(d->db) : "out of memory");
+        db_free(d);
+        return NULL;
+    }
+    sst__sqlite_busy(d->db, DEFAULT_BUSY_MS); /* before anything touches the file */
+    /* Before the first access: in WAL mode SQLite then keeps the WAL index in memory. */
+    if (exclusive &&
+        sqlite3_exec(d->db, "PRAGMA locking_mode=EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {
+        sst__error(err, SST_EIO, "%s '%s': setting the exclusive locking mode: %s", what, path,
+                   sqlite3_errmsg(d->db));
+        db_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+sst_sqlite_db *sst_sqlite_db_open(const char *path, bool exclusive, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (path == NULL || path[0] == '\0' || strcmp(path, ":memory:") == 0) {
+        sst__error(err, SST_EINVAL, "shared SQLite database: the path must name a file, not '%s'",
+                   path != NULL ? path : "(null)");
+        return NULL;
+    }
+    return sst__sqlite_db_new(path, exclusive, 0, "database", err);
+}
+
+sst_sqlite_db *sst__sqlite_db_retain(sst_sqlite_db *d) {
+    atomic_fetch_add(&d->refs, 1);
+    return d;
+}
+
+void sst_sqlite_db_release(sst_sqlite_db *d) {
+    if (d != NULL && atomic_fetch_sub(&d->refs, 1) == 1) {
+        db_free(d);
+    }
+}
+
+const char *sst_sqlite_db_path(const sst_sqlite_db *d) {
+    return d->path;
+}
+
+sst_code sst_sqlite_db_begin(sst_sqlite_db *d, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pthread_mutex_lock(&d->mu);
+    if (d->batch > 0) {
+        d->batch++;
+        return SST_OK;
+    }
+    if (sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        int code = sqlite3_extended_errcode(d->db);
+        sst__error(err, (code & 0xff) == SQLITE_BUSY ? SST_EBUSY : SST_EIO,
+                   "database '%s': beginning a transaction: %s", d->path, sqlite3_errmsg(d->db));
+        pthread_mutex_unlock(&d->mu);
+        return sst__code(err);
+    }
+    d->batch = 1;
+    atomic_store(&d->batch_owner, (unsigned long)pthread_self());
+    atomic_store(&d->batch_open, true);
+    return SST_OK;
+}
+
+sst_code sst_sqlite_db_commit(sst_sqlite_db *d, bool ok, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_code rc = SST_OK;
+    if (d->batch > 1) {
+        d->batch--;
+        pthread_mutex_unlock(&d->mu);
+        return SST_OK;
+    }
+    if (ok && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = sst__error(err, SST_EIO, "database '%s': committing: %s", d->path,
+                        sqlite3_errmsg(d->db));
+        ok = false;
+    }
+    if (!ok && sqlite3_get_autocommit(d->db) == 0) {
+        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    d->batch = 0;
+    atomic_store(&d->batch_open, false);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
+bool sst__sqlite_db_batch_mine(sst_sqlite_db *d) {
+    return atomic_load(&d->batch_open) &&
+           atomic_load(&d->batch_owner) == (unsigned long)pthread_self();
+}
+
+bool sst__sqlite_db_batch(sst_sqlite_db *d) {
+    return d->batch > 0;
+}
+
+bool sst__sqlite_tx(sst_sqlite_db *d, int what) {
+    static const char *const sql[] = {"SAVEPOINT sst_tx", "RELEASE sst_tx",
+                                      "ROLLBACK TO sst_tx; RELEASE sst_tx"};
+    return sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
+}
+
+sqlite3 *sst__sqlite_db_handle(sst_sqlite_db *d) {
+    return d->db;
+}
+
+pthread_mutex_t *sst__sqlite_db_mutex(sst_sqlite_db *d) {
+    return &d->mu;
+}
