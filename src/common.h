@@ -206,16 +206,19 @@ void sst__sqlite_busy(struct sqlite3 *db, int timeout_ms);
  * path-taking open makes its own with sst__sqlite_db_new (@p what names the
  * backend in errors: "checkpoint store", "queue", ...; @p flags adds to
  * sqlite3_open_v2's, e.g. SQLITE_OPEN_URI); its `_db` open takes
- * a reference with sst__sqlite_db_retain. Either way it then uses the
- * handle and the (recursive) mutex, and drops its reference on closing,
+ * a reference with sst__sqlite_db_retain (sst__sqlite_db_attach does either). It then uses
+ * the handle and the (recursive) mutex, and drops its reference on closing,
  * after finalizing its statements.
  */
 struct sst_sqlite_db;
 struct sst_sqlite_db *sst__sqlite_db_new(const char *path, bool exclusive, int flags,
                                          const char *what, sst_error *err);
 struct sst_sqlite_db *sst__sqlite_db_retain(struct sst_sqlite_db *d);
-struct sqlite3 *sst__sqlite_db_handle(struct sst_sqlite_db *d);
-pthread_mutex_t *sst__sqlite_db_mutex(struct sst_sqlite_db *d);
+/* A backend's connection: a reference to @p shared, or (NULL) a new one of its own; its
+ * handle in *db and its mutex in *mu. */
+struct sst_sqlite_db *sst__sqlite_db_attach(struct sst_sqlite_db *shared, const char *path,
+                                            int flags, const char *what, struct sqlite3 **db,
+                                            pthread_mutex_t **mu, sst_error *err);
 /*
  * True inside sst_sqlite_db_begin .. commit (call with the mutex held). A
  * backend's own transaction then becomes a savepoint of that one:

@@ -415,6 +415,20 @@ SST_API void sst_compiled_graph_free(sst_compiled_graph *cg);
 SST_API const sst_compiled_graph *sst_compiled_graph_subgraph(const sst_compiled_graph *cg,
                                                               const char *node);
 
+/**
+ * The @p i-th node of @p cg that runs a subgraph given to sst_graph_add_subgraph, counting
+ * from 0 in the order the nodes were added (one level of LangGraph's get_subgraphs()): call
+ * it with i = 0, 1, ... until it answers NULL to list them. A graph that a node's function
+ * runs (sst_node_run_subgraph) is not listed, as LangGraph lists only declared subgraphs.
+ * @param cg NULL: it has none
+ * @param name OUT, optional (NULL: not wanted): the node's name, borrowed from @p cg; left
+ *        unchanged when the answer is NULL
+ * @return the subgraph (borrowed: valid while @p cg lives), or NULL when @p cg has @p i or
+ *         fewer subgraph nodes.
+ */
+SST_API const sst_compiled_graph *sst_compiled_graph_subgraph_at(const sst_compiled_graph *cg,
+                                                                 size_t i, const char **name);
+
 /** True when the graph has a root state (sst_graph_set_root). */
 SST_API bool sst_compiled_graph_has_root(const sst_compiled_graph *cg);
 

@@ -409,15 +409,12 @@ static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const ss
         sst__enomem(err);
         return NULL;
     }
-    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
-                             : sst__sqlite_db_new(path, false, 0, "checkpoint store", err);
+    s->conn = sst__sqlite_db_attach(shared, path, 0, "checkpoint store", &s->db, &s->mu, err);
     if (s->conn == NULL) {
         sst__free(s->path);
         sst__free(s);
         return NULL;
     }
-    s->db = sst__sqlite_db_handle(s->conn);
-    s->mu = sst__sqlite_db_mutex(s->conn);
     s->lease_ms = o->lease_ms > 0 ? (uint64_t)o->lease_ms : 30000;
     size_t cap = (size_t)256 << 20;
     s->max_record_bytes =

@@ -82,6 +82,18 @@ sst_sqlite_db *sst_sqlite_db_open(const char *path, bool exclusive, sst_error *e
     return sst__sqlite_db_new(path, exclusive, 0, "database", err);
 }
 
+sst_sqlite_db *sst__sqlite_db_attach(sst_sqlite_db *shared, const char *path, int flags,
+                                     const char *what, sqlite3 **db, pthread_mutex_t **mu,
+                                     sst_error *err) {
+    sst_sqlite_db *d = shared != NULL ? sst__sqlite_db_retain(shared)
+                                      : sst__sqlite_db_new(path, false, flags, what, err);
+    if (d != NULL) {
+        *db = d->db;
+        *mu = &d->mu;
+    }
+    return d;
+}
+
 sst_sqlite_db *sst__sqlite_db_retain(sst_sqlite_db *d) {
     atomic_fetch_add(&d->refs, 1);
     return d;
@@ -152,12 +164,4 @@ bool sst__sqlite_tx(sst_sqlite_db *d, int what) {
     static const char *const sql[] = {"SAVEPOINT sst_tx", "RELEASE sst_tx",
                                       "ROLLBACK TO sst_tx; RELEASE sst_tx"};
     return sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
-}
-
-sqlite3 *sst__sqlite_db_handle(sst_sqlite_db *d) {
-    return d->db;
-}
-
-pthread_mutex_t *sst__sqlite_db_mutex(sst_sqlite_db *d) {
-    return &d->mu;
 }

@@ -342,15 +342,12 @@ static sst_queue *queue_open(const char *path, sst_sqlite_db *shared, sst_error 
         sst__enomem(err);
         return NULL;
     }
-    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
-                             : sst__sqlite_db_new(path, false, 0, "queue", err);
+    s->conn = sst__sqlite_db_attach(shared, path, 0, "queue", &s->db, &s->mu, err);
     if (s->conn == NULL) {
         sst__free(s->path);
         sst__free(s);
         return NULL;
     }
-    s->db = sst__sqlite_db_handle(s->conn);
-    s->mu = sst__sqlite_db_mutex(s->conn);
     pthread_mutex_lock(s->mu);
     sst_code rc = open_file(s, err);
     pthread_mutex_unlock(s->mu);

@@ -8,6 +8,7 @@
  * id is uuid5(SRV_ASSISTANT_NS, graph_id), and a graph id is accepted
  * wherever an assistant id is, as LangGraph's server does.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,6 +478,33 @@ static sst_value *object_schema(const sst_value *fields, sst_error *err) {
                          sst_string_new("http://json-schema.org/draft-07/schema#", err), err);
 }
 
+/*
+ * The schemas of @p cg as GET /assistants/{id}/schemas answers them: {graph_id (@p graph_id),
+ * input_schema, output_schema, state_schema, config_schema, context_schema}. The caller
+ * holds the lock of the graph @p cg belongs to. @return new object; NULL (err set).
+ */
+static sst_value *graph_schemas(const char *graph_id, const sst_compiled_graph *cg,
+                                sst_error *err) {
+    sst_value *fields = sst_compiled_graph_state_fields(cg, err);
+    if (fields == NULL) {
+        return NULL;
+    }
+    const sst_value *inf = sst_compiled_graph_input_fields(cg);
+    const sst_value *outf = sst_compiled_graph_output_fields(cg);
+    sst_value *in = object_schema(inf != NULL ? inf : fields, err);
+    sst_value *out = object_schema(outf != NULL ? outf : fields, err);
+    sst_value *state = object_schema(fields, err);
+    sst_value_unref(fields);
+    sst_value *any = object_schema(sst_array_empty(), err);
+    sst_value *v =
+        sst__set_take(sst_object_empty(), "graph_id", sst_string_new(graph_id, err), err);
+    v = sst__set_take(v, "input_schema", in, err);
+    v = sst__set_take(v, "output_schema", out, err);
+    v = sst__set_take(v, "state_schema", state, err);
+    v = sst__set_take(v, "config_schema", sst_value_ref(any), err);
+    return sst__set_take(v, "context_schema", any, err);
+}
+
 void srv_assistant_schemas(srv_request *r, srv_response *res) {
     srv_graph *g = graph_of(r, res);
     if (g == NULL) {
@@ -484,21 +512,85 @@ void srv_assistant_schemas(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     pthread_mutex_lock(&g->mu);
-    const sst_compiled_graph *cg = sst_lua_script_graph(g->reader);
-    sst_value *fields = sst_compiled_graph_state_fields(cg, &err);
-    const sst_value *inf = sst_compiled_graph_input_fields(cg);
-    const sst_value *outf = sst_compiled_graph_output_fields(cg);
-    sst_value *in = object_schema(inf != NULL ? inf : fields, &err);
-    sst_value *out = object_schema(outf != NULL ? outf : fields, &err);
-    sst_value *state = object_schema(fields, &err);
-    sst_value_unref(fields);
+    sst_value *v = graph_schemas(g->id, sst_lua_script_graph(g->reader), &err);
     pthread_mutex_unlock(&g->mu);
-    sst_value *any = object_schema(sst_array_empty(), &err);
-    sst_value *v = sst__set_take(sst_object_empty(), "graph_id", sst_string_new(g->id, &err), &err);
-    v = sst__set_take(v, "input_schema", in, &err);
-    v = sst__set_take(v, "output_schema", out, &err);
-    v = sst__set_take(v, "state_schema", state, &err);
-    v = sst__set_take(v, "config_schema", sst_value_ref(any), &err);
-    v = sst__set_take(v, "context_schema", any, &err);
+    srv_answer(res, v, &err);
+}
+
+/*
+ * Adds to *out the subgraphs of @p cg as LangGraph's Pregel.getSubgraphs(namespace, recurse)
+ * yields them, each keyed by @p prefix ("" at the root) joined with "|" to its node's name:
+ * (a) with @p ns NULL, every subgraph node in the order the nodes were added and, with
+ *     @p recurse, right after each one its own subgraphs in turn ("node|child|...");
+ * (b) with @p ns, only the subgraph it names: a node's name, or with @p recurse a path
+ *     "node|child|..." through nested subgraph nodes; nothing when there is none.
+ * On failure *out becomes NULL (err set) and the walk stops.
+ * @return true when @p ns was found (the caller stops looking too).
+ */
+static bool add_subgraphs(const char *graph_id, const sst_compiled_graph *cg, const char *prefix,
+                          const char *ns, bool recurse, sst_value **out, sst_error *err) {
+    const char *name = NULL;
+    const sst_compiled_graph *sub;
+    for (size_t i = 0; *out != NULL && (sub = sst_compiled_graph_subgraph_at(cg, i, &name)) != NULL;
+         i++) {
+        size_t len = strlen(name);
+        bool exact = ns != NULL && strcmp(ns, name) == 0;
+        if (ns != NULL && !exact && (strncmp(ns, name, len) != 0 || ns[len] != '|')) {
+            continue;
+        }
+        sst__buf b;
+        sst__buf_init(&b);
+        sst__buf_printf(&b, "%s%s%s", prefix, prefix[0] != '\0' ? "|" : "", name);
+        char *path = sst__buf_detach(&b, NULL);
+        if (path == NULL) {
+            sst_value_unref(*out);
+            *out = NULL;
+            sst__error(err, SST_ENOMEM, "subgraph namespace '%s|%s': out of memory", prefix, name);
+            return false;
+        }
+        if (ns == NULL || exact) {
+            *out = sst__set_take(*out, path, graph_schemas(graph_id, sub, err), err);
+        }
+        bool found = exact;
+        if (!exact && recurse) {
+            found = add_subgraphs(graph_id, sub, path, ns != NULL ? ns + len + 1 : NULL, recurse,
+                                  out, err);
+        }
+        sst__free(path);
+        if (found) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* LangGraph.js's coercedBoolean: "true", "1" or "yes" in any case; anything else is false. */
+static bool query_true(const char *v) {
+    static const char *const yes[] = {"true", "1", "yes"};
+    for (size_t i = 0; v != NULL && i < sizeof yes / sizeof yes[0]; i++) {
+        size_t k = 0;
+        while (yes[i][k] != '\0' && tolower((unsigned char)v[k]) == yes[i][k]) {
+            k++;
+        }
+        if (yes[i][k] == '\0' && v[k] == '\0') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* GET /assistants/{id}/subgraphs[/{namespace}] (?recurse), as LangGraph's getSubgraphs. */
+void srv_assistant_subgraphs(srv_request *r, srv_response *res) {
+    srv_graph *g = graph_of(r, res);
+    if (g == NULL) {
+        return;
+    }
+    const char *ns = r->n_param > 1 ? r->param[1] : NULL;
+    bool recurse = query_true(srv_query(r, "recurse"));
+    sst_error err = {0};
+    sst_value *v = sst_object_empty();
+    pthread_mutex_lock(&g->mu);
+    (void)add_subgraphs(g->id, sst_lua_script_graph(g->reader), "", ns, recurse, &v, &err);
+    pthread_mutex_unlock(&g->mu);
     srv_answer(res, v, &err);
 }

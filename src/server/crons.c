@@ -90,61 +90,15 @@ static const char *const k_payload_fields[] = {"assistant_id",
 
 /* ---- reading a request ----------------------------------------------------- */
 
-/* "*" or a list of node names (as runs.c reads interrupt_before/after). */
-static bool interrupt_list(srv_request *r, srv_response *res, const char *key) {
-    const sst_value *v = sst_object_get(r->json, key), *out = NULL;
-    if (v == NULL || sst_is_null(v) || (sst_is_string(v) && strcmp(sst_string_cstr(v), "*") == 0)) {
-        return true;
-    }
-    return srv_field_strings(r, res, key, &out);
-}
-
-/* Checks the run-request members of the body as POST /runs would (400 naming one);
- * the run is created later, so a bad payload must be refused now. */
+/* Checks the run-request members of the body as POST /runs would (400 naming one; runs.c
+ * reads them): the run is created later, so a bad payload must be refused now. */
+static sst_value *payload_of(const sst_value *body, sst_error *err);
 static bool check_payload(srv_request *r, srv_response *res) {
-    static const char *const strategies[] = {"reject", "rollback", "interrupt", "enqueue", NULL};
-    static const char *const durabilities[] = {"sync", "async", "exit", NULL};
-    const char *s = NULL, *webhook = NULL;
-    const sst_value *v = NULL, *config = NULL, *modes = NULL;
-    bool b = false;
-    if (!srv_field_string(r, res, "assistant_id", &s) ||
-        !srv_field_object(r, res, "config", &config) || !srv_field_object(r, res, "context", &v) ||
-        !srv_field_object(r, res, "metadata", &v) ||
-        !srv_field_string(r, res, "webhook", &webhook) ||
-        !interrupt_list(r, res, "interrupt_before") || !interrupt_list(r, res, "interrupt_after") ||
-        !srv_field_enum(r, res, "durability", durabilities, &s) ||
-        !srv_field_strings(r, res, "stream_mode", &modes) ||
-        !srv_field_bool(r, res, "stream_subgraphs", &b) ||
-        !srv_field_bool(r, res, "stream_resumable", &b) ||
-        !srv_field_enum(r, res, "multitask_strategy", strategies, &s) ||
-        !srv_field_bool(r, res, "checkpoint_during", &b)) {
-        return false;
-    }
-    const sst_value *limit = sst_object_get(config, "recursion_limit");
-    if (limit != NULL && !sst_is_null(limit) &&
-        (!sst_is_int(limit) || sst_int_value(limit) < 1 || sst_int_value(limit) > 100000000)) {
-        srv_error(res, 400, "config.recursion_limit must be an integer from 1 to 100000000");
-        return false;
-    }
-    if (webhook != NULL && strncmp(webhook, "http://", 7) != 0 &&
-        strncmp(webhook, "https://", 8) != 0) {
-        srv_error(res, 400, "webhook must be an http:// or https:// URL, got '%.200s'", webhook);
-        return false;
-    }
-    size_t n = modes == NULL ? 0 : sst_is_string(modes) ? 1 : sst_array_len(modes);
-    for (size_t i = 0; i < n; i++) {
-        const char *m = sst_is_string(modes) ? sst_string_cstr(modes)
-                                             : sst_string_cstr(sst_array_get(modes, i));
-        unsigned bit = srv_mode_bit(m);
-        if (bit == 0 || bit == SRV_MODE_EVENTS || bit == SRV_MODE_MESSAGES_LEGACY) {
-            srv_error(res, 400,
-                      "unknown or unsupported stream_mode '%.100s' (values, updates, "
-                      "messages-tuple, custom, debug, tasks, checkpoints)",
-                      m);
-            return false;
-        }
-    }
-    return true;
+    sst_error err = {0};
+    sst_value *p = payload_of(r->json, &err);
+    bool ok = p != NULL ? srv_run_body_ok(r->s, p, false, res) : (srv_fail(res, &err), false);
+    sst_value_unref(p);
+    return ok;
 }
 
 /* What the cron-only members of a body say (schedule, end_time, timezone, ...). */
@@ -704,60 +658,6 @@ enum fire_result {
     GONE     /* its thread or assistant no longer exists */
 };
 
-/* The modes as a list of names (what the run's kwargs hold). */
-static sst_value *mode_list(const sst_value *modes, sst_error *err) {
-    if (modes == NULL) {
-        return sst__push_take(sst_array_empty(), sst_string_new("values", err), err);
-    }
-    if (sst_is_string(modes)) {
-        return sst__push_take(sst_array_empty(), sst_value_ref(modes), err);
-    }
-    return sst_value_ref(modes);
-}
-
-static const sst_value *or_null(const sst_value *v) {
-    return v != NULL ? v : sst_null();
-}
-
-static bool is_true(const sst_value *v) {
-    return sst_is_bool(v) && sst_bool_value(v);
-}
-
-/*
- * The kwargs of a fire's run, as runs.c makes those of a background run from the same
- * request body (the payload): the assistant's config and context under the payload's.
- */
-static sst_value *kwargs_of(const sst_value *p, const sst_value *assistant, bool temporary,
-                            const char *on_completion, sst_error *err) {
-    sst_value *config =
-        srv_merged(sst_object_get(assistant, "config"), sst_object_get(p, "config"), err);
-    sst_value *context =
-        srv_merged(sst_object_get(assistant, "context"), sst_object_get(p, "context"), err);
-    const sst_value *dur = sst_object_get(p, "durability");
-    sst_value *k = sst__set_take(sst_object_empty(), "input",
-                                 sst_value_ref(or_null(sst_object_get(p, "input"))), err);
-    k = sst__set_take(k, "command", sst_null(), err);
-    k = sst__set_take(k, "config", config, err);
-    k = sst__set_take(k, "context", context, err);
-    k = sst__set_take(k, "stream_mode", mode_list(sst_object_get(p, "stream_mode"), err), err);
-    k = sst__set_take(k, "interrupt_before",
-                      sst_value_ref(or_null(sst_object_get(p, "interrupt_before"))), err);
-    k = sst__set_take(k, "interrupt_after",
-                      sst_value_ref(or_null(sst_object_get(p, "interrupt_after"))), err);
-    k = sst__set_take(k, "checkpoint_id", sst_null(), err);
-    k = sst__set_take(k, "subgraphs", sst_bool(is_true(sst_object_get(p, "stream_subgraphs"))),
-                      err);
-    k = sst__set_take(k, "resumable", sst_bool(is_true(sst_object_get(p, "stream_resumable"))),
-                      err);
-    k = sst__set_take(k, "temporary", sst_bool(temporary), err);
-    k = sst__set_take(k, "durability",
-                      sst_is_string(dur) ? sst_value_ref(dur) : sst_string_new("async", err), err);
-    k = sst__set_take(k, "on_completion", sst_string_new(on_completion, err), err);
-    k = sst__set_take(k, "webhook", sst_value_ref(or_null(sst_object_get(p, "webhook"))), err);
-    k = sst__set_take(k, "graph_id", sst_value_ref(sst_object_get(assistant, "graph_id")), err);
-    return sst__set_take(k, "events", sst_bool(true), err);
-}
-
 /* A fire's id: uuid5(cron_id, "<what>:<fire ms>"). */
 static sst_code fire_id(const char *cron_id, const char *what, int64_t fire_ms, char out[37],
                         sst_error *err) {
@@ -766,12 +666,33 @@ static sst_code fire_id(const char *cron_id, const char *what, int64_t fire_ms, 
     return sst_uuid5(cron_id, name, out, err);
 }
 
-/* Enqueues the run of @p cron's fire at @p fire_ms (runs.c's create() for a background
- * run, with derived ids). */
+/* The body of a fire's run: the payload, with the completion and the multitask strategy
+ * of a cron's run (a thread cron enqueues behind a busy thread unless it says otherwise). */
+static sst_value *fire_body(const sst_value *cron, bool stateless, sst_error *err) {
+    const sst_value *p = sst_object_get(cron, "payload");
+    sst_value *b = sst_object_empty();
+    for (size_t i = 0; b != NULL && i < sst_object_len(p); i++) {
+        b = sst__setv_take(b, sst_object_key_at(p, i), sst_value_ref(sst_object_value_at(p, i)),
+                           err);
+    }
+    const sst_value *done = sst_object_get(cron, "on_run_completed");
+    b = sst__set_take(b, "on_completion",
+                      sst_string_new(!stateless            ? "keep"
+                                     : sst_is_string(done) ? sst_string_cstr(done)
+                                                           : "delete",
+                                     err),
+                      err);
+    if (b != NULL && sst_object_get(b, "multitask_strategy") == NULL) {
+        b = sst__set_take(b, "multitask_strategy", sst_string_new("enqueue", err), err);
+    }
+    return b;
+}
+
+/* Enqueues the run of @p cron's fire at @p fire_ms, as POST .../runs would with its
+ * payload (srv_run_create_from), under ids derived from the fire. */
 static enum fire_result fire(sst_server *s, const sst_value *cron, int64_t fire_ms) {
     const char *cron_id = sst_string_cstr(sst_object_get(cron, "cron_id"));
     const sst_value *tv = sst_object_get(cron, "thread_id");
-    const sst_value *p = sst_object_get(cron, "payload");
     bool stateless = !sst_is_string(tv);
     sst_error err = {0};
     char run_id[37], tid[37];
@@ -780,104 +701,33 @@ static enum fire_result fire(sst_server *s, const sst_value *cron, int64_t fire_
         srv_log(s, "cron %s: %s", cron_id, err.msg);
         return SKIPPED;
     }
-    const char *thread_id = stateless ? tid : sst_string_cstr(tv);
     /* Enqueued already (the queue keeps the run; a stateless run that ended and was
      * deleted is gone, but its cron's next_run_date had moved on by then). */
-    run_copy rc0 = {0};
-    if (sst_queue_get(s->queue, run_id, srv_run_copy_fn, &rc0, &err) == SST_OK) {
-        srv_run_copy_free(&rc0);
+    run_copy seen = {0};
+    if (sst_queue_get(s->queue, run_id, srv_run_copy_fn, &seen, &err) == SST_OK) {
+        srv_run_copy_free(&seen);
         return ALREADY;
     }
-    srv_run_copy_free(&rc0);
+    srv_run_copy_free(&seen);
     err = (sst_error){0};
-    sst_value *assistant =
-        srv_assistant_lookup(s, sst_string_cstr(sst_object_get(cron, "assistant_id")), &err);
-    if (assistant == NULL) {
+    sst_value *body = fire_body(cron, stateless, &err);
+    if (body == NULL) {
         srv_log(s, "cron %s: %s", cron_id, err.msg);
-        return err.code == SST_ENOTFOUND ? GONE : SKIPPED;
+        return SKIPPED;
     }
-    sst_value *tags = sst__set_take(sst_object_empty(), "graph_id",
-                                    sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
-    tags = sst__set_take(tags, "assistant_id",
-                         sst_value_ref(sst_object_get(assistant, "assistant_id")), &err);
-    sst_code rc =
-        tags != NULL ? srv_thread_for_run(s, thread_id, stateless, tags, &err) : sst__code(&err);
-    sst_value_unref(tags);
-    if (rc != SST_OK) {
-        sst_value_unref(assistant);
-        srv_log(s, "cron %s: thread %s: %s", cron_id, thread_id, err.msg);
-        return rc == SST_ENOTFOUND ? GONE : SKIPPED;
+    srv_response res = {.status = 200};
+    srv_run_create_from(s, body, stateless ? tid : sst_string_cstr(tv), stateless, run_id, &res);
+    sst_value_unref(body);
+    enum fire_result out = res.status == 200   ? FIRED
+                           : res.status == 409 ? ALREADY /* another process enqueued it */
+                           : res.status == 404 ? GONE
+                                               : SKIPPED;
+    if (out == GONE || out == SKIPPED) {
+        const char *detail = sst_string_cstr(sst_object_get(res.json, "detail"));
+        srv_log(s, "cron %s: fire skipped: %s", cron_id, detail != NULL ? detail : "?");
     }
-    const sst_value *ms = sst_object_get(p, "multitask_strategy");
-    const char *strategy = stateless           ? "enqueue"
-                           : sst_is_string(ms) ? sst_string_cstr(ms)
-                                               : "enqueue";
-    const sst_value *completed = sst_object_get(cron, "on_run_completed");
-    const char *on_completion = stateless && sst_is_string(completed) ? sst_string_cstr(completed)
-                                : stateless                           ? "delete"
-                                                                      : "keep";
-    sst_value *kwargs = kwargs_of(p, assistant, stateless, on_completion, &err);
-    const sst_value *meta = sst_object_get(p, "metadata");
-    sst_queued_run run = {.run_id = run_id,
-                          .thread_id = thread_id,
-                          .assistant_id =
-                              sst_string_cstr(sst_object_get(assistant, "assistant_id")),
-                          .kwargs = kwargs,
-                          .metadata = sst_is_object(meta) ? meta : NULL,
-                          .multitask_strategy = strategy,
-                          .created_at = srv_now()};
-    run.updated_at = run.created_at;
-    enum fire_result out = SKIPPED;
-    unsigned flags = 0;
-    sst_queue_query lq = {.thread_id = thread_id};
-    size_t active = kwargs != NULL ? srv_thread_active_runs(s, &lq) : 0;
-    srv_stream *made = NULL;
-    if (kwargs == NULL) {
-        srv_log(s, "cron %s: %s", cron_id, err.msg);
-    } else if (active >= s->o.runs_per_thread) {
-        srv_log(s,
-                "cron %s: thread %s already has %zu pending or running runs (the limit): "
-                "fire skipped",
-                cron_id, thread_id, active);
-    } else {
-        if (strcmp(strategy, "reject") == 0) {
-            flags = SST_QUEUE_IF_IDLE;
-        } else if (strcmp(strategy, "interrupt") == 0 || strcmp(strategy, "rollback") == 0) {
-            srv_thread_cancel_runs(s, thread_id, strategy);
-        }
-        /* The stream gets its metadata event before a worker can claim the run, as for a
-         * background run; a stream that was there already belongs to this very run. */
-        srv_stream *st = srv_stream_find(s, run_id);
-        if (st == NULL && (made = st = srv_stream_get(s, run_id)) != NULL) {
-            srv_publish_metadata(s, st, run_id, 1);
-        }
-        rc = sst_queue_enqueue(s->queue, &run, flags, &err);
-        if (rc == SST_OK) {
-            out = FIRED;
-            made = NULL;
-            srv_workers_wake(s);
-        } else if (rc == SST_ECONFLICT) {
-            out = ALREADY; /* another process enqueued it meanwhile */
-        } else if (rc == SST_EBUSY) {
-            srv_log(s, "cron %s: thread %s is busy (multitask_strategy reject): fire skipped",
-                    cron_id, thread_id);
-        } else {
-            srv_log(s, "cron %s: %s", cron_id, err.msg);
-        }
-        if (made != NULL) {
-            /* No run of this process will end it: end it, so it is swept. */
-            srv_stream_finish(s, made, NULL);
-        }
-        srv_stream_unref(s, st);
-    }
-    if (out == SKIPPED && stateless) {
-        sst_error e = {0};
-        if (sst_checkpointer_delete_thread(s->cp, thread_id, &e) != SST_OK) {
-            srv_log(s, "cron %s: thread %s: %s", cron_id, thread_id, e.msg);
-        }
-    }
-    sst_value_unref(kwargs);
-    sst_value_unref(assistant);
+    sst_value_unref(res.json);
+    sst_free(res.text);
     return out;
 }
 
@@ -893,7 +743,7 @@ static void tick_one(sst_server *s, const sst_value *due, int64_t now) {
     pthread_mutex_lock(&cron_mu);
     sst_value *c = load(s, id, &err);
     /* Fired by another tick, changed or deleted since it was listed: nothing to do. */
-    if (c == NULL || ms_of(c, M_NEXT) != fire_ms || !is_true(sst_object_get(c, "enabled"))) {
+    if (c == NULL || ms_of(c, M_NEXT) != fire_ms || !srv_true(sst_object_get(c, "enabled"))) {
         pthread_mutex_unlock(&cron_mu);
         sst_value_unref(c);
         return;

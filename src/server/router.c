@@ -27,6 +27,8 @@ static const route k_routes[] = {
     {"DELETE", "/assistants/{}", srv_assistant_delete},
     {"GET", "/assistants/{}/graph", srv_assistant_graph},
     {"GET", "/assistants/{}/schemas", srv_assistant_schemas},
+    {"GET", "/assistants/{}/subgraphs", srv_assistant_subgraphs},
+    {"GET", "/assistants/{}/subgraphs/{}", srv_assistant_subgraphs},
     {"POST", "/assistants/{}/versions", srv_assistant_versions},
     {"POST", "/assistants/{}/latest", srv_assistant_latest},
     /* threads */

@@ -230,6 +230,8 @@ void srv_run_join_stream(srv_request *r, srv_response *res) {
         return;
     }
     send_result(r, res, &c, SRV_SEND_EVENTS);
+    const char *cod = srv_query(r, "cancel_on_disconnect");
+    res->cancel_on_disconnect = cod != NULL && (strcmp(cod, "true") == 0 || strcmp(cod, "1") == 0);
     res->after = after;
     res->ids = true;
     res->modes = modes;
@@ -240,8 +242,8 @@ void srv_run_join_stream(srv_request *r, srv_response *res) {
 }
 
 /* Cancels one run: in the queue (durable), and at once if a worker here runs it. */
-static sst_code cancel_one(sst_server *s, const char *run_id, const char *action,
-                           sst_queue_status *status, sst_error *err) {
+sst_code srv_cancel_run(sst_server *s, const char *run_id, const char *action,
+                        sst_queue_status *status, sst_error *err) {
     sst_code rc = sst_queue_cancel(s->queue, run_id, action, srv_now(), status, err);
     if (rc == SST_OK && *status == SST_QUEUE_RUNNING) {
         srv_workers_cancel(s, run_id, action);
@@ -290,7 +292,7 @@ void srv_thread_cancel_runs(sst_server *s, const char *thread_id, const char *ac
     }
     for (size_t i = 0; i < a.n_ids; i++) {
         sst_queue_status st;
-        (void)cancel_one(s, a.ids[i], action, &st, &err);
+        (void)srv_cancel_run(s, a.ids[i], action, &st, &err);
     }
 }
 
@@ -312,7 +314,7 @@ void srv_run_cancel(srv_request *r, srv_response *res) {
     bool wait = w != NULL && strcmp(w, "false") != 0 && strcmp(w, "0") != 0;
     sst_error err = {0};
     sst_queue_status status;
-    if (cancel_one(r->s, c.run_id, action, &status, &err) != SST_OK) {
+    if (srv_cancel_run(r->s, c.run_id, action, &status, &err) != SST_OK) {
         srv_run_copy_free(&c);
         srv_fail(res, &err);
         return;
@@ -352,7 +354,7 @@ void srv_runs_cancel_many(srv_request *r, srv_response *res) {
     for (size_t i = 0; ids != NULL && i < sst_array_len(ids); i++) {
         sst_error err = {0};
         sst_queue_status st;
-        (void)cancel_one(r->s, sst_string_cstr(sst_array_get(ids, i)), action, &st, &err);
+        (void)srv_cancel_run(r->s, sst_string_cstr(sst_array_get(ids, i)), action, &st, &err);
     }
     res->status = 204;
 }

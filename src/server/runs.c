@@ -19,7 +19,7 @@ typedef struct run_req {
     const char *assistant_id, *multitask, *if_not_exists, *on_completion, *checkpoint_id;
     const sst_value *input, *command, *config, *context, *metadata, *webhook;
     const sst_value *stream_mode, *before, *after;
-    bool subgraphs, resumable;
+    bool subgraphs, resumable, cancel_on_disconnect;
     double after_seconds;
     const char *durability;
 } run_req;
@@ -64,7 +64,8 @@ static bool interrupt_list(srv_request *r, srv_response *res, const char *key,
     return srv_field_strings(r, res, key, out);
 }
 
-static bool read_request(srv_request *r, srv_response *res, run_req *q, bool stateless) {
+static bool read_request(srv_request *r, srv_response *res, run_req *q, bool stateless,
+                         bool need_assistant) {
     static const char *const strategies[] = {"reject", "rollback", "interrupt", "enqueue", NULL};
     static const char *const creates[] = {"create", "reject", NULL};
     static const char *const completions[] = {"delete", "keep", NULL};
@@ -97,7 +98,8 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
         !srv_field_object(r, res, "checkpoint", &checkpoint)) {
         return false;
     }
-    if (q->assistant_id == NULL) {
+    q->cancel_on_disconnect = disc != NULL && strcmp(disc, "cancel") == 0;
+    if (q->assistant_id == NULL && need_assistant) {
         srv_error(res, 400, "body member 'assistant_id' is required");
         return false;
     }
@@ -249,12 +251,16 @@ void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, uns
     srv_stream_publish(s, st, "metadata", sst__strndup(buf, (size_t)n), (size_t)n);
 }
 
-/* The whole creation: @p thread_id NULL for a stateless run. */
-static void create(srv_request *r, srv_response *res, const char *thread_id, int want) {
-    bool stateless = thread_id == NULL;
+/*
+ * The whole creation: on @p thread_id, or @p stateless on a new thread (@p thread_id, or a
+ * new id when NULL); @p fixed_run_id NULL: a new run id. A stateless thread made here is
+ * deleted again when the run could not be enqueued.
+ */
+static void create_run(srv_request *r, srv_response *res, const char *thread_id, bool stateless,
+                       const char *fixed_run_id, int want) {
     run_req q;
     unsigned bits;
-    if (!read_request(r, res, &q, stateless) || !mode_bits(res, q.stream_mode, &bits)) {
+    if (!read_request(r, res, &q, stateless, true) || !mode_bits(res, q.stream_mode, &bits)) {
         return;
     }
     sst_error err = {0};
@@ -264,16 +270,28 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
         return;
     }
     char tid[37], run_id[37];
-    if (stateless) {
+    if (stateless && thread_id == NULL) {
         srv_new_id(tid);
         thread_id = tid;
     }
-    srv_new_id(run_id);
+    if (fixed_run_id != NULL) {
+        snprintf(run_id, sizeof run_id, "%s", fixed_run_id);
+    } else {
+        srv_new_id(run_id);
+    }
+    /* The thread's tags and the run in one commit, on a shared SQLite connection. */
+    sst_sqlite_db *db = r->s->sdb;
+    bool batch = db != NULL && sst_sqlite_db_begin(db, NULL) == SST_OK;
     if (!prepare_thread(r, res, thread_id, stateless, &q, assistant)) {
+        if (batch) {
+            (void)sst_sqlite_db_commit(db, false, NULL);
+        }
         sst_value_unref(assistant);
         return;
     }
-    bool events = want != WANT_WAIT;
+    /* A wait that cancels on disconnect has events too: each one wakes the waiting
+     * connection, which then notices a client that left (stream.c). */
+    bool events = want != WANT_WAIT || q.cancel_on_disconnect;
     sst_value *kwargs = kwargs_of(&q, assistant, stateless, events, &err);
     sst_queued_run run = {
         .run_id = run_id,
@@ -290,8 +308,20 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
         srv_publish_metadata(r->s, st, run_id, 1);
     }
     bool ok = st != NULL && enqueue(r, res, &run, stateless ? "enqueue" : q.multitask);
+    if (batch && sst_sqlite_db_commit(db, ok, &err) != SST_OK && ok) {
+        ok = false;
+        srv_fail(res, &err);
+    }
     if (st == NULL) {
         srv_error(res, 500, "out of memory creating the run");
+    }
+    /* Not enqueued (409: the run id is taken, its stream and thread are that run's): no run
+     * will end the stream, so let the sweep take it, and drop a stateless run's thread. */
+    if (!ok && st != NULL && res->status != 409) {
+        srv_stream_finish(r->s, st, NULL);
+        if (stateless && sst_checkpointer_delete_thread(r->s->cp, thread_id, &err) != SST_OK) {
+            srv_log(r->s, "thread %s: %s", thread_id, err.msg);
+        }
     }
     if (ok && want == WANT_BACKGROUND) {
         run.status = SST_QUEUE_PENDING;
@@ -301,6 +331,7 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
         res->stream = st;
         st = NULL;
         res->stream_kind = want == WANT_WAIT ? SRV_SEND_RESULT : SRV_SEND_EVENTS;
+        res->cancel_on_disconnect = q.cancel_on_disconnect;
         res->ids = !stateless;
         snprintf(res->location_buf, sizeof res->location_buf,
                  stateless ? "/runs/%s%s" : "/threads/%s/runs/%s", stateless ? run_id : thread_id,
@@ -310,6 +341,28 @@ static void create(srv_request *r, srv_response *res, const char *thread_id, int
     srv_stream_unref(r->s, st);
     sst_value_unref(kwargs);
     sst_value_unref(assistant);
+}
+
+static void create(srv_request *r, srv_response *res, const char *thread_id, int want) {
+    create_run(r, res, thread_id, thread_id == NULL, NULL, want);
+}
+
+/* A request with only a body, for the two functions below (body.c reads r->json only). */
+static srv_request body_request(sst_server *s, const sst_value *body) {
+    return (srv_request){.s = s, .json = (sst_value *)body};
+}
+
+bool srv_run_body_ok(sst_server *s, const sst_value *body, bool need_assistant, srv_response *res) {
+    srv_request r = body_request(s, body);
+    run_req q;
+    unsigned bits;
+    return read_request(&r, res, &q, false, need_assistant) && mode_bits(res, q.stream_mode, &bits);
+}
+
+void srv_run_create_from(sst_server *s, const sst_value *body, const char *thread_id,
+                         bool stateless, const char *run_id, srv_response *res) {
+    srv_request r = body_request(s, body);
+    create_run(&r, res, thread_id, stateless, run_id, WANT_BACKGROUND);
 }
 
 void srv_runs_create(srv_request *r, srv_response *res) {

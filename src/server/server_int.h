@@ -63,6 +63,8 @@ typedef struct srv_response {
     uint64_t after;       /* send events after this sequence number (Last-Event-ID) */
     bool ids;             /* SSE: write id: lines */
     unsigned modes;       /* SSE: the event kinds asked for (SRV_MODE_*) */
+    /* on_disconnect "cancel": a client gone before the run ended cancels it (interrupt). */
+    bool cancel_on_disconnect;
 } srv_response;
 
 enum {
@@ -148,6 +150,7 @@ void srv_assistant_patch(srv_request *r, srv_response *res);
 void srv_assistant_delete(srv_request *r, srv_response *res);
 void srv_assistant_graph(srv_request *r, srv_response *res);
 void srv_assistant_schemas(srv_request *r, srv_response *res);
+void srv_assistant_subgraphs(srv_request *r, srv_response *res);
 void srv_assistant_versions(srv_request *r, srv_response *res);
 void srv_assistant_latest(srv_request *r, srv_response *res);
 void srv_assistants_count(srv_request *r, srv_response *res);
@@ -174,6 +177,20 @@ void srv_runs_stateless_create(srv_request *r, srv_response *res);
 void srv_runs_stateless_wait(srv_request *r, srv_response *res);
 void srv_runs_stateless_stream(srv_request *r, srv_response *res);
 void srv_runs_batch(srv_request *r, srv_response *res);
+/* Cancels one run with @p action: in the queue (durable), and at once if a worker here
+ * runs it; *status its status after. */
+sst_code srv_cancel_run(sst_server *s, const char *run_id, const char *action,
+                        sst_queue_status *status, sst_error *err);
+/* True for the JSON value true; false for anything else (NULL too). */
+bool srv_true(const sst_value *v);
+/* Checks a run request body (as POST .../runs takes it) without a request: true, or false
+ * with the 400/422 answer in @p res. Crons check their payload with it. */
+bool srv_run_body_ok(sst_server *s, const sst_value *body, bool need_assistant, srv_response *res);
+/* Creates a background run from @p body as POST /threads/{id}/runs would (or POST /runs
+ * when @p stateless: on a new thread @p thread_id), with run id @p run_id (NULL: new); the
+ * answer (200 and the Run, or an error status and detail) in @p res. Crons fire with it. */
+void srv_run_create_from(sst_server *s, const sst_value *body, const char *thread_id,
+                         bool stateless, const char *run_id, srv_response *res);
 void srv_runs_list(srv_request *r, srv_response *res);
 void srv_run_get(srv_request *r, srv_response *res);
 void srv_run_delete(srv_request *r, srv_response *res);

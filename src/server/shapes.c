@@ -120,3 +120,7 @@ sst_value *srv_merged(const sst_value *base, const sst_value *over, sst_error *e
     }
     return o;
 }
+
+bool srv_true(const sst_value *v) {
+    return sst_is_bool(v) && sst_bool_value(v);
+}

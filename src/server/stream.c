@@ -14,6 +14,7 @@
 #include <microhttpd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "server_int.h"
 
@@ -57,6 +58,7 @@ typedef struct stream_conn {
     sst__buf frame; /* what is being written */
     size_t off;
     bool result_sent;
+    bool cancel_on_disconnect; /* cancel the run when the response ends before it does */
     waiter w;
 } stream_conn;
 
@@ -375,6 +377,14 @@ static bool result_frame(stream_conn *c) {
     return !c->frame.oom;
 }
 
+/* True when the client closed its end (a read would give end of file). */
+static bool peer_gone(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    char b;
+    return i != NULL && recv(i->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max) {
     SST_UNUSED(pos);
     stream_conn *c = cls;
@@ -402,6 +412,10 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max) {
             pthread_mutex_unlock(&c->s->bmu);
             return MHD_CONTENT_READER_END_OF_STREAM;
         }
+        if (c->cancel_on_disconnect && peer_gone(c->conn)) {
+            pthread_mutex_unlock(&c->s->bmu);
+            return MHD_CONTENT_READER_END_WITH_ERROR; /* reader_free cancels the run */
+        }
         c->w.conn = c->conn;
         c->w.next = c->st->waiters;
         c->st->waiters = &c->w;
@@ -414,6 +428,16 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void reader_free(void *cls) {
     stream_conn *c = cls;
+    pthread_mutex_lock(&c->s->bmu);
+    bool gone_early = c->cancel_on_disconnect && !c->st->done;
+    pthread_mutex_unlock(&c->s->bmu);
+    if (gone_early) { /* on_disconnect "cancel": the client left before the run ended */
+        sst_queue_status status;
+        sst_error err = {0};
+        if (srv_cancel_run(c->s, c->st->run_id, "interrupt", &status, &err) != SST_OK) {
+            srv_log(c->s, "run %s: cancelling on disconnect: %s", c->st->run_id, err.msg);
+        }
+    }
     sst__buf_free(&c->frame);
     srv_stream_unref(c->s, c->st);
     sst__free(c);
@@ -432,7 +456,8 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
                        .kind = res->stream_kind,
                        .next = res->after,
                        .ids = res->ids,
-                       .modes = res->modes};
+                       .modes = res->modes,
+                       .cancel_on_disconnect = res->cancel_on_disconnect};
     sst__buf_init(&c->frame);
     res->stream = NULL;
     struct MHD_Response *resp =

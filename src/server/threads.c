@@ -2,13 +2,15 @@
 /*
  * Threads: the checkpointer's threads (their metadata, status and
  * checkpoints) shown as LangGraph's Thread objects, and the thread routes:
- * create, get, patch, delete, search, count, copy.
+ * create, get, patch, delete, search, count, copy. A thread's TTL is kept
+ * and swept by thread_ttl.c.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "server_int.h"
 #include "superstep/id.h"
+#include "thread_ttl.h"
 
 typedef struct tinfo {
     bool found;
@@ -164,14 +166,18 @@ void srv_threads_create(srv_request *r, srv_response *res) {
                                         "supersteps", "graph_id", NULL};
     static const char *const modes[] = {"raise", "do_nothing", NULL};
     const char *id = NULL, *mode = "raise", *graph_id = NULL;
-    const sst_value *meta = NULL, *ttl = NULL, *supersteps = NULL;
+    const sst_value *meta = NULL, *supersteps = NULL;
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
         !srv_field_string(r, res, "thread_id", &id) ||
         !srv_field_object(r, res, "metadata", &meta) ||
         !srv_field_enum(r, res, "if_exists", modes, &mode) ||
-        !srv_field_object(r, res, "ttl", &ttl) ||
         !srv_field_array(r, res, "supersteps", &supersteps) ||
         !srv_field_string(r, res, "graph_id", &graph_id)) {
+        return;
+    }
+    bool has_ttl;
+    sst_value *ttl;
+    if (!srv_thread_ttl_field(r, res, &has_ttl, &ttl)) {
         return;
     }
     char fresh[37];
@@ -179,16 +185,20 @@ void srv_threads_create(srv_request *r, srv_response *res) {
         srv_new_id(fresh);
         id = fresh;
     } else if (!srv_is_uuid(id)) {
+        sst_value_unref(ttl);
         srv_error(res, 400, "thread_id must be a UUID, got '%.64s'", id);
         return;
     }
     sst_error err = {0};
     if (srv_thread_exists(r->s, id, &err)) {
+        /* do_nothing answers the thread as it is: its TTL too stays as it was. */
         if (strcmp(mode, "raise") == 0) {
+            sst_value_unref(ttl);
             srv_error(res, 409, "Thread with ID %s already exists", id);
             return;
         }
     } else if (err.code != SST_OK) {
+        sst_value_unref(ttl);
         srv_fail(res, &err);
         return;
     } else {
@@ -201,11 +211,18 @@ void srv_threads_create(srv_request *r, srv_response *res) {
         if (rc == SST_OK && supersteps != NULL) {
             rc = srv_thread_apply_supersteps(r->s, id, graph_id, supersteps, &err);
         }
+        /* After the thread: a TTL written first could be taken by the sweep for one
+         * whose thread is gone, and dropped. */
+        if (rc == SST_OK && ttl != NULL) {
+            rc = srv_thread_ttl_set(r->s, id, ttl, &err);
+        }
         if (rc != SST_OK) {
+            sst_value_unref(ttl);
             srv_fail(res, &err);
             return;
         }
     }
+    sst_value_unref(ttl);
     sst_value *t = srv_thread_value(r->s, id, true, &err);
     srv_answer(res, t, &err);
 }
@@ -222,17 +239,34 @@ void srv_thread_get(srv_request *r, srv_response *res) {
 
 void srv_thread_patch(srv_request *r, srv_response *res) {
     static const char *const known[] = {"metadata", "ttl", NULL};
-    const sst_value *meta = NULL, *ttl = NULL;
+    const sst_value *meta = NULL;
     const char *id = srv_path_thread(r, res);
     if (id == NULL || !srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
-        !srv_field_object(r, res, "metadata", &meta) || !srv_field_object(r, res, "ttl", &ttl)) {
+        !srv_field_object(r, res, "metadata", &meta)) {
+        return;
+    }
+    bool has_ttl;
+    sst_value *ttl;
+    if (!srv_thread_ttl_field(r, res, &has_ttl, &ttl)) {
         return;
     }
     if (!srv_need_thread(r, res, id)) {
+        sst_value_unref(ttl);
         return;
     }
+    /*
+     * Every patch rewrites the metadata, so it moves updated_at, the time a TTL counts
+     * from: a thread patched with a new TTL keeps it from now, as LangGraph's "minutes
+     * from now until the thread should be swept". "ttl": null drops the TTL; no "ttl"
+     * keeps it.
+     */
     sst_error err = {0};
-    if (srv_thread_merge_metadata(r->s, id, meta, &err) != SST_OK) {
+    sst_code rc = srv_thread_merge_metadata(r->s, id, meta, &err);
+    if (rc == SST_OK && has_ttl) {
+        rc = srv_thread_ttl_set(r->s, id, ttl, &err);
+    }
+    sst_value_unref(ttl);
+    if (rc != SST_OK) {
         srv_fail(res, &err);
         return;
     }
@@ -249,13 +283,24 @@ void srv_thread_delete(srv_request *r, srv_response *res) {
         return;
     }
     sst_error err = {0};
-    srv_thread_cancel_runs(r->s, id, "interrupt");
-    if (sst_queue_remove_thread(r->s->queue, id, &err) != SST_OK ||
-        sst_checkpointer_delete_thread(r->s->cp, id, &err) != SST_OK) {
+    if (srv_thread_remove(r->s, id, &err) != SST_OK) {
         srv_fail(res, &err);
         return;
     }
     srv_no_content(res);
+}
+
+sst_code srv_thread_remove(sst_server *s, const char *thread_id, sst_error *err) {
+    srv_thread_cancel_runs(s, thread_id, "interrupt");
+    sst_code rc = sst_queue_remove_thread(s->queue, thread_id, err);
+    if (rc == SST_OK) {
+        rc = sst_checkpointer_delete_thread(s->cp, thread_id, err);
+    }
+    /* Last: a TTL left by a failure above is dropped by the sweep once the thread is gone. */
+    if (rc == SST_OK) {
+        rc = srv_thread_ttl_set(s, thread_id, NULL, err);
+    }
+    return rc;
 }
 
 void srv_thread_copy(srv_request *r, srv_response *res) {

@@ -18,6 +18,7 @@
 
 #include "server_int.h"
 #include "superstep/json.h"
+#include "thread_ttl.h"
 
 enum { CANCEL_NONE = 0, CANCEL_INTERRUPT, CANCEL_ROLLBACK, CANCEL_STOP, CANCEL_LOST };
 
@@ -41,10 +42,6 @@ static sst_lua_script *script_of(srv_worker *w, srv_graph *g, sst_error *err) {
         w->scripts[i] = sst_lua_script_load(g->path, err);
     }
     return w->scripts[i];
-}
-
-static bool is_true(const sst_value *v) {
-    return sst_is_bool(v) && sst_bool_value(v);
 }
 
 /* A cancel (or a lost lease) stops nodes too; the server stopping only stops the run at
@@ -578,7 +575,7 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     }
     if (rc == SST_OK &&
         (rollback ||
-         (is_true(sst_object_get(c->kwargs, "temporary")) &&
+         (srv_true(sst_object_get(c->kwargs, "temporary")) &&
           strcmp(sst_string_cstr(sst_object_get(c->kwargs, "on_completion")), "delete") == 0))) {
         if (sst_queue_remove(s->queue, c->run_id, &err) != SST_OK ||
             (!rollback && sst_checkpointer_delete_thread(s->cp, c->thread_id, &err) != SST_OK)) {
@@ -616,7 +613,7 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
                                                              : SST_DURABILITY_EXIT;
     o->cancelled = cancelled;
     o->cancel_user_data = w;
-    if (is_true(sst_object_get(kw, "events"))) {
+    if (srv_true(sst_object_get(kw, "events"))) {
         const sst_value *modes = sst_object_get(kw, "stream_mode");
         o->stream_modes = engine_modes(modes);
         ec->modes = o->stream_modes;
@@ -628,7 +625,7 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
         }
         o->stream_ns = on_event;
         o->stream_user_data = ec;
-        ec->subgraphs = is_true(sst_object_get(kw, "subgraphs"));
+        ec->subgraphs = srv_true(sst_object_get(kw, "subgraphs"));
         /* The legacy messages mode streams the tokens of subgraphs' models too. */
         o->subgraphs = ec->subgraphs || ec->msgs != NULL;
     }
@@ -676,7 +673,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         srv_stream_unref(s, ec.st);
         return;
     }
-    if (c->run.attempt > 1 && ec.st != NULL && is_true(sst_object_get(c->kwargs, "events"))) {
+    if (c->run.attempt > 1 && ec.st != NULL && srv_true(sst_object_get(c->kwargs, "events"))) {
         srv_publish_metadata(s, ec.st, c->run_id, c->run.attempt);
     }
     sst_graph_thread *th = script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script),
@@ -858,6 +855,7 @@ static void *keeper_main(void *arg) {
         }
         srv_streams_sweep(s);
         srv_http_sweep(s);
+        srv_threads_ttl_sweep(s, srv_now()); /* at most every SRV_TTL_SWEEP_EVERY_MS */
     }
 }
 

@@ -469,15 +469,12 @@ static sst_store *store_open(const char *path, sst_sqlite_db *shared, const sst_
         sst__enomem(err);
         return NULL;
     }
-    s->conn = shared != NULL ? sst__sqlite_db_retain(shared)
-                             : sst__sqlite_db_new(path, false, SQLITE_OPEN_URI, "store", err);
+    s->conn = sst__sqlite_db_attach(shared, path, SQLITE_OPEN_URI, "store", &s->db, &s->mu, err);
     if (s->conn == NULL) {
         sst__free(s->path);
         sst__free(s);
         return NULL;
     }
-    s->db = sst__sqlite_db_handle(s->conn);
-    s->mu = sst__sqlite_db_mutex(s->conn);
     pthread_rwlock_init(&s->lk, NULL);
     sst__index_init(&s->ix, o->index.dims);
     s->threads = sst__store_threads(o->search_threads);

@@ -34,19 +34,20 @@ T.case("pcall inside the node does not swallow the timeout", function()
 end)
 
 T.case("emitting is progress for the idle timeout, unless refresh_on = heartbeat", function()
-  -- 10 steps of 60 ms of CPU: each gap is far below the idle timeout even on a loaded
-  -- machine, the whole run well above it.
+  -- 40 steps of 50 ms of CPU: each gap is far below the idle timeout even on a loaded
+  -- machine (a fresh-clone ASan run at load 6 once stretched a 60 ms step past 0.4 s),
+  -- the whole run (2 s of CPU, so at least 2 s) well above it.
   local function busy(_, _, ctx)
-    for _ = 1, 10 do
-      local t = os.clock() + 0.06
+    for _ = 1, 40 do
+      local t = os.clock() + 0.05
       while os.clock() < t do end
       ctx.emit({ tick = true })
     end
     return { x = 2 }
   end
-  eq(one_node(busy, { timeout = { idle_timeout = 0.4 } }):invoke({ x = 1 }).x, 2, "auto: survives")
+  eq(one_node(busy, { timeout = { idle_timeout = 1.0 } }):invoke({ x = 1 }).x, 2, "auto: survives")
   local ok, err = pcall(function()
-    return one_node(busy, { timeout = { idle_timeout = 0.4, refresh_on = "heartbeat" } }):invoke({ x = 1 })
+    return one_node(busy, { timeout = { idle_timeout = 1.0, refresh_on = "heartbeat" } }):invoke({ x = 1 })
   end)
   check(not ok and err.code == "SST_ETIMEOUT", "heartbeat only: times out")
 end)

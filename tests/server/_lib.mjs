@@ -185,7 +185,7 @@ export async function cancelQuietly(threadId, runId) {
   try { await client.runs.cancel(threadId, runId, true); } catch { /* already done */ }
 }
 
-// Does the server serve this graph (the optional 6th graph, nested)?
+// Does the server serve this graph (superstep-only graphs: nested, chat)?
 const graphs = new Map();
 export async function hasGraph(graphId) {
   if (!graphs.has(graphId)) {

@@ -3,7 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  URL_BASE, cancelQuietly, client, oursOnly, randomUUID, rejects, runStatus, startLongRun, waitFor,
+  URL_BASE, cancelQuietly, client, longCounter, oursOnly, randomUUID, rejects, runStatus,
+  startLongRun, waitFor,
 } from "./_lib.mjs";
 
 const cancelRaw = (tid, rid, query = "") =>
@@ -152,3 +153,50 @@ test("cancel with action=rollback: the run and its checkpoints are deleted, the 
       await cancelQuietly(t.thread_id, run.run_id);
     }
   });
+
+// on_disconnect (runs/stream, runs/wait) and ?cancel_on_disconnect (join-stream): a client
+// that leaves before the run ends cancels it with "cancel"; with "continue" (the default)
+// the run goes on in the background.
+async function leaveEarly(path, body, { method = "POST" } = {}) {
+  const ac = new AbortController();
+  const res = await fetch(`${URL_BASE}${path}`, {
+    method, signal: ac.signal,
+    headers: body ? { "content-type": "application/json" } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  assert.equal(res.status, 200);
+  const loc = res.headers.get("content-location") ?? "";
+  const reader = res.body.getReader();
+  if (body?.stream_mode || method === "GET") await reader.read(); // the first event at least
+  ac.abort();
+  await reader.cancel().catch(() => {});
+  return loc.split("/").pop();
+}
+
+for (const [route, extra] of [["stream", { stream_mode: ["values"] }], ["wait", {}]]) {
+  test(`runs/${route} with on_disconnect "cancel": leaving cancels the run; "continue" does not`, async () => {
+    const t = await client.threads.create();
+    const body = { assistant_id: "counter", ...longCounter(), ...extra };
+    const rid = await leaveEarly(`/threads/${t.thread_id}/runs/${route}`, { ...body, on_disconnect: "cancel" });
+    assert.match(rid, /^[0-9a-f-]{36}$/, "Content-Location names the run");
+    await waitFor("the run to be interrupted", async () => (await runStatus(t.thread_id, rid)) === "interrupted");
+    const th = await client.threads.get(t.thread_id);
+    assert.equal(th.status, "idle");
+
+    const rid2 = await leaveEarly(`/threads/${t.thread_id}/runs/${route}`, body);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.notEqual(await runStatus(t.thread_id, rid2), "interrupted", "continue: the run goes on");
+    await cancelQuietly(t.thread_id, rid2);
+  });
+}
+
+test("join-stream with ?cancel_on_disconnect=true: leaving cancels the run", async () => {
+  const t = await client.threads.create();
+  const run = await startLongRun(t.thread_id);
+  try {
+    await leaveEarly(`/threads/${t.thread_id}/runs/${run.run_id}/stream?cancel_on_disconnect=true`, null, { method: "GET" });
+    await waitFor("the run to be interrupted", async () => (await runStatus(t.thread_id, run.run_id)) === "interrupted");
+  } finally {
+    await cancelQuietly(t.thread_id, run.run_id);
+  }
+});
