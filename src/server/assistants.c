@@ -27,17 +27,11 @@ static void versions_ns(const char *id, const char *out[3]) {
 
 /* The stored assistant @p id (a UUID), or NULL (SST_ENOTFOUND). */
 static sst_value *load(sst_server *s, const char *id, sst_error *err) {
-    sst_value *item = sst_store_get(s->store, k_ns, 2, id, 0, err);
-    if (item == NULL) {
-        return NULL;
-    }
-    if (sst_is_null(item)) {
-        sst_value_unref(item);
+    bool missing = false;
+    sst_value *v = srv_hidden_get(s, k_ns[1], id, &missing, err);
+    if (missing) {
         sst__error(err, SST_ENOTFOUND, "Assistant '%s' not found", id);
-        return NULL;
     }
-    sst_value *v = sst_value_ref(sst_object_get(item, "value"));
-    sst_value_unref(item);
     return v;
 }
 

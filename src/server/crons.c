@@ -217,17 +217,11 @@ static sst_value *payload_of(const sst_value *body, sst_error *err) {
 
 /* The stored cron @p id, or NULL (SST_ENOTFOUND when there is none). */
 static sst_value *load(sst_server *s, const char *id, sst_error *err) {
-    sst_value *item = sst_store_get(s->store, k_ns, 2, id, 0, err);
-    if (item == NULL) {
-        return NULL;
-    }
-    if (sst_is_null(item)) {
-        sst_value_unref(item);
+    bool missing = false;
+    sst_value *v = srv_hidden_get(s, k_ns[1], id, &missing, err);
+    if (missing) {
         sst__error(err, SST_ENOTFOUND, "Cron with ID %s not found", id);
-        return NULL;
     }
-    sst_value *v = sst_value_ref(sst_object_get(item, "value"));
-    sst_value_unref(item);
     return v;
 }
 

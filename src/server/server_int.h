@@ -181,6 +181,10 @@ void srv_runs_batch(srv_request *r, srv_response *res);
  * runs it; *status its status after. */
 sst_code srv_cancel_run(sst_server *s, const char *run_id, const char *action,
                         sst_queue_status *status, sst_error *err);
+/* The value of item @p key under (SRV_RESERVED_NS, @p sub) of the server's store, or NULL:
+ * *missing true when there is no such item (err untouched), else a store error. */
+sst_value *srv_hidden_get(sst_server *s, const char *sub, const char *key, bool *missing,
+                          sst_error *err);
 /* True for the JSON value true; false for anything else (NULL too). */
 bool srv_true(const sst_value *v);
 /* Checks a run request body (as POST .../runs takes it) without a request: true, or false

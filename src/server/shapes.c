@@ -124,3 +124,13 @@ sst_value *srv_merged(const sst_value *base, const sst_value *over, sst_error *e
 bool srv_true(const sst_value *v) {
     return sst_is_bool(v) && sst_bool_value(v);
 }
+
+sst_value *srv_hidden_get(sst_server *s, const char *sub, const char *key, bool *missing,
+                          sst_error *err) {
+    const char *const ns[] = {SRV_RESERVED_NS, sub};
+    sst_value *item = sst_store_get(s->store, ns, 2, key, 0, err);
+    *missing = item != NULL && sst_is_null(item);
+    sst_value *v = item != NULL && !*missing ? sst_value_ref(sst_object_get(item, "value")) : NULL;
+    sst_value_unref(item);
+    return v;
+}
