@@ -167,6 +167,17 @@ bool srv_known_fields(srv_request *r, srv_response *res, const char *const *know
     return true;
 }
 
+const char *srv_path_uuid(srv_request *r, srv_response *res, const char *what) {
+    const char *id = r->param[0];
+    if (!srv_is_uuid(id)) {
+        size_t n = strlen(id);
+        srv_error(res, 400, "%s must be a UUID, got '%.64s%s' (%zu bytes)", what, id,
+                  n > 64 ? "..." : "", n);
+        return NULL;
+    }
+    return id;
+}
+
 bool srv_is_uuid(const char *id) {
     if (id == NULL || strlen(id) != 36) {
         return false;

@@ -52,14 +52,7 @@ static int64_t clock_offset_ms; /* written once under offset_once */
 /* SST_SERVE_CRON_CLOCK_OFFSET_MS: a test-only knob (docs/server.md) that moves the clock
  * the tick compares next_run_date with, so a test sees a fire without waiting a minute. */
 static void read_offset(void) {
-    const char *v = getenv("SST_SERVE_CRON_CLOCK_OFFSET_MS");
-    if (v != NULL && v[0] != '\0') {
-        char *end;
-        long long n = strtoll(v, &end, 10);
-        if (*end == '\0' && n > -INT64_C(31536000000) && n < INT64_C(31536000000)) {
-            clock_offset_ms = (int64_t)n;
-        }
-    }
+    clock_offset_ms = srv_env_offset_ms("SST_SERVE_CRON_CLOCK_OFFSET_MS");
 }
 
 static int64_t offset_ms(void) {
@@ -255,24 +248,18 @@ static sst_value *all_crons(sst_server *s, const sst_value *filter, size_t limit
 
 /* The cron id of the path (r->param[0]), checked; NULL after a 400. */
 static const char *path_cron(srv_request *r, srv_response *res) {
-    const char *id = r->param[0];
-    if (!srv_is_uuid(id)) {
-        size_t n = strlen(id);
-        srv_error(res, 400, "cron_id must be a UUID, got '%.64s%s' (%zu bytes)", id,
-                  n > 64 ? "..." : "", n);
-        return NULL;
-    }
-    return id;
+    return srv_path_uuid(r, res, "cron_id");
 }
 
 /* ---- create ------------------------------------------------------------------ */
 
-static const char *const k_create_fields[] = {"schedule",
+/* assistant_id, then what a PATCH may change too (k_create_fields + 1). */
+static const char *const k_create_fields[] = {"assistant_id",
+                                              "schedule",
                                               "end_time",
                                               "timezone",
                                               "enabled",
                                               "on_run_completed",
-                                              "assistant_id",
                                               "input",
                                               "config",
                                               "context",
@@ -535,25 +522,7 @@ void srv_crons_count(srv_request *r, srv_response *res) {
 /* ---- update and delete --------------------------------------------------------- */
 
 void srv_cron_patch(srv_request *r, srv_response *res) {
-    static const char *const known[] = {"schedule",
-                                        "end_time",
-                                        "timezone",
-                                        "enabled",
-                                        "on_run_completed",
-                                        "input",
-                                        "config",
-                                        "context",
-                                        "metadata",
-                                        "webhook",
-                                        "durability",
-                                        "interrupt_before",
-                                        "interrupt_after",
-                                        "stream_mode",
-                                        "stream_subgraphs",
-                                        "stream_resumable",
-                                        "multitask_strategy",
-                                        "checkpoint_during",
-                                        NULL};
+    const char *const *known = k_create_fields + 1; /* all but assistant_id */
     cron_req q;
     const char *id = path_cron(r, res);
     if (id == NULL || !srv_body_object(r, res) || !srv_known_fields(r, res, known) ||

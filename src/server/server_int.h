@@ -185,6 +185,11 @@ sst_code srv_cancel_run(sst_server *s, const char *run_id, const char *action,
  * *missing true when there is no such item (err untouched), else a store error. */
 sst_value *srv_hidden_get(sst_server *s, const char *sub, const char *key, bool *missing,
                           sst_error *err);
+/* The UUID of the path (r->param[0]) named @p what in the 400 otherwise; NULL after it. */
+const char *srv_path_uuid(srv_request *r, srv_response *res, const char *what);
+/* A test-only clock offset (ms) from environment variable @p var: 0 when unset or not a
+ * whole number within a year either way. */
+int64_t srv_env_offset_ms(const char *var);
 /* True for the JSON value true; false for anything else (NULL too). */
 bool srv_true(const sst_value *v);
 /* Checks a run request body (as POST .../runs takes it) without a request: true, or false

@@ -5,6 +5,7 @@
  * ../shared/peers/langgraphjs-server/observed/).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -133,4 +134,14 @@ sst_value *srv_hidden_get(sst_server *s, const char *sub, const char *key, bool 
     sst_value *v = item != NULL && !*missing ? sst_value_ref(sst_object_get(item, "value")) : NULL;
     sst_value_unref(item);
     return v;
+}
+
+int64_t srv_env_offset_ms(const char *var) {
+    const char *v = getenv(var);
+    if (v == NULL || v[0] == '\0') {
+        return 0;
+    }
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n > -INT64_C(31536000000) && n < INT64_C(31536000000) ? (int64_t)n : 0;
 }

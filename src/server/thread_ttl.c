@@ -130,14 +130,7 @@ static sweep_slot slots[N_SLOTS]; /* guarded by slots_mu */
  * the sweep compares a thread's last update with, so a test sees a TTL pass without
  * waiting minutes. */
 static void read_offset(void) {
-    const char *v = getenv("SST_SERVE_TTL_CLOCK_OFFSET_MS");
-    if (v != NULL && v[0] != '\0') {
-        char *end;
-        long long n = strtoll(v, &end, 10);
-        if (*end == '\0' && n > -INT64_C(31536000000) && n < INT64_C(31536000000)) {
-            clock_offset_ms = (int64_t)n;
-        }
-    }
+    clock_offset_ms = srv_env_offset_ms("SST_SERVE_TTL_CLOCK_OFFSET_MS");
 }
 
 /* True when @p s is due to sweep at @p now_ms, with *cursor where to start; the sweep

@@ -151,14 +151,7 @@ bool srv_need_thread(srv_request *r, srv_response *res, const char *id) {
 
 /* The thread id of the path, checked; NULL after a 400. */
 const char *srv_path_thread(srv_request *r, srv_response *res) {
-    const char *id = r->param[0];
-    if (!srv_is_uuid(id)) {
-        size_t n = strlen(id);
-        srv_error(res, 400, "thread_id must be a UUID, got '%.64s%s' (%zu bytes)", id,
-                  n > 64 ? "..." : "", n);
-        return NULL;
-    }
-    return id;
+    return srv_path_uuid(r, res, "thread_id");
 }
 
 void srv_threads_create(srv_request *r, srv_response *res) {
