@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 void tu_assert_ok(sst_code code, const sst_error *err, const char *file, int line) {
     if (code != SST_OK) {
         print_error("%s:%d: expected SST_OK, got %s: %s\n", file, line, sst_code_name(code),
@@ -213,6 +215,71 @@ int tu_temp_dir(const char *prefix, char *buf, size_t n) {
         return -1;
     }
     return mkdtemp(buf) != NULL ? 0 : -1;
+}
+
+const char *tu_pg_url(void) {
+    static char url[512];
+    const char *env = getenv("SST_PGTEST_URL");
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    const char *file = getenv("SST_PGTEST_URL_FILE");
+    char *text = file != NULL ? tu_read_file(file, NULL) : NULL;
+    if (text != NULL) {
+        snprintf(url, sizeof url, "%s", text);
+        url[strcspn(url, "\r\n")] = '\0';
+        free(text);
+        if (url[0] != '\0') {
+            return url;
+        }
+    }
+    const char *need = getenv("SST_REQUIRE_POSTGRES");
+    if (need != NULL && strcmp(need, "1") == 0) {
+        fail_msg("no test PostgreSQL server (SST_PGTEST_URL, SST_PGTEST_URL_FILE=%s) and "
+                 "SST_REQUIRE_POSTGRES=1",
+                 file != NULL ? file : "(unset)");
+    }
+    return NULL;
+}
+
+int tu_pg_exec(const char *url, const char *sql) {
+    PGconn *c = PQconnectdb(url);
+    int rc = -1;
+    if (PQstatus(c) == CONNECTION_OK) {
+        PGresult *r = PQexec(c, sql);
+        ExecStatusType st = PQresultStatus(r);
+        rc = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK ? 0 : -1;
+        if (rc != 0) {
+            print_message("tu_pg_exec: %s: %s", sql, PQresultErrorMessage(r));
+        }
+        PQclear(r);
+    } else {
+        print_message("tu_pg_exec: %s", PQerrorMessage(c));
+    }
+    PQfinish(c);
+    return rc;
+}
+
+int tu_pg_fresh(const char *prefix, char *buf, size_t n) {
+    static int counter;
+    const char *base = tu_pg_url();
+    if (base == NULL) {
+        return -1;
+    }
+    char schema[96], sql[320];
+    snprintf(schema, sizeof schema, "t_%s_%ld_%d", prefix, (long)getpid(), ++counter);
+    snprintf(sql, sizeof sql,
+             "SET client_min_messages = warning; DROP SCHEMA IF EXISTS %s CASCADE; "
+             "CREATE SCHEMA %s",
+             schema, schema);
+    if (tu_pg_exec(base, sql) != 0) {
+        return -1;
+    }
+    if ((size_t)snprintf(buf, n, "%s%soptions=-csearch_path%%3D%s", base,
+                         strchr(base, '?') != NULL ? "&" : "?", schema) >= n) {
+        return -1;
+    }
+    return 0;
 }
 
 int tu_rm_rf(const char *dir) {

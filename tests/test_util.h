@@ -78,6 +78,21 @@ double tu_now_s(void);
  */
 int tu_openai_server_start(char *base, size_t n);
 void tu_openai_server_stop(void);
+/*
+ * The test PostgreSQL server (tests/pg/cluster.sh, CTest fixture "pg"): its URL
+ * from SST_PGTEST_URL, or from the file SST_PGTEST_URL_FILE names. NULL when
+ * there is none (the PostgreSQL cases skip with a message), except that with
+ * SST_REQUIRE_POSTGRES=1 that fails the test instead.
+ */
+const char *tu_pg_url(void);
+/*
+ * A fresh schema on the test server for one case, named t_PREFIX_PID_N: its URL
+ * (the server's, with options=-csearch_path%3DSCHEMA) in @p buf. Returns 0;
+ * -1 when there is no test server (see tu_pg_url) or the schema cannot be made.
+ */
+int tu_pg_fresh(const char *prefix, char *buf, size_t n);
+/* Runs SQL text on the database of @p url (a tu_pg_fresh URL: in its schema); 0 or -1. */
+int tu_pg_exec(const char *url, const char *sql);
 /* Removes @p dir and everything in it; returns 0, or -1 on failure. */
 int tu_rm_rf(const char *dir);
 

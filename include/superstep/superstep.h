@@ -9,6 +9,7 @@
 #include "superstep/graph.h"
 #include "superstep/id.h"
 #include "superstep/json.h"
+#include "superstep/postgres.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"
 #include "superstep/sqlite.h"

@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sst_pg: a bounded pool of libpq connections to one database, shared by the
+ * PostgreSQL backends of a process (include/superstep/postgres.h), and the
+ * helpers of common/pg.h they run their statements through.
+ */
+#include "common/pg.h"
+
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct sst_pg {
+    char *conninfo; /* owned: as given ("" for the environment) */
+    char name[256]; /* for messages */
+    sst_pg_opts opts;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sst__pg_conn *idle; /* under mu */
+    int open;           /* connections made and not closed, under mu */
+    _Atomic int refs;
+};
+
+/* ---- options and names ---- */
+
+void sst_pg_opts_init(sst_pg_opts *o) {
+    if (o != NULL) {
+        o->pool_size = 8;
+        o->connect_timeout_ms = 5000;
+        o->retry_ms = 30000;
+    }
+}
+
+bool sst_pg_is_url(const char *db) {
+    return db != NULL &&
+           (strncmp(db, "postgresql://", 13) == 0 || strncmp(db, "postgres://", 11) == 0);
+}
+
+const char *sst_pg_name(const sst_pg *pg) {
+    return pg->name;
+}
+
+int sst__pg_retry_ms(const sst_pg *pg) {
+    return pg->opts.retry_ms;
+}
+
+/* The one-line reason libpq gives for @p conn's failure. */
+static const char *conn_reason(PGconn *conn, char *buf, size_t n) {
+    const char *m = conn != NULL ? PQerrorMessage(conn) : "out of memory";
+    snprintf(buf, n, "%s", m != NULL && m[0] != '\0' ? m : "connection lost");
+    size_t len = strlen(buf);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) {
+        buf[--len] = '\0';
+    }
+    for (char *s = buf; *s != '\0'; s++) {
+        if (*s == '\n') {
+            *s = ' ';
+        }
+    }
+    return buf;
+}
+
+/* ---- connecting ---- */
+
+/* One attempt. The connect timeout goes in as a keyword next to what was given. */
+static PGconn *connect_once(sst_pg *pg) {
+    char timeout[16];
+    int secs = (pg->opts.connect_timeout_ms + 999) / 1000;
+    snprintf(timeout, sizeof timeout, "%d", secs < 2 ? 2 : secs);
+    const char *keys[] = {"dbname", "connect_timeout", "application_name", NULL};
+    const char *vals[] = {pg->conninfo, timeout, "superstep", NULL};
+    /* expand_dbname: a URL or keyword string given as dbname is parsed as one. */
+    return PQconnectdbParams(keys, vals, 1);
+}
+
+/* Connects, retrying a refused or failed attempt with backoff until @p deadline (ms). */
+static PGconn *connect_retry(sst_pg *pg, uint64_t deadline, sst_error *err) {
+    uint64_t wait = 50;
+    for (;;) {
+        PGconn *conn = connect_once(pg);
+        if (conn != NULL && PQstatus(conn) == CONNECTION_OK) {
+            return conn;
+        }
+        char why[512];
+        conn_reason(conn, why, sizeof why);
+        PQfinish(conn);
+        uint64_t now = sst__now_ms();
+        if (now + wait > deadline) {
+            sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: cannot connect: %s", pg->name, why);
+            return NULL;
+        }
+        sst__sleep_ms(wait);
+        wait = wait * 2 > 1000 ? 1000 : wait * 2;
+    }
+}
+
+PGconn *sst__pg_connect_raw(sst_pg *pg, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    return connect_retry(pg, sst__now_ms() + (uint64_t)pg->opts.retry_ms, err);
+}
+
+/* Every connection's session settings: UTC, quiet notices. */
+static bool session_setup(PGconn *conn) {
+    PGresult *r = PQexec(conn, "SET TIME ZONE 'UTC'; SET client_min_messages = warning");
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+}
+
+static void conn_close(sst__pg_conn *c) {
+    PQfinish(c->conn);
+    sst__map_free(&c->prepared);
+    sst__free(c);
+}
+
+sst__pg_conn *sst__pg_get(sst_pg *pg, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pthread_mutex_lock(&pg->mu);
+    while (pg->idle == NULL && pg->open >= pg->opts.pool_size) {
+        pthread_cond_wait(&pg->cv, &pg->mu);
+    }
+    sst__pg_conn *c = pg->idle;
+    if (c != NULL) {
+        pg->idle = c->next;
+        pthread_mutex_unlock(&pg->mu);
+        c->next = NULL;
+        return c;
+    }
+    pg->open++; /* a slot for the connection made below, outside the lock */
+    pthread_mutex_unlock(&pg->mu);
+    c = sst__calloc(1, sizeof *c);
+    if (c == NULL) {
+        sst__enomem(err);
+    } else {
+        c->pg = pg;
+        c->conn = connect_retry(pg, sst__now_ms() + (uint64_t)pg->opts.retry_ms, err);
+        if (c->conn != NULL && !session_setup(c->conn)) {
+            char why[512];
+            sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: setting up a connection: %s",
+                       pg->name, conn_reason(c->conn, why, sizeof why));
+            PQfinish(c->conn);
+            c->conn = NULL;
+        }
+        if (c->conn == NULL) {
+            sst__free(c);
+            c = NULL;
+        }
+    }
+    if (c == NULL) {
+        pthread_mutex_lock(&pg->mu);
+        pg->open--;
+        pthread_cond_signal(&pg->cv);
+        pthread_mutex_unlock(&pg->mu);
+    }
+    return c;
+}
+
+void sst__pg_put(sst__pg_conn *c) {
+    if (c == NULL) {
+        return;
+    }
+    sst_pg *pg = c->pg;
+    if (!c->broken && PQstatus(c->conn) == CONNECTION_OK &&
+        PQtransactionStatus(c->conn) == PQTRANS_IDLE) {
+        c->after_lost_commit = false;
+        pthread_mutex_lock(&pg->mu);
+        c->next = pg->idle;
+        pg->idle = c;
+    } else {
+        conn_close(c);
+        pthread_mutex_lock(&pg->mu);
+        pg->open--;
+    }
+    pthread_cond_signal(&pg->cv);
+    pthread_mutex_unlock(&pg->mu);
+}
+
+/* ---- the pool ---- */
+
+sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    sst_pg_opts o;
+    sst_pg_opts_init(&o);
+    if (opts != NULL) {
+        o = *opts;
+    }
+    if (o.pool_size < 1 || o.pool_size > 1000 || o.connect_timeout_ms < 1 || o.retry_ms < 0) {
+        sst__error(err, SST_EINVAL,
+                   "PostgreSQL options: pool_size must be 1..1000, connect_timeout_ms at least "
+                   "1 and retry_ms at least 0 (got %d, %d, %d)",
+                   o.pool_size, o.connect_timeout_ms, o.retry_ms);
+        return NULL;
+    }
+    if (url == NULL) {
+        url = "";
+    }
+    char *perr = NULL;
+    PQconninfoOption *parsed = PQconninfoParse(url, &perr);
+    if (parsed == NULL) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", perr != NULL ? perr : "out of memory");
+        why[strcspn(why, "\n")] = '\0';
+        PQfreemem(perr);
+        sst__error(err, SST_EINVAL, "PostgreSQL URL '%s': %s", url, why);
+        return NULL;
+    }
+    PQconninfoFree(parsed);
+    sst_pg *pg = sst__calloc(1, sizeof *pg);
+    if (pg == NULL || (pg->conninfo = sst__strndup(url, strlen(url))) == NULL) {
+        sst__free(pg);
+        sst__enomem(err);
+        return NULL;
+    }
+    pg->opts = o;
+    snprintf(pg->name, sizeof pg->name, "%s", url[0] != '\0' ? "(given)" : "(environment)");
+    pthread_mutex_init(&pg->mu, NULL);
+    pthread_cond_init(&pg->cv, NULL);
+    atomic_init(&pg->refs, 1);
+    /* The first connection: a wrong address fails now, at once (no retrying). */
+    PGconn *conn = connect_once(pg);
+    if (conn == NULL || PQstatus(conn) != CONNECTION_OK) {
+        char why[512];
+        sst__error(err, SST_EUNAVAILABLE, "PostgreSQL '%s': cannot connect: %s",
+                   url[0] != '\0' ? url : "(from the PG* environment variables)",
+                   conn_reason(conn, why, sizeof why));
+        PQfinish(conn);
+        sst_pg_release(pg);
+        return NULL;
+    }
+    const char *host = PQhost(conn);
+    snprintf(pg->name, sizeof pg->name, "postgresql://%s@%s%s%s:%s/%s", PQuser(conn),
+             host != NULL && host[0] == '/' ? "[" : "", host != NULL ? host : "",
+             host != NULL && host[0] == '/' ? "]" : "", PQport(conn), PQdb(conn));
+    sst__pg_conn *c = sst__calloc(1, sizeof *c);
+    if (c == NULL || !session_setup(conn)) {
+        PQfinish(conn);
+        sst__free(c);
+        sst__error(err, c == NULL ? SST_ENOMEM : SST_EUNAVAILABLE,
+                   "PostgreSQL %s: setting up the first connection failed", pg->name);
+        sst_pg_release(pg);
+        return NULL;
+    }
+    c->conn = conn;
+    c->pg = pg;
+    pg->idle = c;
+    pg->open = 1;
+    return pg;
+}
+
+sst_pg *sst_pg_ref(sst_pg *pg) {
+    atomic_fetch_add(&pg->refs, 1);
+    return pg;
+}
+
+void sst_pg_release(sst_pg *pg) {
+    if (pg == NULL || atomic_fetch_sub(&pg->refs, 1) != 1) {
+        return;
+    }
+    while (pg->idle != NULL) {
+        sst__pg_conn *c = pg->idle;
+        pg->idle = c->next;
+        conn_close(c);
+    }
+    pthread_cond_destroy(&pg->cv);
+    pthread_mutex_destroy(&pg->mu);
+    sst__free(pg->conninfo);
+    sst__free(pg);
+}
+
+/* ---- parameters ---- */
+
+void sst__pg_params_init(sst__pg_params *p) {
+    p->n = 0;
+}
+
+static void param(sst__pg_params *p, const char *v, int len, int fmt) {
+    SST_ASSERT(p->n < SST__PG_MAX_PARAMS);
+    if (p->n >= SST__PG_MAX_PARAMS) {
+        return;
+    }
+    p->val[p->n] = v;
+    p->len[p->n] = len;
+    p->fmt[p->n] = fmt;
+    p->n++;
+}
+
+void sst__pg_text(sst__pg_params *p, const char *s) {
+    param(p, s, 0, 0);
+}
+
+void sst__pg_textn(sst__pg_params *p, const char *s, size_t len) {
+    /* Binary format for text is the bytes themselves: no NUL needed. */
+    param(p, s != NULL ? s : NULL, (int)len, 1);
+}
+
+void sst__pg_bytes(sst__pg_params *p, const void *data, size_t len) {
+    param(p, data != NULL ? (const char *)data : NULL, (int)len, 1);
+}
+
+void sst__pg_i64(sst__pg_params *p, int64_t v) {
+    if (p->n >= SST__PG_MAX_PARAMS) {
+        SST_ASSERT(false);
+        return;
+    }
+    snprintf(p->num[p->n], sizeof p->num[p->n], "%lld", (long long)v);
+    param(p, p->num[p->n], 0, 0);
+}
+
+void sst__pg_bool(sst__pg_params *p, bool v) {
+    param(p, v ? "t" : "f", 0, 0);
+}
+
+/* ---- statements ---- */
+
+/* Codes of SQLSTATE classes: a lost connection or a server going away. */
+static bool state_lost(const char *st) {
+    return strncmp(st, "08", 2) == 0 || strcmp(st, "57P01") == 0 || strcmp(st, "57P02") == 0 ||
+           strcmp(st, "57P03") == 0;
+}
+
+/* Fills @p err from a failed result (or a NULL one); marks @p c broken when lost. */
+static void fail(sst__pg_conn *c, PGresult *r, const char *what, sst_error *err) {
+    const char *st = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(c->sqlstate, sizeof c->sqlstate, "%s", st != NULL ? st : "");
+    char why[512];
+    const char *m = r != NULL ? PQresultErrorMessage(r) : NULL;
+    if (m == NULL || m[0] == '\0') {
+        conn_reason(c->conn, why, sizeof why);
+    } else {
+        snprintf(why, sizeof why, "%s", m);
+        why[strcspn(why, "\n")] = '\0';
+    }
+    sst_code code = SST_EIO;
+    if (PQstatus(c->conn) != CONNECTION_OK || (st != NULL && state_lost(st))) {
+        c->broken = true;
+        code = SST_EUNAVAILABLE;
+    } else if (st != NULL && strcmp(st, "23505") == 0) {
+        code = SST_ECONFLICT;
+    } else if (st != NULL && strcmp(st, "55P03") == 0) {
+        code = SST_EBUSY;
+    }
+    sst__error(err, code, "%s (PostgreSQL %s): %s", what, c->pg->name, why);
+}
+
+const char *sst__pg_sqlstate(const sst__pg_conn *c) {
+    return c->sqlstate;
+}
+
+static bool result_ok(PGresult *r) {
+    ExecStatusType s = PQresultStatus(r);
+    return s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK;
+}
+
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql,
+                       const sst__pg_params *p, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    c->sqlstate[0] = '\0';
+    if (c->broken) {
+        sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what,
+                   c->pg->name);
+        return NULL;
+    }
+    size_t slot;
+    if (!sst__map_get(&c->prepared, name, &slot)) {
+        if (!sst__map_reserve(&c->prepared, 1)) {
+            sst__enomem(err);
+            return NULL;
+        }
+        PGresult *r = PQprepare(c->conn, name, sql, 0, NULL);
+        if (!result_ok(r)) {
+            fail(c, r, what, err);
+            PQclear(r);
+            return NULL;
+        }
+        PQclear(r);
+        (void)sst__map_put(&c->prepared, name, 0); /* room reserved above */
+    }
+    int n = p != NULL ? p->n : 0;
+    PGresult *r = PQexecPrepared(c->conn, name, n, p != NULL ? p->val : NULL,
+                                 p != NULL ? p->len : NULL, p != NULL ? p->fmt : NULL, 1);
+    if (!result_ok(r)) {
+        fail(c, r, what, err);
+        PQclear(r);
+        return NULL;
+    }
+    return r;
+}
+
+sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                     const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    PGresult *r = sst__pg_exec(c, name, sql, p, what, err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    PQclear(r);
+    return SST_OK;
+}
+
+sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    c->sqlstate[0] = '\0';
+    if (c->broken) {
+        return sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what,
+                          c->pg->name);
+    }
+    PGresult *r = PQexec(c->conn, sql);
+    /* PQexec returns the last statement's result; an earlier failure stops the list. */
+    if (!result_ok(r)) {
+        fail(c, r, what, err);
+        PQclear(r);
+        return sst__code(err);
+    }
+    PQclear(r);
+    return SST_OK;
+}
+
+/* ---- transactions ---- */
+
+/* Whether a failure is worth running the whole transaction again. */
+static bool retryable(const sst__pg_conn *c, sst_code code) {
+    if (c == NULL || c->broken || code == SST_EUNAVAILABLE) {
+        return true;
+    }
+    return strcmp(c->sqlstate, "40001") == 0 || strcmp(c->sqlstate, "40P01") == 0;
+}
+
+static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *user,
+                       sst_error *err) {
+    SST__ERR_LOCAL(err);
+    uint64_t deadline = sst__now_ms() + (uint64_t)pg->opts.retry_ms;
+    uint64_t wait = 50;
+    bool lost_commit = false;
+    for (;;) {
+        sst_error_clear(err);
+        sst__pg_conn *c = sst__pg_get(pg, err);
+        sst_code code = c == NULL ? sst__code(err) : SST_OK;
+        bool committing = false;
+        if (c != NULL) {
+            c->after_lost_commit = lost_commit;
+            if (tx) {
+                code = sst__pg_simple(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off",
+                                      "beginning a transaction", err);
+            }
+            if (code == SST_OK) {
+                c->in_tx = tx;
+                code = fn(c, user, err);
+                c->in_tx = false;
+            }
+            if (tx && code == SST_OK) {
+                committing = true;
+                code = sst__pg_simple(c, "COMMIT", "committing", err);
+            } else if (tx && !c->broken && PQtransactionStatus(c->conn) != PQTRANS_IDLE) {
+                PGresult *r = PQexec(c->conn, "ROLLBACK");
+                if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+                    c->broken = true;
+                }
+                PQclear(r);
+            }
+        }
+        bool again = code != SST_OK && code != SST_ENOMEM && retryable(c, code);
+        if (c != NULL && c->broken && committing) {
+            lost_commit = true; /* the COMMIT may have been applied before the line dropped */
+        }
+        sst__pg_put(c);
+        if (!again || pg->opts.retry_ms == 0 || sst__now_ms() + wait > deadline) {
+            return code;
+        }
+        sst__sleep_ms(wait);
+        wait = wait * 2 > 1000 ? 1000 : wait * 2;
+    }
+}
+
+sst_code sst__pg_tx(sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err) {
+    return run_tx(pg, true, sync, fn, user, err);
+}
+
+sst_code sst__pg_read(sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err) {
+    return run_tx(pg, false, true, fn, user, err);
+}
+
+/* ---- schema versions ---- */
+
+typedef struct schema_job {
+    const char *name;
+    const char *const *steps;
+    int n_steps;
+} schema_job;
+
+static sst_code schema_tx(sst__pg_conn *c, void *user, sst_error *err) {
+    schema_job *j = user;
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, j->name);
+    /* One migration at a time per database and component (the lock ends with the
+     * transaction); the table itself is made under a lock of its own. */
+    if (sst__pg_simple(c, "SELECT pg_advisory_xact_lock(5353540001)", "schema lock", err) !=
+            SST_OK ||
+        sst__pg_simple(c,
+                       "CREATE TABLE IF NOT EXISTS sst_schema(component text PRIMARY KEY,"
+                       " version integer NOT NULL)",
+                       "creating sst_schema", err) != SST_OK) {
+        return sst__code(err);
+    }
+    PGresult *r = sst__pg_exec(c, "sst_schema_get",
+                               "SELECT version FROM sst_schema WHERE component = $1", &p,
+                               "reading the schema version", err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    int64_t have = PQntuples(r) > 0 ? sst__pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    if (have > j->n_steps) {
+        return sst__error(err, SST_ENOTSUP,
+                          "PostgreSQL %s: the %s tables are at schema version %lld, newer than "
+                          "this build's %d: use a newer superstep",
+                          c->pg->name, j->name, (long long)have, j->n_steps);
+    }
+    if (have == j->n_steps) {
+        return SST_OK;
+    }
+    for (int64_t v = have; v < j->n_steps; v++) {
+        char what[96];
+        snprintf(what, sizeof what, "migrating the %s tables to version %lld", j->name,
+                 (long long)v + 1);
+        if (sst__pg_simple(c, j->steps[v], what, err) != SST_OK) {
+            return sst__code(err);
+        }
+    }
+    sst__pg_i64(&p, j->n_steps);
+    return sst__pg_run(c, "sst_schema_set",
+                       "INSERT INTO sst_schema(component, version) VALUES($1, $2)"
+                       " ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                       &p, "writing the schema version", err);
+}
+
+sst_code sst__pg_schema(sst_pg *pg, const char *name, const char *const *steps, int n_steps,
+                        sst_error *err) {
+    schema_job j = {name, steps, n_steps};
+    return sst__pg_tx(pg, true, schema_tx, &j, err);
+}
+
+/* ---- results ---- */
+
+bool sst__pg_null(const PGresult *r, int row, int col) {
+    return PQgetisnull(r, row, col) != 0;
+}
+
+/* Type OIDs (pg_type.h is a server header). */
+enum { OID_BOOL = 16, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_JSONB = 3802 };
+
+int64_t sst__pg_int(const PGresult *r, int row, int col) {
+    if (PQgetisnull(r, row, col)) {
+        return 0;
+    }
+    const unsigned char *v = (const unsigned char *)PQgetvalue(r, row, col);
+    if (PQfformat(r, col) == 0) {
+        return v[0] == 't' ? 1 : v[0] == 'f' ? 0 : strtoll((const char *)v, NULL, 10);
+    }
+    uint64_t x = 0;
+    int n = PQgetlength(r, row, col);
+    switch (PQftype(r, col)) {
+    case OID_BOOL:
+        return n > 0 && v[0] != 0;
+    case OID_INT2:
+        return n == 2 ? (int16_t)((v[0] << 8) | v[1]) : 0;
+    case OID_INT4:
+        return n == 4 ? (int32_t)((uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 |
+                                  (uint32_t)v[2] << 8 | v[3])
+                      : 0;
+    case OID_INT8:
+        for (int i = 0; i < n && i < 8; i++) {
+            x = x << 8 | v[i];
+        }
+        return (int64_t)x;
+    default:
+        SST_ASSERT(false); /* a column of a type the getters do not know */
+        return 0;
+    }
+}
+
+const char *sst__pg_bytes_at(const PGresult *r, int row, int col, size_t *len) {
+    if (PQgetisnull(r, row, col)) {
+        if (len != NULL) {
+            *len = 0;
+        }
+        return NULL;
+    }
+    const char *v = PQgetvalue(r, row, col);
+    size_t n = (size_t)PQgetlength(r, row, col);
+    if (PQfformat(r, col) == 1 && PQftype(r, col) == OID_JSONB && n > 0) {
+        v++; /* the jsonb binary format's version byte */
+        n--;
+    }
+    if (len != NULL) {
+        *len = n;
+    }
+    return v;
+}
+
+char *sst__pg_strdup(const PGresult *r, int row, int col) {
+    size_t n;
+    const char *v = sst__pg_bytes_at(r, row, col, &n);
+    return v != NULL ? sst__strndup(v, n) : NULL;
+}

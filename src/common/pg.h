@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PostgreSQL backends' shared internals (pg.c): the connection pool of
+ * include/superstep/postgres.h, statements prepared once per connection,
+ * transactions retried whole when the connection is lost, typed parameters
+ * and result getters, and schema versions with migrations.
+ *
+ * Results are asked for in binary format (see sst__pg_exec): read them with
+ * the getters below, which know PostgreSQL's binary encodings of the types
+ * the backends use (bool, int2/4/8, text, bytea, and jsonb as text).
+ */
+#ifndef SUPERSTEP_COMMON_PG_H
+#define SUPERSTEP_COMMON_PG_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "superstep/postgres.h"
+
+/* One connection of a pool, used by one thread at a time. */
+typedef struct sst__pg_conn {
+    PGconn *conn;
+    struct sst_pg *pg;
+    sst__strmap prepared; /* statement names prepared on this connection */
+    bool broken;          /* lost: closed instead of going back to the pool */
+    bool in_tx;           /* inside sst__pg_tx */
+    char sqlstate[6];     /* of the last failed statement, "" when none */
+    /* Set while sst__pg_tx re-runs a transaction whose COMMIT was sent but whose
+     * answer was lost: the commit may have happened, so a step that would fail on
+     * finding its own earlier write (a duplicate key) should take it as done. */
+    bool after_lost_commit;
+    struct sst__pg_conn *next; /* in the pool's idle list */
+} sst__pg_conn;
+
+/* Takes a connection (making one if the pool has room, else waiting for one; a
+ * refused connection is retried with backoff for the pool's retry_ms).
+ * NULL with SST_EUNAVAILABLE naming the server, SST_ENOMEM. */
+sst__pg_conn *sst__pg_get(struct sst_pg *pg, sst_error *err);
+/* Gives @p c back (a broken one is closed). NULL is a no-op. */
+void sst__pg_put(sst__pg_conn *c);
+
+/* Statement parameters: text, or binary for bytes. */
+#define SST__PG_MAX_PARAMS 24
+typedef struct sst__pg_params {
+    int n;
+    const char *val[SST__PG_MAX_PARAMS];
+    int len[SST__PG_MAX_PARAMS];
+    int fmt[SST__PG_MAX_PARAMS];
+    char num[SST__PG_MAX_PARAMS][24]; /* the text of numbers */
+} sst__pg_params;
+
+void sst__pg_params_init(sst__pg_params *p);
+/* Appends a text parameter (NULL: SQL NULL). */
+void sst__pg_text(sst__pg_params *p, const char *s);
+/* Appends text of @p len bytes (no NUL needed; sent in binary format, which for
+ * text is the bytes: not for a jsonb parameter, whose binary format differs;
+ * write `$1::text::jsonb` there). NULL: SQL NULL. */
+void sst__pg_textn(sst__pg_params *p, const char *s, size_t len);
+/* Appends bytes (bytea, sent binary); NULL: SQL NULL. */
+void sst__pg_bytes(sst__pg_params *p, const void *data, size_t len);
+void sst__pg_i64(sst__pg_params *p, int64_t v);
+void sst__pg_bool(sst__pg_params *p, bool v);
+
+/*
+ * Runs statement @p sql, prepared on this connection under @p name the first
+ * time (a name is one SQL text for the life of the process: use a constant).
+ * @p p may be NULL (no parameters). @return the result (PGRES_TUPLES_OK or
+ * PGRES_COMMAND_OK), freed with PQclear; NULL with @p err filled: SST_ECONFLICT
+ * for a unique violation (23505), SST_EUNAVAILABLE for a lost connection (the
+ * connection is marked broken), SST_EBUSY for a lock not available (55P03),
+ * SST_EIO otherwise; the message starts with @p what and holds the server's.
+ * The SQLSTATE of the last failure is in sst__pg_sqlstate(c).
+ */
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql,
+                       const sst__pg_params *p, const char *what, sst_error *err);
+/* sst__pg_exec without a result: SST_OK, or its failure. */
+sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                     const char *what, sst_error *err);
+/* Runs SQL text without parameters or preparing (DDL, SET, several statements). */
+sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_error *err);
+/* The SQLSTATE of @p c's last failed statement ("" when none). */
+const char *sst__pg_sqlstate(const sst__pg_conn *c);
+
+/*
+ * Runs fn in one transaction (BEGIN .. COMMIT, or ROLLBACK when fn fails) on a
+ * connection of the pool. When the connection is lost (or the transaction hits
+ * a serialization failure or a deadlock) the whole transaction is run again on
+ * a new connection, with backoff, until the pool's retry_ms has passed; fn
+ * must therefore keep no state across calls but what it can redo. @p sync
+ * false commits with synchronous_commit off (a server crash may lose the last
+ * few hundred milliseconds of such commits, never corrupt them).
+ */
+typedef sst_code (*sst__pg_tx_fn)(sst__pg_conn *c, void *user, sst_error *err);
+sst_code sst__pg_tx(struct sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err);
+/* The same for reads: one statement-level snapshot per statement, no BEGIN. Retried
+ * like sst__pg_tx. */
+sst_code sst__pg_read(struct sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err);
+
+/*
+ * Brings component @p name's tables to version @p n_steps: steps[i] is the SQL
+ * that takes version i to i+1 (run with sst__pg_simple). The versions live in
+ * table sst_schema(component, version), and the migration holds an advisory
+ * lock, so processes starting at once migrate once. A version above n_steps
+ * (a newer build wrote it) fails with SST_ENOTSUP naming both versions, and
+ * nothing is changed.
+ */
+sst_code sst__pg_schema(struct sst_pg *pg, const char *name, const char *const *steps,
+                        int n_steps, sst_error *err);
+
+/* A new connection outside the pool (for LISTEN), connected like the pool's
+ * (retried for retry_ms). Close it with PQfinish. NULL with SST_EUNAVAILABLE. */
+PGconn *sst__pg_connect_raw(struct sst_pg *pg, sst_error *err);
+
+/* Milliseconds the pool retries a lost server (its options' retry_ms). */
+int sst__pg_retry_ms(const struct sst_pg *pg);
+
+/* ---- results (binary format) ---- */
+
+bool sst__pg_null(const PGresult *r, int row, int col);
+/* int2, int4, int8 or bool as an integer (0 for NULL). */
+int64_t sst__pg_int(const PGresult *r, int row, int col);
+/* text, varchar, jsonb (its version byte skipped) or bytea: the bytes, and their
+ * length in *len (if not NULL). NULL for SQL NULL. Valid while @p r lives. */
+const char *sst__pg_bytes_at(const PGresult *r, int row, int col, size_t *len);
+/* As sst__pg_bytes_at, copied into a new NUL-terminated string (sst__free).
+ * NULL for SQL NULL or out of memory (tell them apart with sst__pg_null). */
+char *sst__pg_strdup(const PGresult *r, int row, int col);
+
+#endif /* SUPERSTEP_COMMON_PG_H */
