@@ -13,7 +13,8 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends \
-    build-essential cmake pkg-config libsqlite3-dev liblua5.4-dev libcurl4-openssl-dev python3 libcmocka-dev libjansson-dev clang-format sqlite3 time libmicrohttpd-dev curl >/dev/null
+    build-essential cmake pkg-config libsqlite3-dev liblua5.4-dev libcurl4-openssl-dev python3 libcmocka-dev libjansson-dev clang-format sqlite3 time libmicrohttpd-dev curl \
+    libpq-dev postgresql >/dev/null
   # Node.js runs LangGraph's own JS SDK against `superstep serve` (tests/server).
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
@@ -21,6 +22,10 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 fi
 # LangGraph's JS SDK, pinned (tests/server/package-lock.json), from the npm registry.
 npm ci --prefix tests/server --no-audit --no-fund --loglevel=error >/dev/null
+
+# The PostgreSQL tests start a throwaway server (tests/pg/cluster.sh): here they
+# must run, never skip.
+export SST_REQUIRE_POSTGRES=1
 
 jobs=$(nproc 2>/dev/null || echo 2)
 step() { # name ctest-args -- cmake-args...
