@@ -9,20 +9,23 @@
  * record's metadata is a JSON object a store may read to filter on). A third
  * backend implements sst_checkpointer_ops without reading pregel's or
  * graph's code; tests/unit/test_saver_contract.c is the suite every backend
- * passes. This library provides two: an in-memory saver and a SQLite saver.
+ * passes. This library provides three: an in-memory saver, a SQLite saver and
+ * a PostgreSQL saver (many processes on many machines sharing one database).
  *
  * Ownership: every pointer passed into a call is borrowed for that call. A
  * record handed to a callback (sst_checkpoint_fn, sst_thread_fn) is valid
  * only during the callback; keep it with sst_checkpoint_copy.
  *
  * Thread-safety: a checkpointer may be used by several OS threads at once;
- * every call of the provided savers takes the saver's own mutex. A callback
- * runs while the saver holds that mutex: it must not call the same
+ * every call of the memory and SQLite savers takes the saver's own mutex (the
+ * PostgreSQL saver's calls run on connections of its pool, one per call). A
+ * callback runs while the saver holds that mutex: it must not call the same
  * checkpointer. Locks taken with sst_checkpointer_lock are per thread id
- * and, for SQLite, a lease per process: another process holding a thread
- * gets SST_EBUSY until it finishes, dies, or its lease expires. The lease
- * only gives that friendly error: commits are fenced (see put), so two
- * writers on one thread never fork its history.
+ * and, for SQLite and PostgreSQL, a lease per process (PostgreSQL: per
+ * saver): another process holding a thread gets SST_EBUSY until it
+ * finishes, dies, or its lease expires. The lease only gives that friendly
+ * error: commits are fenced (see put), so two writers on one thread never
+ * fork its history.
  *
  * Lifetime: a checkpointer is reference counted. sst_checkpointer_free drops
  * the creator's reference; a durable graph thread holds its own, so freeing
@@ -32,6 +35,7 @@
  * Integrity (SQLite): every record carries a CRC-32C checksum verified on
  * reading; a damaged record is an SST_EIO error naming the thread and the
  * checkpoint, never a wrong state. sst_sqlite_check finds and repairs them.
+ * PostgreSQL records carry no sums: the server's WAL and page checksums keep them.
  */
 #ifndef SUPERSTEP_CHECKPOINT_H
 #define SUPERSTEP_CHECKPOINT_H
@@ -42,6 +46,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/postgres.h"
 #include "superstep/sqlite.h"
 #include "superstep/value.h"
 
@@ -415,6 +420,51 @@ SST_NODISCARD SST_API sst_code sst_sqlite_check(const char *path, bool repair,
 
 /** The SQLite schema version this build writes. */
 #define SST_SQLITE_SCHEMA_VERSION 4
+
+/** PostgreSQL saver options; fill with sst_postgres_saver_opts_init. */
+typedef struct sst_postgres_saver_opts {
+    int lease_ms;            /* a thread's busy lease without a commit; default 30000 */
+    size_t max_record_bytes; /* largest payload written; default and maximum 256 MiB */
+} sst_postgres_saver_opts;
+
+/** Fills @p o with the defaults (NULL is a no-op). */
+SST_API void sst_postgres_saver_opts_init(sst_postgres_saver_opts *o);
+
+/**
+ * Opens the PostgreSQL checkpoint saver on the database @p url, on a pool of
+ * its own (sst_pg_open with the default pool options). Its tables
+ * (sst_checkpoints and sst_checkpoint_*, in the schema the connection's
+ * search_path names first) are created or migrated on first use, under a
+ * version of their own; many processes on many machines may share them:
+ * commits are fenced inside PostgreSQL transactions (see put), and the thread
+ * lease is a row with an expiry on the server's clock. A lease @p lease_ms
+ * long is renewed by the commits made under it; a holder on this host whose
+ * process died is taken over at once, one elsewhere when its lease expires.
+ * Payloads are stored as bytea, as given. Commits without @c sync run with
+ * synchronous_commit off for that transaction. A lost connection is retried
+ * as the pool says (include/superstep/postgres.h).
+ * @param url   as sst_pg_open: NULL or "" for the PG* environment variables.
+ * @param opts  NULL for the defaults.
+ * @return new checkpointer, freed with sst_checkpointer_free; NULL with
+ *         SST_EUNAVAILABLE (the server cannot be reached: the message names
+ *         it), SST_EINVAL (a malformed URL), SST_ENOTSUP (the tables are at a
+ *         newer schema version than this build's: nothing is changed),
+ *         SST_EIO (tables of the same names that are not this build's, or
+ *         another failure; the message names the table and the database),
+ *         SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_checkpointer *
+sst_postgres_saver_open(const char *url, const sst_postgres_saver_opts *opts, sst_error *err);
+
+/**
+ * sst_postgres_saver_open on a pool shared with the PostgreSQL store and
+ * queue of this process. The saver holds a reference to @p pg until it is
+ * freed (the caller may release its own at once).
+ * @return new checkpointer; NULL as sst_postgres_saver_open, or SST_EINVAL
+ *         for a NULL @p pg.
+ */
+SST_NODISCARD SST_API sst_checkpointer *
+sst_postgres_saver_open_pg(sst_pg *pg, const sst_postgres_saver_opts *opts, sst_error *err);
 
 #ifdef __cplusplus
 }

@@ -68,8 +68,7 @@ SST_API bool sst_pg_is_url(const char *db);
  *         names the server and libpq's reason), SST_EINVAL (a malformed URL,
  *         a bad option), SST_ENOMEM.
  */
-SST_NODISCARD SST_API sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts,
-                                          sst_error *err);
+SST_NODISCARD SST_API sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts, sst_error *err);
 
 /** Adds a reference; returns @p pg. */
 SST_API sst_pg *sst_pg_ref(sst_pg *pg);

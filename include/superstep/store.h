@@ -17,8 +17,9 @@
  * an item's value as an opaque payload and indexes only its namespace, key,
  * timestamps, expiry and vectors. A third backend implements sst_store_ops
  * without reading anything else; tests/unit/test_store_contract.c is the
- * suite every backend passes. This library provides two: an in-memory store
- * and a SQLite store (which may share its file with the SQLite checkpointer).
+ * suite every backend passes. This library provides three: an in-memory
+ * store, a SQLite store (which may share its file with the SQLite
+ * checkpointer) and a PostgreSQL store (shared by many processes).
  *
  * Semantics are LangGraph's (langgraph.store.base, InMemoryStore,
  * SqliteStore, PostgresStore). Where those disagree, this contract picks one
@@ -90,6 +91,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/postgres.h"
 #include "superstep/sqlite.h"
 #include "superstep/value.h"
 
@@ -453,6 +455,49 @@ SST_NODISCARD SST_API sst_store *sst_sqlite_store_new_db(sst_sqlite_db *db, cons
 
 /** The store schema version this build writes in SQLite files. */
 #define SST_STORE_SQLITE_SCHEMA_VERSION 1
+
+/**
+ * Opens (or creates) a store in a PostgreSQL database (LangGraph's
+ * PostgresStore), shared by every process that opens the same database and
+ * schema: what one writes, the others read at their next call (nothing is
+ * cached in the process). Its tables (sst_store_items, sst_store_vectors, the
+ * sequence sst_store_seq) are created or migrated on opening (schema component
+ * "store" in sst_schema, beside the PostgreSQL saver's and queue's). Each put,
+ * delete and sweep is one transaction, run again whole on a new connection
+ * when the connection is lost (for up to the pool's retry_ms).
+ *
+ * Vectors are stored as bytea (float32) and ranked in this process: a
+ * search with a query reads every item under its prefix with its vectors
+ * (dims * 4 bytes per vector over the network, per query), so keep prefixes
+ * to some thousands of items with vectors; searches without a query read
+ * only what they return (and, with a filter, what the filter looked at).
+ * TTLs are kept as in the SQLite store; sweeps of several processes at once
+ * skip one another's rows.
+ *
+ * @param url as sst_pg_open (NULL or "": libpq's PG* environment variables);
+ *            the store opens its own pool (sst_pg_opts defaults).
+ * @param o   NULL: the defaults
+ * @return new store; NULL with SST_EUNAVAILABLE (the server cannot be
+ *         reached), SST_EINVAL (a malformed URL, bad options), SST_ENOTSUP
+ *         (the store tables are at a newer schema version than this build's:
+ *         nothing is changed), SST_EIO (the tables hold vectors of another
+ *         size than o->index.dims, or another failure, naming the database),
+ *         SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_store *sst_postgres_store_new(const char *url, const sst_store_opts *o,
+                                                        sst_error *err);
+
+/**
+ * sst_postgres_store_new on a pool shared with the saver and queue of this
+ * process (include/superstep/postgres.h). The store holds a reference to
+ * @p pg until it is freed.
+ * @return new store; NULL as sst_postgres_store_new, or SST_EINVAL for a NULL @p pg.
+ */
+SST_NODISCARD SST_API sst_store *sst_postgres_store_new_pg(sst_pg *pg, const sst_store_opts *o,
+                                                           sst_error *err);
+
+/** The store schema version this build writes in PostgreSQL (component "store"). */
+#define SST_STORE_POSTGRES_SCHEMA_VERSION 1
 
 #ifdef __cplusplus
 }

@@ -102,9 +102,11 @@ PGconn *sst__pg_connect_raw(sst_pg *pg, sst_error *err) {
     return connect_retry(pg, sst__now_ms() + (uint64_t)pg->opts.retry_ms, err);
 }
 
-/* Every connection's session settings: UTC, quiet notices. */
+/* Every connection's session settings: UTC, quiet notices, UTF-8 (the contracts' strings). */
 static bool session_setup(PGconn *conn) {
-    PGresult *r = PQexec(conn, "SET TIME ZONE 'UTC'; SET client_min_messages = warning");
+    PGresult *r = PQexec(
+        conn,
+        "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET client_encoding = 'UTF8'");
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     return ok;
@@ -354,13 +356,12 @@ static bool result_ok(PGresult *r) {
     return s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK;
 }
 
-PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql,
-                       const sst__pg_params *p, const char *what, sst_error *err) {
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                       const char *what, sst_error *err) {
     SST__ERR_LOCAL(err);
     c->sqlstate[0] = '\0';
     if (c->broken) {
-        sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what,
-                   c->pg->name);
+        sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what, c->pg->name);
         return NULL;
     }
     size_t slot;
@@ -442,8 +443,9 @@ static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *u
         if (c != NULL) {
             c->after_lost_commit = lost_commit;
             if (tx) {
-                code = sst__pg_simple(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off",
-                                      "beginning a transaction", err);
+                code =
+                    sst__pg_simple(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off",
+                                   "beginning a transaction", err);
             }
             if (code == SST_OK) {
                 c->in_tx = tx;
@@ -505,9 +507,9 @@ static sst_code schema_tx(sst__pg_conn *c, void *user, sst_error *err) {
                        "creating sst_schema", err) != SST_OK) {
         return sst__code(err);
     }
-    PGresult *r = sst__pg_exec(c, "sst_schema_get",
-                               "SELECT version FROM sst_schema WHERE component = $1", &p,
-                               "reading the schema version", err);
+    PGresult *r =
+        sst__pg_exec(c, "sst_schema_get", "SELECT version FROM sst_schema WHERE component = $1", &p,
+                     "reading the schema version", err);
     if (r == NULL) {
         return sst__code(err);
     }
@@ -563,22 +565,22 @@ int64_t sst__pg_int(const PGresult *r, int row, int col) {
     uint64_t x = 0;
     int n = PQgetlength(r, row, col);
     switch (PQftype(r, col)) {
-    case OID_BOOL:
-        return n > 0 && v[0] != 0;
-    case OID_INT2:
-        return n == 2 ? (int16_t)((v[0] << 8) | v[1]) : 0;
-    case OID_INT4:
-        return n == 4 ? (int32_t)((uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 |
-                                  (uint32_t)v[2] << 8 | v[3])
-                      : 0;
-    case OID_INT8:
-        for (int i = 0; i < n && i < 8; i++) {
-            x = x << 8 | v[i];
-        }
-        return (int64_t)x;
-    default:
-        SST_ASSERT(false); /* a column of a type the getters do not know */
-        return 0;
+        case OID_BOOL:
+            return n > 0 && v[0] != 0;
+        case OID_INT2:
+            return n == 2 ? (int16_t)((v[0] << 8) | v[1]) : 0;
+        case OID_INT4:
+            return n == 4 ? (int32_t)((uint32_t)v[0] << 24 | (uint32_t)v[1] << 16 |
+                                      (uint32_t)v[2] << 8 | v[3])
+                          : 0;
+        case OID_INT8:
+            for (int i = 0; i < n && i < 8; i++) {
+                x = x << 8 | v[i];
+            }
+            return (int64_t)x;
+        default:
+            SST_ASSERT(false); /* a column of a type the getters do not know */
+            return 0;
     }
 }
 

@@ -73,8 +73,8 @@ void sst__pg_bool(sst__pg_params *p, bool v);
  * SST_EIO otherwise; the message starts with @p what and holds the server's.
  * The SQLSTATE of the last failure is in sst__pg_sqlstate(c).
  */
-PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql,
-                       const sst__pg_params *p, const char *what, sst_error *err);
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                       const char *what, sst_error *err);
 /* sst__pg_exec without a result: SST_OK, or its failure. */
 sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
                      const char *what, sst_error *err);
@@ -106,8 +106,8 @@ sst_code sst__pg_read(struct sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error
  * (a newer build wrote it) fails with SST_ENOTSUP naming both versions, and
  * nothing is changed.
  */
-sst_code sst__pg_schema(struct sst_pg *pg, const char *name, const char *const *steps,
-                        int n_steps, sst_error *err);
+sst_code sst__pg_schema(struct sst_pg *pg, const char *name, const char *const *steps, int n_steps,
+                        sst_error *err);
 
 /* A new connection outside the pool (for LISTEN), connected like the pool's
  * (retried for retry_ms). Close it with PQfinish. NULL with SST_EUNAVAILABLE. */

@@ -77,8 +77,10 @@ static sst_code write_rows(sst__pg_conn *c, void *user, sst_error *err) {
 
 static sst_code read_rows(sst__pg_conn *c, void *user, sst_error *err) {
     rows_job *j = user;
-    PGresult *r = sst__pg_exec(c, "t_get", "SELECT k, v, b, k > 3, NULL::text, '{\"a\":1}'::jsonb"
-                               " FROM t", NULL, "reading", err);
+    PGresult *r = sst__pg_exec(c, "t_get",
+                               "SELECT k, v, b, k > 3, NULL::text, '{\"a\":1}'::jsonb"
+                               " FROM t",
+                               NULL, "reading", err);
     if (r == NULL) {
         return sst__code(err);
     }

@@ -12,7 +12,11 @@
  *     search_threads as values                     8 copy_thread     9 delete_thread
  *  10 prune                 11 record formats      12 argument checks
  *  13 references            14 concurrent readers and one writer (TSan)
- *  15 storage errors (SQLite file damaged, unopenable path)    16 persistence (reopen)
+ *  15 storage errors (SQLite file damaged, unopenable path; PostgreSQL server unreachable,
+ *     newer tables, tables of another shape)     16 persistence (reopen)
+ *  17 two savers on one store (two processes): fencing and shared blobs under races
+ *  18 the lease across them; PostgreSQL: renewal by commits, expiry, options
+ *  19 PostgreSQL: connections cut under a writer (retried, no checkpoint lost or doubled)
  * Once, against fake implementations: ops versioning (size 0, a missing op, an
  * older header whose later fields are garbage) and destroy at the last reference.
  */
@@ -25,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "superstep/superstep.h"
 #include "test_util.h"
@@ -37,6 +43,7 @@ typedef struct backend {
     sst_checkpointer *(*open)(const char *dir, sst_error *err);
     bool reopen;             /* opening dir again finds what was stored */
     const char *sqlite_file; /* its SQLite file under dir (case 15), or NULL */
+    bool postgres;           /* on the test PostgreSQL server (a schema per fixture) */
 } backend;
 
 static sst_checkpointer *open_memory(const char *dir, sst_error *err) {
@@ -50,9 +57,62 @@ static sst_checkpointer *open_sqlite(const char *dir, sst_error *err) {
     return sst_sqlite_saver_open(path, NULL, err);
 }
 
+/* The URL of the fixture's schema (PG_URL_FILE under its dir) in @p url; false when none. */
+#define PG_URL_FILE "pg_url"
+static bool pg_url_of(const char *dir, char *url, size_t n) {
+    char file[128];
+    snprintf(file, sizeof file, "%s/" PG_URL_FILE, dir);
+    char *text = tu_read_file(file, NULL);
+    if (text == NULL) {
+        return false;
+    }
+    snprintf(url, n, "%s", text);
+    free(text);
+    url[strcspn(url, "\r\n")] = '\0';
+    return url[0] != '\0';
+}
+
+/*
+ * A saver on a fresh schema of the test server the first time, its URL kept in
+ * PG_URL_FILE under @p dir; on that schema again when reopened.
+ */
+static sst_checkpointer *open_postgres(const char *dir, sst_error *err) {
+    char url[600];
+    if (!pg_url_of(dir, url, sizeof url)) {
+        char file[128];
+        snprintf(file, sizeof file, "%s/" PG_URL_FILE, dir);
+        FILE *f = NULL;
+        if (tu_pg_fresh("saver", url, sizeof url) != 0 || (f = fopen(file, "w")) == NULL ||
+            fputs(url, f) < 0) {
+            if (f != NULL) {
+                fclose(f);
+            }
+            snprintf(err->msg, sizeof err->msg, "no schema on the test PostgreSQL server");
+            err->code = SST_EIO;
+            return NULL;
+        }
+        fclose(f);
+    }
+    return sst_postgres_saver_open(url, NULL, err);
+}
+
+/* Drops the fixture's schema (after its savers are freed). */
+static void pg_drop_schema(const char *dir) {
+    char url[600], sql[240];
+    const char *at;
+    if (tu_pg_url() == NULL || !pg_url_of(dir, url, sizeof url) ||
+        (at = strstr(url, "search_path%3D")) == NULL) {
+        return;
+    }
+    snprintf(sql, sizeof sql, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS %s CASCADE",
+             at + strlen("search_path%3D"));
+    (void)tu_pg_exec(tu_pg_url(), sql);
+}
+
 static const backend k_backends[] = {
-    {"memory", open_memory, false, NULL},
-    {"sqlite", open_sqlite, true, "store.db"},
+    {"memory", open_memory, false, NULL, false},
+    {"sqlite", open_sqlite, true, "store.db", false},
+    {"postgres", open_postgres, true, NULL, true},
 };
 
 /* ---- fixture: a fresh store per test, and the payloads it was given ---- */
@@ -100,6 +160,9 @@ static int fx_teardown(void **state) {
         sst_value_unref(fx->held[i].value);
     }
     free(fx->held);
+    if (fx->be->postgres) {
+        pg_drop_schema(fx->dir);
+    }
     int rc = tu_rm_rf(fx->dir);
     free(fx);
     return rc;
@@ -1316,8 +1379,70 @@ static bool find_body_column(sqlite3 *db, char *table, char *column, size_t n) {
     return found;
 }
 
+/* Fails unless @p sql (PL/pgSQL raising when something is off) runs on @p url. */
+#define PG_CHECK(url, sql) assert_int_equal(tu_pg_exec((url), "DO $$ BEGIN " sql " END $$"), 0)
+
+/*
+ * PostgreSQL: an unreachable server; tables at a newer schema version (refused,
+ * nothing changed); a table altered to another shape; another application's table
+ * under one of the saver's names in an empty schema (refused, nothing made).
+ */
+static void pg_storage_errors(fixture *fx) {
+    char url[600], other[600];
+    assert_true(pg_url_of(fx->dir, url, sizeof url));
+    PUT("t-x", "", "c0001", NULL);
+
+    assert_null(sst_postgres_saver_open("postgresql://nobody@127.0.0.1:1/none", NULL, E));
+    FAILS(fx->err.code, SST_EUNAVAILABLE);
+    MSG_HAS("127.0.0.1:1");
+    assert_null(sst_postgres_saver_open_pg(NULL, NULL, E));
+    FAILS(fx->err.code, SST_EINVAL);
+
+    sst_checkpointer_free(fx->cp);
+    fx->cp = NULL;
+    assert_int_equal(
+        tu_pg_exec(url, "UPDATE sst_schema SET version = 99 WHERE component = 'checkpoint'"), 0);
+    assert_null(sst_postgres_saver_open(url, NULL, E));
+    FAILS(fx->err.code, SST_ENOTSUP);
+    MSG_HAS("version 99");
+    MSG_HAS("postgresql://");
+    PG_CHECK(url, "IF (SELECT version FROM sst_schema WHERE component = 'checkpoint') <> 99"
+                  " OR (SELECT count(*) FROM sst_checkpoints) <> 1"
+                  " THEN RAISE EXCEPTION 'changed'; END IF;");
+    assert_int_equal(
+        tu_pg_exec(url, "UPDATE sst_schema SET version = 1 WHERE component = 'checkpoint'"), 0);
+
+    assert_int_equal(tu_pg_exec(url, "ALTER TABLE sst_checkpoints RENAME COLUMN body TO b"), 0);
+    assert_null(sst_postgres_saver_open(url, NULL, E));
+    FAILS(fx->err.code, SST_EIO);
+    MSG_HAS("sst_checkpoints");
+    MSG_HAS("body");
+    assert_int_equal(tu_pg_exec(url, "ALTER TABLE sst_checkpoints RENAME COLUMN b TO body"), 0);
+    fx_reopen(fx);
+    LATEST("t-x", "", "c0001");
+
+    assert_int_equal(tu_pg_fresh("foreign", other, sizeof other), 0);
+    assert_int_equal(tu_pg_exec(other, "CREATE TABLE sst_checkpoint_heads(k integer)"), 0);
+    sst_checkpointer *cp = sst_postgres_saver_open(other, NULL, E);
+    assert_null(cp);
+    FAILS(fx->err.code, SST_EIO);
+    MSG_HAS("sst_checkpoint_heads");
+    PG_CHECK(other, "IF to_regclass('sst_checkpoints') IS NOT NULL"
+                    " OR (SELECT count(*) FROM pg_attribute WHERE attnum > 0 AND NOT attisdropped"
+                    " AND attrelid = 'sst_checkpoint_heads'::regclass) <> 1"
+                    " THEN RAISE EXCEPTION 'changed'; END IF;");
+    const char *schema = strstr(other, "search_path%3D") + strlen("search_path%3D");
+    char sql[240];
+    snprintf(sql, sizeof sql, "SET client_min_messages = warning; DROP SCHEMA %s CASCADE", schema);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
+}
+
 static void case_storage_errors(void **state) {
     fixture *fx = *state;
+    if (fx->be->postgres) {
+        pg_storage_errors(fx);
+        return;
+    }
     if (fx->be->sqlite_file == NULL) {
         print_message("%s: no file to damage; skipped\n", fx->be->name);
         skip();
@@ -1389,6 +1514,354 @@ static void case_persistence(void **state) {
     FAILS(put(fx, &r), SST_ECONFLICT);
     r.parent_id = "c0002";
     OK(put(fx, &r));
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* ---- 17. two savers on one store (two processes), 18. the lease across them ---- */
+
+/* A second saver on the fixture's store (for SQLite a second connection to its file, for
+ * PostgreSQL a second pool on its schema: another process as far as the store can tell). */
+static sst_checkpointer *second_saver(fixture *fx) {
+    if (!fx->be->reopen) {
+        print_message("%s: one store per saver; skipped\n", fx->be->name);
+        skip();
+    }
+    sst_checkpointer *cp = fx->be->open(fx->dir, E);
+    if (cp == NULL) {
+        fail_msg("%s: a second saver on %s: %s", fx->be->name, fx->dir, fx->err.msg);
+    }
+    return cp;
+}
+
+typedef struct racer {
+    sst_checkpointer *cp;
+    pthread_barrier_t *start;
+    const char *thread, *parent, *blob;
+    char id[16];
+    bool del; /* delete the thread instead of putting */
+    sst_code rc;
+    sst_error err;
+} racer;
+
+static void *race(void *arg) {
+    racer *r = arg;
+    char body[64];
+    snprintf(body, sizeof body, "{\"id\":\"%s\"}", r->id);
+    sst_value *holder;
+    sst_blob b = {r->blob, {0}};
+    sst_checkpoint rec = {.format = SST_CHECKPOINT_FORMAT,
+                          .thread_id = r->thread,
+                          .ns = "",
+                          .id = r->id,
+                          .parent_id = r->parent,
+                          .source = "loop",
+                          .created_at = 1700000000000,
+                          .body = payload_of(r->cp, body, &holder),
+                          .blobs = r->blob != NULL ? &b : NULL,
+                          .n_blobs = r->blob != NULL ? 1 : 0};
+    pthread_barrier_wait(r->start);
+    r->rc = r->del ? sst_checkpointer_delete_thread(r->cp, r->thread, &r->err)
+                   : sst_checkpointer_put(r->cp, &rec, false, &r->err);
+    sst_value_unref(holder);
+    return NULL;
+}
+
+/* Runs @p a and @p b at once (each on its own OS thread). */
+static void race_two(racer *a, racer *b) {
+    pthread_barrier_t start;
+    pthread_t ta, tb;
+    pthread_barrier_init(&start, NULL, 2);
+    a->start = b->start = &start;
+    assert_int_equal(pthread_create(&ta, NULL, race, a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, race, b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    pthread_barrier_destroy(&start);
+}
+
+enum { RACE_ROUNDS = 40 };
+
+/* Two savers put a child of the same parent at once: exactly one wins, every round. */
+static void case_two_savers_fencing(void **state) {
+    fixture *fx = *state;
+    sst_checkpointer *other = second_saver(fx);
+    char head[16] = "";
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        racer a = {.cp = fx->cp, .thread = "t-race", .parent = head[0] ? head : NULL};
+        racer b = {.cp = other, .thread = "t-race", .parent = head[0] ? head : NULL};
+        snprintf(a.id, sizeof a.id, "c%04d-a", i);
+        snprintf(b.id, sizeof b.id, "c%04d-b", i);
+        race_two(&a, &b);
+        racer *won = a.rc == SST_OK ? &a : &b, *lost = a.rc == SST_OK ? &b : &a;
+        code_at(won->rc, SST_OK, &won->err, __FILE__, __LINE__);
+        code_at(lost->rc, SST_ECONFLICT, &lost->err, __FILE__, __LINE__);
+        msg_has_at(&lost->err, "t-race", __FILE__, __LINE__);
+        snprintf(head, sizeof head, "%s", won->id);
+    }
+    /* One linear history, as seen through both savers. */
+    listing l = {0};
+    OK(list_q(fx, "t-race", "", NULL, NULL, 0, &l));
+    sst_checkpoint_free(l.first);
+    assert_int_equal(l.n, RACE_ROUNDS);
+    LATEST("t-race", "", head);
+    sst_checkpoint *r = sst_checkpointer_get(other, "t-race", "", NULL, E);
+    assert_non_null(r);
+    assert_string_equal(r->id, head);
+    sst_checkpoint_free(r);
+    sst_checkpointer_free(other);
+}
+
+/*
+ * A blob referred to by one saver while the other deletes the only record holding it:
+ * the reference either comes first (the blob stays and reads back) or finds it gone
+ * (SST_ENOTFOUND, and sending the content again works); the last reference deletes it.
+ */
+static void case_two_savers_blobs(void **state) {
+    fixture *fx = *state;
+    sst_checkpointer *other = second_saver(fx);
+    int kept = 0;
+    for (int i = 0; i < RACE_ROUNDS; i++) {
+        char t1[32], t2[32], blob[32];
+        snprintf(t1, sizeof t1, "t-bd-%d", i);
+        snprintf(t2, sizeof t2, "t-br-%d", i);
+        snprintf(blob, sizeof blob, "rb-%d", i);
+        OK(put_blob(fx, t1, "c0001", NULL, blob, "[\"shared\"]"));
+        racer del = {.cp = fx->cp, .thread = t1, .del = true};
+        racer ref = {.cp = other, .thread = t2, .blob = blob, .id = "c0001"};
+        race_two(&del, &ref);
+        code_at(del.rc, SST_OK, &del.err, __FILE__, __LINE__);
+        if (ref.rc == SST_OK) {
+            kept++;
+        } else {
+            code_at(ref.rc, SST_ENOTFOUND, &ref.err, __FILE__, __LINE__);
+            msg_has_at(&ref.err, blob, __FILE__, __LINE__);
+            OK(put_blob(fx, t2, "c0001", NULL, blob, "[\"shared\"]"));
+        }
+        sst_checkpoint *got = GET(t2, "", "c0001");
+        assert_blob(got, blob, "[\"shared\"]");
+        sst_checkpoint_free(got);
+        OK(sst_checkpointer_delete_thread(other, t2, E));
+        FAILS(put_blob(fx, t2, "c0001", NULL, blob, NULL), SST_ENOTFOUND);
+    }
+    print_message("%s: the reference came first in %d of %d rounds\n", fx->be->name, kept,
+                  RACE_ROUNDS);
+    sst_checkpointer_free(other);
+}
+
+typedef struct waiter {
+    sst_checkpointer *cp;
+    sst_code rc;
+    sst_error err;
+} waiter;
+
+static void *lock_waiting(void *arg) {
+    waiter *w = arg;
+    w->rc = sst_checkpointer_lock(w->cp, "t-lk", true, &w->err);
+    return NULL;
+}
+
+/* A thread locked through one saver is busy for the other, until unlocked. */
+static void case_two_savers_lock(void **state) {
+    fixture *fx = *state;
+    sst_checkpointer *other = second_saver(fx);
+    PUT("t-lk", "", "c0001", NULL);
+    OK(sst_checkpointer_lock(fx->cp, "t-lk", false, E));
+    sst_error err;
+    code_at(sst_checkpointer_lock(other, "t-lk", false, &err), SST_EBUSY, &err, __FILE__, __LINE__);
+    msg_has_at(&err, "t-lk", __FILE__, __LINE__);
+    tlist l = {0};
+    code_at(sst_checkpointer_thread_get(other, "t-lk", on_thread, &l, &err), SST_OK, &err, __FILE__,
+            __LINE__);
+    assert_int_equal(l.v[0].status, SST_THREAD_BUSY);
+    tlist_clear(&l);
+    /* The holder keeps committing under its lease. */
+    PUT("t-lk", "", "c0002", "c0001");
+    if (fx->be->postgres) { /* SQLite's lease is the process's: the other saver's too */
+        sst_checkpointer_unlock(other, "t-lk"); /* not its lock: changes nothing */
+        FAILS(sst_checkpointer_lock(fx->cp, "t-lk", false, E), SST_EBUSY);
+    }
+
+    /* A waiting locker gets it once the holder lets go. */
+    waiter w = {.cp = other};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, lock_waiting, &w), 0);
+    sleep_ms(150);
+    sst_checkpointer_unlock(fx->cp, "t-lk");
+    pthread_join(tid, NULL);
+    code_at(w.rc, SST_OK, &w.err, __FILE__, __LINE__);
+    FAILS(sst_checkpointer_lock(fx->cp, "t-lk", false, E), SST_EBUSY);
+    THREAD("t-lk", -1, -1, SST_THREAD_BUSY, 2, "c0002", 0, "{}");
+    sst_checkpointer_unlock(other, "t-lk");
+    THREAD("t-lk", -1, -1, SST_THREAD_IDLE, 2, "c0002", 0, "{}");
+    OK(sst_checkpointer_lock(fx->cp, "t-lk", false, E));
+    sst_checkpointer_unlock(fx->cp, "t-lk");
+    sst_checkpointer_free(other);
+}
+
+/*
+ * PostgreSQL: a holder alive in this process keeps its lease while it commits (renewed
+ * by its puts) and loses it once it stops committing and the lease expires; then its
+ * commits are refused (fencing).
+ */
+static void case_pg_lease_expiry(void **state) {
+    fixture *fx = *state;
+    if (!fx->be->postgres) {
+        print_message("%s: no lease times to set; skipped\n", fx->be->name);
+        skip();
+    }
+    char url[600];
+    assert_true(pg_url_of(fx->dir, url, sizeof url));
+    sst_postgres_saver_opts o;
+    sst_postgres_saver_opts_init(&o);
+    assert_int_equal(o.lease_ms, 30000);
+    assert_int_equal(o.max_record_bytes, (size_t)256 << 20);
+    o.lease_ms = 300;
+    sst_checkpointer *brief = sst_postgres_saver_open(url, &o, E);
+    assert_non_null(brief);
+    OK(sst_checkpointer_lock(brief, "t-ex", false, E));
+    char id[16], parent[16] = "";
+    for (int i = 1; i <= 12; i++) { /* 600 ms of commits, a lease of 300 */
+        snprintf(id, sizeof id, "c%04d", i);
+        sst_checkpoint r = rec_make(fx, "t-ex", "", id, parent[0] ? parent : NULL);
+        OK(sst_checkpointer_put(brief, &r, false, E));
+        snprintf(parent, sizeof parent, "%s", id);
+        sleep_ms(50);
+    }
+    FAILS(sst_checkpointer_lock(fx->cp, "t-ex", false, E), SST_EBUSY);
+    sleep_ms(450);
+    OK(sst_checkpointer_lock(fx->cp, "t-ex", false, E)); /* expired: taken over */
+    FAILS(sst_checkpointer_lock(brief, "t-ex", false, E), SST_EBUSY);
+    /* Fencing: the holder that stopped past its lease (paused, cut off) may not commit
+     * any more, even on the latest checkpoint; the new holder may. */
+    sst_checkpoint late = rec_make(fx, "t-ex", "", "c0013", "c0012");
+    FAILS(sst_checkpointer_put(brief, &late, false, E), SST_ECONFLICT);
+    MSG_HAS("taken over");
+    LATEST("t-ex", "", "c0012");
+    sst_checkpoint next = rec_make(fx, "t-ex", "", "c0013", "c0012");
+    OK(sst_checkpointer_put(fx->cp, &next, false, E));
+    LATEST("t-ex", "", "c0013");
+    sst_checkpointer_unlock(brief, "t-ex"); /* no longer its lock: changes nothing */
+    THREAD("t-ex", -1, -1, SST_THREAD_BUSY, 13, "c0013", 0, "{}");
+    sst_checkpointer_unlock(fx->cp, "t-ex");
+
+    /* A payload over the limit is refused before anything is written. */
+    o.max_record_bytes = 16;
+    sst_checkpointer *small = sst_postgres_saver_open(url, &o, E);
+    assert_non_null(small);
+    sst_checkpoint r = rec_make(fx, "t-ex", "", "c0014", "c0013");
+    FAILS(sst_checkpointer_put(small, &r, false, E), SST_ELIMIT);
+    LATEST("t-ex", "", "c0013");
+    sst_checkpointer_free(small);
+    sst_checkpointer_free(brief);
+}
+
+/* The test server's URL @p base with database @p db instead of its own; false when
+ * @p base is not a URL (a libpq keyword string). */
+static bool pg_url_with_db(const char *base, const char *db, char *out, size_t n) {
+    const char *scheme = strstr(base, "://");
+    if (scheme == NULL) {
+        return false;
+    }
+    const char *tail = scheme + 3 + strcspn(scheme + 3, "/?"), *query = strchr(tail, '?');
+    return (size_t)snprintf(out, n, "%.*s/%s%s", (int)(tail - base), base, db,
+                            query != NULL ? query : "") < n;
+}
+
+typedef struct cutter {
+    const char *db;
+    atomic_int *done;
+    atomic_int rounds;
+} cutter;
+
+/* Terminates every connection to database c->db, every few ms, until told to stop. */
+static void *cut_connections(void *arg) {
+    cutter *c = arg;
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s'"
+             " AND pid <> pg_backend_pid()",
+             c->db);
+    while (atomic_load(c->done) == 0) {
+        (void)tu_pg_exec(tu_pg_url(), sql);
+        atomic_fetch_add(&c->rounds, 1);
+        sleep_ms(7);
+    }
+    return NULL;
+}
+
+/*
+ * PostgreSQL: connections cut under the saver (as a server restart or a network cut
+ * would) cost time, never a checkpoint: every put is retried on a new connection,
+ * and one whose COMMIT applied before its answer was lost is taken as done, so
+ * the history stays one linear chain with every record in it. A database of its
+ * own, so the other tests' connections are left alone.
+ */
+static void case_pg_connections_cut(void **state) {
+    fixture *fx = *state;
+    if (!fx->be->postgres) {
+        print_message("%s: no connections to cut; skipped\n", fx->be->name);
+        skip();
+    }
+    char db[64], url[600], quiet[640], sql[160];
+    snprintf(db, sizeof db, "sst_cut_%ld", (long)getpid());
+    if (!pg_url_with_db(tu_pg_url(), db, url, sizeof url)) {
+        print_message("the test server's address is not a URL; skipped\n");
+        skip();
+    }
+    snprintf(quiet, sizeof quiet, "%s%soptions=-cclient_min_messages%%3Dwarning", tu_pg_url(),
+             strchr(tu_pg_url(), '?') != NULL ? "&" : "?");
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", db);
+    assert_int_equal(tu_pg_exec(quiet, sql), 0);
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
+    sst_checkpointer *cp = sst_postgres_saver_open(url, NULL, E);
+    assert_non_null(cp);
+    atomic_int done = 0;
+    cutter c = {db, &done, 0};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, cut_connections, &c), 0);
+    /* At least N puts, and on until the connections were cut CUTS times. */
+    enum { N = 60, CUTS = 40, MAX = 5000 };
+    char id[16], parent[16] = "";
+    sst_code rc = SST_OK;
+    int n = 0;
+    while (rc == SST_OK && (n < N || atomic_load(&c.rounds) < CUTS) && n < MAX) {
+        int i = ++n;
+        snprintf(id, sizeof id, "c%04d", i);
+        sst_value *holder;
+        sst_checkpoint r = {.format = SST_CHECKPOINT_FORMAT,
+                            .thread_id = "t-cut",
+                            .ns = "",
+                            .id = id,
+                            .parent_id = parent[0] ? parent : NULL,
+                            .step = i,
+                            .source = "loop",
+                            .created_at = 1700000000000 + i,
+                            .body = payload_of(cp, "{\"n\":1}", &holder)};
+        rc = sst_checkpointer_put(cp, &r, i % 2 == 0, E);
+        sst_value_unref(holder);
+        snprintf(parent, sizeof parent, "%s", id);
+    }
+    atomic_store(&done, 1);
+    pthread_join(tid, NULL);
+    OK(rc);
+    listing l = {0};
+    OK(sst_checkpointer_list(cp, &(sst_checkpoint_query){.thread_id = "t-cut"}, on_rec, &l, E));
+    sst_checkpoint_free(l.first);
+    assert_int_equal(l.n, n);
+    sst_checkpoint *latest = sst_checkpointer_get(cp, "t-cut", "", NULL, E);
+    assert_non_null(latest);
+    assert_string_equal(latest->id, id);
+    sst_checkpoint_free(latest);
+    print_message("%d rounds of cut connections during %d puts\n", atomic_load(&c.rounds), n);
+    sst_checkpointer_free(cp);
+    snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
 }
 
 /* ---- the wrapper, against fake implementations (12, 13) ---- */
@@ -1569,12 +2042,23 @@ static void api_refcount(void **state) {
     X(case_references)                                                                             \
     X(case_concurrent_readers)                                                                     \
     X(case_storage_errors)                                                                         \
-    X(case_persistence)
+    X(case_persistence)                                                                            \
+    X(case_two_savers_fencing)                                                                     \
+    X(case_two_savers_blobs)                                                                       \
+    X(case_two_savers_lock)                                                                        \
+    X(case_pg_lease_expiry)                                                                        \
+    X(case_pg_connections_cut)
 
 int main(void) {
     int failed = 0;
     for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; b++) {
         void *be = (void *)&k_backends[b];
+        if (k_backends[b].postgres && tu_pg_url() == NULL) {
+            print_message("[  SKIPPED ] %s: no test PostgreSQL server (SST_PGTEST_URL or "
+                          "SST_PGTEST_URL_FILE; CTest's fixture \"pg\" starts one)\n",
+                          k_backends[b].name);
+            continue;
+        }
 #define SST_CASE(fn) cmocka_unit_test_prestate_setup_teardown(fn, fx_setup, fx_teardown, be),
         const struct CMUnitTest tests[] = {BACKEND_CASES(SST_CASE)};
 #undef SST_CASE

@@ -20,7 +20,15 @@
  *  14 persistence (reopen)
  * Once: the SQLite file shared with the checkpointer, damaged and foreign
  * files, a read-only file, two handles on one file, vectors of another size;
- * and against a fake backend: ops versioning, required ops, reference count.
+ * PostgreSQL: two stores on two pools (two processes) on one schema, tables
+ * of a newer schema version, vectors of another size, a shared pool, calls
+ * after their connections were cut; and
+ * against a fake backend: ops versioning, required ops, reference count.
+ *
+ * The "postgres" backend and the PostgreSQL cases need the test server (the
+ * CTest fixture "pg", tests/pg/cluster.sh): without one they print why and
+ * skip, unless SST_REQUIRE_POSTGRES=1 (then tu_pg_url fails the test). Each
+ * case gets a schema of its own (tu_pg_fresh), dropped at its end.
  */
 #define _GNU_SOURCE /* mkdtemp, strdup */
 #include <math.h>
@@ -268,7 +276,8 @@ typedef struct backend {
     const char *name;
     /* Opens the store kept under @p dir (empty the first time). */
     sst_store *(*open)(const char *dir, const sst_store_opts *o, sst_error *err);
-    bool reopen; /* opening dir again finds what was stored */
+    bool reopen;   /* opening dir again finds what was stored */
+    bool needs_pg; /* needs the test PostgreSQL server */
 } backend;
 
 static sst_store *open_memory(const char *dir, const sst_store_opts *o, sst_error *err) {
@@ -287,10 +296,54 @@ static sst_store *open_sqlite_memdb(const char *dir, const sst_store_opts *o, ss
     return sst_sqlite_store_new(":memory:", o, err);
 }
 
+/* The URL of the fresh schema a fixture's PostgreSQL store lives in, kept in a
+ * file under its dir so that opening it again finds the same schema. */
+static bool pg_url_of(const char *dir, char *url, size_t n) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/pg_url", dir);
+    char *text = tu_read_file(path, NULL);
+    if (text != NULL) {
+        snprintf(url, n, "%s", text);
+        free(text);
+        return true;
+    }
+    if (tu_pg_fresh("store", url, n) != 0) {
+        return false;
+    }
+    FILE *f = fopen(path, "w");
+    bool ok = f != NULL && fputs(url, f) >= 0;
+    ok = f != NULL && fclose(f) == 0 && ok;
+    return ok;
+}
+
+static sst_store *open_postgres(const char *dir, const sst_store_opts *o, sst_error *err) {
+    char url[600];
+    if (!pg_url_of(dir, url, sizeof url)) {
+        snprintf(err->msg, sizeof err->msg, "no fresh schema on the test server");
+        err->code = SST_EUNAVAILABLE;
+        return NULL;
+    }
+    return sst_postgres_store_new(url, o, err);
+}
+
+/* Drops the schema of a tu_pg_fresh URL (the tables of a finished case). */
+static int pg_drop_schema(const char *url) {
+    const char *at = strstr(url, "search_path%3D");
+    const char *base = tu_pg_url();
+    if (at == NULL || base == NULL) {
+        return -1;
+    }
+    char sql[160];
+    snprintf(sql, sizeof sql, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS %s CASCADE",
+             at + strlen("search_path%3D"));
+    return tu_pg_exec(base, sql);
+}
+
 static const backend k_backends[] = {
-    {"memory", open_memory, false},
-    {"sqlite", open_sqlite, true},
-    {"sqlite-memdb", open_sqlite_memdb, false},
+    {"memory", open_memory, false, false},
+    {"sqlite", open_sqlite, true, false},
+    {"sqlite-memdb", open_sqlite_memdb, false, false},
+    {"postgres", open_postgres, true, true},
 };
 
 /* ---- fixture: a store per test, its clock and its embedder ---- */
@@ -358,7 +411,12 @@ static int fx_teardown(void **state) {
     fixture *fx = *state;
     sst_store_free(fx->st);
     charemb_free(&fx->emb);
-    int rc = tu_rm_rf(fx->dir);
+    char path[128];
+    snprintf(path, sizeof path, "%s/pg_url", fx->dir);
+    char *url = tu_read_file(path, NULL);
+    int dropped = url != NULL ? pg_drop_schema(url) : 0;
+    free(url);
+    int rc = tu_rm_rf(fx->dir) != 0 || dropped != 0 ? -1 : 0;
     free(fx);
     return rc;
 }
@@ -2295,6 +2353,435 @@ static void sqlite_two_handles(void **state) {
     charemb_free(&emb);
 }
 
+/* ---- once: PostgreSQL ---- */
+
+typedef struct pgfix {
+    char url[600]; /* a fresh schema of its own */
+    sst_error err;
+    charemb emb;
+} pgfix;
+
+static int pg_setup(void **state) {
+    pgfix *f = calloc(1, sizeof *f);
+    if (f == NULL || tu_pg_fresh("store_pg", f->url, sizeof f->url) != 0) {
+        free(f);
+        return -1;
+    }
+    charemb_init(&f->emb, 500);
+    *state = f;
+    return 0;
+}
+
+static int pg_teardown(void **state) {
+    pgfix *f = *state;
+    int rc = pg_drop_schema(f->url);
+    charemb_free(&f->emb);
+    free(f);
+    return rc;
+}
+
+/* The time of both stores of a case (two processes agreeing on the time). */
+static _Atomic int64_t g_pg_now = T0;
+
+static int64_t pg_clock(void *ud) {
+    (void)ud;
+    return atomic_load(&g_pg_now);
+}
+
+/* Options with an index of @p dims on the member "text" (0: no index) and the case's clock. */
+static sst_store_opts pg_opts(pgfix *f, size_t dims) {
+    static const char *const fields[] = {"text"};
+    sst_store_opts o;
+    sst_store_opts_init(&o);
+    o.index.dims = dims;
+    o.index.fields = fields;
+    o.index.n_fields = 1;
+    o.index.embed = dims > 0 ? charemb_fn : NULL;
+    o.index.embed_user_data = &f->emb;
+    o.clock = pg_clock;
+    return o;
+}
+
+/* In a PostgreSQL case (a local `f`): the call succeeds. */
+#define PG_OK(call) tu_assert_ok((call), &f->err, __FILE__, __LINE__)
+
+static void pg_put(pgfix *f, sst_store *st, const char *const *ns, size_t ns_len, const char *key,
+                   const char *json, const sst_store_put_opts *o) {
+    sst_value *v = tu_json(json);
+    PG_OK(sst_store_put(st, ns, ns_len, key, v, o, &f->err));
+    sst_value_unref(v);
+}
+
+/* The value member of item (ns, key) in @p st as compact JSON ("null" when absent). */
+static char *pg_value(pgfix *f, sst_store *st, const char *const *ns, size_t ns_len,
+                      const char *key) {
+    sst_value *item = sst_store_get(st, ns, ns_len, key, 0, &f->err);
+    if (item == NULL) {
+        fail_msg("get %s: %s", key, f->err.msg);
+    }
+    const sst_value *v = sst_is_null(item) ? item : sst_object_get(item, "value");
+    char *text = sst_json_write(v, SST_JSON_CANONICAL, NULL, NULL);
+    char *copy = strdup(text);
+    sst_free(text);
+    sst_value_unref(item);
+    return copy;
+}
+
+static sst_value *pg_search(pgfix *f, sst_store *st, const char *const *prefix, size_t prefix_len,
+                            const char *query, const char *filter) {
+    sst_store_search_opts q;
+    sst_store_search_opts_init(&q);
+    q.prefix = prefix;
+    q.prefix_len = prefix_len;
+    q.query = query;
+    sst_value *fv = filter != NULL ? tu_json(filter) : NULL;
+    q.filter = fv;
+    sst_value *r = sst_store_search(st, &q, &f->err);
+    sst_value_unref(fv);
+    if (r == NULL) {
+        fail_msg("search: %s", f->err.msg);
+    }
+    return r;
+}
+
+static void pg_list_is(pgfix *f, sst_store *st, const char *want) {
+    sst_value *l = sst_store_list_namespaces(st, NULL, &f->err);
+    if (l == NULL) {
+        fail_msg("list_namespaces: %s", f->err.msg);
+    }
+    assert_json_eq(l, want);
+    sst_value_unref(l);
+}
+
+/* A writer of racing puts: the same keys, values with 1 to 3 tags (vectors). */
+typedef struct pg_racer {
+    pgfix *f;
+    sst_store *st;
+    int id;
+    int failures;
+    char msg[SST_ERROR_MSG_MAX];
+} pg_racer;
+
+#define PG_RACE_ROUNDS 15
+#define PG_RACE_KEYS   4
+
+static void *pg_racer_main(void *arg) {
+    pg_racer *w = arg;
+    static const char *const tags[] = {"tags[*]"};
+    sst_store_put_opts po = {.index_fields = tags, .n_index_fields = 1};
+    for (int i = 0; i < PG_RACE_ROUNDS; i++) {
+        char key[16], json[160];
+        snprintf(key, sizeof key, "k%d", i % PG_RACE_KEYS);
+        int k = 1 + (w->id + i) % 3;
+        snprintf(json, sizeof json, "{\"w\":%d,\"tags\":[\"w%d r%d a\"%s%s]}", w->id, w->id, i,
+                 k > 1 ? ",\"b\"" : "", k > 2 ? ",\"c\"" : "");
+        sst_value *v = tu_json(json);
+        sst_error err;
+        if (sst_store_put(w->st, NS("race"), key, v, &po, &err) != SST_OK && w->failures++ == 0) {
+            snprintf(w->msg, sizeof w->msg, "%s", err.msg);
+        }
+        sst_value_unref(v);
+    }
+    return NULL;
+}
+
+/*
+ * Two stores on one schema, each with its own pool (as two processes would
+ * have): each sees the other's writes at its next call, vector search
+ * included, and racing puts of the same items from both leave every item
+ * with exactly the vectors of its value.
+ */
+static void postgres_two_processes(void **state) {
+    pgfix *f = *state;
+    atomic_store(&g_pg_now, T0);
+    sst_store_opts o = pg_opts(f, 500);
+    sst_store *a = sst_postgres_store_new(f->url, &o, &f->err);
+    if (a == NULL) {
+        fail_msg("open: %s", f->err.msg);
+    }
+    sst_store *b = sst_postgres_store_new(f->url, &o, &f->err);
+    assert_non_null(b);
+    /* put in one, get, search and list in the other */
+    pg_put(f, a, NS("users", "1"), "k1", "{\"text\":\"apples and pears\",\"n\":1}", NULL);
+    char *v = pg_value(f, b, NS("users", "1"), "k1");
+    assert_string_equal(v, "{\"n\":1,\"text\":\"apples and pears\"}");
+    free(v);
+    atomic_fetch_add(&g_pg_now, 1000);
+    pg_put(f, b, NS("users", "2"), "k2", "{\"text\":\"the weather in Paris\",\"n\":2}", NULL);
+    sst_value *r = pg_search(f, a, NS("users"), NULL, NULL);
+    assert_string_equal(keys_of(r), "k2,k1");
+    sst_value_unref(r);
+    r = pg_search(f, a, NS("users"), NULL, "{\"n\":{\"$gte\":2}}");
+    assert_string_equal(keys_of(r), "k2");
+    sst_value_unref(r);
+    r = pg_search(f, a, NO_NS, "weather in Paris", NULL);
+    assert_string_equal(keys_of(r), "k2,k1");
+    assert_true(score_of(r, 0) > score_of(r, 1));
+    sst_value_unref(r);
+    r = pg_search(f, b, NO_NS, "apples", NULL);
+    assert_string_equal(keys_of(r), "k1,k2");
+    assert_true(score_of(r, 0) > 0.5);
+    sst_value_unref(r);
+    pg_list_is(f, a, "[[\"users\",\"1\"],[\"users\",\"2\"]]");
+    pg_list_is(f, b, "[[\"users\",\"1\"],[\"users\",\"2\"]]");
+    /* an update in b: a reads the new value, created_at kept, and it is the newest write */
+    sst_value *before = sst_store_get(a, NS("users", "1"), "k1", 0, &f->err);
+    atomic_fetch_add(&g_pg_now, 1000);
+    pg_put(f, b, NS("users", "1"), "k1", "{\"text\":\"the weather in Rome\",\"n\":3}", NULL);
+    sst_value *after = sst_store_get(a, NS("users", "1"), "k1", 0, &f->err);
+    assert_non_null(before);
+    assert_non_null(after);
+    assert_json_eq(sst_object_get(after, "value"), "{\"text\":\"the weather in Rome\",\"n\":3}");
+    assert_true(
+        sst_value_equal(sst_object_get(before, "created_at"), sst_object_get(after, "created_at")));
+    assert_false(
+        sst_value_equal(sst_object_get(before, "updated_at"), sst_object_get(after, "updated_at")));
+    sst_value_unref(before);
+    sst_value_unref(after);
+    r = pg_search(f, a, NS("users"), NULL, NULL);
+    assert_string_equal(keys_of(r), "k1,k2");
+    sst_value_unref(r);
+    r = pg_search(f, a, NO_NS, "the weather in Rome", NULL); /* its new vector, not the old */
+    assert_string_equal(keys_of(r), "k1,k2");
+    assert_true(score_of(r, 0) > 0.999);
+    sst_value_unref(r);
+    /* a delete in a: gone for b, and so is its namespace */
+    PG_OK(sst_store_delete(a, NS("users", "2"), "k2", &f->err));
+    v = pg_value(f, b, NS("users", "2"), "k2");
+    assert_string_equal(v, "null");
+    free(v);
+    r = pg_search(f, b, NO_NS, "weather in Paris", NULL);
+    assert_string_equal(keys_of(r), "k1");
+    sst_value_unref(r);
+    pg_list_is(f, b, "[[\"users\",\"1\"]]");
+    /* TTLs: a read in b refreshes the item for a's sweep; b's sweep sees a's expiry */
+    sst_store_put_opts po = {.ttl_minutes = 1, .no_index = true};
+    pg_put(f, a, NS("ttl"), "t", "{}", &po);
+    atomic_fetch_add(&g_pg_now, MINUTE * 3 / 4);
+    sst_value_unref(sst_store_get(b, NS("ttl"), "t", 1, &f->err));
+    atomic_fetch_add(&g_pg_now, MINUTE / 2);
+    size_t removed = 9;
+    PG_OK(sst_store_sweep_ttl(a, &removed, &f->err));
+    assert_int_equal(removed, 0);
+    atomic_fetch_add(&g_pg_now, MINUTE);
+    PG_OK(sst_store_sweep_ttl(b, &removed, &f->err));
+    assert_int_equal(removed, 1);
+    v = pg_value(f, a, NS("ttl"), "t");
+    assert_string_equal(v, "null");
+    free(v);
+    /* racing puts from both pools, two threads each */
+    enum { N = 4 };
+    pg_racer ws[N];
+    pthread_t tids[N];
+    for (int i = 0; i < N; i++) {
+        ws[i] = (pg_racer){.f = f, .st = i % 2 ? b : a, .id = i};
+        assert_int_equal(pthread_create(&tids[i], NULL, pg_racer_main, &ws[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(tids[i], NULL);
+        if (ws[i].failures > 0) {
+            fail_msg("racer %d: %d failures, first: %s", i, ws[i].failures, ws[i].msg);
+        }
+    }
+    r = pg_search(f, b, NS("race"), "anything", NULL);
+    assert_int_equal(sst_array_len(r), PG_RACE_KEYS);
+    sst_value_unref(r);
+    /* each item has as many vectors as its value has tags: no put was torn */
+    assert_int_equal(tu_pg_exec(f->url,
+                                "DO $$BEGIN IF EXISTS (SELECT 1 FROM sst_store_items i WHERE"
+                                " (SELECT count(*) FROM sst_store_vectors v WHERE v.ns = i.ns AND"
+                                " v.key = i.key) <> jsonb_array_length(convert_from(i.value,"
+                                " 'UTF8')::jsonb -> 'tags') AND i.ns = '{race}')"
+                                " THEN RAISE EXCEPTION 'torn put'; END IF; END$$"),
+                     0);
+    sst_store_free(a);
+    sst_store_free(b);
+}
+
+/* Tables at a newer schema version are refused with SST_ENOTSUP, and nothing is changed. */
+static void postgres_newer_schema(void **state) {
+    pgfix *f = *state;
+    sst_store *st = sst_postgres_store_new(f->url, NULL, &f->err);
+    if (st == NULL) {
+        fail_msg("open: %s", f->err.msg);
+    }
+    pg_put(f, st, NS("kept"), "k", "{\"a\":1}", NULL);
+    sst_store_free(st);
+    char sql[400];
+    snprintf(sql, sizeof sql, "UPDATE sst_schema SET version = %d WHERE component = 'store'",
+             SST_STORE_POSTGRES_SCHEMA_VERSION + 1);
+    assert_int_equal(tu_pg_exec(f->url, sql), 0);
+    assert_null(sst_postgres_store_new(f->url, NULL, &f->err));
+    code_at(f->err.code, SST_ENOTSUP, &f->err, __FILE__, __LINE__);
+    msg_has_at(&f->err, "newer", __FILE__, __LINE__);
+    msg_has_at(&f->err, "store", __FILE__, __LINE__);
+    msg_has_at(&f->err, "127.0.0.1", __FILE__, __LINE__); /* names the database */
+    snprintf(sql, sizeof sql,
+             "DO $$BEGIN IF (SELECT version FROM sst_schema WHERE component = 'store') <> %d"
+             " OR (SELECT count(*) FROM sst_store_items) <> 1"
+             " THEN RAISE EXCEPTION 'changed'; END IF; END$$",
+             SST_STORE_POSTGRES_SCHEMA_VERSION + 1);
+    assert_int_equal(tu_pg_exec(f->url, sql), 0);
+    /* this build's version again: the item is there */
+    snprintf(sql, sizeof sql, "UPDATE sst_schema SET version = %d WHERE component = 'store'",
+             SST_STORE_POSTGRES_SCHEMA_VERSION);
+    assert_int_equal(tu_pg_exec(f->url, sql), 0);
+    st = sst_postgres_store_new(f->url, NULL, &f->err);
+    assert_non_null(st);
+    char *v = pg_value(f, st, NS("kept"), "k");
+    assert_string_equal(v, "{\"a\":1}");
+    free(v);
+    sst_store_free(st);
+    /* a schema whose store is newer but has no tables here: none are made */
+    char url2[600];
+    assert_int_equal(tu_pg_fresh("store_pg", url2, sizeof url2), 0);
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE sst_schema(component text PRIMARY KEY, version integer NOT NULL);"
+             " INSERT INTO sst_schema VALUES ('store', %d)",
+             SST_STORE_POSTGRES_SCHEMA_VERSION + 1);
+    assert_int_equal(tu_pg_exec(url2, sql), 0);
+    assert_null(sst_postgres_store_new(url2, NULL, &f->err));
+    code_at(f->err.code, SST_ENOTSUP, &f->err, __FILE__, __LINE__);
+    assert_int_equal(tu_pg_exec(url2, "DO $$BEGIN IF to_regclass('sst_store_items') IS NOT NULL OR"
+                                      " to_regclass('sst_store_seq') IS NOT NULL"
+                                      " THEN RAISE EXCEPTION 'created'; END IF; END$$"),
+                     0);
+    assert_int_equal(pg_drop_schema(url2), 0);
+}
+
+/* Vectors of another size than the index's are refused on opening (SST_EIO naming dims). */
+static void postgres_vector_size(void **state) {
+    pgfix *f = *state;
+    sst_store_opts o = pg_opts(f, 500);
+    sst_store *st = sst_postgres_store_new(f->url, &o, &f->err);
+    if (st == NULL) {
+        fail_msg("open: %s", f->err.msg);
+    }
+    pg_put(f, st, NS("v"), "k", "{\"text\":\"some words\"}", NULL);
+    sst_store_free(st);
+    charemb small;
+    charemb_init(&small, 64);
+    o.index.dims = 64;
+    o.index.embed_user_data = &small;
+    assert_null(sst_postgres_store_new(f->url, &o, &f->err));
+    code_at(f->err.code, SST_EIO, &f->err, __FILE__, __LINE__);
+    msg_has_at(&f->err, "500-dim", __FILE__, __LINE__);
+    msg_has_at(&f->err, "dims 64", __FILE__, __LINE__);
+    charemb_free(&small);
+    /* without an index it opens, and the vectors stay for later */
+    o = pg_opts(f, 0);
+    st = sst_postgres_store_new(f->url, &o, &f->err);
+    assert_non_null(st);
+    sst_store_free(st);
+    o = pg_opts(f, 500);
+    st = sst_postgres_store_new(f->url, &o, &f->err);
+    assert_non_null(st);
+    sst_value *r = pg_search(f, st, NO_NS, "some words", NULL);
+    assert_true(score_of(r, 0) > 0.999);
+    sst_value_unref(r);
+    sst_store_free(st);
+}
+
+/* A store on a pool shared with other backends holds its own reference; bad arguments. */
+static void postgres_shared_pool(void **state) {
+    pgfix *f = *state;
+    sst_pg *pg = sst_pg_open(f->url, NULL, &f->err);
+    if (pg == NULL) {
+        fail_msg("pool: %s", f->err.msg);
+    }
+    sst_store *st = sst_postgres_store_new_pg(pg, NULL, &f->err);
+    assert_non_null(st);
+    sst_pg_release(pg); /* the store keeps the pool */
+    pg_put(f, st, NS("p"), "k", "{\"b\":[1,2]}", NULL);
+    char *v = pg_value(f, st, NS("p"), "k");
+    assert_string_equal(v, "{\"b\":[1,2]}");
+    free(v);
+    sst_store_free(st);
+    assert_null(sst_postgres_store_new_pg(NULL, NULL, &f->err));
+    code_at(f->err.code, SST_EINVAL, &f->err, __FILE__, __LINE__);
+    /* nothing listens on port 1: refused at once, naming the server */
+    assert_null(sst_postgres_store_new("postgresql://u@127.0.0.1:1/db", NULL, &f->err));
+    code_at(f->err.code, SST_EUNAVAILABLE, &f->err, __FILE__, __LINE__);
+    msg_has_at(&f->err, "127.0.0.1:1", __FILE__, __LINE__);
+    sst_store_opts o;
+    sst_store_opts_init(&o);
+    o.index.dims = 8; /* without embed */
+    assert_null(sst_postgres_store_new(f->url, &o, &f->err));
+    code_at(f->err.code, SST_EINVAL, &f->err, __FILE__, __LINE__);
+}
+
+/* The test server's URL with database @p db in place of its own; false when it cannot. */
+static bool pg_db_url(const char *db, char *out, size_t n) {
+    const char *base = tu_pg_url(), *scheme = base != NULL ? strstr(base, "://") : NULL;
+    const char *path = scheme != NULL ? strchr(scheme + 3, '/') : NULL;
+    if (path == NULL) {
+        return false;
+    }
+    const char *query = strchr(path, '?');
+    return (size_t)snprintf(out, n, "%.*s/%s%s", (int)(path - base), base, db,
+                            query != NULL ? query : "") < n;
+}
+
+/* Ends every connection to database @p db but the caller's (at least one: the store's). */
+static void pg_cut(const char *db) {
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "DO $$BEGIN IF (SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+             " WHERE datname = '%s' AND pid <> pg_backend_pid()) < 1"
+             " THEN RAISE EXCEPTION 'no connection to cut'; END IF; END$$",
+             db);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
+}
+
+/*
+ * Every call survives its connections being cut before it (a server
+ * restart, a network cut): sst__pg_tx and sst__pg_read run it again on a new
+ * connection, and each statement gives the same result run twice. A
+ * database of its own, so that cutting its connections disturbs no other test.
+ */
+static void postgres_lost_connections(void **state) {
+    pgfix *f = *state;
+    char db[64], url[600], sql[160];
+    snprintf(db, sizeof db, "t_store_cut_%ld", (long)getpid());
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", db);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
+    assert_true(pg_db_url(db, url, sizeof url));
+    atomic_store(&g_pg_now, T0);
+    sst_store_opts o = pg_opts(f, 500);
+    o.default_ttl_minutes = 1;
+    sst_store *st = sst_postgres_store_new(url, &o, &f->err);
+    if (st == NULL) {
+        fail_msg("open: %s", f->err.msg);
+    }
+    pg_put(f, st, NS("c", "1"), "a", "{\"text\":\"first words\"}", NULL);
+    pg_cut(db);
+    pg_put(f, st, NS("c", "2"), "b", "{\"text\":\"second words\"}", NULL);
+    pg_cut(db);
+    char *v = pg_value(f, st, NS("c", "1"), "a");
+    assert_string_equal(v, "{\"text\":\"first words\"}");
+    free(v);
+    pg_cut(db);
+    sst_value *r = pg_search(f, st, NS("c"), "second words", NULL);
+    assert_string_equal(keys_of(r), "b,a");
+    sst_value_unref(r);
+    pg_cut(db);
+    r = pg_search(f, st, NS("c"), NULL, "{\"text\":{\"$ne\":\"x\"}}");
+    assert_string_equal(keys_of(r), "b,a");
+    sst_value_unref(r);
+    pg_cut(db);
+    pg_list_is(f, st, "[[\"c\",\"1\"],[\"c\",\"2\"]]");
+    pg_cut(db);
+    PG_OK(sst_store_delete(st, NS("c", "2"), "b", &f->err));
+    pg_cut(db);
+    atomic_fetch_add(&g_pg_now, 2 * MINUTE);
+    size_t removed = 0;
+    PG_OK(sst_store_sweep_ttl(st, &removed, &f->err));
+    assert_int_equal(removed, 1);
+    sst_store_free(st);
+    snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", db);
+    assert_int_equal(tu_pg_exec(tu_pg_url(), sql), 0);
+}
+
 /* ---- once: the wrapper, against a fake backend ---- */
 
 typedef struct fake {
@@ -2588,11 +3075,103 @@ static void memory_filter_first_matches_sqlite(void **state) {
     tu_rm_rf(dir);
 }
 
+/*
+ * The PostgreSQL store against the memory store on the same random items:
+ * random searches (queries, filters, prefixes, paging, omit_expired) and
+ * listings must give the same JSON, scores included to the bit.
+ */
+static void postgres_matches_memory(void **state) {
+    pgfix *f = *state;
+    static const char *const filters[] = {"{\"g\":1}",           "{\"g\":{\"$ne\":1}}",
+                                          "{\"g\":{\"$lt\":3}}", "{\"x\":{\"$gte\":5}}",
+                                          "{\"zz\":1}",          "{\"g\":{\"$gte\":0}}"};
+    static const char *const labels[] = {"a", "b", "x", "y", "*"};
+    for (unsigned round = 0; round < 2; round++) {
+        unsigned rs = 777u + round;
+        eq_now = 1700000000000000;
+        sst_error err;
+        const char *fields[] = {"t", "u"};
+        sst_store_opts o;
+        sst_store_opts_init(&o);
+        o.index.dims = 64;
+        o.index.fields = fields;
+        o.index.n_fields = 2;
+        o.index.embed = eq_embed;
+        o.clock = eq_clock;
+        o.omit_expired = round == 1;
+        o.refresh_on_read = false;
+        assert_int_equal(tu_pg_exec(f->url, round == 0 ? "SELECT 1"
+                                                       : "SET client_min_messages = warning;"
+                                                         " TRUNCATE sst_store_items CASCADE"),
+                         0);
+        sst_store *m = sst_memory_store_new(&o, &err);
+        sst_store *p = sst_postgres_store_new(f->url, &o, &err);
+        if (p == NULL) {
+            fail_msg("open: %s", err.msg);
+        }
+        eq_fill(m, p, 120, &rs);
+        for (int qi = 0; qi < 40; qi++) {
+            sst_store_search_opts q;
+            sst_store_search_opts_init(&q);
+            char qt[32];
+            snprintf(qt, sizeof qt, "w%u", eq_rnd(&rs) % 25);
+            q.query = eq_rnd(&rs) % 4 == 0 ? NULL : qt;
+            sst_value *fv = eq_rnd(&rs) % 3 == 0 ? NULL : tu_json(filters[eq_rnd(&rs) % 6]);
+            q.filter = fv;
+            const char *prefix[] = {eq_rnd(&rs) % 2 ? "a" : "b", "x"};
+            q.prefix = prefix;
+            q.prefix_len = eq_rnd(&rs) % 3;
+            q.limit = 1 + eq_rnd(&rs) % 30;
+            q.offset = eq_rnd(&rs) % 3 == 0 ? eq_rnd(&rs) % 40 : 0;
+            q.refresh_ttl = 0;
+            sst_value *rm = sst_store_search(m, &q, &err), *rp = sst_store_search(p, &q, &err);
+            assert_non_null(rm);
+            assert_non_null(rp);
+            char *a = sst_json_write(rm, 0, NULL, NULL), *b = sst_json_write(rp, 0, NULL, NULL);
+            assert_string_equal(a, b);
+            sst_free(a);
+            sst_free(b);
+            sst_value_unref(rm);
+            sst_value_unref(rp);
+            sst_value_unref(fv);
+        }
+        for (int li = 0; li < 40; li++) {
+            sst_store_list_opts l;
+            sst_store_list_opts_init(&l);
+            const char *pre[] = {labels[eq_rnd(&rs) % 5], labels[eq_rnd(&rs) % 5]};
+            const char *suf[] = {labels[eq_rnd(&rs) % 5], labels[eq_rnd(&rs) % 5]};
+            l.prefix = pre;
+            l.prefix_len = eq_rnd(&rs) % 3;
+            l.suffix = suf;
+            l.suffix_len = eq_rnd(&rs) % 3;
+            l.max_depth = eq_rnd(&rs) % 3;
+            l.offset = eq_rnd(&rs) % 2;
+            l.limit = 1 + eq_rnd(&rs) % 4;
+            sst_value *lm = sst_store_list_namespaces(m, &l, &err);
+            sst_value *lp = sst_store_list_namespaces(p, &l, &err);
+            assert_non_null(lm);
+            assert_non_null(lp);
+            assert_true(sst_value_equal(lm, lp));
+            sst_value_unref(lm);
+            sst_value_unref(lp);
+        }
+        sst_store_free(m);
+        sst_store_free(p);
+    }
+}
+
 int main(void) {
     tu_chaos_install();
     int failed = 0;
+    bool have_pg = tu_pg_url() != NULL; /* fails here when SST_REQUIRE_POSTGRES=1 */
     for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; b++) {
         void *be = (void *)&k_backends[b];
+        if (k_backends[b].needs_pg && !have_pg) {
+            print_message("[  SKIPPED ] %s: no test PostgreSQL server (SST_PGTEST_URL or "
+                          "SST_PGTEST_URL_FILE; CTest's fixture \"pg\" starts one)\n",
+                          k_backends[b].name);
+            continue;
+        }
 #define SST_CASE(fn) cmocka_unit_test_prestate_setup_teardown(fn, fx_setup, fx_teardown, be),
         const struct CMUnitTest tests[] = {BACKEND_CASES(SST_CASE)};
 #undef SST_CASE
@@ -2605,6 +3184,19 @@ int main(void) {
         cmocka_unit_test_setup_teardown(sqlite_two_handles, sq_setup, sq_teardown),
     };
     failed += cmocka_run_group_tests_name("sqlite files", files, NULL, NULL);
+    const struct CMUnitTest pg[] = {
+        cmocka_unit_test_setup_teardown(postgres_two_processes, pg_setup, pg_teardown),
+        cmocka_unit_test_setup_teardown(postgres_newer_schema, pg_setup, pg_teardown),
+        cmocka_unit_test_setup_teardown(postgres_vector_size, pg_setup, pg_teardown),
+        cmocka_unit_test_setup_teardown(postgres_shared_pool, pg_setup, pg_teardown),
+        cmocka_unit_test_setup_teardown(postgres_lost_connections, pg_setup, pg_teardown),
+        cmocka_unit_test_setup_teardown(postgres_matches_memory, pg_setup, pg_teardown),
+    };
+    if (have_pg) {
+        failed += cmocka_run_group_tests_name("postgres database", pg, NULL, NULL);
+    } else {
+        print_message("[  SKIPPED ] postgres database: no test PostgreSQL server\n");
+    }
     const struct CMUnitTest api[] = {
         cmocka_unit_test(memory_filter_first_matches_sqlite),
         cmocka_unit_test(api_ops_checked),

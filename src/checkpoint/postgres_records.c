@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PostgreSQL saver's records: one row per checkpoint (its typed fields as
+ * columns, its payloads and pending writes as bytea, as given, and the ids of
+ * its blobs), a head row per (thread, namespace), and the shared blobs with
+ * their reference counts. A put is one statement (CTEs) in one transaction:
+ * BEGIN, the statement, COMMIT.
+ *
+ * Fencing across processes: the head row of (thread, ns) names its latest
+ * checkpoint. A put advances it with `UPDATE ... WHERE head = parent` (a
+ * thread's first record inserts it, a fork overwrites it), and the record is
+ * inserted only from that statement's RETURNING. Under READ COMMITTED the
+ * UPDATE takes the row lock, so two writers of one thread queue on it; the
+ * second re-checks its WHERE against the row the first committed, finds
+ * another head and changes nothing: it gets SST_ECONFLICT, and nothing it
+ * sent is written. A thread's first record inserts the head with ON
+ * CONFLICT: of two at once, the second waits for the first and finds a row.
+ * Put order is the database-wide sequence "seq": a record of (thread, ns) is
+ * inserted only after the head row lock, so after the commit of the record
+ * before it, and its seq is larger.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "postgres_int.h"
+
+/* The columns a record read returns, in this order (get adds the last three). */
+#define REC_COLS "id, parent, step, format, kind, source, run_id, created, status, next, meta, ns"
+enum {
+    R_ORD, /* get: 0 for the record, then its blobs in order */
+    R_ID,
+    R_PARENT,
+    R_STEP,
+    R_FORMAT,
+    R_KIND,
+    R_SOURCE,
+    R_RUN_ID,
+    R_CREATED,
+    R_STATUS,
+    R_NEXT,
+    R_META,
+    R_NS,
+    R_BODY,   /* get: the body, or a blob's content */
+    R_WRITES, /* get */
+    R_PRESENT /* get: false for a blob the record lists that is not stored */
+};
+
+/*
+ * The put (see the file comment): one statement, in a variant per way of moving the
+ * head and with or without blobs, chosen here rather than by parameters in the SQL
+ * so that each variant's plan has no branch a parameter decides: PostgreSQL then
+ * keeps its generic plan after five puts (pg_prepared_statements shows it) instead of
+ * planning the statement again on every put, which a single statement with such
+ * branches did and which cost most of a put's time. Parameters: $1 thread, $2 ns, $3 id,
+ * $4 parent, $5 step, $6 format, $7 kind, $8 source, $9 run_id, $10 created,
+ * $11 status, $12 next, $13 metadata, $14 body; with blobs also $15 their ids
+ * (text[]) and $16 their contents (bytea[], NULL for a reference to a stored blob).
+ * The statement returns whether the record was stored (0: fenced out) and the
+ * first blob referred to that is not stored (NULL: none).
+ *
+ * The head CTE "hd" returns a row when the record may be stored: a thread's first
+ * record of the namespace inserts the head (a head found there, even one committed
+ * meanwhile by another process, which the INSERT waits for, means a conflict); a
+ * record with a parent moves it only from that parent; a fork moves it from wherever
+ * it is. The thread's row is made with its first record (or a fork's): a record with
+ * a parent follows one that made it (delete_thread removes both, copy_thread copies
+ * both).
+ *
+ * Blobs: a blob row counts the records that refer to it ("refs"). A put adds one
+ * to each of its blobs, inserting those sent with content (a stored one keeps its
+ * bytes: equal ids mean equal content); a reference to a blob that is not there
+ * leaves it out of rb and the statement names it. Deleting records subtracts
+ * their references and deletes the rows that reach 0, in the same transaction
+ * (postgres_threads.c). Both sides change the count under the row lock, so a put
+ * referring to a blob while another process deletes its last record either comes
+ * first (the count stays above 0 and the blob stays) or waits and then finds the
+ * row gone (SST_ENOTFOUND: the writer sends the content again): a record never
+ * refers to a missing blob. A count avoids scanning every record's blob list on
+ * each delete, which in a shared database would also need a lock on all of them.
+ */
+#define HEAD_FIRST                                                                                 \
+    "hd AS (INSERT INTO sst_checkpoint_heads(thread, ns, head)"                                    \
+    " VALUES($1::text, $2::text, $3::text) ON CONFLICT (thread, ns) DO NOTHING RETURNING 1)"
+#define HEAD_ADVANCE                                                                               \
+    "hd AS (UPDATE sst_checkpoint_heads SET head = $3::text"                                       \
+    " WHERE thread = $1::text AND ns = $2::text AND head = $4::text RETURNING 1)"
+#define HEAD_FORK                                                                                  \
+    "hd AS (INSERT INTO sst_checkpoint_heads(thread, ns, head)"                                    \
+    " VALUES($1::text, $2::text, $3::text)"                                                        \
+    " ON CONFLICT (thread, ns) DO UPDATE SET head = excluded.head RETURNING 1)"
+#define PUT_REC(BLOB_IDS)                                                                          \
+    " rec AS (INSERT INTO sst_checkpoints(thread, ns, id, parent, step, format, kind, source,"     \
+    " run_id, created, status, next, meta, body, blobs)"                                           \
+    " SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::integer, $7::smallint,"       \
+    " $8::text, $9::text, $10::bigint, $11::smallint, $12::bytea, $13::bytea, "                    \
+    "$14::bytea, " BLOB_IDS " FROM hd RETURNING 1)"
+#define PUT_BLOBS                                                                                  \
+    ", bl AS (SELECT b.id, b.body FROM unnest($15::text[], $16::bytea[]) AS b(id, body)),"         \
+    " nb AS (INSERT INTO sst_checkpoint_blobs AS b(id, refs, body)"                                \
+    " SELECT bl.id, 1, bl.body FROM bl, rec WHERE bl.body IS NOT NULL ORDER BY bl.id"              \
+    " ON CONFLICT (id) DO UPDATE SET refs = b.refs + 1),"                                          \
+    " rb AS (UPDATE sst_checkpoint_blobs AS b SET refs = b.refs + 1 FROM bl, rec"                  \
+    " WHERE bl.body IS NULL AND b.id = bl.id RETURNING b.id)"
+#define PUT_THREAD                                                                                 \
+    ", th AS (INSERT INTO sst_checkpoint_threads(thread, created, updated)"                        \
+    " SELECT $1::text, $10::bigint, $10::bigint FROM rec ON CONFLICT (thread) DO NOTHING)"
+#define PUT_MISSING                                                                                \
+    "(SELECT min(bl.id) FROM bl WHERE bl.body IS NULL AND bl.id NOT IN (SELECT id FROM rb))"
+#define PUT_SQL(HEAD, THREAD)                                                                      \
+    {                                                                                              \
+        "WITH " HEAD "," PUT_REC("NULL::text[]") THREAD                                            \
+            " SELECT (SELECT count(*) FROM rec), NULL::text",                                      \
+            "WITH " HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD                               \
+            " SELECT (SELECT count(*) FROM rec), " PUT_MISSING                                     \
+    }
+enum { PUT_FIRST, PUT_ADVANCE, PUT_FORK };
+static const char *const k_put_sql[3][2] = {
+    [PUT_FIRST] = PUT_SQL(HEAD_FIRST, PUT_THREAD),
+    [PUT_ADVANCE] = PUT_SQL(HEAD_ADVANCE, ""),
+    [PUT_FORK] = PUT_SQL(HEAD_FORK, PUT_THREAD),
+};
+static const char *const k_put_name[3][2] = {
+    [PUT_FIRST] = {"sst_cp_put_first", "sst_cp_put_first_b"},
+    [PUT_ADVANCE] = {"sst_cp_put", "sst_cp_put_b"},
+    [PUT_FORK] = {"sst_cp_put_fork", "sst_cp_put_fork_b"},
+};
+
+/* A put under a lease: is the lease still this saver's? The share lock makes a takeover
+ * (an UPDATE of the row) wait for this transaction, or this one see its result. */
+static const char k_fence_sql[] =
+    "SELECT 1 FROM sst_checkpoint_locks WHERE thread = $1::text AND owner = $2::text FOR SHARE";
+
+/* Renews this saver's lease on a thread, inside a put's transaction. */
+static const char k_renew_sql[] =
+    "UPDATE sst_checkpoint_locks SET expires = " PGS_NOW_MS " + $3::bigint"
+    " WHERE thread = $1::text AND owner = $2::text";
+
+/* A retried put whose first COMMIT may have applied: is this exact record there? */
+static const char k_put_done_sql[] =
+    "SELECT 1 FROM sst_checkpoints WHERE thread = $1::text AND id = $2::text AND ns = $3::text"
+    " AND parent IS NOT DISTINCT FROM $4::text";
+
+static const char k_head_sql[] =
+    "SELECT head FROM sst_checkpoint_heads WHERE thread = $1::text AND ns = $2::text";
+
+static const char k_put_writes_sql[] =
+    "UPDATE sst_checkpoints SET status = $4::smallint, writes = $5::bytea"
+    " WHERE thread = $1::text AND ns = $2::text AND id = $3::text RETURNING 1";
+
+/* A record (id NULL: the latest, its namespace's head) with its pending writes, then one
+ * row per blob it lists, in order. */
+static const char k_get_sql[] =
+    "WITH c AS (SELECT * FROM sst_checkpoints WHERE thread = $1::text AND ns = $2::text"
+    " AND id = coalesce($3::text, (SELECT head FROM sst_checkpoint_heads"
+    " WHERE thread = $1::text AND ns = $2::text)))"
+    " SELECT 0::bigint, " REC_COLS ", body, writes, true FROM c"
+    " UNION ALL SELECT b.ord, b.id, NULL, 0, 0, 0, NULL, NULL, 0, 0, NULL, NULL, NULL, s.body,"
+    " NULL, s.id IS NOT NULL FROM c CROSS JOIN LATERAL unnest(c.blobs) WITH ORDINALITY"
+    " AS b(id, ord) LEFT JOIN sst_checkpoint_blobs s ON s.id = b.id ORDER BY 1";
+
+/* Listing, newest first: $2 before (NULL: from the newest), $3 the limit (NULL: all). */
+#define LIST_SQL(NS_WHERE)                                                                         \
+    "SELECT 0::bigint, " REC_COLS " FROM sst_checkpoints WHERE thread = $1::text" NS_WHERE         \
+    " AND ($2::text IS NULL OR seq < (SELECT seq FROM sst_checkpoints"                             \
+    " WHERE thread = $1::text AND id = $2::text)) ORDER BY seq DESC LIMIT $3::bigint"
+static const char k_list_ns_sql[] = LIST_SQL(" AND ns = $4::text");
+static const char k_list_all_sql[] = LIST_SQL("");
+
+/* ---- writing ---- */
+
+static sst_code too_large(const pg_saver *s, const char *what, size_t len, sst_error *err) {
+    return sst__error(err, SST_ELIMIT,
+                      "checkpoint store (PostgreSQL %s): %s of %zu bytes is over the limit of "
+                      "%zu bytes; nothing was written",
+                      sst_pg_name(s->pg), what, len, s->max_record_bytes);
+}
+
+static sst_code check_sizes(const pg_saver *s, const sst_checkpoint *r, sst_error *err) {
+    size_t big = r->body.len > r->next.len ? r->body.len : r->next.len;
+    big = r->metadata.len > big ? r->metadata.len : big;
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        big = r->blobs[i].content.len > big ? r->blobs[i].content.len : big;
+    }
+    if (big <= s->max_record_bytes) {
+        return SST_OK;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "the checkpoint of thread '%s' at step %lld", r->thread_id,
+             (long long)r->step);
+    return too_large(s, what, big, err);
+}
+
+/* A record's blobs as the two arrays of the put: each id once, in the order first listed,
+ * with the content any of its entries carries. */
+typedef struct blob_arrays {
+    char *ids, *bodies; /* binary arrays (new), NULL when the record has no blobs */
+    size_t ids_len, bodies_len;
+} blob_arrays;
+
+static void blob_arrays_free(blob_arrays *a) {
+    sst__free(a->ids);
+    sst__free(a->bodies);
+}
+
+static sst_code blob_arrays_make(const sst_checkpoint *r, blob_arrays *a, sst_error *err) {
+    *a = (blob_arrays){0};
+    if (r->n_blobs == 0) {
+        return SST_OK;
+    }
+    const char **ids = sst__calloc(r->n_blobs, sizeof *ids);
+    const char **bodies = sst__calloc(r->n_blobs, sizeof *bodies);
+    size_t *id_lens = sst__calloc(r->n_blobs, sizeof *id_lens);
+    size_t *body_lens = sst__calloc(r->n_blobs, sizeof *body_lens);
+    sst__strmap seen = {0};
+    sst_code rc = SST_OK;
+    if (ids == NULL || bodies == NULL || id_lens == NULL || body_lens == NULL ||
+        !sst__map_reserve(&seen, r->n_blobs)) {
+        rc = sst__enomem(err);
+    }
+    size_t n = 0;
+    for (size_t i = 0; rc == SST_OK && i < r->n_blobs; i++) {
+        const sst_blob *b = &r->blobs[i];
+        size_t at;
+        if (!sst__map_get(&seen, b->id, &at)) {
+            at = n++;
+            (void)sst__map_put(&seen, b->id, at); /* room reserved above */
+            ids[at] = b->id;
+            id_lens[at] = strlen(b->id);
+        }
+        if (bodies[at] == NULL && b->content.data != NULL) {
+            bodies[at] = b->content.data;
+            body_lens[at] = b->content.len;
+        }
+    }
+    rc = rc == SST_OK ? sst__pgs_array(25, n, ids, id_lens, &a->ids, &a->ids_len, err) : rc;
+    rc = rc == SST_OK ? sst__pgs_array(17, n, bodies, body_lens, &a->bodies, &a->bodies_len, err)
+                      : rc;
+    if (rc != SST_OK) {
+        blob_arrays_free(a);
+        *a = (blob_arrays){0};
+    }
+    sst__map_free(&seen);
+    sst__free(ids);
+    sst__free(bodies);
+    sst__free(id_lens);
+    sst__free(body_lens);
+    return rc;
+}
+
+static void payload_param(sst__pg_params *p, const sst_payload *pl) {
+    sst__pg_bytes(p, pl->data, pl->data != NULL ? pl->len : 0);
+}
+
+typedef struct put_job {
+    pg_saver *s;
+    const sst_checkpoint *r;
+    blob_arrays blobs;
+    bool held;                  /* this saver holds the thread's lease: check it is still its */
+    bool renew;                 /* and renew it */
+    char owner[SST__OWNER_MAX]; /* this saver's lease owner (when held) */
+} put_job;
+
+/* SST_ECONFLICT for a put whose parent is not the head, naming the head as it is now. */
+static sst_code fenced_out(sst__pg_conn *c, const sst_checkpoint *r, sst_error *err) {
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, r->thread_id);
+    sst__pg_text(&p, r->ns);
+    PGresult *res = sst__pg_exec(c, "sst_cp_head", k_head_sql, &p,
+                                 "checkpoint store: reading a thread's latest checkpoint", err);
+    if (res == NULL) {
+        return sst__code(err);
+    }
+    const char *head = PQntuples(res) > 0 ? sst__pg_bytes_at(res, 0, 0, NULL) : NULL;
+    const char *parent = r->parent_id;
+    sst__error(err, SST_ECONFLICT,
+               "thread '%s': checkpoint %s follows %s, but the thread's latest checkpoint is "
+               "now %s (another writer committed first); nothing was written",
+               r->thread_id, r->id, parent != NULL ? parent : "nothing (a new thread)",
+               head != NULL ? head : "none");
+    PQclear(res);
+    return SST_ECONFLICT;
+}
+
+/* True when the record is stored as put (after a COMMIT whose answer was lost). */
+static sst_code put_done(sst__pg_conn *c, const sst_checkpoint *r, bool *done, sst_error *err) {
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, r->thread_id);
+    sst__pg_text(&p, r->id);
+    sst__pg_text(&p, r->ns);
+    sst__pg_text(&p, r->parent_id);
+    PGresult *res = sst__pg_exec(c, "sst_cp_put_done", k_put_done_sql, &p,
+                                 "checkpoint store: looking for a checkpoint", err);
+    if (res == NULL) {
+        return sst__code(err);
+    }
+    *done = PQntuples(res) > 0;
+    PQclear(res);
+    return SST_OK;
+}
+
+/* SST_ECONFLICT when this saver held the thread's lease and another holder has it now. */
+static sst_code fence(sst__pg_conn *c, const put_job *j, sst_error *err) {
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, j->r->thread_id);
+    sst__pg_text(&p, j->owner);
+    PGresult *res = sst__pg_exec(c, "sst_cp_fence", k_fence_sql, &p,
+                                 "checkpoint store: checking a thread's lease", err);
+    if (res == NULL) {
+        return sst__code(err);
+    }
+    bool mine = PQntuples(res) > 0;
+    PQclear(res);
+    if (!mine) {
+        return sst__error(err, SST_ECONFLICT,
+                          "thread '%s': this writer's lease on the thread was taken over (it "
+                          "was paused or cut off past the lease); checkpoint %s was not written",
+                          j->r->thread_id, j->r->id);
+    }
+    return SST_OK;
+}
+
+static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
+    put_job *j = user;
+    const sst_checkpoint *r = j->r;
+    if (c->after_lost_commit) {
+        bool done = false;
+        sst_code rc = put_done(c, r, &done, err);
+        if (rc != SST_OK || done) {
+            return rc;
+        }
+    }
+    if (j->held && fence(c, j, err) != SST_OK) {
+        return sst__code(err);
+    }
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, r->thread_id);
+    sst__pg_text(&p, r->ns);
+    sst__pg_text(&p, r->id);
+    sst__pg_text(&p, r->parent_id);
+    sst__pg_i64(&p, r->step);
+    sst__pg_i64(&p, r->format);
+    sst__pg_i64(&p, r->kind);
+    sst__pg_text(&p, r->source);
+    sst__pg_text(&p, r->run_id);
+    sst__pg_i64(&p, r->created_at);
+    sst__pg_i64(&p, r->status);
+    payload_param(&p, &r->next);
+    payload_param(&p, &r->metadata);
+    payload_param(&p, &r->body);
+    int blobs = j->blobs.ids != NULL;
+    if (blobs) {
+        sst__pg_bytes(&p, j->blobs.ids, j->blobs.ids_len);
+        sst__pg_bytes(&p, j->blobs.bodies, j->blobs.bodies_len);
+    }
+    int how = r->fork ? PUT_FORK : r->parent_id != NULL ? PUT_ADVANCE : PUT_FIRST;
+    PGresult *res = sst__pg_exec(c, k_put_name[how][blobs], k_put_sql[how][blobs], &p,
+                                 "checkpoint store: writing a checkpoint", err);
+    if (res == NULL) {
+        if (sst__code(err) == SST_ECONFLICT) { /* the primary key (thread, id) */
+            return sst__error(err, SST_ECONFLICT,
+                              "thread '%s' has a checkpoint %s already; nothing was written",
+                              r->thread_id, r->id);
+        }
+        return sst__code(err);
+    }
+    bool stored = sst__pg_int(res, 0, 0) > 0;
+    const char *missing = sst__pg_bytes_at(res, 0, 1, NULL);
+    sst_code rc = SST_OK;
+    if (stored && missing != NULL) {
+        rc = sst__error(err, SST_ENOTFOUND,
+                        "checkpoint store (PostgreSQL %s): blob %s of checkpoint %s of thread "
+                        "'%s' is not stored (send its content); nothing was written",
+                        sst_pg_name(c->pg), missing, r->id, r->thread_id);
+    }
+    PQclear(res);
+    if (!stored) {
+        rc = fenced_out(c, r, err);
+    }
+    if (rc == SST_OK && j->renew) { /* a third of the lease has passed: once in a while */
+        sst__pg_params_init(&p);
+        sst__pg_text(&p, r->thread_id);
+        sst__pg_text(&p, j->owner);
+        sst__pg_i64(&p, j->s->lease_ms);
+        rc = sst__pg_run(c, "sst_cp_renew", k_renew_sql, &p,
+                         "checkpoint store: renewing a thread's lease", err);
+    }
+    return rc;
+}
+
+sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
+    pg_saver *s = self;
+    sst_code rc = check_sizes(s, r, err);
+    put_job j = {.s = s, .r = r};
+    rc = rc == SST_OK ? blob_arrays_make(r, &j.blobs, err) : rc;
+    if (rc != SST_OK) {
+        return rc;
+    }
+    j.renew = sst__pgs_renew_due(s, r->thread_id, &j.held);
+    if (j.held) {
+        sst__pgs_owner(s, j.owner);
+    }
+    rc = sst__pg_tx(s->pg, sync, put_tx, &j, err);
+    if (rc == SST_OK && j.renew) {
+        sst__pgs_renewed(s, r->thread_id);
+    }
+    blob_arrays_free(&j.blobs);
+    return rc;
+}
+
+typedef struct writes_job {
+    const char *thread, *ns, *id;
+    const sst_payload *writes;
+    sst_thread_status status;
+} writes_job;
+
+static sst_code put_writes_tx(sst__pg_conn *c, void *user, sst_error *err) {
+    writes_job *j = user;
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_text(&p, j->thread);
+    sst__pg_text(&p, j->ns);
+    sst__pg_text(&p, j->id);
+    sst__pg_i64(&p, j->status);
+    payload_param(&p, j->writes);
+    PGresult *res = sst__pg_exec(c, "sst_cp_put_writes", k_put_writes_sql, &p,
+                                 "checkpoint store: writing pending writes", err);
+    if (res == NULL) {
+        return sst__code(err);
+    }
+    bool found = PQntuples(res) > 0;
+    PQclear(res);
+    return found ? SST_OK
+                 : sst__error(err, SST_ENOTFOUND,
+                              "checkpoint store (PostgreSQL %s): thread '%s' has no checkpoint "
+                              "%s to write to",
+                              sst_pg_name(c->pg), j->thread, j->id);
+}
+
+sst_code sst__pgs_put_writes(void *self, const char *thread, const char *ns, const char *id,
+                             const sst_payload *writes, sst_thread_status status, bool sync,
+                             sst_error *err) {
+    pg_saver *s = self;
+    if (writes->len > s->max_record_bytes) {
+        return too_large(s, "the pending writes", writes->len, err);
+    }
+    writes_job j = {thread, ns, id, writes, status};
+    return sst__pg_tx(s->pg, sync, put_writes_tx, &j, err);
+}
+
+/* ---- reading ---- */
+
+static const char *col_text(const PGresult *r, int row, int col) {
+    return sst__pg_bytes_at(r, row, col, NULL);
+}
+
+/* A bytea column as a payload: empty for NULL or no bytes. */
+static sst_payload col_payload(const PGresult *r, int row, int col) {
+    size_t len;
+    const char *data = sst__pg_bytes_at(r, row, col, &len);
+    return data != NULL && len > 0 ? (sst_payload){.data = data, .len = len} : (sst_payload){0};
+}
+
+/* Row @p row of a record read (REC_COLS) into @p out; strings point into @p r. */
+static void read_rec(const PGresult *r, int row, const char *thread, sst_checkpoint *out) {
+    *out = (sst_checkpoint){
+        .format = (uint32_t)sst__pg_int(r, row, R_FORMAT),
+        .thread_id = thread,
+        .ns = col_text(r, row, R_NS),
+        .id = col_text(r, row, R_ID),
+        .parent_id = col_text(r, row, R_PARENT),
+        .step = sst__pg_int(r, row, R_STEP),
+        .source = col_text(r, row, R_SOURCE),
+        .run_id = col_text(r, row, R_RUN_ID),
+        .kind = sst__pg_int(r, row, R_KIND) == 0 ? SST_CHECKPOINT_SNAPSHOT : SST_CHECKPOINT_DELTA,
+        .created_at = sst__pg_int(r, row, R_CREATED),
+        .status = (sst_thread_status)sst__pg_int(r, row, R_STATUS),
+        .next = col_payload(r, row, R_NEXT),
+        .metadata = col_payload(r, row, R_META),
+    };
+    if ((unsigned)out->status > SST_THREAD_ERROR) {
+        out->status = SST_THREAD_IDLE;
+    }
+}
+
+sst_code sst__pgs_get(void *self, const char *thread, const char *ns, const char *id,
+                      sst_checkpoint_fn each, void *user_data, sst_error *err) {
+    pg_saver *s = self;
+    sst__pgs_read_job j = {
+        "sst_cp_get", k_get_sql, "checkpoint store: reading a checkpoint", {0}, NULL};
+    sst__pg_params_init(&j.p);
+    sst__pg_text(&j.p, thread);
+    sst__pg_text(&j.p, ns);
+    sst__pg_text(&j.p, id);
+    sst_code rc = sst__pg_read(s->pg, sst__pgs_read_tx, &j, err);
+    if (rc != SST_OK) {
+        PQclear(j.res);
+        return rc;
+    }
+    int rows = PQntuples(j.res);
+    if (rows == 0 || sst__pg_int(j.res, 0, R_ORD) != 0) {
+        PQclear(j.res);
+        return sst__error(err, SST_ENOTFOUND, "thread '%s' has no checkpoint%s%s", thread,
+                          id != NULL ? " " : "", id != NULL ? id : "");
+    }
+    sst_checkpoint r;
+    read_rec(j.res, 0, thread, &r);
+    r.body = col_payload(j.res, 0, R_BODY);
+    r.writes = col_payload(j.res, 0, R_WRITES);
+    sst_blob *blobs = rows > 1 ? sst__calloc((size_t)rows - 1, sizeof *blobs) : NULL;
+    if (rows > 1 && blobs == NULL) {
+        rc = sst__enomem(err);
+    }
+    for (int i = 1; rc == SST_OK && i < rows; i++) {
+        const char *bid = col_text(j.res, i, R_ID);
+        if (sst__pg_int(j.res, i, R_PRESENT) == 0) {
+            rc = sst__error(err, SST_EIO,
+                            "checkpoint store (PostgreSQL %s): blob %s of checkpoint %s of "
+                            "thread '%s' is missing",
+                            sst_pg_name(s->pg), bid, r.id, thread);
+        }
+        size_t len;
+        const char *data = sst__pg_bytes_at(j.res, i, R_BODY, &len);
+        blobs[i - 1] = (sst_blob){.id = bid, .content = {.data = data, .len = len}};
+    }
+    if (rc == SST_OK) {
+        r.blobs = blobs;
+        r.n_blobs = rows > 1 ? (size_t)rows - 1 : 0;
+        each(&r, user_data);
+    }
+    sst__free(blobs);
+    PQclear(j.res);
+    return rc;
+}
+
+/* True when the metadata of @p r matches @p filter. */
+static bool matches(const sst_checkpoint *r, const sst_value *filter) {
+    if (filter == NULL) {
+        return true;
+    }
+    sst_error ignored;
+    sst_value *meta = sst__payload_parse(&r->metadata, 0, &ignored);
+    bool ok = sst__metadata_matches(meta, filter, r->source, r->step);
+    sst_value_unref(meta);
+    return ok;
+}
+
+sst_code sst__pgs_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
+                       void *user_data, sst_error *err) {
+    pg_saver *s = self;
+    sst__pgs_read_job j = {q->ns != NULL ? "sst_cp_list_ns" : "sst_cp_list_all",
+                           q->ns != NULL ? k_list_ns_sql : k_list_all_sql,
+                           "checkpoint store: listing checkpoints",
+                           {0},
+                           NULL};
+    sst__pg_params_init(&j.p);
+    sst__pg_text(&j.p, q->thread_id);
+    sst__pg_text(&j.p, q->before);
+    /* The metadata filter is applied here (its comparison is JSON value equality, with
+     * the source and step fallbacks): the server limits only an unfiltered listing. */
+    if (q->limit > 0 && q->filter == NULL) {
+        sst__pg_i64(&j.p, (int64_t)q->limit);
+    } else {
+        sst__pg_text(&j.p, NULL);
+    }
+    if (q->ns != NULL) {
+        sst__pg_text(&j.p, q->ns);
+    }
+    sst_code rc = sst__pg_read(s->pg, sst__pgs_read_tx, &j, err);
+    if (rc != SST_OK) {
+        PQclear(j.res);
+        return rc;
+    }
+    size_t sent = 0;
+    for (int i = 0; i < PQntuples(j.res) && (q->limit == 0 || sent < q->limit); i++) {
+        sst_checkpoint r;
+        read_rec(j.res, i, q->thread_id, &r);
+        if (!matches(&r, q->filter)) {
+            continue;
+        }
+        sent++;
+        if (!each(&r, user_data)) {
+            break;
+        }
+    }
+    PQclear(j.res);
+    return SST_OK;
+}
