@@ -8,7 +8,10 @@
  *   bench_side W1 c|c-memory|lua N       loop of N supersteps
  *   bench_side W2 c|c-memory|lua K       K Send tasks
  *   bench_side W3 c-sqlite ITERS DIR     chat of ITERS iterations; bytes at 20/50/100 %
+ *   bench_side W3 c-postgres ITERS URL   the same on PostgreSQL (bytes: pg_total_relation_size
+ *                                        of the tables of the URL's schema; commits counted)
  *   bench_side W4 c-memory|c-sqlite T DIR  T threads, each a 3-node chain once
+ *   bench_side W4 c-postgres T URL       the same on PostgreSQL
  *   bench_side W5 c REPS                 parallel sum (expect 18) and a plain-field conflict
  *   bench_side W6 c-sqlite N DIR         W1's loop of N supersteps three subgraphs deep, on
  *                                        SQLite, and flat W1 on SQLite in the same process
@@ -19,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <libpq-fe.h>
 
 #include "superstep/lua.h"
 #include "workloads.h"
@@ -92,13 +97,50 @@ static void w2(const char *impl, long k) {
     sst_compiled_graph_free(own);
 }
 
-static void w3(long iters, const char *dir) {
-    char db[600];
-    snprintf(db, sizeof db, "%s/w3-%d.db", dir, (int)getpid());
+/* One number the SQL @p sql gives on the database of @p url (-1 on failure). */
+static long long pg_number(const char *url, const char *sql) {
+    PGconn *c = PQconnectdb(url);
+    long long n = -1;
+    if (PQstatus(c) == CONNECTION_OK) {
+        PGresult *r = PQexec(c, sql);
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
+            n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        }
+        PQclear(r);
+    }
+    PQfinish(c);
+    return n;
+}
+
+/* The bytes of every table (with its indexes and TOAST) of the URL's schema. */
+static long long pg_bytes(const char *url) {
+    return pg_number(url, "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN"
+                          " pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND"
+                          " n.nspname = current_schema()");
+}
+
+/* A checkpointer for @p impl: a SQLite file under @p where, or PostgreSQL at URL @p where. */
+static sst_checkpointer *open_saver(const char *impl, const char *where, const char *name,
+                                    char *db, size_t n, sst_error *err) {
+    if (strcmp(impl, "c-postgres") == 0) {
+        snprintf(db, n, "%s", where);
+        return sst_postgres_saver_open(where, NULL, err);
+    }
+    snprintf(db, n, "%s/%s-%d.db", where, name, (int)getpid());
     bw_remove_db(db);
+    return strcmp(impl, "c-memory") == 0 ? sst_memory_saver_new(err)
+                                         : sst_sqlite_saver_open(db, NULL, err);
+}
+
+static long long saver_bytes(const char *impl, const char *db) {
+    return strcmp(impl, "c-postgres") == 0 ? pg_bytes(db) : bw_db_bytes(db);
+}
+
+static void w3(const char *impl, long iters, const char *where) {
+    char db[600];
     sst_error err;
     sst_compiled_graph *cg = bw_w3();
-    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_checkpointer *cp = open_saver(impl, where, "w3", db, sizeof db, &err);
     sst_graph_thread *th = cp != NULL ? sst_graph_thread_open(cg, cp, "w3", &err) : NULL;
     if (th == NULL) {
         bw_die("w3", &err);
@@ -124,19 +166,22 @@ static void w3(long iters, const char *dir) {
             bw_die("w3", r != NULL ? sst_graph_result_error(r) : &err);
         }
         sst_graph_result_free(r);
-        bytes = bw_db_bytes(db); /* outside the timed region, as LangGraph.js's script does */
+        bytes = saver_bytes(impl, db); /* outside the timed region, as LangGraph.js's does */
         gl += (size_t)snprintf(growth + gl, sizeof growth - gl,
                                "%s{\"iters\":%ld,\"db_bytes\":%lld,\"cum_wall_ms\":%.3f}",
                                m ? "," : "", marks[m], bytes, total * 1e3);
     }
-    printf("{\"workload\":\"W3\",\"impl\":\"c-sqlite\",\"size\":%ld,\"wall_ms\":%.3f,"
+    printf("{\"workload\":\"W3\",\"impl\":\"%s\",\"size\":%ld,\"wall_ms\":%.3f,"
            "\"per_unit_us\":%.4f,\"unit\":\"superstep\",\"storage_bytes\":%lld,"
            "\"peak_rss_kib\":%ld,\"growth\":[%s]}\n",
-           iters, total * 1e3, total / (double)(2 * iters) * 1e6, bytes, bw_peak_rss_kib(), growth);
+           impl, iters, total * 1e3, total / (double)(2 * iters) * 1e6, bytes, bw_peak_rss_kib(),
+           growth);
     sst_graph_thread_free(th);
     sst_checkpointer_free(cp);
     sst_compiled_graph_free(cg);
-    bw_remove_db(db);
+    if (strcmp(impl, "c-postgres") != 0) {
+        bw_remove_db(db);
+    }
 }
 
 /* @p threads runs of the chain, each on its own thread id; seconds. */
@@ -163,15 +208,11 @@ static double w4_runs(const sst_compiled_graph *cg, sst_checkpointer *cp, long f
     return bw_now_s() - t0;
 }
 
-static void w4(const char *impl, long threads, const char *dir) {
+static void w4(const char *impl, long threads, const char *where) {
     char db[600];
-    snprintf(db, sizeof db, "%s/w4-%d.db", dir, (int)getpid());
-    bw_remove_db(db);
-    bool sqlite = strcmp(impl, "c-sqlite") == 0;
     sst_error err;
     sst_compiled_graph *cg = bw_w4();
-    sst_checkpointer *cp =
-        sqlite ? sst_sqlite_saver_open(db, NULL, &err) : sst_memory_saver_new(&err);
+    sst_checkpointer *cp = open_saver(impl, where, "w4", db, sizeof db, &err);
     if (cp == NULL) {
         bw_die("w4", &err);
     }
@@ -180,12 +221,14 @@ static void w4(const char *impl, long threads, const char *dir) {
     double warm = w4_runs(cg, cp, threads, threads);
     printf("{\"workload\":\"W4\",\"impl\":\"%s\",\"size\":%ld,\"cold_wall_ms\":%.3f,"
            "\"wall_ms\":%.3f,\"per_unit_us\":%.4f,\"unit\":\"run\",\"runs_per_s\":%.1f,"
-           "\"peak_rss_kib\":%ld}\n",
+           "\"storage_bytes\":%lld,\"peak_rss_kib\":%ld}\n",
            impl, threads, cold * 1e3, warm * 1e3, warm / (double)threads * 1e6,
-           (double)threads / warm, bw_peak_rss_kib());
+           (double)threads / warm, saver_bytes(impl, db), bw_peak_rss_kib());
     sst_checkpointer_free(cp);
     sst_compiled_graph_free(cg);
-    bw_remove_db(db);
+    if (strcmp(impl, "c-postgres") != 0) {
+        bw_remove_db(db);
+    }
 }
 
 static void json_string(const char *s) {
@@ -315,7 +358,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(w, "W2") == 0) {
         w2(impl, size);
     } else if (strcmp(w, "W3") == 0) {
-        w3(size, dir);
+        w3(impl, size, dir);
     } else if (strcmp(w, "W4") == 0) {
         w4(impl, size, dir);
     } else if (strcmp(w, "W5") == 0) {

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_agent.h"
 #include "cmd_args.h"
+#include "cmd_db.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -285,8 +286,7 @@ int sst_cli_agent(int argc, char **argv) {
     if (set_params(model, &a, &err) != SST_OK) {
         goto fail;
     }
-    cp = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
-                                     : sst_sqlite_saver_open(db, NULL, &err);
+    cp = sst_cli_open_saver(db, &err);
     sst_agent_opts o;
     sst_agent_opts_init(&o);
     o.system_prompt = a.system;

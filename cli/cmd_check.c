@@ -14,6 +14,7 @@
 #include "cmd_args.h"
 #include "cmd_check.h"
 #include "superstep/checkpoint.h"
+#include "superstep/postgres.h"
 
 static void print_damage(const sst_sqlite_damage *d, void *ud) {
     (void)ud;
@@ -43,6 +44,11 @@ int sst_cli_check(int argc, char **argv) {
         }
     }
     db = sst_cli_default_db(db);
+    if (sst_pg_is_url(db)) {
+        fprintf(stderr, "superstep check: checks SQLite files; PostgreSQL checks its own pages "
+                        "(see its data_checksums and amcheck)\n");
+        return 1;
+    }
     sst_sqlite_check_report rep;
     sst_error err = {0};
     if (sst_sqlite_check(db, repair, print_damage, NULL, &rep, &err) != SST_OK) {

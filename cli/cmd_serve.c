@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
+ * superstep worker CONFIG --db postgresql://... [--workers N]: the same
+ * server without HTTP, running the runs that API processes enqueue.
+ *
  * superstep serve [CONFIG] [options]: LangGraph's Agent Server API over the
  * graphs of a langgraph.json-shaped file and of --graph NAME=script.lua
  * options, until SIGTERM or SIGINT (a graceful stop: running runs stop at a
@@ -15,6 +18,7 @@
 
 #include "cmd_args.h"
 #include "cmd_serve.h"
+#include "superstep/postgres.h"
 #include "superstep/server.h"
 
 static const char usage_text[] =
@@ -28,12 +32,15 @@ static const char usage_text[] =
     "  --graph NAME=SCRIPT.lua  serve this graph too (repeatable)\n"
     "  --host HOST              address to listen on (default 127.0.0.1)\n"
     "  --port N                 port (default 2024; 0: any free port)\n"
-    "  --db PATH                the database: checkpoints, threads, store, run queue\n"
+    "  --db PATH|URL            the database: checkpoints, threads, store, run queue\n"
     "                           (default $SUPERSTEP_DB, else ./superstep.db; :memory:);\n"
-    "                           the server holds its locks while it runs\n"
+    "                           the server holds a SQLite file's locks while it runs;\n"
+    "                           postgresql://USER@HOST:PORT/DB: many serve and worker\n"
+    "                           processes on any machines share one PostgreSQL\n"
     "  --shared-db              let other processes (the CLI, another server) use\n"
     "                           the database meanwhile (slower: a file lock per write)\n"
-    "  --workers N              threads that run graphs (default 2)\n"
+    "  --workers N              threads that run graphs (default 2; 0 with PostgreSQL:\n"
+    "                           API only, `superstep worker` processes run the runs)\n"
     "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
     "  --insecure-listen-any    allow a non-loopback --host without a token\n"
     "  --max-body BYTES         largest request body (default 16M)\n"
@@ -45,15 +52,35 @@ static const char usage_text[] =
     "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
     "  --quiet                  no log lines on stderr\n";
 
+static const char worker_usage_text[] =
+    "usage: superstep worker [CONFIG] --db postgresql://... [options]\n"
+    "\n"
+    "Runs the graphs of CONFIG (a langgraph.json-shaped file) and of --graph\n"
+    "options for the runs that `superstep serve` processes on the same PostgreSQL\n"
+    "database enqueue: workers only, no HTTP. Start as many as you like, on any\n"
+    "machines; each run is claimed by one of them, and a run whose worker dies is\n"
+    "taken over from its last checkpoint once its lease expires.\n"
+    "\n"
+    "options:\n"
+    "  --graph NAME=SCRIPT.lua  run this graph too (repeatable)\n"
+    "  --db URL                 the PostgreSQL database (postgresql://USER@HOST:PORT/DB;\n"
+    "                           postgresql:// alone reads libpq's PG* variables)\n"
+    "  --workers N              threads that run graphs (default 2)\n"
+    "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
+    "  --quiet                  no log lines on stderr\n";
+
+/* "serve" or "worker": the command being run, for messages. */
+static const char *g_cmd = "serve";
+
 static void log_line(const char *line, void *ud) {
     (void)ud;
-    fprintf(stderr, "superstep serve: %s\n", line);
+    fprintf(stderr, "superstep %s: %s\n", g_cmd, line);
 }
 
 static int bad(const char *fmt, const char *arg) {
-    fprintf(stderr, "superstep serve: ");
+    fprintf(stderr, "superstep %s: ", g_cmd);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'superstep serve --help' for usage)\n");
+    fprintf(stderr, "\n(run 'superstep %s --help' for usage)\n", g_cmd);
     return 2;
 }
 
@@ -103,7 +130,7 @@ static int valued(serve_args *a, const char *opt, const char *val) {
             const char *name;
             unsigned long min, max;
         } nums[] = {{"--port", 0, 65535},
-                    {"--workers", 1, 256},
+                    {"--workers", 0, 256},
                     {"--max-connections", 1, 1000000},
                     {"--timeout", 1, 86400},
                     {"--stream-backlog", 1, 100000000},
@@ -118,7 +145,7 @@ static int valued(serve_args *a, const char *opt, const char *val) {
             return 0;
         }
         if (!number(val, nums[k].min, nums[k].max, &n)) {
-            fprintf(stderr, "superstep serve: %s: expected a number from %lu to %lu, got '%s'\n",
+            fprintf(stderr, "superstep %s: %s: expected a number from %lu to %lu, got '%s'\n", g_cmd,
                     opt, nums[k].min, nums[k].max, val);
             return 2;
         }
@@ -138,10 +165,11 @@ static int parse(int argc, char **argv, serve_args *a) {
     memset(a, 0, sizeof *a);
     sst_server_opts_init(&a->o);
     a->o.db = NULL;
+    a->o.workers_only = strcmp(argv[1], "worker") == 0;
     for (int i = 2; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
-            fputs(usage_text, stdout);
+            fputs(a->o.workers_only ? worker_usage_text : usage_text, stdout);
             return 0;
         }
         if (strcmp(opt, "--insecure-listen-any") == 0) {
@@ -171,6 +199,10 @@ static int parse(int argc, char **argv, serve_args *a) {
         return bad("%s", "nothing to serve: give a CONFIG file (langgraph.json) or --graph "
                          "NAME=SCRIPT.lua");
     }
+    if (a->o.workers_only && (a->o.db == NULL || !sst_pg_is_url(a->o.db))) {
+        return bad("--db: a worker needs a PostgreSQL database (postgresql://...), got '%s'",
+                   a->o.db != NULL ? a->o.db : "(none)");
+    }
     a->o.db = sst_cli_default_db(a->o.db);
     if (a->token_env != NULL) {
         a->o.auth_token = getenv(a->token_env);
@@ -187,7 +219,7 @@ static int parse(int argc, char **argv, serve_args *a) {
 static bool add_graphs(sst_server *s, const serve_args *a) {
     sst_error err = {0};
     if (a->config != NULL && sst_server_load_config(s, a->config, &err) != SST_OK) {
-        fprintf(stderr, "superstep serve: %s\n", err.msg);
+        fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
         return false;
     }
     for (size_t i = 0; i < a->n_graphs; i++) {
@@ -195,7 +227,7 @@ static bool add_graphs(sst_server *s, const serve_args *a) {
         const char *eq = strchr(a->graphs[i], '=');
         snprintf(name, sizeof name, "%.*s", (int)(eq - a->graphs[i]), a->graphs[i]);
         if (sst_server_add_graph(s, name, eq + 1, &err) != SST_OK) {
-            fprintf(stderr, "superstep serve: %s\n", err.msg);
+            fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
             return false;
         }
     }
@@ -203,6 +235,7 @@ static bool add_graphs(sst_server *s, const serve_args *a) {
 }
 
 int sst_cli_serve(int argc, char **argv) {
+    g_cmd = strcmp(argv[1], "worker") == 0 ? "worker" : "serve";
     serve_args a;
     int rc = parse(argc, argv, &a);
     if (rc != -1) {
@@ -219,25 +252,29 @@ int sst_cli_serve(int argc, char **argv) {
     sst_error err = {0};
     sst_server *s = sst_server_new(&a.o, &err);
     if (s == NULL) {
-        fprintf(stderr, "superstep serve: %s\n", err.msg);
+        fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
         return 1;
     }
     if (!add_graphs(s, &a) || sst_server_start(s, &err) != SST_OK) {
         if (err.code != SST_OK) {
-            fprintf(stderr, "superstep serve: %s\n", err.msg);
+            fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
         }
         sst_server_free(s);
         return 1;
     }
-    printf("listening on http://%s:%u\n", a.o.host, sst_server_port(s));
+    if (a.o.workers_only) {
+        printf("working\n");
+    } else {
+        printf("listening on http://%s:%u\n", a.o.host, sst_server_port(s));
+    }
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);
     if (!a.quiet) {
         fprintf(stderr,
-                "superstep serve: %s: stopping (running runs stop at a superstep "
+                "superstep %s: %s: stopping (running runs stop at a superstep "
                 "boundary)\n",
-                sig == SIGINT ? "SIGINT" : "SIGTERM");
+                g_cmd, sig == SIGINT ? "SIGINT" : "SIGTERM");
     }
     sst_server_stop(s);
     sst_server_wait(s);

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_store.h"
 #include "cmd_args.h"
+#include "cmd_db.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "superstep/agent.h"
+#include "superstep/postgres.h"
 #include "superstep/json.h"
 #include "superstep/store.h"
 
@@ -335,8 +337,8 @@ static void print_json(const store_args *a, const sst_value *v) {
  */
 static sst_store *open_store(const store_args *a, sst_embedder **emb, sst_error *err) {
     const char *db = sst_cli_default_db(a->db);
-    bool memory = strcmp(db, ":memory:") == 0;
-    if (strcmp(a->cmd, "put") != 0 && !memory && strncmp(db, "file:", 5) != 0 &&
+    bool file = strcmp(db, ":memory:") != 0 && !sst_pg_is_url(db);
+    if (strcmp(a->cmd, "put") != 0 && file && strncmp(db, "file:", 5) != 0 &&
         access(db, F_OK) != 0) {
         err->code = SST_ENOTFOUND;
         snprintf(err->msg, sizeof err->msg, "no database '%s' (store put creates one; --db PATH)",
@@ -360,7 +362,7 @@ static sst_store *open_store(const store_args *a, sst_embedder **emb, sst_error 
         o.index.fields = a->n_fields > 0 ? a->fields : NULL;
         o.index.n_fields = a->n_fields;
     }
-    return memory ? sst_memory_store_new(&o, err) : sst_sqlite_store_new(db, &o, err);
+    return sst_cli_open_store(db, &o, err);
 }
 
 /* The item (NS, KEY) (new), sst_null() when absent; NULL with a message printed. */

@@ -23,6 +23,7 @@
 
 #include "cmd_agent.h"
 #include "cmd_args.h"
+#include "cmd_db.h"
 #include "cmd_check.h"
 #include "cmd_serve.h"
 #include "cmd_store.h"
@@ -53,6 +54,8 @@ static const char usage_text[] =
     "  serve    LangGraph's HTTP API for graphs: superstep serve [langgraph.json]\n"
     "           [--graph NAME=SCRIPT.lua] [--host H] [--port N] [--db PATH] [--workers N]\n"
     "           [--auth-token-env VAR] (superstep serve --help)\n"
+    "  worker   workers only, for the runs serve processes enqueue on one PostgreSQL:\n"
+    "           superstep worker [langgraph.json] --db postgresql://... [--workers N]\n"
     "  store    the long-term memory store of --db: superstep store put NS KEY JSON,\n"
     "           get NS KEY, delete NS KEY, search [PREFIX] [--query TEXT] [--filter JSON],\n"
     "           ls [--prefix NS] (NS: labels joined with '.'; superstep store --help)\n"
@@ -60,9 +63,11 @@ static const char usage_text[] =
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none)\n"
     "  --thread ID          thread to continue (run: default a new id, printed)\n"
-    "  --db PATH            SQLite checkpoint file (default: the script's checkpointer,\n"
+    "  --db PATH|URL        SQLite checkpoint file (default: the script's checkpointer,\n"
     "                       else $SUPERSTEP_DB, else ./" SST_CLI_DEFAULT_DB "); :memory: keeps\n"
-    "                       the checkpoints in memory, for this process only\n"
+    "                       the checkpoints in memory, for this process only; a\n"
+    "                       postgresql://USER@HOST:PORT/DB URL uses PostgreSQL\n"
+    "                       (postgresql:// alone: libpq's PG* variables)\n"
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        resume the pending interrupt with this value\n"
     "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
@@ -443,8 +448,7 @@ static int open_session(const cli *c, session *s) {
     s->saver = sst_lua_script_checkpointer(s->script);
     if (c->db != NULL || s->saver == NULL) {
         const char *db = sst_cli_default_db(c->db);
-        s->own_saver = strcmp(db, ":memory:") == 0 ? sst_memory_saver_new(&err)
-                                                   : sst_sqlite_saver_open(db, NULL, &err);
+        s->own_saver = sst_cli_open_saver(db, &err);
         if (s->own_saver == NULL) {
             close_session(s);
             return fail("", &err);
@@ -790,7 +794,7 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "check") == 0) {
         return sst_cli_check(argc, argv);
     }
-    if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+    if (argc > 1 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "worker") == 0)) {
         return sst_cli_serve(argc, argv);
     }
     if (argc > 1 && strcmp(argv[1], "store") == 0) {

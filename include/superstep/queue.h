@@ -19,10 +19,11 @@
  * its thread holds a live lease, and runs of one thread are claimed in the
  * order they were enqueued.
  *
- * Backends implement sst_queue_ops (like sst_checkpointer_ops): SQLite here
- * (sst_sqlite_queue_open, in the checkpoint database's file), PostgreSQL
- * later. One contract suite (tests/unit/test_queue_contract.c) runs against
- * every backend.
+ * Backends implement sst_queue_ops (like sst_checkpointer_ops): SQLite
+ * (sst_sqlite_queue_open, in the checkpoint database's file) and PostgreSQL
+ * (sst_postgres_queue_open, shared by processes on many machines). One
+ * contract suite (tests/unit/test_queue_contract.c) runs against every
+ * backend.
  *
  * Thread-safety: every call may be made from any thread at any time. The
  * provided backends call the callbacks (sst_queued_run_fn) holding no lock,
@@ -37,6 +38,7 @@
 
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/postgres.h"
 #include "superstep/sqlite.h"
 #include "superstep/value.h"
 
@@ -252,6 +254,63 @@ SST_NODISCARD SST_API sst_queue *sst_sqlite_queue_open(const char *path, sst_err
  * @return new queue; NULL as sst_sqlite_queue_open, or SST_EINVAL for a NULL @p db.
  */
 SST_NODISCARD SST_API sst_queue *sst_sqlite_queue_open_db(sst_sqlite_db *db, sst_error *err);
+
+/**
+ * Opens (or creates) the run queue in a PostgreSQL database (version 12 or
+ * newer), on a pool of its own: the queue of `superstep serve` and
+ * `superstep worker` processes on many machines. Its tables (sst_runs and the token sequence
+ * sst_run_tokens, beside the saver's and the store's) go in the schema the
+ * connection's search_path names, under a schema version of its own
+ * (component "queue" of sst_schema) that is migrated on open and refused
+ * when newer than this build. Every invariant of the contract holds across
+ * processes, enforced by PostgreSQL: a claim is one short transaction that
+ * picks the oldest runnable run FOR UPDATE SKIP LOCKED under its thread's
+ * advisory lock (one live run per thread, in enqueue order); the row is not
+ * locked while the run runs, the lease is. Tokens come from a sequence
+ * (unique across processes). Expired leases are those past their time; a
+ * lease whose owner is a process identity of this host that is gone
+ * expires at once, as in sst_sqlite_queue_open; owners on other machines
+ * wait for expiry. Every change is a transaction retried whole on a new
+ * connection when the connection is lost (postgres.h), committed with
+ * synchronous_commit on. Enqueue, release, finish, cancel and remove NOTIFY
+ * the schema's channel (see sst_postgres_queue_wait).
+ * @param url  as sst_pg_open: a postgresql:// URL or a libpq keyword string;
+ *             NULL or "" for libpq's PG* environment variables.
+ * @return new queue; NULL with SST_EUNAVAILABLE (the server cannot be
+ *         reached), SST_EINVAL (a malformed URL), SST_ENOTSUP (its queue
+ *         schema is newer than this build), SST_EIO (the tables cannot be
+ *         made or read), SST_ENOMEM; messages name the database.
+ */
+SST_NODISCARD SST_API sst_queue *sst_postgres_queue_open(const char *url, sst_error *err);
+
+/**
+ * sst_postgres_queue_open on a pool shared with the saver and the store of
+ * this process (include/superstep/postgres.h). The queue holds a reference
+ * to @p pg until it is freed.
+ * @return new queue; NULL as sst_postgres_queue_open, or SST_EINVAL for a NULL @p pg.
+ */
+SST_NODISCARD SST_API sst_queue *sst_postgres_queue_open_pg(sst_pg *pg, sst_error *err);
+
+/**
+ * Waits until a run may have become claimable (a run was enqueued, released,
+ * finished, cancelled or removed anywhere, heard through PostgreSQL's
+ * LISTEN/NOTIFY on a connection of the queue's own, outside the pool) or
+ * @p timeout_ms passes. For idle workers, so that they do not poll: claim
+ * until SST_ENOTFOUND, then wait, then claim again. A wake-up is a hint, not
+ * a promise (another worker may claim the run first), and an expired lease
+ * notifies nobody: keep the timeout to a few seconds. The first call, and the
+ * first after the listening connection was lost (it is made again then, and
+ * retried as the pool retries a lost server), returns SST_OK at once, as
+ * notifications sent before it listened were not heard.
+ * @param timeout_ms  0 or more; 0 only looks at what arrived already.
+ * @return SST_OK when woken; SST_ETIMEOUT; SST_EINVAL (a NULL queue, a
+ *         queue that is not a PostgreSQL queue, a negative timeout);
+ *         SST_EUNAVAILABLE when the server stayed away.
+ * Thread-safety: any number of threads may wait on one queue at once; they
+ * share its listening connection and are all woken by what it hears.
+ */
+SST_NODISCARD SST_API sst_code sst_postgres_queue_wait(sst_queue *q, int timeout_ms,
+                                                       sst_error *err);
 
 #ifdef __cplusplus
 }

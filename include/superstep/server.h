@@ -45,7 +45,9 @@ typedef struct sst_server_opts {
      * (--shared-db) to let other processes (the CLI, another server) use the file at
      * the same time, at the cost of those locks. */
     bool shared_db;
-    unsigned workers; /* threads that run graphs; default 2 */
+    /* Threads that run graphs; default 2. 0 (PostgreSQL only): an API process whose
+     * runs `superstep worker` processes run. */
+    unsigned workers;
     /* When set, every request but GET /ok needs "Authorization: Bearer <token>". */
     const char *auth_token;
     /* Without auth_token the server listens only on loopback addresses unless this is
@@ -61,6 +63,9 @@ typedef struct sst_server_opts {
     /* Messages for people (start, stop, failed runs) go here; NULL: none. */
     void (*log)(const char *line, void *user_data);
     void *log_user_data;
+    /* Run workers only, no HTTP (`superstep worker`): they take runs that other
+     * processes' APIs enqueued. The database must be PostgreSQL. */
+    bool workers_only;
 } sst_server_opts;
 
 SST_API void sst_server_opts_init(sst_server_opts *o);

@@ -117,7 +117,8 @@ static void read_options(lua_State *L, sst_agent_opts *o) {
     o->approve_tools = lua_toboolean(L, -1);
     lua_pop(L, 1);
     if (lua_getfield(L, 1, "store") != LUA_TNIL && (o->store = sst__lua_store(L, -1)) == NULL) {
-        luaL_error(L, "create_react_agent: store must be an InMemoryStore() or SqliteStore(path)");
+        luaL_error(L, "create_react_agent: store must be an InMemoryStore(), SqliteStore(path) "
+                      "or PostgresStore(url)");
     }
     lua_pop(L, 1); /* the options table keeps the store alive */
     if (lua_getfield(L, 1, "memory") == LUA_TNIL) {
@@ -224,8 +225,8 @@ static int create_react_agent(lua_State *L) {
     int saver = 0;
     if (lua_getfield(L, 1, "checkpointer") != LUA_TNIL) {
         if (sst__lua_saver(L, -1) == NULL) {
-            return luaL_error(L, "create_react_agent: checkpointer must be a MemorySaver() or "
-                                 "SqliteSaver(path)");
+            return luaL_error(L, "create_react_agent: checkpointer must be a MemorySaver(), "
+                                 "SqliteSaver(path) or PostgresSaver(url)");
         }
         saver = lua_gettop(L);
     }

@@ -66,7 +66,7 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
         if ((a->saver = sst__lua_saver(L, -1)) == NULL) {
             sst__lua_raisef(L, SST_EINVAL,
                             "compile: checkpointer must be a MemorySaver(), SqliteSaver(path), "
-                            "true or false");
+                            "PostgresSaver(url), true or false");
         }
         lua_pushvalue(L, -1);
         lua_setiuservalue(L, app, SST__APP_SAVER);
@@ -79,7 +79,8 @@ static void compile_options(lua_State *L, int opts, int app, sst_compile_opts *c
     lua_pop(L, 1); /* the compiled graph takes its own reference */
     if (lua_getfield(L, opts, "store") != LUA_TNIL && (co->store = sst__lua_store(L, -1)) == NULL) {
         sst__lua_raisef(L, SST_EINVAL,
-                        "compile: store must be an InMemoryStore() or SqliteStore(path)");
+                        "compile: store must be an InMemoryStore(), SqliteStore(path) or "
+                        "PostgresStore(url)");
     }
     lua_pop(L, 1); /* the compiled graph takes its own reference, as for the cache */
     if (lua_getfield(L, opts, "name") == LUA_TSTRING) {

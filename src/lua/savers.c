@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * superstep.MemorySaver() and superstep.SqliteSaver(path), with saver:delete_thread(id)
- * and saver:list(config).
+ * superstep.MemorySaver(), superstep.SqliteSaver(path) and superstep.PostgresSaver(url),
+ * with saver:delete_thread(id) and saver:list(config).
  */
 #include "lua_int.h"
+#include "superstep/postgres.h"
 #include "superstep/checkpoint.h"
 
 typedef struct lsaver {
@@ -123,6 +124,17 @@ static int sqlite_saver(lua_State *L) {
     return 1;
 }
 
+/* PostgresSaver(url): a URL ("postgresql://..."), or "" for libpq's PG* variables. */
+static int postgres_saver(lua_State *L) {
+    const char *url = luaL_checkstring(L, 1);
+    lsaver *s = new_saver(L);
+    sst_error err = {0};
+    if ((s->cp = sst_postgres_saver_open(url, NULL, &err)) == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    return 1;
+}
+
 void sst__lua_open_savers(lua_State *L) {
     luaL_newmetatable(L, SST_LUA_SAVER);
     lua_pushcfunction(L, saver_gc);
@@ -140,4 +152,6 @@ void sst__lua_open_savers(lua_State *L) {
     lua_setfield(L, -2, "MemorySaver");
     lua_pushcfunction(L, sqlite_saver);
     lua_setfield(L, -2, "SqliteSaver");
+    lua_pushcfunction(L, postgres_saver);
+    lua_setfield(L, -2, "PostgresSaver");
 }

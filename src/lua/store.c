@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * superstep.InMemoryStore(opts), superstep.SqliteStore(path, opts) and
+ * superstep.InMemoryStore(opts), superstep.SqliteStore(path, opts),
+ * superstep.PostgresStore(url, opts) and
  * superstep.embeddings(fn | {base_url, model, ...}): the long-term store
  * (store.h) with LangGraph's names (put, get, delete, search,
  * list_namespaces, sweep_ttl), given to compile{store = ...} and reached in
@@ -21,6 +22,7 @@
 #include <stdio.h>
 
 #include "lua_int.h"
+#include "superstep/postgres.h"
 
 /* A Lua function (or object with embed_documents) or an OpenAI-compatible client. */
 typedef struct lembedder {
@@ -742,15 +744,20 @@ static void read_ttl(lua_State *L, int t, sst_store_opts *o) {
     o->omit_expired = opt_tristate(L, t, "omit_expired", what) == 1;
 }
 
-/* InMemoryStore(opts) and SqliteStore(path, opts): @p path NULL for memory. */
-static int open_store(lua_State *L, const char *path, int opts) {
+/* The backends open_store makes. */
+enum { STORE_MEMORY, STORE_SQLITE, STORE_POSTGRES };
+
+/* InMemoryStore(opts), SqliteStore(path, opts) and PostgresStore(url, opts): @p path is
+ * the file or URL (NULL for memory). */
+static int open_store(lua_State *L, int kind, const char *path, int opts) {
+    static const char *const names[] = {"InMemoryStore", "SqliteStore", "PostgresStore"};
     static const char *const known[] = {"index", "ttl", NULL};
     lstore *s = new_store_ud(L);
     int ud = lua_gettop(L);
     sst_store_opts o;
     sst_store_opts_init(&o);
     int config = 0;
-    if (read_opts(L, opts, known, path != NULL ? "SqliteStore" : "InMemoryStore") != 0) {
+    if (read_opts(L, opts, known, names[kind]) != 0) {
         if (lua_getfield(L, opts, "index") != LUA_TNIL) {
             read_index(L, lua_gettop(L), &o);
             config = lua_gettop(L);
@@ -760,7 +767,9 @@ static int open_store(lua_State *L, const char *path, int opts) {
         }
     }
     sst_error err = {0};
-    s->st = path != NULL ? sst_sqlite_store_new(path, &o, &err) : sst_memory_store_new(&o, &err);
+    s->st = kind == STORE_SQLITE     ? sst_sqlite_store_new(path, &o, &err)
+            : kind == STORE_POSTGRES ? sst_postgres_store_new(path, &o, &err)
+                                     : sst_memory_store_new(&o, &err);
     if (s->st == NULL) {
         return sst__lua_raise(L, &err);
     }
@@ -774,7 +783,7 @@ static int open_store(lua_State *L, const char *path, int opts) {
 
 static int memory_store(lua_State *L) {
     lua_settop(L, 1);
-    return open_store(L, NULL, 1);
+    return open_store(L, STORE_MEMORY, NULL, 1);
 }
 
 static int sqlite_store(lua_State *L) {
@@ -785,7 +794,19 @@ static int sqlite_store(lua_State *L) {
                                path == NULL ? luaL_typename(L, 1) : "a bad string");
     }
     lua_settop(L, 2);
-    return open_store(L, path, 2);
+    return open_store(L, STORE_SQLITE, path, 2);
+}
+
+/* PostgresStore(url, opts): a URL, or "" for libpq's PG* variables. */
+static int postgres_store(lua_State *L) {
+    size_t len;
+    const char *url = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
+    if (url == NULL || strlen(url) != len) {
+        return sst__lua_raisef(L, SST_EINVAL, "PostgresStore: expected a URL, got %s",
+                               url == NULL ? luaL_typename(L, 1) : "a bad string");
+    }
+    lua_settop(L, 2);
+    return open_store(L, STORE_POSTGRES, url, 2);
 }
 
 void sst__lua_open_stores(lua_State *L) {
@@ -815,6 +836,8 @@ void sst__lua_open_stores(lua_State *L) {
     lua_setfield(L, -2, "InMemoryStore");
     lua_pushcfunction(L, sqlite_store);
     lua_setfield(L, -2, "SqliteStore");
+    lua_pushcfunction(L, postgres_store);
+    lua_setfield(L, -2, "PostgresStore");
     lua_pushcfunction(L, l_embeddings);
     lua_setfield(L, -2, "embeddings");
 }

@@ -2,14 +2,15 @@
 /*
  * The run queue wrapper (include/superstep/queue.h): the reference count, the
  * argument checks every call goes through before the backend sees it, status
- * names, and a run as a value. The backends live beside it (sqlite*.c).
+ * names, and a run as a value. The backends live beside it (sqlite*.c,
+ * postgres*.c).
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common.h"
-#include "superstep/queue.h"
+#include "queue_int.h"
 #include "values/build.h"
 
 struct sst_queue {
@@ -85,6 +86,10 @@ void sst_queue_free(sst_queue *q) {
     }
     q->ops.destroy(q->self);
     sst__free(q);
+}
+
+void *sst__queue_impl(const sst_queue *q, void (*destroy)(void *self)) {
+    return q != NULL && q->ops.destroy == destroy ? q->self : NULL;
 }
 
 /* ---- argument checks ---- */

@@ -190,7 +190,9 @@ static void send_result(srv_request *r, srv_response *res, const run_copy *c, un
             srv_error(res, 500, "out of memory");
             return;
         }
-        if (sst_queue_status_final(c->run.status)) {
+        /* With PostgreSQL the run's events so far are rows: another process may run it. */
+        bool ended = r->s->relay != NULL && srv_relay_catch_up(r->s, st, c->run_id);
+        if (!ended && sst_queue_status_final(c->run.status)) {
             srv_stream_finish(r->s, st, kind == SRV_SEND_RESULT ? finished_result(r->s, c) : NULL);
         }
     }
@@ -250,7 +252,7 @@ sst_code srv_cancel_run(sst_server *s, const char *run_id, const char *action,
     } else if (rc == SST_OK && *status == SST_QUEUE_INTERRUPTED) {
         srv_stream *st = srv_stream_find(s, run_id);
         if (st != NULL) {
-            srv_stream_finish(s, st, NULL);
+            srv_stream_end(s, st, NULL);
             srv_stream_unref(s, st);
         }
     }

@@ -62,11 +62,37 @@ static char *dup_or_null(const char *s) {
     return s != NULL ? sst__strndup(s, strlen(s)) : NULL;
 }
 
+/* Opens the checkpointer, the store and the queue on one PostgreSQL pool. */
+static sst_code open_pg(sst_server *s, sst_error *err) {
+    sst_pg_opts po;
+    sst_pg_opts_init(&po);
+    /* A connection per worker and HTTP thread at most, and a few for the keeper and crons. */
+    po.pool_size = (int)(s->o.workers + s->o.http_threads + 4);
+    if ((s->pg = sst_pg_open(s->db, &po, err)) == NULL) {
+        return sst__code(err);
+    }
+    sst_store_opts so;
+    sst_store_opts_init(&so);
+    /* The thread's lease in the saver lasts as long as the run's in the queue: a worker
+     * paused past it finds both taken over, and its next commit is refused. */
+    sst_postgres_saver_opts co;
+    sst_postgres_saver_opts_init(&co);
+    co.lease_ms = (int)s->o.lease_s * 1000;
+    s->cp = sst_postgres_saver_open_pg(s->pg, &co, err);
+    s->store = s->cp != NULL ? sst_postgres_store_new_pg(s->pg, &so, err) : NULL;
+    s->queue = s->store != NULL ? sst_postgres_queue_open_pg(s->pg, err) : NULL;
+    return s->queue != NULL ? SST_OK : sst__code(err);
+}
+
 /*
  * Opens the checkpointer, the store and the queue on @p s->db: one SQLite
- * connection for the three (exclusive unless shared_db), or memory.
+ * connection for the three (exclusive unless shared_db), a PostgreSQL pool,
+ * or memory.
  */
 static sst_code open_db(sst_server *s, sst_error *err) {
+    if (sst_pg_is_url(s->db)) {
+        return open_pg(s, err);
+    }
     if (strcmp(s->db, ":memory:") == 0) {
         sst_store_opts so;
         sst_store_opts_init(&so);
@@ -92,10 +118,23 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     sst_server_opts def;
     sst_server_opts_init(&def);
     const sst_server_opts *o = opts != NULL ? opts : &def;
-    if (o->host == NULL || o->db == NULL || o->workers == 0 || o->workers > 256 ||
+    if (o->host == NULL || o->db == NULL || o->workers > 256 ||
         o->http_threads == 0 || o->max_connections == 0 || o->stream_backlog == 0 ||
         o->lease_s == 0 || o->port > 65535) {
         sst__error(err, SST_EINVAL, "serve: bad options (host, db, workers 1..256, port ...)");
+        return NULL;
+    }
+    if (o->workers == 0 && (o->workers_only || !sst_pg_is_url(o->db))) {
+        sst__error(err, SST_EINVAL,
+                   "serve: 0 workers (an API process only) needs a PostgreSQL database, where "
+                   "`superstep worker` processes run the runs; a worker needs 1 at least");
+        return NULL;
+    }
+    if (o->workers_only && !sst_pg_is_url(o->db)) {
+        sst__error(err, SST_EINVAL,
+                   "worker: the database must be PostgreSQL (postgresql://...): workers in other "
+                   "processes share runs and their events only through it, not '%s'",
+                   o->db);
         return NULL;
     }
     if (o->auth_token == NULL && !o->insecure_listen_any && !loopback(o->host)) {
@@ -191,10 +230,14 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
     s->started_ms = srv_now();
     sst_code rc = srv_assistants_init(s, err);
     if (rc == SST_OK) {
-        rc = srv_workers_start(s, err);
+        rc = srv_relay_start(s, err);
     }
-    if (rc == SST_OK && (rc = srv_http_start(s, err)) != SST_OK) {
+    if (rc == SST_OK && (rc = srv_workers_start(s, err)) != SST_OK) {
+        srv_relay_free(s);
+    }
+    if (rc == SST_OK && !s->o.workers_only && (rc = srv_http_start(s, err)) != SST_OK) {
         srv_workers_stop(s);
+        srv_relay_free(s);
     }
     if (rc != SST_OK) {
         return rc;
@@ -203,8 +246,14 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
     pthread_mutex_lock(&s->mu);
     s->started = true;
     pthread_mutex_unlock(&s->mu);
-    srv_log(s, "listening on http://%s:%u (%zu graph%s, %u workers, database %s)", s->host, s->port,
-            s->n_graphs, s->n_graphs == 1 ? "" : "s", s->o.workers, s->db);
+    if (s->o.workers_only) {
+        srv_log(s, "working (%zu graph%s, %u workers, database %s)", s->n_graphs,
+                s->n_graphs == 1 ? "" : "s", s->o.workers, sst_pg_name(s->pg));
+    } else {
+        srv_log(s, "listening on http://%s:%u (%zu graph%s, %u workers, database %s)", s->host,
+                s->port, s->n_graphs, s->n_graphs == 1 ? "" : "s", s->o.workers,
+                s->pg != NULL ? sst_pg_name(s->pg) : s->db);
+    }
     return SST_OK;
 }
 
@@ -237,6 +286,7 @@ void sst_server_wait(sst_server *s) {
     srv_http_quiesce(s);
     srv_crons_stop(s);
     srv_workers_stop(s); /* runs stop at a superstep boundary and go back to the queue */
+    srv_relay_stop(s);
     srv_streams_close_all(s);
     srv_http_stop(s);
     srv_log(s, "stopped");
@@ -261,6 +311,8 @@ void sst_server_free(sst_server *s) {
     sst_store_free(s->store);
     sst_checkpointer_free(s->cp);
     sst_sqlite_db_release(s->sdb);
+    srv_relay_free(s);
+    sst_pg_release(s->pg);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->bmu);
     pthread_mutex_destroy(&s->hmu);

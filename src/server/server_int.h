@@ -14,6 +14,7 @@
 #include "common.h"
 #include "superstep/checkpoint.h"
 #include "superstep/lua.h"
+#include "superstep/postgres.h"
 #include "superstep/queue.h"
 #include "superstep/server.h"
 #include "superstep/store.h"
@@ -300,10 +301,23 @@ typedef struct srv_await srv_await;
 srv_await *srv_stream_await(sst_server *s, srv_stream *st, struct MHD_Connection *conn,
                             srv_await *a);
 void srv_await_free(sst_server *s, srv_await *a);
-/* Appends an event (name, JSON data text taken); wakes the waiting connections. */
+/* Publishes an event of the run (name, JSON data text taken): appends it to the stream
+ * and wakes the waiting connections; with PostgreSQL, writes it for every process's
+ * relay to copy into their streams (this one's too). */
 void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len);
-/* Ends the stream with the run's result body (JSON text taken; NULL: "null"). */
+/* Ends the run's stream with its result body (JSON text taken; NULL: "null"), in every
+ * process (with PostgreSQL, through the relay). */
+void srv_stream_end(sst_server *s, srv_stream *st, char *result);
+/* Ends this process's stream object only (a stream made for a run already over, or one
+ * that no run will end). */
 void srv_stream_finish(sst_server *s, srv_stream *st, char *result);
+/* Appends an event numbered @p seq (the relay: the number every process gives it). */
+void srv_stream_publish_at(sst_server *s, srv_stream *st, uint64_t seq, const char *name,
+                           char *data, size_t len);
+/* True once the stream has ended. */
+bool srv_stream_done(sst_server *s, srv_stream *st);
+/* The run ids of the streams not ended (new strings in a new array, sst__free). */
+size_t srv_streams_open(sst_server *s, char ***ids);
 /* Ends every stream and wakes every waiter (stop). */
 void srv_streams_close_all(sst_server *s);
 /* Drops streams finished longer ago than the keep time and no longer watched. */
@@ -314,6 +328,24 @@ void srv_streams_sweep_all(sst_server *s);
 int srv_queue_stream_response(srv_request *r, srv_response *res);
 /* The number of events a stream has had (its next sequence number). */
 uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st);
+
+/* ---- run events across processes (relay.c, PostgreSQL only) ---------------- */
+
+typedef struct srv_relay srv_relay;
+/* Starts the relay when the database is PostgreSQL (s->pg); SST_OK without one. */
+sst_code srv_relay_start(sst_server *s, sst_error *err);
+/* Stops its thread; srv_relay_free frees it (both: NULL relay is a no-op). */
+void srv_relay_stop(sst_server *s);
+void srv_relay_free(sst_server *s);
+/* Writes an event (or the end, with the result text or NULL) of run @p run_id. */
+void srv_relay_publish(sst_server *s, const char *run_id, const char *name, const char *data,
+                       size_t len);
+void srv_relay_end(sst_server *s, const char *run_id, const char *result);
+/* Copies the rows of @p run_id not yet in @p st into it now; true when it ended. */
+bool srv_relay_catch_up(sst_server *s, srv_stream *st, const char *run_id);
+/* Deletes the rows of runs that ended over a minute ago (the keeper; at most once a
+ * minute). */
+void srv_relay_purge(sst_server *s, int64_t now);
 
 /* ---- the HTTP daemon (http.c) ---------------------------------------------- */
 
@@ -388,6 +420,8 @@ struct sst_server {
     sst_store *store;
     sst_queue *queue;
     sst_sqlite_db *sdb; /* the connection cp, store and queue share; NULL for :memory: */
+    sst_pg *pg;         /* or the PostgreSQL pool they share (--db postgresql://...) */
+    srv_relay *relay;   /* with pg: run events across processes */
     struct MHD_Daemon *mhd;
     unsigned port;
     char owner[400]; /* this process's queue owner prefix */

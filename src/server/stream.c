@@ -7,9 +7,11 @@
  * stream_backlog events, so a client that reconnects with Last-Event-ID
  * misses nothing within them. One lock (s->bmu) guards every stream.
  *
- * This is the one-process broker. With PostgreSQL the events will be rows
- * with a sequence number plus NOTIFY (the PostgreSQL issue), behind these
- * same calls.
+ * This is one process's broker. With PostgreSQL, srv_stream_publish and
+ * srv_stream_end write the events to the database instead, and every
+ * process's relay (relay.c) copies them into its streams with
+ * srv_stream_publish_at and srv_stream_finish: so any process streams a run
+ * that any process executes.
  */
 #include <microhttpd.h>
 #include <stdio.h>
@@ -192,7 +194,61 @@ static void resume_all(waiter *w) {
     }
 }
 
+static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *name, char *data,
+                    size_t len);
+
 void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len) {
+    if (s->relay != NULL) {
+        if (data != NULL) {
+            srv_relay_publish(s, st->run_id, name, data, len);
+        }
+        sst__free(data);
+        return;
+    }
+    publish(s, st, UINT64_MAX, name, data, len);
+}
+
+void srv_stream_publish_at(sst_server *s, srv_stream *st, uint64_t seq, const char *name,
+                           char *data, size_t len) {
+    publish(s, st, seq, name, data, len);
+}
+
+void srv_stream_end(sst_server *s, srv_stream *st, char *result) {
+    if (s->relay != NULL) {
+        srv_relay_end(s, st->run_id, result);
+        sst__free(result);
+        return;
+    }
+    srv_stream_finish(s, st, result);
+}
+
+bool srv_stream_done(sst_server *s, srv_stream *st) {
+    pthread_mutex_lock(&s->bmu);
+    bool done = st->done;
+    pthread_mutex_unlock(&s->bmu);
+    return done;
+}
+
+size_t srv_streams_open(sst_server *s, char ***ids) {
+    *ids = NULL;
+    pthread_mutex_lock(&s->bmu);
+    size_t n = 0, cap = 0;
+    for (srv_stream *st = s->streams; st != NULL; st = st->next) {
+        char *id = !st->done ? sst__strndup(st->run_id, strlen(st->run_id)) : NULL;
+        if (id == NULL || !sst__grow((void **)ids, &cap, n, sizeof **ids, 8)) {
+            sst__free(id);
+            continue;
+        }
+        (*ids)[n++] = id;
+    }
+    pthread_mutex_unlock(&s->bmu);
+    return n;
+}
+
+/* Appends an event numbered @p seq (UINT64_MAX: the next number; an event numbered
+ * below the next one is a repeat and is dropped). */
+static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *name, char *data,
+                    size_t len) {
     char *nm = sst__strndup(name, strlen(name));
     if (nm == NULL || data == NULL) {
         sst__free(nm);
@@ -200,6 +256,15 @@ void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *d
         return;
     }
     pthread_mutex_lock(&s->bmu);
+    if (seq != UINT64_MAX && (seq < st->next_seq || st->done)) {
+        pthread_mutex_unlock(&s->bmu);
+        sst__free(nm);
+        sst__free(data);
+        return;
+    }
+    if (seq != UINT64_MAX && seq > st->next_seq) {
+        st->next_seq = seq; /* rows before it are gone (purged) */
+    }
     if (st->count == st->cap && st->cap < s->o.stream_backlog) {
         size_t cap = st->cap == 0 ? 16 : st->cap * 2;
         cap = cap > s->o.stream_backlog ? s->o.stream_backlog : cap;

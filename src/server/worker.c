@@ -585,7 +585,7 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     clear_current(w);
     if (rc == SST_OK) {
         srv_webhook(s, c, sst_queue_status_name(out->status), out->values, started, srv_now());
-        srv_stream_finish(s, ec->st, out->result);
+        srv_stream_end(s, ec->st, out->result);
     } else {
         sst__free(out->result);
     }
@@ -856,6 +856,7 @@ static void *keeper_main(void *arg) {
         srv_streams_sweep(s);
         srv_http_sweep(s);
         srv_threads_ttl_sweep(s, srv_now()); /* at most every SRV_TTL_SWEEP_EVERY_MS */
+        srv_relay_purge(s, srv_now());       /* at most once a minute */
     }
 }
 

@@ -51,7 +51,7 @@ bad_agent 'memory = { namespace = {} }' 'the memory namespace needs at least one
 bad_agent 'memory = { namespace = { "m", "{}" } }' 'memory namespace label 2 is empty'
 bad_agent 'memory = { namespace = "a.b" }' "memory namespace label 1 ('a.b') holds a '.'"
 bad_agent 'memory = { namespace = { "m" }, ttl = 3 }' "memory: unknown option 'ttl'"
-bad_agent 'store = {}' 'store must be an InMemoryStore() or SqliteStore(path)'
+bad_agent 'store = {}' 'store must be an InMemoryStore(), SqliteStore(path) or PostgresStore(url)'
 bad_agent 'memory = { namespace = "m" }, tools = { { name = "manage_memory", fn = function() end } }' \
   "duplicate tool 'manage_memory'"
 # A single label is a namespace too, and a SqliteStore works as well as InMemoryStore.

@@ -9,6 +9,9 @@
 #   cluster.sh stop DIR    stops the server and removes DIR
 #   cluster.sh restart DIR stops it with -m immediate and starts it again (same port)
 #
+# fsync is off (a test server need not survive a power cut) unless SST_PG_FSYNC=on
+# (benchmarks).
+#
 # Without PostgreSQL's server binaries it writes no url and succeeds, so the tests
 # skip their PostgreSQL cases with a message, unless SST_REQUIRE_POSTGRES=1 (CI
 # sets it through tools/test.sh): then it fails.
@@ -27,7 +30,7 @@ stop() {
 }
 launch() { # port
   as_pg "$pgbin/pg_ctl" -D "$cl/data" -l "$cl/server.log" -w -t 30 \
-    -o "-p $1 -k $cl -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" \
+    -o "-p $1 -k $cl -c listen_addresses=127.0.0.1 -c fsync=${SST_PG_FSYNC:-off} -c max_connections=300" \
     start >/dev/null 2>&1
 }
 case $cmd in

@@ -7,8 +7,11 @@ const LISTEN_RE = /listening on (http:\/\/\S+)/;
 // `listening on http://HOST:PORT` on stdout. Rejects after timeoutMs, or when
 // the process exits first, with an error that includes the server's stderr.
 // Resolves to {url, port, proc, stderr(), stdout(), stop(ms)}.
-export function startServer({ superstep, config, args = [], env = {}, timeoutMs = 20000 }) {
-  const argv = ["serve", config, ...args];
+// command "worker" starts `superstep worker` instead and resolves once it printed
+// `working` (url null, port 0).
+export function startServer({ superstep, config, args = [], env = {}, timeoutMs = 20000, command = "serve" }) {
+  const argv = [command, config, ...args];
+  const readyRe = command === "worker" ? /^(working)$/m : LISTEN_RE;
   const proc = spawn(superstep, argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -24,7 +27,7 @@ export function startServer({ superstep, config, args = [], env = {}, timeoutMs 
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.kill("SIGKILL");
-      reject(new Error(`superstep serve did not print "listening on http://..." within ${timeoutMs / 1000} s\n` +
+      reject(new Error(`superstep ${command} did not print "${command === "worker" ? "working" : "listening on http://..."}" within ${timeoutMs / 1000} s\n` +
         `  command: ${describe()}\n  stdout: ${out.trim() || "(empty)"}\n  stderr: ${err.trim() || "(empty)"}`));
     }, timeoutMs);
     proc.on("error", (e) => {
@@ -33,7 +36,7 @@ export function startServer({ superstep, config, args = [], env = {}, timeoutMs 
     });
     proc.stdout.on("data", (d) => {
       out += d;
-      const m = LISTEN_RE.exec(out);
+      const m = readyRe.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1].replace(/\/$/, ""));
@@ -41,19 +44,23 @@ export function startServer({ superstep, config, args = [], env = {}, timeoutMs 
     });
     exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`superstep serve exited (code ${code}, signal ${signal}) before it was listening\n` +
+      reject(new Error(`superstep ${command} exited (code ${code}, signal ${signal}) before it was ready\n` +
         `  command: ${describe()}\n  stdout: ${out.trim() || "(empty)"}\n  stderr: ${err.trim() || "(empty)"}`));
     });
   });
 
   return ready.then((printed) => {
-    // A server bound to 0.0.0.0 prints that address; connect through loopback.
-    const u = new URL(printed);
-    if (u.hostname === "0.0.0.0" || u.hostname === "[::]") u.hostname = "127.0.0.1";
-    const url = u.toString().replace(/\/$/, "");
+    let url = null, port = 0;
+    if (command !== "worker") {
+      // A server bound to 0.0.0.0 prints that address; connect through loopback.
+      const u = new URL(printed);
+      if (u.hostname === "0.0.0.0" || u.hostname === "[::]") u.hostname = "127.0.0.1";
+      url = u.toString().replace(/\/$/, "");
+      port = Number(u.port);
+    }
     return {
       url,
-      port: Number(u.port),
+      port,
       proc,
       stdout: () => out,
       stderr: () => err,

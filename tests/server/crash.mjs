@@ -19,6 +19,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
+import { Fail, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
+  waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
 import { startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -57,25 +59,11 @@ if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"
   process.exit(1);
 }
 
-// A small seeded PRNG (mulberry32): a failure can be replayed with --seed.
-let rngState = opts.seed >>> 0;
-function rand() {
-  rngState = (rngState + 0x6d2b79f5) >>> 0;
-  let t = rngState;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const randInt = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const { randInt } = makeRng(opts.seed);
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sst-crash-test-"));
 let current = null;      // the server running now
 let stderrLog = "";      // every incarnation's stderr, for failure messages
-
-class Fail extends Error {}
-function fail(msg) { throw new Fail(msg); }
-function check(cond, msg) { if (!cond) fail(typeof msg === "function" ? msg() : msg); }
 
 async function start(db, record, label) {
   const server = await startServer({
@@ -99,104 +87,9 @@ async function kill9(server) {
   current = null;
 }
 
-// {"<thread> <k>": count} of the record file; bad lines are reported.
-function readRecord(file) {
-  const counts = new Map();
-  const bad = [];
-  const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
-  for (const line of text.split("\n")) {
-    if (!line) continue;
-    const m = /^(\S+) (\d+)$/.exec(line);
-    if (!m) { bad.push(line); continue; }
-    counts.set(`${m[1]} ${m[2]}`, (counts.get(`${m[1]} ${m[2]}`) ?? 0) + 1);
-  }
-  return { counts, bad, lines: text.split("\n").filter(Boolean).length };
-}
-
-// Every (thread, k) once at least; returns {duplicates, perThread}.
-function checkRecord(file, threadIds, label) {
-  const { counts, bad, lines } = readRecord(file);
-  check(bad.length === 0, `${label}: ${bad.length} malformed line(s) in the record file: ${JSON.stringify(bad.slice(0, 5))}`);
-  const known = new Set(threadIds);
-  for (const key of counts.keys()) {
-    const [tid, k] = key.split(" ");
-    check(known.has(tid), `${label}: the record file names an unknown thread ${tid} (ctx.config.configurable.thread_id wrong?)`);
-    check(Number(k) >= 1 && Number(k) <= N, `${label}: the record file has step ${k} of ${tid}, outside 1..${N}`);
-  }
-  let duplicates = 0;
-  const perThread = {};
-  for (const tid of threadIds) {
-    let d = 0;
-    for (let k = 1; k <= N; k++) {
-      const c = counts.get(`${tid} ${k}`) ?? 0;
-      check(c >= 1, `${label}: step ${k} of thread ${tid} never ran (no "${tid} ${k}" line in the record file)`);
-      d += c - 1;
-    }
-    if (d) perThread[tid] = d;
-    duplicates += d;
-  }
-  return { duplicates, perThread, lines };
-}
-
-const expectedLog = Array.from({ length: N }, (_, i) => i + 1);
-
-// Polls runs.get until every run is success; fails at once on a final non-success status.
-async function waitAllSuccess(getClient, runs, label) {
-  const end = Date.now() + RUN_TIMEOUT_MS;
-  const status = new Map();
-  for (;;) {
-    const client = getClient();
-    let pending = 0;
-    for (const { thread_id, run_id } of runs) {
-      if (status.get(run_id) === "success") continue;
-      const r = await client.runs.get(thread_id, run_id);
-      status.set(run_id, r.status);
-      if (["error", "timeout", "interrupted"].includes(r.status)) {
-        let detail = "";
-        try { detail = JSON.stringify(await client.runs.join(thread_id, run_id)).slice(0, 500); } catch (e) { detail = e.message; }
-        fail(`${label}: run ${run_id} of thread ${thread_id} ended with status ${r.status} (want success): ${detail}`);
-      }
-      if (r.status !== "success") pending++;
-    }
-    if (pending === 0) return;
-    if (Date.now() > end) {
-      const left = [...status].filter(([, s]) => s !== "success");
-      fail(`${label}: ${left.length} run(s) not success after ${RUN_TIMEOUT_MS / 1000} s: ${JSON.stringify(left.slice(0, 5))}`);
-    }
-    await sleep(200);
-  }
-}
-
-// State, thread status and the attempts seen in the checkpoints' metadata.
-async function checkThreads(client, runs, label, maxAttempt) {
-  const attempts = {};
-  for (const { thread_id, run_id } of runs) {
-    const st = await client.threads.getState(thread_id);
-    check(st.values?.count === N, `${label}: thread ${thread_id}: count ${st.values?.count}, want ${N} (values ${JSON.stringify(st.values).slice(0, 300)})`);
-    check(JSON.stringify(st.values?.log) === JSON.stringify(expectedLog),
-      `${label}: thread ${thread_id}: log ${JSON.stringify(st.values?.log)}, want [1..${N}] (a step lost or applied twice)`);
-    check(Array.isArray(st.next) && st.next.length === 0, `${label}: thread ${thread_id}: next ${JSON.stringify(st.next)}, want []`);
-    const th = await client.threads.get(thread_id);
-    check(th.status === "idle", `${label}: thread ${thread_id}: status ${th.status}, want idle`);
-    // The run's attempt: LangGraph puts run_attempt (and run_id) into the
-    // configurable and so into every checkpoint's metadata.
-    const hist = await client.threads.getHistory(thread_id, { limit: 100 });
-    let maxA = 0;
-    for (const cp of hist) {
-      const m = cp.metadata ?? {};
-      if (m.source === "input") continue;
-      check(m.run_id === undefined || m.run_id === run_id,
-        `${label}: thread ${thread_id}: a checkpoint of run ${m.run_id}, want only run ${run_id}`);
-      if (m.run_attempt !== undefined) {
-        check(Number.isInteger(m.run_attempt) && m.run_attempt >= 1 && m.run_attempt <= maxAttempt,
-          `${label}: thread ${thread_id}: checkpoint metadata run_attempt ${m.run_attempt}, want 1..${maxAttempt}`);
-        maxA = Math.max(maxA, m.run_attempt);
-      }
-    }
-    attempts[thread_id] = maxA;
-  }
-  return attempts;
-}
+const checkRecord = (file, ids, label) => checkRecordN(file, ids, label, N);
+const checkThreads = (client, runs, label, maxAttempt) => checkThreadsN(client, runs, label, maxAttempt, N);
+const waitAllSuccess = (getClient, runs, label) => waitAllSuccessT(getClient, runs, label, RUN_TIMEOUT_MS);
 
 async function killPart() {
   const db = path.join(tmp, "crash.db");

@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 // CTest driver of the `superstep serve` suite (tests/server/README.md).
 //
-//   node run.mjs --superstep /path/to/superstep [--only name,...] [--jobs N]
+//   node run.mjs --superstep /path/to/superstep [--pg] [--only name,...] [--jobs N]
 //   node run.mjs --url http://127.0.0.1:PORT [--peer langgraphjs|none] [--only ...]
 //
 // Without --url it starts a fresh server on this directory's langgraph.json
 // (--port 0, its own temporary --db, --workers 2), waits for the line
 // "listening on http://127.0.0.1:PORT", runs every *.test.mjs with node's test
 // runner (env SST_URL, SST_SUPERSTEP, SST_PEER), then stops the server with
-// SIGTERM and checks that it exits with code 0 within 10 s. With --url it runs
+// SIGTERM and checks that it exits with code 0 within 10 s. With --pg the
+// server's --db is a fresh schema on the test PostgreSQL server (the CTest
+// fixture "pg": SST_PGTEST_URL, or the file SST_PGTEST_URL_FILE names). With --url it runs
 // against a server that is already running (e.g. LangGraph.js's own, detected
 // through GET /info; the tests of deliberate differences are then skipped).
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -43,6 +45,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (name === "--peer") opts.peer = val();
   else if (name === "--jobs") opts.jobs = Number(val());
   else if (name === "--keep") opts.keep = true;
+  else if (name === "--pg") opts.pg = true;
   else if (name === "-h" || name === "--help") usage();
   else usage(`unknown argument ${a}`);
 }
@@ -103,19 +106,42 @@ for (const sig of ["SIGINT", "SIGTERM"]) {
   });
 }
 
+// A fresh schema on the test PostgreSQL server, as a --db URL; null (skipped, or failed when
+// SST_REQUIRE_POSTGRES=1) when there is no server.
+function pgSchema() {
+  let base = process.env.SST_PGTEST_URL || "";
+  const file = process.env.SST_PGTEST_URL_FILE;
+  if (!base && file && fs.existsSync(file)) base = fs.readFileSync(file, "utf8").trim();
+  if (!base) {
+    if (process.env.SST_REQUIRE_POSTGRES === "1") {
+      console.error("run.mjs: FAIL: --pg without a test PostgreSQL server and SST_REQUIRE_POSTGRES=1");
+      failed = true;
+    } else {
+      console.log("run.mjs: --pg: no test PostgreSQL server: skipped");
+    }
+    return null;
+  }
+  const schema = `t_sdk_${process.pid}`;
+  execFileSync("psql", ["-q", base, "-c",
+    `SET client_min_messages=warning; DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`]);
+  return `${base}${base.includes("?") ? "&" : "?"}options=-csearch_path%3D${schema}`;
+}
+
 async function main() {
   let url = opts.url;
   let peer = opts.peer === "none" ? "" : opts.peer ?? "";
   if (!url) {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sst-server-test-"));
+    const db = opts.pg ? pgSchema() : path.join(tmp, "server.db");
+    if (db === null) return;
     server = await startServer({
       superstep: opts.superstep,
       config: path.join(HERE, "langgraph.json"),
-      args: ["--host", "127.0.0.1", "--port", "0", "--db", path.join(tmp, "server.db"), "--workers", "2"],
+      args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "2"],
       timeoutMs: 20000,
     });
     url = server.url;
-    console.log(`run.mjs: superstep serve listening on ${url} (db ${tmp}/server.db)`);
+    console.log(`run.mjs: superstep serve listening on ${url} (db ${db})`);
   } else if (opts.peer === undefined) {
     // Against a running server: is it LangGraph.js's own?
     try {

@@ -17,15 +17,25 @@
  *  13 threads: 4 workers on each of 2 handles (1 when the backend cannot share)
  *     claim and finish 2 000 runs over 50 threads: each run claimed once, in
  *     order within its thread, never two of one thread at once (TSan)
- *  14 claim speed with 10 000 pending runs, 1 000 under sanitizers (printed only)
+ *  14 claim speed with 10 000 pending runs, 1 000 under sanitizers, a fifth of
+ *     that on PostgreSQL (printed only)
  *  15 persistence (reopen)     16 a worker killed mid-run (fork, _exit): its
  *     run is claimed again at once, not after its 60 s lease
+ * The backends: SQLite on a file and in memory, and PostgreSQL on a fresh
+ * schema of the test server per case (skipped, saying so, without one).
+ * PostgreSQL only: four pools (four processes) with three workers each claim
+ * 600 runs over 4 threads (each run once, one live run per thread, in order);
+ * sst_postgres_queue_wait wakes on what other pools do and times out
+ * otherwise (not on another schema's queue; several waiters; arguments); a
+ * newer queue schema is refused; opening (bad servers, a shared pool); the
+ * server restarting under a holder, a claimer and a waiter.
  * Once: foreign, garbage, damaged and newer-schema SQLite files; one file
  * shared with the checkpoint saver and the store; and against a fake backend:
  * required ops and the reference count.
  */
 #define _GNU_SOURCE /* strdup */
 #include <fcntl.h>
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sqlite3.h>
@@ -49,6 +59,7 @@ typedef struct backend {
     /* Opens the queue kept under @p dir (empty the first time). */
     sst_queue *(*open)(const char *dir, sst_error *err);
     bool shared; /* opening dir again (another handle, a reopen, a child) finds the same queue */
+    bool pg;     /* needs the test PostgreSQL server (tu_pg_url): skipped without one */
 } backend;
 
 static sst_queue *open_sqlite(const char *dir, sst_error *err) {
@@ -62,9 +73,38 @@ static sst_queue *open_sqlite_memory(const char *dir, sst_error *err) {
     return sst_sqlite_queue_open(":memory:", err);
 }
 
+/*
+ * A fresh schema of the test server per fixture (tu_pg_fresh), its URL kept in
+ * DIR/pg-url so that opening DIR again (a second handle, a reopen, a child
+ * process) finds the same schema; every open makes a pool of its own, as
+ * another process would.
+ */
+static sst_queue *open_postgres(const char *dir, sst_error *err) {
+    char path[128], url[700];
+    snprintf(path, sizeof path, "%s/pg-url", dir);
+    char *saved = tu_read_file(path, NULL);
+    if (saved != NULL) {
+        snprintf(url, sizeof url, "%s", saved);
+        free(saved);
+    } else {
+        FILE *f = NULL;
+        if (tu_pg_fresh("queue", url, sizeof url) != 0 || (f = fopen(path, "w")) == NULL) {
+            if (err != NULL) {
+                *err = (sst_error){.code = SST_EUNAVAILABLE};
+                snprintf(err->msg, sizeof err->msg, "no schema on the test PostgreSQL server");
+            }
+            return NULL;
+        }
+        fputs(url, f);
+        fclose(f);
+    }
+    return sst_postgres_queue_open(url, err);
+}
+
 static const backend k_backends[] = {
-    {"sqlite", open_sqlite, true},
-    {"sqlite-memory", open_sqlite_memory, false},
+    {"sqlite", open_sqlite, true, false},
+    {"sqlite-memory", open_sqlite_memory, false, false},
+    {"postgres", open_postgres, true, true},
 };
 
 /* ---- fixture ---- */
@@ -838,10 +878,22 @@ static void case_owners(void **state) {
 #define C_THREADS 50
 #define C_WORKERS 4
 
+#define C_PRODUCERS 4
+
+/*
+ * Workers claiming and finishing runs "r<i>" on threads "t<crowd_thread(i)>",
+ * enqueued first, or meanwhile by producers (producer i % producers makes
+ * run i, so that several producers feed each thread at once).
+ */
 typedef struct crowd {
-    atomic_int claims[C_RUNS];       /* claims of each run */
-    atomic_int busy[C_THREADS];      /* runs of each thread being worked on now */
-    atomic_int last[C_THREADS];      /* the index of each thread's last claimed run */
+    int runs, threads;          /* at most C_RUNS and C_THREADS */
+    int producers;              /* 0: all enqueued before; else at most C_PRODUCERS */
+    int hold_us;                /* how long a worker holds a run before finishing it */
+    atomic_int claims[C_RUNS];  /* claims of each run */
+    atomic_int busy[C_THREADS]; /* runs of each thread being worked on now */
+    /* The index of the last claimed run of each thread and producer: a producer's runs
+     * of a thread are claimed in the order it enqueued them. */
+    atomic_int last[C_THREADS * C_PRODUCERS];
     atomic_int finished;             /* runs finished */
     atomic_int bad;                  /* broken promises seen */
     char problem[SST_ERROR_MSG_MAX]; /* the first one (written by whoever set bad to 1) */
@@ -861,9 +913,17 @@ static void crowd_fail(crowd *c, const char *what, int i, const char *msg) {
 }
 
 typedef struct claimed {
-    int index; /* run "r<index>" on thread "t<index % C_THREADS>" */
+    int index; /* run "r<index>" on thread "t<crowd_thread(index)>" */
     uint64_t token;
 } claimed;
+
+static int crowd_producers(const crowd *c) {
+    return c->producers > 0 ? c->producers : 1;
+}
+
+static int crowd_thread(const crowd *c, int i) {
+    return i / crowd_producers(c) % c->threads;
+}
 
 static bool on_crowd_run(const sst_queued_run *run, void *user_data) {
     claimed *c = user_data;
@@ -875,17 +935,21 @@ static bool on_crowd_run(const sst_queued_run *run, void *user_data) {
 /* Works on one claimed run: checks the promises, then finishes it. */
 static bool work_one(worker *w, const claimed *got, sst_error *err) {
     crowd *c = w->c;
-    int i = got->index, t = i % C_THREADS;
+    int i = got->index, t = crowd_thread(c, i);
     if (atomic_fetch_add(&c->claims[i], 1) != 0) {
         crowd_fail(c, "run", i, "claimed twice");
     }
     if (atomic_fetch_add(&c->busy[t], 1) != 0) {
         crowd_fail(c, "thread", t, "has two runs running at once");
     }
-    if (atomic_exchange(&c->last[t], i) >= i) {
+    if (atomic_exchange(&c->last[t * C_PRODUCERS + i % crowd_producers(c)], i) >= i) {
         crowd_fail(c, "thread", t, "had its runs claimed out of order");
     }
-    sched_yield(); /* give another worker the chance to break the rule */
+    if (c->hold_us > 0) {
+        usleep((useconds_t)c->hold_us); /* a claim made meanwhile must not take the thread */
+    } else {
+        sched_yield(); /* give another worker the chance to break the rule */
+    }
     atomic_fetch_sub(&c->busy[t], 1);
     char id[16];
     snprintf(id, sizeof id, "r%d", i);
@@ -906,7 +970,7 @@ static void *work(void *arg) {
     crowd *c = w->c;
     char owner[32];
     snprintf(owner, sizeof owner, "worker-%d", w->id);
-    while (atomic_load(&c->finished) < C_RUNS && atomic_load(&c->bad) == 0) {
+    while (atomic_load(&c->finished) < c->runs && atomic_load(&c->bad) == 0) {
         sst_error err;
         claimed got = {-1, 0};
         sst_code rc =
@@ -915,7 +979,7 @@ static void *work(void *arg) {
             sched_yield();
             continue;
         }
-        if (rc != SST_OK || got.index < 0 || got.index >= C_RUNS) {
+        if (rc != SST_OK || got.index < 0 || got.index >= c->runs) {
             crowd_fail(c, "claim by worker", w->id, rc != SST_OK ? err.msg : "bad run id");
             break;
         }
@@ -927,57 +991,112 @@ static void *work(void *arg) {
     return NULL;
 }
 
-static void case_threads(void **state) {
-    fixture *fx = *state;
-    for (int i = 0; i < C_RUNS; i++) {
+typedef struct producer {
+    crowd *c;
+    sst_queue *q;
+    int id;
+} producer;
+
+/* Enqueues the runs of producer p->id, one after the other. */
+static void *produce(void *arg) {
+    producer *p = arg;
+    crowd *c = p->c;
+    for (int i = p->id; i < c->runs && atomic_load(&c->bad) == 0; i += c->producers) {
         char id[16], thread[16];
         snprintf(id, sizeof id, "r%d", i);
-        snprintf(thread, sizeof thread, "t%d", i % C_THREADS);
-        enqueue(fx, id, thread);
+        snprintf(thread, sizeof thread, "t%d", crowd_thread(c, i));
+        sst_queued_run r = {.run_id = id, .thread_id = thread};
+        sst_error err;
+        sst_code rc;
+        do {
+            rc = sst_queue_enqueue(p->q, &r, 0, &err);
+        } while (rc == SST_EUNAVAILABLE);
+        if (rc != SST_OK) {
+            crowd_fail(c, "enqueueing run", i, err.msg);
+        }
     }
+    return NULL;
+}
+
+/*
+ * Makes @p runs runs over @p threads threads, enqueued before the workers
+ * start (@p producers 0) or meanwhile by @p producers producers spread over
+ * the queues; lets @p per_handle workers on each of the @p handles queues
+ * claim and finish them all, and checks: each run claimed once, a producer's
+ * runs of a thread in the order it enqueued them, never two runs of one
+ * thread at once, all finished.
+ */
+static void crowd_run(fixture *fx, sst_queue **qs, int handles, int per_handle, int runs,
+                      int threads, int producers, int hold_us) {
+    assert_true(runs <= C_RUNS && threads <= C_THREADS && producers <= C_PRODUCERS &&
+                handles * per_handle <= 16);
     crowd *c = calloc(1, sizeof *c);
-    for (int t = 0; t < C_THREADS; t++) {
+    c->runs = runs;
+    c->threads = threads;
+    c->producers = producers;
+    c->hold_us = hold_us;
+    for (int t = 0; t < C_THREADS * C_PRODUCERS; t++) {
         atomic_init(&c->last[t], -1);
     }
+    for (int i = 0; producers == 0 && i < runs; i++) {
+        char id[16], thread[16];
+        snprintf(id, sizeof id, "r%d", i);
+        snprintf(thread, sizeof thread, "t%d", crowd_thread(c, i));
+        enqueue(fx, id, thread);
+    }
+    worker w[16];
+    pthread_t th[16], pth[C_PRODUCERS];
+    producer pr[C_PRODUCERS];
+    int n = handles * per_handle;
+    double t0 = tu_now_s();
+    for (int i = 0; i < producers; i++) {
+        pr[i] = (producer){.c = c, .q = qs[i % handles], .id = i};
+        assert_int_equal(pthread_create(&pth[i], NULL, produce, &pr[i]), 0);
+    }
+    for (int i = 0; i < n; i++) {
+        w[i] = (worker){.c = c, .q = qs[i % handles], .id = i};
+        assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    for (int i = 0; i < producers; i++) {
+        pthread_join(pth[i], NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+    }
+    double secs = tu_now_s() - t0;
+    if (atomic_load(&c->bad) != 0) {
+        fail_msg("%s: %d problems, the first: %s", fx->be->name, atomic_load(&c->bad), c->problem);
+    }
+    assert_int_equal(atomic_load(&c->finished), runs);
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        total += w[i].claimed;
+    }
+    assert_int_equal(total, runs);
+    for (int i = 0; i < runs; i++) {
+        assert_int_equal(atomic_load(&c->claims[i]), 1);
+    }
+    print_message("%s: %d workers on %d handle(s)%s: %d runs over %d threads in %.2f s\n",
+                  fx->be->name, n, handles, producers > 0 ? ", enqueued meanwhile" : "", runs,
+                  threads, secs);
+    free(c);
+    ids l;
+    list(fx, NULL, SST_QUEUE_SUCCESS, (size_t)runs - 1, 0, &l);
+    assert_int_equal(l.n, 1); /* all finished as success */
+    assert_string_equal(list(fx, NULL, SST_QUEUE_PENDING, 0, 0, &l), "");
+    assert_string_equal(list(fx, NULL, SST_QUEUE_RUNNING, 0, 0, &l), "");
+}
+
+static void case_threads(void **state) {
+    fixture *fx = *state;
     int handles = fx->be->shared ? 2 : 1;
     sst_queue *qs[2] = {fx->q, NULL};
     if (handles == 2) {
         qs[1] = fx->be->open(fx->dir, E);
         assert_non_null(qs[1]);
     }
-    worker w[2 * C_WORKERS];
-    pthread_t th[2 * C_WORKERS];
-    int n = handles * C_WORKERS;
-    double t0 = tu_now_s();
-    for (int i = 0; i < n; i++) {
-        w[i] = (worker){.c = c, .q = qs[i % handles], .id = i};
-        assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
-    }
-    for (int i = 0; i < n; i++) {
-        pthread_join(th[i], NULL);
-    }
-    double secs = tu_now_s() - t0;
+    crowd_run(fx, qs, handles, C_WORKERS, C_RUNS, C_THREADS, 0, 0);
     sst_queue_free(qs[1]);
-    if (atomic_load(&c->bad) != 0) {
-        fail_msg("%s: %d problems, the first: %s", fx->be->name, atomic_load(&c->bad), c->problem);
-    }
-    assert_int_equal(atomic_load(&c->finished), C_RUNS);
-    int total = 0;
-    for (int i = 0; i < n; i++) {
-        total += w[i].claimed;
-    }
-    assert_int_equal(total, C_RUNS);
-    for (int i = 0; i < C_RUNS; i++) {
-        assert_int_equal(atomic_load(&c->claims[i]), 1);
-    }
-    print_message("%s: %d workers on %d handle(s): %d runs over %d threads in %.2f s\n",
-                  fx->be->name, n, handles, C_RUNS, C_THREADS, secs);
-    free(c);
-    ids l;
-    list(fx, NULL, SST_QUEUE_SUCCESS, C_RUNS - 1, 0, &l);
-    assert_int_equal(l.n, 1); /* all 2 000 finished as success */
-    assert_string_equal(list(fx, NULL, SST_QUEUE_PENDING, 0, 0, &l), "");
-    assert_string_equal(list(fx, NULL, SST_QUEUE_RUNNING, 0, 0, &l), "");
 }
 
 /* ---- 14 claim speed ---- */
@@ -1002,7 +1121,8 @@ static bool on_token(const sst_queued_run *run, void *user_data) {
 
 static void case_claim_speed(void **state) {
     fixture *fx = *state;
-    enum { N = SPEED_RUNS };
+    /* Each PostgreSQL call is a few round trips to the server: a fifth of the runs there. */
+    const int N = fx->be->pg ? SPEED_RUNS / 5 : SPEED_RUNS;
     for (int i = 0; i < N; i++) {
         char id[16], thread[16];
         snprintf(id, sizeof id, "r%d", i);
@@ -1119,6 +1239,351 @@ static void case_killed_worker(void **state) {
     assert_int_equal(s.attempt, 2);
     assert_string_equal(s.owner, "restarted");
     seen_clear(&s);
+}
+
+/* ---- PostgreSQL only ---- */
+
+/* The URL of the fixture's schema (open_postgres kept it in DIR/pg-url). */
+static void pg_url_of(const fixture *fx, char *url, size_t n) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/pg-url", fx->dir);
+    char *text = tu_read_file(path, NULL);
+    assert_non_null(text);
+    snprintf(url, n, "%s", text);
+    free(text);
+}
+
+/*
+ * Four queues, a pool each (four processes, as far as PostgreSQL can tell),
+ * with three workers each, claim from one schema at once: many runs over few
+ * threads, each held a while, so that claims of one thread keep meeting. Each
+ * run is claimed once, a thread never has two live runs, and its runs are
+ * claimed in enqueue order.
+ */
+static void pg_processes(void **state) {
+    fixture *fx = *state;
+    enum { HANDLES = 4, PER_HANDLE = 3 };
+    sst_queue *qs[HANDLES] = {fx->q};
+    for (int i = 1; i < HANDLES; i++) {
+        qs[i] = fx->be->open(fx->dir, E);
+        assert_non_null(qs[i]);
+    }
+    crowd_run(fx, qs, HANDLES, PER_HANDLE, 600, 4, 0, 300);
+    /* The same while four producers enqueue meanwhile, each on every thread: their
+     * enqueues of one thread commit in any order, which SKIP LOCKED alone gets wrong. */
+    OK(sst_queue_remove_thread(fx->q, "t0", E));
+    OK(sst_queue_remove_thread(fx->q, "t1", E));
+    OK(sst_queue_remove_thread(fx->q, "t2", E));
+    OK(sst_queue_remove_thread(fx->q, "t3", E));
+    crowd_run(fx, qs, HANDLES, PER_HANDLE, 600, 3, C_PRODUCERS, 0);
+    for (int i = 1; i < HANDLES; i++) {
+        sst_queue_free(qs[i]);
+    }
+}
+
+/* A connection of the test's own to the fixture's schema (another process's claim, say). */
+static PGconn *pg_side(const fixture *fx) {
+    char url[700];
+    pg_url_of(fx, url, sizeof url);
+    PGconn *c = PQconnectdb(url);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fail_msg("connecting: %s", PQerrorMessage(c));
+    }
+    return c;
+}
+
+static void pg_side_exec(PGconn *c, const char *sql) {
+    PGresult *r = PQexec(c, sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+    }
+    PQclear(r);
+}
+
+typedef struct idle_job {
+    sst_queue *q;
+    sst_code rc;
+    double secs;
+} idle_job;
+
+static void *enqueue_if_idle(void *arg) {
+    idle_job *j = arg;
+    double t0 = tu_now_s();
+    sst_queued_run r = {.run_id = "v1", .thread_id = "v"};
+    j->rc = sst_queue_enqueue(j->q, &r, SST_QUEUE_IF_IDLE, NULL);
+    j->secs = tu_now_s() - t0;
+    return NULL;
+}
+
+/*
+ * While a claim of thread t is under way elsewhere (its transaction holds the
+ * thread's advisory lock), claims skip t and take other threads' runs; once it
+ * ends, t's run is claimed. This is what keeps two claims of one thread from
+ * both succeeding when their snapshots differ (postgres_claim.c).
+ */
+static void pg_thread_lock(void **state) {
+    fixture *fx = *state;
+    enqueue(fx, "t1", "t");
+    enqueue(fx, "u1", "u");
+    PGconn *side = pg_side(fx);
+    pg_side_exec(side, "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema()), "
+                       "hashtext('t'))");
+    seen s = {0};
+    claim_expect(fx, "w", T0, "u1", 1);
+    FAILS(claim(fx, "w", T0, &s), SST_ENOTFOUND);
+    pg_side_exec(side, "COMMIT");
+    claim_expect(fx, "w", T0, "t1", 1);
+    /* An "if idle" enqueue of a thread waits for the lock as well. */
+    pg_side_exec(side, "BEGIN; SELECT pg_advisory_xact_lock(hashtext(current_schema()), "
+                       "hashtext('v'))");
+    idle_job j = {fx->q, SST_EIO, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, enqueue_if_idle, &j), 0);
+    usleep(300 * 1000);
+    pg_side_exec(side, "COMMIT");
+    pthread_join(th, NULL);
+    assert_int_equal(j.rc, SST_OK);
+    assert_true(j.secs >= 0.25);
+    PQfinish(side);
+}
+
+typedef struct later {
+    sst_queue *q;
+    const char *run_id, *thread_id;
+    int delay_ms;
+    sst_code rc;
+} later;
+
+/* Enqueues a run after a delay (from another thread, while the test waits). */
+static void *enqueue_later(void *arg) {
+    later *l = arg;
+    usleep((useconds_t)l->delay_ms * 1000);
+    sst_queued_run r = {.run_id = l->run_id, .thread_id = l->thread_id};
+    l->rc = sst_queue_enqueue(l->q, &r, 0, NULL);
+    return NULL;
+}
+
+typedef struct waiter {
+    sst_queue *q;
+    atomic_int *started;
+    int timeout_ms;
+    sst_code rc;
+    double secs;
+} waiter;
+
+static void *wait_thread(void *arg) {
+    waiter *w = arg;
+    atomic_fetch_add(w->started, 1);
+    double t0 = tu_now_s();
+    w->rc = sst_postgres_queue_wait(w->q, w->timeout_ms, NULL);
+    w->secs = tu_now_s() - t0;
+    return NULL;
+}
+
+/* Waits on @p q; returns the seconds it took. */
+static double timed_wait(fixture *fx, sst_queue *q, int timeout_ms, sst_code want) {
+    double t0 = tu_now_s();
+    FAILS(sst_postgres_queue_wait(q, timeout_ms, E), want);
+    return tu_now_s() - t0;
+}
+
+static void pg_wait(void **state) {
+    fixture *fx = *state;
+    sst_queue *other = fx->be->open(fx->dir, E); /* another process */
+    assert_non_null(other);
+    /* The first wait starts listening and returns at once: what came before was not heard. */
+    assert_true(timed_wait(fx, fx->q, 10000, SST_OK) < 5);
+    /* Nothing happens: it times out, having waited. */
+    assert_true(timed_wait(fx, fx->q, 300, SST_ETIMEOUT) >= 0.29);
+    MSG_HAS("300 ms");
+    /* An enqueue through the other queue wakes it. */
+    later l = {other, "r1", "t", 200, SST_EIO};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, enqueue_later, &l), 0);
+    double secs = timed_wait(fx, fx->q, 20000, SST_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(l.rc, SST_OK);
+    assert_true(secs >= 0.15 && secs < 10);
+    /* A notification that came between two waits is not lost. */
+    enqueue(fx, "r2", "u");
+    assert_true(timed_wait(fx, fx->q, 20000, SST_OK) < 10);
+    timed_wait(fx, fx->q, 200, SST_ETIMEOUT);
+    /* A claim notifies nobody; a finish (and a release) elsewhere does. */
+    seen s = {0};
+    OK(sst_queue_claim(other, "w", T0, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r1");
+    timed_wait(fx, fx->q, 200, SST_ETIMEOUT);
+    OK(sst_queue_release(other, "r1", s.token, T0 + 1, E));
+    assert_true(timed_wait(fx, fx->q, 20000, SST_OK) < 10);
+    OK(sst_queue_claim(other, "w", T0 + 2, LEASE, on_run, &s, E));
+    OK(sst_queue_finish(other, s.run_id, s.token, SST_QUEUE_SUCCESS, T0 + 3, E));
+    seen_clear(&s);
+    assert_true(timed_wait(fx, fx->q, 20000, SST_OK) < 10);
+    /* A queue in another schema of the database does not wake this one. */
+    char dir2[64];
+    assert_int_equal(tu_temp_dir("queue", dir2, sizeof dir2), 0);
+    sst_queue *elsewhere = open_postgres(dir2, E);
+    assert_non_null(elsewhere);
+    l = (later){elsewhere, "x1", "t", 100, SST_EIO};
+    assert_int_equal(pthread_create(&th, NULL, enqueue_later, &l), 0);
+    timed_wait(fx, fx->q, 700, SST_ETIMEOUT);
+    pthread_join(th, NULL);
+    assert_int_equal(l.rc, SST_OK);
+    sst_queue_free(elsewhere);
+    assert_int_equal(tu_rm_rf(dir2), 0);
+    /* Several waiters of one queue share its connection, and all are woken. */
+    atomic_int started = 0;
+    waiter w[3];
+    pthread_t wt[3];
+    for (int i = 0; i < 3; i++) {
+        w[i] = (waiter){.q = fx->q, .started = &started, .timeout_ms = 20000, .rc = SST_EIO};
+        assert_int_equal(pthread_create(&wt[i], NULL, wait_thread, &w[i]), 0);
+    }
+    while (atomic_load(&started) < 3) {
+        usleep(1000);
+    }
+    usleep(300 * 1000);
+    enqueue_at(fx, "r3", "v", 0, 0); /* through fx->q itself: its own notification counts */
+    for (int i = 0; i < 3; i++) {
+        pthread_join(wt[i], NULL);
+        assert_int_equal(w[i].rc, SST_OK);
+        assert_true(w[i].secs < 10);
+    }
+    /* Arguments. */
+    FAILS(sst_postgres_queue_wait(NULL, 10, E), SST_EINVAL);
+    FAILS(sst_postgres_queue_wait(fx->q, -1, E), SST_EINVAL);
+    MSG_HAS("timeout_ms");
+    char path[128];
+    snprintf(path, sizeof path, "%s/queue.db", fx->dir);
+    sst_queue *lite = sst_sqlite_queue_open(path, E);
+    assert_non_null(lite);
+    FAILS(sst_postgres_queue_wait(lite, 10, E), SST_EINVAL);
+    MSG_HAS("not a PostgreSQL queue");
+    sst_queue_free(lite);
+    sst_queue_free(other);
+}
+
+/* A database whose queue tables are newer than this build is refused, and left as it is. */
+static void pg_newer_schema(void **state) {
+    fixture *fx = *state;
+    char url[700];
+    pg_url_of(fx, url, sizeof url);
+    enqueue(fx, "r1", "t");
+    sst_queue_free(fx->q);
+    fx->q = NULL;
+    assert_int_equal(tu_pg_exec(url, "UPDATE sst_schema SET version = 2 WHERE component = 'queue'"),
+                     0);
+    assert_null(sst_postgres_queue_open(url, E));
+    code_at(fx->err.code, SST_ENOTSUP, E, __FILE__, __LINE__);
+    MSG_HAS("queue tables are at schema version 2, newer than this build's 1");
+    MSG_HAS("postgresql://");
+    assert_int_equal(tu_pg_exec(url, "UPDATE sst_schema SET version = 1 WHERE component = 'queue'"),
+                     0);
+    fx_reopen(fx);
+    seen s = {0};
+    get(fx, "r1", &s);
+    assert_int_equal(s.status, SST_QUEUE_PENDING);
+    seen_clear(&s);
+}
+
+/* Opening: bad arguments and servers; queues on one pool shared with other backends. */
+static void pg_open(void **state) {
+    fixture *fx = *state;
+    assert_null(sst_postgres_queue_open_pg(NULL, E));
+    code_at(fx->err.code, SST_EINVAL, E, __FILE__, __LINE__);
+    assert_null(sst_postgres_queue_open("postgresql://nobody@127.0.0.1:1/none", E));
+    code_at(fx->err.code, SST_EUNAVAILABLE, E, __FILE__, __LINE__);
+    MSG_HAS("127.0.0.1:1");
+    assert_null(sst_postgres_queue_open("postgresql://127.0.0.1:1:2:3/x?bogus_option=1", E));
+    code_at(fx->err.code, SST_EINVAL, E, __FILE__, __LINE__);
+    char url[700];
+    pg_url_of(fx, url, sizeof url);
+    sst_pg *pg = sst_pg_open(url, NULL, E);
+    assert_non_null(pg);
+    sst_queue *a = sst_postgres_queue_open_pg(pg, E);
+    sst_queue *b = sst_postgres_queue_open_pg(pg, E);
+    sst_pg_release(pg); /* each queue holds its own reference */
+    assert_non_null(a);
+    assert_non_null(b);
+    sst_queued_run r = {.run_id = "r1", .thread_id = "t"};
+    OK(sst_queue_enqueue(a, &r, 0, E));
+    seen s = {0};
+    OK(sst_queue_claim(b, "w", T0, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r1");
+    OK(sst_queue_finish(a, "r1", s.token, SST_QUEUE_SUCCESS, T0 + 1, E));
+    seen_clear(&s);
+    sst_queue_free(a);
+    get(fx, "r1", &s); /* the fixture's queue, on a pool of its own, sees it too */
+    assert_int_equal(s.status, SST_QUEUE_SUCCESS);
+    seen_clear(&s);
+    sst_queue_free(b);
+}
+
+static int pg_cluster(const char *cmd, const char *dir) {
+    char line[1024], script[512];
+    snprintf(line, sizeof line, "sh '%s' %s '%s' >/dev/null",
+             tu_data_path("../pg/cluster.sh", script, sizeof script), cmd, dir);
+    return system(line) == 0 ? 0 : -1;
+}
+
+/*
+ * The server restarts under two queues (a cluster of this case's own, so the
+ * other tests are not disturbed): the holder's finish and another claim are
+ * run again on new connections, and a waiter hears of the lost connection,
+ * listens again and hears what follows.
+ */
+static void pg_restart(void **state) {
+    fixture *fx = *state;
+    char dir[64], urlfile[128];
+    assert_int_equal(tu_temp_dir("queue-restart", dir, sizeof dir), 0);
+    assert_int_equal(pg_cluster("start", dir), 0);
+    snprintf(urlfile, sizeof urlfile, "%s/url", dir);
+    char *url = tu_read_file(urlfile, NULL);
+    assert_non_null(url);
+    url[strcspn(url, "\n")] = '\0';
+    sst_queue *q = sst_postgres_queue_open(url, E);
+    sst_queue *q2 = q != NULL ? sst_postgres_queue_open(url, E) : NULL;
+    if (q2 == NULL) {
+        fail_msg("opening the queues: %s", fx->err.msg);
+    }
+    sst_queued_run r = {.run_id = "r1", .thread_id = "t"};
+    OK(sst_queue_enqueue(q, &r, 0, E));
+    r.run_id = "r2";
+    OK(sst_queue_enqueue(q, &r, 0, E));
+    seen s = {0};
+    OK(sst_queue_claim(q, "w", T0, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r1");
+    OK(sst_postgres_queue_wait(q, 0, E)); /* listening */
+    atomic_int started = 0;
+    waiter w = {.q = q, .started = &started, .timeout_ms = 60000, .rc = SST_EIO};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, wait_thread, &w), 0);
+    while (atomic_load(&started) < 1) {
+        usleep(1000);
+    }
+    usleep(200 * 1000);
+    assert_int_equal(pg_cluster("restart", dir), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(w.rc, SST_OK); /* the lost connection woke it */
+    assert_true(w.secs < 30);
+    OK(sst_queue_finish(q, "r1", s.token, SST_QUEUE_SUCCESS, T0 + 1, E));
+    seen_clear(&s);
+    OK(sst_queue_claim(q2, "w2", T0 + 2, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r2");
+    seen_clear(&s);
+    OK(sst_postgres_queue_wait(q, 30000, E)); /* listening again: returns at once */
+    FAILS(sst_postgres_queue_wait(q, 200, E), SST_ETIMEOUT);
+    later l = {q2, "r3", "u", 200, SST_EIO};
+    assert_int_equal(pthread_create(&th, NULL, enqueue_later, &l), 0);
+    OK(sst_postgres_queue_wait(q, 30000, E));
+    pthread_join(th, NULL);
+    assert_int_equal(l.rc, SST_OK);
+    sst_queue_free(q);
+    sst_queue_free(q2);
+    free(url);
+    assert_int_equal(pg_cluster("stop", dir), 0);
+    tu_rm_rf(dir);
 }
 
 /* ---- once: SQLite files ---- */
@@ -1492,12 +1957,36 @@ static void api_statuses(void **state) {
 
 int main(void) {
     int failed = 0;
+    const void *pg_backend = NULL;
     for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; b++) {
         void *be = (void *)&k_backends[b];
+        if (k_backends[b].pg) {
+            /* tu_pg_url fails the test instead when SST_REQUIRE_POSTGRES=1. */
+            if (tu_pg_url() == NULL) {
+                print_message("%s: no test PostgreSQL server (SST_PGTEST_URL, "
+                              "SST_PGTEST_URL_FILE): its cases and the PostgreSQL-only "
+                              "ones skip\n",
+                              k_backends[b].name);
+                continue;
+            }
+            pg_backend = be;
+        }
 #define SST_CASE(fn) cmocka_unit_test_prestate_setup_teardown(fn, fx_setup, fx_teardown, be),
         const struct CMUnitTest tests[] = {BACKEND_CASES(SST_CASE)};
 #undef SST_CASE
         failed += cmocka_run_group_tests_name(k_backends[b].name, tests, NULL, NULL);
+    }
+    if (pg_backend != NULL) {
+        void *be = (void *)pg_backend;
+        const struct CMUnitTest pg[] = {
+            cmocka_unit_test_prestate_setup_teardown(pg_processes, fx_setup, fx_teardown, be),
+            cmocka_unit_test_prestate_setup_teardown(pg_thread_lock, fx_setup, fx_teardown, be),
+            cmocka_unit_test_prestate_setup_teardown(pg_wait, fx_setup, fx_teardown, be),
+            cmocka_unit_test_prestate_setup_teardown(pg_newer_schema, fx_setup, fx_teardown, be),
+            cmocka_unit_test_prestate_setup_teardown(pg_open, fx_setup, fx_teardown, be),
+            cmocka_unit_test_prestate_setup_teardown(pg_restart, fx_setup, fx_teardown, be),
+        };
+        failed += cmocka_run_group_tests_name("postgres only", pg, NULL, NULL);
     }
     const struct CMUnitTest files[] = {
         cmocka_unit_test_setup_teardown(files_foreign, file_setup, file_teardown),

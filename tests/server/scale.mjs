@@ -1,0 +1,293 @@
+#!/usr/bin/env node
+// Many processes on one PostgreSQL (tests/server/README.md): `superstep serve`
+// API processes and `superstep worker` processes, a throwaway PostgreSQL of
+// this test's own (tests/pg/cluster.sh: it is stopped and restarted here).
+//
+//   node scale.mjs --superstep /path/to/superstep [--keep] [--seed N] [--runs N]
+//
+// 1. kill -9: 1 API process (--workers 0) and 3 worker processes; RUNS
+//    background runs of the recorder graph (crash.json; n = 5 steps, each
+//    recorded in a side file by the node itself); every second a random worker
+//    is killed with SIGKILL and a new one started. Every run must end in
+//    success with an uninterrupted run's state (count 5, log [1..5]: a step
+//    applied twice would show), and only steps in flight at a kill may have
+//    run twice (duplicates <= kills x threads per worker).
+// 2. PostgreSQL restart: 60 runs; mid-load PostgreSQL is stopped with
+//    `pg_ctl stop -m immediate` and started again: the processes reconnect and
+//    every run finishes with the right state.
+// 3. Fencing: one worker runs a long run; it is stopped with SIGSTOP past its
+//    lease, another worker takes the run over and finishes it; the first one
+//    is woken with SIGCONT and must not commit: the state stays an
+//    uninterrupted run's, and the woken worker keeps serving (it stops cleanly
+//    on SIGTERM).
+// 4. Two API processes: a run created through one is streamed through both
+//    (the same events, ids and order), a client resuming with Last-Event-ID on
+//    the other misses nothing; a cancel sent to one stops a run that a worker
+//    behind the other runs.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@langchain/langgraph-sdk";
+import { Fail, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
+import { startServer } from "./_server.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CLUSTER = path.join(HERE, "..", "pg", "cluster.sh");
+const CONFIG = path.join(HERE, "crash.json");
+const N = 5;                 // steps per run
+const LEASE_S = 2;           // the workers' lease: a stopped worker's run is taken over after it
+const THREADS_PER_WORKER = 2;
+const RUN_TIMEOUT_MS = 180000;
+
+function usage(msg) {
+  if (msg) console.error(`scale.mjs: ${msg}`);
+  console.error("usage: node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]");
+  process.exit(2);
+}
+const opts = { keep: false, seed: Date.now() % 1000000, runs: 500 };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  const name = a.split("=")[0];
+  const val = () => {
+    if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
+    if (i + 1 >= argv.length) usage(`${a} needs a value`);
+    return argv[++i];
+  };
+  if (name === "--superstep") opts.superstep = path.resolve(val());
+  else if (name === "--keep") opts.keep = true;
+  else if (name === "--seed") opts.seed = Number(val());
+  else if (name === "--runs") opts.runs = Number(val());
+  else if (name === "-h" || name === "--help") usage();
+  else usage(`unknown argument ${a}`);
+}
+if (!opts.superstep) usage("give --superstep PATH");
+if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
+  console.error("scale.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
+  process.exit(1);
+}
+if (!fs.existsSync("/usr/lib/postgresql")) {
+  if (process.env.SST_REQUIRE_POSTGRES === "1") {
+    console.error("scale.mjs: FAIL: PostgreSQL's server is not installed and SST_REQUIRE_POSTGRES=1");
+    process.exit(1);
+  }
+  console.log("scale.mjs: PostgreSQL's server is not installed: skipped");
+  process.exit(0);
+}
+
+const { randInt } = makeRng(opts.seed);
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sst-scale-test-"));
+const pgDir = path.join(tmp, "pg");
+const procs = new Set();   // every process running now
+let logs = "";             // every process's stderr, for failure messages
+
+const cluster = (cmd) => execFileSync("sh", [CLUSTER, cmd, pgDir], { stdio: ["ignore", "pipe", "pipe"] });
+
+// A fresh schema per part, as a --db URL.
+function schema(base, name) {
+  execFileSync("psql", ["-q", base, "-c",
+    `SET client_min_messages=warning; DROP SCHEMA IF EXISTS ${name} CASCADE; CREATE SCHEMA ${name}`]);
+  return `${base}?options=-csearch_path%3D${name}`;
+}
+
+async function spawnProc(command, db, label, extra, record) {
+  const args = command === "worker"
+    ? ["--db", db, "--workers", String(THREADS_PER_WORKER), "--lease", String(LEASE_S)]
+    : ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "0", "--lease", String(LEASE_S)];
+  const p = await startServer({
+    superstep: opts.superstep, config: CONFIG, command, args: [...args, ...(extra ?? [])],
+    env: { SST_RECORD_FILE: record ?? path.join(tmp, "unused.txt") }, timeoutMs: 30000,
+  });
+  p.label = label;
+  procs.add(p);
+  p.exited.then(() => { procs.delete(p); logs += `--- ${label} ---\n${p.stderr()}`; });
+  return p;
+}
+
+const clientOf = (api) => new Client({ apiUrl: api.url, apiKey: null, callerOptions: { maxRetries: 0 } });
+
+async function submit(client, count, n = N) {
+  const runs = [];
+  for (let i = 0; i < count; i++) {
+    const th = await client.threads.create();
+    const run = await client.runs.create(th.thread_id, "recorder", { input: { n }, config: { recursion_limit: 100 } });
+    runs.push({ thread_id: th.thread_id, run_id: run.run_id });
+  }
+  return runs;
+}
+
+async function stopAll(label) {
+  for (const p of [...procs]) {
+    const res = await p.stop(15000);
+    check(!res.timedOut && res.code === 0, `${label}: ${p.label} did not exit 0 within 15 s of SIGTERM: ${JSON.stringify(res)}`);
+  }
+}
+
+// ---- 1. kill -9 workers under load ----
+async function killPart(base) {
+  const db = schema(base, "scale_kill");
+  const record = path.join(tmp, "kill-record.txt");
+  const api = await spawnProc("serve", db, "api", [], record);
+  const client = clientOf(api);
+  let workers = [];
+  for (let i = 0; i < 3; i++) workers.push(await spawnProc("worker", db, `worker #${i + 1}`, [], record));
+  const t0 = Date.now();
+  const runs = await submit(client, opts.runs);
+  console.log(`scale.mjs: kill -9: ${opts.runs} runs submitted in ${Date.now() - t0} ms`);
+  let kills = 0, started = 3;
+  // Kill while steps remain to be run (every step recorded at least once: nearly done).
+  while (readRecord(record).lines < opts.runs * N && Date.now() - t0 < RUN_TIMEOUT_MS) {
+    await sleep(1000);
+    const victim = workers[randInt(0, workers.length - 1)];
+    victim.proc.kill("SIGKILL");
+    await victim.exited;
+    kills++;
+    workers = workers.filter((w) => w !== victim);
+    workers.push(await spawnProc("worker", db, `worker #${++started}`, [], record));
+  }
+  await waitAllSuccess(() => client, runs, "kill -9", RUN_TIMEOUT_MS);
+  const elapsed = Date.now() - t0;
+  const attempts = await checkThreads(client, runs, "kill -9", kills + 1, N);
+  const { duplicates, perThread, lines } = checkRecord(record, runs.map((r) => r.thread_id), "kill -9", N);
+  const maxDup = kills * THREADS_PER_WORKER;
+  const resumed = Object.values(attempts).filter((a) => a > 1).length;
+  console.log(`scale.mjs: kill -9: ${opts.runs} runs success in ${elapsed} ms through 1 API and 3 workers ` +
+    `with ${kills} kills; ${lines} executions for ${opts.runs * N} steps: ${duplicates} duplicate(s) ` +
+    `(at most ${maxDup}); ${resumed} run(s) finished on attempt > 1`);
+  check(duplicates <= maxDup, `kill -9: ${duplicates} duplicate step executions, at most ${maxDup}: committed steps ran again (${JSON.stringify(perThread)})`);
+  check(kills === 0 || resumed > 0, "kill -9: no run ran on attempt > 1: the kills hit nothing in flight");
+  await stopAll("kill -9");
+  return { kills, duplicates, maxDup, elapsed };
+}
+
+// ---- 2. PostgreSQL restarted under load ----
+async function restartPart(base) {
+  const db = schema(base, "scale_restart");
+  const record = path.join(tmp, "restart-record.txt");
+  const api = await spawnProc("serve", db, "api (restart)", [], record);
+  const client = clientOf(api);
+  for (let i = 0; i < 2; i++) await spawnProc("worker", db, `worker (restart) #${i + 1}`, [], record);
+  const runs = await submit(client, 60);
+  const end = Date.now() + 30000;
+  while (readRecord(record).lines < 40) {
+    check(Date.now() < end, "restart: the runs did not start within 30 s");
+    await sleep(20);
+  }
+  const t = Date.now();
+  cluster("restart");
+  console.log(`scale.mjs: restart: PostgreSQL stopped (-m immediate) and started in ${Date.now() - t} ms ` +
+    `with ${readRecord(record).lines} of ${60 * N} steps recorded`);
+  await waitAllSuccess(() => client, runs, "restart", RUN_TIMEOUT_MS);
+  await checkThreads(client, runs, "restart", 5, N);
+  const { duplicates } = checkRecord(record, runs.map((r) => r.thread_id), "restart", N);
+  console.log(`scale.mjs: restart: all 60 runs success; ${duplicates} duplicate step(s)`);
+  await stopAll("restart");
+}
+
+// ---- 3. fencing: a worker paused past its lease must not commit ----
+async function fencingPart(base) {
+  const db = schema(base, "scale_fence");
+  const record = path.join(tmp, "fence-record.txt");
+  const api = await spawnProc("serve", db, "api (fence)", [], record);
+  const client = clientOf(api);
+  const first = await spawnProc("worker", db, "worker (fence) #1", ["--workers", "1"], record);
+  const long = 40;
+  const [run] = await submit(client, 1, long);
+  const end = Date.now() + 30000;
+  while (readRecord(record).lines < 3) {
+    check(Date.now() < end, "fencing: the run did not start within 30 s");
+    await sleep(10);
+  }
+  first.proc.kill("SIGSTOP");
+  const stoppedAt = readRecord(record).lines;
+  const second = await spawnProc("worker", db, "worker (fence) #2", ["--workers", "1"], record);
+  await waitAllSuccess(() => client, [run], "fencing", RUN_TIMEOUT_MS);
+  first.proc.kill("SIGCONT");
+  await sleep(LEASE_S * 1000 + 1500); // the woken worker tries to go on, and must fail to commit
+  await checkThreads(client, [run], "fencing", 3, long);
+  const hist = await client.threads.getHistory(run.thread_id, { limit: 200 });
+  const state = await client.threads.getState(run.thread_id);
+  check(hist[0].checkpoint.checkpoint_id === state.checkpoint.checkpoint_id, "fencing: history and state disagree");
+  check(first.proc.exitCode === null, `fencing: the woken worker died (${first.proc.exitCode}): it must stop the run cleanly`);
+  console.log(`scale.mjs: fencing: worker #1 stopped at ${stoppedAt} steps, worker #2 finished the run ` +
+    `(attempt 2); woken, worker #1 committed nothing (state [1..${long}], ${hist.length} checkpoints)`);
+  await stopAll("fencing");
+  void second;
+}
+
+// ---- 4. two API processes ----
+async function twoApisPart(base) {
+  const db = schema(base, "scale_apis");
+  const record = path.join(tmp, "apis-record.txt");
+  const a = await spawnProc("serve", db, "api A", [], record);
+  const b = await spawnProc("serve", db, "api B", [], record);
+  await spawnProc("worker", db, "worker (apis)", [], record);
+  const ca = clientOf(a), cb = clientOf(b);
+  const th = await ca.threads.create();
+  const run = await ca.runs.create(th.thread_id, "recorder", { input: { n: 12 }, streamMode: ["values"] });
+  const collect = async (client, lastEventId) => {
+    const out = [];
+    for await (const ev of client.runs.joinStream(th.thread_id, run.run_id, { lastEventId })) {
+      out.push({ event: ev.event, id: ev.id, data: JSON.stringify(ev.data) });
+    }
+    return out;
+  };
+  const [ea, eb] = await Promise.all([collect(ca), collect(cb)]);
+  check(ea.length >= 12, `two APIs: A streamed ${ea.length} events, want 12 values at least`);
+  check(JSON.stringify(ea) === JSON.stringify(eb), () => `two APIs: A and B streamed different events:\n${JSON.stringify(ea).slice(0, 600)}\n${JSON.stringify(eb).slice(0, 600)}`);
+  const mid = ea[Math.floor(ea.length / 2)];
+  const rest = await collect(cb, mid.id);
+  check(JSON.stringify(rest) === JSON.stringify(ea.slice(ea.indexOf(mid) + 1)),
+    `two APIs: B resumed after id ${mid.id} with ${rest.length} events, want the ${ea.length - ea.indexOf(mid) - 1} after it`);
+  // A cancel sent to B stops a run created through A, running on the worker.
+  const th2 = await ca.threads.create();
+  const long = await ca.runs.create(th2.thread_id, "recorder", { input: { n: 400 } });
+  const end = Date.now() + 30000;
+  while ((await ca.runs.get(th2.thread_id, long.run_id)).status !== "running") {
+    check(Date.now() < end, "two APIs: the long run did not start within 30 s");
+    await sleep(20);
+  }
+  const t = Date.now();
+  await cb.runs.cancel(th2.thread_id, long.run_id, true);
+  const after = await ca.runs.get(th2.thread_id, long.run_id);
+  check(after.status === "interrupted", `two APIs: a cancel through B left the run ${after.status}, want interrupted`);
+  const st = await ca.threads.getState(th2.thread_id);
+  check((st.values?.count ?? 0) < 400, "two APIs: the cancelled run ran to its end");
+  console.log(`scale.mjs: two APIs: ${ea.length} events alike through A and B, resumed on B after id ${mid.id}; ` +
+    `a cancel through B stopped the run in ${Date.now() - t} ms (count ${st.values?.count})`);
+  await stopAll("two APIs");
+}
+
+let failed = false;
+const t0 = Date.now();
+console.log(`scale.mjs: seed ${opts.seed} (replay with --seed ${opts.seed}), tmp ${tmp}`);
+try {
+  cluster("start");
+  const base = fs.readFileSync(path.join(pgDir, "url"), "utf8").trim();
+  const k = await killPart(base);
+  await restartPart(base);
+  await fencingPart(base);
+  await twoApisPart(base);
+  console.log(`scale.mjs: OK in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${k.kills} x kill -9 during ${opts.runs} runs ` +
+    `-> all success, ${k.duplicates}/${k.maxDup} duplicate steps; restart, fencing and two APIs passed`);
+} catch (e) {
+  failed = true;
+  console.error(`scale.mjs: FAIL: ${e instanceof Fail ? e.message : e.stack ?? e}`);
+}
+for (const p of [...procs]) {
+  p.proc.kill("SIGCONT");
+  await p.stop(5000);
+}
+try { cluster("stop"); } catch { /* reported by the failure above */ }
+await sleep(50);
+if (failed) {
+  console.error(`--- process stderr (tail) ---\n${logs.slice(-6000)}`);
+  console.error(`scale.mjs: seed ${opts.seed}; files kept in ${tmp}`);
+} else if (!opts.keep) {
+  fs.rmSync(tmp, { recursive: true, force: true });
+} else {
+  console.log(`scale.mjs: kept ${tmp}`);
+}
+process.exit(failed ? 1 : 0);
