@@ -120,8 +120,8 @@ static long long pg_bytes(const char *url) {
 }
 
 /* A checkpointer for @p impl: a SQLite file under @p where, or PostgreSQL at URL @p where. */
-static sst_checkpointer *open_saver(const char *impl, const char *where, const char *name,
-                                    char *db, size_t n, sst_error *err) {
+static sst_checkpointer *open_saver(const char *impl, const char *where, const char *name, char *db,
+                                    size_t n, sst_error *err) {
     if (strcmp(impl, "c-postgres") == 0) {
         snprintf(db, n, "%s", where);
         return sst_postgres_saver_open(where, NULL, err);

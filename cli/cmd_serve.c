@@ -145,8 +145,8 @@ static int valued(serve_args *a, const char *opt, const char *val) {
             return 0;
         }
         if (!number(val, nums[k].min, nums[k].max, &n)) {
-            fprintf(stderr, "superstep %s: %s: expected a number from %lu to %lu, got '%s'\n", g_cmd,
-                    opt, nums[k].min, nums[k].max, val);
+            fprintf(stderr, "superstep %s: %s: expected a number from %lu to %lu, got '%s'\n",
+                    g_cmd, opt, nums[k].min, nums[k].max, val);
             return 2;
         }
         unsigned *dst[] = {

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "superstep/agent.h"
-#include "superstep/postgres.h"
 #include "superstep/json.h"
+#include "superstep/postgres.h"
 #include "superstep/store.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };

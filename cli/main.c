@@ -23,8 +23,8 @@
 
 #include "cmd_agent.h"
 #include "cmd_args.h"
-#include "cmd_db.h"
 #include "cmd_check.h"
+#include "cmd_db.h"
 #include "cmd_serve.h"
 #include "cmd_store.h"
 #include "superstep/checkpoint.h"

@@ -425,6 +425,12 @@ SST_NODISCARD SST_API sst_code sst_sqlite_check(const char *path, bool repair,
 typedef struct sst_postgres_saver_opts {
     int lease_ms;            /* a thread's busy lease without a commit; default 30000 */
     size_t max_record_bytes; /* largest payload written; default and maximum 256 MiB */
+    /* Every write waits for PostgreSQL's WAL flush (synchronous_commit on), whatever a
+     * put's @c sync says; default true. A writer goes on from each commit, so one that a
+     * crashed database server loses would leave the writer ahead of the thread. false:
+     * writes with sync false commit with synchronous_commit off (faster; a server crash
+     * may lose the last few hundred milliseconds of them, never corrupt them). */
+    bool synchronous_commit;
 } sst_postgres_saver_opts;
 
 /** Fills @p o with the defaults (NULL is a no-op). */

@@ -77,6 +77,7 @@ void sst_postgres_saver_opts_init(sst_postgres_saver_opts *o) {
         memset(o, 0, sizeof *o);
         o->lease_ms = 30000;
         o->max_record_bytes = (size_t)256 << 20;
+        o->synchronous_commit = true;
     }
 }
 
@@ -188,6 +189,7 @@ static sst_checkpointer *saver_open(sst_pg *pg, const sst_postgres_saver_opts *o
     s->pg = sst_pg_ref(pg);
     snprintf(s->token, sizeof s->token, "cp-%.8s", uuid);
     s->lease_ms = o.lease_ms > 0 ? o.lease_ms : 30000;
+    s->sync_all = o.synchronous_commit;
     size_t cap = (size_t)256 << 20;
     s->max_record_bytes =
         o.max_record_bytes > 0 && o.max_record_bytes < cap ? o.max_record_bytes : cap;

@@ -33,6 +33,7 @@ typedef struct pg_saver {
      * savers of one process (two pools, as two processes) hold leases apart. */
     char token[16];
     int64_t lease_ms;        /* how long a lease lasts without a commit */
+    bool sync_all;           /* every write with synchronous_commit on (opts) */
     size_t max_record_bytes; /* the largest payload written */
     pthread_mutex_t mu;      /* guards leases (this process's bookkeeping only) */
     pgs_lease *leases;       /* protected by mu */

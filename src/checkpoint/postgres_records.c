@@ -403,7 +403,7 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
     if (j.held) {
         sst__pgs_owner(s, j.owner);
     }
-    rc = sst__pg_tx(s->pg, sync, put_tx, &j, err);
+    rc = sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
     if (rc == SST_OK && j.renew) {
         sst__pgs_renewed(s, r->thread_id);
     }
@@ -448,7 +448,7 @@ sst_code sst__pgs_put_writes(void *self, const char *thread, const char *ns, con
         return too_large(s, "the pending writes", writes->len, err);
     }
     writes_job j = {thread, ns, id, writes, status};
-    return sst__pg_tx(s->pg, sync, put_writes_tx, &j, err);
+    return sst__pg_tx(s->pg, sync || s->sync_all, put_writes_tx, &j, err);
 }
 
 /* ---- reading ---- */

@@ -241,7 +241,7 @@ sst_code sst__pgs_thread_put(void *self, const char *thread, const sst_payload *
                           sst_pg_name(s->pg), metadata->len, s->max_record_bytes);
     }
     meta_job j = {thread, metadata, (int64_t)sst__now_ms()};
-    return sst__pg_tx(s->pg, false, thread_put_tx, &j, err);
+    return sst__pg_tx(s->pg, s->sync_all, thread_put_tx, &j, err);
 }
 
 /* ---- copy ---- */
@@ -299,7 +299,7 @@ static sst_code copy_tx(sst__pg_conn *c, void *user, sst_error *err) {
 sst_code sst__pgs_copy_thread(void *self, const char *from, const char *to, sst_error *err) {
     pg_saver *s = self;
     copy_job j = {from, to};
-    return sst__pg_tx(s->pg, false, copy_tx, &j, err);
+    return sst__pg_tx(s->pg, s->sync_all, copy_tx, &j, err);
 }
 
 /* ---- delete, prune ---- */
@@ -366,7 +366,7 @@ static sst_code delete_tx(sst__pg_conn *c, void *user, sst_error *err) {
 
 sst_code sst__pgs_delete_thread(void *self, const char *thread, sst_error *err) {
     pg_saver *s = self;
-    return sst__pg_tx(s->pg, false, delete_tx, (void *)thread, err);
+    return sst__pg_tx(s->pg, s->sync_all, delete_tx, (void *)thread, err);
 }
 
 /* A thread's records in put order, as prune needs them (strings point into a result). */
@@ -472,7 +472,7 @@ sst_code sst__pgs_prune(void *self, const char *thread, size_t keep, size_t *rem
                         sst_error *err) {
     pg_saver *s = self;
     prune_job j = {thread, keep, 0};
-    sst_code rc = sst__pg_tx(s->pg, false, prune_tx, &j, err);
+    sst_code rc = sst__pg_tx(s->pg, s->sync_all, prune_tx, &j, err);
     if (removed != NULL) {
         *removed = rc == SST_OK ? j.removed : 0;
     }

@@ -4,8 +4,8 @@
  * with saver:delete_thread(id) and saver:list(config).
  */
 #include "lua_int.h"
-#include "superstep/postgres.h"
 #include "superstep/checkpoint.h"
+#include "superstep/postgres.h"
 
 typedef struct lsaver {
     sst_checkpointer *cp;

@@ -50,10 +50,10 @@ struct srv_relay {
     pthread_t thread;
     pthread_t waker; /* wakes this process's idle workers for runs enqueued anywhere */
     bool started, waker_started;
-    _Atomic bool quit; /* set by srv_relay_stop */
-    int pipe[2];            /* written to stop the thread */
-    pthread_mutex_t feed;   /* one feeder of a stream at a time */
-    int64_t last_purge_ms;  /* the keeper's last purge of finished runs' rows */
+    _Atomic bool quit;     /* set by srv_relay_stop */
+    int pipe[2];           /* written to stop the thread */
+    pthread_mutex_t feed;  /* one feeder of a stream at a time */
+    int64_t last_purge_ms; /* the keeper's last purge of finished runs' rows */
 };
 
 /* ---- publishing ---- */

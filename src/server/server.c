@@ -118,9 +118,8 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     sst_server_opts def;
     sst_server_opts_init(&def);
     const sst_server_opts *o = opts != NULL ? opts : &def;
-    if (o->host == NULL || o->db == NULL || o->workers > 256 ||
-        o->http_threads == 0 || o->max_connections == 0 || o->stream_backlog == 0 ||
-        o->lease_s == 0 || o->port > 65535) {
+    if (o->host == NULL || o->db == NULL || o->workers > 256 || o->http_threads == 0 ||
+        o->max_connections == 0 || o->stream_backlog == 0 || o->lease_s == 0 || o->port > 65535) {
         sst__error(err, SST_EINVAL, "serve: bad options (host, db, workers 1..256, port ...)");
         return NULL;
     }

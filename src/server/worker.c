@@ -453,6 +453,17 @@ static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_e
         out->by_cancel = true;
         return;
     }
+    if (fail.code == SST_ECONFLICT || fail.code == SST_EUNAVAILABLE) {
+        /* The store refused a commit (the thread moved under the run: its lease was taken
+         * over, or commits it made were lost with a crashed database server) or stayed
+         * away: not the run's fault. Give it back to the queue, if it is still ours, to
+         * resume from the latest checkpoint that is really there (attempts are bounded). */
+        out->by_cancel = true;
+        out->cancel = CANCEL_STOP;
+        srv_log(w->s, "run %s (thread %s): %s; given back to the queue", ec->run->run_id,
+                ec->run->thread_id, fail.msg);
+        return;
+    }
     out->status = fail.code == SST_ETIMEOUT ? SST_QUEUE_TIMEOUT : SST_QUEUE_ERROR;
     char *ej = error_json(&fail);
     if (ej != NULL) {

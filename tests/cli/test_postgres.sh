@@ -44,9 +44,9 @@ contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "report afte
 expect_rc 3 "$bin" run "$script" --db r.db --thread t1 --input '{"topic":"durable graphs"}' --json
 expect_rc 0 "$bin" run "$script" --db r.db --thread t1 --resume '"yes"' --json
 expect_rc 0 "$bin" state "$script" --db r.db --thread t1 --json
-sqlite_state=$(sed -E 's/"(checkpoint_id|created_at|parent_checkpoint_id|thread_ts)":"[^"]*"//g' <<<"$out")
+sqlite_state=$(sed -E 's/"(checkpoint_id|created_at|parent_checkpoint_id|parent_id|thread_ts)":"[^"]*"//g' <<<"$out")
 expect_rc 0 "$bin" state "$script" --db "$db" --thread t1 --json
-pg_state=$(sed -E 's/"(checkpoint_id|created_at|parent_checkpoint_id|thread_ts)":"[^"]*"//g' <<<"$out")
+pg_state=$(sed -E 's/"(checkpoint_id|created_at|parent_checkpoint_id|parent_id|thread_ts)":"[^"]*"//g' <<<"$out")
 [ "$pg_state" = "$sqlite_state" ] || fail "state differs from SQLite's: $pg_state vs $sqlite_state"
 expect_rc 0 "$bin" history "$script" --db r.db --thread t1 --json
 n_sqlite=$(grep -o '"checkpoint_id"' <<<"$out" | wc -l)
@@ -73,7 +73,7 @@ contains "$out" '"key":"m1"' "store search"
 # A script that opens PostgreSQL itself.
 cat >own.lua <<EOF
 local sst = superstep or require("superstep")
-local g = sst.StateGraph{ n = { reducer = sst.reducers.add, default = 0 } }
+local g = sst.StateGraph{ n = { reducer = sst.reducers.sum, default = 0 } }
 g:add_node("inc", function(state, _, ctx)
   local seen = ctx.store:get({ "counts" }, "runs")
   ctx.store:put({ "counts" }, "runs", { n = (seen and seen.value.n or 0) + 1 })

@@ -211,6 +211,8 @@ async function fencingPart(base) {
   const state = await client.threads.getState(run.thread_id);
   check(hist[0].checkpoint.checkpoint_id === state.checkpoint.checkpoint_id, "fencing: history and state disagree");
   check(first.proc.exitCode === null, `fencing: the woken worker died (${first.proc.exitCode}): it must stop the run cleanly`);
+  // It did try: its commit was refused because its lease had been taken over.
+  check(/taken over/.test(first.stderr()), () => `fencing: the woken worker logged no refused commit:\n${first.stderr().slice(-1500)}`);
   console.log(`scale.mjs: fencing: worker #1 stopped at ${stoppedAt} steps, worker #2 finished the run ` +
     `(attempt 2); woken, worker #1 committed nothing (state [1..${long}], ${hist.length} checkpoints)`);
   await stopAll("fencing");
@@ -245,8 +247,8 @@ async function twoApisPart(base) {
   const th2 = await ca.threads.create();
   const long = await ca.runs.create(th2.thread_id, "recorder", { input: { n: 400 } });
   const end = Date.now() + 30000;
-  while ((await ca.runs.get(th2.thread_id, long.run_id)).status !== "running") {
-    check(Date.now() < end, "two APIs: the long run did not start within 30 s");
+  while (((await ca.threads.getState(th2.thread_id)).values?.count ?? 0) < 3) {
+    check(Date.now() < end, "two APIs: the long run did not make 3 steps within 30 s");
     await sleep(20);
   }
   const t = Date.now();
@@ -255,6 +257,9 @@ async function twoApisPart(base) {
   check(after.status === "interrupted", `two APIs: a cancel through B left the run ${after.status}, want interrupted`);
   const st = await ca.threads.getState(th2.thread_id);
   check((st.values?.count ?? 0) < 400, "two APIs: the cancelled run ran to its end");
+  await sleep(1500);
+  const later = await ca.threads.getState(th2.thread_id);
+  check(later.values?.count === st.values?.count, `two APIs: the cancelled run went on (count ${st.values?.count}, then ${later.values?.count})`);
   console.log(`scale.mjs: two APIs: ${ea.length} events alike through A and B, resumed on B after id ${mid.id}; ` +
     `a cancel through B stopped the run in ${Date.now() - t} ms (count ${st.values?.count})`);
   await stopAll("two APIs");
