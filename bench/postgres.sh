@@ -5,9 +5,9 @@
 #
 #   bash bench/postgres.sh [--quick] [--build DIR] [--secs S] [--json FILE]
 #
-#  1. PostgreSQL's own commit rate: pgbench, one client, single-row INSERTs
-#     (synchronous_commit on, as our queue's transitions; and off, as our
-#     checkpoints), S seconds each: the physical limit our commits compare to.
+#  1. PostgreSQL's own commit rate: pgbench, single-row INSERTs, S seconds each:
+#     one client with synchronous_commit on (as our commits) and off, and 16
+#     clients with it on (group commit): the physical limit ours compare to.
 #  2. W3 (the chat loop) at 500 and 5 000 supersteps: superstep's C API on
 #     PostgreSQL and on SQLite, and LangGraph.js's PostgresSaver
 #     (@langchain/langgraph-checkpoint-postgres, pinned in
@@ -82,11 +82,12 @@ emit() { echo "$1" >>"$raw"; }
 # ---- 1. PostgreSQL's own commit rate ----
 psql "$base" -c "CREATE TABLE IF NOT EXISTS pgbench_one(id bigserial PRIMARY KEY, v text)"
 echo "INSERT INTO pgbench_one(v) VALUES ('x');" >"$work/one.sql"
-for sc in on off; do
-  tps=$(PGOPTIONS="-c synchronous_commit=$sc" "$pgbin/pgbench" -n -c 1 -T "$secs" -f "$work/one.sql" "$base" 2>/dev/null |
+for run in "on 1" "off 1" "on 16"; do
+  set -- $run
+  tps=$(PGOPTIONS="-c synchronous_commit=$1" "$pgbin/pgbench" -n -c "$2" -j 2 -T "$secs" -f "$work/one.sql" "$base" 2>/dev/null |
     awk '/^tps/ {print $3; exit}')
-  say "PostgreSQL single-row INSERT commits, 1 client, synchronous_commit=$sc: $tps/s"
-  emit "{\"what\":\"pg_insert_commits\",\"synchronous_commit\":\"$sc\",\"per_s\":$tps}"
+  say "PostgreSQL single-row INSERT commits, $2 client(s), synchronous_commit=$1: $tps/s"
+  emit "{\"what\":\"pg_insert_commits\",\"synchronous_commit\":\"$1\",\"clients\":$2,\"per_s\":$tps}"
 done
 
 # ---- 2. W3 ----

@@ -6,9 +6,11 @@ const rows = fs.readFileSync(process.argv[2], "utf8").split("\n").filter(Boolean
 const fmt = (n, d = 0) => (n === undefined || n === null ? "-" : Number(n).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }).replace(/,/g, " "));
 const mib = (b) => fmt(b / 1048576, 2) + " MiB";
 
-const insert = Object.fromEntries(rows.filter((r) => r.what === "pg_insert_commits").map((r) => [r.synchronous_commit, r.per_s]));
-console.log("PostgreSQL 15 (fsync on), one client, single-row INSERT commits:");
-console.log(`  synchronous_commit=on  ${fmt(insert.on)} /s    synchronous_commit=off  ${fmt(insert.off)} /s\n`);
+const ins = rows.filter((r) => r.what === "pg_insert_commits");
+const rate = (sc, c) => ins.find((r) => r.synchronous_commit === sc && (r.clients ?? 1) === c)?.per_s;
+const insert = { on: rate("on", 1), off: rate("off", 1), on16: rate("on", 16) };
+console.log("PostgreSQL 15 (fsync on), single-row INSERT commits:");
+console.log(`  1 client: synchronous_commit=on ${fmt(insert.on)} /s, off ${fmt(insert.off)} /s;  16 clients, on: ${fmt(insert.on16)} /s\n`);
 
 console.log("W3, the chat loop (one thread): time and bytes at the end");
 console.log("  supersteps  implementation                     time        per superstep   storage");
