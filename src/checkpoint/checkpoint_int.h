@@ -36,6 +36,11 @@ void *sst__checkpointer_ext(sst_checkpointer *cp, void *(*make)(sst_error *err),
  */
 bool sst__metadata_matches(const sst_value *metadata, const sst_value *filter, const char *source,
                            int64_t step);
+/* For savers that filter in the process: whether a record's metadata payload matches
+ * @p filter (sst_checkpoint_query.filter; NULL: true). */
+bool sst__record_matches(const sst_checkpoint *r, const sst_value *filter);
+/* Whether a thread passes @p q's status and metadata conditions. */
+bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q);
 
 /* A payload's value (new reference), parsing its bytes as JSON; NULL for an empty payload. */
 sst_value *sst__payload_parse(const sst_payload *p, size_t max_bytes, sst_error *err);

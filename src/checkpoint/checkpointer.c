@@ -618,3 +618,28 @@ void sst_checkpoint_free(sst_checkpoint *rec) {
     }
     sst__free(rec);
 }
+
+bool sst__record_matches(const sst_checkpoint *r, const sst_value *filter) {
+    if (filter == NULL) {
+        return true;
+    }
+    sst_error ignored;
+    sst_value *meta = sst__payload_parse(&r->metadata, 0, &ignored);
+    bool ok = sst__metadata_matches(meta, filter, r->source, r->step);
+    sst_value_unref(meta);
+    return ok;
+}
+
+bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
+    if (q->by_status && t->status != q->status) {
+        return false;
+    }
+    if (q->metadata == NULL) {
+        return true;
+    }
+    sst_error ignored;
+    sst_value *meta = sst__payload_parse(&t->metadata, 0, &ignored);
+    bool ok = sst__metadata_matches(meta, q->metadata, NULL, 0);
+    sst_value_unref(meta);
+    return ok;
+}

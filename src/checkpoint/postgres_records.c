@@ -536,18 +536,6 @@ sst_code sst__pgs_get(void *self, const char *thread, const char *ns, const char
     return rc;
 }
 
-/* True when the metadata of @p r matches @p filter. */
-static bool matches(const sst_checkpoint *r, const sst_value *filter) {
-    if (filter == NULL) {
-        return true;
-    }
-    sst_error ignored;
-    sst_value *meta = sst__payload_parse(&r->metadata, 0, &ignored);
-    bool ok = sst__metadata_matches(meta, filter, r->source, r->step);
-    sst_value_unref(meta);
-    return ok;
-}
-
 sst_code sst__pgs_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
                        void *user_data, sst_error *err) {
     pg_saver *s = self;
@@ -578,7 +566,7 @@ sst_code sst__pgs_list(void *self, const sst_checkpoint_query *q, sst_checkpoint
     for (int i = 0; i < PQntuples(j.res) && (q->limit == 0 || sent < q->limit); i++) {
         sst_checkpoint r;
         read_rec(j.res, i, q->thread_id, &r);
-        if (!matches(&r, q->filter)) {
+        if (!sst__record_matches(&r, q->filter)) {
             continue;
         }
         sent++;

@@ -133,20 +133,6 @@ static void read_thread(const PGresult *r, int row, sst_thread_info *t) {
     }
 }
 
-static bool thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
-    if (q->by_status && t->status != q->status) {
-        return false;
-    }
-    if (q->metadata == NULL) {
-        return true;
-    }
-    sst_error ignored;
-    sst_value *meta = sst__payload_parse(&t->metadata, 0, &ignored);
-    bool ok = sst__metadata_matches(meta, q->metadata, NULL, 0);
-    sst_value_unref(meta);
-    return ok;
-}
-
 sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn each,
                           void *user_data, sst_error *err) {
     pg_saver *s = self;
@@ -176,7 +162,7 @@ sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn e
     for (int i = 0; i < PQntuples(j.res) && (q->limit == 0 || sent < q->limit); i++) {
         sst_thread_info t;
         read_thread(j.res, i, &t);
-        if (!thread_matches(&t, q)) {
+        if (!sst__thread_matches(&t, q)) {
             continue;
         }
         if (skipped < q->offset) {

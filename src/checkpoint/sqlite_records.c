@@ -577,18 +577,6 @@ sst_code sst__sq_get(void *self, const char *thread, const char *ns, const char 
     return rc;
 }
 
-/* True when the metadata text of @p r matches @p filter. */
-static bool matches(const sst_checkpoint *r, const sst_value *filter) {
-    if (filter == NULL) {
-        return true;
-    }
-    sst_error ignored;
-    sst_value *meta = sst__payload_parse(&r->metadata, 0, &ignored);
-    bool ok = sst__metadata_matches(meta, filter, r->source, r->step);
-    sst_value_unref(meta);
-    return ok;
-}
-
 sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_fn each,
                       void *user_data, sst_error *err) {
     sqlite_saver *s = self;
@@ -606,7 +594,7 @@ sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_
         }
         sst_checkpoint r;
         rc = sst__sq_read_row(s, st, q->thread_id, &r, err);
-        if (rc != SST_OK || !matches(&r, q->filter)) {
+        if (rc != SST_OK || !sst__record_matches(&r, q->filter)) {
             continue;
         }
         sent++;

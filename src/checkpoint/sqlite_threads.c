@@ -61,20 +61,6 @@ static sst_code read_thread(sqlite_saver *s, sqlite3_stmt *st, sst_thread_info *
     return SST_OK;
 }
 
-static bool thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
-    if (q->by_status && t->status != q->status) {
-        return false;
-    }
-    if (q->metadata == NULL) {
-        return true;
-    }
-    sst_error ignored;
-    sst_value *meta = sst__payload_parse(&t->metadata, 0, &ignored);
-    bool ok = sst__metadata_matches(meta, q->metadata, NULL, 0);
-    sst_value_unref(meta);
-    return ok;
-}
-
 /* Runs a prepared THREAD_SELECT statement, calling @p each for matches. */
 static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_query *q,
                             sst_thread_fn each, void *user_data, size_t *found, sst_error *err) {
@@ -86,7 +72,7 @@ static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_
            (step = sqlite3_step(st)) == SQLITE_ROW) {
         sst_thread_info t;
         rc = read_thread(s, st, &t, err);
-        if (rc != SST_OK || !thread_matches(&t, q)) {
+        if (rc != SST_OK || !sst__thread_matches(&t, q)) {
             continue;
         }
         if (skipped < q->offset) {

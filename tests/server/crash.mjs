@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
+import { Fail, check, parseArgs, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
   waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
 import { startServer } from "./_server.mjs";
 
@@ -30,30 +30,7 @@ const THREADS = 20;    // threads (one background run each) of the kill -9 part
 const WORKERS = 4;
 const RUN_TIMEOUT_MS = 120000;
 
-function usage(msg) {
-  if (msg) console.error(`crash.mjs: ${msg}`);
-  console.error("usage: node crash.mjs --superstep PATH [--keep] [--seed N]");
-  process.exit(2);
-}
-
-const opts = { keep: false, seed: Date.now() % 1000000 };
-const argv = process.argv.slice(2);
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i];
-  const name = a.split("=")[0];
-  const val = () => {
-    if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
-    if (i + 1 >= argv.length) usage(`${a} needs a value`);
-    return argv[++i];
-  };
-  if (name === "--superstep") opts.superstep = path.resolve(val());
-  else if (name === "--keep") opts.keep = true;
-  else if (name === "--seed") opts.seed = Number(val());
-  else if (name === "-h" || name === "--help") usage();
-  else usage(`unknown argument ${a}`);
-}
-if (!opts.superstep) usage("give --superstep PATH");
-if (!fs.existsSync(opts.superstep)) usage(`--superstep ${opts.superstep} does not exist`);
+const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N]");
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("crash.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);

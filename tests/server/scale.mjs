@@ -30,7 +30,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
+import { Fail, check, parseArgs, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
 import { startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -41,29 +41,8 @@ const LEASE_S = 2;           // the workers' lease: a stopped worker's run is ta
 const THREADS_PER_WORKER = 2;
 const RUN_TIMEOUT_MS = 180000;
 
-function usage(msg) {
-  if (msg) console.error(`scale.mjs: ${msg}`);
-  console.error("usage: node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]");
-  process.exit(2);
-}
-const opts = { keep: false, seed: Date.now() % 1000000, runs: 500 };
-const argv = process.argv.slice(2);
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i];
-  const name = a.split("=")[0];
-  const val = () => {
-    if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
-    if (i + 1 >= argv.length) usage(`${a} needs a value`);
-    return argv[++i];
-  };
-  if (name === "--superstep") opts.superstep = path.resolve(val());
-  else if (name === "--keep") opts.keep = true;
-  else if (name === "--seed") opts.seed = Number(val());
-  else if (name === "--runs") opts.runs = Number(val());
-  else if (name === "-h" || name === "--help") usage();
-  else usage(`unknown argument ${a}`);
-}
-if (!opts.superstep) usage("give --superstep PATH");
+const opts = { runs: 500,
+  ...parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]", ["runs"]) };
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("scale.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
