@@ -14,6 +14,7 @@
  *   nslist.c      list_namespaces: conditions, depth, sorting, paging
  *   memory.c      the in-memory backend
  *   sqlite*.c     the SQLite backend (sqlite_int.h)
+ *   postgres*.c   the PostgreSQL backend (postgres_int.h)
  */
 #ifndef SUPERSTEP_STORE_INT_H
 #define SUPERSTEP_STORE_INT_H
