@@ -39,6 +39,9 @@ bool sst__metadata_matches(const sst_value *metadata, const sst_value *filter, c
 /* For savers that filter in the process: whether a record's metadata payload matches
  * @p filter (sst_checkpoint_query.filter; NULL: true). */
 bool sst__record_matches(const sst_checkpoint *r, const sst_value *filter);
+/* The largest payload of a record (body, next, metadata or a blob's content), in bytes:
+ * what a saver's size limit applies to. */
+size_t sst__record_largest(const sst_checkpoint *r);
 /* Whether a thread passes @p q's status and metadata conditions. */
 bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q);
 

@@ -643,3 +643,12 @@ bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
     sst_value_unref(meta);
     return ok;
 }
+
+size_t sst__record_largest(const sst_checkpoint *r) {
+    size_t big = r->body.len > r->next.len ? r->body.len : r->next.len;
+    big = r->metadata.len > big ? r->metadata.len : big;
+    for (size_t i = 0; i < r->n_blobs; i++) {
+        big = r->blobs[i].content.len > big ? r->blobs[i].content.len : big;
+    }
+    return big;
+}

@@ -176,11 +176,7 @@ static sst_code too_large(const pg_saver *s, const char *what, size_t len, sst_e
 }
 
 static sst_code check_sizes(const pg_saver *s, const sst_checkpoint *r, sst_error *err) {
-    size_t big = r->body.len > r->next.len ? r->body.len : r->next.len;
-    big = r->metadata.len > big ? r->metadata.len : big;
-    for (size_t i = 0; i < r->n_blobs; i++) {
-        big = r->blobs[i].content.len > big ? r->blobs[i].content.len : big;
-    }
+    size_t big = sst__record_largest(r);
     if (big <= s->max_record_bytes) {
         return SST_OK;
     }

@@ -300,11 +300,7 @@ static sst_code blob_list(const sst_checkpoint *r, char **out, sst_error *err) {
 }
 
 static sst_code check_sizes(const sqlite_saver *s, const sst_checkpoint *r, sst_error *err) {
-    size_t big = r->body.len > r->next.len ? r->body.len : r->next.len;
-    big = r->metadata.len > big ? r->metadata.len : big;
-    for (size_t i = 0; i < r->n_blobs; i++) {
-        big = r->blobs[i].content.len > big ? r->blobs[i].content.len : big;
-    }
+    size_t big = sst__record_largest(r);
     if (big <= s->max_record_bytes) {
         return SST_OK;
     }
