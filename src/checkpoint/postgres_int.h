@@ -36,7 +36,10 @@ typedef struct pg_saver {
     bool sync_all;           /* every write with synchronous_commit on (opts) */
     size_t max_record_bytes; /* the largest payload written */
     pthread_mutex_t mu;      /* guards leases (this process's bookkeeping only) */
-    pgs_lease *leases;       /* protected by mu */
+    /* Held across a lock's or an unlock's transaction and the change to leases, so that
+     * the list says exactly which rows of this saver are live (postgres_lease.c). */
+    pthread_mutex_t lock_mu;
+    pgs_lease *leases; /* protected by mu */
 } pg_saver;
 
 /*

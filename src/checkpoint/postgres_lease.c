@@ -102,8 +102,11 @@ static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
         pid = sst__pg_int(r, 0, 1);
     }
     PQclear(r);
-    if (c->after_lost_commit && strcmp(owner, j->owner) == 0) {
-        return SST_OK; /* the earlier attempt's COMMIT applied: the row it took is ours */
+    if (strcmp(owner, j->owner) == 0) {
+        /* This saver's row, though it holds no lease on the thread (try_lock checked its
+         * list under lock_mu): the earlier attempt's COMMIT applied, or an unlock's DELETE
+         * was lost with the server. The row is ours to take again. */
+        return lease_stmt(c, j, "sst_cp_lock_takeover", k_takeover_sql, owner, &taken, err);
     }
     if (owner[0] != '\0' && strcmp(owner, j->owner) != 0 && sst__owner_gone(owner)) {
         rc = lease_stmt(c, j, "sst_cp_lock_takeover", k_takeover_sql, owner, &taken, err);
@@ -129,6 +132,17 @@ static pgs_lease *lease_new(const char *thread) {
     return l;
 }
 
+/* Whether this saver's list has a lease on @p thread. */
+static bool held_here(pg_saver *s, const char *thread) {
+    bool held = false;
+    pthread_mutex_lock(&s->mu);
+    for (pgs_lease *l = s->leases; l != NULL && !held; l = l->next) {
+        held = strcmp(l->thread, thread) == 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return held;
+}
+
 static sst_code try_lock(pg_saver *s, const char *thread, sst_error *err) {
     pgs_lease *l = lease_new(thread);
     if (l == NULL) {
@@ -137,8 +151,18 @@ static sst_code try_lock(pg_saver *s, const char *thread, sst_error *err) {
     lock_job j = {.s = s, .thread = thread};
     sst__owner_self(j.owner, &j.pid);
     sst__pgs_owner(s, j.owner);
-    sst_code rc = sst__pg_tx(s->pg, true, lock_tx, &j, err);
+    pthread_mutex_lock(&s->lock_mu);
+    sst_code rc = SST_OK;
+    if (held_here(s, thread)) {
+        rc = sst__error(err, SST_EBUSY,
+                        "thread '%s' is busy with another invoke (process %lld, through this "
+                        "checkpointer)",
+                        thread, (long long)j.pid);
+    } else {
+        rc = sst__pg_tx(s->pg, true, lock_tx, &j, err);
+    }
     if (rc != SST_OK) {
+        pthread_mutex_unlock(&s->lock_mu);
         sst__free(l->thread);
         sst__free(l);
         return rc;
@@ -148,6 +172,7 @@ static sst_code try_lock(pg_saver *s, const char *thread, sst_error *err) {
     l->next = s->leases;
     s->leases = l;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->lock_mu);
     return SST_OK;
 }
 
@@ -205,6 +230,7 @@ static sst_code unlock_tx(sst__pg_conn *c, void *user, sst_error *err) {
 
 void sst__pgs_unlock(void *self, const char *thread) {
     pg_saver *s = self;
+    pthread_mutex_lock(&s->lock_mu);
     pthread_mutex_lock(&s->mu);
     for (pgs_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
         if (strcmp((*p)->thread, thread) == 0) {
@@ -218,8 +244,10 @@ void sst__pgs_unlock(void *self, const char *thread) {
     pthread_mutex_unlock(&s->mu);
     unlock_job j = {.thread = thread};
     sst__pgs_owner(s, j.owner);
-    /* Best effort: a lease left behind expires, or is taken over once this process is gone. */
+    /* Best effort: a lease left behind expires, is taken over once this process is gone,
+     * or is taken again by this saver's next lock of the thread. */
     (void)sst__pg_tx(s->pg, true, unlock_tx, &j, NULL);
+    pthread_mutex_unlock(&s->lock_mu);
 }
 
 void sst__pgs_leases_free(pg_saver *s) {

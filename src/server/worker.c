@@ -608,6 +608,11 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
                         sst_invoke_opts *o, sst_value **hold, const char ***names, sst_error *err) {
     const sst_value *kw = c->kwargs;
     sst_invoke_opts_init(o);
+    /* The thread may still be locked by this run's previous holder: one in this process
+     * whose queue lease ran out while the database was away, or one elsewhere whose lease
+     * in the saver has not expired yet. Wait for it (at most that lease) instead of failing
+     * the run: the holder's commits and its queue finish are fenced. */
+    o->wait = true;
     const sst_value *cfg = sst_object_get(kw, "config");
     const sst_value *limit = sst_object_get(cfg, "recursion_limit");
     if (sst_is_int(limit) && sst_int_value(limit) > 0) {
@@ -830,6 +835,10 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     sst_free(cancel);
     if (flag == CANCEL_NONE) {
         return;
+    }
+    if (flag == CANCEL_LOST) {
+        srv_log(s, "run %s: its lease was taken over (%s); stopping it without committing", run_id,
+                err.msg);
     }
     pthread_mutex_lock(&s->mu);
     if (strcmp(w->run_id, run_id) == 0 && w->token == token &&

@@ -7,7 +7,8 @@
 #
 #   cluster.sh start DIR   writes DIR/url (postgresql://postgres@127.0.0.1:PORT/postgres)
 #   cluster.sh stop DIR    stops the server and removes DIR
-#   cluster.sh restart DIR stops it with -m immediate and starts it again (same port)
+#   cluster.sh restart DIR stops it with -m immediate and starts it again (same port),
+#                          after SST_PG_DOWN_S seconds (default 0)
 #
 # fsync is off (a test server need not survive a power cut) unless SST_PG_FSYNC=on
 # (benchmarks).
@@ -69,6 +70,7 @@ start)
   ;;
 restart)
   stop
+  sleep "${SST_PG_DOWN_S:-0}"
   launch "$(cat "$dir/port")"
   ;;
 stop)
