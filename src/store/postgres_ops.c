@@ -17,35 +17,42 @@
 /* ---- put ---- */
 
 /*
- * One statement: the item upserted (created_us kept, seq drawn anew, so the
- * item becomes the newest write), its vectors 0..n-1 upserted from one bytea
- * holding them all, and any vectors n.. of an older value deleted. The item's
- * row lock, taken first, serialises puts of one item across processes. The
- * two vector statements touch different rows, so they can share the snapshot.
+ * Two statements in one transaction. The first upserts the item (created_us kept, seq
+ * drawn anew, so the item becomes the newest write) and takes its row lock, which
+ * serialises puts of one item across processes. The second, with a snapshot taken
+ * after that lock was granted, upserts vectors 0..n-1 from one bytea holding them all
+ * and deletes any vectors n.. of an older value. (In one statement the delete would
+ * run on the snapshot from before the lock wait, and miss the vectors that a put
+ * committed meanwhile had added: an item torn between two values.)
  */
-static const char k_put[] =
-    "WITH item AS ("
-    " INSERT INTO sst_store_items(ns, key, value, created_us, updated_us, expires_us, ttl_minutes,"
+static const char k_put_item[] =
+    "INSERT INTO sst_store_items(ns, key, value, created_us, updated_us, expires_us, ttl_minutes,"
     " seq) VALUES (string_to_array($1::text, '.'), $2::text, $3::bytea, $4::bigint, $5::bigint,"
     " $6::bigint, $7::float8, nextval('sst_store_seq'))"
     " ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value,"
     " updated_us = excluded.updated_us, expires_us = excluded.expires_us,"
-    " ttl_minutes = excluded.ttl_minutes, seq = excluded.seq"
-    " RETURNING ns, key),"
-    " stale AS (DELETE FROM sst_store_vectors v USING item"
-    " WHERE v.ns = item.ns AND v.key = item.key AND v.n >= $9::integer)"
+    " ttl_minutes = excluded.ttl_minutes, seq = excluded.seq";
+
+static const char k_put_vectors[] =
+    "WITH stale AS (DELETE FROM sst_store_vectors"
+    " WHERE ns = string_to_array($1::text, '.') AND key = $2::text AND n >= $4::integer)"
     " INSERT INTO sst_store_vectors(ns, key, n, vector)"
-    " SELECT item.ns, item.key, g, substring($8::bytea FROM g * $10::integer + 1 FOR $10::integer)"
-    " FROM item, generate_series(0, $9::integer - 1) AS g"
+    " SELECT string_to_array($1::text, '.'), $2::text, g,"
+    " substring($3::bytea FROM g * $5::integer + 1 FOR $5::integer)"
+    " FROM generate_series(0, $4::integer - 1) AS g"
     " ON CONFLICT (ns, key, n) DO UPDATE SET vector = excluded.vector";
 
 typedef struct put_job {
-    const sst__pg_params *p;
+    const sst__pg_params *item, *vectors;
 } put_job;
 
 static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     const put_job *j = user;
-    return sst__pg_run(c, "sst_store_put", k_put, j->p, "store put", err);
+    if (sst__pg_run(c, "sst_store_put_item", k_put_item, j->item, "store put", err) != SST_OK) {
+        return sst__code(err);
+    }
+    return sst__pg_run(c, "sst_store_put_vectors", k_put_vectors, j->vectors, "store put (vectors)",
+                       err);
 }
 
 static sst_code pgs_put(void *self, const sst_store_item *it, sst_error *err) {
@@ -86,10 +93,14 @@ static sst_code pgs_put(void *self, const sst_store_item *it, sst_error *err) {
         sst__pg_text(&p, NULL);
     }
     sst__pg_bytes(&p, it->ttl_minutes > 0 ? ttl : NULL, sizeof ttl);
-    sst__pg_bytes(&p, vectors, vectors != NULL ? it->n_vectors * row_bytes : 0);
-    sst__pg_i64(&p, (int64_t)it->n_vectors);
-    sst__pg_i64(&p, (int64_t)row_bytes);
-    put_job j = {&p};
+    sst__pg_params v;
+    sst__pg_params_init(&v);
+    sst__pg_text(&v, ns);
+    sst__pg_text(&v, it->key);
+    sst__pg_bytes(&v, vectors, vectors != NULL ? it->n_vectors * row_bytes : 0);
+    sst__pg_i64(&v, (int64_t)it->n_vectors);
+    sst__pg_i64(&v, (int64_t)row_bytes);
+    put_job j = {&p, &v};
     sst_code rc = sst__pg_tx(s->pg, true, put_tx, &j, err);
     sst__free(ns);
     sst__free(vectors);
