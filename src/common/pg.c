@@ -43,10 +43,6 @@ const char *sst_pg_name(const sst_pg *pg) {
     return pg->name;
 }
 
-int sst__pg_retry_ms(const sst_pg *pg) {
-    return pg->opts.retry_ms;
-}
-
 /* The one-line reason libpq gives for @p conn's failure. */
 static const char *conn_reason(PGconn *conn, char *buf, size_t n) {
     const char *m = conn != NULL ? PQerrorMessage(conn) : "out of memory";
@@ -278,7 +274,7 @@ void sst__pg_params_init(sst__pg_params *p) {
     p->n = 0;
 }
 
-static void param(sst__pg_params *p, const char *v, int len, int fmt) {
+static void param(sst__pg_params *p, const void *v, int len, int fmt) {
     SST_ASSERT(p->n < SST__PG_MAX_PARAMS);
     if (p->n >= SST__PG_MAX_PARAMS) {
         return;
@@ -295,11 +291,11 @@ void sst__pg_text(sst__pg_params *p, const char *s) {
 
 void sst__pg_textn(sst__pg_params *p, const char *s, size_t len) {
     /* Binary format for text is the bytes themselves: no NUL needed. */
-    param(p, s != NULL ? s : NULL, (int)len, 1);
+    param(p, s, (int)len, 1);
 }
 
 void sst__pg_bytes(sst__pg_params *p, const void *data, size_t len) {
-    param(p, data != NULL ? (const char *)data : NULL, (int)len, 1);
+    param(p, data, (int)len, 1);
 }
 
 void sst__pg_i64(sst__pg_params *p, int64_t v) {
@@ -345,10 +341,6 @@ static void fail(sst__pg_conn *c, PGresult *r, const char *what, sst_error *err)
         code = SST_EBUSY;
     }
     sst__error(err, code, "%s (PostgreSQL %s): %s", what, c->pg->name, why);
-}
-
-const char *sst__pg_sqlstate(const sst__pg_conn *c) {
-    return c->sqlstate;
 }
 
 static bool result_ok(PGresult *r) {
@@ -448,9 +440,7 @@ static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *u
                                    "beginning a transaction", err);
             }
             if (code == SST_OK) {
-                c->in_tx = tx;
                 code = fn(c, user, err);
-                c->in_tx = false;
             }
             if (tx && code == SST_OK) {
                 committing = true;

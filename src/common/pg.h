@@ -25,7 +25,6 @@ typedef struct sst__pg_conn {
     struct sst_pg *pg;
     sst__strmap prepared; /* statement names prepared on this connection */
     bool broken;          /* lost: closed instead of going back to the pool */
-    bool in_tx;           /* inside sst__pg_tx */
     char sqlstate[6];     /* of the last failed statement, "" when none */
     /* Set while sst__pg_tx re-runs a transaction whose COMMIT was sent but whose
      * answer was lost: the commit may have happened, so a step that would fail on
@@ -71,7 +70,6 @@ void sst__pg_bool(sst__pg_params *p, bool v);
  * for a unique violation (23505), SST_EUNAVAILABLE for a lost connection (the
  * connection is marked broken), SST_EBUSY for a lock not available (55P03),
  * SST_EIO otherwise; the message starts with @p what and holds the server's.
- * The SQLSTATE of the last failure is in sst__pg_sqlstate(c).
  */
 PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
                        const char *what, sst_error *err);
@@ -80,8 +78,6 @@ sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const s
                      const char *what, sst_error *err);
 /* Runs SQL text without parameters or preparing (DDL, SET, several statements). */
 sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_error *err);
-/* The SQLSTATE of @p c's last failed statement ("" when none). */
-const char *sst__pg_sqlstate(const sst__pg_conn *c);
 
 /*
  * Runs fn in one transaction (BEGIN .. COMMIT, or ROLLBACK when fn fails) on a
@@ -112,9 +108,6 @@ sst_code sst__pg_schema(struct sst_pg *pg, const char *name, const char *const *
 /* A new connection outside the pool (for LISTEN), connected like the pool's
  * (retried for retry_ms). Close it with PQfinish. NULL with SST_EUNAVAILABLE. */
 PGconn *sst__pg_connect_raw(struct sst_pg *pg, sst_error *err);
-
-/* Milliseconds the pool retries a lost server (its options' retry_ms). */
-int sst__pg_retry_ms(const struct sst_pg *pg);
 
 /* ---- results (binary format) ---- */
 

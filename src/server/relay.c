@@ -82,8 +82,8 @@ static sst_code append_tx(sst__pg_conn *c, void *user, sst_error *err) {
                        &p, "appending a run event", err);
 }
 
-static void append(sst_server *s, const char *run_id, const char *name, const char *data,
-                   size_t len) {
+void srv_relay_publish(sst_server *s, const char *run_id, const char *name, const char *data,
+                       size_t len) {
     append_job j = {run_id, name, data, len, s->relay->channel};
     sst_error err = {0};
     sst_code rc = SST_ECONFLICT;
@@ -96,14 +96,9 @@ static void append(sst_server *s, const char *run_id, const char *name, const ch
     }
 }
 
-void srv_relay_publish(sst_server *s, const char *run_id, const char *name, const char *data,
-                       size_t len) {
-    append(s, run_id, name, data, len);
-}
-
 void srv_relay_end(sst_server *s, const char *run_id, const char *result) {
     const char *r = result != NULL ? result : "null";
-    append(s, run_id, "__end__", r, strlen(r));
+    srv_relay_publish(s, run_id, "__end__", r, strlen(r));
 }
 
 /* ---- feeding local streams ---- */
@@ -113,7 +108,6 @@ typedef struct feed_job {
     srv_stream *st;
     const char *run_id;
     bool ended;
-    size_t rows;
 } feed_job;
 
 static sst_code feed_read(sst__pg_conn *c, void *user, sst_error *err) {
@@ -147,7 +141,6 @@ static sst_code feed_read(sst__pg_conn *c, void *user, sst_error *err) {
             } else if (data != NULL) {
                 srv_stream_publish_at(j->s, j->st, seq, name, data, strlen(data));
             }
-            j->rows++;
         }
         PQclear(r);
         if (n < RELAY_PAGE || j->ended) {
@@ -159,7 +152,7 @@ static sst_code feed_read(sst__pg_conn *c, void *user, sst_error *err) {
 /* Copies the new rows of @p st's run into it; true when the run's end was among them. */
 static bool feed(sst_server *s, srv_stream *st, const char *run_id) {
     srv_relay *rl = s->relay;
-    feed_job j = {s, st, run_id, false, 0};
+    feed_job j = {s, st, run_id, false};
     sst_error err = {0};
     pthread_mutex_lock(&rl->feed);
     if (srv_stream_done(s, st)) {

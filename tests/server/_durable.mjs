@@ -2,7 +2,6 @@
 // PostgreSQL): the recorder graph's record file, runs polled to success, and
 // each thread's state against an uninterrupted run's.
 import fs from "node:fs";
-import path from "node:path";
 
 export class Fail extends Error {}
 export function fail(msg) { throw new Fail(msg); }
@@ -119,34 +118,4 @@ export async function checkThreads(client, runs, label, maxAttempt, n) {
     attempts[thread_id] = maxA;
   }
   return attempts;
-}
-
-// The command line of a durability test: --superstep PATH (required), --keep, --seed N
-// and the numeric options named in @p numbers (--name N, into opts.name). Exits 2 with
-// @p usageLine on a bad one.
-export function parseArgs(script, usageLine, numbers = []) {
-  const usage = (msg) => {
-    if (msg) console.error(`${script}: ${msg}`);
-    console.error(`usage: ${usageLine}`);
-    process.exit(2);
-  };
-  const opts = { keep: false, seed: Date.now() % 1000000 };
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const name = a.split("=")[0];
-    const val = () => {
-      if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
-      if (i + 1 >= argv.length) usage(`${a} needs a value`);
-      return argv[++i];
-    };
-    if (name === "--superstep") opts.superstep = path.resolve(val());
-    else if (name === "--keep") opts.keep = true;
-    else if (name === "--seed" || numbers.includes(name.slice(2))) opts[name.slice(2)] = Number(val());
-    else if (name === "-h" || name === "--help") usage();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!opts.superstep) usage("give --superstep PATH");
-  if (!fs.existsSync(opts.superstep)) usage(`--superstep ${opts.superstep} does not exist`);
-  return opts;
 }

@@ -1,5 +1,8 @@
-// Start and stop a `superstep serve` process (used by run.mjs and auth.test.mjs).
+// Start and stop a `superstep serve` or `superstep worker` process (run.mjs, auth.test.mjs,
+// the stand-alone scripts), and those scripts' command line.
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 
 const LISTEN_RE = /listening on (http:\/\/\S+)/;
 
@@ -112,4 +115,37 @@ export function runServerExpectingExit({ superstep, config, args = [], env = {},
       resolve({ code, signal, stdout: out, stderr: err, listening });
     });
   });
+}
+
+// The command line of a stand-alone test script (crash.mjs, scale.mjs, bad_input.mjs):
+// --superstep PATH (required, must exist), --keep, the numeric options named in
+// @p numbers and the comma-separated lists named in @p lists (--name V into opts.name),
+// over @p defaults. Exits 2 with @p usageLine on a bad one.
+export function parseArgs(script, usageLine, defaults = {}, { numbers = [], lists = [] } = {}) {
+  const usage = (msg) => {
+    if (msg) console.error(`${script}: ${msg}`);
+    console.error(`usage: ${usageLine}`);
+    process.exit(2);
+  };
+  const opts = { keep: false, ...defaults };
+  const argv = process.argv.slice(2);
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const name = a.split("=")[0];
+    const key = name.slice(2);
+    const val = () => {
+      if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
+      if (i + 1 >= argv.length) usage(`${a} needs a value`);
+      return argv[++i];
+    };
+    if (name === "--superstep") opts.superstep = path.resolve(val());
+    else if (name === "--keep") opts.keep = true;
+    else if (numbers.includes(key)) opts[key] = Number(val());
+    else if (lists.includes(key)) opts[key] = val().split(",").map((s) => s.trim()).filter(Boolean);
+    else if (name === "-h" || name === "--help") usage();
+    else usage(`unknown argument ${a}`);
+  }
+  if (!opts.superstep) usage("give --superstep PATH");
+  if (!fs.existsSync(opts.superstep)) usage(`--superstep ${opts.superstep} does not exist`);
+  return opts;
 }

@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { startServer } from "./_server.mjs";
+import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONFIG = path.join(HERE, "langgraph.json");
@@ -26,29 +26,8 @@ const MAX_CONN = 200;
 const IDLE_TIMEOUT_S = 5;
 const FLOOD = 10000;
 
-function usage(msg) {
-  if (msg) console.error(`bad_input.mjs: ${msg}`);
-  console.error("usage: node bad_input.mjs --superstep PATH [--keep] [--only case,...]");
-  process.exit(2);
-}
-const opts = { keep: false, only: null };
-const argv = process.argv.slice(2);
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i];
-  const name = a.split("=")[0];
-  const val = () => {
-    if (a.includes("=")) return a.slice(a.indexOf("=") + 1);
-    if (i + 1 >= argv.length) usage(`${a} needs a value`);
-    return argv[++i];
-  };
-  if (name === "--superstep") opts.superstep = path.resolve(val());
-  else if (name === "--keep") opts.keep = true;
-  else if (name === "--only") opts.only = val().split(",").map((s) => s.trim()).filter(Boolean);
-  else if (name === "-h" || name === "--help") usage();
-  else usage(`unknown argument ${a}`);
-}
-if (!opts.superstep) usage("give --superstep PATH");
-if (!fs.existsSync(opts.superstep)) usage(`--superstep ${opts.superstep} does not exist`);
+const opts = parseArgs("bad_input.mjs", "node bad_input.mjs --superstep PATH [--keep] [--only case,...]",
+  { only: null }, { lists: ["only"] });
 
 // 10 000 sockets need more file descriptors than the usual soft limit of
 // 1024: run again once under a shell that raises it as far as allowed.

@@ -19,9 +19,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, parseArgs, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
+import { Fail, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
   waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
-import { startServer } from "./_server.mjs";
+import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CONFIG = path.join(HERE, "crash.json");
@@ -30,7 +30,8 @@ const THREADS = 20;    // threads (one background run each) of the kill -9 part
 const WORKERS = 4;
 const RUN_TIMEOUT_MS = 120000;
 
-const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N]");
+const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N]",
+  { seed: Date.now() % 1000000 }, { numbers: ["seed"] });
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("crash.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);

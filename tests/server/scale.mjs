@@ -30,8 +30,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, parseArgs, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
-import { startServer } from "./_server.mjs";
+import { Fail, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
+import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CLUSTER = path.join(HERE, "..", "pg", "cluster.sh");
@@ -41,8 +41,8 @@ const LEASE_S = 2;           // the workers' lease: a stopped worker's run is ta
 const THREADS_PER_WORKER = 2;
 const RUN_TIMEOUT_MS = 180000;
 
-const opts = { runs: 500,
-  ...parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]", ["runs"]) };
+const opts = parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]",
+  { seed: Date.now() % 1000000, runs: 500 }, { numbers: ["seed", "runs"] });
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("scale.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
