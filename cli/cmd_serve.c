@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd_args.h"
 #include "cmd_serve.h"
@@ -50,7 +51,13 @@ static const char usage_text[] =
     "  --runs-per-thread N      pending and running runs per thread (default 100)\n"
     "  --http-threads N         HTTP threads (default 2)\n"
     "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
-    "  --quiet                  no log lines on stderr\n";
+    "  --web-dir DIR            serve the web page's files from DIR instead of the\n"
+    "                           copy built in (default $SST_WEB_DIR; for work on it)\n"
+    "  --no-web                 no web page at / (the API only)\n"
+    "  --quiet                  no log lines on stderr\n"
+    "\n"
+    "The web page (threads, checkpoints, state diffs, the graph, live runs) is at\n"
+    "http://HOST:PORT/ (docs/web.md).\n";
 
 static const char worker_usage_text[] =
     "usage: superstep worker [CONFIG] --db postgresql://... [options]\n"
@@ -120,6 +127,8 @@ static int valued(serve_args *a, const char *opt, const char *val) {
         a->o.db = val;
     } else if (strcmp(opt, "--auth-token-env") == 0) {
         a->token_env = val;
+    } else if (strcmp(opt, "--web-dir") == 0) {
+        a->o.web_dir = val;
     } else if (strcmp(opt, "--max-body") == 0) {
         if (!sst_cli_parse_bytes(val, &bytes)) {
             return bad("--max-body: expected a number of bytes (K, M, G allowed), got '%s'", val);
@@ -161,6 +170,11 @@ static int valued(serve_args *a, const char *opt, const char *val) {
     return -1;
 }
 
+static bool dir_exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 static int parse(int argc, char **argv, serve_args *a) {
     memset(a, 0, sizeof *a);
     sst_server_opts_init(&a->o);
@@ -178,6 +192,8 @@ static int parse(int argc, char **argv, serve_args *a) {
             a->quiet = true;
         } else if (strcmp(opt, "--shared-db") == 0) {
             a->o.shared_db = true;
+        } else if (strcmp(opt, "--no-web") == 0) {
+            a->o.no_web = true;
         } else if (opt[0] == '-' && opt[1] == '-') {
             if (i + 1 >= argc) {
                 return bad("%s needs a value", opt);
@@ -204,6 +220,12 @@ static int parse(int argc, char **argv, serve_args *a) {
                    a->o.db != NULL ? a->o.db : "(none)");
     }
     a->o.db = sst_cli_default_db(a->o.db);
+    if (a->o.web_dir == NULL && getenv("SST_WEB_DIR") != NULL && getenv("SST_WEB_DIR")[0]) {
+        a->o.web_dir = getenv("SST_WEB_DIR");
+    }
+    if (a->o.web_dir != NULL && !dir_exists(a->o.web_dir)) {
+        return bad("--web-dir: '%s' is not a directory", a->o.web_dir);
+    }
     if (a->token_env != NULL) {
         a->o.auth_token = getenv(a->token_env);
         if (a->o.auth_token == NULL || a->o.auth_token[0] == '\0') {

@@ -6,7 +6,7 @@
  *   superstep state SCRIPT.lua --thread ID  the thread's latest state
  *   superstep history SCRIPT.lua --thread ID
  *   superstep threads SCRIPT.lua [--db PATH]
- *   superstep graph SCRIPT.lua --mermaid|--dot [--xray[=N]]
+ *   superstep graph SCRIPT.lua --mermaid|--dot|--svg [--xray[=N]]
  *   superstep store put|get|delete|search|ls ...  the long-term memory store
  *
  * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
@@ -30,6 +30,7 @@
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
+#include "superstep/server.h"
 #include "superstep/superstep.h"
 
 enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 3 };
@@ -42,7 +43,8 @@ static const char usage_text[] =
     "  state    print a thread's latest state (--thread ID required)\n"
     "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
     "  threads  list the threads in the checkpoint database\n"
-    "  graph    print the graph (--mermaid, the default, or --dot; --xray[=N] draws\n"
+    "  graph    print the graph (--mermaid, the default, --dot, or --svg: laid out by\n"
+    "           Graphviz's dot; --xray[=N] draws\n"
     "           the subgraphs expanded, N levels deep, every level without N)\n"
     "  check    check every record of a database: superstep check [--db PATH] [--repair]\n"
     "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
@@ -94,7 +96,7 @@ typedef struct cli {
     const char *before;  /* history: start below this checkpoint */
     size_t limit;        /* history: at most this many entries (0: all) */
     unsigned xray;       /* graph: levels of subgraphs drawn expanded (0: none) */
-    bool json, mermaid, dot, values;
+    bool json, mermaid, dot, svg, values;
     bool subgraphs; /* run --stream: the subgraphs' events too */
 } cli;
 
@@ -227,6 +229,9 @@ static int parse_args(int argc, char **argv, cli *c) {
             continue;
         } else if (strcmp(a, "--dot") == 0) {
             c->dot = true;
+            continue;
+        } else if (strcmp(a, "--svg") == 0) {
+            c->svg = true;
             continue;
         } else if (strcmp(a, "--values") == 0) {
             c->values = true;
@@ -779,8 +784,14 @@ static int cmd_graph(const cli *c) {
         return EXIT_FAILED;
     }
     print_warnings(sst_lua_script_graph(s));
-    char *text = c->dot ? sst_compiled_graph_dot_xray(sst_lua_script_graph(s), c->xray, &err)
-                        : sst_compiled_graph_mermaid_xray(sst_lua_script_graph(s), c->xray, &err);
+    char *text = c->dot || c->svg
+                     ? sst_compiled_graph_dot_xray(sst_lua_script_graph(s), c->xray, &err)
+                     : sst_compiled_graph_mermaid_xray(sst_lua_script_graph(s), c->xray, &err);
+    if (text != NULL && c->svg) {
+        char *svg = sst_dot_to_svg(text, NULL, &err);
+        sst_free(text);
+        text = svg;
+    }
     int rc = text != NULL ? (fputs(text, stdout), EXIT_DONE) : fail("", &err);
     sst_free(text);
     sst_lua_script_free(s);

@@ -9,7 +9,7 @@ banned='strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|atof|rand|strerror|
 # tests/data holds fixtures (one of them breaks this rule on purpose); bench/peers the
 # peer's npm packages.
 hits=$(grep -rnE "(^|[^A-Za-z0-9_])($banned)[[:space:]]*\(" --include='*.c' --include='*.h' \
-         --exclude-dir=data --exclude-dir=peers include src cli tests bench examples 2>/dev/null \
+         --exclude-dir=data --exclude-dir=peers --exclude-dir=node_modules include src cli tests bench examples 2>/dev/null \
        | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(\*|//|/\*)' || true)
 if [ -n "$hits" ]; then
   echo "check-banned: banned functions used:"

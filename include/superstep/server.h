@@ -66,6 +66,11 @@ typedef struct sst_server_opts {
     /* Run workers only, no HTTP (`superstep worker`): they take runs that other
      * processes' APIs enqueued. The database must be PostgreSQL. */
     bool workers_only;
+    /* The web page (docs/web.md) at GET / and /ui/...: served from the copy built
+     * into the library unless web_dir names a directory to read its files from on
+     * every request (while working on the page), or no_web is set (then / is 404). */
+    const char *web_dir;
+    bool no_web;
 } sst_server_opts;
 
 SST_API void sst_server_opts_init(sst_server_opts *o);
@@ -117,6 +122,17 @@ SST_API void sst_server_wait(sst_server *s);
 
 /** Stops (if running) and frees. NULL is a no-op. */
 SST_API void sst_server_free(sst_server *s);
+
+/**
+ * Lays out a Graphviz DOT text (sst_compiled_graph_dot) with Graphviz's dot and
+ * renders it as SVG (libgvc): what `superstep graph --svg` prints and the web page
+ * shows. Each node is a `<g class="node">` whose `<title>` is its name. Safe to call
+ * from any thread (calls are serialized: Graphviz itself is not thread-safe).
+ * @param len if not NULL, receives the length in bytes.
+ * @return new NUL-terminated SVG, freed with sst_free; NULL with SST_EPARSE (not
+ *         DOT, with Graphviz's message), SST_EIO (Graphviz failed), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API char *sst_dot_to_svg(const char *dot, size_t *len, sst_error *err);
 
 #ifdef __cplusplus
 }

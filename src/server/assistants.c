@@ -441,23 +441,49 @@ static srv_graph *graph_of(srv_request *r, srv_response *res) {
     return g;
 }
 
+/* The ?xray= of a graph request: "true" every level, N that many, else 0. */
+static unsigned xray_of(const srv_request *r) {
+    const char *x = srv_query(r, "xray");
+    if (x == NULL || strcmp(x, "false") == 0 || strcmp(x, "0") == 0) {
+        return 0;
+    }
+    char *end;
+    unsigned long n = strtoul(x, &end, 10);
+    return strcmp(x, "true") == 0 ? SST_XRAY_ALL : (*end == '\0' && n < 100 ? (unsigned)n : 0);
+}
+
 void srv_assistant_graph(srv_request *r, srv_response *res) {
     srv_graph *g = graph_of(r, res);
     if (g == NULL) {
         return;
     }
-    const char *x = srv_query(r, "xray");
-    unsigned xray = 0;
-    if (x != NULL && strcmp(x, "false") != 0 && strcmp(x, "0") != 0) {
-        char *end;
-        unsigned long n = strtoul(x, &end, 10);
-        xray = strcmp(x, "true") == 0 ? SST_XRAY_ALL : (*end == '\0' && n < 100 ? (unsigned)n : 0);
+    sst_error err = {0};
+    pthread_mutex_lock(&g->mu);
+    sst_value *v = sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray_of(r), &err);
+    pthread_mutex_unlock(&g->mu);
+    srv_answer(res, v, &err);
+}
+
+/* GET /assistants/{id}/graph.svg (superstep's own): the graph laid out by Graphviz. */
+void srv_assistant_graph_svg(srv_request *r, srv_response *res) {
+    srv_graph *g = graph_of(r, res);
+    if (g == NULL) {
+        return;
     }
     sst_error err = {0};
     pthread_mutex_lock(&g->mu);
-    sst_value *v = sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray, &err);
+    char *dot = sst_compiled_graph_dot_xray(sst_lua_script_graph(g->reader), xray_of(r), &err);
     pthread_mutex_unlock(&g->mu);
-    srv_answer(res, v, &err);
+    size_t len = 0;
+    char *svg = dot != NULL ? sst_dot_to_svg(dot, &len, &err) : NULL;
+    sst_free(dot);
+    if (svg == NULL) {
+        srv_fail(res, &err);
+        return;
+    }
+    res->text = svg;
+    res->text_len = len;
+    res->type = "image/svg+xml";
 }
 
 /* {"type": "object", "properties": {field: {}}, "$schema": ...} of @p fields (names). */

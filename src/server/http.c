@@ -128,10 +128,24 @@ static void free_body(void *p) {
     sst_free(p);
 }
 
+/* The page's files: always revalidated, never sniffed, and a policy that lets the page
+ * run only its own scripts and reach only this server. */
+static void add_web_headers(struct MHD_Response *resp) {
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(
+        resp, "Content-Security-Policy",
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'");
+}
+
 /* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0),
  * with an Allow header when @p allow is set (a 405) and Connection: close when @p close. */
 static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, char *data,
-                                  size_t len, const char *type, const char *allow, bool close) {
+                                  size_t len, const char *type, const char *allow, bool close,
+                                  bool web) {
     struct MHD_Response *resp =
         len > 0 ? MHD_create_response_from_buffer_with_free_callback(len, data, free_body)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -151,7 +165,24 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, 
     if (close) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     }
+    if (web) {
+        add_web_headers(resp);
+    }
     enum MHD_Result rc = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+/* Sends the static body of a page file (res->bytes). */
+static enum MHD_Result send_static(struct MHD_Connection *conn, const srv_response *res) {
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(res->bytes_len, (void *)res->bytes, MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL) {
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res->type);
+    add_web_headers(resp);
+    enum MHD_Result rc = MHD_queue_response(conn, res->status, resp);
     MHD_destroy_response(resp);
     return rc;
 }
@@ -160,8 +191,11 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, 
 static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *res,
                                      const char *allow) {
     bool close = res->status == 413;
+    if (res->bytes != NULL && res->json == NULL) {
+        return send_static(conn, res);
+    }
     if (res->status == 204 || (res->json == NULL && res->text == NULL)) {
-        return send_bytes(conn, res->status, NULL, 0, NULL, NULL, close);
+        return send_bytes(conn, res->status, NULL, 0, NULL, NULL, close, false);
     }
     if (res->json != NULL) {
         size_t len = 0;
@@ -170,15 +204,15 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *
         if (text == NULL) {
             static const char oom[] = "{\"detail\":\"out of memory writing the response\"}";
             return send_bytes(conn, 500, sst__strndup(oom, sizeof oom - 1), sizeof oom - 1,
-                              "application/json", NULL, true);
+                              "application/json", NULL, true, false);
         }
-        return send_bytes(conn, res->status, text, len, "application/json", allow, close);
+        return send_bytes(conn, res->status, text, len, "application/json", allow, close, false);
     }
-    size_t len = strlen(res->text);
+    size_t len = res->text_len != 0 ? res->text_len : strlen(res->text);
     char *t = res->text;
     res->text = NULL;
     return send_bytes(conn, res->status, t, len, res->type != NULL ? res->type : "text/plain",
-                      allow, close);
+                      allow, close, res->web);
 }
 
 /* A fixed JSON error, answered before the body was read (401, 413). */
@@ -362,7 +396,8 @@ static enum MHD_Result send_denied(conn_ctx *c) {
 /* The first call for a request: the token and the announced body size. */
 static enum MHD_Result begin(sst_server *s, conn_ctx *c, const char *url) {
     struct MHD_Connection *conn = c->req.conn;
-    if (s->token != NULL && strcmp(url, "/ok") != 0 && !authorized(s, conn)) {
+    if (s->token != NULL && strcmp(url, "/ok") != 0 && !srv_web_public(url) &&
+        !authorized(s, conn)) {
         c->deny = 401;
     }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");

@@ -18,6 +18,9 @@ typedef struct route {
 static const route k_routes[] = {
     {"GET", "/ok", srv_ok},
     {"GET", "/info", srv_info},
+    /* the web page (docs/web.md) */
+    {"GET", "/", srv_web_index},
+    {"GET", "/ui/{}", srv_web_file},
     /* assistants */
     {"POST", "/assistants", srv_assistants_create},
     {"POST", "/assistants/search", srv_assistants_search},
@@ -26,6 +29,7 @@ static const route k_routes[] = {
     {"PATCH", "/assistants/{}", srv_assistant_patch},
     {"DELETE", "/assistants/{}", srv_assistant_delete},
     {"GET", "/assistants/{}/graph", srv_assistant_graph},
+    {"GET", "/assistants/{}/graph.svg", srv_assistant_graph_svg},
     {"GET", "/assistants/{}/schemas", srv_assistant_schemas},
     {"GET", "/assistants/{}/subgraphs", srv_assistant_subgraphs},
     {"GET", "/assistants/{}/subgraphs/{}", srv_assistant_subgraphs},

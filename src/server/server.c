@@ -156,12 +156,14 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     s->host = dup_or_null(o->host);
     s->db = dup_or_null(o->db);
     s->token = dup_or_null(o->auth_token);
+    s->web_dir = dup_or_null(o->web_dir);
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->bmu, NULL);
     pthread_mutex_init(&s->hmu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
-    if (s->host == NULL || s->db == NULL || (o->auth_token != NULL && s->token == NULL)) {
+    if (s->host == NULL || s->db == NULL || (o->auth_token != NULL && s->token == NULL) ||
+        (o->web_dir != NULL && s->web_dir == NULL)) {
         sst__enomem(err);
         sst_server_free(s);
         return NULL;
@@ -320,5 +322,6 @@ void sst_server_free(sst_server *s) {
     sst__free(s->host);
     sst__free(s->db);
     sst__free(s->token);
+    sst__free(s->web_dir);
     sst__free(s);
 }

@@ -53,9 +53,13 @@ typedef struct srv_request srv_request;
 /* What a handler answers: a status and a body (JSON value or text), or a stream. */
 typedef struct srv_response {
     unsigned status;
-    sst_value *json;        /* owned; the body as JSON (NULL: text or none) */
-    char *text;             /* owned; a text body when json is NULL */
-    const char *type;       /* content type of a text body */
+    sst_value *json;            /* owned; the body as JSON (NULL: text or none) */
+    char *text;                 /* owned; a text body when json is NULL */
+    const char *type;           /* content type of a text body */
+    size_t text_len;            /* the text's length (0: strlen) */
+    const unsigned char *bytes; /* or a static body (not freed) of bytes_len bytes */
+    size_t bytes_len;
+    bool web;               /* the page's files: no-cache and the page's CSP headers */
     const char *location;   /* content-location header (borrowed, static or in req) */
     char location_buf[160]; /* room for a location */
     /* A streamed body: the run whose events (or result) this connection sends. */
@@ -142,6 +146,12 @@ srv_handler srv_route(srv_request *r, unsigned *status);
 const char *srv_route_allowed(srv_request *r, char *out, size_t size);
 
 void srv_ok(srv_request *r, srv_response *res);
+/* web.c: the page (GET /, GET /ui/{file}) and the graph as SVG */
+void srv_web_index(srv_request *r, srv_response *res);
+void srv_web_file(srv_request *r, srv_response *res);
+void srv_assistant_graph_svg(srv_request *r, srv_response *res);
+/* True for the page's paths, which need no token (they hold no data). */
+bool srv_web_public(const char *url);
 void srv_info(srv_request *r, srv_response *res);
 /* assistants.c */
 void srv_assistants_search(srv_request *r, srv_response *res);
@@ -414,6 +424,7 @@ typedef struct srv_worker srv_worker;
 struct sst_server {
     sst_server_opts o;
     char *host, *db, *token; /* owned copies */
+    char *web_dir;           /* owned copy of o.web_dir, or NULL */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
     sst_checkpointer *cp;

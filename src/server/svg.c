@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graphviz's dot layout as SVG (libgvc, Debian libgraphviz-dev): the picture of
+ * a graph that `superstep graph --svg` prints and the web page shows.
+ *
+ * Graphviz keeps global state (its error handler, the cgraph dictionaries) and is
+ * not thread-safe, so every call goes through one mutex; the context (its plugins
+ * loaded once) lives as long as the process.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gvc.h>
+
+#include "common.h"
+#include "superstep/server.h"
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static GVC_t *g_gvc;
+static char g_msg[200]; /* Graphviz's last error message */
+
+static int on_error(char *msg) {
+    snprintf(g_msg, sizeof g_msg, "%s", msg);
+    g_msg[strcspn(g_msg, "\n")] = '\0';
+    return 0;
+}
+
+/* The looks of every drawing, set before the layout (the DOT text's own attributes win). */
+static void set_defaults(graph_t *g) {
+    agattr(g, AGRAPH, "bgcolor", "transparent");
+    agattr(g, AGRAPH, "fontname", "Helvetica,Arial,sans-serif");
+    agattr(g, AGNODE, "fontname", "Helvetica,Arial,sans-serif");
+    agattr(g, AGNODE, "fontsize", "12");
+    agattr(g, AGEDGE, "fontname", "Helvetica,Arial,sans-serif");
+    agattr(g, AGEDGE, "fontsize", "10");
+}
+
+char *sst_dot_to_svg(const char *dot, size_t *len, sst_error *err) {
+    if (dot == NULL) {
+        sst__error(err, SST_EINVAL, "dot_to_svg: no DOT text");
+        return NULL;
+    }
+    char *out = NULL;
+    pthread_mutex_lock(&g_mu);
+    g_msg[0] = '\0';
+    agseterrf(on_error);
+    if (g_gvc == NULL) {
+        g_gvc = gvContext();
+    }
+    graph_t *g = g_gvc != NULL ? agmemread(dot) : NULL;
+    if (g_gvc == NULL) {
+        sst__error(err, SST_EIO, "dot_to_svg: Graphviz did not start (its plugins?)");
+    } else if (g == NULL) {
+        sst__error(err, SST_EPARSE, "dot_to_svg: %s", g_msg[0] ? g_msg : "not a DOT graph");
+    } else {
+        set_defaults(g);
+        char *data = NULL;
+        unsigned n = 0;
+        if (gvLayout(g_gvc, g, "dot") != 0) {
+            sst__error(err, SST_EIO, "dot_to_svg: the dot layout failed: %s",
+                       g_msg[0] ? g_msg : "no layout plugin 'dot'");
+        } else {
+            if (gvRenderData(g_gvc, g, "svg", &data, &n) != 0 || data == NULL) {
+                sst__error(err, SST_EIO, "dot_to_svg: rendering SVG failed: %s",
+                           g_msg[0] ? g_msg : "no renderer 'svg'");
+            } else if ((out = sst__strndup(data, n)) == NULL) {
+                sst__error(err, SST_ENOMEM, "dot_to_svg: out of memory");
+            } else if (len != NULL) {
+                *len = n;
+            }
+            gvFreeRenderData(data);
+            gvFreeLayout(g_gvc, g);
+        }
+        agclose(g);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return out;
+}
