@@ -12,10 +12,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "cmd_args.h"
 #include "cmd_serve.h"
@@ -54,6 +56,8 @@ static const char usage_text[] =
     "  --web-dir DIR            serve the web page's files from DIR instead of the\n"
     "                           copy built in (default $SST_WEB_DIR; for work on it)\n"
     "  --no-web                 no web page at / (the API only)\n"
+    "  --open                   open the web page in a browser once listening\n"
+    "                           ($BROWSER, else xdg-open)\n"
     "  --quiet                  no log lines on stderr\n"
     "\n"
     "The web page (threads, checkpoints, state diffs, the graph, live runs) is at\n"
@@ -110,6 +114,7 @@ typedef struct serve_args {
     size_t n_graphs;
     const char *token_env;
     bool quiet;
+    bool open; /* --open */
 } serve_args;
 
 /* Options with a value; -1 when @p a was one and it was good, 0 when @p a is not one. */
@@ -194,6 +199,8 @@ static int parse(int argc, char **argv, serve_args *a) {
             a->o.shared_db = true;
         } else if (strcmp(opt, "--no-web") == 0) {
             a->o.no_web = true;
+        } else if (strcmp(opt, "--open") == 0) {
+            a->open = true;
         } else if (opt[0] == '-' && opt[1] == '-') {
             if (i + 1 >= argc) {
                 return bad("%s needs a value", opt);
@@ -256,6 +263,43 @@ static bool add_graphs(sst_server *s, const serve_args *a) {
     return true;
 }
 
+/*
+ * --open: starts $BROWSER (else xdg-open) on @p url without waiting for it (a shell
+ * starts it in the background and exits), with the signals this process blocks or
+ * ignores back to normal. Says where the page is when no browser can be started.
+ */
+extern char **environ;
+
+static void open_browser(const char *url) {
+    const char *browser = getenv("BROWSER");
+    if (browser == NULL || browser[0] == '\0') {
+        browser = "xdg-open";
+    }
+    static const char script[] = "command -v \"$0\" >/dev/null 2>&1 || exit 127; "
+                                 "\"$0\" \"$1\" </dev/null >/dev/null 2>&1 & exit 0";
+    char *const args[] = {"sh", "-c", (char *)script, (char *)browser, (char *)url, NULL};
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, dfl;
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    sigaddset(&dfl, SIGTERM);
+    sigaddset(&dfl, SIGINT);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int status = 0;
+    bool started = posix_spawnp(&pid, "sh", NULL, &attr, args, environ) == 0 &&
+                   waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    posix_spawnattr_destroy(&attr);
+    if (!started) {
+        fprintf(stderr, "superstep %s: --open: cannot start '%s': open %s in a browser\n", g_cmd,
+                browser, url);
+    }
+}
+
 int sst_cli_serve(int argc, char **argv) {
     g_cmd = strcmp(argv[1], "worker") == 0 ? "worker" : "serve";
     serve_args a;
@@ -290,6 +334,14 @@ int sst_cli_serve(int argc, char **argv) {
         printf("listening on http://%s:%u\n", a.o.host, sst_server_port(s));
     }
     fflush(stdout);
+    if (a.open && !a.o.workers_only) {
+        char url[300];
+        bool any = strcmp(a.o.host, "0.0.0.0") == 0 || strcmp(a.o.host, "::") == 0;
+        bool v6 = strchr(a.o.host, ':') != NULL && !any;
+        snprintf(url, sizeof url, "http://%s%s%s:%u/", v6 ? "[" : "", any ? "127.0.0.1" : a.o.host,
+                 v6 ? "]" : "", sst_server_port(s));
+        open_browser(url);
+    }
     int sig = 0;
     sigwait(&set, &sig);
     if (!a.quiet) {

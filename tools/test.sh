@@ -14,7 +14,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config libsqlite3-dev liblua5.4-dev libcurl4-openssl-dev python3 libcmocka-dev libjansson-dev clang-format sqlite3 time libmicrohttpd-dev curl \
-    libpq-dev postgresql >/dev/null
+    libpq-dev postgresql libgraphviz-dev chromium fonts-dejavu-core >/dev/null
   # Node.js runs LangGraph's own JS SDK against `superstep serve` (tests/server).
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
@@ -22,6 +22,9 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 fi
 # LangGraph's JS SDK, pinned (tests/server/package-lock.json), from the npm registry.
 npm ci --prefix tests/server --no-audit --no-fund --loglevel=error >/dev/null
+# puppeteer-core, pinned (tests/web/package-lock.json), drives Debian's chromium (never a
+# downloaded browser) against the web page.
+npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
 
 # The PostgreSQL tests start a throwaway server (tests/pg/cluster.sh): here they
 # must run, never skip.

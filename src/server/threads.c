@@ -69,7 +69,11 @@ srv_graph *srv_thread_graph(sst_server *s, const char *thread_id) {
     if (thread_info(s, thread_id, &i, &e) != SST_OK) {
         return NULL;
     }
-    srv_graph *g = srv_graph_find(s, sst_string_cstr(sst_object_get(i.metadata, "graph_id")));
+    const sst_value *gid = sst_object_get(i.metadata, "graph_id");
+    /* A thread written by something else than this server (`superstep run` on the same
+     * database) names no graph: when one graph is served, it is read as that graph's. */
+    srv_graph *g =
+        gid == NULL && s->n_graphs == 1 ? &s->graphs[0] : srv_graph_find(s, sst_string_cstr(gid));
     sst_value_unref(i.metadata);
     return g;
 }
@@ -328,7 +332,13 @@ static bool collect_id(const sst_thread_info *t, void *ud) {
 
 /* The thread ids the search body selects (all of them: offset and limit applied by the
  * caller). NULL after filling @p res. */
-static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q) {
+/*
+ * The ids of the threads a search or count body selects, in its order. With @p page
+ * (a search's limit and offset) and no filter the saver cannot apply ("ids", "values"),
+ * the saver pages (*paged set); otherwise every match comes back and the caller pages.
+ */
+static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q,
+                             const int64_t page[2], bool *paged) {
     static const char *const known[] = {"metadata", "values",     "status", "limit",  "offset",
                                         "sort_by",  "sort_order", "ids",    "select", NULL};
     static const char *const statuses[] = {"idle", "busy", "interrupted", "error", NULL};
@@ -350,6 +360,11 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
                                      : strcmp(sort, "created_at") == 0 ? SST_THREADS_BY_CREATED
                                                                        : SST_THREADS_BY_ID,
                             .descending = strcmp(order, "desc") == 0};
+    *paged = page != NULL && ids == NULL && values == NULL;
+    if (*paged) {
+        q->limit = (size_t)page[0];
+        q->offset = (size_t)page[1];
+    }
     if (status != NULL) {
         q->by_status = true;
         q->status = strcmp(status, "busy") == 0          ? SST_THREAD_BUSY
@@ -399,13 +414,16 @@ void srv_threads_search(srv_request *r, srv_response *res) {
         !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset)) {
         return;
     }
-    sst_value *ids = search_ids(r, res, &q);
+    const int64_t page[2] = {limit, offset};
+    bool paged = false;
+    sst_value *ids = search_ids(r, res, &q, page, &paged);
     if (ids == NULL) {
         return;
     }
+    size_t from = paged ? 0 : (size_t)offset;
     sst_error err = {0};
     sst_value *out = sst_array_empty();
-    for (size_t i = (size_t)offset; i < sst_array_len(ids) && i < (size_t)(offset + limit); i++) {
+    for (size_t i = from; i < sst_array_len(ids) && i < from + (size_t)limit; i++) {
         sst_value *t = srv_thread_value(r->s, sst_string_cstr(sst_array_get(ids, i)), true, &err);
         if (t != NULL) {
             out = sst__push_take(out, t, &err);
@@ -420,7 +438,8 @@ void srv_threads_count(srv_request *r, srv_response *res) {
     if (!srv_body_object(r, res)) {
         return;
     }
-    sst_value *ids = search_ids(r, res, &q);
+    bool paged = false;
+    sst_value *ids = search_ids(r, res, &q, NULL, &paged);
     if (ids != NULL) {
         sst_error err = {0};
         srv_json(res, 200, sst_int_new((int64_t)sst_array_len(ids), &err));

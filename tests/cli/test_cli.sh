@@ -123,6 +123,14 @@ expect_rc 0 "$bin" graph "$script" --mermaid
 contains "$out" "research & fetch --> approve" "mermaid join"
 expect_rc 0 "$bin" graph "$script" --dot
 contains "$out" "digraph" "dot"
+# --svg: the same DOT laid out by Graphviz; one <g class="node"> per node, named by <title>.
+expect_rc 0 "$bin" graph "$script" --svg
+contains "$out" "<svg width=" "svg"
+for node in __start__ plan research fetch approve report __end__; do
+  contains "$out" "<title>$node</title>" "svg node $node"
+done
+n_nodes=$(grep -c '<g id="node[0-9]*" class="node">' <<<"$out")
+[ "$n_nodes" = 8 ] || { echo "FAIL: svg: expected 8 nodes (7 and the join point), got $n_nodes"; failures=$((failures + 1)); }
 
 # Bad inputs: one line naming the problem, never a crash.
 expect_rc 1 "$bin" run missing.lua
