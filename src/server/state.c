@@ -227,6 +227,30 @@ void srv_history_get(srv_request *r, srv_response *res) {
     history(r, res, id, limit, srv_query(r, "before"), NULL);
 }
 
+/*
+ * The checkpoint id of history's "before": a string, or a config as LangGraph's SDK
+ * sends it ({"configurable": {"checkpoint_id": ...}}, or {"checkpoint_id": ...}).
+ */
+static bool before_of(srv_request *r, srv_response *res, const char **out) {
+    const sst_value *b = sst_object_get(r->json, "before");
+    *out = NULL;
+    if (b == NULL || sst_is_null(b)) {
+        return true;
+    }
+    if (sst_is_object(b)) {
+        const sst_value *c = sst_object_get(b, "configurable");
+        b = sst_object_get(sst_is_object(c) ? c : b, "checkpoint_id");
+    }
+    if (!sst_is_string(b)) {
+        srv_error(res, 400,
+                  "body member 'before' must be a checkpoint id or a config "
+                  "{\"configurable\": {\"checkpoint_id\": ...}}");
+        return false;
+    }
+    *out = sst_string_cstr(b);
+    return true;
+}
+
 void srv_history_post(srv_request *r, srv_response *res) {
     static const char *const known[] = {"limit", "before", "metadata", "checkpoint", NULL};
     const char *id = srv_path_thread(r, res);
@@ -234,8 +258,7 @@ void srv_history_post(srv_request *r, srv_response *res) {
     const char *before = NULL;
     const sst_value *meta = NULL, *cp = NULL;
     if (id == NULL || !srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
-        !srv_field_int(r, res, "limit", 1, 10000, &limit) ||
-        !srv_field_string(r, res, "before", &before) ||
+        !srv_field_int(r, res, "limit", 1, 10000, &limit) || !before_of(r, res, &before) ||
         !srv_field_object(r, res, "metadata", &meta) ||
         !srv_field_object(r, res, "checkpoint", &cp)) {
         return;

@@ -77,6 +77,9 @@ test("getHistory: limit, before (a checkpoint id), metadata filter", async () =>
   assert.deepEqual(steps(await client.threads.getHistory(threadId, { limit: 2 })), [3, 2]);
   assert.deepEqual(steps(await client.threads.getHistory(threadId, { before: h[1].checkpoint.checkpoint_id })), [1, 0, -1]);
   assert.deepEqual(steps(await client.threads.getHistory(threadId, { before: h[1].checkpoint.checkpoint_id, limit: 1 })), [1]);
+  // The SDK's type for `before` is a Config: {configurable: {checkpoint_id}}.
+  const config = { configurable: { thread_id: threadId, checkpoint_id: h[1].checkpoint.checkpoint_id } };
+  assert.deepEqual(steps(await client.threads.getHistory(threadId, { before: config, limit: 2 })), [1, 0]);
   assert.deepEqual(steps(await client.threads.getHistory(threadId, { metadata: { source: "input" } })), [-1]);
   assert.deepEqual(steps(await client.threads.getHistory(threadId, { metadata: { step: 1 } })), [1]);
   assert.deepEqual(await client.threads.getHistory(threadId, { metadata: { source: "nope" } }), []);
