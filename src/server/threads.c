@@ -155,6 +155,11 @@ bool srv_need_thread(srv_request *r, srv_response *res, const char *id) {
 
 /* The thread id of the path, checked; NULL after a 400. */
 const char *srv_path_thread(srv_request *r, srv_response *res) {
+    /* A thread that `superstep run` wrote on the same database may have any id: one
+     * that exists is taken as it is (the API makes only UUIDs). */
+    if (!srv_is_uuid(r->param[0]) && srv_thread_exists(r->s, r->param[0], NULL)) {
+        return r->param[0];
+    }
     return srv_path_uuid(r, res, "thread_id");
 }
 
