@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -268,5 +269,8 @@ static inline void sst__buf_putc(sst__buf *b, char c) {
 void sst__buf_printf(sst__buf *b, const char *fmt, ...) SST_PRINTF(2, 3);
 /* Hands the NUL-terminated data to the caller; the buffer is left empty. */
 char *sst__buf_detach(sst__buf *b, size_t *len_out);
+/* Appends what is left of @p f to @p b, stopping once b->len passes @p max (0: no
+ * limit). @return false on a read error (b->oom tells about memory). */
+bool sst__buf_read_file(sst__buf *b, FILE *f, size_t max);
 
 #endif /* SUPERSTEP_COMMON_H */

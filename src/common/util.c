@@ -184,3 +184,15 @@ uint64_t sst__now_ms(void) {
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
+
+bool sst__buf_read_file(sst__buf *b, FILE *f, size_t max) {
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        sst__buf_append(b, chunk, n);
+        if (max != 0 && b->len > max) {
+            break;
+        }
+    }
+    return ferror(f) == 0;
+}

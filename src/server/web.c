@@ -58,12 +58,7 @@ static bool from_dir(const sst_server *s, const char *name, srv_response *res) {
     }
     sst__buf b;
     sst__buf_init(&b);
-    char chunk[8192];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        sst__buf_append(&b, chunk, n);
-    }
-    bool ok = !ferror(f) && !b.oom;
+    bool ok = sst__buf_read_file(&b, f, 0) && !b.oom;
     fclose(f);
     size_t len = 0;
     char *text = sst__buf_detach(&b, &len);

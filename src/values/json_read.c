@@ -902,15 +902,7 @@ sst_value *sst_json_read_file(const char *path, const sst_json_read_opts *opts, 
     }
     sst__buf b;
     sst__buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        sst__buf_append(&b, chunk, n);
-        if (b.len > opts->max_bytes) {
-            break;
-        }
-    }
-    bool read_error = ferror(f) != 0;
+    bool read_error = !sst__buf_read_file(&b, f, opts->max_bytes);
     fclose(f);
     if (read_error) {
         sst__buf_free(&b);
