@@ -77,12 +77,23 @@ describe("--auth-token-env: a bearer token on every route but /ok", { skip }, ()
     assert.equal(typeof (await ok.json()).version, "string");
   });
 
+  test("the web page's files need no token (they hold no data); the page's data does", async () => {
+    for (const p of ["/", "/ui/index.html"]) {
+      const r = await get(p);
+      assert.equal(r.status, 200, `${p} without a token`);
+      assert.match(r.headers.get("content-type"), /^text\/html/);
+    }
+    assert.equal((await get("/ui/no-such-file.js")).status, 404, "a file the page lacks: 404 (it tells nothing)");
+    await check401(await get("/ui/"), "/ui/ alone");
+  });
+
   test("every other route is 401 without the token", async () => {
     const id = "0b0e7c6e-7a4b-4d0e-9a59-2f7d1c3b2a10";
     const routes = [
       ["POST", "/assistants/search", {}],
       ["GET", "/assistants/chain"],
       ["GET", "/assistants/chain/graph"],
+      ["GET", "/assistants/chain/graph.svg"],
       ["POST", "/threads", {}],
       ["POST", "/threads/search", {}],
       ["GET", `/threads/${id}`],
