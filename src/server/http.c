@@ -514,7 +514,7 @@ sst_code srv_http_start(sst_server *s, sst_error *err) {
         (unsigned)s->o.http_threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.connection_timeout,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        s, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+        s, MHD_OPTION_END);
     if (s->mhd == NULL) {
         return sst__error(err, SST_EIO, "serve: cannot listen on %s:%u (in use, or not allowed)",
                           s->host, s->o.port);

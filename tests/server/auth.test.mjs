@@ -152,6 +152,25 @@ describe("the listen address guard", { skip }, () => {
     assert.match(r.stderr, /0\.0\.0\.0|insecure-listen-any|auth-token-env/, `the message names the problem: ${r.stderr}`);
   });
 
+  test("a port another server listens on is refused (no silent sharing of the port)", async (t) => {
+    const dir = tmpdir(t);
+    const first = await startServer({
+      superstep: SUPERSTEP, config: CONFIG,
+      args: ["--host", "127.0.0.1", "--port", "0", "--db", path.join(dir, "p1.db")],
+    });
+    try {
+      const r = await runServerExpectingExit({
+        superstep: SUPERSTEP, config: CONFIG,
+        args: ["--host", "127.0.0.1", "--port", String(first.port), "--db", path.join(dir, "p2.db")],
+      });
+      assert.equal(r.listening, false, `the second server must not listen: ${r.stdout}`);
+      assert.notEqual(r.code, 0, "non-zero exit");
+      assert.match(r.stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${first.port}`), `names the address: ${r.stderr}`);
+    } finally {
+      await stopClean(first);
+    }
+  });
+
   test("--host 0.0.0.0 --insecure-listen-any is accepted", async (t) => {
     const dir = tmpdir(t);
     const s = await startServer({
