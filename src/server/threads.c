@@ -63,17 +63,24 @@ bool srv_thread_exists(sst_server *s, const char *thread_id, sst_error *err) {
     return rc == SST_OK;
 }
 
+/*
+ * The graph a thread's @p metadata names. A thread written by something else than this
+ * server (`superstep run` on the same database) names none: when one graph is served, it
+ * is read as that graph's.
+ */
+static srv_graph *graph_named(sst_server *s, const sst_value *metadata) {
+    const sst_value *gid = sst_object_get(metadata, "graph_id");
+    return gid == NULL && s->n_graphs == 1 ? &s->graphs[0]
+                                           : srv_graph_find(s, sst_string_cstr(gid));
+}
+
 srv_graph *srv_thread_graph(sst_server *s, const char *thread_id) {
     tinfo i;
     sst_error e = {0};
     if (thread_info(s, thread_id, &i, &e) != SST_OK) {
         return NULL;
     }
-    const sst_value *gid = sst_object_get(i.metadata, "graph_id");
-    /* A thread written by something else than this server (`superstep run` on the same
-     * database) names no graph: when one graph is served, it is read as that graph's. */
-    srv_graph *g =
-        gid == NULL && s->n_graphs == 1 ? &s->graphs[0] : srv_graph_find(s, sst_string_cstr(gid));
+    srv_graph *g = graph_named(s, i.metadata);
     sst_value_unref(i.metadata);
     return g;
 }
@@ -126,8 +133,7 @@ sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_valu
     o = sst__set_take(o, "config", sst_object_empty(), err);
     if (with_values && o != NULL) {
         sst_error e = {0};
-        srv_graph *g = srv_graph_find(
-            s, sst_string_cstr(sst_object_get(sst_object_get(o, "metadata"), "graph_id")));
+        srv_graph *g = graph_named(s, sst_object_get(o, "metadata"));
         sst_value *state = srv_state_in(s, g, thread_id, NULL, false, &e);
         if (state != NULL) {
             o = sst__set_take(o, "values", sst_value_ref(sst_object_get(state, "values")), err);
@@ -412,13 +418,68 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
     return kept;
 }
 
+/* True when @p select (a string or list of strings; NULL: every field) names @p field. */
+static bool selected(const sst_value *select, const char *field) {
+    if (select == NULL) {
+        return true;
+    }
+    if (sst_is_string(select)) {
+        return strcmp(sst_string_cstr(select), field) == 0;
+    }
+    for (size_t i = 0; i < sst_array_len(select); i++) {
+        if (strcmp(sst_string_cstr(sst_array_get(select, i)), field) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* search's "select": the thread's fields to answer with (LangGraph's ThreadSelectField). */
+static bool select_field(srv_request *r, srv_response *res, const sst_value **out) {
+    static const char *const fields[] = {"thread_id", "created_at", "updated_at",
+                                         "metadata",  "config",     "status",
+                                         "values",    "interrupts", NULL};
+    if (!srv_field_strings(r, res, "select", out)) {
+        return false;
+    }
+    if (*out == NULL) {
+        return true;
+    }
+    for (size_t i = 0; i < (sst_is_array(*out) ? sst_array_len(*out) : 1); i++) {
+        const char *f = sst_string_cstr(sst_is_array(*out) ? sst_array_get(*out, i) : *out);
+        size_t k = 0;
+        while (fields[k] != NULL && strcmp(fields[k], f) != 0) {
+            k++;
+        }
+        if (fields[k] == NULL) {
+            srv_error(res, 422, "select: unknown thread field '%.64s'", f);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Drops the fields of @p t that @p select does not name. */
+static sst_value *keep_selected(sst_value *t, const sst_value *select, sst_error *err) {
+    static const char *const fields[] = {"thread_id", "created_at", "updated_at", "metadata",
+                                         "config",    "status",     "values",     "interrupts"};
+    for (size_t i = 0; t != NULL && i < sizeof fields / sizeof fields[0]; i++) {
+        if (!selected(select, fields[i]) && sst_object_get(t, fields[i]) != NULL) {
+            t = sst_object_remove_take(t, fields[i], err);
+        }
+    }
+    return t;
+}
+
 void srv_threads_search(srv_request *r, srv_response *res) {
     sst_thread_query q;
     int64_t limit = 10, offset = 0;
+    const sst_value *select = NULL;
     if (!srv_body_object(r, res) || !srv_field_int(r, res, "limit", 1, 10000, &limit) ||
-        !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset)) {
+        !srv_field_int(r, res, "offset", 0, INT32_MAX, &offset) || !select_field(r, res, &select)) {
         return;
     }
+    bool with_values = selected(select, "values") || selected(select, "interrupts");
     const int64_t page[2] = {limit, offset};
     bool paged = false;
     sst_value *ids = search_ids(r, res, &q, page, &paged);
@@ -429,7 +490,9 @@ void srv_threads_search(srv_request *r, srv_response *res) {
     sst_error err = {0};
     sst_value *out = sst_array_empty();
     for (size_t i = from; i < sst_array_len(ids) && i < from + (size_t)limit; i++) {
-        sst_value *t = srv_thread_value(r->s, sst_string_cstr(sst_array_get(ids, i)), true, &err);
+        sst_value *t =
+            srv_thread_value(r->s, sst_string_cstr(sst_array_get(ids, i)), with_values, &err);
+        t = select != NULL ? keep_selected(t, select, &err) : t;
         if (t != NULL) {
             out = sst__push_take(out, t, &err);
         }

@@ -76,6 +76,19 @@ test("threads.search: metadata filter, limit/offset, sortBy/sortOrder", async ()
   assert.equal(found[0].status, "idle");
 });
 
+test("threads.search({select}): only the fields asked for; an unknown field is 422", async () => {
+  const tag = randomUUID();
+  const t = await client.threads.create({ metadata: { tag } });
+  await client.runs.wait(t.thread_id, "chain", { input: { items: ["s"] } });
+  const [slim] = await client.threads.search({ metadata: { tag }, select: ["thread_id", "status"] });
+  assert.deepEqual(slim, { thread_id: t.thread_id, status: "idle" });
+  const [vals] = await client.threads.search({ metadata: { tag }, select: ["values"] });
+  assert.deepEqual(vals, { values: { items: ["s", "a", "b", "c"] } });
+  const [full] = await client.threads.search({ metadata: { tag } });
+  assert.deepEqual(Object.keys(full).sort(), ["config", "created_at", "interrupts", "metadata", "status", "thread_id", "updated_at", "values"]);
+  await rejects(client.threads.search({ select: ["thread_id", "nope"] }), 422, ["nope"]);
+});
+
 test("threads.search by status: idle, busy, interrupted, error", async () => {
   const tag = randomUUID();
   const idle = await client.threads.create({ metadata: { tag } });
