@@ -101,16 +101,20 @@ static sst_value *normalize_object(const char *field, size_t index, const sst_va
         return sst_value_ref(e);
     }
     const sst_value *role = sst_object_get(e, "role");
+    /* LangChain's message dicts ({"type": "human", ...}, what LangGraph's SDKs and UIs
+     * send) name the role by "type": it becomes the role. */
+    const sst_value *type = role == NULL ? sst_object_get(e, "type") : NULL;
+    role = type != NULL ? type : role;
     if (!sst_is_string(role)) {
         return msg_error(err, SST_ETYPE, field, index,
-                         role == NULL ? "message object has no 'role'"
+                         role == NULL ? "message object has no 'role' (nor LangChain's 'type')"
                                       : "message 'role' must be a string");
     }
     const char *canon = canonical_role(sst_string_cstr(role));
     if (canon == NULL) {
         return unknown_role(err, field, index, role);
     }
-    bool role_ok = strcmp(canon, sst_string_cstr(role)) == 0;
+    bool role_ok = type == NULL && strcmp(canon, sst_string_cstr(role)) == 0;
     if (sst_is_string(id) && role_ok) {
         return sst_value_ref(e); /* already normal: share it */
     }
@@ -120,6 +124,9 @@ static sst_value *normalize_object(const char *field, size_t index, const sst_va
     }
     sst_value *m = build_message(nid, canon, NULL, e, err);
     sst_value_unref(nid);
+    if (m != NULL && type != NULL) {
+        m = sst_object_remove_take(m, "type", err);
+    }
     return m;
 }
 
