@@ -178,3 +178,14 @@ test("chat, runs.joinStream with streamMode \"messages\": the run's messages/* e
   checkExchange(body);
   assert.deepEqual(body, all.filter((c) => LEGACY.has(c.event)), "the same events, with the same ids");
 });
+
+test("chat with LangChain-shaped input ({type: \"human\"}, what LangGraph's chat UIs send): the same exchange", async (t) => {
+  if (!(await needChat(t))) return;
+  const th = await client.threads.create();
+  const out = await client.runs.wait(th.thread_id, "chat", { input: { messages: [{ type: "human", content: QUESTION }] } });
+  const msgs = out.messages;
+  assert.equal(msgs.length, 4, JSON.stringify(msgs));
+  assert.equal(msgs[0].role ?? msgs[0].type, msgs[0].role ? "user" : "human", "the question, as a user message");
+  assert.equal(msgs[0].content, QUESTION);
+  assert.equal(msgs.at(-1).content, FINAL.join(""));
+});
