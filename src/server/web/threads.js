@@ -110,7 +110,7 @@ export function mountThreads(root, params) {
     }
     try {
       // The rows show as soon as they come; the total (a count over all threads) is asked after.
-      const rows = (await A.searchThreads({ ...filter, limit: PAGE, offset: st.page * PAGE, sort_by: "updated_at", sort_order: "desc" })) || [];
+      const rows = (await A.searchThreads({ ...filter, limit: PAGE, offset: st.page * PAGE, sort_by: "updated_at", sort_order: "desc", select: ["thread_id", "status", "metadata", "created_at", "updated_at"] })) || [];
       render(rows, null, true);
       const total = await A.countThreads(filter).then((n) => (typeof n === "number" ? n : null), () => null);
       render(rows, total, false);
