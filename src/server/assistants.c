@@ -464,6 +464,39 @@ void srv_assistant_graph(srv_request *r, srv_response *res) {
     srv_answer(res, v, &err);
 }
 
+/*
+ * The drawing of @p g at @p xray (g->mu held): from the graph's cache, else laid out
+ * and kept there (a few levels; more are laid out every time). Graphviz 2.42's dot
+ * layout loses a little memory on every graph with clusters (subgraphs drawn with
+ * xray), so a drawing is laid out once. @return a new copy; NULL with err.
+ */
+static char *drawing(srv_graph *g, unsigned xray, size_t *len, sst_error *err) {
+    for (size_t k = 0; k < g->n_svg; k++) {
+        if (g->svg[k].xray == xray) {
+            *len = g->svg[k].len;
+            char *copy = sst__strndup(g->svg[k].svg, g->svg[k].len);
+            if (copy == NULL) {
+                sst__enomem(err);
+            }
+            return copy;
+        }
+    }
+    char *dot = sst_compiled_graph_dot_xray(sst_lua_script_graph(g->reader), xray, err);
+    char *svg = dot != NULL ? sst_dot_to_svg(dot, len, err) : NULL;
+    sst_free(dot);
+    if (svg == NULL || g->n_svg == sizeof g->svg / sizeof g->svg[0]) {
+        return svg;
+    }
+    char *kept = sst__strndup(svg, *len);
+    if (kept != NULL) {
+        g->svg[g->n_svg].xray = xray;
+        g->svg[g->n_svg].svg = kept;
+        g->svg[g->n_svg].len = *len;
+        g->n_svg++;
+    }
+    return svg;
+}
+
 /* GET /assistants/{id}/graph.svg (superstep's own): the graph laid out by Graphviz. */
 void srv_assistant_graph_svg(srv_request *r, srv_response *res) {
     srv_graph *g = graph_of(r, res);
@@ -471,12 +504,10 @@ void srv_assistant_graph_svg(srv_request *r, srv_response *res) {
         return;
     }
     sst_error err = {0};
-    pthread_mutex_lock(&g->mu);
-    char *dot = sst_compiled_graph_dot_xray(sst_lua_script_graph(g->reader), xray_of(r), &err);
-    pthread_mutex_unlock(&g->mu);
     size_t len = 0;
-    char *svg = dot != NULL ? sst_dot_to_svg(dot, &len, &err) : NULL;
-    sst_free(dot);
+    pthread_mutex_lock(&g->mu);
+    char *svg = drawing(g, xray_of(r), &len, &err);
+    pthread_mutex_unlock(&g->mu);
     if (svg == NULL) {
         srv_fail(res, &err);
         return;

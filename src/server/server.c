@@ -303,6 +303,9 @@ void sst_server_free(sst_server *s) {
     srv_streams_sweep_all(s);
     for (size_t i = 0; i < s->n_graphs; i++) {
         sst_lua_script_free(s->graphs[i].reader);
+        for (size_t k = 0; k < s->graphs[i].n_svg; k++) {
+            sst_free(s->graphs[i].svg[k].svg);
+        }
         pthread_mutex_destroy(&s->graphs[i].mu);
         sst__free(s->graphs[i].id);
         sst__free(s->graphs[i].path);

@@ -41,6 +41,14 @@ typedef struct srv_graph {
      * update_state), used under mu. */
     sst_lua_script *reader;
     pthread_mutex_t mu;
+    /* graph.svg's drawings (the graph never changes while served), by xray level,
+     * under mu: each is laid out once (srv_assistant_graph_svg). */
+    struct {
+        unsigned xray;
+        char *svg;
+        size_t len;
+    } svg[4];
+    size_t n_svg;
 } srv_graph;
 
 /* The graph @p id serves, or NULL. */

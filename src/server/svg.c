@@ -4,9 +4,18 @@
  * a graph that `superstep graph --svg` prints and the web page shows.
  *
  * Graphviz keeps global state (its error handler, the cgraph dictionaries) and is
- * not thread-safe, so every call goes through one mutex; the context (its plugins
- * loaded once) lives as long as the process.
+ * not thread-safe, so every call goes through one mutex; the context lives as long
+ * as the process.
+ *
+ * The context has two plugins only: the dot layout and the core renderers (SVG),
+ * loaded from Graphviz's plugin folder beside libgvc. Without the others (pango above
+ * all) text is measured by Graphviz's own font metrics: drawings are the same on every
+ * machine whatever fonts it has, no font list is scanned (fontconfig, 100 ms and more
+ * the first time) and pango starts none of its threads. When those two plugins are not
+ * where Debian puts them, every installed plugin is used instead.
  */
+#include <dlfcn.h>
+#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +33,36 @@ static int on_error(char *msg) {
     snprintf(g_msg, sizeof g_msg, "%s", msg);
     g_msg[strcspn(g_msg, "\n")] = '\0';
     return 0;
+}
+
+/* Graphviz's plugin @p name ("dot_layout"), from the folder libgvc's own holds, or NULL. */
+static void *plugin(const char *name) {
+    GVC_t *(*in_libgvc)(void) = gvContext;
+    void *addr;
+    memcpy(&addr, &in_libgvc, sizeof addr); /* a function's address, as dladdr takes it */
+    Dl_info info;
+    if (dladdr(addr, &info) == 0 || info.dli_fname == NULL) {
+        return NULL;
+    }
+    char lib[1024], path[1200], sym[96];
+    snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    snprintf(path, sizeof path, "%s/graphviz/libgvplugin_%s.so.6", dirname(lib), name);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    snprintf(sym, sizeof sym, "gvplugin_%s_LTX_library", name);
+    return h != NULL ? dlsym(h, sym) : NULL;
+}
+
+/* The context: the dot layout and the core renderers only, else every plugin. */
+static GVC_t *new_context(void) {
+    static lt_symlist_t builtins[] = {{"gvplugin_dot_layout_LTX_library", NULL},
+                                      {"gvplugin_core_LTX_library", NULL},
+                                      {NULL, NULL}};
+    builtins[0].address = plugin("dot_layout");
+    builtins[1].address = plugin("core");
+    if (builtins[0].address == NULL || builtins[1].address == NULL) {
+        return gvContext();
+    }
+    return gvContextPlugins(builtins, 0);
 }
 
 /* The looks of every drawing, set before the layout (the DOT text's own attributes win). */
@@ -46,7 +85,7 @@ char *sst_dot_to_svg(const char *dot, size_t *len, sst_error *err) {
     g_msg[0] = '\0';
     agseterrf(on_error);
     if (g_gvc == NULL) {
-        g_gvc = gvContext();
+        g_gvc = new_context();
     }
     graph_t *g = g_gvc != NULL ? agmemread(dot) : NULL;
     if (g_gvc == NULL) {

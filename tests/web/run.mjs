@@ -55,7 +55,7 @@ const shots = opts.shots || fs.mkdtempSync(path.join(os.tmpdir(), "sst-web-shots
 fs.mkdirSync(shots, { recursive: true });
 const webDir = path.join(repo, "src/server/web");
 const serverEnv = opts.embedded ? {} : { SST_WEB_DIR: webDir };
-// Sanitizer builds: Graphviz and fontconfig keep what they load to the end (as CTest says).
+// Sanitizer builds: Graphviz's dot layout loses memory on clusters (tests/lsan.supp, as CTest).
 if (!process.env.LSAN_OPTIONS) serverEnv.LSAN_OPTIONS = `suppressions=${path.join(repo, "tests/lsan.supp")}:print_suppressions=0`;
 
 // The tests.
