@@ -227,8 +227,9 @@ static int parse(int argc, char **argv, serve_args *a) {
                    a->o.db != NULL ? a->o.db : "(none)");
     }
     a->o.db = sst_cli_default_db(a->o.db);
-    if (a->o.web_dir == NULL && getenv("SST_WEB_DIR") != NULL && getenv("SST_WEB_DIR")[0]) {
-        a->o.web_dir = getenv("SST_WEB_DIR");
+    const char *env_dir = getenv("SST_WEB_DIR");
+    if (a->o.web_dir == NULL && env_dir != NULL && env_dir[0] != '\0') {
+        a->o.web_dir = env_dir;
     }
     if (a->o.web_dir != NULL && !dir_exists(a->o.web_dir)) {
         return bad("--web-dir: '%s' is not a directory", a->o.web_dir);
@@ -263,13 +264,13 @@ static bool add_graphs(sst_server *s, const serve_args *a) {
     return true;
 }
 
+extern char **environ;
+
 /*
  * --open: starts $BROWSER (else xdg-open) on @p url without waiting for it (a shell
  * starts it in the background and exits), with the signals this process blocks or
  * ignores back to normal. Says where the page is when no browser can be started.
  */
-extern char **environ;
-
 static void open_browser(const char *url) {
     const char *browser = getenv("BROWSER");
     if (browser == NULL || browser[0] == '\0') {

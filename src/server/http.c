@@ -141,20 +141,13 @@ static void add_web_headers(struct MHD_Response *resp) {
         "form-action 'none'; frame-ancestors 'none'");
 }
 
-/* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0),
- * with an Allow header when @p allow is set (a 405) and Connection: close when @p close. */
-static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, char *data,
-                                  size_t len, const char *type, const char *allow, bool close,
-                                  bool web) {
-    struct MHD_Response *resp =
-        len > 0 ? MHD_create_response_from_buffer_with_free_callback(len, data, free_body)
-                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+/* Queues @p resp (NULL: MHD_NO) with its headers: the content @p type, an Allow header
+ * when @p allow is set (a 405), Connection: close when @p close, the page's when @p web. */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+                             struct MHD_Response *resp, const char *type, const char *allow,
+                             bool close, bool web) {
     if (resp == NULL) {
-        sst_free(data);
         return MHD_NO;
-    }
-    if (len == 0) {
-        sst_free(data);
     }
     if (type != NULL) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
@@ -173,18 +166,25 @@ static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, 
     return rc;
 }
 
+/* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0),
+ * with the headers queue() adds. */
+static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, char *data,
+                                  size_t len, const char *type, const char *allow, bool close,
+                                  bool web) {
+    struct MHD_Response *resp =
+        len > 0 ? MHD_create_response_from_buffer_with_free_callback(len, data, free_body)
+                : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (resp == NULL || len == 0) {
+        sst_free(data);
+    }
+    return queue(conn, status, resp, type, allow, close, web);
+}
+
 /* Sends the static body of a page file (res->bytes). */
 static enum MHD_Result send_static(struct MHD_Connection *conn, const srv_response *res) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(res->bytes_len, (void *)res->bytes, MHD_RESPMEM_PERSISTENT);
-    if (resp == NULL) {
-        return MHD_NO;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res->type);
-    add_web_headers(resp);
-    enum MHD_Result rc = MHD_queue_response(conn, res->status, resp);
-    MHD_destroy_response(resp);
-    return rc;
+    return queue(conn, res->status, resp, res->type, NULL, false, true);
 }
 
 /* Sends @p res (not a stream); @p allow: the Allow header of a 405. */

@@ -341,15 +341,14 @@ static bool collect_id(const sst_thread_info *t, void *ud) {
     return c->ids != NULL;
 }
 
-/* The thread ids the search body selects (all of them: offset and limit applied by the
- * caller). NULL after filling @p res. */
 /*
- * The ids of the threads a search or count body selects, in its order. With @p page
- * (a search's limit and offset) and no filter the saver cannot apply ("ids", "values"),
- * the saver pages (*paged set); otherwise every match comes back and the caller pages.
+ * The ids of the threads a search or count body selects, in its order: the page
+ * @p page (a search's limit and offset) of them, or all of them when it is NULL (a
+ * count). The saver pages unless a filter it cannot apply ("ids", "values") is given.
+ * NULL after filling @p res.
  */
 static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q,
-                             const int64_t page[2], bool *paged) {
+                             const int64_t page[2]) {
     static const char *const known[] = {"metadata", "values",     "status", "limit",  "offset",
                                         "sort_by",  "sort_order", "ids",    "select", NULL};
     static const char *const statuses[] = {"idle", "busy", "interrupted", "error", NULL};
@@ -371,8 +370,7 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
                                      : strcmp(sort, "created_at") == 0 ? SST_THREADS_BY_CREATED
                                                                        : SST_THREADS_BY_ID,
                             .descending = strcmp(order, "desc") == 0};
-    *paged = page != NULL && ids == NULL && values == NULL;
-    if (*paged) {
+    if (page != NULL && ids == NULL && values == NULL) {
         q->limit = (size_t)page[0];
         q->offset = (size_t)page[1];
     }
@@ -393,8 +391,11 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
     if (ids == NULL && values == NULL) {
         return c.ids;
     }
+    size_t skip = page != NULL ? (size_t)page[1] : 0;
+    size_t want = page != NULL ? (size_t)page[0] : SIZE_MAX;
     sst_value *kept = sst_array_empty();
-    for (size_t i = 0; i < sst_array_len(c.ids) && kept != NULL; i++) {
+    for (size_t i = 0; i < sst_array_len(c.ids) && kept != NULL && sst_array_len(kept) < want;
+         i++) {
         const sst_value *id = sst_array_get(c.ids, i);
         bool in = ids == NULL;
         for (size_t k = 0; !in && k < sst_array_len(ids); k++) {
@@ -410,7 +411,9 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
             }
             sst_value_unref(st);
         }
-        if (in) {
+        if (in && skip > 0) {
+            skip--;
+        } else if (in) {
             kept = sst__push_take(kept, sst_value_ref(id), &err);
         }
     }
@@ -434,11 +437,14 @@ static bool selected(const sst_value *select, const char *field) {
     return false;
 }
 
-/* search's "select": the thread's fields to answer with (LangGraph's ThreadSelectField). */
+/* A thread's fields as the API answers them (LangGraph's ThreadSelectField). */
+static const char *const k_thread_fields[] = {"thread_id", "created_at", "updated_at",
+                                              "metadata",  "config",     "status",
+                                              "values",    "interrupts", NULL};
+
+/* search's "select": the thread's fields to answer with. */
 static bool select_field(srv_request *r, srv_response *res, const sst_value **out) {
-    static const char *const fields[] = {"thread_id", "created_at", "updated_at",
-                                         "metadata",  "config",     "status",
-                                         "values",    "interrupts", NULL};
+    const char *const *fields = k_thread_fields;
     if (!srv_field_strings(r, res, "select", out)) {
         return false;
     }
@@ -461,11 +467,9 @@ static bool select_field(srv_request *r, srv_response *res, const sst_value **ou
 
 /* Drops the fields of @p t that @p select does not name. */
 static sst_value *keep_selected(sst_value *t, const sst_value *select, sst_error *err) {
-    static const char *const fields[] = {"thread_id", "created_at", "updated_at", "metadata",
-                                         "config",    "status",     "values",     "interrupts"};
-    for (size_t i = 0; t != NULL && i < sizeof fields / sizeof fields[0]; i++) {
-        if (!selected(select, fields[i]) && sst_object_get(t, fields[i]) != NULL) {
-            t = sst_object_remove_take(t, fields[i], err);
+    for (const char *const *f = k_thread_fields; t != NULL && *f != NULL; f++) {
+        if (!selected(select, *f) && sst_object_get(t, *f) != NULL) {
+            t = sst_object_remove_take(t, *f, err);
         }
     }
     return t;
@@ -481,15 +485,13 @@ void srv_threads_search(srv_request *r, srv_response *res) {
     }
     bool with_values = selected(select, "values") || selected(select, "interrupts");
     const int64_t page[2] = {limit, offset};
-    bool paged = false;
-    sst_value *ids = search_ids(r, res, &q, page, &paged);
+    sst_value *ids = search_ids(r, res, &q, page);
     if (ids == NULL) {
         return;
     }
-    size_t from = paged ? 0 : (size_t)offset;
     sst_error err = {0};
     sst_value *out = sst_array_empty();
-    for (size_t i = from; i < sst_array_len(ids) && i < from + (size_t)limit; i++) {
+    for (size_t i = 0; i < sst_array_len(ids); i++) {
         sst_value *t =
             srv_thread_value(r->s, sst_string_cstr(sst_array_get(ids, i)), with_values, &err);
         t = select != NULL ? keep_selected(t, select, &err) : t;
@@ -506,8 +508,7 @@ void srv_threads_count(srv_request *r, srv_response *res) {
     if (!srv_body_object(r, res)) {
         return;
     }
-    bool paged = false;
-    sst_value *ids = search_ids(r, res, &q, NULL, &paged);
+    sst_value *ids = search_ids(r, res, &q, NULL);
     if (ids != NULL) {
         sst_error err = {0};
         srv_json(res, 200, sst_int_new((int64_t)sst_array_len(ids), &err));

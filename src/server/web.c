@@ -6,7 +6,6 @@
  * They need no token: they hold no data, and the page asks for the token the
  * API then needs.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,25 +74,26 @@ static bool from_dir(const sst_server *s, const char *name, srv_response *res) {
     return true;
 }
 
+/* Points res at the built-in copy of @p name; false when there is none. */
+static bool from_assets(const char *name, srv_response *res) {
+    for (const srv_web_asset *f = srv_web_assets; f->name != NULL; f++) {
+        if (strcmp(f->name, name) == 0) {
+            res->bytes = f->data;
+            res->bytes_len = f->len;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void serve(srv_request *r, srv_response *res, const char *name) {
     const sst_server *s = r->s;
     if (s->o.no_web) {
         srv_error(res, 404, "%s not found (the web page is off: --no-web)", r->url);
         return;
     }
-    bool found = false;
-    if (plain_name(name) && s->web_dir != NULL) {
-        found = from_dir(s, name, res);
-    } else if (plain_name(name)) {
-        for (const srv_web_asset *f = srv_web_assets; f->name != NULL; f++) {
-            if (strcmp(f->name, name) == 0) {
-                res->bytes = f->data;
-                res->bytes_len = f->len;
-                found = true;
-                break;
-            }
-        }
-    }
+    bool found =
+        plain_name(name) && (s->web_dir != NULL ? from_dir(s, name, res) : from_assets(name, res));
     if (!found) {
         srv_error(res, 404, "%s not found", r->url);
         return;

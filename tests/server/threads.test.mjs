@@ -76,6 +76,28 @@ test("threads.search: metadata filter, limit/offset, sortBy/sortOrder", async ()
   assert.equal(found[0].status, "idle");
 });
 
+test("threads.search by ids and by values, paged with limit/offset after the filter", async () => {
+  const tag = randomUUID();
+  const made = [];
+  for (const k of [1, 2, 3, 4]) {
+    const t = await client.threads.create({ metadata: { tag, k } });
+    await client.runs.wait(t.thread_id, "chain", { input: { items: [k % 2 === 0 ? "even" : "odd"] } });
+    made.push(t.thread_id);
+    await sleep(5); // distinct created_at
+  }
+  const asc = { sortBy: "created_at", sortOrder: "asc" };
+  const idsOf = (ts) => ts.map((t) => t.thread_id);
+  const ids = [made[0], made[2], made[3]];
+  assert.deepEqual(idsOf(await client.threads.search({ ids, ...asc })), ids);
+  assert.deepEqual(idsOf(await client.threads.search({ ids, ...asc, limit: 1, offset: 1 })), [made[2]]);
+  assert.deepEqual(idsOf(await client.threads.search({ ids, ...asc, offset: 3 })), []);
+  const even = { metadata: { tag }, values: { items: ["even", "a", "b", "c"] }, ...asc };
+  assert.deepEqual(idsOf(await client.threads.search(even)), [made[1], made[3]]);
+  assert.deepEqual(idsOf(await client.threads.search({ ...even, offset: 1 })), [made[3]]);
+  assert.deepEqual(idsOf(await client.threads.search({ ...even, limit: 1 })), [made[1]]);
+  assert.equal(await client.threads.count({ metadata: { tag }, values: { items: ["even", "a", "b", "c"] } }), 2);
+});
+
 test("threads.search({select}): only the fields asked for; an unknown field is 422", async () => {
   const tag = randomUUID();
   const t = await client.threads.create({ metadata: { tag } });
