@@ -114,6 +114,21 @@ typedef struct key_job {
     PGresult *r; /* get: the row (owned), NULL before */
 } key_job;
 
+/*
+ * The parameters of a statement on one item: $1 its namespace joined, $2 its key, in
+ * @p p. @return the joined namespace @p p refers to (sst__free it after the statement);
+ * NULL when out of memory.
+ */
+static char *key_params(sst__pg_params *p, const char *const *ns, size_t ns_len, const char *key) {
+    char *joined = sst__ns_join(ns, ns_len);
+    if (joined != NULL) {
+        sst__pg_params_init(p);
+        sst__pg_text(p, joined);
+        sst__pg_text(p, key);
+    }
+    return joined;
+}
+
 static sst_code delete_tx(sst__pg_conn *c, void *user, sst_error *err) {
     const key_job *j = user;
     /* Its vectors go with it (ON DELETE CASCADE). */
@@ -127,14 +142,11 @@ static sst_code pgs_delete(void *self, const char *const *ns, size_t ns_len, con
                            sst_error *err) {
     SST__ERR_LOCAL(err);
     pgstore *s = self;
-    char *joined = sst__ns_join(ns, ns_len);
+    sst__pg_params p;
+    char *joined = key_params(&p, ns, ns_len, key);
     if (joined == NULL) {
         return sst__enomem(err);
     }
-    sst__pg_params p;
-    sst__pg_params_init(&p);
-    sst__pg_text(&p, joined);
-    sst__pg_text(&p, key);
     key_job j = {.p = &p};
     sst_code rc = sst__pg_tx(s->pg, true, delete_tx, &j, err);
     sst__free(joined);
@@ -175,14 +187,11 @@ static sst_code pgs_get(void *self, const char *const *ns, size_t ns_len, const 
                         sst_error *err) {
     SST__ERR_LOCAL(err);
     pgstore *s = self;
-    char *joined = sst__ns_join(ns, ns_len);
+    sst__pg_params p;
+    char *joined = key_params(&p, ns, ns_len, key);
     if (joined == NULL) {
         return sst__enomem(err);
     }
-    sst__pg_params p;
-    sst__pg_params_init(&p);
-    sst__pg_text(&p, joined);
-    sst__pg_text(&p, key);
     key_job j = {.p = &p};
     sst_code rc = sst__pg_read(s->pg, get_read, &j, err);
     if (rc == SST_OK && PQntuples(j.r) == 1) {
