@@ -44,6 +44,17 @@ bool sst__record_matches(const sst_checkpoint *r, const sst_value *filter);
 size_t sst__record_largest(const sst_checkpoint *r);
 /* Whether a thread passes @p q's status and metadata conditions. */
 bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q);
+/* A query's conditions, offset and limit applied in the process to the threads a saver
+ * lists in the query's order: start it as {.q = q} (.skipped = the threads the saver's
+ * own query skipped already) and give it every thread listed. */
+typedef struct sst__thread_pager {
+    const sst_thread_query *q;
+    size_t skipped, sent;
+} sst__thread_pager;
+/* Gives @p t to @p each when it matches and is past the offset. @return whether the
+ * listing goes on (false once the limit is reached or @p each said stop). */
+bool sst__thread_page(sst__thread_pager *p, const sst_thread_info *t, sst_thread_fn each,
+                      void *user_data);
 
 /* A payload's value (new reference), parsing its bytes as JSON; NULL for an empty payload. */
 sst_value *sst__payload_parse(const sst_payload *p, size_t max_bytes, sst_error *err);

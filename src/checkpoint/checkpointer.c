@@ -644,6 +644,19 @@ bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
     return ok;
 }
 
+bool sst__thread_page(sst__thread_pager *p, const sst_thread_info *t, sst_thread_fn each,
+                      void *user_data) {
+    if (!sst__thread_matches(t, p->q)) {
+        return true;
+    }
+    if (p->skipped < p->q->offset) {
+        p->skipped++;
+        return true;
+    }
+    p->sent++;
+    return each(t, user_data) && (p->q->limit == 0 || p->sent < p->q->limit);
+}
+
 size_t sst__record_largest(const sst_checkpoint *r) {
     size_t big = r->body.len > r->next.len ? r->body.len : r->next.len;
     big = r->metadata.len > big ? r->metadata.len : big;

@@ -158,19 +158,12 @@ sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn e
         PQclear(j.res);
         return rc;
     }
-    size_t skipped = filtered ? 0 : q->offset, sent = 0;
-    for (int i = 0; i < PQntuples(j.res) && (q->limit == 0 || sent < q->limit); i++) {
+    /* Unfiltered, the statement applied the offset and the limit itself. */
+    sst__thread_pager pager = {.q = q, .skipped = filtered ? 0 : q->offset};
+    for (int i = 0; i < PQntuples(j.res); i++) {
         sst_thread_info t;
         read_thread(j.res, i, &t);
-        if (!sst__thread_matches(&t, q)) {
-            continue;
-        }
-        if (skipped < q->offset) {
-            skipped++;
-            continue;
-        }
-        sent++;
-        if (!each(&t, user_data)) {
+        if (!sst__thread_page(&pager, &t, each, user_data)) {
             break;
         }
     }

@@ -65,22 +65,13 @@ static sst_code read_thread(sqlite_saver *s, sqlite3_stmt *st, sst_thread_info *
 static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_query *q,
                             sst_thread_fn each, void *user_data, size_t *found, sst_error *err) {
     sqlite3_bind_int64(st, 1, (int64_t)sst__now_ms());
-    size_t skipped = 0, sent = 0;
-    int step;
+    sst__thread_pager pager = {.q = q};
+    int step = SQLITE_DONE;
     sst_code rc = SST_OK;
-    while (rc == SST_OK && (q->limit == 0 || sent < q->limit) &&
-           (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == SST_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
         sst_thread_info t;
         rc = read_thread(s, st, &t, err);
-        if (rc != SST_OK || !sst__thread_matches(&t, q)) {
-            continue;
-        }
-        if (skipped < q->offset) {
-            skipped++;
-            continue;
-        }
-        sent++;
-        if (!each(&t, user_data)) {
+        if (rc == SST_OK && !sst__thread_page(&pager, &t, each, user_data)) {
             break;
         }
     }
@@ -88,7 +79,7 @@ static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_
         rc = sst__sq_db_error(s, err, "listing threads");
     }
     if (found != NULL) {
-        *found = sent;
+        *found = pager.sent;
     }
     return rc;
 }
