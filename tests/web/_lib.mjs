@@ -65,9 +65,18 @@ export function context({ page, ctx, browser, url, superstep, shots, tmp, here, 
         current: e.getAttribute("aria-current") === "true", text: e.textContent,
       })));
     },
+    // Clicks selector once it is visible. A live page may redraw it between the lookup
+    // and the click ("Node is detached"): then it is looked up again, as a user would.
     async click(selector) {
-      await page.waitForSelector(selector, { visible: true, timeout: WAIT });
-      await page.click(selector);
+      for (let tries = 0; ; tries++) {
+        await page.waitForSelector(selector, { visible: true, timeout: WAIT });
+        try {
+          await page.click(selector);
+          return;
+        } catch (e) {
+          if (tries >= 20 || !/detached/i.test(String(e && e.message))) throw e;
+        }
+      }
     },
     // Replaces the text of a textarea/input as a user would.
     async type(selector, text) {

@@ -43,13 +43,19 @@ export const tests = [
       await t.waitFor(() => !document.querySelector("[data-testid=run-button]").disabled);
       await t.click("[data-testid=run-button]");
       await t.waitText("[data-testid=run-state]", /Running run [0-9a-f]{8}/);
-      // Checkpoints appear while the run still runs.
-      await t.waitFor(() => document.querySelector("[data-testid=run-status] [data-state=running]") && document.querySelectorAll("[data-testid=timeline-row]").length >= 3);
-      assert.equal(await t.page.$eval("[data-testid=thread-status]", (e) => e.dataset.status), "busy");
-      assert.ok(await runDisabled(t), "no second run while one streams");
-      // The running node is highlighted in the graph while its task runs.
-      await t.waitFor(() => document.querySelector("[data-testid=graph] g.node.hl-running[data-node=inc]"));
-      assert.match(await t.text("[data-testid=graph-legend]"), /running\s*inc/);
+      // Checkpoints appear while the run still runs; what the page shows then is read in
+      // the same moment (the run may end right after).
+      const during = await t.waitFor(() => document.querySelector("[data-testid=run-status] [data-state=running]") &&
+        document.querySelectorAll("[data-testid=timeline-row]").length >= 3 &&
+        { status: document.querySelector("[data-testid=thread-status]").dataset.status,
+          runDisabled: document.querySelector("[data-testid=run-button]").disabled });
+      assert.equal(during.status, "busy");
+      assert.ok(during.runDisabled, "no second run while one streams");
+      // The running node is highlighted in the graph while its task runs, and the legend
+      // says so (read in the same moment as the highlight).
+      const legend = await t.waitFor(() => document.querySelector("[data-testid=graph] g.node.hl-running[data-node=inc]") &&
+        document.querySelector("[data-testid=graph-legend]").textContent);
+      assert.match(legend, /running\s*inc/);
       assert.match(await t.text("[data-testid=run-log]"), /checkpoint: step \d/);
       await t.shot("live-run");
       await finished(t, "Run finished");
@@ -69,7 +75,7 @@ export const tests = [
     async run(t) {
       const id = await t.thread("counter");
       // A background run streaming only values: the page joins it and reloads the head as values come.
-      const run = await t.api("POST", `/threads/${id}/runs`, { assistant_id: "counter", input: { n: 8, delay_ms: 300 } });
+      const run = await t.api("POST", `/threads/${id}/runs`, { assistant_id: "counter", input: { n: 8, delay_ms: 600 } });
       await t.goto(`#/threads/${id}`);
       await t.waitText("[data-testid=run-state]", new RegExp(`Running run ${run.run_id.slice(0, 8)}`));
       await t.waitFor(() => document.querySelector("[data-testid=run-status] [data-state=running]") && document.querySelectorAll("[data-testid=timeline-row]").length >= 4);
