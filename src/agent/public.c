@@ -6,6 +6,7 @@
 #include "react.h"
 #include "redact.h"
 #include "superstep/agent.h"
+#include "toolset.h"
 
 struct sst_model {
     sst__model m;
@@ -140,6 +141,10 @@ sst_toolset *sst_toolset_new(sst_error *err) {
     }
     sst__tools_init(&t->t);
     return t;
+}
+
+sst__tools *sst__toolset_tools(sst_toolset *t) {
+    return &t->t;
 }
 
 void sst_toolset_free(sst_toolset *t) {

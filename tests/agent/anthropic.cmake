@@ -1,0 +1,1 @@
+# Tests of the agent layer's anthropic part (included by tests/CMakeLists.txt).

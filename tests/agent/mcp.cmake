@@ -1,0 +1,1 @@
+# Tests of the agent layer's mcp part (included by tests/CMakeLists.txt).
