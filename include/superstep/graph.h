@@ -578,6 +578,19 @@ SST_NODISCARD SST_API sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_va
 SST_API bool sst_node_streams_messages(const sst_node_ctx *ctx);
 
 /**
+ * Reports what a model call used: @p usage (borrowed) is LangChain's
+ * usage_metadata, e.g. {"input_tokens": 12, "output_tokens": 3,
+ * "total_tokens": 15, "input_token_details": {"cache_read": 8}}. Its integer
+ * members (nested objects too) are added to the run's total: every
+ * checkpoint this invoke writes afterwards carries the total so far as
+ * metadata "usage", and sst_graph_result_usage returns it. A subgraph's
+ * total joins its parent run's. Thread-safe (parallel tasks may report).
+ * @return SST_OK; SST_EINVAL when @p usage is not an object; SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_node_report_usage(sst_node_ctx *ctx, const sst_value *usage,
+                                                     sst_error *err);
+
+/**
  * Emits a custom stream event (takes @p value): delivered at once as
  * SST_STREAM_CUSTOM when the invoke asked for that mode (on this node's
  * thread, calls serialized, a task's events in emit order, also those of
@@ -960,6 +973,11 @@ SST_API const char *sst_graph_result_error_node(const sst_graph_result *r);
 SST_API const sst_value *sst_graph_result_error_detail(const sst_graph_result *r);
 /** Supersteps run by this invoke. */
 SST_API uint64_t sst_graph_result_steps(const sst_graph_result *r);
+/**
+ * The model usage the invoke's nodes reported (sst_node_report_usage),
+ * summed: borrowed, or NULL when none was reported.
+ */
+SST_API const sst_value *sst_graph_result_usage(const sst_graph_result *r);
 SST_API void sst_graph_result_free(sst_graph_result *r);
 
 #ifdef __cplusplus

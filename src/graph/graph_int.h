@@ -162,6 +162,9 @@ struct sst_graph_thread {
      * checkpoint never committed (a crash between the two): the run starts again. */
     bool restart;
     sst_value *restart_input; /* owned: that run's input, or NULL */
+    /* The model usage this invoke reported up to its last committed superstep (metadata
+     * "usage" of the checkpoints it writes), or NULL: none. Owned. */
+    sst_value *run_usage;
 };
 
 /* ---- live message events (invoke.c), for sst_node_stream_message ---- */
@@ -170,6 +173,9 @@ bool sst__invoke_streams_messages(void *run_user_data);
 /* Takes @p event. */
 sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
                                     sst_error *err);
+
+/* Adds @p usage (borrowed object) to the model usage of the invoke of @p run_user_data. */
+sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_error *err);
 
 /* ---- subgraphs (subgraph.c) ---- */
 

@@ -23,6 +23,7 @@ struct sst_graph_result {
     sst_value *error_detail; /* owned, or NULL */
     uint64_t steps;
     sst_value *parent_cmd; /* owned: the Command{graph = PARENT} that ended the run, or NULL */
+    sst_value *usage;      /* owned: the model usage reported, or NULL */
 };
 
 /* What the engine hooks need. */
@@ -44,6 +45,7 @@ typedef struct invoke_ctx {
     const char *replay_from; /* time travel: the checkpoint replayed from (subgraphs load theirs) */
     sst_value *visited;      /* owned (under live.mu): subgraph paths loaded for that, or NULL */
     const sst_value *targets; /* time travel to subgraph checkpoints: {ns: id}, or NULL */
+    sst_value *usage;         /* owned (under live.mu): model usage reported, or NULL */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -128,6 +130,34 @@ sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_v
     return sst__live_token(sst__invoke_live(run_user_data), node, event, err);
 }
 
+sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_error *err) {
+    invoke_ctx *c = run_user_data;
+    if (!sst_is_object(usage)) {
+        return sst__error(err, SST_EINVAL, "usage: expected an object, got %s",
+                          sst_type_name(sst_value_type(usage)));
+    }
+    if (c == NULL) {
+        return SST_OK;
+    }
+    pthread_mutex_lock(&c->live.mu);
+    sst_value *sum = sst__counts_add(c->usage, usage, err);
+    c->usage = sum;
+    pthread_mutex_unlock(&c->live.mu);
+    return sum != NULL ? SST_OK : sst__code(err);
+}
+
+/* The usage so far (new reference, or NULL), for the checkpoint being written. */
+static void usage_to_thread(invoke_ctx *c) {
+    if (c->th == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&c->live.mu);
+    sst_value *u = c->usage != NULL ? sst_value_ref(c->usage) : NULL;
+    pthread_mutex_unlock(&c->live.mu);
+    sst_value_unref(c->th->run_usage);
+    c->th->run_usage = u;
+}
+
 /* ---- results ---- */
 
 sst_run_status sst_graph_result_status(const sst_graph_result *r) {
@@ -136,6 +166,10 @@ sst_run_status sst_graph_result_status(const sst_graph_result *r) {
 
 const sst_value *sst_graph_result_state(const sst_graph_result *r) {
     return r->state;
+}
+
+const sst_value *sst_graph_result_usage(const sst_graph_result *r) {
+    return r->usage;
 }
 
 const sst_value *sst_graph_result_interrupts(const sst_graph_result *r) {
@@ -165,6 +199,7 @@ void sst_graph_result_free(sst_graph_result *r) {
     sst_value_unref(r->state);
     sst_value_unref(r->interrupts);
     sst_value_unref(r->parent_cmd);
+    sst_value_unref(r->usage);
     sst__free(r->error_node);
     sst_value_unref(r->error_detail);
     sst__free(r);
@@ -268,6 +303,7 @@ static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
 static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     invoke_ctx *c = ud;
     if (c->th != NULL) {
+        usage_to_thread(c);
         sst_error_clear(&c->persist_err);
         c->persist_rc = sst__persist_superstep(c->th, st, c->o, &c->persist_err);
         if (c->persist_rc != SST_OK) {
@@ -488,7 +524,7 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
 
 /* Keeps what the next invoke of @p th needs after the run @p rr (borrowed), and writes the
  * final checkpoint of a durable thread; a failure to write it fails @p r. */
-static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_run_result *rr,
+static void remember_run(invoke_ctx *c, sst_graph_thread *th, const sst_run_result *rr,
                          const char *run_key, sst_graph_result *r) {
     set_thread_state(th, sst_run_result_state(rr));
     sst_value_unref(th->resume_point);
@@ -505,6 +541,7 @@ static void remember_run(const invoke_ctx *c, sst_graph_thread *th, const sst_ru
         th->skip_before = c->stopped == NULL || strcmp(c->stopped, "before") == 0;
     }
     if (c->th != NULL && c->persist_rc == SST_OK) {
+        usage_to_thread(c);
         sst_error perr;
         sst_error_clear(&perr);
         if (sst__persist_stop(th, rr, th->pending, th->skip_before, c->o, &perr) != SST_OK &&
@@ -745,7 +782,16 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     c.s.nested = nested != NULL;
     sst__live_init(&c.live, cg, o, c.th);
     run_how how = {resuming, command, restart, fork};
+    if (c.th != NULL) { /* each invoke counts its own usage */
+        sst_value_unref(c.th->run_usage);
+        c.th->run_usage = NULL;
+    }
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
+    if (r != NULL) {
+        r->usage = c.usage;
+        c.usage = NULL;
+    }
+    sst_value_unref(c.usage);
     if (r != NULL && r->status == SST_RUN_FAILED && r->error.code == SST_EPARENT) {
         r->parent_cmd = c.parent_cmd;
         c.parent_cmd = NULL;

@@ -24,6 +24,10 @@ struct sst_node_ctx {
     size_t subgraph_calls;  /* subgraphs this run of the node ran (sst_node_run_subgraph) */
 };
 
+sst_code sst_node_report_usage(sst_node_ctx *ctx, const sst_value *usage, sst_error *err) {
+    return sst__invoke_add_usage(sst_task_run_user_data(ctx->task), usage, err);
+}
+
 const sst_value *sst_node_state(const sst_node_ctx *ctx) {
     return ctx->view != NULL ? ctx->view : sst_task_state(ctx->task);
 }

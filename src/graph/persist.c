@@ -346,7 +346,7 @@ static bool metadata_key(const sst_value *key, const sst_value *v) {
     const char *k = sst_string_cstr(key);
     return strncmp(k, "__", 2) != 0 && strncmp(k, "checkpoint_", 11) != 0 &&
            strcmp(k, "thread_id") != 0 && strcmp(k, "writes") != 0 && strcmp(k, "source") != 0 &&
-           strcmp(k, "step") != 0 && strcmp(k, "parents") != 0 &&
+           strcmp(k, "step") != 0 && strcmp(k, "parents") != 0 && strcmp(k, "usage") != 0 &&
            (sst_is_string(v) || sst_is_number(v) || sst_is_bool(v));
 }
 
@@ -390,6 +390,15 @@ static sst_value *config_metadata(const sst_graph_thread *th, const sst_invoke_o
         m = sst__set_take(m != NULL ? m : sst_object_empty(), "pp", sst_value_ref(pp), err);
     }
     return m;
+}
+
+/* @p meta (taken, may be NULL) with the invoke's model usage so far, if any. */
+static sst_value *with_usage(const sst_graph_thread *th, sst_value *meta, sst_error *err) {
+    if (th->run_usage == NULL) {
+        return meta;
+    }
+    return sst__set_take(meta != NULL ? meta : sst_object_empty(), "usage",
+                         sst_value_ref(th->run_usage), err);
 }
 
 /* @p v (an object) without the graph's untracked fields (new reference; NULL on ENOMEM). */
@@ -445,7 +454,7 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         .groups = groups,
         .next = next != NULL && has_tasks(next) ? next : NULL,
         .writes_meta = writes_meta,
-        .extra_meta = config_metadata(th, o, err),
+        .extra_meta = with_usage(th, config_metadata(th, o, err), err),
     };
     sst_code rc = sst__record_put(th, &w, err);
     sst_value_unref((sst_value *)w.extra_meta);

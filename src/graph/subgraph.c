@@ -566,6 +566,14 @@ sst_code sst_node_run_subgraph(sst_node_ctx *ctx, const sst_compiled_graph *chil
         /* A run that goes on ignores the input, as LangGraph's resuming subgraph does. */
         const sst_value *in = cont ? NULL : input != NULL ? input : sst_object_empty();
         r = sst__graph_invoke_nested(child, s.th, in, &o, &s.nested, err);
+        const sst_value *used = r != NULL ? sst_graph_result_usage(r) : NULL;
+        if (used != NULL) { /* the child's model usage joins this run's (never fails it) */
+            sst_error uerr = {0};
+            if (sst__invoke_add_usage(sst_task_run_user_data(sst__node_task(ctx)), used, &uerr) !=
+                SST_OK) {
+                sst_error_clear(&uerr);
+            }
+        }
         rc = r != NULL ? child_outcome(&s, r, out, err) : sst__code(err);
     }
     sst_graph_result_free(r);

@@ -72,6 +72,7 @@ void sst_graph_thread_free(sst_graph_thread *t) {
     sst_value_unref(t->public_state);
     sst_value_unref(t->resume_point);
     sst_value_unref(t->restart_input);
+    sst_value_unref(t->run_usage);
     sst_value_unref(t->pending);
     sst_value_unref(t->exit_groups);
     sst_value_unref(t->exit_writes);

@@ -24,5 +24,13 @@ sst_value *sst__object_with_capacity(size_t n, sst_error *err);
 sst_value *sst__push_take(sst_value *a, sst_value *v, sst_error *err);
 /* The same with the key as a string value (borrowed, shared: no copy). */
 sst_value *sst__setv_take(sst_value *o, const sst_value *key, sst_value *v, sst_error *err);
+/*
+ * @p acc (taken; NULL: an empty object) with the integer members of the
+ * object @p more added to its own, member by member, nested objects too (8
+ * levels): {"input_tokens": 3, "input_token_details": {"cache_read": 1}}.
+ * Members of @p more that are neither integers nor objects are left out; a
+ * sum that would overflow stays at the limit. NULL on SST_ENOMEM.
+ */
+sst_value *sst__counts_add(sst_value *acc, const sst_value *more, sst_error *err);
 
 #endif
