@@ -45,6 +45,8 @@ extern "C" {
 typedef struct sst_graph sst_graph;
 typedef struct sst_compiled_graph sst_compiled_graph;
 typedef struct sst_node_ctx sst_node_ctx;
+/** Receives spans of runs, supersteps and tasks (defined with sst_invoke_opts). */
+typedef struct sst_tracer sst_tracer;
 typedef struct sst_graph_thread sst_graph_thread;
 typedef struct sst_graph_result sst_graph_result;
 
@@ -578,6 +580,23 @@ SST_NODISCARD SST_API sst_code sst_node_stream_message(sst_node_ctx *ctx, sst_va
 SST_API bool sst_node_streams_messages(const sst_node_ctx *ctx);
 
 /**
+ * A span under this task's (sst_tracer.start), e.g. a model or tool call; NULL when the
+ * invoke is not traced. End it with sst_node_span_end on the same node run.
+ */
+SST_API void *sst_node_span_start(sst_node_ctx *ctx, const char *kind, const char *name,
+                                  const sst_value *attrs);
+/** The invoke's tracer (borrowed), or NULL when it is not traced. */
+SST_API const sst_tracer *sst_node_tracer(const sst_node_ctx *ctx);
+/** Ends @p span (NULL: nothing) as sst_tracer.end does. */
+SST_API void sst_node_span_end(sst_node_ctx *ctx, void *span, sst_code code, const char *message,
+                               const sst_value *attrs);
+/**
+ * The traceparent of @p span (NULL: the task's span) into @p buf (56 bytes or more), for
+ * outgoing calls. False when the invoke is not traced.
+ */
+SST_API bool sst_node_traceparent(sst_node_ctx *ctx, void *span, char *buf, size_t n);
+
+/**
  * Reports what a model call used: @p usage (borrowed) is LangChain's
  * usage_metadata, e.g. {"input_tokens": 12, "output_tokens": 3,
  * "total_tokens": 15, "input_token_details": {"cache_read": 8}}. Its integer
@@ -749,6 +768,39 @@ typedef sst_code (*sst_stream_fn)(sst_stream_mode mode, const char *node, const 
 typedef sst_code (*sst_stream_ns_fn)(sst_stream_mode mode, const char *ns, const char *node,
                                      const sst_value *event, void *user_data);
 
+/**
+ * Tracing: a tracer gets a span for each run (an invoke), superstep and task
+ * (a node's run, each attempt), and for what nodes report through
+ * sst_node_span_start (the agent's model and tool calls). The OpenTelemetry
+ * exporter (sst_otlp_tracer_new, superstep/agent.h) is one; any other may be.
+ * Calls come from several threads (tasks run on the engine's workers) and
+ * must be quick: a tracer must never block or fail a run.
+ */
+struct sst_tracer {
+    /**
+     * Starts a span under @p parent (a span this tracer started, or NULL for a root)
+     * of @p kind ("run", "superstep", "task", "llm", "tool") named @p name, with
+     * attributes @p attrs (borrowed object, or NULL). Returns the span (opaque), or NULL
+     * for none.
+     */
+    void *(*start)(void *user_data, void *parent, const char *kind, const char *name,
+                   const sst_value *attrs);
+    /**
+     * Ends @p span (never NULL): @p code SST_OK, or the error with @p message; @p attrs
+     * (borrowed object, or NULL) are added to it.
+     */
+    void (*end)(void *user_data, void *span, sst_code code, const char *message,
+                const sst_value *attrs);
+    /**
+     * Writes the W3C traceparent of @p span ("00-<trace id>-<span id>-01") into @p buf
+     * (at least 56 bytes): outgoing HTTP calls carry it. NULL, or false: none.
+     */
+    bool (*traceparent)(void *user_data, void *span, char *buf, size_t n);
+    void *user_data;
+    /* Spans of model calls may carry the prompts and replies (GenAI's opt-in content). */
+    bool capture_content;
+};
+
 /** Invoke options; fill with sst_invoke_opts_init. */
 typedef struct sst_invoke_opts {
     uint64_t recursion_limit;      /* supersteps one invoke may run; default 25 */
@@ -809,6 +861,10 @@ typedef struct sst_invoke_opts {
      * NULL: never. Called on several threads; must be cheap. */
     bool (*cancelled)(void *user_data, bool in_node);
     void *cancel_user_data;
+    /* Spans for the run, its supersteps and tasks (borrowed; must outlive the invoke); a
+     * subgraph's run is traced under its node's task. NULL: no tracing. */
+    const sst_tracer *tracer;
+    void *trace_parent; /* the run span's parent (a span of the tracer), or NULL */
 } sst_invoke_opts;
 
 SST_API void sst_invoke_opts_init(sst_invoke_opts *o);

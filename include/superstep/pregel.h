@@ -492,6 +492,8 @@ SST_API const sst_timeout_policy *sst_task_timeout(const sst_task *t);
  * under "error". NULL for any other task. Borrowed.
  */
 SST_API const sst_value *sst_task_failure(const sst_task *t);
+/** The error this attempt recorded with sst_task_fail (borrowed), or NULL: none yet. */
+SST_API const sst_error *sst_task_error(const sst_task *t);
 
 /**
  * Votes to halt: without this vote a vertex stays active and runs again in

@@ -174,6 +174,8 @@ bool sst__invoke_streams_messages(void *run_user_data);
 sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
                                     sst_error *err);
 
+/* The tracer of the invoke of @p run_user_data (NULL: none) and its superstep's span. */
+const sst_tracer *sst__invoke_tracer(void *run_user_data, void **step_span);
 /* Adds @p usage (borrowed object) to the model usage of the invoke of @p run_user_data. */
 sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_error *err);
 
@@ -221,6 +223,8 @@ sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error 
 const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx);
 /* The index of the subgraph the node runs now among those of this run (0, 1, ...). */
 size_t sst__node_subgraph_call(sst_node_ctx *ctx);
+/* The span of a node context's task (NULL: not traced). */
+void *sst__node_span(const sst_node_ctx *ctx);
 /* The task of a node context. */
 sst_task *sst__node_task(sst_node_ctx *ctx);
 /*

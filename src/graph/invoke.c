@@ -46,6 +46,8 @@ typedef struct invoke_ctx {
     sst_value *visited;      /* owned (under live.mu): subgraph paths loaded for that, or NULL */
     const sst_value *targets; /* time travel to subgraph checkpoints: {ns: id}, or NULL */
     sst_value *usage;         /* owned (under live.mu): model usage reported, or NULL */
+    void *run_span;           /* the tracer's span of this run, or NULL */
+    void *step_span;          /* of the superstep running (set before its tasks), or NULL */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -146,6 +148,81 @@ sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_
     return sum != NULL ? SST_OK : sst__code(err);
 }
 
+const sst_tracer *sst__invoke_tracer(void *run_user_data, void **step_span) {
+    const invoke_ctx *c = run_user_data;
+    *step_span = c != NULL ? c->step_span : NULL;
+    return c != NULL ? c->o->tracer : NULL;
+}
+
+/* Ends the superstep's span, if one is open. */
+static void end_step_span(invoke_ctx *c, sst_code code, const char *message) {
+    if (c->step_span != NULL) {
+        c->o->tracer->end(c->o->tracer->user_data, c->step_span, code, message, NULL);
+        c->step_span = NULL;
+    }
+}
+
+/* Opens the span of superstep @p step (@p n tasks) under the run's. */
+static void start_step_span(invoke_ctx *c, uint64_t step, size_t n) {
+    const sst_tracer *t = c->o->tracer;
+    if (t == NULL) {
+        return;
+    }
+    end_step_span(c, SST_OK, NULL);
+    sst_error err = {0};
+    sst_value *attrs =
+        sst__set_take(sst_object_empty(), "superstep.step", sst_int_new((int64_t)step, &err), &err);
+    attrs = sst__set_take(attrs, "superstep.tasks", sst_int_new((int64_t)n, &err), &err);
+    char name[48];
+    snprintf(name, sizeof name, "superstep %llu", (unsigned long long)step);
+    c->step_span = t->start(t->user_data, c->run_span, "superstep", name, attrs);
+    sst_value_unref(attrs);
+}
+
+/* Opens the run's span under the invoke's trace_parent. */
+static void start_run_span(invoke_ctx *c, const sst_graph_thread *th) {
+    const sst_tracer *t = c->o->tracer;
+    if (t == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *attrs = sst_object_empty();
+    if (th != NULL && th->thread_id != NULL) {
+        attrs =
+            sst__set_take(attrs, "superstep.thread_id", sst_string_new(th->thread_id, &err), &err);
+    }
+    if (th != NULL && th->ns != NULL && th->ns[0] != '\0') {
+        attrs = sst__set_take(attrs, "superstep.checkpoint_ns", sst_string_new(th->ns, &err), &err);
+    }
+    c->run_span = t->start(t->user_data, c->o->trace_parent, "run",
+                           c->nested ? "subgraph run" : "run", attrs);
+    sst_value_unref(attrs);
+}
+
+/* Ends the run's span (and a superstep's left open by a failure) with the outcome. */
+static void end_run_span(invoke_ctx *c, const sst_graph_result *r, const sst_error *err) {
+    const sst_tracer *t = c->o->tracer;
+    if (t == NULL) {
+        return;
+    }
+    sst_code code = r == NULL ? err->code : r->status == SST_RUN_FAILED ? r->error.code : SST_OK;
+    const char *msg = r == NULL ? err->msg : r->status == SST_RUN_FAILED ? r->error.msg : NULL;
+    end_step_span(c, code, msg);
+    if (c->run_span == NULL) {
+        return;
+    }
+    sst_error e = {0};
+    sst_value *attrs = NULL;
+    if (r != NULL) {
+        attrs = sst__set_take(sst_object_empty(), "superstep.status",
+                              sst_string_new(sst_run_status_name(r->status), &e), &e);
+        attrs = sst__set_take(attrs, "superstep.steps", sst_int_new((int64_t)r->steps, &e), &e);
+    }
+    t->end(t->user_data, c->run_span, code, msg, attrs);
+    sst_value_unref(attrs);
+    c->run_span = NULL;
+}
+
 /* The usage so far (new reference, or NULL), for the checkpoint being written. */
 static void usage_to_thread(invoke_ctx *c) {
     if (c->th == NULL) {
@@ -235,6 +312,7 @@ static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
     invoke_ctx *c = ud;
     c->step = step;
+    start_step_span(c, step, n);
     if (c->o->cancelled != NULL && c->o->cancelled(c->o->cancel_user_data, false)) {
         return SST_ECANCELLED;
     }
@@ -302,6 +380,7 @@ static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
 /* Streams a committed superstep, then applies interrupt_after. */
 static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     invoke_ctx *c = ud;
+    end_step_span(c, SST_OK, NULL);
     if (c->th != NULL) {
         usage_to_thread(c);
         sst_error_clear(&c->persist_err);
@@ -786,7 +865,9 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         sst_value_unref(c.th->run_usage);
         c.th->run_usage = NULL;
     }
+    start_run_span(&c, th);
     sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
+    end_run_span(&c, r, err);
     if (r != NULL) {
         r->usage = c.usage;
         c.usage = NULL;

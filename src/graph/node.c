@@ -17,11 +17,13 @@ struct sst_node_ctx {
     sst_task *task;
     const sst_compiled_graph *cg;
     size_t node;
-    sst_value *gotos;       /* owned list of names and Sends, or NULL: no Command goto */
-    size_t interrupt_calls; /* how many times sst_node_interrupt was called */
-    sst_value *view;        /* owned: the state restricted to the node's input fields, or NULL */
-    char *task_ns;          /* owned: the task's namespace once asked for, or NULL */
-    size_t subgraph_calls;  /* subgraphs this run of the node ran (sst_node_run_subgraph) */
+    sst_value *gotos;         /* owned list of names and Sends, or NULL: no Command goto */
+    size_t interrupt_calls;   /* how many times sst_node_interrupt was called */
+    sst_value *view;          /* owned: the state restricted to the node's input fields, or NULL */
+    char *task_ns;            /* owned: the task's namespace once asked for, or NULL */
+    size_t subgraph_calls;    /* subgraphs this run of the node ran (sst_node_run_subgraph) */
+    const sst_tracer *tracer; /* the invoke's, or NULL */
+    void *span;               /* this task's span, or NULL */
 };
 
 sst_code sst_node_report_usage(sst_node_ctx *ctx, const sst_value *usage, sst_error *err) {
@@ -627,13 +629,83 @@ sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, cons
     return view;
 }
 
+/* Opens the task's span under its superstep's, when the invoke is traced. */
+static void start_task_span(sst_node_ctx *ctx, const char *node) {
+    void *step = NULL;
+    ctx->tracer = sst__invoke_tracer(sst_task_run_user_data(ctx->task), &step);
+    if (ctx->tracer == NULL) {
+        return;
+    }
+    sst_error err = {0};
+    sst_value *attrs =
+        sst__set_take(sst_object_empty(), "superstep.node", sst_string_new(node, &err), &err);
+    attrs = sst__set_take(attrs, "superstep.task_id", sst_string_new(sst_task_id(ctx->task), &err),
+                          &err);
+    attrs = sst__set_take(attrs, "superstep.attempt",
+                          sst_int_new((int64_t)sst_task_attempt(ctx->task), &err), &err);
+    ctx->span = ctx->tracer->start(ctx->tracer->user_data, step, "task", node, attrs);
+    sst_value_unref(attrs);
+}
+
+/* Ends the task's span: an interrupt is no error; a failure carries its message. */
+static void end_task_span(sst_node_ctx *ctx, sst_code rc) {
+    if (ctx->span == NULL) {
+        return;
+    }
+    const sst_error *failed = sst_task_error(ctx->task);
+    sst_error err = {0};
+    sst_value *attrs =
+        rc == SST_EINTERRUPT
+            ? sst__set_take(sst_object_empty(), "superstep.interrupted", sst_bool(true), &err)
+            : NULL;
+    sst_code code = rc == SST_EINTERRUPT ? SST_OK : rc;
+    ctx->tracer->end(ctx->tracer->user_data, ctx->span, code,
+                     code == SST_OK   ? NULL
+                     : failed != NULL ? failed->msg
+                                      : sst_strerror(code),
+                     attrs);
+    sst_value_unref(attrs);
+    ctx->span = NULL;
+}
+
+void *sst_node_span_start(sst_node_ctx *ctx, const char *kind, const char *name,
+                          const sst_value *attrs) {
+    if (ctx == NULL || ctx->tracer == NULL) {
+        return NULL;
+    }
+    return ctx->tracer->start(ctx->tracer->user_data, ctx->span, kind, name, attrs);
+}
+
+const sst_tracer *sst_node_tracer(const sst_node_ctx *ctx) {
+    return ctx != NULL ? ctx->tracer : NULL;
+}
+
+void sst_node_span_end(sst_node_ctx *ctx, void *span, sst_code code, const char *message,
+                       const sst_value *attrs) {
+    if (ctx != NULL && ctx->tracer != NULL && span != NULL) {
+        ctx->tracer->end(ctx->tracer->user_data, span, code, message, attrs);
+    }
+}
+
+bool sst_node_traceparent(sst_node_ctx *ctx, void *span, char *buf, size_t n) {
+    if (ctx == NULL || ctx->tracer == NULL || ctx->tracer->traceparent == NULL) {
+        return false;
+    }
+    void *s = span != NULL ? span : ctx->span;
+    return s != NULL && ctx->tracer->traceparent(ctx->tracer->user_data, s, buf, n);
+}
+
+void *sst__node_span(const sst_node_ctx *ctx) {
+    return ctx->span;
+}
+
 sst_code sst__node_vertex(sst_task *t, void *user_data) {
     const sst__node_ref *ref = user_data;
     const sst_compiled_graph *cg = ref->cg;
     const sst__node *node = &cg->g->nodes[ref->index];
     const sst__route *r = &cg->routes[ref->index];
     sst_task_vote_halt(t);
-    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, NULL, 0};
+    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, NULL, 0, NULL, NULL};
     sst__live *live = sst__invoke_live(sst_task_run_user_data(t));
     sst_error err;
     sst_error_clear(&err);
@@ -647,7 +719,9 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
         sst_value_unref(ctx.view);
         return sst_task_fail(t, rc, "node '%s': %s", node->name, err.msg);
     }
+    start_task_span(&ctx, node->name);
     rc = node->fn(&ctx, node->user_data);
+    end_task_span(&ctx, rc);
     if (rc == SST_OK) {
         rc = stream_written_messages(&ctx, live);
     }

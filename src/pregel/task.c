@@ -275,6 +275,10 @@ void sst_task_vote_halt(sst_task *t) {
     t->halt = true;
 }
 
+const sst_error *sst_task_error(const sst_task *t) {
+    return t->error;
+}
+
 sst_code sst_task_fail(sst_task *t, sst_code code, const char *fmt, ...) {
     if (code == SST_OK || code == SST_EINTERRUPT) {
         code = SST_ETASK;
