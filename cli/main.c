@@ -27,6 +27,7 @@
 #include "cmd_db.h"
 #include "cmd_serve.h"
 #include "cmd_store.h"
+#include "cmd_trace.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
@@ -47,8 +48,11 @@ static const char usage_text[] =
     "           Graphviz's dot; --xray[=N] draws\n"
     "           the subgraphs expanded, N levels deep, every level without N)\n"
     "  check    check every record of a database: superstep check [--db PATH] [--repair]\n"
-    "  agent    a ReAct agent: superstep agent --model URL|fake:FILE [--model-name NAME]\n"
-    "           [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]\n"
+    "  agent    a ReAct agent: superstep agent --model URL|fake:FILE|openai:MODEL|\n"
+    "           anthropic:MODEL [--model-name NAME] [--api-key-env VAR] [--tools SCRIPT.lua]\n"
+    "           [--mcp CMD]... [--mcp-url URL]... [--system TEXT] [--response-format SCHEMA]\n"
+    "           [--interrupt-on TOOL]... [--limit-model-calls N] [--limit-tool-calls N]\n"
+    "           [--summarize-at TOKENS] [--fallback-model SPEC] [--otlp-endpoint URL]\n"
     "           [--max-iterations N] [--temperature X] [--max-tokens N] [--tool-choice C]\n"
     "           [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT\n"
     "           (--continue --thread ID instead of PROMPT finishes a cut-off run;\n"
@@ -80,6 +84,10 @@ static const char usage_text[] =
     "                       modes), namespace the list of \"node:task_id\" parts from\n"
     "                       the root, [] for the graph's own events\n"
     "  --workers N          worker threads for parallel nodes (default 1)\n"
+    "  --otlp-endpoint URL  run, agent: OpenTelemetry spans of the run to this OTLP/HTTP\n"
+    "                       traces URL (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or\n"
+    "                       $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces; none: no tracing)\n"
+    "  --trace-content      with tracing: model spans carry the prompts and replies\n"
     "  --memory-limit BYTES\n"
     "                       most memory each Lua state may hold (one per worker), as\n"
     "                       bytes or with K, M or G (KiB, MiB, GiB): 500M, 2G; default\n"
@@ -97,7 +105,9 @@ typedef struct cli {
     size_t limit;        /* history: at most this many entries (0: all) */
     unsigned xray;       /* graph: levels of subgraphs drawn expanded (0: none) */
     bool json, mermaid, dot, svg, values;
-    bool subgraphs; /* run --stream: the subgraphs' events too */
+    bool subgraphs;            /* run --stream: the subgraphs' events too */
+    const char *otlp_endpoint; /* run: --otlp-endpoint URL */
+    bool trace_content;        /* run: --trace-content */
 } cli;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -239,6 +249,11 @@ static int parse_args(int argc, char **argv, cli *c) {
         } else if (strcmp(a, "--subgraphs") == 0) {
             c->subgraphs = true;
             continue;
+        } else if (strcmp(a, "--trace-content") == 0) {
+            c->trace_content = true;
+            continue;
+        } else if (strcmp(a, "--otlp-endpoint") == 0) {
+            slot = &c->otlp_endpoint;
         } else if (strncmp(a, "--xray", 6) == 0 && (a[6] == '\0' || a[6] == '=')) {
             int rc = xray_option(a, c);
             if (rc >= 0) {
@@ -595,6 +610,7 @@ static int cmd_run(const cli *c) {
     const sst_compiled_graph *cg = sst_lua_script_graph(s.script);
     sst_graph_thread *t = sst_graph_thread_open(cg, s.saver, thread, &err);
     sst_engine *engine = NULL;
+    sst_otlp_tracer *tracer = NULL;
     unsigned workers = c->workers != 0 ? c->workers : sst_lua_script_workers(s.script);
     if (t != NULL && workers > 1) {
         sst_engine_opts eo;
@@ -613,9 +629,16 @@ static int cmd_run(const cli *c) {
         fprintf(stderr, "thread %s\n", thread);
     }
     run_ui ui = {.progress = isatty(2) && !c->json, .t0 = now_s(), .stream_mode = c->stream};
+    bool trace_failed;
+    tracer = sst_cli_tracer(c->otlp_endpoint, c->trace_content, &trace_failed);
+    if (trace_failed) {
+        rc = EXIT_FAILED;
+        goto out;
+    }
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     sst_lua_script_invoke_opts(s.script, &o);
+    o.tracer = sst_otlp_tracer_hooks(tracer);
     o.engine = engine;
     o.checkpoint_id = c->checkpoint;
     o.resume = resume;
@@ -641,6 +664,7 @@ static int cmd_run(const cli *c) {
     print_run_result(c, r, t, thread, ui.t0);
     sst_graph_result_free(r);
 out:
+    sst_cli_tracer_done(tracer);
     sst_engine_free(engine);
     sst_graph_thread_free(t);
     sst_value_unref(input);

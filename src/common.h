@@ -238,7 +238,7 @@ void sst__sha1(const void *data, size_t len, unsigned char out[20]);
 
 /* Growable byte buffer used by writers. */
 typedef struct sst__buf {
-    char *data; /* owned, sst__malloc; NUL-terminated when len > 0 */
+    char *data; /* owned, sst__malloc; not NUL-terminated (sst__buf_detach terminates) */
     size_t len;
     size_t cap;
     bool oom; /* set once an append failed; later appends are no-ops */

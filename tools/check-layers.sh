@@ -28,7 +28,7 @@ header_layer() {
     store.h) echo store ;;
     queue.h) echo queue ;;
     server.h) echo server ;;
-    agent.h|llm.h) echo agent ;;
+    agent.h|llm.h|mcp.h) echo agent ;;
     lua.h) echo lua ;;
     *) echo unknown ;;
   esac

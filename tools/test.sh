@@ -25,6 +25,11 @@ npm ci --prefix tests/server --no-audit --no-fund --loglevel=error >/dev/null
 # puppeteer-core, pinned (tests/web/package-lock.json), drives Debian's chromium (never a
 # downloaded browser) against the web page.
 npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
+# The MCP reference server (@modelcontextprotocol/server-everything, tests/mcp/package-lock.json)
+# that the MCP client is tested against, over stdio and Streamable HTTP.
+npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
+# OpenTelemetry's own OTLP definitions (tests/otlp/package-lock.json) decode what the exporter sends.
+npm ci --prefix tests/otlp --no-audit --no-fund --loglevel=error >/dev/null
 
 # The PostgreSQL tests start a throwaway server (tests/pg/cluster.sh): here they
 # must run, never skip.

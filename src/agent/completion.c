@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "superstep/json.h"
+#include "usage.h"
 #include "values/build.h"
 
 void sst__completion_init(sst__completion *c, sst__token_fn on_token, void *ud) {
@@ -19,6 +20,8 @@ void sst__completion_free(sst__completion *c) {
     sst__buf_free(&c->content);
     sst_value_unref(c->tool_calls);
     sst__free(c->finish_reason);
+    sst__free(c->model);
+    sst_value_unref(c->usage);
 }
 
 static sst_code shape(sst_error *err, const char *what) {
@@ -109,8 +112,14 @@ sst_code sst__completion_chunk(sst__completion *c, const char *data, size_t len,
     }
     sst_code rc = SST_OK;
     const sst_value *choices = sst_object_get(v, "choices");
+    const sst_value *usage = sst_object_get(v, "usage");
     if (!sst_is_object(v) || (choices != NULL && !sst_is_array(choices))) {
         rc = shape(err, "a chunk that is not {\"choices\": [...]}");
+    } else if (c->model == NULL && !set_owned(&c->model, sst_object_get(v, "model"))) {
+        rc = sst__enomem(err);
+    } else if (sst_is_object(usage)) { /* servers send "usage": null in the other chunks */
+        sst_value_unref(c->usage);
+        c->usage = sst_value_ref(usage);
     }
     for (size_t i = 0; rc == SST_OK && i < sst_array_len(choices); i++) {
         const sst_value *ch = sst_array_get(choices, i);
@@ -143,6 +152,26 @@ sst_code sst__completion_chunk(sst__completion *c, const char *data, size_t len,
     return rc;
 }
 
+/*
+ * @p m (taken) with "usage_metadata" (when @p usage, borrowed, is an object)
+ * and "response_metadata" as LangChain names them.
+ */
+static sst_value *with_metadata(sst_value *m, const sst_value *usage, const char *model,
+                                const char *finish_reason, sst_error *err) {
+    if (m != NULL && sst_is_object(usage)) {
+        m = sst__set_take(m, "usage_metadata", sst__usage_from_openai(usage, err), err);
+    }
+    sst_value *meta = sst__object_with_capacity(3, err);
+    if (model != NULL) {
+        meta = sst__set_take(meta, "model_name", sst_string_new(model, err), err);
+    }
+    if (finish_reason != NULL) {
+        meta = sst__set_take(meta, "finish_reason", sst_string_new(finish_reason, err), err);
+    }
+    meta = sst__set_take(meta, "model_provider", sst_string_new("openai", err), err);
+    return sst__set_take(m, "response_metadata", meta, err);
+}
+
 sst_value *sst__completion_message(const sst__completion *c, sst_error *err) {
     if (!c->done && c->finish_reason == NULL) {
         sst__error(err, SST_EPARSE,
@@ -157,7 +186,7 @@ sst_value *sst__completion_message(const sst__completion *c, sst_error *err) {
     if (m != NULL && sst_array_len(c->tool_calls) > 0) {
         m = sst__set_take(m, "tool_calls", sst_value_ref(c->tool_calls), err);
     }
-    return m;
+    return with_metadata(m, c->usage, c->model, c->finish_reason, err);
 }
 
 sst_value *sst__completion_parse_body(const char *body, size_t len, sst_error *err) {
@@ -166,8 +195,10 @@ sst_value *sst__completion_parse_body(const char *body, size_t len, sst_error *e
         sst__error_prefix(err, "chat completion");
         return NULL;
     }
-    const sst_value *msg =
-        sst_object_get(sst_array_get(sst_object_get(v, "choices"), 0), "message");
+    const sst_value *choice = sst_array_get(sst_object_get(v, "choices"), 0);
+    const sst_value *msg = sst_object_get(choice, "message");
+    const sst_value *model = sst_object_get(v, "model");
+    const sst_value *finish = sst_object_get(choice, "finish_reason");
     sst_value *out = NULL;
     if (!sst_is_object(msg)) {
         shape(err, "a response without choices[0].message");
@@ -180,6 +211,9 @@ sst_value *sst__completion_parse_body(const char *body, size_t len, sst_error *e
         if (out != NULL && sst_is_array(calls) && sst_array_len(calls) > 0) {
             out = sst__set_take(out, "tool_calls", sst_value_ref(calls), err);
         }
+        out = with_metadata(out, sst_object_get(v, "usage"),
+                            sst_is_string(model) ? sst_string_cstr(model) : NULL,
+                            sst_is_string(finish) ? sst_string_cstr(finish) : NULL, err);
     }
     sst_value_unref(v);
     return out;

@@ -29,6 +29,7 @@ typedef struct attempt {
     const sst__http_handler *h;
     sst__buf body;       /* a whole reply, or an error body */
     sst_error err;       /* the data callback's error */
+    bool err_transient;  /* the data callback said its error may pass on another attempt */
     long retry_after_ms; /* from a Retry-After header, or -1 */
     size_t received;     /* bytes of body so far */
     bool too_large;
@@ -60,7 +61,7 @@ static size_t on_body(char *ptr, size_t size, size_t n, void *ud) {
         return 0; /* aborts the transfer */
     }
     if (a->h->data != NULL && status_of(a->curl) == 200) {
-        return a->h->data(a->h->ud, ptr, bytes, &a->err) == SST_OK ? bytes : 0;
+        return a->h->data(a->h->ud, ptr, bytes, &a->err_transient, &a->err) == SST_OK ? bytes : 0;
     }
     sst__buf_append(&a->body, ptr, bytes);
     if (a->body.oom) {
@@ -125,6 +126,7 @@ static sst_code outcome(attempt *a, CURLcode rc, bool *transient, sst_error *err
     }
     if (a->err.code != SST_OK) {
         *err = a->err; /* the data callback's error (a malformed chunk, a token handler's) */
+        *transient = a->err_transient;
         return err->code;
     }
     if (rc == CURLE_OPERATION_TIMEDOUT) {
@@ -139,7 +141,14 @@ static sst_code outcome(attempt *a, CURLcode rc, bool *transient, sst_error *err
     }
     if (status != 200) {
         char ex[208];
-        excerpt(&a->body, q, ex);
+        sst__buf said;
+        sst__buf_init(&said);
+        if (a->h->error_text != NULL) {
+            a->h->error_text(a->h->ud, a->body.data != NULL ? a->body.data : "", a->body.len,
+                             &said);
+        }
+        excerpt(said.len > 0 && !said.oom ? &said : &a->body, q, ex);
+        sst__buf_free(&said);
         *transient = status == 429 || status >= 500;
         return sst__error(err, *transient ? SST_EUNAVAILABLE : SST_EINVAL,
                           "%s endpoint %s answered HTTP %ld: %s", c->what, q->shown, status, ex);
@@ -212,15 +221,19 @@ static void global_init(void) {
 }
 
 /*
- * Adds "Authorization: Bearer KEY" to @p q's headers; the key is one of its
- * secrets. SST_ENOMEM leaves the headers as they were: a request must not go
- * out without the key it was meant to carry.
+ * Adds "Authorization: Bearer KEY" (or "HEADER: KEY") to @p q's headers; the
+ * key is one of its secrets. SST_ENOMEM leaves the headers as they were: a
+ * request must not go out without the key it was meant to carry.
  */
-static sst_code add_key(sst__http_request *q, const char *key, sst_error *err) {
+static sst_code add_key(sst__http_request *q, const char *key, const char *header, sst_error *err) {
     q->secrets[0] = key;
     sst__buf auth;
     sst__buf_init(&auth);
-    sst__buf_printf(&auth, "Authorization: Bearer %s", key);
+    if (header != NULL) {
+        sst__buf_printf(&auth, "%s: %s", header, key);
+    } else {
+        sst__buf_printf(&auth, "Authorization: Bearer %s", key);
+    }
     sst__buf_putc(&auth, '\0');
     struct curl_slist *h = NULL;
     if (!auth.oom && auth.data != NULL) {
@@ -238,6 +251,13 @@ static sst_code add_key(sst__http_request *q, const char *key, sst_error *err) {
 sst_code sst__http_request_init(sst__http_request *q, const sst__http_config *c,
                                 const char *base_url, const char *path, const char *accept,
                                 const char *api_key_env, sst_error *err) {
+    sst__http_auth auth = {.key_env = api_key_env};
+    return sst__http_request_init_auth(q, c, base_url, path, accept, &auth, err);
+}
+
+sst_code sst__http_request_init_auth(sst__http_request *q, const sst__http_config *c,
+                                     const char *base_url, const char *path, const char *accept,
+                                     const sst__http_auth *auth, sst_error *err) {
     static pthread_once_t once_init = PTHREAD_ONCE_INIT;
     pthread_once(&once_init, global_init);
     memset(q, 0, sizeof *q);
@@ -274,8 +294,15 @@ sst_code sst__http_request_init(sst__http_request *q, const sst__http_config *c,
         return sst__enomem(err);
     }
     q->headers = h;
-    const char *key = api_key_env != NULL ? getenv(api_key_env) : NULL;
-    return key != NULL && key[0] != '\0' ? add_key(q, key, err) : SST_OK;
+    for (size_t i = 0; auth != NULL && auth->headers != NULL && auth->headers[i] != NULL; i++) {
+        h = curl_slist_append(q->headers, auth->headers[i]);
+        if (h == NULL) {
+            return sst__enomem(err);
+        }
+        q->headers = h;
+    }
+    const char *key = auth != NULL && auth->key_env != NULL ? getenv(auth->key_env) : NULL;
+    return key != NULL && key[0] != '\0' ? add_key(q, key, auth->key_header, err) : SST_OK;
 }
 
 void sst__http_request_free(sst__http_request *q) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The HTTP machinery the agent layer's clients share (llm_client.c for chat
- * completions, embeddings.c for embeddings): a JSON POST to {base_url}{path}
+ * completions, anthropic_client.c for Anthropic's messages, embeddings.c for
+ * embeddings): a JSON POST to {base_url}{path}
  * over libcurl with connect and total (or stall) timeouts, a bounded reply,
  * and retries with exponential backoff on 429, 5xx and connection errors that
  * honour Retry-After. Errors name the client, the URL, the HTTP status and an
@@ -61,6 +62,24 @@ typedef struct sst__http_request {
 sst_code sst__http_request_init(sst__http_request *q, const sst__http_config *c,
                                 const char *base_url, const char *path, const char *accept,
                                 const char *api_key_env, sst_error *err);
+
+/* How a request carries its key, and the other headers it sends. */
+typedef struct sst__http_auth {
+    const char *key_env; /* the environment variable holding the key, or NULL for none */
+    /* The header the key goes in as "NAME: KEY" ("x-api-key"); NULL: "Authorization: Bearer
+     * KEY". Either way the key is one of the secrets masked in messages. */
+    const char *key_header;
+    const char *const *headers; /* more "Name: value" lines, NULL-terminated; or NULL */
+} sst__http_auth;
+
+/*
+ * sst__http_request_init with the key sent as @p auth says (NULL: no key) and
+ * @p auth's extra headers.
+ * @return SST_OK; SST_EINVAL (a URL longer than the buffer), SST_ENOMEM.
+ */
+sst_code sst__http_request_init_auth(sst__http_request *q, const sst__http_config *c,
+                                     const char *base_url, const char *path, const char *accept,
+                                     const sst__http_auth *auth, sst_error *err);
 /* Frees @p q; its copies of the key and the password are wiped first. */
 void sst__http_request_free(sst__http_request *q);
 
@@ -75,9 +94,10 @@ typedef struct sst__http_handler {
     /*
      * The bytes of a 200 reply as they arrive (a stream). NULL: the reply is
      * collected and handed to done whole. An error stops the transfer and is
-     * the attempt's error, not retried.
+     * the attempt's error, retried only when the callback sets *transient (a
+     * stream that says mid-way that the server is overloaded).
      */
-    sst_code (*data)(void *ud, const char *bytes, size_t len, sst_error *err);
+    sst_code (*data)(void *ud, const char *bytes, size_t len, bool *transient, sst_error *err);
     /*
      * The end of a 200 reply: @p body (NUL-terminated, @p len bytes) is the
      * whole reply, or empty when data took it. SST_OK ends the POST; an error
@@ -86,6 +106,13 @@ typedef struct sst__http_handler {
     sst_code (*done)(void *ud, const char *body, size_t len, bool *transient, sst_error *err);
     /* After each attempt, whatever its outcome. May be NULL. */
     void (*end)(void *ud);
+    /*
+     * The body of a reply that is not 200, as the error quotes it: appends a
+     * description to @p out (Anthropic's "overloaded_error: Overloaded"), or
+     * nothing to quote the body itself. Either is masked (redact.h) and cut
+     * to 200 bytes. May be NULL.
+     */
+    void (*error_text)(void *ud, const char *body, size_t len, sst__buf *out);
 } sst__http_handler;
 
 /*

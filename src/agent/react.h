@@ -7,20 +7,21 @@
  * on, each tool call first interrupts with the proposed call; the resume
  * value "approve" runs it, "reject" answers the model that the call was
  * rejected, and {"arguments": {...}} runs it with edited arguments.
+ * With structured output, a reply that gives no valid answer is answered
+ * with the error and llm_call runs again ("structured_retries" counts the
+ * wrong answers in a row; the run fails once they reach the bound); a valid
+ * answer is kept in "structured_response" and ends the run. Each reply's
+ * usage_metadata is reported to the run (sst_node_report_usage).
  */
 #ifndef SUPERSTEP_AGENT_REACT_H
 #define SUPERSTEP_AGENT_REACT_H
 
 #include "fake_model.h"
 #include "llm_client.h"
+#include "middleware.h"
+#include "structured.h"
 #include "superstep/graph.h"
 #include "tools.h"
-
-/* The model an agent calls: the scripted fake, or an OpenAI-compatible endpoint. */
-typedef struct sst__model {
-    sst__fake_model *fake;      /* borrowed, or NULL */
-    const sst__llm_config *llm; /* borrowed, used when fake is NULL */
-} sst__model;
 
 typedef struct sst__react_opts {
     const char *system_prompt; /* or NULL */
@@ -31,6 +32,12 @@ typedef struct sst__react_opts {
     void (*on_event)(const char *kind, const sst_value *data, void *ud); /* or NULL */
     void *event_ud;
     sst_store *store; /* compiled into the graph (sst_node_store), or NULL */
+    /* Structured output: the final answer checked against a schema and kept in
+     * "structured_response" (structured.h); NULL: none. Borrowed. */
+    const sst__structured *structured;
+    /* The middleware, in order (borrowed); n 0: none. */
+    sst_middleware *const *middleware;
+    size_t n_middleware;
 } sst__react_opts;
 
 void sst__react_opts_init(sst__react_opts *o);

@@ -72,6 +72,9 @@ static sst_code line(sst__sse *p, const char *s, size_t n, sst_error *err) {
         }
         sst__buf_append(&p->data, value, value_len);
         p->has_data = true;
+        if (p->data.oom) {
+            return fail(p, err, SST_ENOMEM, "out of memory");
+        }
     } else if (name_len == 5 && memcmp(s, "event", 5) == 0) {
         size_t k = value_len < sizeof p->event - 1 ? value_len : sizeof p->event - 1;
         memcpy(p->event, value, k);
@@ -89,6 +92,9 @@ sst_code sst__sse_feed(sst__sse *p, const char *bytes, size_t n, sst_error *err)
         }
         p->after_cr = c == '\r';
         if (c == '\r' || c == '\n') {
+            if (p->line.oom) { /* a line that lost bytes: never parsed as if whole */
+                return fail(p, err, SST_ENOMEM, "out of memory");
+            }
             const char *s = p->line.data != NULL ? p->line.data : "";
             size_t len = p->line.len;
             /* A UTF-8 byte order mark at the start of the stream is skipped. */

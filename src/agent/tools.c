@@ -16,6 +16,7 @@ void sst__tools_free(sst__tools *t) {
         sst__free(t->items[i].name);
         sst__free(t->items[i].description);
         sst_value_unref(t->items[i].parameters);
+        sst__json_schema_free(t->items[i].check);
     }
     sst__free(t->items);
     memset(t, 0, sizeof *t);
@@ -48,10 +49,22 @@ static sst_code add(sst__tools *t, const char *name, const char *description,
                           "({\"type\": \"object\", ...})",
                           name);
     }
+    /* Compiled once here, so that each call only validates (and a bad schema fails now). */
+    sst_error local = {0};
+    sst__json_schema *check = sst__json_schema_compile(parameters, &local);
+    if (check == NULL) {
+        return local.code == SST_ENOMEM
+                   ? sst__enomem(err)
+                   : sst__error(err, local.code,
+                                "tools: the parameters of '%s' are not a valid "
+                                "schema: %s",
+                                name, local.msg);
+    }
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 4;
         sst__tool *items = sst__realloc(t->items, cap * sizeof *items);
         if (items == NULL) {
+            sst__json_schema_free(check);
             return sst__enomem(err);
         }
         t->items = items;
@@ -64,8 +77,10 @@ static sst_code add(sst__tools *t, const char *name, const char *description,
     if (tool->name == NULL || tool->description == NULL) {
         sst__free(tool->name);
         sst__free(tool->description);
+        sst__json_schema_free(check);
         return sst__enomem(err);
     }
+    tool->check = check;
     tool->parameters = sst_value_ref(parameters);
     tool->fn = fn;
     tool->ctx_fn = ctx_fn;
@@ -112,83 +127,18 @@ sst_value *sst__tools_schema(const sst__tools *t, sst_error *err) {
     return out;
 }
 
-/* The JSON-schema type name of @p v ("integer" for whole numbers). */
-static bool type_matches(const char *want, const sst_value *v) {
-    if (strcmp(want, "string") == 0) {
-        return sst_is_string(v);
-    } else if (strcmp(want, "integer") == 0) {
-        return sst_is_int(v);
-    } else if (strcmp(want, "number") == 0) {
-        return sst_is_number(v);
-    } else if (strcmp(want, "boolean") == 0) {
-        return sst_is_bool(v);
-    } else if (strcmp(want, "array") == 0) {
-        return sst_is_array(v);
-    } else if (strcmp(want, "object") == 0) {
-        return sst_is_object(v);
-    } else if (strcmp(want, "null") == 0) {
-        return sst_is_null(v);
-    }
-    return true; /* an unknown type name constrains nothing */
-}
-
 sst_code sst__schema_check(const sst_value *schema, const sst_value *value, const char *path,
                            sst_error *err) {
-    if (!sst_is_object(schema)) {
+    if (schema == NULL) {
         return SST_OK;
     }
-    const sst_value *type = sst_object_get(schema, "type");
-    if (sst_is_string(type) && !type_matches(sst_string_cstr(type), value)) {
-        return sst__error(err, SST_EINVAL, "%s: expected %s, got %s", path, sst_string_cstr(type),
-                          sst_type_name(sst_value_type(value)));
+    sst__json_schema *s = sst__json_schema_compile(schema, err);
+    if (s == NULL) {
+        return sst__code(err);
     }
-    const sst_value *choices = sst_object_get(schema, "enum");
-    if (sst_is_array(choices)) {
-        bool found = false;
-        for (size_t i = 0; i < sst_array_len(choices) && !found; i++) {
-            found = sst_value_equal(sst_array_get(choices, i), value);
-        }
-        if (!found) {
-            char *allowed = sst_json_write(choices, SST_JSON_COMPACT, NULL, NULL);
-            sst__error(err, SST_EINVAL, "%s: must be one of %s", path,
-                       allowed != NULL ? allowed : "the listed values");
-            sst_free(allowed);
-            return SST_EINVAL;
-        }
-    }
-    if (sst_is_object(value)) {
-        const sst_value *required = sst_object_get(schema, "required");
-        for (size_t i = 0; i < sst_array_len(required); i++) {
-            const sst_value *key = sst_array_get(required, i);
-            if (sst_is_string(key) && sst_object_get(value, sst_string_cstr(key)) == NULL) {
-                return sst__error(err, SST_EINVAL, "%s: missing required '%s'", path,
-                                  sst_string_cstr(key));
-            }
-        }
-        const sst_value *props = sst_object_get(schema, "properties");
-        for (size_t i = 0; i < sst_object_len(value); i++) {
-            const char *key = sst_string_cstr(sst_object_key_at(value, i));
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s.%s", path, key);
-            sst_code rc = sst__schema_check(sst_object_get(props, key),
-                                            sst_object_value_at(value, i), sub, err);
-            if (rc != SST_OK) {
-                return rc;
-            }
-        }
-    }
-    if (sst_is_array(value)) {
-        const sst_value *items = sst_object_get(schema, "items");
-        for (size_t i = 0; i < sst_array_len(value); i++) {
-            char sub[256];
-            snprintf(sub, sizeof sub, "%s[%zu]", path, i);
-            sst_code rc = sst__schema_check(items, sst_array_get(value, i), sub, err);
-            if (rc != SST_OK) {
-                return rc;
-            }
-        }
-    }
-    return SST_OK;
+    sst_code rc = sst__json_schema_validate_report(s, value, path, 0, NULL, err);
+    sst__json_schema_free(s);
+    return rc;
 }
 
 /* The tool message for a call, with @p content taken. */
@@ -235,10 +185,27 @@ sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_n
     } else {
         args = sst_object_empty();
     }
-    if (sst__schema_check(tool->parameters, args, "arguments", &local) != SST_OK) {
+    /* The whole report (every failure, up to 8), which local.msg may be too short for. */
+    char *report = NULL;
+    sst_code rc =
+        sst__json_schema_validate_report(tool->check, args, "arguments", 0, &report, &local);
+    if (rc != SST_OK) {
         sst_value_unref(args);
-        snprintf(msg, sizeof msg, "bad arguments for '%s': %s", name, local.msg);
-        return error_message(call, name, msg, err);
+        if (rc == SST_ENOMEM) {
+            sst__enomem(err);
+            return NULL;
+        }
+        sst__buf b;
+        sst__buf_init(&b);
+        sst__buf_printf(&b, "error: bad arguments for '%s': %s", name,
+                        report != NULL ? report : local.msg);
+        sst__free(report);
+        sst_value *content = b.oom ? NULL : sst_string_newn(b.data, b.len, err);
+        if (b.oom) {
+            sst__enomem(err);
+        }
+        sst__buf_free(&b);
+        return content != NULL ? tool_message(call, name, content, err) : NULL;
     }
     local = (sst_error){0};
     sst_value *result = tool->ctx_fn != NULL ? tool->ctx_fn(args, ctx, tool->ud, &local)

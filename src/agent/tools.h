@@ -10,6 +10,7 @@
 #define SUPERSTEP_AGENT_TOOLS_H
 
 #include "common.h"
+#include "json_schema.h"
 #include "superstep/graph.h"
 #include "superstep/value.h"
 
@@ -27,6 +28,7 @@ typedef struct sst__tool {
     char *name;
     char *description;
     sst_value *parameters;   /* owned JSON schema (an object schema) */
+    sst__json_schema *check; /* owned: the parameters compiled, to check arguments */
     sst__tool_fn fn;         /* one of fn and ctx_fn is set */
     sst__tool_ctx_fn ctx_fn; /* called with the node's context */
     void *ud;
@@ -39,8 +41,9 @@ typedef struct sst__tools {
 
 void sst__tools_init(sst__tools *t);
 void sst__tools_free(sst__tools *t);
-/* Adds a tool; @p parameters is borrowed. SST_EINVAL for a duplicate or empty name or a schema that
- * is not an object schema. */
+/* Adds a tool; @p parameters is borrowed. SST_EINVAL for a duplicate or empty name, a schema that
+ * is not an object schema, or one the validator refuses (json_schema.h; the message names where).
+ */
 sst_code sst__tools_add(sst__tools *t, const char *name, const char *description,
                         const sst_value *parameters, sst__tool_fn fn, void *ud, sst_error *err);
 /* sst__tools_add for a tool that gets the node's context. */
@@ -53,8 +56,12 @@ sst_code sst__tools_extend(sst__tools *t, const sst__tools *from, sst_error *err
 /* The tools as the chat-completions API lists them: [{"type":"function","function":{...}}]. */
 sst_value *sst__tools_schema(const sst__tools *t, sst_error *err);
 /*
- * Checks @p value against the JSON-schema subset tools use (type, properties,
- * required, items, enum). SST_OK, or SST_EINVAL with a message naming the path.
+ * Checks @p value against @p schema (NULL: anything goes) with the JSON Schema
+ * validator (json_schema.h), compiling the schema for this one call. SST_OK;
+ * SST_EINVAL for a value that does not match, the failures located from
+ * @p path ("arguments: missing required property 'b'; arguments/c: expected
+ * integer, got string"), or for a schema the validator refuses; SST_ELIMIT,
+ * SST_ENOMEM. Tools check their arguments with the schema compiled once.
  */
 sst_code sst__schema_check(const sst_value *schema, const sst_value *value, const char *path,
                            sst_error *err);

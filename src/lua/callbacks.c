@@ -530,7 +530,30 @@ static void push_failure(lua_State *L, const sst_value *f) {
     lua_setfield(L, -2, "error");
 }
 
-static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb) {
+/*
+ * A middleware hook's result: its "jump_to" (a string) is taken out into @p jump (the
+ * table is changed; a read-only value keeps it and jumps nowhere), the rest are updates.
+ */
+static void take_jump(lua_State *L, int idx, char *jump, size_t n) {
+    idx = lua_absindex(L, idx);
+    jump[0] = '\0';
+    if (!lua_istable(L, idx) || sst__lua_proxy_value(L, idx) != NULL) {
+        return;
+    }
+    if (lua_getfield(L, idx, "jump_to") == LUA_TSTRING) {
+        snprintf(jump, n, "%s", lua_tostring(L, -1));
+    }
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_setfield(L, idx, "jump_to");
+}
+
+/*
+ * Runs a node function (@p cb's, or the one in the registry at @p fn_ref when @p cb is
+ * NULL: a middleware hook, whose jump goes to @p jump) as the node of @p ctx.
+ */
+static sst_code call_node_fn(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb, int fn_ref,
+                             char *jump, size_t jump_n) {
     sst_error err = {0};
     bool root = false;
     int base = lua_gettop(L);
@@ -543,7 +566,14 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
         luaL_getmetatable(L, SST_LUA_CTX);
     }
     lua_setmetatable(L, -2);
-    int handler = push_function(L, cb, &root, &err);
+    int handler = 0;
+    if (cb != NULL) {
+        handler = push_function(L, cb, &root, &err);
+    } else {
+        lua_pushcfunction(L, sst__lua_traceback);
+        handler = lua_gettop(L);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, fn_ref);
+    }
     if (handler == 0) {
         c->ctx = NULL;
         lua_settop(L, base);
@@ -555,7 +585,9 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
     } else {
         push_state(L, sst_node_state(ctx));
     }
-    if (sst_node_error(ctx) != NULL) {
+    if (cb == NULL) {
+        /* a middleware hook: fn(state, ctx) */
+    } else if (sst_node_error(ctx) != NULL) {
         push_failure(L, sst_node_error(ctx)); /* an error handler: what failed, not the input */
     } else if (in != NULL && !sst__lua_push_command(L, in)) {
         sst__lua_push_value(L, in);
@@ -570,7 +602,7 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
     lua_pushlightuserdata(L, ctx);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     bool over_limit;
-    int rc = sst__lua_pcall(L, 3, 1, handler, &over_limit);
+    int rc = sst__lua_pcall(L, cb != NULL ? 3 : 2, 1, handler, &over_limit);
     lua_pushlightuserdata(L, outer);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
     c->ctx = NULL;
@@ -587,6 +619,9 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
             out = sst_node_fail(ctx, out, "%s", msg);
         }
     } else {
+        if (jump != NULL) {
+            take_jump(L, -1, jump, jump_n);
+        }
         out = root ? root_result(L, ctx, -1, &err) : node_result(L, ctx, -1, &err);
         if (out != SST_OK && out != SST_EPARENT) { /* a parent Command failed the node already */
             out = sst_node_fail(ctx, out, "node '%s': %s", sst_node_name(ctx), err.msg);
@@ -602,13 +637,9 @@ static sst_code call_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb
  * until their own protected call, since a refused allocation outside it would
  * raise an error across the graph layer's C frames.
  */
-sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
-    const sst__lua_cb *cb = ud;
-    sst_error err = {0};
-    lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
-    if (L == NULL) {
-        return sst_node_fail(ctx, err.code, "%s", err.msg);
-    }
+/* sst__lua_node and sst__lua_hook: @p fn_ref is used when @p cb is NULL. */
+static sst_code run_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb, int fn_ref,
+                         char *jump, size_t jump_n) {
     bool armed = sst__lua_arm(L, false);
     /* The node runs on a Lua thread of its own (anchored in the registry, not on L's
      * stack): a live stream hands events over from inside it (ctx.emit) and runs the
@@ -616,10 +647,24 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
     lua_State *co = lua_newthread(L);
     int ref = luaL_ref(L, LUA_REGISTRYINDEX);
     sst__lua_watch_timeout(co, ctx);
-    sst_code out = call_node(co, ctx, cb);
+    sst_code out = call_node_fn(co, ctx, cb, fn_ref, jump, jump_n);
     luaL_unref(L, LUA_REGISTRYINDEX, ref);
     sst__lua_arm(L, armed);
     return out;
+}
+
+sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
+    const sst__lua_cb *cb = ud;
+    sst_error err = {0};
+    lua_State *L = sst__lua_state_for_thread(cb->rt, &err);
+    if (L == NULL) {
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
+    return run_node(L, ctx, cb, LUA_NOREF, NULL, 0);
+}
+
+sst_code sst__lua_hook(lua_State *L, int fn_ref, sst_node_ctx *ctx, char *jump, size_t jump_n) {
+    return run_node(L, ctx, NULL, fn_ref, jump, jump_n);
 }
 
 /* A router's result: a name, a Send, or a list of them. */

@@ -190,6 +190,12 @@ int sst__lua_raise_enomem(lua_State *L);
 /* ---- callbacks (callbacks.c) ---- */
 
 sst_code sst__lua_node(sst_node_ctx *ctx, void *ud);
+/*
+ * A middleware's node hook written in Lua (the function at @p fn_ref in @p L's registry),
+ * run as a node function is (fn(state, ctx), interrupt() allowed); its result's
+ * "jump_to" goes to @p jump ("" for none), the rest are the node's updates.
+ */
+sst_code sst__lua_hook(lua_State *L, int fn_ref, sst_node_ctx *ctx, char *jump, size_t jump_n);
 sst_value *sst__lua_router(const sst_value *state, void *ud, sst_error *err);
 sst_value *sst__lua_reducer(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err);
@@ -262,6 +268,23 @@ typedef struct sst__lua_app {
 int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int saver_idx,
                       uint64_t recursion_limit);
 void sst__lua_open_agent(lua_State *L);
+/*
+ * The model of the options table at @p t ("model" = "fake:FILE", a base URL, "openai:M",
+ * "anthropic:M" or {provider =, base_url =, model =, api_key_env =, cache_prompt =}, with
+ * model_name and api_key_env beside it): new, or NULL with @p err; raises on a bad type.
+ */
+sst_model *sst__lua_read_model(lua_State *L, int t, const char *who, sst_error *err);
+/* superstep.mcp_tools (mcp.c). */
+void sst__lua_open_mcp(lua_State *L);
+/*
+ * Adds the tools of the MCP connection at @p idx to @p tools. SST_ENOTFOUND (err not
+ * filled) when the value is not one; the toolset's errors.
+ */
+sst_code sst__lua_mcp_add(lua_State *L, int idx, struct sst_toolset *tools, sst_error *err);
+/* superstep.middleware (middleware.c). */
+void sst__lua_open_middleware(lua_State *L);
+/* The middleware at @p idx (borrowed; the userdata keeps it), or NULL if it is not one. */
+sst_middleware *sst__lua_middleware(lua_State *L, int idx);
 
 sst__lua_app *sst__lua_check_app(lua_State *L, int idx);
 

@@ -225,6 +225,8 @@ int luaopen_superstep(lua_State *L) {
     sst__lua_open_caches(L);
     sst__lua_open_stores(L);
     sst__lua_open_agent(L);
+    sst__lua_open_middleware(L);
+    sst__lua_open_mcp(L);
     open_reducers(L);
     lua_pushstring(L, SST_START);
     lua_setfield(L, -2, "START");

@@ -242,11 +242,11 @@ done >loop.jsonl
 expect_rc 0 "$bin" agent --model fake:loop.jsonl --tools tools.lua --db :memory: --max-iterations 13 --json "loop"
 contains "$out" '"stop_reason":"max_iterations"' "an agent with 13 iterations stops at its limit"
 expect_rc 2 "$bin" agent "hi"
-contains "$err" "--model URL|fake:FILE is required" "agent without a model"
+contains "$err" "--model URL|fake:FILE|openai:MODEL|anthropic:MODEL is required" "agent without a model"
 expect_rc 1 "$bin" agent --model fake:missing.jsonl "hi"
 contains "$err" "fake model: cannot open 'missing.jsonl'" "agent with a missing script"
 expect_rc 1 "$bin" agent --model ftp://x "hi"
-contains "$err" "neither fake:FILE nor an http(s) base URL" "agent with a bad model"
+contains "$err" "is none of fake:FILE, an http(s) base URL, openai:MODEL or anthropic:MODEL" "agent with a bad model"
 printf 'return { { name = "x" } }\n' >badtools.lua
 expect_rc 1 "$bin" agent --model fake:replies2.jsonl --tools badtools.lua --db :memory: "hi"
 contains "$err" "every tool needs a name and fn" "agent with bad tools"

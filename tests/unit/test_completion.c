@@ -4,6 +4,9 @@
  * calls whose ids, names and arguments arrive in fragments) assembles into
  * the same message whether its server-sent events arrive whole or one byte
  * at a time; truncated and malformed streams are errors; whole bodies parse.
+ * Token usage (the last chunk's, asked for with stream_options.include_usage,
+ * or a body's) becomes usage_metadata, and the model and finish reason
+ * response_metadata, in LangChain's names.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +38,8 @@ static const char k_message[] =
     "{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"search\","
     "\"arguments\":\"{\\\"q\\\":\\\"caf\\u00e9\\\"}\"}},"
     "{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"clock\","
-    "\"arguments\":\"{}\"}}]}";
+    "\"arguments\":\"{}\"}}],"
+    "\"response_metadata\":{\"finish_reason\":\"tool_calls\",\"model_provider\":\"openai\"}}";
 
 typedef struct run {
     sst__completion c;
@@ -140,7 +144,10 @@ static void test_whole_body(void **state) {
     assert_non_null(m);
     assert_json_eq(m,
                    "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c\","
-                   "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}");
+                   "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}],"
+                   "\"usage_metadata\":{\"input_tokens\":0,\"output_tokens\":0,\"total_tokens\":9},"
+                   "\"response_metadata\":{\"finish_reason\":\"tool_calls\",\"model_provider\":"
+                   "\"openai\"}}");
     sst_value_unref(m);
     assert_null(sst__completion_parse_body("{\"error\":{\"message\":\"bad key\"}}", 31, &err));
     assert_int_equal(err.code, SST_EPARSE);
@@ -150,11 +157,81 @@ static void test_whole_body(void **state) {
     assert_non_null(strstr(err.msg, "chat completion"));
 }
 
+/* The final usage chunk (no choices) of a stream that asked for it, fed in pieces of any size. */
+static void test_stream_usage(void **state) {
+    (void)state;
+    static const char text[] =
+        "data: {\"id\":\"c1\",\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,"
+        "\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":null}],"
+        "\"usage\":null}\n\n"
+        "data: {\"id\":\"c1\",\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,"
+        "\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n"
+        "data: {\"id\":\"c1\",\"model\":\"gpt-4o-2024-08-06\",\"choices\":[],\"usage\":{"
+        "\"prompt_tokens\":1200,\"completion_tokens\":340,\"total_tokens\":1540,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":1024,\"audio_tokens\":0},"
+        "\"completion_tokens_details\":{\"reasoning_tokens\":256}}}\n\n"
+        "data: [DONE]\n\n";
+    static const char expected[] =
+        "{\"role\":\"assistant\",\"content\":\"Hi\",\"usage_metadata\":{\"input_tokens\":1200,"
+        "\"output_tokens\":340,\"total_tokens\":1540,\"input_token_details\":{\"audio\":0,"
+        "\"cache_read\":1024},\"output_token_details\":{\"reasoning\":256}},"
+        "\"response_metadata\":{\"model_name\":\"gpt-4o-2024-08-06\",\"finish_reason\":"
+        "\"stop\",\"model_provider\":\"openai\"}}";
+    size_t chunks[] = {sizeof text - 1, 1, 3, 64};
+    for (size_t i = 0; i < SST_ARRAY_LEN(chunks); i++) {
+        char *tokens;
+        sst_error err;
+        sst_value *m = stream(text, sizeof text - 1, chunks[i], &tokens, &err);
+        if (m == NULL) {
+            print_error("chunk %zu: %s\n", chunks[i], err.msg);
+            fail();
+        }
+        assert_json_eq(m, expected);
+        assert_string_equal(tokens, "Hi|");
+        sst_value_unref(m);
+        sst__free(tokens);
+    }
+    /* A server that sends no usage: no usage_metadata, and none made up. */
+    char *tokens;
+    sst_error err;
+    size_t cut =
+        (size_t)(strstr(text,
+                        "data: {\"id\":\"c1\",\"model\":\"gpt-4o-2024-08-06\",\"choices\":[]") -
+                 text);
+    sst_value *m = stream(text, cut, 5, &tokens, &err);
+    assert_non_null(m);
+    assert_null(sst_object_get(m, "usage_metadata"));
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(sst_object_get(m, "response_metadata"), "finish_reason")),
+        "stop");
+    sst_value_unref(m);
+    sst__free(tokens);
+}
+
+static void test_body_usage(void **state) {
+    (void)state;
+    const char body[] =
+        "{\"id\":\"b\",\"object\":\"chat.completion\",\"model\":\"o3-mini-2025-01-31\","
+        "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"42\"},"
+        "\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":19,\"completion_tokens\":"
+        "210,\"total_tokens\":229,\"completion_tokens_details\":{\"reasoning_tokens\":192,"
+        "\"audio_tokens\":null}}}";
+    sst_error err = {0};
+    sst_value *m = sst__completion_parse_body(body, sizeof body - 1, &err);
+    assert_non_null(m);
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"42\",\"usage_metadata\":{"
+                      "\"input_tokens\":19,\"output_tokens\":210,\"total_tokens\":229,"
+                      "\"output_token_details\":{\"reasoning\":192}},\"response_metadata\":{"
+                      "\"model_name\":\"o3-mini-2025-01-31\",\"finish_reason\":\"length\","
+                      "\"model_provider\":\"openai\"}}");
+    sst_value_unref(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stream_assembles),
-        cmocka_unit_test(test_stream_errors),
-        cmocka_unit_test(test_whole_body),
+        cmocka_unit_test(test_stream_assembles), cmocka_unit_test(test_stream_errors),
+        cmocka_unit_test(test_whole_body),       cmocka_unit_test(test_stream_usage),
+        cmocka_unit_test(test_body_usage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,10 @@
  * Retry-After, 500, 401, a reply past the timeout, malformed JSON, a stream
  * cut off, nobody listening), and secrets kept out of errors (an endpoint
  * that echoes the Authorization header, a base URL with user:password@).
+ * Against tests/agent/replay_server.py (recordings in tests/data/llm): token
+ * usage and metadata in LangChain's names, stream_options.include_usage
+ * asked for, and messages sent as OpenAI takes them (content lists with
+ * Anthropic's thinking blocks, members OpenAI does not know).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -16,19 +20,56 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/http.h"
 #include "agent/llm_client.h"
 #include "test_util.h"
 
 static char g_base[64];
+static char g_replay_root[64]; /* the replay server: "http://127.0.0.1:PORT" */
+static char g_replay[80];      /* its base URL for the client: "http://127.0.0.1:PORT/v1" */
+static pid_t g_replay_pid;
+
+/* Starts tests/agent/replay_server.py, which prints its port first. */
+static int start_replay(void) {
+    char script[512];
+    tu_data_path("../agent/replay_server.py", script, sizeof script);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        return -1;
+    }
+    g_replay_pid = fork();
+    if (g_replay_pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execlp("python3", "python3", script, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE *f = fdopen(fds[0], "r");
+    int port = 0;
+    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
+        fprintf(stderr, "the replay server did not start (python3 %s)\n", script);
+        return -1;
+    }
+    fclose(f);
+    snprintf(g_replay_root, sizeof g_replay_root, "http://127.0.0.1:%d", port);
+    snprintf(g_replay, sizeof g_replay, "%s/v1", g_replay_root);
+    return 0;
+}
 
 static int start_server(void **state) {
     (void)state;
-    return tu_openai_server_start(g_base, sizeof g_base);
+    return tu_openai_server_start(g_base, sizeof g_base) == 0 ? start_replay() : -1;
 }
 
 static int stop_server(void **state) {
     (void)state;
     tu_openai_server_stop();
+    if (g_replay_pid > 0) {
+        kill(g_replay_pid, SIGTERM);
+        waitpid(g_replay_pid, NULL, 0);
+        g_replay_pid = 0;
+    }
     return 0;
 }
 
@@ -76,12 +117,14 @@ static void test_plain_and_stream(void **state) {
     sst_error err;
     sst_value *m = chat("plain", false, 1, GENEROUS_MS, NULL, &err);
     assert_non_null(m);
-    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\",\"response_metadata\":"
+                      "{\"finish_reason\":\"stop\",\"model_provider\":\"openai\"}}");
     sst_value_unref(m);
     tokens k = {0};
     m = chat("stream", true, 1, GENEROUS_MS, &k, &err);
     assert_non_null(m);
-    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\"}");
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"echo: hi\",\"response_metadata\":"
+                      "{\"finish_reason\":\"stop\",\"model_provider\":\"openai\"}}");
     assert_int_equal(k.count, 2);
     assert_string_equal(k.text, "echo: hi");
     sst_value_unref(m);
@@ -89,7 +132,8 @@ static void test_plain_and_stream(void **state) {
     assert_non_null(m);
     assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"calling\",\"tool_calls\":[{\"id\":"
                       "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"search\","
-                      "\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\"}}]}");
+                      "\"arguments\":\"{\\\"q\\\":\\\"x\\\"}\"}}],\"response_metadata\":{"
+                      "\"finish_reason\":\"tool_calls\",\"model_provider\":\"openai\"}}");
     sst_value_unref(m);
 }
 
@@ -275,6 +319,153 @@ static void test_userinfo_not_in_errors(void **state) {
     assert_non_null(strstr(err.msg, "http://127.0.0.1:9/v1/chat/completions"));
 }
 
+/* ---- against the replay server ---- */
+
+static sst_code grab_done(void *ud, const char *body, size_t len, bool *transient, sst_error *err) {
+    (void)transient;
+    sst_value **out = ud;
+    *out = sst_json_read(body, len, NULL, err);
+    return *out != NULL ? SST_OK : err->code;
+}
+
+/* The body of the last request the replay server got for @p model. */
+static sst_value *last_body(const char *model) {
+    sst__http_config hc;
+    sst__http_config_init(&hc);
+    hc.max_attempts = 1;
+    sst__http_request q;
+    sst_error err = {0};
+    sst_value *out = NULL;
+    char body[256];
+    snprintf(body, sizeof body, "{\"of\":\"%s\"}", model);
+    if (sst__http_request_init(&q, &hc, g_replay_root, "/_replay/last", "application/json", NULL,
+                               &err) == SST_OK) {
+        sst__http_handler h = {.ud = &out, .done = grab_done};
+        if (sst__http_post(&q, body, &h, &err) != SST_OK) {
+            sst_value_unref(out);
+            out = NULL;
+        }
+    }
+    sst__http_request_free(&q);
+    if (out == NULL) {
+        fail_msg("the replay server's last request for %s: %s", model, err.msg);
+    }
+    sst_value *b = sst_value_ref(sst_object_get(out, "body"));
+    sst_value_unref(out);
+    return b;
+}
+
+static sst_value *replay_chat(const char *model, bool stream, const sst_value *params,
+                              const char *msgs_json, sst_error *err) {
+    sst__llm_config c;
+    sst__llm_config_init(&c);
+    c.base_url = g_replay;
+    c.model = model;
+    c.stream = stream;
+    c.max_attempts = 1;
+    c.timeout_ms = GENEROUS_MS;
+    c.params = params;
+    sst_value *msgs = tu_json(msgs_json);
+    *err = (sst_error){0};
+    sst_value *m = sst__model_chat(&c, msgs, NULL, NULL, NULL, err); /* OpenAI: the default */
+    sst_value_unref(msgs);
+    return m;
+}
+
+/* A recorded stream that ends with the usage chunk; the request asked for it. */
+static void test_usage(void **state) {
+    (void)state;
+    sst_error err;
+    sst_value *m = replay_chat("openai-usage", true, NULL,
+                               "[{\"role\":\"user\",\"content\":"
+                               "\"hi\"}]",
+                               &err);
+    if (m == NULL) {
+        fail_msg("%s", err.msg);
+    }
+    assert_json_eq(m, "{\"role\":\"assistant\",\"content\":\"Hello there!\",\"usage_metadata\":{"
+                      "\"input_tokens\":1200,\"output_tokens\":340,\"total_tokens\":1540,"
+                      "\"input_token_details\":{\"audio\":0,\"cache_read\":1024},"
+                      "\"output_token_details\":{\"audio\":0,\"reasoning\":256}},"
+                      "\"response_metadata\":{\"model_name\":\"gpt-4o-2024-08-06\","
+                      "\"finish_reason\":\"stop\",\"model_provider\":\"openai\"}}");
+    sst_value_unref(m);
+    sst_value *b = last_body("openai-usage");
+    assert_json_eq(sst_object_get(b, "stream_options"), "{\"include_usage\":true}");
+    sst_value_unref(b);
+    /* Params say otherwise: they win. */
+    sst_value *params = tu_json("{\"stream_options\":{\"include_usage\":false}}");
+    m = replay_chat("openai-usage#off", true, params, "[{\"role\":\"user\",\"content\":\"hi\"}]",
+                    &err);
+    assert_non_null(m);
+    sst_value_unref(m);
+    b = last_body("openai-usage#off");
+    assert_json_eq(sst_object_get(b, "stream_options"), "{\"include_usage\":false}");
+    sst_value_unref(b);
+    sst_value_unref(params);
+    /* Not streamed: no stream_options; the body's usage. */
+    m = replay_chat("openai-usage-body", false, NULL, "[{\"role\":\"user\",\"content\":\"hi\"}]",
+                    &err);
+    assert_non_null(m);
+    assert_json_eq(sst_object_get(m, "usage_metadata"),
+                   "{\"input_tokens\":19,\"output_tokens\":210,\"total_tokens\":229,"
+                   "\"input_token_details\":{\"cache_read\":0},\"output_token_details\":{"
+                   "\"reasoning\":192}}");
+    assert_string_equal(
+        sst_string_cstr(sst_object_get(sst_object_get(m, "response_metadata"), "model_name")),
+        "o3-mini-2025-01-31");
+    sst_value_unref(m);
+    b = last_body("openai-usage-body");
+    assert_null(sst_object_get(b, "stream_options"));
+    sst_value_unref(b);
+}
+
+/*
+ * A history made with Anthropic (thinking blocks in a content list, usage and
+ * metadata on the messages) sent to an OpenAI-compatible server: the parts
+ * OpenAI knows, an assistant's text as a string, no member OpenAI does not know.
+ */
+static void test_messages_sent_as_openai_takes_them(void **state) {
+    (void)state;
+    static const char history[] =
+        "[{\"role\":\"system\",\"content\":\"Be brief.\",\"id\":\"s\"},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"What is this?\"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://x.test/a.png\"}},"
+        "\"and this\",{\"type\":\"thinking\",\"thinking\":\"x\"}],\"id\":\"u\"},"
+        "{\"role\":\"assistant\",\"id\":\"a\",\"content\":[{\"type\":\"thinking\",\"thinking\":"
+        "\"Let me look.\",\"signature\":\"sig\"},{\"type\":\"redacted_thinking\",\"data\":\"d\"},"
+        "{\"type\":\"text\",\"text\":\"A cat.\"}],\"tool_calls\":[{\"id\":\"t1\",\"type\":"
+        "\"function\",\"function\":{\"name\":\"zoom\",\"arguments\":\"{}\"}}],"
+        "\"usage_metadata\":{\"input_tokens\":1,\"output_tokens\":2,\"total_tokens\":3},"
+        "\"response_metadata\":{\"stop_reason\":\"tool_use\"}},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"t1\",\"name\":\"zoom\",\"content\":\"ok\","
+        "\"id\":\"t\"},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"t\","
+        "\"signature\":\"s\"}]}]";
+    sst_error err;
+    sst_value *m = replay_chat("openai-usage#history", true, NULL, history, &err);
+    if (m == NULL) {
+        fail_msg("%s", err.msg);
+    }
+    sst_value_unref(m);
+    sst_value *b = last_body("openai-usage#history");
+    assert_json_eq(
+        sst_object_get(b, "messages"),
+        "[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"What is this?\"},"
+        "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://x.test/a.png\"}},"
+        "{\"type\":\"text\",\"text\":\"and this\"}]},"
+        "{\"role\":\"assistant\",\"content\":\"A cat.\",\"tool_calls\":[{\"id\":\"t1\","
+        "\"type\":\"function\",\"function\":{\"name\":\"zoom\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"content\":\"ok\",\"tool_call_id\":\"t1\",\"name\":\"zoom\"},"
+        "{\"role\":\"assistant\",\"content\":null}]");
+    sst_value_unref(b);
+    /* A message that is not an object: an error naming it, nothing sent. */
+    assert_null(replay_chat("openai-usage#bad", true, NULL, "[{\"role\":\"user\"},7]", &err));
+    assert_int_equal(err.code, SST_EINVAL);
+    assert_non_null(strstr(err.msg, "messages[1] is integer, not an object"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_and_stream),
@@ -284,6 +475,8 @@ int main(void) {
         cmocka_unit_test(test_without_err),
         cmocka_unit_test(test_key_not_in_errors),
         cmocka_unit_test(test_userinfo_not_in_errors),
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_messages_sent_as_openai_takes_them),
     };
     return cmocka_run_group_tests(tests, start_server, stop_server);
 }
