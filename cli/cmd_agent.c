@@ -602,7 +602,8 @@ int sst_cli_agent(int argc, char **argv) {
     o.system_prompt = a.system;
     o.max_iterations = a.max_iterations;
     o.on_token = a.json ? NULL : print_token;
-    o.approve_tools = a.approve || a.resume != NULL;
+    /* --resume answers --approve's questions, unless the human-in-the-loop middleware asks */
+    o.approve_tools = a.approve || (a.resume != NULL && a.n_interrupt_on == 0);
     agent = cp != NULL ? sst_agent_new(model, use, &o, &err) : NULL;
     char fresh[37];
     const char *thread = a.thread;

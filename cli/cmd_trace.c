@@ -33,10 +33,11 @@ void sst_cli_tracer_done(sst_otlp_tracer *t) {
     if (t == NULL) {
         return;
     }
-    sst_error err = {0};
-    if (sst_otlp_tracer_flush(t, 5000, &err) != SST_OK) {
-        fprintf(stderr, "superstep: tracing: %s (%llu spans dropped)\n", err.msg,
-                (unsigned long long)sst_otlp_tracer_dropped(t));
+    /* At most two seconds more: a collector that is down never holds the command up. */
+    uint64_t dropped = sst_otlp_tracer_shutdown(t, 2000);
+    if (dropped > 0) {
+        fprintf(stderr, "superstep: tracing: %llu spans dropped (is the collector up?)\n",
+                (unsigned long long)dropped);
     }
     sst_otlp_tracer_free(t);
 }

@@ -16,7 +16,7 @@
  * failure, which is printed and sets *failed.
  */
 sst_otlp_tracer *sst_cli_tracer(const char *endpoint, bool capture_content, bool *failed);
-/* Sends the run's spans (waiting at most a few seconds) and frees @p t; NULL: nothing. */
+/* Sends the run's spans (waiting at most two seconds) and frees @p t; NULL: nothing. */
 void sst_cli_tracer_done(sst_otlp_tracer *t);
 
 #endif

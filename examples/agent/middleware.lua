@@ -4,14 +4,15 @@
 --   * a call limit: at most 5 model calls per run;
 --   * a middleware written here: before each model call it logs how long
 --     the conversation is, and it wraps each tool call to time it.
--- The model is scripted (middleware_replies.jsonl); the thread is durable,
--- so the run waits for the decision across processes:
---   superstep run examples/agent/middleware.lua --db app.db --thread t1 \
---     --input '{"messages": [{"role": "user", "content": "Weather in Lisbon? Tell the team."}]}'
---   (exit code 3: interrupted; the pending send_email is printed)
---   superstep run examples/agent/middleware.lua --db app.db --thread t1 --resume \
---     '{"decisions": [{"type": "edit", "edited_action": {"name": "send_email",
---       "args": {"to": "me@example.org", "body": "Lisbon: 21C"}}}]}'
+-- The model is scripted (middleware_replies.jsonl). The agent's thread is
+-- durable: its first run stops at the interrupt, and a second run resumes it
+-- with the decision this script was given:
+--   superstep run examples/agent/middleware.lua --db :memory: --input \
+--     '{"decision": {"type": "edit", "edited_action": {"name": "send_email",
+--       "args": {"to": "me@example.org", "body": "Lisbon: 21C"}}}}'
+-- prints what the person was asked, what the tools did and the answer.
+-- (Under `superstep serve` the same agent waits for the decision from any
+-- client, the web page included: resume with {"decisions": [...]}.)
 local sst = superstep or require("superstep")
 
 local here = debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./"
@@ -30,7 +31,7 @@ local log = sst.middleware.new{
   end,
 }
 
-return sst.create_react_agent{
+local agent = sst.create_react_agent{
   model = "fake:" .. here .. "middleware_replies.jsonl",
   tools = {
     { name = "lookup", description = "The weather of a city.",
@@ -50,4 +51,24 @@ return sst.create_react_agent{
     sst.middleware.model_call_limit{ run_limit = 5 },
     log,
   },
+  checkpointer = sst.MemorySaver(),
 }
+
+local g = sst.StateGraph{ decision = sst.reducers.replace, asked = sst.reducers.replace,
+                          tool_results = sst.reducers.replace, answer = sst.reducers.replace }
+g:add_node("chat", function(state)
+  local cfg = { configurable = { thread_id = "chat-1" } }
+  local first = agent:invoke({ messages = { { role = "user",
+                                              content = "Weather in Lisbon? Tell the team." } } }, cfg)
+  local ask = first.__interrupt__[1].value.action_requests[1]
+  io.stderr:write("asked: ", ask.name, " ", sst.json_encode(ask.args), " (", ask.description, ")\n")
+  local done = agent:invoke(sst.Command{ resume = { decisions = { state.decision } } }, cfg)
+  local results = {}
+  for _, m in ipairs(done.messages) do
+    if m.role == "tool" then results[#results + 1] = m.name .. ": " .. m.content end
+  end
+  return { asked = ask, tool_results = results, answer = done.messages[#done.messages].content }
+end)
+g:add_edge(sst.START, "chat")
+g:add_edge("chat", sst.END)
+return g:compile()

@@ -47,4 +47,5 @@ g:add_node("extract", function(state)
   return { contact = out.structured_response, retries = retries }
 end)
 g:add_edge(sst.START, "extract")
+g:add_edge("extract", sst.END)
 return g:compile()

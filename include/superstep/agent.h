@@ -427,6 +427,13 @@ SST_NODISCARD SST_API sst_code sst_otlp_tracer_flush(sst_otlp_tracer *t, uint32_
                                                      sst_error *err);
 /** Spans dropped so far (queue full, collector failing, shut down). */
 SST_API uint64_t sst_otlp_tracer_dropped(sst_otlp_tracer *t);
+/**
+ * Sends what is queued within @p timeout_ms (a request in flight is cut off then) and
+ * stops the exporting thread; later spans are dropped. Returns the spans dropped in all.
+ * A process about to exit calls it with a short bound: a dead collector then costs at
+ * most that.
+ */
+SST_API uint64_t sst_otlp_tracer_shutdown(sst_otlp_tracer *t, uint32_t timeout_ms);
 /** Sends what is queued (a bounded wait), stops the thread, frees. NULL is a no-op. */
 SST_API void sst_otlp_tracer_free(sst_otlp_tracer *t);
 

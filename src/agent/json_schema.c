@@ -1060,7 +1060,7 @@ static int rx_search(const jregex *re, const char *s, size_t len, rx_scratch *w,
             memset(w->mark, 0, w->cap * sizeof *w->mark);
             w->gen = 1;
         }
-        uint32_t n = 0;
+        uint32_t n = 0, visited = 0; /* threads; instructions the closure went through */
         bool matched = false;
         bool spawn = !re->anchored || p == start;
         for (uint32_t i = 0; i < n_seeds + (spawn ? 1u : 0u); i++) {
@@ -1072,6 +1072,7 @@ static int rx_search(const jregex *re, const char *s, size_t len, rx_scratch *w,
                     continue;
                 }
                 w->mark[pc] = w->gen;
+                visited++;
                 const rx_inst *in = &prog[pc];
                 switch (in->op) {
                     case RX_JMP:
@@ -1123,7 +1124,7 @@ static int rx_search(const jregex *re, const char *s, size_t len, rx_scratch *w,
                 w->seeds[n_seeds++] = w->list[i] + 1;
             }
         }
-        *steps += n + 1;
+        *steps += visited + n + 1;
         if (*steps > max_steps) {
             return -1;
         }

@@ -165,6 +165,11 @@ uint64_t sst_otlp_tracer_dropped(sst_otlp_tracer *t) {
     return sst__otlp_dropped(t->exp);
 }
 
+uint64_t sst_otlp_tracer_shutdown(sst_otlp_tracer *t, uint32_t timeout_ms) {
+    sst__otlp_shutdown(t->exp, timeout_ms);
+    return sst__otlp_dropped(t->exp);
+}
+
 void sst_otlp_tracer_free(sst_otlp_tracer *t) {
     if (t == NULL) {
         return;

@@ -146,8 +146,11 @@ static void parse_answer(const sst__structured *s, const char *text, size_t len,
         snprintf(out->error, sizeof out->error, "the answer is not JSON: %s", e.msg);
         return;
     }
-    if (sst__json_schema_validate(s->compiled, v, &e) != SST_OK) {
-        snprintf(out->error, sizeof out->error, "the answer does not match the schema: %s", e.msg);
+    char *report = NULL; /* every failure, not only what fits an sst_error */
+    if (sst__json_schema_validate_report(s->compiled, v, NULL, 0, &report, &e) != SST_OK) {
+        snprintf(out->error, sizeof out->error, "the answer does not match the schema: %s",
+                 report != NULL ? report : e.msg);
+        sst__free(report);
         sst_value_unref(v);
         return;
     }
@@ -169,7 +172,7 @@ static sst_code tool_outcome(const sst__structured *s, const sst_value *reply, s
         out->pending = true; /* other tools first */
         return SST_OK;
     }
-    char text[640];
+    char text[sizeof out->error + 128];
     if (mine == 0) {
         snprintf(out->error, sizeof out->error, "no structured response was given");
         snprintf(text, sizeof text, "error: %s: give your final answer by calling the tool '%s'.",
@@ -203,7 +206,7 @@ static sst_code tool_outcome(const sst__structured *s, const sst_value *reply, s
             if (json == NULL) {
                 return sst__code(err);
             }
-            snprintf(text, sizeof text, "Returning structured response: %.580s", json);
+            snprintf(text, sizeof text, "Returning structured response: %.2000s", json);
             sst_free(json);
         }
         out->feedback = sst__push_take(out->feedback, sst__tool_message(call, text, err), err);
@@ -227,7 +230,7 @@ static sst_code provider_outcome(const sst__structured *s, const sst_value *repl
         return SST_OK;
     }
     out->retry = true;
-    char msg[700];
+    char msg[sizeof out->error + 128];
     snprintf(msg, sizeof msg,
              "error: %s\nPlease fix your mistakes: answer again with only the JSON value.",
              out->error);

@@ -67,7 +67,7 @@ typedef struct sst__so_outcome {
                             sent back), or NULL */
     bool retry;          /* the answer was wrong or missing: ask the model again */
     bool pending;        /* the reply calls other tools: no answer yet, run them first */
-    char error[512];     /* when retry: what was wrong */
+    char error[2048];    /* when retry: what was wrong */
 } sst__so_outcome;
 
 /*

@@ -338,10 +338,11 @@ static const struct {
     {"manage_memory", "{\"action\":\"create\"}", "\"u1\"",
      "error: tool 'manage_memory' failed: content (the memory's text) is needed to create"},
     {"manage_memory", "{\"content\":\"x\",\"action\":\"forget\"}", "\"u1\"",
-     "error: bad arguments for 'manage_memory': arguments.action: must be one of "
-     "[\"create\",\"update\",\"delete\"]"},
+     "error: bad arguments for 'manage_memory': arguments/action: must be one of "
+     "[\"create\",\"update\",\"delete\"], got \"forget\""},
     {"manage_memory", "{\"content\":\"x\",\"action\":\"update\",\"id\":7}", "\"u1\"",
-     "error: tool 'manage_memory' failed: id must be a memory id (a string), got integer"},
+     "error: bad arguments for 'manage_memory': arguments/id: expected string or null, got "
+     "integer"},
     {"manage_memory", "{\"content\":\"x\"}", NULL,
      "error: tool 'manage_memory' failed: the memory namespace needs config.configurable.user_id "
      "(a string or an integer) in the run's config, which has none"},
@@ -355,11 +356,12 @@ static const struct {
     {"search_memory", "{\"query\":\"x\",\"offset\":-1}", "\"u1\"",
      "error: tool 'search_memory' failed: offset must be an integer of 0 or more"},
     {"search_memory", "{\"query\":\"x\",\"filter\":\"teal\"}", "\"u1\"",
-     "error: tool 'search_memory' failed: filter must be an object (or null)"},
+     "error: bad arguments for 'search_memory': arguments/filter: expected object or null, got "
+     "string"},
     {"search_memory", "{\"query\":\"x\",\"filter\":{\"a\":{\"$near\":1}}}", "\"u1\"",
      "error: tool 'search_memory' failed: store search: filter on 'a': unknown operator"},
     {"search_memory", "{}", "\"u1\"",
-     "error: bad arguments for 'search_memory': arguments: missing required 'query'"},
+     "error: bad arguments for 'search_memory': arguments: missing required property 'query'"},
 };
 
 /* Every misuse is a tool message the model reads; the run completes and nothing is stored. */
