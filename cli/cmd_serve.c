@@ -21,6 +21,7 @@
 
 #include "cmd_args.h"
 #include "cmd_serve.h"
+#include "cmd_trace.h"
 #include "superstep/postgres.h"
 #include "superstep/server.h"
 
@@ -56,6 +57,9 @@ static const char usage_text[] =
     "  --web-dir DIR            serve the web page's files from DIR instead of the\n"
     "                           copy built in (default $SST_WEB_DIR; for work on it)\n"
     "  --no-web                 no web page at / (the API only)\n"
+    "  --otlp-endpoint URL      OpenTelemetry spans of every run to this OTLP/HTTP traces\n"
+    "                           URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: no\n"
+    "                           tracing); --trace-content adds prompts and replies\n"
     "  --open                   open the web page in a browser once listening\n"
     "                           ($BROWSER, else xdg-open)\n"
     "  --quiet                  no log lines on stderr\n"
@@ -114,7 +118,9 @@ typedef struct serve_args {
     size_t n_graphs;
     const char *token_env;
     bool quiet;
-    bool open; /* --open */
+    bool open;                 /* --open */
+    const char *otlp_endpoint; /* --otlp-endpoint URL */
+    bool trace_content;
 } serve_args;
 
 /* Options with a value; -1 when @p a was one and it was good, 0 when @p a is not one. */
@@ -134,6 +140,8 @@ static int valued(serve_args *a, const char *opt, const char *val) {
         a->token_env = val;
     } else if (strcmp(opt, "--web-dir") == 0) {
         a->o.web_dir = val;
+    } else if (strcmp(opt, "--otlp-endpoint") == 0) {
+        a->otlp_endpoint = val;
     } else if (strcmp(opt, "--max-body") == 0) {
         if (!sst_cli_parse_bytes(val, &bytes)) {
             return bad("--max-body: expected a number of bytes (K, M, G allowed), got '%s'", val);
@@ -197,6 +205,8 @@ static int parse(int argc, char **argv, serve_args *a) {
             a->quiet = true;
         } else if (strcmp(opt, "--shared-db") == 0) {
             a->o.shared_db = true;
+        } else if (strcmp(opt, "--trace-content") == 0) {
+            a->trace_content = true;
         } else if (strcmp(opt, "--no-web") == 0) {
             a->o.no_web = true;
         } else if (strcmp(opt, "--open") == 0) {
@@ -317,9 +327,16 @@ int sst_cli_serve(int argc, char **argv) {
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     sst_error err = {0};
+    bool trace_failed;
+    sst_otlp_tracer *tracer = sst_cli_tracer(a.otlp_endpoint, a.trace_content, &trace_failed);
+    if (trace_failed) {
+        return 1;
+    }
+    a.o.tracer = sst_otlp_tracer_hooks(tracer);
     sst_server *s = sst_server_new(&a.o, &err);
     if (s == NULL) {
         fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
+        sst_cli_tracer_done(tracer);
         return 1;
     }
     if (!add_graphs(s, &a) || sst_server_start(s, &err) != SST_OK) {
@@ -327,6 +344,7 @@ int sst_cli_serve(int argc, char **argv) {
             fprintf(stderr, "superstep %s: %s\n", g_cmd, err.msg);
         }
         sst_server_free(s);
+        sst_cli_tracer_done(tracer);
         return 1;
     }
     if (a.o.workers_only) {
@@ -354,5 +372,6 @@ int sst_cli_serve(int argc, char **argv) {
     sst_server_stop(s);
     sst_server_wait(s);
     sst_server_free(s);
+    sst_cli_tracer_done(tracer);
     return 0;
 }

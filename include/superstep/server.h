@@ -71,6 +71,10 @@ typedef struct sst_server_opts {
      * every request (while working on the page), or no_web is set (then / is 404). */
     const char *web_dir;
     bool no_web;
+    /* Spans of every run the workers execute (sst_otlp_tracer_hooks, superstep/agent.h);
+     * borrowed: must outlive the server. Each run is a trace of its own. NULL: no
+     * tracing. */
+    const struct sst_tracer *tracer;
 } sst_server_opts;
 
 SST_API void sst_server_opts_init(sst_server_opts *o);

@@ -623,6 +623,7 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
     const sst_value *ctx = sst_object_get(kw, "context");
     o->context = sst_is_object(ctx) && sst_object_len(ctx) > 0 ? ctx : NULL;
     o->store = w->s->store;
+    o->tracer = w->s->o.tracer;
     const char *dur = sst_string_cstr(sst_object_get(kw, "durability"));
     o->durability = dur == NULL || strcmp(dur, "async") == 0 ? SST_DURABILITY_ASYNC
                     : strcmp(dur, "sync") == 0               ? SST_DURABILITY_SYNC

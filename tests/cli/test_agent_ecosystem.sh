@@ -159,6 +159,26 @@ contains "$state" '"name":"run"' "run: the run span (OTEL_EXPORTER_OTLP_ENDPOINT
 contains "$state" '"service.name":{"stringValue":"w1"}' "run: OTEL_SERVICE_NAME"
 contains "$state" '"errors":[]' "run: every export decoded by OpenTelemetry's definitions"
 
+# serve: every run the workers execute is traced.
+curl -s -X POST "http://127.0.0.1:$port/reset" >/dev/null
+"$bin" serve --graph w1="$repo/examples/lua/w1_loop.lua" --db serve.db --port 0 --quiet \
+  --otlp-endpoint "http://127.0.0.1:$port/v1/traces" >serve.out 2>serve.err &
+serve_pid=$!
+for _ in $(seq 100); do grep -q listening serve.out && break; sleep 0.1; done
+api=$(sed -n 's/^listening on //p' serve.out)
+if [ -n "$api" ]; then
+  curl -s "$api/runs/wait" -H 'content-type: application/json' \
+    -d '{"assistant_id":"w1","input":{"counter":0,"n":2}}' >run.json
+  contains "$(cat run.json)" '"counter":2' "serve: the run"
+else
+  fail "serve did not start: $(cat serve.err)"
+fi
+kill "$serve_pid"
+wait "$serve_pid"
+state=$(curl -s "http://127.0.0.1:$port/state")
+contains "$state" '"name":"inc"' "serve --otlp-endpoint: the run's task spans"
+contains "$state" '"superstep.status":{"stringValue":"completed"}' "serve: the run span's outcome"
+
 # A dead collector: the run completes, at once, and says what was dropped.
 t0=$(date +%s)
 expect_rc 0 "$bin" agent --model fake:structured.jsonl --db :memory: --response-format contact.json \

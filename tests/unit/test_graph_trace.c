@@ -93,7 +93,8 @@ static const span *find(const recorder *r, const char *kind, const char *name, i
     return NULL;
 }
 
-static char g_tp[64];
+static char g_tp[64]; /* under g_tp_mu: the four parallel tasks write it */
+static pthread_mutex_t g_tp_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Writes n = 1 and opens a span of its own (a model call, say). */
 static sst_code work(sst_node_ctx *ctx, void *ud) {
@@ -103,7 +104,9 @@ static sst_code work(sst_node_ctx *ctx, void *ud) {
     sst_value_unref(a);
     char tp[64];
     if (sst_node_traceparent(ctx, s, tp, sizeof tp)) {
+        pthread_mutex_lock(&g_tp_mu);
         snprintf(g_tp, sizeof g_tp, "%s", tp);
+        pthread_mutex_unlock(&g_tp_mu);
     }
     a = tu_json("{\"gen_ai.usage.input_tokens\": 7}");
     sst_node_span_end(ctx, s, SST_OK, NULL, a);
