@@ -299,15 +299,13 @@ double tu_now_s(void) {
 
 static pid_t g_openai_server;
 
-int tu_openai_server_start(char *base, size_t n) {
-    char script[512];
-    tu_data_path("../agent/openai_server.py", script, sizeof script);
+pid_t tu_python_server_start(const char *script, int *port) {
     int fds[2];
     if (pipe(fds) != 0) {
         return -1;
     }
-    g_openai_server = fork();
-    if (g_openai_server == 0) {
+    pid_t pid = fork();
+    if (pid == 0) {
         dup2(fds[1], 1);
         close(fds[0]);
         execlp("python3", "python3", script, (char *)NULL);
@@ -315,20 +313,39 @@ int tu_openai_server_start(char *base, size_t n) {
     }
     close(fds[1]);
     FILE *f = fdopen(fds[0], "r");
-    int port = 0;
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        fprintf(stderr, "the fake OpenAI server did not start (python3 %s)\n", script);
+    *port = 0;
+    if (f == NULL || fscanf(f, "%d", port) != 1 || *port <= 0) {
+        fprintf(stderr, "the test server did not start (python3 %s)\n", script);
+        if (f != NULL) {
+            fclose(f);
+        }
+        tu_server_stop(pid);
         return -1;
     }
     fclose(f);
+    return pid;
+}
+
+void tu_server_stop(pid_t pid) {
+    if (pid > 0) {
+        kill(pid, SIGTERM);
+        waitpid(pid, NULL, 0);
+    }
+}
+
+int tu_openai_server_start(char *base, size_t n) {
+    char script[512];
+    tu_data_path("../agent/openai_server.py", script, sizeof script);
+    int port;
+    g_openai_server = tu_python_server_start(script, &port);
+    if (g_openai_server < 0) {
+        return -1;
+    }
     snprintf(base, n, "http://127.0.0.1:%d/v1", port);
     return 0;
 }
 
 void tu_openai_server_stop(void) {
-    if (g_openai_server > 0) {
-        kill(g_openai_server, SIGTERM);
-        waitpid(g_openai_server, NULL, 0);
-        g_openai_server = 0;
-    }
+    tu_server_stop(g_openai_server);
+    g_openai_server = 0;
 }

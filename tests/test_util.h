@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cmocka.h>
 
@@ -77,6 +78,13 @@ double tu_now_s(void);
  * setups). tu_openai_server_stop ends it. One server per process.
  */
 int tu_openai_server_start(char *base, size_t n);
+/*
+ * Starts the Python test server @p script (it prints its port first, then serves until
+ * killed): its pid, the port in *port; -1 when it did not start (said on stderr).
+ */
+pid_t tu_python_server_start(const char *script, int *port);
+/* Stops a server tu_python_server_start started (SIGTERM, then waits); pid <= 0: nothing. */
+void tu_server_stop(pid_t pid);
 void tu_openai_server_stop(void);
 /*
  * The test PostgreSQL server (tests/pg/cluster.sh, CTest fixture "pg"): its URL

@@ -95,23 +95,10 @@ sst_value *sst__anthropic_chat(const sst__llm_config *c, const sst_value *messag
     }
     const char *base = c->base_url != NULL ? c->base_url : SST__ANTHROPIC_BASE_URL;
     sst__http_config hc;
-    sst__http_config_init(&hc);
-    hc.what = "LLM";
-    hc.connect_timeout_ms = c->connect_timeout_ms;
-    hc.timeout_ms = c->timeout_ms;
-    hc.stall_timeout = c->stream;
-    hc.max_attempts = c->max_attempts;
-    hc.retry_base_ms = c->retry_base_ms;
-    hc.max_retry_after_ms = c->max_retry_after_ms;
-    hc.max_response = c->max_response;
-    hc.cancelled = c->cancelled;
-    hc.cancel_ud = c->cancel_ud;
     char trace[96];
-    const char *headers[] = {"anthropic-version: " SST__ANTHROPIC_VERSION, NULL, NULL};
-    if (c->traceparent != NULL) {
-        snprintf(trace, sizeof trace, "traceparent: %s", c->traceparent);
-        headers[1] = trace;
-    }
+    sst__llm_http_config(c, &hc, trace);
+    const char *headers[] = {"anthropic-version: " SST__ANTHROPIC_VERSION,
+                             trace[0] != '\0' ? trace : NULL, NULL};
     sst__http_auth auth = {
         .key_env = c->api_key_env, .key_header = "x-api-key", .headers = headers};
     sst__http_request q;

@@ -199,6 +199,24 @@ sst_value *sst__model_chat(const sst__llm_config *c, const sst_value *messages,
     return NULL;
 }
 
+void sst__llm_http_config(const sst__llm_config *c, sst__http_config *hc, char *trace) {
+    sst__http_config_init(hc);
+    hc->what = "LLM";
+    hc->connect_timeout_ms = c->connect_timeout_ms;
+    hc->timeout_ms = c->timeout_ms;
+    hc->stall_timeout = c->stream;
+    hc->max_attempts = c->max_attempts;
+    hc->retry_base_ms = c->retry_base_ms;
+    hc->max_retry_after_ms = c->max_retry_after_ms;
+    hc->max_response = c->max_response;
+    hc->cancelled = c->cancelled;
+    hc->cancel_ud = c->cancel_ud;
+    trace[0] = '\0';
+    if (c->traceparent != NULL) {
+        snprintf(trace, 96, "traceparent: %s", c->traceparent);
+    }
+}
+
 sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
                          const sst_value *tools, sst__token_fn on_token, void *ud, sst_error *err) {
     /* Never NULL below: a callback's error is copied out, a dropped stream is told by its code. */
@@ -208,26 +226,12 @@ sst_value *sst__llm_chat(const sst__llm_config *c, const sst_value *messages,
         return NULL;
     }
     sst__http_config hc;
-    sst__http_config_init(&hc);
-    hc.what = "LLM";
-    hc.connect_timeout_ms = c->connect_timeout_ms;
-    hc.timeout_ms = c->timeout_ms;
-    hc.stall_timeout = c->stream;
-    hc.max_attempts = c->max_attempts;
-    hc.retry_base_ms = c->retry_base_ms;
-    hc.max_retry_after_ms = c->max_retry_after_ms;
-    hc.max_response = c->max_response;
-    hc.cancelled = c->cancelled;
-    hc.cancel_ud = c->cancel_ud;
+    char trace[96];
+    sst__llm_http_config(c, &hc, trace);
     sst__http_request q;
     char *body = NULL;
     chat ch = {.cfg = c, .q = &q, .on_token = on_token, .ud = ud};
-    char trace[96];
-    const char *headers[2] = {NULL, NULL};
-    if (c->traceparent != NULL) {
-        snprintf(trace, sizeof trace, "traceparent: %s", c->traceparent);
-        headers[0] = trace;
-    }
+    const char *headers[2] = {trace[0] != '\0' ? trace : NULL, NULL};
     sst__http_auth auth = {.key_env = c->api_key_env, .headers = headers};
     if (sst__http_request_init_auth(&q, &hc, c->base_url, "/chat/completions",
                                     c->stream ? "text/event-stream" : "application/json", &auth,

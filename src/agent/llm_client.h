@@ -18,6 +18,7 @@
 #define SUPERSTEP_AGENT_LLM_CLIENT_H
 
 #include "completion.h"
+#include "http.h"
 
 /* The API a model is reached through. Append only. */
 typedef enum sst__llm_provider {
@@ -53,6 +54,12 @@ typedef struct sst__llm_config {
 } sst__llm_config;
 
 void sst__llm_config_init(sst__llm_config *c);
+/*
+ * The HTTP settings of a model request made with @p c (timeouts, retries, limits,
+ * cancel check) into @p hc, and its "traceparent: ..." header line into @p trace
+ * (at least 96 bytes): *@p trace is "" without one.
+ */
+void sst__llm_http_config(const sst__llm_config *c, sst__http_config *hc, char *trace);
 
 /*
  * One chat completion: @p messages (an array of chat messages) and @p tools

@@ -217,9 +217,9 @@ static sst_value *call_wrap(lua_State *L, const lmw *m, int which, int base, wra
     return out;
 }
 
-static sst_value *wrap_model(sst_model_request *req, sst_model_handler next, void *next_data,
-                             void *ud, sst_error *err) {
-    const lmw *m = ud;
+/* Runs wrap hook @p which with its argument (@p w's request or call) and a handler. */
+static sst_value *run_wrap(const lmw *m, int which, wrap_call *w, lua_CFunction handler,
+                           sst_error *err) {
     lua_State *L = main_state(m);
     if (L == NULL) {
         sst__error(err, SST_EINVAL, "Lua middleware runs on the thread that loaded the script");
@@ -228,36 +228,31 @@ static sst_value *wrap_model(sst_model_request *req, sst_model_handler next, voi
     bool armed = sst__lua_arm(L, false);
     int base = lua_gettop(L);
     lua_pushcfunction(L, sst__lua_traceback);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, m->refs[H_WRAP_MODEL]);
-    push_request(L, req);
-    wrap_call w = {.req = req, .next_model = next, .next_data = next_data};
-    sst_value *out = call_wrap(L, m, H_WRAP_MODEL, base, &w, model_handler, err);
-    w.req = NULL;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, m->refs[which]);
+    if (w->req != NULL) {
+        push_request(L, w->req);
+    } else {
+        sst__lua_push_table(L, w->call);
+    }
+    sst_value *out = call_wrap(L, m, which, base, w, handler, err);
+    w->req = NULL; /* the handler is spent */
+    w->call = NULL;
     lua_settop(L, base);
     sst__lua_arm(L, armed);
     return out;
 }
 
+static sst_value *wrap_model(sst_model_request *req, sst_model_handler next, void *next_data,
+                             void *ud, sst_error *err) {
+    wrap_call w = {.req = req, .next_model = next, .next_data = next_data};
+    return run_wrap(ud, H_WRAP_MODEL, &w, model_handler, err);
+}
+
 static sst_value *wrap_tool(const sst_value *call, sst_node_ctx *ctx, sst_tool_handler next,
                             void *next_data, void *ud, sst_error *err) {
     (void)ctx;
-    const lmw *m = ud;
-    lua_State *L = main_state(m);
-    if (L == NULL) {
-        sst__error(err, SST_EINVAL, "Lua middleware runs on the thread that loaded the script");
-        return NULL;
-    }
-    bool armed = sst__lua_arm(L, false);
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, sst__lua_traceback);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, m->refs[H_WRAP_TOOL]);
-    sst__lua_push_table(L, call);
     wrap_call w = {.call = call, .next_tool = next, .next_data = next_data};
-    sst_value *out = call_wrap(L, m, H_WRAP_TOOL, base, &w, tool_handler, err);
-    w.call = NULL;
-    lua_settop(L, base);
-    sst__lua_arm(L, armed);
-    return out;
+    return run_wrap(ud, H_WRAP_TOOL, &w, tool_handler, err);
 }
 
 /* superstep.middleware.new{name = ..., <hook> = function, ...} */

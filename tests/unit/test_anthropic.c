@@ -41,36 +41,19 @@ static int start_server(void **state) {
     if (script == NULL) {
         script = tu_data_path("../agent/replay_server.py", buf, sizeof buf);
     }
-    int fds[2];
-    if (pipe(fds) != 0) {
+    int port;
+    g_server = tu_python_server_start(script, &port);
+    if (g_server < 0) {
         return -1;
     }
-    g_server = fork();
-    if (g_server == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    int port = 0;
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        fprintf(stderr, "the replay server did not start (python3 %s)\n", script);
-        return -1;
-    }
-    fclose(f);
     snprintf(g_base, sizeof g_base, "http://127.0.0.1:%d", port);
     return 0;
 }
 
 static int stop_server(void **state) {
     (void)state;
-    if (g_server > 0) {
-        kill(g_server, SIGTERM);
-        waitpid(g_server, NULL, 0);
-        g_server = 0;
-    }
+    tu_server_stop(g_server);
+    g_server = 0;
     return 0;
 }
 

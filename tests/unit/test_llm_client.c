@@ -29,29 +29,15 @@ static char g_replay_root[64]; /* the replay server: "http://127.0.0.1:PORT" */
 static char g_replay[80];      /* its base URL for the client: "http://127.0.0.1:PORT/v1" */
 static pid_t g_replay_pid;
 
-/* Starts tests/agent/replay_server.py, which prints its port first. */
+/* Starts tests/agent/replay_server.py. */
 static int start_replay(void) {
     char script[512];
     tu_data_path("../agent/replay_server.py", script, sizeof script);
-    int fds[2];
-    if (pipe(fds) != 0) {
+    int port;
+    g_replay_pid = tu_python_server_start(script, &port);
+    if (g_replay_pid < 0) {
         return -1;
     }
-    g_replay_pid = fork();
-    if (g_replay_pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]);
-        execlp("python3", "python3", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE *f = fdopen(fds[0], "r");
-    int port = 0;
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        fprintf(stderr, "the replay server did not start (python3 %s)\n", script);
-        return -1;
-    }
-    fclose(f);
     snprintf(g_replay_root, sizeof g_replay_root, "http://127.0.0.1:%d", port);
     snprintf(g_replay, sizeof g_replay, "%s/v1", g_replay_root);
     return 0;
@@ -65,11 +51,8 @@ static int start_server(void **state) {
 static int stop_server(void **state) {
     (void)state;
     tu_openai_server_stop();
-    if (g_replay_pid > 0) {
-        kill(g_replay_pid, SIGTERM);
-        waitpid(g_replay_pid, NULL, 0);
-        g_replay_pid = 0;
-    }
+    tu_server_stop(g_replay_pid);
+    g_replay_pid = 0;
     return 0;
 }
 
