@@ -587,6 +587,11 @@ SST_API void *sst_node_span_start(sst_node_ctx *ctx, const char *kind, const cha
                                   const sst_value *attrs);
 /** The invoke's tracer (borrowed), or NULL when it is not traced. */
 SST_API const sst_tracer *sst_node_tracer(const sst_node_ctx *ctx);
+/**
+ * The task's span (the parent for spans of its own, or for an invoke the node makes:
+ * sst_invoke_opts.trace_parent), or NULL when the invoke is not traced.
+ */
+SST_API void *sst_node_span(const sst_node_ctx *ctx);
 /** Ends @p span (NULL: nothing) as sst_tracer.end does. */
 SST_API void sst_node_span_end(sst_node_ctx *ctx, void *span, sst_code code, const char *message,
                                const sst_value *attrs);

@@ -223,6 +223,24 @@ void sst__span_free(sst__span *s) {
     sst__free(s);
 }
 
+sst_code sst__span_set_attributes(sst__span *s, const sst_value *attrs, sst_error *err) {
+    if (s == NULL || !sst_is_object(attrs)) {
+        return sst__error(err, SST_EINVAL, "span attributes: expected an object");
+    }
+    /* A span with none yet shares the object (values are immutable): no copy. */
+    if (sst_object_len(s->attributes) == 0 && sst_object_len(attrs) <= SST__SPAN_MAX_ATTRIBUTES) {
+        sst_value_unref(s->attributes);
+        s->attributes = sst_value_ref(attrs);
+        return SST_OK;
+    }
+    sst_code rc = SST_OK;
+    for (size_t i = 0; rc == SST_OK && i < sst_object_len(attrs); i++) {
+        rc = sst__span_set_take(s, sst_string_cstr(sst_object_key_at(attrs, i)),
+                                sst_value_ref(sst_object_value_at(attrs, i)), err);
+    }
+    return rc;
+}
+
 sst_code sst__span_set_take(sst__span *s, const char *key, sst_value *v, sst_error *err) {
     if (s == NULL || key == NULL || v == NULL) {
         sst_value_unref(v);

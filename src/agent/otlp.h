@@ -138,6 +138,11 @@ void sst__span_free(sst__span *s);
  * @return SST_OK; SST_ENOMEM, SST_EUTF8 (key), SST_EINVAL (NULL s, key or v).
  */
 sst_code sst__span_set_take(sst__span *s, const char *key, sst_value *v, sst_error *err);
+/*
+ * Sets every member of @p attrs (borrowed object) as sst__span_set_take does; a span with
+ * no attributes yet shares @p attrs instead of copying it.
+ */
+sst_code sst__span_set_attributes(sst__span *s, const sst_value *attrs, sst_error *err);
 /* sst__span_set_take with a string (copied; NULL sets nothing), integer, double or boolean. */
 sst_code sst__span_set_str(sst__span *s, const char *key, const char *v, sst_error *err);
 sst_code sst__span_set_int(sst__span *s, const char *key, int64_t v, sst_error *err);
@@ -314,6 +319,15 @@ sst_code sst__otlp_flush(sst__otlp_exporter *exp, uint32_t timeout_ms, sst_error
 void sst__otlp_shutdown(sst__otlp_exporter *exp, uint32_t timeout_ms);
 /* sst__otlp_shutdown with opts.shutdown_ms (unless done already), then frees. NULL is a no-op. */
 void sst__otlp_exporter_free(sst__otlp_exporter *exp);
+/*
+ * True while exports are being dropped (the queue was full at the last export, or the
+ * exporter shut down): a hook may then skip building a span and call
+ * sst__otlp_drop_unbuilt instead, so a collector that is down costs (nearly) nothing.
+ * A hint read without a lock; false for a NULL @p exp.
+ */
+bool sst__otlp_saturated(sst__otlp_exporter *exp);
+/* Counts a span a hook did not build (in dropped and dropped_queue_full). */
+void sst__otlp_drop_unbuilt(sst__otlp_exporter *exp);
 
 typedef struct sst__otlp_stats {
     uint64_t queued_total; /* spans accepted into the queue */

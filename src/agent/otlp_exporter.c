@@ -415,6 +415,10 @@ struct sst__otlp_exporter {
     sst__otlp_stats st;
 
     atomic_bool stop; /* the thread gives up what it does and ends */
+    /* The queue was full at the last export (or the exporter is closing): hooks may skip
+     * building spans that would be dropped (sst__otlp_saturated). Relaxed: a hint. */
+    atomic_bool saturated;
+    atomic_uint_fast64_t dropped_unbuilt; /* spans never built because of that */
     pthread_t thread;
 
     /* The thread's own. */
@@ -636,6 +640,8 @@ sst__otlp_exporter *sst__otlp_exporter_new(const sst__otlp_opts *o, sst_error *e
     e->batch = sst__calloc(o->max_batch, sizeof *e->batch);
     sst__buf_init(&e->reply);
     atomic_init(&e->stop, false);
+    atomic_init(&e->saturated, false);
+    atomic_init(&e->dropped_unbuilt, 0);
     if (e->endpoint == NULL || e->shown == NULL || e->service_name == NULL || e->ring == NULL ||
         e->batch == NULL) {
         sst__enomem(err);
@@ -709,6 +715,7 @@ void sst__otlp_export(sst__otlp_exporter *e, sst__span *s) {
             e->st.dropped_queue_full++;
         }
         e->st.dropped++;
+        atomic_store_explicit(&e->saturated, true, memory_order_relaxed);
         pthread_mutex_unlock(&e->mu);
         sst__span_free(s);
         return;
@@ -976,6 +983,9 @@ static void *worker_main(void *arg) {
         }
         e->head = (e->head + k) % o->max_queue;
         e->count -= k;
+        if (!e->closing) { /* room again: spans are worth building */
+            atomic_store_explicit(&e->saturated, false, memory_order_relaxed);
+        }
         pthread_mutex_unlock(&e->mu);
 
         sst_error err = {0};
@@ -1024,6 +1034,7 @@ void sst__otlp_shutdown(sst__otlp_exporter *e, uint32_t timeout_ms) {
     }
     e->shut = true;
     e->closing = true;
+    atomic_store_explicit(&e->saturated, true, memory_order_relaxed);
     uint64_t target = e->accepted_seq;
     e->flush_seq = target;
     pthread_cond_signal(&e->work);
@@ -1057,16 +1068,29 @@ void sst__otlp_exporter_free(sst__otlp_exporter *e) {
     destroy(e);
 }
 
+bool sst__otlp_saturated(sst__otlp_exporter *e) {
+    return e != NULL && atomic_load_explicit(&e->saturated, memory_order_relaxed);
+}
+
+void sst__otlp_drop_unbuilt(sst__otlp_exporter *e) {
+    if (e != NULL) {
+        atomic_fetch_add_explicit(&e->dropped_unbuilt, 1, memory_order_relaxed);
+    }
+}
+
 void sst__otlp_stats_get(sst__otlp_exporter *e, sst__otlp_stats *out) {
+    uint64_t unbuilt = atomic_load_explicit(&e->dropped_unbuilt, memory_order_relaxed);
     pthread_mutex_lock(&e->mu);
     *out = e->st;
     out->queued = e->count;
     pthread_mutex_unlock(&e->mu);
+    out->dropped += unbuilt;
+    out->dropped_queue_full += unbuilt;
 }
 
 uint64_t sst__otlp_dropped(sst__otlp_exporter *e) {
     pthread_mutex_lock(&e->mu);
     uint64_t n = e->st.dropped;
     pthread_mutex_unlock(&e->mu);
-    return n;
+    return n + atomic_load_explicit(&e->dropped_unbuilt, memory_order_relaxed);
 }

@@ -13,6 +13,9 @@
 struct sst_otlp_tracer {
     sst_tracer hooks;
     sst__otlp_exporter *exp;
+    /* What start gives while the exporter is saturated, and to children of it: never
+     * exported, only counted; its context is invalid, so no traceparent is sent. */
+    sst__span unbuilt;
 };
 
 void sst_otlp_tracer_opts_init(sst_otlp_tracer_opts *o) {
@@ -31,23 +34,19 @@ static bool parent_ctx(void *parent, sst__trace_ctx *out) {
 
 static void *hook_start(void *ud, void *parent, const char *kind, const char *name,
                         const sst_value *attrs) {
-    (void)ud;
+    sst_otlp_tracer *t = ud;
+    /* While the exporter drops what it gets (a collector that is down), nothing is built:
+     * the run pays a branch, not a span. */
+    if (sst__otlp_saturated(t->exp) || parent == &t->unbuilt) {
+        return &t->unbuilt;
+    }
     sst__trace_ctx pctx;
     bool has_parent = parent_ctx(parent, &pctx);
     sst__span_kind k = strcmp(kind, "llm") == 0 ? SST__SPAN_CLIENT : SST__SPAN_INTERNAL;
     sst_error err = {0};
     sst__span *s = sst__span_start(name, k, has_parent ? &pctx : NULL, &err);
-    if (s == NULL) {
-        return NULL;
-    }
-    if (sst__span_set_str(s, "superstep.span.kind", kind, &err) != SST_OK) {
+    if (s != NULL && attrs != NULL && sst__span_set_attributes(s, attrs, &err) != SST_OK) {
         sst_error_clear(&err); /* an attribute short: the span still goes */
-    }
-    for (size_t i = 0; i < sst_object_len(attrs); i++) {
-        if (sst__span_set_take(s, sst_string_cstr(sst_object_key_at(attrs, i)),
-                               sst_value_ref(sst_object_value_at(attrs, i)), &err) != SST_OK) {
-            sst_error_clear(&err);
-        }
     }
     return s;
 }
@@ -55,13 +54,14 @@ static void *hook_start(void *ud, void *parent, const char *kind, const char *na
 static void hook_end(void *ud, void *span, sst_code code, const char *message,
                      const sst_value *attrs) {
     sst_otlp_tracer *t = ud;
+    if (span == &t->unbuilt) {
+        sst__otlp_drop_unbuilt(t->exp);
+        return;
+    }
     sst__span *s = span;
     sst_error err = {0};
-    for (size_t i = 0; i < sst_object_len(attrs); i++) {
-        if (sst__span_set_take(s, sst_string_cstr(sst_object_key_at(attrs, i)),
-                               sst_value_ref(sst_object_value_at(attrs, i)), &err) != SST_OK) {
-            sst_error_clear(&err);
-        }
+    if (attrs != NULL && sst__span_set_attributes(s, attrs, &err) != SST_OK) {
+        sst_error_clear(&err);
     }
     if (code != SST_OK &&
         sst__span_record_error(s, sst_code_name(code),
@@ -75,7 +75,7 @@ static void hook_end(void *ud, void *span, sst_code code, const char *message,
 static bool hook_traceparent(void *ud, void *span, char *buf, size_t n) {
     (void)ud;
     sst__trace_ctx ctx;
-    if (n < SST__TRACEPARENT_LEN + 1 || !parent_ctx(span, &ctx)) {
+    if (n < SST__TRACEPARENT_LEN + 1 || !parent_ctx(span, &ctx) || !sst__trace_ctx_valid(&ctx)) {
         return false;
     }
     sst__traceparent_format(&ctx, buf);

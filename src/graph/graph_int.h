@@ -223,8 +223,6 @@ sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error 
 const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx);
 /* The index of the subgraph the node runs now among those of this run (0, 1, ...). */
 size_t sst__node_subgraph_call(sst_node_ctx *ctx);
-/* The span of a node context's task (NULL: not traced). */
-void *sst__node_span(const sst_node_ctx *ctx);
 /* The task of a node context. */
 sst_task *sst__node_task(sst_node_ctx *ctx);
 /*

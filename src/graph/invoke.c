@@ -173,9 +173,9 @@ static void start_step_span(invoke_ctx *c, uint64_t step, size_t n) {
     sst_value *attrs =
         sst__set_take(sst_object_empty(), "superstep.step", sst_int_new((int64_t)step, &err), &err);
     attrs = sst__set_take(attrs, "superstep.tasks", sst_int_new((int64_t)n, &err), &err);
-    char name[48];
-    snprintf(name, sizeof name, "superstep %llu", (unsigned long long)step);
-    c->step_span = t->start(t->user_data, c->run_span, "superstep", name, attrs);
+    /* One name for all (OpenTelemetry wants names of low cardinality): the number is
+     * superstep.step. */
+    c->step_span = t->start(t->user_data, c->run_span, "superstep", "superstep", attrs);
     sst_value_unref(attrs);
 }
 

@@ -695,8 +695,8 @@ bool sst_node_traceparent(sst_node_ctx *ctx, void *span, char *buf, size_t n) {
     return s != NULL && ctx->tracer->traceparent(ctx->tracer->user_data, s, buf, n);
 }
 
-void *sst__node_span(const sst_node_ctx *ctx) {
-    return ctx->span;
+void *sst_node_span(const sst_node_ctx *ctx) {
+    return ctx != NULL ? ctx->span : NULL;
 }
 
 sst_code sst__node_vertex(sst_task *t, void *user_data) {

@@ -499,7 +499,7 @@ static void child_opts(const sub_run *s, forward *f, sst_invoke_opts *o) {
         o->cancelled = s->po->cancelled;
         o->cancel_user_data = s->po->cancel_user_data;
         o->tracer = s->po->tracer; /* the child's run under this node's task */
-        o->trace_parent = sst__node_span(s->ctx);
+        o->trace_parent = sst_node_span(s->ctx);
         if (s->po->subgraphs && sst__has_stream(s->po)) {
             o->stream_modes = s->po->stream_modes;
             o->stream_ns = forward_event;

@@ -121,6 +121,13 @@ int sst__lua_app_invoke(lua_State *L) {
     int holder = lua_gettop(L);
     sst__lua_call_prepare(L, c, holder, lua_istable(L, 4) ? 4 : 0, known, "invoke");
     sst__lua_root_input(L, c);
+    /* An app invoked from a node with a config of its own (a thread of its own) is traced
+     * under that node's task, when the outer run is traced. */
+    sst_node_ctx *outer = sst__lua_running_ctx(L);
+    if (outer != NULL && sst_node_tracer(outer) != NULL) {
+        c->o.tracer = sst_node_tracer(outer);
+        c->o.trace_parent = sst_node_span(outer);
+    }
     sst_error err = {0};
     sst_graph_result *r = sst_graph_invoke(c->app->cg, c->thread != NULL ? c->thread->t : NULL,
                                            c->input, &c->o, &err);

@@ -134,7 +134,7 @@ tool = one(lambda s: s["name"] == "execute_tool echo", "tool span")
 if run and llm and tool:
     task = parent(llm)
     if not task or task["name"] != "llm_call": problems.append("the model span is not under llm_call")
-    elif not parent(task) or not parent(task)["name"].startswith("superstep "): problems.append("llm_call not under a superstep")
+    elif not parent(task) or parent(task)["name"] != "superstep": problems.append("llm_call not under a superstep")
     elif parent(parent(task)) is not run: problems.append("the superstep is not under the run")
     if not parent(tool) or parent(tool)["name"] != "tool": problems.append("the tool span is not under tool")
     if attr(llm, "gen_ai.provider.name") != "superstep.fake": problems.append("provider: %r" % attr(llm, "gen_ai.provider.name"))
