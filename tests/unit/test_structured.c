@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "superstep/agent.h"
+#include "superstep/json.h"
 #include "test_util.h"
 
 static const char k_schema[] =
@@ -205,12 +206,102 @@ static void test_name_clash(void **state) {
     sst_model_free(model);
 }
 
+/* The last request the replay server got for @p model: its JSON body (new), or NULL. */
+static sst_value *last_request(int port, const char *model) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "curl -s -X POST http://127.0.0.1:%d/_replay/last -d '{\"of\": \"%s\"}'", port, model);
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        return NULL;
+    }
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf - 1, p);
+    pclose(p);
+    buf[n] = '\0';
+    sst_error err = {0};
+    sst_value *v = sst_json_read(buf, n, NULL, &err);
+    sst_value *body = v != NULL ? sst_value_ref(sst_object_get(v, "body")) : NULL;
+    sst_value_unref(v);
+    return body;
+}
+
+/* Over the wire (tests/agent/replay_server.py): OpenAI's request says response_format
+ * json_schema and the reply's text is the answer; Anthropic's offers the schema's tool and
+ * says tool_choice "any", and the tool call is the answer. */
+static void test_provider_requests(void **state) {
+    (void)state;
+    char script[512];
+    tu_data_path("../agent/replay_server.py", script, sizeof script);
+    int port;
+    pid_t server = tu_python_server_start(script, &port);
+    assert_true(server > 0);
+    char base[64];
+    snprintf(base, sizeof base, "http://127.0.0.1:%d/v1", port);
+    sst_error err = {0};
+    sst_value *schema = tu_json(k_schema);
+    sst_value *msgs = tu_json("[{\"role\": \"user\", \"content\": \"Ada, 36\"}]");
+    sst_model_call_opts o;
+    sst_model_call_opts_init(&o);
+    o.response_format = schema;
+
+    sst_model *openai = sst_model_openai(base, "openai-structured", NULL, &err);
+    assert_non_null(openai);
+    sst_value *reply = sst_model_invoke(openai, msgs, &o, &err);
+    if (reply == NULL) {
+        print_error("openai: %s\n", err.msg);
+    }
+    assert_non_null(reply);
+    assert_json_eq(sst_object_get(reply, "structured_response"),
+                   "{\"name\": \"Ada\", \"age\": 36}");
+    assert_json_eq(sst_object_get(sst_object_get(reply, "usage_metadata"), "input_tokens"), "80");
+    sst_value_unref(reply);
+    sst_value *body = last_request(port, "openai-structured");
+    assert_non_null(body);
+    const sst_value *rf = sst_object_get(body, "response_format");
+    assert_json_eq(sst_object_get(rf, "type"), "\"json_schema\"");
+    assert_json_eq(sst_object_get(sst_object_get(rf, "json_schema"), "name"), "\"Contact\"");
+    assert_json_eq(sst_object_get(sst_object_get(rf, "json_schema"), "strict"), "true");
+    assert_json_eq(
+        sst_object_get(sst_object_get(sst_object_get(rf, "json_schema"), "schema"), "required"),
+        "[\"name\", \"age\"]");
+    assert_null(sst_object_get(body, "tools")); /* no tool: the reply itself is the answer */
+    sst_value_unref(body);
+    sst_model_free(openai);
+
+    snprintf(base, sizeof base, "http://127.0.0.1:%d", port);
+    sst_model *claude = sst_model_anthropic(base, "anthropic-structured", NULL, &err);
+    assert_non_null(claude);
+    reply = sst_model_invoke(claude, msgs, &o, &err);
+    if (reply == NULL) {
+        print_error("anthropic: %s\n", err.msg);
+    }
+    assert_non_null(reply);
+    assert_json_eq(sst_object_get(reply, "structured_response"),
+                   "{\"name\": \"Ada\", \"age\": 36}");
+    sst_value_unref(reply);
+    body = last_request(port, "anthropic-structured");
+    assert_non_null(body);
+    assert_json_eq(sst_object_get(body, "tool_choice"), "{\"type\": \"any\"}");
+    const sst_value *tools = sst_object_get(body, "tools");
+    const sst_value *tool = sst_array_get(tools, sst_array_len(tools) - 1);
+    assert_json_eq(sst_object_get(tool, "name"), "\"Contact\"");
+    assert_json_eq(sst_object_get(sst_object_get(tool, "input_schema"), "required"),
+                   "[\"name\", \"age\"]");
+    sst_value_unref(body);
+    sst_model_free(claude);
+    sst_value_unref(msgs);
+    sst_value_unref(schema);
+    tu_server_stop(server);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tool_strategy),
         cmocka_unit_test(test_bound),
         cmocka_unit_test(test_provider_strategy_and_invoke),
         cmocka_unit_test(test_name_clash),
+        cmocka_unit_test(test_provider_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
