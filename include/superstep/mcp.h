@@ -133,6 +133,9 @@ typedef struct sst_mcp_call_opts {
      */
     bool (*cancelled)(void *user_data);
     void *cancel_user_data;
+    /* HTTP: a W3C traceparent sent with the call's request, so the server's spans join the
+     * caller's trace (the agent sets it from the tool node's span). NULL: none. */
+    const char *traceparent;
 } sst_mcp_call_opts;
 
 /** Fills @p o with the defaults (the client's timeout, no cancel check). */

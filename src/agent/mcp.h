@@ -32,6 +32,7 @@ uint64_t sst__mcp_now_ms(void);
 /* How long and on what condition a caller waits: a deadline and a cancel check. */
 typedef struct sst__mcp_wait {
     uint64_t deadline_ms;        /* sst__mcp_now_ms() time; 0: none */
+    const char *traceparent;     /* HTTP: sent as the "traceparent" header; NULL: none */
     bool (*cancelled)(void *ud); /* asked while waiting; NULL: never */
     void *cancel_ud;
     /*

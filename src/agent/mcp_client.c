@@ -289,7 +289,8 @@ sst_value *sst__mcp_request(sst__mcp_client *c, const char *method, const char *
     long timeout = how != NULL && how->timeout_ms > 0 ? how->timeout_ms : c->timeout_ms;
     sst__mcp_wait w = {.deadline_ms = sst__mcp_now_ms() + (uint64_t)timeout,
                        .cancelled = how != NULL ? how->cancelled : NULL,
-                       .cancel_ud = how != NULL ? how->cancel_user_data : NULL};
+                       .cancel_ud = how != NULL ? how->cancel_user_data : NULL,
+                       .traceparent = how != NULL ? how->traceparent : NULL};
     pending p;
     memset(&p, 0, sizeof p);
     waiter wt = {.c = c, .p = &p};

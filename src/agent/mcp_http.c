@@ -221,7 +221,7 @@ static void flush_outbox(exchange *x) {
 }
 
 /* The request's headers: ours, the caller's, the session's. NULL on SST_ENOMEM. */
-static struct curl_slist *request_headers(http_tr *t, bool json_body) {
+static struct curl_slist *request_headers(http_tr *t, bool json_body, const char *traceparent) {
     struct curl_slist *h = NULL;
     bool ok = true;
 #define ADD(line)                                                                                  \
@@ -238,6 +238,10 @@ static struct curl_slist *request_headers(http_tr *t, bool json_body) {
         ADD(t->headers[i]);
     }
     char line[320];
+    if (traceparent != NULL) {
+        snprintf(line, sizeof line, "traceparent: %.200s", traceparent);
+        ADD(line);
+    }
     pthread_mutex_lock(&t->mu);
     if (t->session != NULL) {
         snprintf(line, sizeof line, "Mcp-Session-Id: %s", t->session);
@@ -357,7 +361,8 @@ static sst_code outcome(exchange *x, CURLcode rc, const char *curl_msg, bool had
 static sst_code post(http_tr *t, bool delete_session, const char *body, size_t len,
                      const sst__mcp_wait *w, sst_error *err) {
     http_conn *c = take_conn(t);
-    struct curl_slist *headers = c != NULL ? request_headers(t, !delete_session) : NULL;
+    struct curl_slist *headers =
+        c != NULL ? request_headers(t, !delete_session, w != NULL ? w->traceparent : NULL) : NULL;
     if (headers == NULL) {
         if (c != NULL) {
             put_conn(t, c);

@@ -40,9 +40,13 @@ static sst_value *call(const sst_value *args, sst_node_ctx *ctx, void *ud, sst_e
     const sst__mcp_binding *b = ud;
     sst_mcp_call_opts how;
     sst_mcp_call_opts_init(&how);
+    char trace[64];
     if (ctx != NULL) {
         how.cancelled = node_cancelled;
         how.cancel_user_data = ctx;
+        if (sst_node_traceparent(ctx, NULL, trace, sizeof trace)) {
+            how.traceparent = trace; /* the tool node's span: the server's join the trace */
+        }
     }
     return sst__mcp_call_tool(b->client, b->name, args, &how, err);
 }

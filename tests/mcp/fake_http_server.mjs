@@ -9,7 +9,8 @@
 //   echo {text}  an event stream: a log notification, then "echo: TEXT"
 //   ping_first   an event stream: a ping request to the client, and once the
 //                client's answer has been POSTed, "pong: <the answer's result>"
-//   headers      JSON: what the request carried {authorization, version, session}
+//   headers      JSON: what the request carried {authorization, version, session,
+//                traceparent when one was sent}
 //   deletes      how many sessions the client ended with DELETE (text)
 //   expire       forgets the session: its next request gets HTTP 404
 //   linger       an event stream with the result, kept open for 30 s after it
@@ -66,6 +67,7 @@ async function toolCall(m, req, res) {
         authorization: req.headers["authorization"] ?? null,
         version: req.headers["mcp-protocol-version"] ?? null,
         session: req.headers["mcp-session-id"] ?? null,
+        ...(req.headers["traceparent"] ? { traceparent: req.headers["traceparent"] } : {}),
       }))));
     case "deletes": return json(res, 200, reply(text(String(deletes))));
     case "expire":

@@ -1094,6 +1094,17 @@ static void test_fake_http(void **state) {
     expect_text(c, "headers", "{}",
                 "{\"authorization\":\"Bearer t0ken\",\"version\":\"2025-06-18\","
                 "\"session\":\"sess-1\"}");
+    /* A call's traceparent (the agent's tool span) goes with its request only. */
+    sst_mcp_call_opts how;
+    sst_mcp_call_opts_init(&how);
+    how.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    sst_value *none = sst_object_empty();
+    sst_value *traced = sst_mcp_call_tool_opts(c, "headers", none, &how, &err);
+    sst_value_unref(none);
+    assert_non_null(traced);
+    assert_contains(sst_string_cstr(traced),
+                    "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"");
+    sst_value_unref(traced);
     expect_text(c, "deletes", "{}", "0");
     /* A stream left open after the response is not waited for. */
     double t0 = tu_now_s();
