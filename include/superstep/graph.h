@@ -804,6 +804,13 @@ struct sst_tracer {
     void *user_data;
     /* Spans of model calls may carry the prompts and replies (GenAI's opt-in content). */
     bool capture_content;
+    /**
+     * A parent for a run's span from a W3C traceparent (an incoming request's), to pass
+     * as sst_invoke_opts.trace_parent, and its release after the invoke. NULL (or a NULL
+     * result, for a malformed traceparent): runs start traces of their own.
+     */
+    void *(*parent_from)(void *user_data, const char *traceparent);
+    void (*parent_free)(void *user_data, void *parent);
 };
 
 /** Invoke options; fill with sst_invoke_opts_init. */

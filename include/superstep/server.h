@@ -72,8 +72,9 @@ typedef struct sst_server_opts {
     const char *web_dir;
     bool no_web;
     /* Spans of every run the workers execute (sst_otlp_tracer_hooks, superstep/agent.h);
-     * borrowed: must outlive the server. Each run is a trace of its own. NULL: no
-     * tracing. */
+     * borrowed: must outlive the server. A run created by a request with a W3C
+     * "traceparent" header joins that trace (sst_tracer.parent_from); any other is a trace
+     * of its own. NULL: no tracing. */
     const struct sst_tracer *tracer;
 } sst_server_opts;
 

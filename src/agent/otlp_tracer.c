@@ -82,6 +82,15 @@ static bool hook_traceparent(void *ud, void *span, char *buf, size_t n) {
     return true;
 }
 
+static void *hook_parent_from(void *ud, const char *traceparent) {
+    return sst_otlp_tracer_parent(ud, traceparent);
+}
+
+static void hook_parent_free(void *ud, void *parent) {
+    (void)ud;
+    sst_otlp_tracer_parent_free(parent);
+}
+
 sst_otlp_tracer *sst_otlp_tracer_new(const sst_otlp_tracer_opts *o, sst_error *err) {
     SST__ERR_LOCAL(err);
     sst_otlp_tracer_opts def;
@@ -134,6 +143,8 @@ sst_otlp_tracer *sst_otlp_tracer_new(const sst_otlp_tracer_opts *o, sst_error *e
     t->hooks.traceparent = hook_traceparent;
     t->hooks.user_data = t;
     t->hooks.capture_content = o->capture_content;
+    t->hooks.parent_from = hook_parent_from;
+    t->hooks.parent_free = hook_parent_free;
     return t;
 }
 

@@ -293,6 +293,11 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
      * connection, which then notices a client that left (stream.c). */
     bool events = want != WANT_WAIT || q.cancel_on_disconnect;
     sst_value *kwargs = kwargs_of(&q, assistant, stateless, events, &err);
+    /* The caller's trace context, for a traced server (not shown in the run's kwargs). */
+    const char *tp = r->s->o.tracer != NULL ? srv_header(r, "traceparent") : NULL;
+    if (kwargs != NULL && tp != NULL && strlen(tp) < 128) {
+        kwargs = sst__set_take(kwargs, "traceparent", sst_string_new(tp, &err), &err);
+    }
     sst_queued_run run = {
         .run_id = run_id,
         .thread_id = thread_id,

@@ -109,7 +109,11 @@ sst_value *srv_run_value(const sst_queued_run *run, sst_error *err) {
     o = sst__set_take(o, "metadata",
                       sst_value_ref(run->metadata != NULL ? run->metadata : sst_object_empty()),
                       err);
-    o = sst__set_take(o, "kwargs", sst_value_ref(kw != NULL ? kw : sst_object_empty()), err);
+    sst_value *shown = sst_value_ref(kw != NULL ? kw : sst_object_empty());
+    if (sst_object_get(shown, "traceparent") != NULL) { /* ours, not LangGraph's */
+        shown = sst_object_remove_take(shown, "traceparent", err);
+    }
+    o = sst__set_take(o, "kwargs", shown, err);
     return sst__set_take(o, "multitask_strategy", str_or_null(run->multitask_strategy, err), err);
 }
 

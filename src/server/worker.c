@@ -726,7 +726,16 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         } else if (input != NULL && sst_is_null(input)) {
             input = NULL;
         }
+        /* A run started with a traceparent joins the caller's trace. */
+        const sst_tracer *tr = o.tracer;
+        const sst_value *tp = sst_object_get(c->kwargs, "traceparent");
+        if (tr != NULL && tr->parent_from != NULL && sst_is_string(tp)) {
+            o.trace_parent = tr->parent_from(tr->user_data, sst_string_cstr(tp));
+        }
         gr = sst_graph_invoke(sst_lua_script_graph(script), th, input, &o, &err);
+        if (o.trace_parent != NULL && tr->parent_free != NULL) {
+            tr->parent_free(tr->user_data, o.trace_parent);
+        }
         srv_msgs_free(ec.msgs);
         ec.msgs = NULL;
         sst_value_unref(hold[0]);

@@ -168,8 +168,17 @@ for _ in $(seq 100); do grep -q listening serve.out && break; sleep 0.1; done
 api=$(sed -n 's/^listening on //p' serve.out)
 if [ -n "$api" ]; then
   curl -s "$api/runs/wait" -H 'content-type: application/json' \
+    -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' \
     -d '{"assistant_id":"w1","input":{"counter":0,"n":2}}' >run.json
   contains "$(cat run.json)" '"counter":2' "serve: the run"
+  # A run on a thread: its run object's kwargs stay LangGraph's (no traceparent).
+  tid=$(curl -s "$api/threads" -H 'content-type: application/json' -d '{}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["thread_id"])')
+  curl -s "$api/threads/$tid/runs/wait" -H 'content-type: application/json' \
+    -H 'traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' \
+    -d '{"assistant_id":"w1","input":{"counter":0,"n":1}}' >/dev/null
+  runs=$(curl -s "$api/threads/$tid/runs")
+  contains "$runs" '"kwargs":{' "serve: the thread's run"
+  lacks "$runs" "traceparent" "serve: the trace context stays out of the run's kwargs"
 else
   fail "serve did not start: $(cat serve.err)"
 fi
@@ -177,6 +186,16 @@ kill "$serve_pid"
 wait "$serve_pid"
 state=$(curl -s "http://127.0.0.1:$port/state")
 contains "$state" '"name":"inc"' "serve --otlp-endpoint: the run's task spans"
+joined=$(python3 - "$state" <<'PY'
+import json, sys
+spans = json.loads(sys.argv[1])["spans"]
+runs = [s for s in spans if s["name"] == "run"]
+ok = runs and all(s["traceId"] == "4bf92f3577b34da6a3ce929d0e0e4736" for s in spans) and \
+     runs[0]["parentSpanId"] == "00f067aa0ba902b7"
+print("ok" if ok else "no: " + json.dumps([(s["name"], s["traceId"], s["parentSpanId"]) for s in spans][:4]))
+PY
+)
+[ "$joined" = ok ] || fail "serve: the run joins the request's traceparent: $joined"
 contains "$state" '"superstep.status":{"stringValue":"completed"}' "serve: the run span's outcome"
 
 # A dead collector: the run completes, at once, and says what was dropped.
