@@ -210,7 +210,8 @@ typedef struct sst_middleware sst_middleware;
 /**
  * A middleware named @p name (its hooks' node names start with it; unique among an
  * agent's middleware) with @p hooks (copied).
- * @return new middleware; NULL with SST_EINVAL (no name, a name with '.' or ':', no hook)
+ * @return new middleware; NULL with SST_EINVAL (no name, a name over 100 bytes or with '.',
+ *         ':' or '|', no hook)
  *         or SST_ENOMEM. On failure the user data is not freed.
  */
 SST_NODISCARD SST_API sst_middleware *

@@ -10,9 +10,10 @@
 
 sst_middleware *sst_middleware_new(const char *name, const sst_middleware_hooks *hooks,
                                    sst_error *err) {
-    if (name == NULL || name[0] == '\0' || strpbrk(name, ".:|") != NULL || hooks == NULL) {
+    if (name == NULL || name[0] == '\0' || strlen(name) > 100 || strpbrk(name, ".:|") != NULL ||
+        hooks == NULL) {
         sst__error(err, SST_EINVAL,
-                   "middleware: a name without '.', ':' or '|' and hooks are "
+                   "middleware: a name (1 to 100 bytes, without '.', ':' or '|') and hooks are "
                    "needed");
         return NULL;
     }

@@ -286,24 +286,32 @@ static sst_code add_fields(sst_graph *g, const sst__agent *a, sst_error *err) {
                             opts->structured->name);
         }
     }
-    /* The middleware's own fields; "jump_to" and the per-run counts are untracked. */
-    const char *untracked[1 + 8 * 16];
+    /* The middleware's own fields; "jump_to" and the per-run counts are untracked (each
+     * middleware names up to 8). */
+    const char **untracked = sst__calloc(1 + 8 * opts->n_middleware, sizeof *untracked);
+    if (rc == SST_OK && untracked == NULL) {
+        rc = sst__enomem(err);
+    }
     size_t n_untracked = 0;
     if (rc == SST_OK && a->jumps) {
         rc = sst_graph_add_field(g, "jump_to", sst_reducer_replace(), NULL, err);
         untracked[n_untracked++] = "jump_to";
     }
-    for (size_t i = 0; rc == SST_OK && i < opts->n_middleware && i < 16; i++) {
+    for (size_t i = 0; rc == SST_OK && i < opts->n_middleware; i++) {
         const sst_middleware *m = opts->middleware[i];
+        const char *mine[8];
         size_t more = 0;
         if (m->h.add_fields != NULL) {
-            rc = m->h.add_fields(g, m->h.user_data, untracked + n_untracked, &more, err);
-            n_untracked += more <= 8 ? more : 8;
+            rc = m->h.add_fields(g, m->h.user_data, mine, &more, err);
+            for (size_t k = 0; rc == SST_OK && k < more && k < 8; k++) {
+                untracked[n_untracked++] = mine[k];
+            }
         }
     }
     if (rc == SST_OK && n_untracked > 0) {
         rc = sst_graph_set_untracked_fields(g, untracked, n_untracked, err);
     }
+    sst__free(untracked);
     return rc;
 }
 

@@ -519,6 +519,70 @@ static void test_fallback(void **state) {
     sst_model_free(backup);
 }
 
+/* ---- many middleware, each with a field of its own ---- */
+
+static const char *const k_fields[20] = {"f0",  "f1",  "f2",  "f3",  "f4",  "f5",  "f6",
+                                         "f7",  "f8",  "f9",  "f10", "f11", "f12", "f13",
+                                         "f14", "f15", "f16", "f17", "f18", "f19"};
+
+static sst_code own_field(sst_graph *g, void *ud, const char **untracked, size_t *n,
+                          sst_error *err) {
+    const char *name = ud;
+    untracked[0] = name; /* per run: not in checkpoints */
+    *n = 1;
+    return sst_graph_add_field(g, name, sst_reducer_replace(), sst_int_new(0, err), err);
+}
+
+static sst_code mark_field(sst_node_ctx *ctx, void *ud) {
+    return sst_node_update(ctx, (const char *)ud, sst_int_new(1, NULL), NULL);
+}
+
+static void test_many_middleware(void **state) {
+    (void)state;
+    sst_error err = {0};
+    sst_middleware *mw[20];
+    for (int i = 0; i < 20; i++) {
+        sst_middleware_hooks h = {
+            .before_model = mark_field, .add_fields = own_field, .user_data = (void *)k_fields[i]};
+        char name[16];
+        snprintf(name, sizeof name, "m%d", i);
+        mw[i] = sst_middleware_new(name, &h, &err);
+        assert_non_null(mw[i]);
+    }
+    sst_model *model = scripted("{\"content\":\"ok\"}\n");
+    sst_agent_opts o;
+    sst_agent_opts_init(&o);
+    o.middleware = mw;
+    o.n_middleware = 20;
+    sst_agent *agent = sst_agent_new(model, NULL, &o, &err);
+    assert_non_null(agent);
+    sst_checkpointer *cp = sst_memory_saver_new(&err);
+    sst_graph_thread *th = sst_graph_thread_open(sst_agent_graph(agent), cp, "many", &err);
+    sst_invoke_opts io;
+    sst_invoke_opts_init(&io);
+    io.recursion_limit = 100;
+    sst_value *in = tu_json("{\"messages\": [{\"role\": \"user\", \"content\": \"go\"}]}");
+    sst_graph_result *r = sst_graph_invoke(sst_agent_graph(agent), th, in, &io, &err);
+    sst_value_unref(in);
+    assert_non_null(r);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    sst_value *st = sst_graph_get_state(th, NULL, &err);
+    for (int i = 0; i < 20; i++) {
+        /* The run saw every field; none went into the checkpoint (all untracked). */
+        assert_json_eq(sst_object_get(sst_graph_result_state(r), k_fields[i]), "1");
+        assert_null(sst_object_get(sst_object_get(st, "values"), k_fields[i]));
+    }
+    sst_value_unref(st);
+    sst_graph_result_free(r);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst_agent_free(agent);
+    sst_model_free(model);
+    for (int i = 0; i < 20; i++) {
+        sst_middleware_free(mw[i]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_wraps_and_jump),
@@ -528,6 +592,7 @@ int main(void) {
         cmocka_unit_test(test_tool_call_limit),
         cmocka_unit_test(test_summarization),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_many_middleware),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
