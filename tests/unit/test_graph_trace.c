@@ -157,7 +157,8 @@ static void test_span_tree(void **state) {
     assert_non_null(cg);
     recorder rec = {.n = 0};
     pthread_mutex_init(&rec.mu, NULL);
-    sst_tracer tracer = {rec_start, rec_end, rec_traceparent, &rec, false};
+    sst_tracer tracer = {
+        .start = rec_start, .end = rec_end, .traceparent = rec_traceparent, .user_data = &rec};
     sst_engine_opts eo;
     sst_engine_opts_init(&eo);
     eo.workers = 4;
@@ -241,7 +242,7 @@ static void test_interrupt_and_untraced(void **state) {
     sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
     recorder rec = {.n = 0};
     pthread_mutex_init(&rec.mu, NULL);
-    sst_tracer tracer = {rec_start, rec_end, NULL, &rec, false};
+    sst_tracer tracer = {.start = rec_start, .end = rec_end, .user_data = &rec};
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     o.tracer = &tracer;
