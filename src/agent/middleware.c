@@ -220,21 +220,15 @@ sst_code sst_agent_jump_to(sst_node_ctx *ctx, const char *target, sst_error *err
 /* ---- helpers ---- */
 
 sst_value *sst__tool_message(const sst_value *call, const char *content, sst_error *err) {
-    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new("tool", err), err);
-    m = sst__set_take(m, "tool_call_id", sst_value_ref(sst_object_get(call, "id")), err);
-    const sst_value *name = sst_object_get(sst_object_get(call, "function"), "name");
-    if (sst_is_string(name)) {
-        m = sst__set_take(m, "name", sst_value_ref(name), err);
-    }
-    return sst__set_take(m, "content", sst_string_new(content, err), err);
+    return sst__tool_message_take(call, sst_string_new(content, err), err);
 }
 
-sst_value *sst__assistant_message(const char *content, sst_error *err) {
-    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new("assistant", err), err);
-    return sst__set_take(m, "content", sst_string_new(content, err), err);
+sst_value *sst__message_take(const char *role, sst_value *content, sst_error *err) {
+    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new(role, err), err);
+    return sst__set_take(m, "content", content, err);
 }
 
-static bool has_role(const sst_value *m, const char *role) {
+bool sst__message_is(const sst_value *m, const char *role) {
     const sst_value *r = sst_object_get(m, "role");
     if (!sst_is_string(r)) {
         r = sst_object_get(m, "type"); /* LangChain's shape: "ai", "tool" */
@@ -247,7 +241,7 @@ static bool has_role(const sst_value *m, const char *role) {
 
 size_t sst__last_ai_index(const sst_value *msgs) {
     for (size_t i = sst_array_len(msgs); i > 0; i--) {
-        if (has_role(sst_array_get(msgs, i - 1), "assistant")) {
+        if (sst__message_is(sst_array_get(msgs, i - 1), "assistant")) {
             return i - 1;
         }
     }
@@ -257,7 +251,7 @@ size_t sst__last_ai_index(const sst_value *msgs) {
 bool sst__call_answered(const sst_value *msgs, size_t from, const sst_value *id) {
     for (size_t i = from + 1; i < sst_array_len(msgs); i++) {
         const sst_value *m = sst_array_get(msgs, i);
-        if (has_role(m, "tool") && sst_value_equal(sst_object_get(m, "tool_call_id"), id)) {
+        if (sst__message_is(m, "tool") && sst_value_equal(sst_object_get(m, "tool_call_id"), id)) {
             return true;
         }
     }

@@ -11,6 +11,7 @@
 #include "fake_model.h"
 #include "llm_client.h"
 #include "superstep/agent.h"
+#include "tools.h"
 
 struct sst_middleware {
     char *name; /* owned */
@@ -72,10 +73,12 @@ sst_code sst__run_hook(sst_code (*fn)(sst_node_ctx *, void *), void *ud, sst_nod
 
 /* ---- helpers for built-in middleware ---- */
 
-/* {"role": "tool", "tool_call_id", "name", "content"} answering @p call (new). */
+/* sst__tool_message_take (tools.h) with the text @p content. */
 sst_value *sst__tool_message(const sst_value *call, const char *content, sst_error *err);
-/* {"role": "assistant", "content"} (new). */
-sst_value *sst__assistant_message(const char *content, sst_error *err);
+/* {"role": @p role, "content": @p content (taken)} (new). */
+sst_value *sst__message_take(const char *role, sst_value *content, sst_error *err);
+/* True when @p m has @p role ("tool", "assistant"), in OpenAI's shape or LangChain's type. */
+bool sst__message_is(const sst_value *m, const char *role);
 /* The index of the last assistant message of @p msgs, or SIZE_MAX. */
 size_t sst__last_ai_index(const sst_value *msgs);
 /* True when a tool message after @p from in @p msgs answers the call with id @p id. */

@@ -76,21 +76,16 @@ static sst_value *call_args(const sst_value *call, sst_error *err) {
     return v != NULL ? v : sst_string_newn(sst_string_cstr(text), sst_string_len(text), err);
 }
 
-static const char *call_name(const sst_value *call) {
-    const sst_value *n = sst_object_get(sst_object_get(call, "function"), "name");
-    return sst_is_string(n) ? sst_string_cstr(n) : "";
-}
-
 /* {"name", "args", "description"} for @p call, whose entry is @p entry. */
 static sst_value *action_request(const sst_value *call, const sst_value *entry, sst_error *err) {
     sst_value *args = call_args(call, err);
     sst_value *r =
-        sst__set_take(sst_object_empty(), "name", sst_string_new(call_name(call), err), err);
+        sst__set_take(sst_object_empty(), "name", sst_string_new(sst__call_name(call), err), err);
     const sst_value *desc = sst_object_get(entry, "description");
     char *json = args != NULL ? sst_json_write(args, SST_JSON_COMPACT, NULL, err) : NULL;
     char text[1024];
     snprintf(text, sizeof text, "Tool execution requires approval\n\nTool: %s\nArgs: %.900s",
-             call_name(call), json != NULL ? json : "");
+             sst__call_name(call), json != NULL ? json : "");
     sst_free(json);
     r = sst__set_take(r, "args", args, err);
     return sst__set_take(r, "description",
@@ -111,7 +106,7 @@ static sst_value *apply(const sst_value *call, const sst_value *entry, const sst
         sst__error(err, SST_EINVAL,
                    "human in the loop: the decision for '%s' must be an object whose \"type\" is "
                    "one of its allowed decisions",
-                   call_name(call));
+                   sst__call_name(call));
         return NULL;
     }
     const char *t = sst_string_cstr(type);
@@ -127,12 +122,12 @@ static sst_value *apply(const sst_value *call, const sst_value *entry, const sst
         } else if (strcmp(t, "reject") == 0) {
             const sst_value *id = sst_object_get(call, "id");
             snprintf(text, sizeof text,
-                     "error: the user rejected the tool call for '%s' with id %s", call_name(call),
-                     sst_is_string(id) ? sst_string_cstr(id) : "");
+                     "error: the user rejected the tool call for '%s' with id %s",
+                     sst__call_name(call), sst_is_string(id) ? sst_string_cstr(id) : "");
         } else {
             sst__error(err, SST_EINVAL,
                        "human in the loop: a \"respond\" decision for '%s' needs a \"message\"",
-                       call_name(call));
+                       sst__call_name(call));
             return NULL;
         }
         *answer = sst__tool_message(call, text, err);
@@ -145,7 +140,7 @@ static sst_value *apply(const sst_value *call, const sst_value *entry, const sst
         sst__error(err, SST_EINVAL,
                    "human in the loop: an \"edit\" decision for '%s' needs \"edited_action\": "
                    "{\"name\": \"...\", \"args\": {...}}",
-                   call_name(call));
+                   sst__call_name(call));
         return NULL;
     }
     char *json = sst_json_write(args, SST_JSON_COMPACT, NULL, err);
@@ -166,13 +161,13 @@ static sst_code after_model(sst_node_ctx *ctx, void *ud) {
     sst_value *requests = sst_array_empty(), *configs = sst_array_empty();
     for (size_t i = 0; requests != NULL && configs != NULL && i < sst_array_len(calls); i++) {
         const sst_value *call = sst_array_get(calls, i);
-        const sst_value *entry = sst_object_get(h->config, call_name(call));
+        const sst_value *entry = sst_object_get(h->config, sst__call_name(call));
         if (entry == NULL || sst__call_answered(msgs, ai, sst_object_get(call, "id"))) {
             continue;
         }
         requests = sst__push_take(requests, action_request(call, entry, &err), &err);
         sst_value *rc = sst__set_take(sst_object_empty(), "action_name",
-                                      sst_string_new(call_name(call), &err), &err);
+                                      sst_string_new(sst__call_name(call), &err), &err);
         rc = sst__set_take(rc, "allowed_decisions",
                            sst_value_ref(sst_object_get(entry, "allowed_decisions")), &err);
         configs = sst__push_take(configs, rc, &err);
@@ -207,7 +202,7 @@ static sst_code after_model(sst_node_ctx *ctx, void *ud) {
     size_t k = 0;
     for (size_t i = 0; kept != NULL && answers != NULL && i < sst_array_len(calls); i++) {
         const sst_value *call = sst_array_get(calls, i);
-        const sst_value *entry = sst_object_get(h->config, call_name(call));
+        const sst_value *entry = sst_object_get(h->config, sst__call_name(call));
         if (entry == NULL || sst__call_answered(msgs, ai, sst_object_get(call, "id"))) {
             kept = sst__push_take(kept, sst_value_ref(call), &err);
             continue;

@@ -48,7 +48,8 @@ static bool exceeded(const limits *l, int64_t thread, int64_t run, char *buf, si
 static sst_code end_with(sst_node_ctx *ctx, sst_value *extra, const char *text) {
     sst_error err = {0};
     sst_value *list = extra != NULL ? extra : sst_array_empty();
-    list = sst__push_take(list, sst__assistant_message(text, &err), &err);
+    list = sst__push_take(list, sst__message_take("assistant", sst_string_new(text, &err), &err),
+                          &err);
     sst_code rc = list != NULL ? sst_node_update(ctx, "messages", list, &err) : sst__code(&err);
     if (rc == SST_OK) {
         rc = sst_agent_jump_to(ctx, "end", &err);
@@ -157,12 +158,6 @@ static sst_code tool_fields(sst_graph *g, void *ud, const char **untracked, size
     return rc;
 }
 
-/* A tool call's tool name. */
-static const char *call_name(const sst_value *call) {
-    const sst_value *n = sst_object_get(sst_object_get(call, "function"), "name");
-    return sst_is_string(n) ? sst_string_cstr(n) : "";
-}
-
 static sst_code tool_after(sst_node_ctx *ctx, void *ud) {
     const limits *l = ud;
     const sst_value *state = sst_node_state(ctx);
@@ -179,7 +174,7 @@ static sst_code tool_after(sst_node_ctx *ctx, void *ud) {
     char what[160] = "", text[300];
     for (size_t i = 0; blocked != NULL && i < sst_array_len(calls); i++) {
         const sst_value *call = sst_array_get(calls, i);
-        if ((l->tool != NULL && strcmp(call_name(call), l->tool) != 0) ||
+        if ((l->tool != NULL && strcmp(sst__call_name(call), l->tool) != 0) ||
             sst__call_answered(msgs, ai, sst_object_get(call, "id"))) {
             continue;
         }
@@ -193,7 +188,7 @@ static sst_code tool_after(sst_node_ctx *ctx, void *ud) {
                                  what);
         }
         snprintf(text, sizeof text, "error: tool call limit exceeded (%s): do not call '%s' again.",
-                 what, call_name(call));
+                 what, sst__call_name(call));
         blocked = sst__push_take(blocked, sst__tool_message(call, text, &err), &err);
     }
     if (blocked == NULL) {
@@ -217,7 +212,7 @@ static sst_code tool_after(sst_node_ctx *ctx, void *ud) {
         /* Every call still waiting gets an answer, so the history stays one the APIs take. */
         for (size_t i = 0; blocked != NULL && i < sst_array_len(calls); i++) {
             const sst_value *call = sst_array_get(calls, i);
-            bool named = l->tool == NULL || strcmp(call_name(call), l->tool) == 0;
+            bool named = l->tool == NULL || strcmp(sst__call_name(call), l->tool) == 0;
             if (!named && !sst__call_answered(msgs, ai, sst_object_get(call, "id"))) {
                 blocked = sst__push_take(
                     blocked, sst__tool_message(call, "error: not run: the run ended", &err), &err);

@@ -67,13 +67,6 @@ static int64_t estimate_tokens(const sst_value *msgs) {
     return chars / 4;
 }
 
-static bool is_tool_message(const sst_value *m) {
-    const sst_value *r = sst_object_get(m, "role");
-    const sst_value *t = sst_object_get(m, "type");
-    return (sst_is_string(r) && strcmp(sst_string_cstr(r), "tool") == 0) ||
-           (sst_is_string(t) && strcmp(sst_string_cstr(t), "tool") == 0);
-}
-
 /* The conversation before @p cut as a transcript for the summarizer (new). */
 static sst_value *transcript(const sst_value *msgs, size_t cut, sst_error *err) {
     sst__buf b;
@@ -98,17 +91,12 @@ static sst_value *transcript(const sst_value *msgs, size_t cut, sst_error *err) 
     return s;
 }
 
-static sst_value *message(const char *role, sst_value *content, sst_error *err) {
-    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new(role, err), err);
-    return sst__set_take(m, "content", content, err);
-}
-
 /* The summary of the messages before @p cut, written by the model (new text). */
 static sst_value *summary_of(const summarize *s, sst_node_ctx *ctx, const sst_value *msgs,
                              size_t cut, sst_error *err) {
-    sst_value *ask = sst__push_take(sst_array_empty(),
-                                    message("system", sst_string_new(k_prompt, err), err), err);
-    ask = sst__push_take(ask, message("user", transcript(msgs, cut, err), err), err);
+    sst_value *ask = sst__push_take(
+        sst_array_empty(), sst__message_take("system", sst_string_new(k_prompt, err), err), err);
+    ask = sst__push_take(ask, sst__message_take("user", transcript(msgs, cut, err), err), err);
     sst_value *reply =
         ask != NULL ? sst__model_call(s->model, ask, NULL, NULL, ctx, NULL, NULL, NULL, err) : NULL;
     sst_value_unref(ask);
@@ -141,7 +129,7 @@ static sst_code before_model(sst_node_ctx *ctx, void *ud) {
         return SST_OK;
     }
     size_t cut = n - s->keep;
-    while (cut > 0 && is_tool_message(sst_array_get(msgs, cut))) {
+    while (cut > 0 && sst__message_is(sst_array_get(msgs, cut), "tool")) {
         cut--; /* the kept part starts with the call, never with its results */
     }
     if (cut == 0) {
@@ -156,7 +144,7 @@ static sst_code before_model(sst_node_ctx *ctx, void *ud) {
         sst__set_take(sst_object_empty(), "type", sst_string_new("remove", &err), &err);
     all = sst__set_take(all, "id", sst_string_new("__remove_all__", &err), &err);
     sst_value *list = sst__push_take(sst_array_empty(), all, &err);
-    list = sst__push_take(list, message("user", summary, &err), &err);
+    list = sst__push_take(list, sst__message_take("user", summary, &err), &err);
     for (size_t i = cut; list != NULL && i < n; i++) {
         list = sst__push_take(list, sst_value_ref(sst_array_get(msgs, i)), &err);
     }

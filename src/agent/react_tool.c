@@ -20,8 +20,7 @@ typedef struct run_tool {
  * message the model reads). */
 static sst_value *call_tool(const sst_value *call, void *ud, sst_error *err) {
     const run_tool *rt = ud;
-    const sst_value *name = sst_object_get(sst_object_get(call, "function"), "name");
-    const char *tool = sst_is_string(name) ? sst_string_cstr(name) : "";
+    const char *tool = sst__call_name(call);
     void *span = NULL;
     if (sst_node_tracer(rt->ctx) != NULL) { /* GenAI's execute_tool span */
         sst_error e = {0};

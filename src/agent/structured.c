@@ -105,16 +105,6 @@ sst_code sst__structured_params(const sst__structured *s, const sst_value *own, 
     return p != NULL ? SST_OK : sst__code(err);
 }
 
-static sst_value *user_message(const char *content, sst_error *err) {
-    sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new("user", err), err);
-    return sst__set_take(m, "content", sst_string_new(content, err), err);
-}
-
-static bool is_call_to(const sst_value *call, const char *name) {
-    const sst_value *n = sst_object_get(sst_object_get(call, "function"), "name");
-    return sst_is_string(n) && strcmp(sst_string_cstr(n), name) == 0;
-}
-
 /* The reply's text: a string content, or the text parts of a list of blocks (new). */
 static sst_value *reply_text(const sst_value *reply, sst_error *err) {
     const sst_value *c = sst_object_get(reply, "content");
@@ -163,7 +153,7 @@ static sst_code tool_outcome(const sst__structured *s, const sst_value *reply, s
     size_t mine = 0;
     const sst_value *answer = NULL;
     for (size_t i = 0; i < sst_array_len(calls); i++) {
-        if (is_call_to(sst_array_get(calls, i), s->name)) {
+        if (strcmp(sst__call_name(sst_array_get(calls, i)), s->name) == 0) {
             mine++;
             answer = sst_array_get(calls, i);
         }
@@ -178,7 +168,8 @@ static sst_code tool_outcome(const sst__structured *s, const sst_value *reply, s
         snprintf(text, sizeof text, "error: %s: give your final answer by calling the tool '%s'.",
                  out->error, s->name);
         out->retry = true;
-        out->feedback = sst__push_take(sst_array_empty(), user_message(text, err), err);
+        out->feedback = sst__push_take(
+            sst_array_empty(), sst__message_take("user", sst_string_new(text, err), err), err);
         return out->feedback != NULL ? SST_OK : sst__code(err);
     }
     if (mine > 1) {
@@ -197,7 +188,7 @@ static sst_code tool_outcome(const sst__structured *s, const sst_value *reply, s
     out->feedback = sst_array_empty();
     for (size_t i = 0; i < sst_array_len(calls) && out->feedback != NULL; i++) {
         const sst_value *call = sst_array_get(calls, i);
-        if (!is_call_to(call, s->name)) {
+        if (strcmp(sst__call_name(call), s->name) != 0) {
             snprintf(text, sizeof text, "error: not run: the final answer was given with it");
         } else if (out->retry) {
             snprintf(text, sizeof text, "error: %s\nPlease fix your mistakes.", out->error);
@@ -234,7 +225,8 @@ static sst_code provider_outcome(const sst__structured *s, const sst_value *repl
     snprintf(msg, sizeof msg,
              "error: %s\nPlease fix your mistakes: answer again with only the JSON value.",
              out->error);
-    out->feedback = sst__push_take(sst_array_empty(), user_message(msg, err), err);
+    out->feedback = sst__push_take(sst_array_empty(),
+                                   sst__message_take("user", sst_string_new(msg, err), err), err);
     return out->feedback != NULL ? SST_OK : sst__code(err);
 }
 

@@ -142,20 +142,23 @@ sst_code sst__schema_check(const sst_value *schema, const sst_value *value, cons
 }
 
 /* The tool message for a call, with @p content taken. */
-static sst_value *tool_message(const sst_value *call, const char *name, sst_value *content,
-                               sst_error *err) {
+const char *sst__call_name(const sst_value *call) {
+    const sst_value *n = sst_object_get(sst_object_get(call, "function"), "name");
+    return sst_is_string(n) ? sst_string_cstr(n) : "";
+}
+
+sst_value *sst__tool_message_take(const sst_value *call, sst_value *content, sst_error *err) {
     const sst_value *id = sst_object_get(call, "id");
     sst_value *m = sst__set_take(sst_object_empty(), "role", sst_string_new("tool", err), err);
     m = sst__set_take(m, "tool_call_id", sst_value_ref(sst_is_string(id) ? id : sst_null()), err);
-    m = sst__set_take(m, "name", sst_string_new(name, err), err);
+    m = sst__set_take(m, "name", sst_string_new(sst__call_name(call), err), err);
     return sst__set_take(m, "content", content, err);
 }
 
-static sst_value *error_message(const sst_value *call, const char *name, const char *text,
-                                sst_error *err) {
+static sst_value *error_message(const sst_value *call, const char *text, sst_error *err) {
     char buf[1040];
     snprintf(buf, sizeof buf, "error: %s", text);
-    return tool_message(call, name, sst_string_new(buf, err), err);
+    return sst__tool_message_take(call, sst_string_new(buf, err), err);
 }
 
 sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error *err) {
@@ -165,13 +168,12 @@ sst_value *sst__tools_call(const sst__tools *t, const sst_value *call, sst_error
 sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_node_ctx *ctx,
                                sst_error *err) {
     const sst_value *fn = sst_object_get(call, "function");
-    const sst_value *namev = sst_object_get(fn, "name");
-    const char *name = sst_is_string(namev) ? sst_string_cstr(namev) : "";
+    const char *name = sst__call_name(call);
     const sst__tool *tool = find(t, name);
     char msg[1024];
     if (tool == NULL) {
         snprintf(msg, sizeof msg, "unknown tool '%s'", name);
-        return error_message(call, name, msg, err);
+        return error_message(call, msg, err);
     }
     const sst_value *argtext = sst_object_get(fn, "arguments");
     sst_error local = {0};
@@ -180,7 +182,7 @@ sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_n
         args = sst_json_read(sst_string_cstr(argtext), sst_string_len(argtext), NULL, &local);
         if (args == NULL) {
             snprintf(msg, sizeof msg, "the arguments of '%s' are not JSON: %s", name, local.msg);
-            return error_message(call, name, msg, err);
+            return error_message(call, msg, err);
         }
     } else {
         args = sst_object_empty();
@@ -205,7 +207,7 @@ sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_n
             sst__enomem(err);
         }
         sst__buf_free(&b);
-        return content != NULL ? tool_message(call, name, content, err) : NULL;
+        return content != NULL ? sst__tool_message_take(call, content, err) : NULL;
     }
     local = (sst_error){0};
     sst_value *result = tool->ctx_fn != NULL ? tool->ctx_fn(args, ctx, tool->ud, &local)
@@ -214,7 +216,7 @@ sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_n
     if (result == NULL) {
         snprintf(msg, sizeof msg, "tool '%s' failed: %s", name,
                  local.msg[0] != '\0' ? local.msg : "no reason given");
-        return error_message(call, name, msg, err);
+        return error_message(call, msg, err);
     }
     sst_value *content = sst_is_string(result) ? sst_value_ref(result) : NULL;
     if (content == NULL) {
@@ -223,5 +225,5 @@ sst_value *sst__tools_call_ctx(const sst__tools *t, const sst_value *call, sst_n
         sst_free(text);
     }
     sst_value_unref(result);
-    return tool_message(call, name, content, err);
+    return sst__tool_message_take(call, content, err);
 }

@@ -41,6 +41,14 @@ typedef struct sst__tools {
 
 void sst__tools_init(sst__tools *t);
 void sst__tools_free(sst__tools *t);
+/* The tool name a call {"id", "function": {"name", ...}} names ("" when none). */
+const char *sst__call_name(const sst_value *call);
+/*
+ * The tool message answering @p call: {"role": "tool", "tool_call_id" (null when the call
+ * has none), "name", "content": @p content (taken)} (new); NULL on SST_ENOMEM.
+ */
+sst_value *sst__tool_message_take(const sst_value *call, sst_value *content, sst_error *err);
+
 /* Adds a tool; @p parameters is borrowed. SST_EINVAL for a duplicate or empty name, a schema that
  * is not an object schema, or one the validator refuses (json_schema.h; the message names where).
  */
