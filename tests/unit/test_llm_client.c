@@ -22,6 +22,7 @@
 
 #include "agent/http.h"
 #include "agent/llm_client.h"
+#include "replay_client.h"
 #include "test_util.h"
 
 static char g_base[64];
@@ -304,37 +305,11 @@ static void test_userinfo_not_in_errors(void **state) {
 
 /* ---- against the replay server ---- */
 
-static sst_code grab_done(void *ud, const char *body, size_t len, bool *transient, sst_error *err) {
-    (void)transient;
-    sst_value **out = ud;
-    *out = sst_json_read(body, len, NULL, err);
-    return *out != NULL ? SST_OK : err->code;
-}
-
 /* The body of the last request the replay server got for @p model. */
 static sst_value *last_body(const char *model) {
-    sst__http_config hc;
-    sst__http_config_init(&hc);
-    hc.max_attempts = 1;
-    sst__http_request q;
-    sst_error err = {0};
-    sst_value *out = NULL;
-    char body[256];
-    snprintf(body, sizeof body, "{\"of\":\"%s\"}", model);
-    if (sst__http_request_init(&q, &hc, g_replay_root, "/_replay/last", "application/json", NULL,
-                               &err) == SST_OK) {
-        sst__http_handler h = {.ud = &out, .done = grab_done};
-        if (sst__http_post(&q, body, &h, &err) != SST_OK) {
-            sst_value_unref(out);
-            out = NULL;
-        }
-    }
-    sst__http_request_free(&q);
-    if (out == NULL) {
-        fail_msg("the replay server's last request for %s: %s", model, err.msg);
-    }
-    sst_value *b = sst_value_ref(sst_object_get(out, "body"));
-    sst_value_unref(out);
+    sst_value *r = replay_last_request(g_replay_root, model);
+    sst_value *b = sst_value_ref(sst_object_get(r, "body"));
+    sst_value_unref(r);
     return b;
 }
 
