@@ -344,6 +344,14 @@ typedef void (*sst_retry_fn)(const char *vertex, unsigned attempt, const sst_err
 /** How the engine waits between retries (tests replace it to avoid real sleeps). */
 typedef void (*sst_sleep_fn)(uint64_t ms, void *user_data);
 
+/**
+ * Called on the call's thread each time a call succeeds by running (not for
+ * replayed results), with its id, name and result (borrowed), before its
+ * joiner wakes. The graph layer records the result as a pending write there.
+ */
+typedef void (*sst_call_done_fn)(const sst_task *call_task, const char *id, const char *name,
+                                 const sst_value *result, void *user_data);
+
 /** What one run starts from; fill with sst_run_opts_init. */
 typedef struct sst_run_opts {
     const sst_value *input;   /* borrowed; applied as the first delta (step "-1"); NULL: none */
@@ -378,6 +386,7 @@ typedef struct sst_run_opts {
     sst_retry_fn on_retry;
     sst_sleep_fn sleep; /* NULL: nanosleep */
     void *user_data;    /* passed to the hooks */
+    sst_call_done_fn on_call; /* NULL: none; called from any worker thread */
 } sst_run_opts;
 
 SST_API void sst_run_opts_init(sst_run_opts *o);
@@ -526,6 +535,65 @@ SST_API void sst_task_set_error_detail(sst_task *t, sst_value *detail);
  */
 SST_API sst_code sst_task_interrupt(sst_task *t, sst_value *value);
 
+/* ---- calls (tasks started by tasks: the functional API) ---------------- */
+
+typedef struct sst_call sst_call;
+
+/** How one call runs; fill with sst_call_opts_init. */
+typedef struct sst_call_opts {
+    sst_retry_policy retry; /* default: one attempt */
+    sst_cache_policy cache; /* default off; the key function gets the call's task */
+    /* Runs only on the thread that joins it (or when its caller returns), never on
+     * another worker: for functions bound to one thread's interpreter. Default false. */
+    bool pinned;
+} sst_call_opts;
+
+SST_API void sst_call_opts_init(sst_call_opts *o);
+
+/**
+ * Starts a call from inside task @p t: @p fn runs as a task of its own named
+ * @p name (copied), with @p input (taken; NULL: null) as its sst_task_input,
+ * the same state and run, and an id made from @p t's id, @p name and the
+ * call's position among @p t's calls. It runs on a free worker of the
+ * engine, or on the thread that joins it. A call whose id has a result from
+ * an earlier run (sst_run_opts.resume's "calls") or an earlier attempt of
+ * @p t is not run again: its result is that one (sst_call_replayed).
+ * Calls may start calls. A call cannot activate, send or message (its
+ * outbox calls fail); it returns its result with sst_task_return.
+ * The handle belongs to @p t: it stays valid until @p t's attempt ends; when
+ * @p t's compute function returns, the engine first waits for its calls.
+ * @return the call; NULL with SST_EINVAL (bad name, NULL fn) or SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn,
+                                              void *user_data, sst_value *input,
+                                              const sst_call_opts *opts, sst_error *err);
+
+/**
+ * Waits for @p c to finish, running it on this thread if no worker took it
+ * (and running other waiting calls meanwhile).
+ * @return SST_OK (sst_call_result holds the result); SST_EINTERRUPT when the
+ *         call interrupted (its caller should return SST_EINTERRUPT: the run
+ *         then stops with the call's interrupt); else the call's error, with
+ *         its message in @p err.
+ */
+SST_NODISCARD SST_API sst_code sst_call_join(sst_call *c, sst_error *err);
+/** The result of a call that finished (borrowed, null when it returned none), else NULL. */
+SST_API const sst_value *sst_call_result(const sst_call *c);
+/** The call's task id (32 hex characters, borrowed). */
+SST_API const char *sst_call_id(sst_call *c);
+/** The call's name (borrowed). */
+SST_API const char *sst_call_name(const sst_call *c);
+/** True when the result came from an earlier run or attempt, not from running. */
+SST_API bool sst_call_replayed(const sst_call *c);
+
+/**
+ * Sets the result of the call @p t runs (takes @p value; a later call
+ * replaces it). @return SST_OK; SST_EINVAL when @p t is not a call's task.
+ */
+SST_NODISCARD SST_API sst_code sst_task_return(sst_task *t, sst_value *value, sst_error *err);
+/** The call whose task @p t is, or NULL for a vertex's task. */
+SST_API sst_call *sst_task_self_call(const sst_task *t);
+
 /* ---- results ----------------------------------------------------------- */
 
 typedef enum sst_run_status {
@@ -566,7 +634,8 @@ SST_API const sst_value *sst_run_result_pending(const sst_run_result *r);
 /**
  * Where an interrupted or failed run can continue (borrowed), or null for a
  * completed run: {"superstep": n, "tasks": [...], "pending": [...],
- * "resume": {task id: [values]}}. `tasks` lists the superstep's tasks in
+ * "resume": {task id: [values]}, "calls"?: {call id: {"name", "result"}}}
+ * ("calls": the results of the calls that finished in that superstep). `tasks` lists the superstep's tasks in
  * order ({"vertex", "send"?, "input"?, "inbox"?}); `pending` holds
  * the writes of the tasks that already succeeded, which are not run again.
  * Pass it back as sst_run_opts.resume, with the committed state, to go on.

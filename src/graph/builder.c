@@ -489,6 +489,9 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
     }
     if (rc == SST_OK) {
         c->root = g->root;
+        c->entrypoint = g->entrypoint;
+        c->entry_fn = g->entry_fn;
+        c->entry_user_data = g->entry_user_data;
         c->default_timeout = g->default_timeout;
         c->default_cache = g->default_cache;
         rc = sst__retry_list_copy(&c->default_retry, &c->n_default_retry, g->default_retry,

@@ -78,6 +78,9 @@ struct sst_graph {
     sst_value *output_fields;        /* owned array of names, or NULL: every field */
     sst_value *untracked_fields;     /* owned array of names never checkpointed, or NULL */
     bool root;                       /* the state is one value in field SST_ROOT */
+    bool entrypoint;                 /* sst_graph_set_entrypoint: its one node is entry_fn */
+    sst_node_fn entry_fn;
+    void *entry_user_data;
     sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
     size_t n_default_retry;
     sst_timeout_policy default_timeout;  /* sst_graph_set_default_timeout */
@@ -474,5 +477,35 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
  */
 sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
                          const sst_value *child, bool head, sst_error *err);
+
+
+/* ---- the node context (node.c; functional.c for entrypoints and tasks) ---- */
+
+typedef struct sst_future sst_future; /* functional.h */
+
+struct sst_node_ctx {
+    sst_task *task;
+    const sst_compiled_graph *cg;
+    size_t node;
+    sst_value *gotos;         /* owned list of names and Sends, or NULL: no Command goto */
+    size_t interrupt_calls;   /* how many times sst_node_interrupt was called */
+    sst_value *view;          /* owned: the state restricted to the node's input fields, or NULL */
+    char *task_ns;            /* owned: the task's namespace once asked for, or NULL */
+    size_t subgraph_calls;    /* subgraphs this run of the node ran (sst_node_run_subgraph) */
+    const sst_tracer *tracer; /* the invoke's, or NULL */
+    void *span;               /* this task's span, or NULL */
+    /* The functional API (functional.c). */
+    const char *call_name; /* a task's context: the task's name (borrowed), else NULL */
+    bool functional;       /* an entrypoint's or a task's context: sst_node_return works */
+    sst_value *ret;        /* owned: what sst_node_return gave, or NULL */
+    sst_value *save;       /* owned: sst_node_return_final's save, or NULL */
+    sst_future *futures;   /* owned: the tasks submitted, in order */
+    sst_future *futures_tail;
+};
+
+/* Frees what the functional API left on @p ctx (its futures, return values). */
+void sst__functional_ctx_free(sst_node_ctx *ctx);
+/* The entrypoint node's function (sst_graph_set_entrypoint). */
+sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data);
 
 #endif /* SUPERSTEP_GRAPH_INT_H */

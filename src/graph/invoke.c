@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "superstep/functional.h"
 #include "stream.h"
 #include "values/build.h"
 
@@ -48,6 +49,11 @@ typedef struct invoke_ctx {
     sst_value *usage;         /* owned (under live.mu): model usage reported, or NULL */
     void *run_span;           /* the tracer's span of this run, or NULL */
     void *step_span;          /* of the superstep running (set before its tasks), or NULL */
+    /* Calls (the functional API's tasks) that finished in the running superstep. */
+    pthread_mutex_t calls_mu;      /* guards what follows (taken on the calls' threads) */
+    const sst_value *run_rp;       /* borrowed: the resume point the engine started from */
+    sst_value *calls_writes;       /* owned: the pending writes recorded for them, or NULL */
+    uint64_t calls_step;           /* the superstep calls_writes belongs to */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -567,6 +573,62 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
 }
 
 /* Runs the engine from the resume point @p rp on @p state (takes both), with the hooks on @p c. */
+/*
+ * A call (a task of the functional API) finished: its result streams as an update
+ * {name: result} and, on a durable thread, becomes a pending write of the running
+ * superstep at once, so a run that stops or crashes before the superstep commits
+ * replays it instead of running it again.
+ */
+static void call_hook(const sst_task *t, const char *id, const char *name, const sst_value *result,
+                      void *user_data) {
+    invoke_ctx *c = user_data;
+    if (sst__live_on(&c->live, SST_STREAM_UPDATES)) {
+        (void)sst__live_send(&c->live, SST_STREAM_UPDATES, name,
+                             sst__set_take(sst_object_empty(), name, sst_value_ref(result), NULL),
+                             NULL);
+    }
+    sst_graph_thread *th = c->th;
+    if (th == NULL || th->last_id == NULL || c->o->durability == SST_DURABILITY_EXIT) {
+        return;
+    }
+    sst_error err;
+    sst_error_clear(&err);
+    pthread_mutex_lock(&c->calls_mu);
+    uint64_t step = sst_task_superstep(t);
+    if (c->calls_writes == NULL || c->calls_step != step) {
+        /* The first call of this superstep: start from what the run resumed with. */
+        sst_value_unref(c->calls_writes);
+        const sst_value *rp = step == c->first_step ? c->run_rp : NULL;
+        const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
+        const sst_value *calls = sst_object_get(rp, "calls");
+        sst_value *w = sst__set_take(sst_object_empty(), "pending",
+                                     sst_value_ref(pend != NULL ? pend : sst_array_empty()), &err);
+        w = sst__set_take(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), &err);
+        w = sst__set_take(w, "calls", sst_value_ref(calls != NULL ? calls : sst_object_empty()),
+                          &err);
+        c->calls_writes = w;
+        c->calls_step = step;
+    }
+    sst_value *entry = sst__set_take(sst_object_empty(), "name", sst_string_new(name, &err), &err);
+    entry = sst__set_take(entry, "result", sst_value_ref(result), &err);
+    sst_value *calls = entry != NULL && c->calls_writes != NULL
+                           ? sst_value_ref(sst_object_get(c->calls_writes, "calls"))
+                           : NULL;
+    calls = calls != NULL ? sst__set_take(calls, id, entry, &err) : (sst_value_unref(entry), NULL);
+    c->calls_writes = calls != NULL ? sst__set_take(c->calls_writes, "calls", calls, &err) : NULL;
+    sst_code rc = c->calls_writes != NULL ? SST_OK : sst__code(&err);
+    if (rc == SST_OK) {
+        sst_payload p = {.value = c->calls_writes};
+        rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
+                                         SST_THREAD_IDLE,
+                                         c->o->durability == SST_DURABILITY_SYNC, &err);
+    }
+    /* A write that failed costs only the replay after a crash: a run that stops writes
+     * every result with its resume point (sst__persist_stop), and a commit needs none. */
+    (void)rc;
+    pthread_mutex_unlock(&c->calls_mu);
+}
+
 static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state,
                                   const char *run_key, sst_error *err) {
     c->first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
@@ -585,7 +647,9 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
     ro.before_superstep = before_hook;
     ro.on_superstep = superstep_hook;
     ro.sleep = sleep_hook;
+    ro.on_call = call_hook;
     ro.user_data = c;
+    c->run_rp = rp;
     c->step = c->first_step;
     sst__stream_start(&c->s, run_key, rp, state);
 
@@ -860,6 +924,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     sst__stream_init(&c.s, cg, o, c.th);
     c.s.nested = nested != NULL;
     sst__live_init(&c.live, cg, o, c.th);
+    c.calls_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
     run_how how = {resuming, command, restart, fork};
     if (c.th != NULL) { /* each invoke counts its own usage */
         sst_value_unref(c.th->run_usage);
@@ -882,6 +947,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     sst__stream_free(&c.s);
     sst__live_free(&c.live);
     sst_value_unref(c.nodes);
+    sst_value_unref(c.calls_writes);
     return r;
 }
 
@@ -923,8 +989,16 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
                    sst_type_name(sst_value_type(input)));
         return NULL;
     }
-    /* LangGraph's input_schema: the other keys of the input are ignored. */
-    sst_value *kept = input != NULL ? input_fields_only(cg, input, err) : NULL;
+    /* LangGraph's input_schema: the other keys of the input are ignored. An entrypoint's
+     * input ({SST_ROOT: v}) goes to its hidden input field: its state is what it returned. */
+    sst_value *kept =
+        input == NULL      ? NULL
+        : cg->g->entrypoint ? sst__set_take(sst_object_empty(), SST_ENTRY_INPUT,
+                                           sst_value_ref(sst_object_get(input, SST_ROOT) != NULL
+                                                             ? sst_object_get(input, SST_ROOT)
+                                                             : sst_null()),
+                                           err)
+                           : input_fields_only(cg, input, err);
     if (input != NULL && kept == NULL) {
         return NULL;
     }

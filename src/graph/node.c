@@ -13,18 +13,6 @@
 #include "stream.h"
 #include "values/build.h"
 
-struct sst_node_ctx {
-    sst_task *task;
-    const sst_compiled_graph *cg;
-    size_t node;
-    sst_value *gotos;         /* owned list of names and Sends, or NULL: no Command goto */
-    size_t interrupt_calls;   /* how many times sst_node_interrupt was called */
-    sst_value *view;          /* owned: the state restricted to the node's input fields, or NULL */
-    char *task_ns;            /* owned: the task's namespace once asked for, or NULL */
-    size_t subgraph_calls;    /* subgraphs this run of the node ran (sst_node_run_subgraph) */
-    const sst_tracer *tracer; /* the invoke's, or NULL */
-    void *span;               /* this task's span, or NULL */
-};
 
 sst_code sst_node_report_usage(sst_node_ctx *ctx, const sst_value *usage, sst_error *err) {
     return sst__invoke_add_usage(sst_task_run_user_data(ctx->task), usage, err);
@@ -44,7 +32,7 @@ const sst_value *sst_node_input(const sst_node_ctx *ctx) {
 }
 
 const char *sst_node_name(const sst_node_ctx *ctx) {
-    return ctx->cg->g->nodes[ctx->node].name;
+    return ctx->call_name != NULL ? ctx->call_name : ctx->cg->g->nodes[ctx->node].name;
 }
 
 uint64_t sst_node_step(const sst_node_ctx *ctx) {
@@ -705,7 +693,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
     const sst__node *node = &cg->g->nodes[ref->index];
     const sst__route *r = &cg->routes[ref->index];
     sst_task_vote_halt(t);
-    sst_node_ctx ctx = {t, cg, ref->index, NULL, 0, NULL, NULL, 0, NULL, NULL};
+    sst_node_ctx ctx = {.task = t, .cg = cg, .node = ref->index};
     sst__live *live = sst__invoke_live(sst_task_run_user_data(t));
     sst_error err;
     sst_error_clear(&err);
@@ -722,6 +710,7 @@ sst_code sst__node_vertex(sst_task *t, void *user_data) {
     start_task_span(&ctx, node->name);
     rc = node->fn(&ctx, node->user_data);
     end_task_span(&ctx, rc);
+    sst__functional_ctx_free(&ctx);
     if (rc == SST_OK) {
         rc = stream_written_messages(&ctx, live);
     }

@@ -285,6 +285,10 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
                                sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
             rp = sst__set_take(rp, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()),
                                err);
+            const sst_value *calls = sst_object_get(writes, "calls");
+            if (rp != NULL && sst_object_len(calls) > 0) {
+                rp = sst__set_take(rp, "calls", sst_value_ref(calls), err);
+            }
         }
         if (rp == NULL) {
             sst_value_unref(rec);
@@ -650,6 +654,10 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
     w = sst__set_take(w, "interrupts",
                       sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()), err);
     w = sst__set_take(w, "skip_before", sst_bool(skip_before), err);
+    const sst_value *calls = sst_object_get(rp, "calls");
+    if (w != NULL && sst_object_len(calls) > 0) {
+        w = sst__set_take(w, "calls", sst_value_ref(calls), err); /* the tasks' results */
+    }
     if (error != NULL) {
         w = sst__set_take(w, "error", sst_string_new(error, err), err);
     }
@@ -678,6 +686,9 @@ sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, s
     const sst_value *rp = from->resume_point;
     sst_value *next = rp != NULL ? sst_object_remove_take(sst_value_ref(rp), "pending", err) : NULL;
     next = next != NULL ? sst_object_remove_take(next, "resume", err) : NULL;
+    next = next != NULL && sst_object_get(next, "calls") != NULL
+               ? sst_object_remove_take(next, "calls", err)
+               : next;
     if (rp != NULL && next == NULL) {
         return sst__code(err);
     }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "superstep/functional.h"
 #include "values/build.h"
 
 #define AS_COPY  "__copy__"
@@ -113,7 +114,14 @@ static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
         return rc;
     }
     if (values != NULL && !sst_is_null(values)) {
-        sst_value *prepared = sst_schema_prepare_delta(cg->schema, sst_value_ref(values), err);
+        sst_value *given = sst_value_ref(values);
+        const sst_value *root = sst_object_get(values, SST_ROOT);
+        if (cg->g->entrypoint && root != NULL && sst_object_get(values, SST_ENTRY_PREVIOUS) == NULL) {
+            /* As LangGraph's: an entrypoint's update is both its value and its previous. */
+            given = sst__set_take(given, SST_ENTRY_PREVIOUS, sst_value_ref(root), err);
+        }
+        sst_value *prepared =
+            given != NULL ? sst_schema_prepare_delta(cg->schema, given, err) : NULL;
         const sst_value *deltas[] = {prepared};
         p->state = prepared != NULL ? sst_schema_apply(cg->schema, p->state, deltas, 1, err)
                                     : (sst_value_unref(p->state), NULL);

@@ -59,6 +59,22 @@ int sst__lua_app_wrap(lua_State *L, sst_compiled_graph *cg, int owner_idx, int s
 }
 
 /* app:get_state(config [, {subgraphs = true}]) */
+/*
+ * An entrypoint's snapshot shows its value as LangGraph's does: values is the last
+ * return value, not {SST_ROOT: v} (the table at @p idx is changed).
+ */
+static void entry_values(lua_State *L, const sst__lua_app *a, int idx) {
+    if (!sst_compiled_graph_is_entrypoint(a->cg) || !lua_istable(L, idx)) {
+        return;
+    }
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, idx, "values") == LUA_TTABLE) {
+        lua_getfield(L, -1, SST_ROOT);
+        lua_setfield(L, idx, "values");
+    }
+    lua_pop(L, 1);
+}
+
 static int app_get_state(lua_State *L) {
     static const char *const known[] = {"subgraphs", NULL};
     sst__lua_app *a = sst__lua_check_app(L, 1);
@@ -78,6 +94,7 @@ static int app_get_state(lua_State *L) {
         lua_createtable(L, 0, 1);
         sst__lua_push_table(L, sst_graph_thread_state(lt->t));
         lua_setfield(L, -2, "values");
+        entry_values(L, a, -1);
         return 1;
     }
     sst_error err = {0};
@@ -90,6 +107,7 @@ static int app_get_state(lua_State *L) {
     }
     sst__lua_push_owned(L, st);
     sst__lua_push_table(L, st);
+    entry_values(L, a, -1);
     return 1;
 }
 
@@ -128,6 +146,11 @@ static int app_get_state_history(lua_State *L) {
     }
     sst__lua_push_owned(L, h);
     sst__lua_push_table(L, h);
+    for (lua_Integer i = 1; i <= (lua_Integer)lua_rawlen(L, -1); i++) {
+        lua_rawgeti(L, -1, i);
+        entry_values(L, a, -1);
+        lua_pop(L, 1);
+    }
     return 1;
 }
 

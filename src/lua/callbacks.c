@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "lua_int.h"
+#include "superstep/functional.h"
 #include "superstep/json.h"
 
 char sst__lua_interrupt_token;
@@ -15,6 +16,8 @@ char sst__lua_parent_token;
 
 /* Registry key of the running node's sst_node_ctx (light userdata). */
 static char running_ctx_key;
+/* Registry key of the running node's context userdata (futures check it is still alive). */
+static char running_lctx_key;
 
 sst_node_ctx *sst__lua_running_ctx(lua_State *L) {
     lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
@@ -166,6 +169,13 @@ static int ctx_index(lua_State *L) {
             lua_pushstring(L, sst_node_checkpoint_ns(ctx));
             lua_setfield(L, -2, "checkpoint_ns");
             lua_pop(L, 1);
+        }
+    } else if (strcmp(k, "previous") == 0) { /* an entrypoint's last saved value */
+        const sst_value *prev = sst_entrypoint_previous(ctx);
+        if (prev == NULL || sst_is_null(prev)) {
+            lua_pushnil(L);
+        } else {
+            sst__lua_push_table(L, prev);
         }
     } else if (strcmp(k, "remaining_steps") == 0) {
         lua_pushinteger(L, (lua_Integer)sst_node_remaining_steps(ctx));
@@ -601,10 +611,17 @@ static sst_code call_node_fn(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb 
     lua_pop(L, 1);
     lua_pushlightuserdata(L, ctx);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    lua_insert(L, handler); /* the outer context userdata, restored below */
+    handler++;
+    lua_pushvalue(L, base + 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
     bool over_limit;
     int rc = sst__lua_pcall(L, cb != NULL ? 3 : 2, 1, handler, &over_limit);
     lua_pushlightuserdata(L, outer);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_pushvalue(L, handler - 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
     c->ctx = NULL;
     sst_code out;
     if (rc != LUA_OK) {
@@ -665,6 +682,166 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
 
 sst_code sst__lua_hook(lua_State *L, int fn_ref, sst_node_ctx *ctx, char *jump, size_t jump_n) {
     return run_node(L, ctx, NULL, fn_ref, jump, jump_n);
+}
+
+/* ---- the functional API: entrypoints and tasks ---- */
+
+void sst__lua_push_running_lctx(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+}
+
+bool sst__lua_lctx_alive(lua_State *L, int idx) {
+    const lctx *c = luaL_testudata(L, idx, SST_LUA_CTX);
+    return c != NULL && c->ctx != NULL;
+}
+
+/* Pushes the function of task @p t (from this state's registry); false when it is missing. */
+static bool push_task_function(lua_State *L, const sst__lua_task *t) {
+    if (t->number == 0) {
+        return lua_rawgeti(L, LUA_REGISTRYINDEX, t->ref) == LUA_TFUNCTION;
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, SST_LUA_TASKS);
+    int type = lua_istable(L, -1) ? lua_rawgeti(L, -1, t->number) : LUA_TNIL;
+    lua_remove(L, -2);
+    return type == LUA_TFUNCTION;
+}
+
+/* The entrypoint's or a task's result at @p idx: its return value (entrypoint.final too). */
+static sst_code functional_result(lua_State *L, sst_node_ctx *ctx, int idx, bool entry,
+                                  sst_error *err) {
+    if (entry && sst__lua_has_metatable(L, idx, SST_LUA_FINAL)) {
+        lua_getfield(L, idx, "value");
+        sst_value *v = sst__lua_to_value(L, -1, "entrypoint.final value", err);
+        lua_getfield(L, idx, "save");
+        sst_value *save = v != NULL ? sst__lua_to_value(L, -1, "entrypoint.final save", err) : NULL;
+        lua_pop(L, 2);
+        if (save == NULL) {
+            sst_value_unref(v);
+            return sst__code(err);
+        }
+        return sst_node_return_final(ctx, v, save, err);
+    }
+    sst_value *v = sst__lua_to_value(L, idx, entry ? "the entrypoint's result" : "the task's result",
+                                     err);
+    return v != NULL ? sst_node_return(ctx, v, err) : sst__code(err);
+}
+
+/*
+ * Runs an entrypoint (@p cb: fn(input, ctx)) or a task (@p task: fn(args...)) on @p L as
+ * the code of @p ctx: interrupt() and tasks work inside, as in a node.
+ */
+static sst_code call_functional(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb,
+                                const sst__lua_task *task) {
+    sst_error err = {0};
+    int base = lua_gettop(L);
+    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
+    c->ctx = ctx;
+    if (luaL_getmetatable(L, SST_LUA_CTX) == LUA_TNIL) {
+        lua_pop(L, 1);
+        open_ctx(L);
+        luaL_getmetatable(L, SST_LUA_CTX);
+    }
+    lua_setmetatable(L, -2);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key); /* base + 2: the outer one */
+    lua_pushcfunction(L, sst__lua_traceback);
+    int handler = lua_gettop(L);
+    int nargs = 0;
+    if (cb != NULL) {
+        handler = push_function(L, cb, NULL, &err);
+        if (handler == 0) {
+            c->ctx = NULL;
+            lua_settop(L, base);
+            return sst_node_fail(ctx, err.code, "%s", err.msg);
+        }
+        const sst_value *in = sst_entrypoint_input(ctx);
+        if (in == NULL || sst_is_null(in)) {
+            lua_pushnil(L);
+        } else {
+            sst__lua_push_table(L, in);
+        }
+        lua_pushvalue(L, base + 1);
+        nargs = 2;
+    } else {
+        if (!push_task_function(L, task)) {
+            c->ctx = NULL;
+            lua_settop(L, base);
+            return sst_node_fail(ctx, SST_EINVAL,
+                                 "lua: task '%s' is missing in this worker's state (the script "
+                                 "must make the same tasks each time it runs)",
+                                 task->name);
+        }
+        const sst_value *args = sst_node_input(ctx);
+        for (size_t i = 0; i < sst_array_len(args); i++) {
+            const sst_value *a = sst_array_get(args, i);
+            if (sst_is_null(a)) {
+                lua_pushnil(L);
+            } else {
+                sst__lua_push_table(L, a);
+            }
+            nargs++;
+        }
+    }
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    void *outer = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    lua_pushlightuserdata(L, ctx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_pushvalue(L, base + 1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    bool over_limit;
+    int rc = sst__lua_pcall(L, nargs, 1, handler, &over_limit);
+    lua_pushlightuserdata(L, outer);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_pushvalue(L, base + 2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    sst_code out;
+    if (rc != LUA_OK) {
+        if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {
+            out = SST_EINTERRUPT;
+        } else {
+            char buf[SST_ERROR_MSG_MAX];
+            const char *msg;
+            out = sst__lua_pcall_error(L, rc, over_limit, buf, sizeof buf, &msg);
+            out = sst_node_fail(ctx, out, "%s", msg);
+        }
+    } else {
+        out = functional_result(L, ctx, lua_gettop(L), cb != NULL, &err);
+        if (out != SST_OK) {
+            out = sst_node_fail(ctx, out, "%s '%s': %s", cb != NULL ? "entrypoint" : "task",
+                                sst_node_name(ctx), err.msg);
+        }
+    }
+    c->ctx = NULL;
+    lua_settop(L, base);
+    return out;
+}
+
+/* As run_node: on a Lua thread of its own, with the memory limit lifted outside the call. */
+static sst_code run_functional(sst_node_ctx *ctx, sst__lua_rt *rt, const sst__lua_cb *cb,
+                               const sst__lua_task *task) {
+    sst_error err = {0};
+    lua_State *L = sst__lua_state_for_thread(rt, &err);
+    if (L == NULL) {
+        return sst_node_fail(ctx, err.code, "%s", err.msg);
+    }
+    bool armed = sst__lua_arm(L, false);
+    lua_State *co = lua_newthread(L);
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    sst__lua_watch_timeout(co, ctx);
+    sst_code out = call_functional(co, ctx, cb, task);
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    sst__lua_arm(L, armed);
+    return out;
+}
+
+sst_code sst__lua_entry(sst_node_ctx *ctx, void *ud) {
+    const sst__lua_cb *cb = ud;
+    return run_functional(ctx, cb->rt, cb, NULL);
+}
+
+sst_code sst__lua_task_fn(sst_node_ctx *ctx, void *ud) {
+    const sst__lua_task *t = ud;
+    return run_functional(ctx, t->rt, NULL, t);
 }
 
 /* A router's result: a name, a Send, or a list of them. */

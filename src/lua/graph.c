@@ -713,6 +713,20 @@ static int graph_compile(lua_State *L) {
     return sst__lua_compile(L, 1, lua_istable(L, 2) ? 2 : 0);
 }
 
+int sst__lua_entrypoint(lua_State *L, int opts_idx, int fn_idx, const char *name) {
+    opts_idx = opts_idx != 0 ? lua_absindex(L, opts_idx) : 0;
+    fn_idx = lua_absindex(L, fn_idx);
+    lua_pushcfunction(L, state_graph);
+    lua_call(L, 0, 1);
+    int gidx = lua_gettop(L);
+    lgraph *lg = check_graph(L, gidx);
+    sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, name);
+    sst_error err = {0};
+    check_ok(L, sst_graph_set_entrypoint(lg->g, name, sst__lua_entry, cb, NULL, &err), &err);
+    store_function(L, cb, fn_idx);
+    return sst__lua_compile(L, gidx, opts_idx);
+}
+
 const sst_graph *sst__lua_graph_of(lua_State *L, int idx) {
     return check_graph(L, idx)->g;
 }

@@ -14,6 +14,7 @@
 #include <lua.h>
 
 #include "common.h"
+#include "superstep/functional.h"
 #include "superstep/lua.h"
 
 /* Registry keys and metatable names. */
@@ -225,6 +226,34 @@ extern char sst__lua_interrupt_token;
 extern char sst__lua_parent_token;
 /* The node running on @p L (inside its Lua function), or NULL. */
 sst_node_ctx *sst__lua_running_ctx(lua_State *L);
+/* Pushes the running node's context userdata (nil outside a node). */
+void sst__lua_push_running_lctx(lua_State *L);
+/* True when the context userdata at @p idx belongs to a node still running. */
+bool sst__lua_lctx_alive(lua_State *L, int idx);
+
+/* ---- the functional API (functional.c; runners in callbacks.c) ---- */
+
+#define SST_LUA_TASKS  "superstep.tasks" /* registry: task number -> function */
+#define SST_LUA_FINAL  "superstep.final" /* metatable of entrypoint.final{value, save} */
+#define SST_LUA_TASK   "superstep.task"
+#define SST_LUA_FUTURE "superstep.future"
+
+/* A task made by superstep.task (the userdata of its Lua object). */
+typedef struct sst__lua_task {
+    sst__lua_rt *rt;
+    int number; /* > 0: superstep.tasks[number] in every state of the script */
+    int ref;    /* number == 0: the function in its home state's registry (a pinned task) */
+    sst_task_spec spec;
+    char name[256];
+} sst__lua_task;
+
+/* The entrypoint node's function: fn(input, ctx) found as @p ud's node (sst__lua_cb). */
+sst_code sst__lua_entry(sst_node_ctx *ctx, void *ud);
+/* A Lua task's function (@p ud: its sst__lua_task): fn(args...) with the task's input. */
+sst_code sst__lua_task_fn(sst_node_ctx *ctx, void *ud);
+/* superstep.entrypoint{...}(fn): the app (graph.c); @p opts_idx 0: none. */
+int sst__lua_entrypoint(lua_State *L, int opts_idx, int fn_idx, const char *name);
+void sst__lua_open_functional(lua_State *L);
 
 /* ---- builder and app (graph.c, app.c, savers.c) ---- */
 

@@ -227,6 +227,7 @@ int luaopen_superstep(lua_State *L) {
     sst__lua_open_agent(L);
     sst__lua_open_middleware(L);
     sst__lua_open_mcp(L);
+    sst__lua_open_functional(L);
     open_reducers(L);
     lua_pushstring(L, SST_START);
     lua_setfield(L, -2, "START");

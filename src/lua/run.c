@@ -4,6 +4,7 @@
  * returned as a table (LangGraph's invoke; the options are read in config.c).
  */
 #include "lua_int.h"
+#include "values/build.h"
 
 #define SST_LUA_CALL "superstep.call"
 
@@ -77,7 +78,13 @@ void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_v
  */
 static int invoke_in_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_app *a) {
     sst_error err = {0};
-    sst_value *in = lua_isnil(L, 2) ? NULL : sst__lua_to_object(L, 2, "input", &err);
+    sst_value *in = NULL;
+    if (!lua_isnil(L, 2) && sst_compiled_graph_is_entrypoint(a->cg)) {
+        sst_value *v = sst__lua_to_value(L, 2, "input", &err);
+        in = v != NULL ? sst__set_take(sst_object_empty(), SST_ROOT, v, &err) : NULL;
+    } else if (!lua_isnil(L, 2)) {
+        in = sst__lua_to_object(L, 2, "input", &err);
+    }
     if (!lua_isnil(L, 2) && in == NULL) {
         return sst__lua_raise(L, &err);
     }
@@ -135,8 +142,14 @@ int sst__lua_app_invoke(lua_State *L) {
     if (r == NULL || sst_graph_result_status(r) == SST_RUN_FAILED) {
         return sst__lua_raise_run_error(L, r, &err);
     }
-    sst__lua_push_state(L, c->app->cg, sst_graph_result_state(r));
-    if (!sst_compiled_graph_has_root(c->app->cg) &&
+    bool entry_stopped = sst_compiled_graph_is_entrypoint(c->app->cg) &&
+                         sst_graph_result_status(r) == SST_RUN_INTERRUPTED;
+    if (entry_stopped) {
+        lua_newtable(L); /* LangGraph's functional API: {__interrupt__ = {...}} */
+    } else {
+        sst__lua_push_state(L, c->app->cg, sst_graph_result_state(r));
+    }
+    if ((entry_stopped || !sst_compiled_graph_has_root(c->app->cg)) &&
         sst_graph_result_status(r) == SST_RUN_INTERRUPTED &&
         push_interrupts(L, sst_graph_result_interrupts(r))) {
         lua_setfield(L, -2, "__interrupt__");

@@ -58,7 +58,7 @@ static void *worker_main(void *arg) {
     uint64_t seen = 0;
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        while (!e->stop && (e->gen == seen || id >= e->participants)) {
+        while (!e->stop && e->cq_head == NULL && (e->gen == seen || id >= e->participants)) {
             if (e->gen != seen) {
                 seen = e->gen; /* a batch this worker does not take part in */
             }
@@ -66,6 +66,14 @@ static void *worker_main(void *arg) {
         }
         if (e->stop) {
             break;
+        }
+        if (e->gen == seen || id >= e->participants) {
+            /* No batch for this worker: a waiting call (call.c). */
+            seen = e->gen;
+            pthread_mutex_unlock(&e->mu);
+            (void)sst__pool_run_one_call(e);
+            pthread_mutex_lock(&e->mu);
+            continue;
         }
         seen = e->gen;
         sst_task **batch = e->batch;
@@ -109,6 +117,7 @@ sst_engine *sst_engine_new(const sst_engine_opts *opts, sst_error *err) {
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->work_cv, NULL);
     pthread_cond_init(&e->done_cv, NULL);
+    pthread_cond_init(&e->call_cv, NULL);
     atomic_init(&e->next, 0);
     if (e->workers > 1) {
         e->threads = sst__calloc(e->workers - 1, sizeof *e->threads);
@@ -154,6 +163,7 @@ void sst_engine_free(sst_engine *e) {
     }
     pthread_cond_destroy(&e->work_cv);
     pthread_cond_destroy(&e->done_cv);
+    pthread_cond_destroy(&e->call_cv);
     pthread_mutex_destroy(&e->mu);
     sst__free(e->threads);
     sst__free(e);

@@ -131,7 +131,58 @@ struct sst_task {
     const sst_timeout_policy *timeout; /* the vertex's or ext->own_timeout; NULL: none */
     uint32_t origin;    /* the vertex whose failure this task handles, or SST__NO_VERTEX */
     sst__task_ext *ext; /* owned, or NULL until a policy needs it */
+    /* Calls (call.c). */
+    struct sst__run_calls *rc; /* the run's call registry (shared by its tasks) */
+    sst_call *self;            /* the call this task runs, or NULL for a vertex's task */
+    sst_call *calls;           /* owned: the calls this attempt started, in order */
+    sst_call *calls_tail;
+    uint64_t ncalls;  /* calls started by this attempt (their positions) */
+    bool bubbled;     /* a call of this attempt interrupted (its interrupt is the run's) */
 };
+
+/*
+ * The calls of one run (call.c): what earlier runs stored (the resume
+ * point's "calls") and what this run's calls returned, for replay and for
+ * the next resume point.
+ */
+typedef struct sst__run_calls {
+    sst_engine *e;
+    pthread_mutex_t mu;          /* guards done */
+    const sst_value *stored;     /* borrowed: id -> {"name", "result"} from the resume point */
+    sst_value *done;             /* owned: id -> {"name", "result"} of this superstep, or NULL */
+    const sst_value *resume_map; /* borrowed: task id -> resume values, or NULL */
+} sst__run_calls;
+
+/* A call: a task started by a task (the functional API's tasks). */
+struct sst_call {
+    sst_task task;   /* the call's own task */
+    sst_task *parent;
+    char *name;      /* owned */
+    size_t name_len;
+    sst_compute_fn fn;
+    void *user_data;
+    sst_call_opts opts;
+    uint64_t index;  /* position among the parent's calls */
+    int state;       /* SST__CALL_*: under the engine's mutex once queued */
+    bool queued;     /* in the engine's queue (under its mutex) */
+    bool replayed;
+    sst_value *result; /* owned: set by sst_task_return */
+    sst_call *qnext, *qprev; /* the engine's queue */
+    sst_call *next;  /* the parent's list */
+};
+
+enum { SST__CALL_WAITING = 0, SST__CALL_RUNNING = 1, SST__CALL_DONE = 2 };
+
+void sst__run_calls_init(sst__run_calls *rc, sst_engine *e);
+void sst__run_calls_free(sst__run_calls *rc);
+/* Joins every call @p t started (after its compute function returned). */
+void sst__task_join_calls(sst_task *t);
+/* Frees the calls of @p t's attempt (joined already). */
+void sst__task_free_calls(sst_task *t);
+/* Appends the interrupts of @p t's interrupted calls (depth first, in order) to @p list. */
+sst_value *sst__call_interrupts(const sst_task *t, sst_value *list, sst_error *err);
+/* Runs one waiting call of the engine's queue on this thread; false when there was none. */
+bool sst__pool_run_one_call(sst_engine *e);
 
 /* Runs @p t once (its attempt number already set): clears the previous
  * attempt's outputs, calls the compute function, prepares the delta. */
@@ -201,6 +252,10 @@ struct sst_engine {
     bool stop;              /* protected by mu */
     unsigned participants;  /* protected by mu: thread ids below this take part */
     unsigned left;          /* protected by mu: participants that left the batch */
+
+    /* Calls waiting for a thread (under mu), and their completions. */
+    sst_call *cq_head, *cq_tail;
+    pthread_cond_t call_cv; /* protected by mu: a call finished */
 
     /* The batch, published under mu and read by participants after they saw gen change. */
     sst_task **batch;

@@ -57,6 +57,7 @@ typedef struct run {
     sst_task_stat *stats;        /* owned: for the on_superstep hook */
     const sst_value *resume_map; /* borrowed: task id -> resume values, or NULL */
     sst_code hook_stop;          /* what a hook asked to stop with, or SST_OK */
+    sst__run_calls calls;        /* the calls of the current superstep (call.c) */
 } run;
 
 struct sst_commit {
@@ -146,6 +147,7 @@ static void init_task(run *R, sst_task *t, uint32_t vertex) {
     t->outcap = SST__OUT_INLINE;
     t->origin = SST__NO_VERTEX;
     t->timeout = sst__vertex_timeout(&R->p->v[vertex]);
+    t->rc = &R->calls;
 }
 
 static void destroy_tasks(run *R) {
@@ -505,6 +507,20 @@ static sst_code collect_pending(run *R, sst_error *err) {
     return SST_OK;
 }
 
+/* Adds "calls": the results of the calls of earlier runs and of this superstep, if any. */
+static sst_value *add_calls(run *R, sst_value *rp, sst_error *err) {
+    const sst_value *stored = R->calls.stored;
+    if (rp == NULL || (sst_object_len(stored) == 0 && R->calls.done == NULL)) {
+        return rp;
+    }
+    sst_value *all = sst_value_ref(stored != NULL ? stored : sst_object_empty());
+    for (size_t i = 0; all != NULL && i < sst_object_len(R->calls.done); i++) {
+        all = sst_object_setv_take(all, sst_object_key_at(R->calls.done, i),
+                                   sst_value_ref(sst_object_value_at(R->calls.done, i)), err);
+    }
+    return all != NULL ? sst_object_set_take(rp, "calls", all, err) : (sst_value_unref(rp), NULL);
+}
+
 /*
  * Records where the run can go on: the current tasks (the superstep that did
  * not commit, or the next one), the pending writes and the resume values.
@@ -534,6 +550,7 @@ static sst_code set_resume_point(run *R, bool with_pending, sst_error *err) {
             rp, "resume", sst_value_ref(R->resume_map != NULL ? R->resume_map : sst_object_empty()),
             err);
     }
+    rp = add_calls(R, rp, err);
     rp = add_deferred(R, rp, true, err); /* the tasks are made: what is still active waits */
     if (rp == NULL) {
         return sst__code(err);
@@ -552,8 +569,14 @@ static sst_code collect_interrupts(run *R, sst_error *err) {
         }
         sst_value *o = set_str(sst_object_empty(), "vertex", sst_task_vertex(t), err);
         o = set_str(o, "task", sst_task_id(t), err);
-        o = o != NULL ? sst_object_set_take(o, "value", sst_value_ref(t->interrupt), err) : NULL;
-        list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
+        if (t->interrupt != NULL) {
+            o = o != NULL ? sst_object_set_take(o, "value", sst_value_ref(t->interrupt), err)
+                          : NULL;
+            list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
+        } else {
+            sst_value_unref(o); /* only its calls interrupted */
+        }
+        list = list != NULL ? sst__call_interrupts(t, list, err) : NULL;
     }
     if (list == NULL) {
         return sst__code(err);
@@ -804,6 +827,7 @@ static void run_free(run *R) {
     sst__free(R->batch);
     sst__free(R->stats);
     sst_value_unref(R->state);
+    sst__run_calls_free(&R->calls);
 }
 
 void sst_run_result_free(sst_run_result *r) {
@@ -933,8 +957,15 @@ static bool read_resume_point(run *R, const sst_value *resume, sst_error *err) {
                    "object");
         return false;
     }
+    const sst_value *calls = sst_object_get(resume, "calls");
+    if (calls != NULL && !sst_is_object(calls)) {
+        sst__error(err, SST_ETYPE, "resume point: 'calls' must be an object");
+        return false;
+    }
     R->superstep = (uint64_t)sst_int_value(step);
     R->resume_map = map;
+    R->calls.resume_map = map;
+    R->calls.stored = calls;
     return true;
 }
 
@@ -944,6 +975,7 @@ static bool run_init(run *R, sst_engine *e, const sst_pregel *p, const sst_run_o
                      sst_error *err) {
     memset(R, 0, sizeof *R);
     R->e = e;
+    sst__run_calls_init(&R->calls, e);
     R->p = p;
     R->o = opts;
     R->r = sst__calloc(1, sizeof *R->r);
@@ -1013,6 +1045,10 @@ static void run_supersteps(run *R) {
             break;
         }
         destroy_tasks(R);
+        /* The superstep committed: its calls' results are no longer pending. */
+        R->calls.stored = NULL;
+        sst_value_unref(R->calls.done);
+        R->calls.done = NULL;
         if (R->hook_stop != SST_OK) {
             stop_after_hook(R);
             break;

@@ -11,7 +11,7 @@
 #include "pregel_int.h"
 
 const char *sst_task_vertex(const sst_task *t) {
-    return t->p->v[t->vertex].name;
+    return t->self != NULL ? t->self->name : t->p->v[t->vertex].name;
 }
 
 /*
@@ -47,6 +47,11 @@ static void task_id(const char *run_key, uint64_t superstep, uint64_t send_index
 
 const char *sst_task_id(const sst_task *ct) {
     sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
+    if (t->id_text[0] == '\0' && t->self != NULL) {
+        /* A call: its caller's id, its position among the caller's calls and its name. */
+        const sst_call *c = t->self;
+        task_id(sst_task_id(c->parent), t->superstep, c->index, c->name, c->name_len, t->id_text);
+    }
     if (t->id_text[0] == '\0') {
         const sst__vertex *v = &t->p->v[t->vertex];
         if (t->origin == SST__NO_VERTEX) {
@@ -178,10 +183,18 @@ static sst_code push_out(sst_task *t, sst__out_kind kind, const char *vertex, ss
                          sst_error *err) {
     static const char *const verbs[] = {"activates", "sends to", "messages"};
     size_t target = vertex != NULL ? sst__pregel_find(t->p, vertex, strlen(vertex)) : SIZE_MAX;
+    if (t->self != NULL) {
+        target = SIZE_MAX; /* a call routes nothing: its result is all it gives */
+    }
     if (target == SIZE_MAX) {
         sst_value_unref(value);
-        sst__error(err, SST_EINVAL, "vertex '%s' %s unknown vertex '%s'", sst_task_vertex(t),
-                   verbs[kind], vertex != NULL ? vertex : "(NULL)");
+        if (t->self != NULL) {
+            sst__error(err, SST_EINVAL, "task '%s' %s vertex '%s': a task only returns a result",
+                       sst_task_vertex(t), verbs[kind], vertex != NULL ? vertex : "(NULL)");
+        } else {
+            sst__error(err, SST_EINVAL, "vertex '%s' %s unknown vertex '%s'", sst_task_vertex(t),
+                       verbs[kind], vertex != NULL ? vertex : "(NULL)");
+        }
         if (t->out_error == SST_OK) {
             t->out_error = SST_EINVAL;
             if (t->error == NULL) {
@@ -302,6 +315,9 @@ sst_code sst_task_interrupt(sst_task *t, sst_value *value) {
 }
 
 void sst__task_clear_outputs(sst_task *t) {
+    if (t->calls != NULL || t->ncalls != 0) {
+        sst__task_free_calls(t);
+    }
     sst_value_unref(t->delta);
     t->delta = NULL;
     sst_value_unref(t->raw_delta);
@@ -371,6 +387,9 @@ void sst__task_run(sst_task *t) {
     }
     bool limited = sst__task_limited(t) && sst__timeout_start(t);
     sst_code code = v->fn(t, v->user_data);
+    if (t->calls != NULL) {
+        sst__task_join_calls(t); /* its calls end with it */
+    }
     t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
     if (code == SST_OK && t->out_error != SST_OK) {
         code = t->out_error; /* an outbox call named an unknown vertex */
@@ -390,8 +409,8 @@ void sst__task_run(sst_task *t) {
             }
         }
     }
-    if (code == SST_EINTERRUPT && t->interrupt == NULL) {
-        t->interrupt = sst_null();
+    if (code == SST_EINTERRUPT && t->interrupt == NULL && !t->bubbled) {
+        t->interrupt = sst_null(); /* (a call's interrupt is the call's own) */
     }
     if (code != SST_OK && code != SST_EINTERRUPT) {
         ensure_error(t, code, sst_strerror(code));
