@@ -990,15 +990,14 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
         return NULL;
     }
     /* LangGraph's input_schema: the other keys of the input are ignored. An entrypoint's
-     * input ({SST_ROOT: v}) goes to its hidden input field: its state is what it returned. */
-    sst_value *kept =
-        input == NULL      ? NULL
-        : cg->g->entrypoint ? sst__set_take(sst_object_empty(), SST_ENTRY_INPUT,
-                                           sst_value_ref(sst_object_get(input, SST_ROOT) != NULL
-                                                             ? sst_object_get(input, SST_ROOT)
-                                                             : sst_null()),
-                                           err)
-                           : input_fields_only(cg, input, err);
+     * input ({SST_ROOT: v}, or any other object as itself) goes to its hidden input field:
+     * its state is what it returned. */
+    const sst_value *root = input != NULL ? sst_object_get(input, SST_ROOT) : NULL;
+    sst_value *kept = input == NULL ? NULL
+                      : cg->g->entrypoint
+                          ? sst__set_take(sst_object_empty(), SST_ENTRY_INPUT,
+                                          sst_value_ref(root != NULL ? root : input), err)
+                          : input_fields_only(cg, input, err);
     if (input != NULL && kept == NULL) {
         return NULL;
     }

@@ -6,6 +6,7 @@
  * = ...}}). Compiling is in compile.c, invoke in run.c, stream in stream.c.
  */
 #include "lua_int.h"
+#include "values/build.h"
 
 sst__lua_app *sst__lua_check_app(lua_State *L, int idx) {
     sst__lua_app *a = luaL_checkudata(L, idx, SST_LUA_APP);
@@ -177,7 +178,14 @@ static int app_update_state(lua_State *L) {
     int cfg = sst__lua_config_index(L, 2);
     const char *as_node = luaL_optstring(L, 4, NULL);
     sst_error err = {0};
-    sst_value *values = sst__lua_update_values(L, 3, &as_node, &err);
+    sst_value *values = NULL;
+    if (sst_compiled_graph_is_entrypoint(a->cg) && !lua_isnoneornil(L, 3)) {
+        /* an entrypoint's update is a value (its return and previous), as LangGraph's */
+        sst_value *v = sst__lua_to_value(L, 3, "update_state values", &err);
+        values = v != NULL ? sst__set_take(sst_object_empty(), SST_ROOT, v, &err) : NULL;
+    } else {
+        values = sst__lua_update_values(L, 3, &as_node, &err);
+    }
     if (values == NULL && !lua_isnoneornil(L, 3)) {
         return sst__lua_raise(L, &err);
     }
