@@ -23,7 +23,7 @@ header_layer() {
     value.h|json.h) echo values ;;
     reducer.h) echo reducers ;;
     pregel.h) echo pregel ;;
-    graph.h|run.h) echo graph ;;
+    graph.h|run.h|functional.h) echo graph ;;
     checkpoint.h|cache.h) echo checkpoint ;;
     store.h) echo store ;;
     queue.h) echo queue ;;

@@ -66,8 +66,7 @@ SST_API const sst_value *sst_entrypoint_previous(const sst_node_ctx *ctx);
  * as previous. Without a call the result is null.
  * @return SST_OK; SST_EINVAL outside an entrypoint or task, or a NULL value.
  */
-SST_NODISCARD SST_API sst_code sst_node_return(sst_node_ctx *ctx, sst_value *value,
-                                               sst_error *err);
+SST_NODISCARD SST_API sst_code sst_node_return(sst_node_ctx *ctx, sst_value *value, sst_error *err);
 /**
  * LangGraph's entrypoint.final(value=, save=): returns @p value and saves
  * @p save (both taken) as the next run's previous. Entrypoints only.
@@ -85,14 +84,17 @@ SST_NODISCARD SST_API sst_code sst_node_return_final(sst_node_ctx *ctx, sst_valu
  * its own and run subgraphs; it has no state to write (sst_node_update fails).
  */
 typedef struct sst_task_spec {
-    const char *name;      /* shown in streams and ids; copied at submission */
-    sst_node_fn fn;        /* required */
-    void *user_data;       /* passed to fn */
+    const char *name;       /* shown in streams and ids; copied at submission */
+    sst_node_fn fn;         /* required */
+    void *user_data;        /* passed to fn */
     sst_retry_policy retry; /* default: one attempt */
     /* LangGraph's CachePolicy on a task: with a cache on the graph
      * (sst_compile_opts.cache), an input seen before returns the stored
      * result without running. Default off. */
     sst_node_cache_policy cache;
+    /* LangGraph's timeout on a task: one attempt past it fails with SST_ETIMEOUT (retried
+     * under @c retry as any error). Default none. */
+    sst_timeout_policy timeout;
     /* The task runs only on the thread that joins it (its function lives in
      * that thread's interpreter): no parallelism, same results. Default false. */
     bool pinned;

@@ -384,8 +384,8 @@ typedef struct sst_run_opts {
     sst_before_fn before_superstep;
     sst_superstep_fn on_superstep;
     sst_retry_fn on_retry;
-    sst_sleep_fn sleep; /* NULL: nanosleep */
-    void *user_data;    /* passed to the hooks */
+    sst_sleep_fn sleep;       /* NULL: nanosleep */
+    void *user_data;          /* passed to the hooks */
     sst_call_done_fn on_call; /* NULL: none; called from any worker thread */
 } sst_run_opts;
 
@@ -541,8 +541,9 @@ typedef struct sst_call sst_call;
 
 /** How one call runs; fill with sst_call_opts_init. */
 typedef struct sst_call_opts {
-    sst_retry_policy retry; /* default: one attempt */
-    sst_cache_policy cache; /* default off; the key function gets the call's task */
+    sst_retry_policy retry;     /* default: one attempt */
+    sst_cache_policy cache;     /* default off; the key function gets the call's task */
+    sst_timeout_policy timeout; /* of one attempt (retried as errors are); default none */
     /* Runs only on the thread that joins it (or when its caller returns), never on
      * another worker: for functions bound to one thread's interpreter. Default false. */
     bool pinned;
@@ -621,7 +622,8 @@ SST_API const char *sst_run_result_error_vertex(const sst_run_result *r);
 SST_API const sst_value *sst_run_result_error_detail(const sst_run_result *r);
 /**
  * Interrupts of an interrupted run (borrowed array, [] otherwise), each
- * {"vertex": name, "task": id, "value": value}, in task order.
+ * {"vertex": name, "task": id, "value": value}, in task order; a call's
+ * (sst_task_call) also has "owner": the id of the vertex task it belongs to.
  */
 SST_API const sst_value *sst_run_result_interrupts(const sst_run_result *r);
 /**
@@ -634,11 +636,11 @@ SST_API const sst_value *sst_run_result_pending(const sst_run_result *r);
 /**
  * Where an interrupted or failed run can continue (borrowed), or null for a
  * completed run: {"superstep": n, "tasks": [...], "pending": [...],
- * "resume": {task id: [values]}, "calls"?: {call id: {"name", "result"}}}
- * ("calls": the results of the calls that finished in that superstep). `tasks` lists the superstep's tasks in
- * order ({"vertex", "send"?, "input"?, "inbox"?}); `pending` holds
- * the writes of the tasks that already succeeded, which are not run again.
- * Pass it back as sst_run_opts.resume, with the committed state, to go on.
+ * "resume": {task id: [values]}, "calls"?: [{"task": call id, "name", "result"}]}
+ * ("calls": the results of the calls that finished in that superstep). `tasks` lists the
+ * superstep's tasks in order ({"vertex", "send"?, "input"?, "inbox"?}); `pending` holds the writes
+ * of the tasks that already succeeded, which are not run again. Pass it back as
+ * sst_run_opts.resume, with the committed state, to go on.
  */
 SST_API const sst_value *sst_run_result_resume_point(const sst_run_result *r);
 

@@ -6,6 +6,7 @@
 #include "superstep/cache.h"
 #include "superstep/checkpoint.h"
 #include "superstep/error.h"
+#include "superstep/functional.h"
 #include "superstep/graph.h"
 #include "superstep/id.h"
 #include "superstep/json.h"

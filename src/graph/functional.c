@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "graph_int.h"
+#include "stream.h"
 #include "superstep/functional.h"
 #include "values/build.h"
 
@@ -30,7 +31,8 @@ sst_code sst_graph_set_entrypoint(sst_graph *g, const char *name, sst_node_fn fn
                                   const sst_node_opts *opts, sst_error *err) {
     SST__ERR_LOCAL(err);
     if (g == NULL || fn == NULL) {
-        return sst__error(err, SST_EINVAL, "entrypoint: %s", g == NULL ? "NULL graph" : "NULL function");
+        return sst__error(err, SST_EINVAL, "entrypoint: %s",
+                          g == NULL ? "NULL graph" : "NULL function");
     }
     if (g->n_nodes > 0 || g->root || g->entrypoint || sst_schema_field_count(g->schema) > 0) {
         return sst__error(err, SST_EINVAL,
@@ -83,9 +85,9 @@ sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data) {
     } else {
         sst_value_unref(save);
     }
-    return rc != SST_OK ? sst_task_fail(ctx->task, rc, "entrypoint '%s': %s", sst_node_name(ctx),
-                                        err.msg)
-                        : SST_OK;
+    return rc != SST_OK
+               ? sst_task_fail(ctx->task, rc, "entrypoint '%s': %s", sst_node_name(ctx), err.msg)
+               : SST_OK;
 }
 
 static const sst_value *state_field(const sst_node_ctx *ctx, const char *field) {
@@ -101,6 +103,10 @@ const sst_value *sst_entrypoint_input(const sst_node_ctx *ctx) {
 }
 
 const sst_value *sst_entrypoint_previous(const sst_node_ctx *ctx) {
+    const sst__live *l = ctx != NULL ? sst__invoke_live(sst_task_run_user_data(ctx->task)) : NULL;
+    if (ctx != NULL && ctx->cg->g->entrypoint && (l == NULL || l->th == NULL)) {
+        return sst_null(); /* as LangGraph's: without a checkpointer nothing is remembered */
+    }
     return state_field(ctx, SST_ENTRY_PREVIOUS);
 }
 
@@ -196,6 +202,13 @@ sst_future *sst_node_submit(sst_node_ctx *ctx, const sst_task_spec *spec, sst_va
     sst_call_opts_init(&co);
     co.retry = spec->retry;
     co.pinned = spec->pinned;
+    if (!sst_timeout_policy_valid(&spec->timeout)) {
+        sst__free(f);
+        sst_value_unref(input);
+        sst__error(err, SST_EINVAL, "submit: task '%s': a timeout must be positive", spec->name);
+        return NULL;
+    }
+    co.timeout = spec->timeout;
     co.cache.enabled = spec->cache.enabled;
     co.cache.ttl_s = spec->cache.ttl_s;
     if (spec->cache.key != NULL) {

@@ -74,11 +74,11 @@ struct sst_graph {
     size_t n_joins, cap_joins;
     sst__branch *branches;
     size_t n_branches, cap_branches;
-    sst_value *input_fields;         /* owned array of names, or NULL: every field */
-    sst_value *output_fields;        /* owned array of names, or NULL: every field */
-    sst_value *untracked_fields;     /* owned array of names never checkpointed, or NULL */
-    bool root;                       /* the state is one value in field SST_ROOT */
-    bool entrypoint;                 /* sst_graph_set_entrypoint: its one node is entry_fn */
+    sst_value *input_fields;     /* owned array of names, or NULL: every field */
+    sst_value *output_fields;    /* owned array of names, or NULL: every field */
+    sst_value *untracked_fields; /* owned array of names never checkpointed, or NULL */
+    bool root;                   /* the state is one value in field SST_ROOT */
+    bool entrypoint;             /* sst_graph_set_entrypoint: its one node is entry_fn */
     sst_node_fn entry_fn;
     void *entry_user_data;
     sst_retry_policy *default_retry; /* owned: sst_graph_set_default_retry's list, or NULL */
@@ -478,7 +478,6 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
 sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
                          const sst_value *child, bool head, sst_error *err);
 
-
 /* ---- the node context (node.c; functional.c for entrypoints and tasks) ---- */
 
 typedef struct sst_future sst_future; /* functional.h */
@@ -503,6 +502,9 @@ struct sst_node_ctx {
     sst_future *futures_tail;
 };
 
+/* True when interrupt @p x (a pending one, or the engine's) is task @p id's or one of its
+ * functional tasks' ("owner"). */
+bool sst__interrupt_of_task(const sst_value *x, const char *id);
 /* Frees what the functional API left on @p ctx (its futures, return values). */
 void sst__functional_ctx_free(sst_node_ctx *ctx);
 /* The entrypoint node's function (sst_graph_set_entrypoint). */

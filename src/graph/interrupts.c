@@ -201,6 +201,10 @@ sst_value *sst__collect_interrupts(const sst_run_result *rr, const char *stopped
         if (internal) {
             e = sst__set_take(e, "task", str(task), NULL);
             e = sst__set_take(e, "index", num(index), NULL);
+            const sst_value *owner = sst_object_get(x, "owner"); /* a functional task's */
+            if (owner != NULL) {
+                e = sst__set_take(e, "owner", sst_value_ref(owner), NULL);
+            }
         }
         list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
     }
@@ -221,4 +225,10 @@ sst_value *sst__collect_interrupts(const sst_run_result *rr, const char *stopped
         list = e != NULL ? sst_array_push_take(list, e, NULL) : (sst_value_unref(list), NULL);
     }
     return list;
+}
+
+bool sst__interrupt_of_task(const sst_value *x, const char *id) {
+    const char *t = sst_string_cstr(sst_object_get(x, "task"));
+    const char *o = sst_string_cstr(sst_object_get(x, "owner"));
+    return (t != NULL && strcmp(t, id) == 0) || (o != NULL && strcmp(o, id) == 0);
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "graph_int.h"
-#include "superstep/functional.h"
 #include "stream.h"
+#include "superstep/functional.h"
 #include "values/build.h"
 
 struct sst_graph_result {
@@ -50,10 +50,10 @@ typedef struct invoke_ctx {
     void *run_span;           /* the tracer's span of this run, or NULL */
     void *step_span;          /* of the superstep running (set before its tasks), or NULL */
     /* Calls (the functional API's tasks) that finished in the running superstep. */
-    pthread_mutex_t calls_mu;      /* guards what follows (taken on the calls' threads) */
-    const sst_value *run_rp;       /* borrowed: the resume point the engine started from */
-    sst_value *calls_writes;       /* owned: the pending writes recorded for them, or NULL */
-    uint64_t calls_step;           /* the superstep calls_writes belongs to */
+    pthread_mutex_t calls_mu; /* guards what follows (taken on the calls' threads) */
+    const sst_value *run_rp;  /* borrowed: the resume point the engine started from */
+    sst_value *calls_writes;  /* owned: the pending writes recorded for them, or NULL */
+    uint64_t calls_step;      /* the superstep calls_writes belongs to */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -604,24 +604,26 @@ static void call_hook(const sst_task *t, const char *id, const char *name, const
         sst_value *w = sst__set_take(sst_object_empty(), "pending",
                                      sst_value_ref(pend != NULL ? pend : sst_array_empty()), &err);
         w = sst__set_take(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), &err);
-        w = sst__set_take(w, "calls", sst_value_ref(calls != NULL ? calls : sst_object_empty()),
+        w = sst__set_take(w, "calls", sst_value_ref(calls != NULL ? calls : sst_array_empty()),
                           &err);
         c->calls_writes = w;
         c->calls_step = step;
     }
-    sst_value *entry = sst__set_take(sst_object_empty(), "name", sst_string_new(name, &err), &err);
+    /* A persistent list: appending shares what the saver holds of the previous record. */
+    sst_value *entry = sst__set_take(sst_object_empty(), "task", sst_string_new(id, &err), &err);
+    entry = sst__set_take(entry, "name", sst_string_new(name, &err), &err);
     entry = sst__set_take(entry, "result", sst_value_ref(result), &err);
     sst_value *calls = entry != NULL && c->calls_writes != NULL
                            ? sst_value_ref(sst_object_get(c->calls_writes, "calls"))
                            : NULL;
-    calls = calls != NULL ? sst__set_take(calls, id, entry, &err) : (sst_value_unref(entry), NULL);
+    calls = calls != NULL ? sst__push_take(calls, entry, &err) : (sst_value_unref(entry), NULL);
     c->calls_writes = calls != NULL ? sst__set_take(c->calls_writes, "calls", calls, &err) : NULL;
     sst_code rc = c->calls_writes != NULL ? SST_OK : sst__code(&err);
     if (rc == SST_OK) {
         sst_payload p = {.value = c->calls_writes};
         rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
-                                         SST_THREAD_IDLE,
-                                         c->o->durability == SST_DURABILITY_SYNC, &err);
+                                         SST_THREAD_IDLE, c->o->durability == SST_DURABILITY_SYNC,
+                                         &err);
     }
     /* A write that failed costs only the replay after a crash: a run that stops writes
      * every result with its resume point (sst__persist_stop), and a commit needs none. */

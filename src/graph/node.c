@@ -13,7 +13,6 @@
 #include "stream.h"
 #include "values/build.h"
 
-
 sst_code sst_node_report_usage(sst_node_ctx *ctx, const sst_value *usage, sst_error *err) {
     return sst__invoke_add_usage(sst_task_run_user_data(ctx->task), usage, err);
 }

@@ -286,7 +286,7 @@ sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err)
             rp = sst__set_take(rp, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()),
                                err);
             const sst_value *calls = sst_object_get(writes, "calls");
-            if (rp != NULL && sst_object_len(calls) > 0) {
+            if (rp != NULL && sst_array_len(calls) > 0) {
                 rp = sst__set_take(rp, "calls", sst_value_ref(calls), err);
             }
         }
@@ -655,7 +655,7 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
                       sst_value_ref(interrupts != NULL ? interrupts : sst_array_empty()), err);
     w = sst__set_take(w, "skip_before", sst_bool(skip_before), err);
     const sst_value *calls = sst_object_get(rp, "calls");
-    if (w != NULL && sst_object_len(calls) > 0) {
+    if (w != NULL && sst_array_len(calls) > 0) {
         w = sst__set_take(w, "calls", sst_value_ref(calls), err); /* the tasks' results */
     }
     if (error != NULL) {

@@ -136,7 +136,7 @@ static sst_value *interrupts_of(const sst_value *raw, const char *id, sst_error 
         const sst_value *x = sst_array_get(raw, i);
         const char *tid = sst_string_cstr(sst_object_get(x, "task"));
         if (tid == NULL || sst_object_get(x, "when") != NULL ||
-            (id != NULL && strcmp(tid, id) != 0)) {
+            (id != NULL && !sst__interrupt_of_task(x, id))) {
             continue; /* an interrupt_before/after stop, or another task's */
         }
         sst_value *e =

@@ -379,8 +379,7 @@ static sst_value *interrupts_of(const sst_value *interrupts, const char *id) {
     sst_value *out = sst_array_empty();
     for (size_t i = 0; i < sst_array_len(interrupts) && out != NULL; i++) {
         const sst_value *x = sst_array_get(interrupts, i);
-        const char *t = sst_string_cstr(sst_object_get(x, "task"));
-        if (t == NULL || strcmp(t, id) != 0) {
+        if (!sst__interrupt_of_task(x, id)) {
             continue;
         }
         sst_value *e =
@@ -420,8 +419,7 @@ static void emit_with_pending(sst__streamer *s, const sst_value *state, const ss
 static bool engine_interrupted(const sst_run_result *rr, const char *id) {
     const sst_value *ints = sst_run_result_interrupts(rr);
     for (size_t i = 0; i < sst_array_len(ints); i++) {
-        const char *t = sst_string_cstr(sst_object_get(sst_array_get(ints, i), "task"));
-        if (t != NULL && strcmp(t, id) == 0) {
+        if (sst__interrupt_of_task(sst_array_get(ints, i), id)) {
             return true;
         }
     }

@@ -116,7 +116,8 @@ static sst_code plan_update(const sst_compiled_graph *cg, const sst_value *rec,
     if (values != NULL && !sst_is_null(values)) {
         sst_value *given = sst_value_ref(values);
         const sst_value *root = sst_object_get(values, SST_ROOT);
-        if (cg->g->entrypoint && root != NULL && sst_object_get(values, SST_ENTRY_PREVIOUS) == NULL) {
+        if (cg->g->entrypoint && root != NULL &&
+            sst_object_get(values, SST_ENTRY_PREVIOUS) == NULL) {
             /* As LangGraph's: an entrypoint's update is both its value and its previous. */
             given = sst__set_take(given, SST_ENTRY_PREVIOUS, sst_value_ref(root), err);
         }

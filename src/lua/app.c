@@ -323,14 +323,33 @@ static int app_clear_cache(lua_State *L) {
     return 0;
 }
 
+/* app:clear_task_cache(name...): LangGraph's task.clear_cache(cache) for the app's cache. */
+static int app_clear_task_cache(lua_State *L) {
+    sst__lua_app *a = sst__lua_check_app(L, 1);
+    sst_error err = {0};
+    for (int i = 2; i <= lua_gettop(L); i++) {
+        const char *name = luaL_checkstring(L, i);
+        if (sst_compiled_graph_clear_task_cache(a->cg, name, &err) != SST_OK) {
+            return sst__lua_raise(L, &err);
+        }
+    }
+    return 0;
+}
+
 void sst__lua_open_app(lua_State *L) {
-    static const luaL_Reg methods[] = {
-        {"invoke", sst__lua_app_invoke},      {"stream", sst__lua_app_stream},
-        {"get_state", app_get_state},         {"get_state_history", app_get_state_history},
-        {"update_state", app_update_state},   {"bulk_update_state", app_bulk_update_state},
-        {"delete_thread", app_delete_thread}, {"draw_mermaid", app_draw_mermaid},
-        {"draw_dot", app_draw_dot},           {"get_graph", app_get_graph},
-        {"clear_cache", app_clear_cache},     {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"invoke", sst__lua_app_invoke},
+                                       {"stream", sst__lua_app_stream},
+                                       {"get_state", app_get_state},
+                                       {"get_state_history", app_get_state_history},
+                                       {"update_state", app_update_state},
+                                       {"bulk_update_state", app_bulk_update_state},
+                                       {"delete_thread", app_delete_thread},
+                                       {"draw_mermaid", app_draw_mermaid},
+                                       {"draw_dot", app_draw_dot},
+                                       {"get_graph", app_get_graph},
+                                       {"clear_cache", app_clear_cache},
+                                       {"clear_task_cache", app_clear_task_cache},
+                                       {NULL, NULL}};
     luaL_newmetatable(L, SST_LUA_APP);
     lua_pushcfunction(L, app_gc);
     lua_setfield(L, -2, "__gc");

@@ -721,8 +721,8 @@ static sst_code functional_result(lua_State *L, sst_node_ctx *ctx, int idx, bool
         }
         return sst_node_return_final(ctx, v, save, err);
     }
-    sst_value *v = sst__lua_to_value(L, idx, entry ? "the entrypoint's result" : "the task's result",
-                                     err);
+    sst_value *v =
+        sst__lua_to_value(L, idx, entry ? "the entrypoint's result" : "the task's result", err);
     return v != NULL ? sst_node_return(ctx, v, err) : sst__code(err);
 }
 

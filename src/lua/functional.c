@@ -42,9 +42,8 @@ static int task_call(lua_State *L) {
     sst__lua_task *t = check_task(L, 1);
     sst_node_ctx *ctx = sst__lua_running_ctx(L);
     if (ctx == NULL) {
-        return sst__lua_raisef(L, SST_EINVAL,
-                               "task '%s': call it inside an entrypoint, a task or a node",
-                               t->name);
+        return sst__lua_raisef(
+            L, SST_EINVAL, "task '%s': call it inside an entrypoint, a task or a node", t->name);
     }
     int n = lua_gettop(L);
     while (n > 1 && lua_isnil(L, n)) {
@@ -89,7 +88,7 @@ static int task_index(lua_State *L) {
  * A task's retry option at @p idx: true (LangGraph's RetryPolicy()), false (none) or
  * {max_attempts, initial_interval, backoff_factor, max_interval, jitter}.
  */
-static void read_retry(lua_State *L, int idx, sst_retry_policy *p) {
+void sst__lua_read_task_retry(lua_State *L, int idx, sst_retry_policy *p) {
     sst_retry_policy_init(p);
     if (lua_isboolean(L, idx)) {
         if (!lua_toboolean(L, idx)) {
@@ -102,7 +101,7 @@ static void read_retry(lua_State *L, int idx, sst_retry_policy *p) {
                         luaL_typename(L, idx));
     }
     static const char *const known[] = {"max_attempts", "initial_interval", "backoff_factor",
-                                        "max_interval", "jitter", NULL};
+                                        "max_interval", "jitter",           NULL};
     sst__lua_check_options(L, idx, known, "task retry");
     if (lua_getfield(L, idx, "max_attempts") != LUA_TNIL) {
         lua_Integer n = lua_tointeger(L, -1);
@@ -132,7 +131,8 @@ static void read_retry(lua_State *L, int idx, sst_retry_policy *p) {
 
 /* Reads the options of superstep.task{...} at @p opts into @p t. */
 static void task_options(lua_State *L, int opts, sst__lua_task *t) {
-    static const char *const known[] = {"name", "retry", "retry_policy", "cache_policy", NULL};
+    static const char *const known[] = {"name",         "retry",   "retry_policy",
+                                        "cache_policy", "timeout", NULL};
     sst__lua_check_options(L, opts, known, "task");
     if (lua_getfield(L, opts, "name") != LUA_TNIL) {
         size_t len;
@@ -148,8 +148,11 @@ static void task_options(lua_State *L, int opts, sst__lua_task *t) {
         lua_getfield(L, opts, "retry_policy");
     }
     if (!lua_isnil(L, -1)) {
-        read_retry(L, lua_gettop(L), &t->spec.retry);
+        sst__lua_read_task_retry(L, lua_gettop(L), &t->spec.retry);
     }
+    lua_pop(L, 1);
+    lua_getfield(L, opts, "timeout");
+    sst__lua_read_timeout(L, -1, "task", &t->spec.timeout);
     lua_pop(L, 1);
     if (lua_getfield(L, opts, "cache_policy") != LUA_TNIL) {
         if (lua_toboolean(L, -1) && !lua_istable(L, -1)) {
@@ -159,7 +162,8 @@ static void task_options(lua_State *L, int opts, sst__lua_task *t) {
             if (lua_getfield(L, -1, "ttl") != LUA_TNIL) {
                 double ttl = lua_tonumber(L, -1);
                 if (!lua_isnumber(L, -1) || !(ttl > 0)) {
-                    sst__lua_raisef(L, SST_EINVAL, "task: cache_policy.ttl must be a positive number");
+                    sst__lua_raisef(L, SST_EINVAL,
+                                    "task: cache_policy.ttl must be a positive number");
                 }
                 t->spec.cache.ttl_s = ttl;
             }
@@ -267,6 +271,27 @@ static int future_id(lua_State *L) {
     return 1;
 }
 
+/* The writer superstep.get_stream_writer() returns: emits on the running node or task. */
+static int stream_write(lua_State *L) {
+    sst_node_ctx *ctx = sst__lua_running_ctx(L);
+    if (ctx == NULL) {
+        return sst__lua_raisef(L, SST_EINVAL,
+                               "stream writer: call it inside an entrypoint, a task or a node");
+    }
+    sst_error err = {0};
+    sst_value *v = sst__lua_to_value(L, 1, "stream writer", &err);
+    if (v == NULL || sst_node_emit(ctx, v, &err) != SST_OK) {
+        return sst__lua_raise(L, &err);
+    }
+    return 0;
+}
+
+/* superstep.get_stream_writer(): LangGraph's get_stream_writer (custom stream events). */
+static int l_get_stream_writer(lua_State *L) {
+    lua_pushcfunction(L, stream_write);
+    return 1;
+}
+
 /* ---- entrypoints ---- */
 
 /* The decorator superstep.entrypoint{...} returns: fn -> app. */
@@ -283,7 +308,8 @@ static int entrypoint_decorator(lua_State *L) {
 /* superstep.entrypoint{checkpointer = ..., store = ..., name = ...}(fn), or entrypoint(fn). */
 static int l_entrypoint(lua_State *L) {
     /* called as a table with __call: argument 1 is superstep.entrypoint itself */
-    if (lua_gettop(L) >= 2 && (lua_isfunction(L, 2) || sst__lua_has_metatable(L, 2, SST_LUA_TASK))) {
+    if (lua_gettop(L) >= 2 &&
+        (lua_isfunction(L, 2) || sst__lua_has_metatable(L, 2, SST_LUA_TASK))) {
         lua_pushnil(L);
         lua_pushcclosure(L, entrypoint_decorator, 1);
         lua_pushvalue(L, 2);
@@ -328,6 +354,8 @@ void sst__lua_open_functional(lua_State *L) {
     lua_pop(L, 1);
     lua_pushcfunction(L, l_task);
     lua_setfield(L, -2, "task");
+    lua_pushcfunction(L, l_get_stream_writer);
+    lua_setfield(L, -2, "get_stream_writer");
     /* superstep.entrypoint: callable, with .final */
     lua_newtable(L);
     lua_pushcfunction(L, l_final);

@@ -720,11 +720,46 @@ int sst__lua_entrypoint(lua_State *L, int opts_idx, int fn_idx, const char *name
     lua_call(L, 0, 1);
     int gidx = lua_gettop(L);
     lgraph *lg = check_graph(L, gidx);
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    int compile_opts = 0;
+    if (opts_idx != 0) {
+        /* The node's options (retry, timeout) are read here; the rest go to compile. */
+        static const char *const node_keys[] = {"retry", "retry_policy", "timeout"};
+        lua_newtable(L);
+        compile_opts = lua_gettop(L);
+        lua_pushnil(L);
+        while (lua_next(L, opts_idx) != 0) {
+            bool node_key = false;
+            for (size_t i = 0; i < SST_ARRAY_LEN(node_keys); i++) {
+                node_key = node_key || (lua_type(L, -2) == LUA_TSTRING &&
+                                        strcmp(lua_tostring(L, -2), node_keys[i]) == 0);
+            }
+            if (!node_key) {
+                lua_pushvalue(L, -2);
+                lua_insert(L, -2);
+                lua_rawset(L, compile_opts);
+            } else {
+                lua_pop(L, 1);
+            }
+        }
+        if (lua_getfield(L, opts_idx, "retry") == LUA_TNIL) {
+            lua_pop(L, 1);
+            lua_getfield(L, opts_idx, "retry_policy");
+        }
+        if (!lua_isnil(L, -1)) {
+            sst__lua_read_task_retry(L, lua_gettop(L), &o.retry);
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, opts_idx, "timeout");
+        sst__lua_read_timeout(L, -1, "entrypoint", &o.timeout);
+        lua_pop(L, 1);
+    }
     sst__lua_cb *cb = add_callback(L, lg, SST__CB_NODE, name);
     sst_error err = {0};
-    check_ok(L, sst_graph_set_entrypoint(lg->g, name, sst__lua_entry, cb, NULL, &err), &err);
+    check_ok(L, sst_graph_set_entrypoint(lg->g, name, sst__lua_entry, cb, &o, &err), &err);
     store_function(L, cb, fn_idx);
-    return sst__lua_compile(L, gidx, opts_idx);
+    return sst__lua_compile(L, gidx, compile_opts);
 }
 
 const sst_graph *sst__lua_graph_of(lua_State *L, int idx) {

@@ -254,6 +254,8 @@ sst_code sst__lua_task_fn(sst_node_ctx *ctx, void *ud);
 /* superstep.entrypoint{...}(fn): the app (graph.c); @p opts_idx 0: none. */
 int sst__lua_entrypoint(lua_State *L, int opts_idx, int fn_idx, const char *name);
 void sst__lua_open_functional(lua_State *L);
+/* A task's or entrypoint's retry option at @p idx: true, false or {max_attempts, ...}. */
+void sst__lua_read_task_retry(lua_State *L, int idx, sst_retry_policy *p);
 
 /* ---- builder and app (graph.c, app.c, savers.c) ---- */
 

@@ -79,7 +79,7 @@ void sst__lua_push_state(lua_State *L, const sst_compiled_graph *cg, const sst_v
 static int invoke_in_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_app *a) {
     sst_error err = {0};
     sst_value *in = NULL;
-    if (!lua_isnil(L, 2) && sst_compiled_graph_is_entrypoint(a->cg)) {
+    if (!lua_isnil(L, 2) && sst_compiled_graph_has_root(a->cg)) {
         sst_value *v = sst__lua_to_value(L, 2, "input", &err);
         in = v != NULL ? sst__set_take(sst_object_empty(), SST_ROOT, v, &err) : NULL;
     } else if (!lua_isnil(L, 2)) {

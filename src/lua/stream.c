@@ -34,6 +34,7 @@ typedef struct lstream {
     sst__lua_call call; /* the run's options and values */
     sst__lua_rt *rt;
     bool multi;         /* a list of modes: yield (mode, chunk) */
+    bool entry;         /* an entrypoint app: values without a return value are not yielded */
     bool subgraphs;     /* the subgraphs' events too: yield (namespace, ...) first */
     bool sync_ready;    /* mu and cv were initialised */
     bool started;       /* the helper thread exists */
@@ -101,10 +102,19 @@ static sst_code enqueue(lstream *s, sst_stream_mode mode, sst_value *event, cons
     return SST_OK;
 }
 
+/* True when the state @p v has no root value (or a null one). */
+static bool no_root_value(const sst_value *v) {
+    const sst_value *root = sst_object_get(v, SST_ROOT);
+    return root == NULL || sst_is_null(root);
+}
+
 static sst_code on_event_ns(sst_stream_mode mode, const char *ns, const char *node,
                             const sst_value *event, void *ud) {
     (void)node;
     lstream *s = ud;
+    if (mode == SST_STREAM_VALUES && s->entry && no_root_value(event)) {
+        return SST_OK; /* an entrypoint's values are its return values: none yet */
+    }
     pthread_mutex_lock(&s->mu);
     if (s->stop) {
         pthread_mutex_unlock(&s->mu);
@@ -449,6 +459,10 @@ int sst__lua_app_stream(lua_State *L) {
     lua_settop(L, 6);
     bool multi;
     unsigned bits = parse_modes(L, mode_idx != 0 ? mode_idx : 6, &multi);
+    bool entry = sst_compiled_graph_is_entrypoint(sst__lua_check_app(L, 1)->cg);
+    if (mode_idx == 0 && entry) {
+        bits = SST_STREAM_UPDATES; /* LangGraph's entrypoint streams updates by default */
+    }
     lstream *s = lua_newuserdatauv(L, sizeof *s, 1);
     memset(s, 0, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
@@ -460,6 +474,7 @@ int sst__lua_app_stream(lua_State *L) {
     sst__lua_root_input(L, &s->call);
     s->rt = sst__lua_runtime(L);
     s->multi = multi;
+    s->entry = entry;
     s->call.o.stream_modes = bits;
     s->call.o.stream = on_event;
     s->call.o.stream_user_data = s;

@@ -37,16 +37,53 @@ void sst__run_calls_init(sst__run_calls *rc, sst_engine *e) {
 }
 
 void sst__run_calls_free(sst__run_calls *rc) {
-    sst_value_unref(rc->done);
-    rc->done = NULL;
+    sst__run_calls_reset(rc);
     pthread_mutex_destroy(&rc->mu);
+}
+
+void sst__run_calls_reset(sst__run_calls *rc) {
+    sst_value_unref(rc->done);
+    sst_value_unref(rc->stored);
+    rc->done = rc->stored = NULL;
+    rc->stored_list = NULL;
+}
+
+bool sst__run_calls_load(sst__run_calls *rc, const sst_value *list, sst_error *err) {
+    rc->stored_list = list;
+    sst_value *by_id = sst_object_empty();
+    for (size_t i = 0; i < sst_array_len(list) && by_id != NULL; i++) {
+        const sst_value *e = sst_array_get(list, i);
+        const sst_value *id = sst_object_get(e, "task");
+        if (!sst_is_string(id) || sst_object_get(e, "result") == NULL) {
+            sst_value_unref(by_id);
+            sst__error(err, SST_ETYPE, "resume point: call %zu needs 'task' (its id) and 'result'",
+                       i);
+            return false;
+        }
+        by_id = sst_object_setv_take(by_id, id, sst_value_ref(e), err);
+    }
+    rc->stored = by_id;
+    return by_id != NULL;
+}
+
+sst_value *sst__run_calls_list(const sst__run_calls *rc, sst_error *err) {
+    sst_value *all = sst_value_ref(rc->stored_list != NULL ? rc->stored_list : sst_array_empty());
+    for (size_t i = 0; all != NULL && i < sst_object_len(rc->done); i++) {
+        const sst_value *e = sst_object_value_at(rc->done, i);
+        sst_value *x = sst__set_take(sst_object_empty(), "task",
+                                     sst_value_ref(sst_object_key_at(rc->done, i)), err);
+        x = sst__set_take(x, "name", sst_value_ref(sst_object_get(e, "name")), err);
+        x = sst__set_take(x, "result", sst_value_ref(sst_object_get(e, "result")), err);
+        all = x != NULL ? sst_array_push_take(all, x, err) : (sst_value_unref(all), NULL);
+    }
+    return all;
 }
 
 /* The result an earlier run or attempt recorded for call @p id (a new reference), or NULL. */
 static sst_value *recorded(sst__run_calls *rc, const char *id, bool *found) {
     const sst_value *w = sst_object_get(rc->stored, id);
     sst_value *res = NULL;
-    if (w == NULL && rc->done != NULL) {
+    if (w == NULL) {
         pthread_mutex_lock(&rc->mu);
         w = sst_object_get(rc->done, id);
         res = w != NULL ? sst_value_ref(sst_object_get(w, "result")) : NULL;
@@ -60,8 +97,8 @@ static sst_value *recorded(sst__run_calls *rc, const char *id, bool *found) {
 
 /* Records the result of call @p c in the registry; false when out of memory. */
 static bool record(sst__run_calls *rc, sst_call *c, const char *id) {
-    sst_value *e =
-        sst__set_take(sst_object_empty(), "name", sst_string_newn(c->name, c->name_len, NULL), NULL);
+    sst_value *e = sst__set_take(sst_object_empty(), "name",
+                                 sst_string_newn(c->name, c->name_len, NULL), NULL);
     e = sst__set_take(e, "result", sst_value_ref(c->result != NULL ? c->result : sst_null()), NULL);
     if (e == NULL) {
         return false;
@@ -126,7 +163,8 @@ sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *
     t->calls_tail = c;
 
     sst__run_calls *rc = t->rc;
-    if (rc->stored != NULL || rc->done != NULL) {
+    /* Only an earlier run (stored) or an earlier attempt of the caller can have a result. */
+    if (sst_object_len(rc->stored) > 0 || t->attempt > 1) {
         bool found;
         sst_value *res = recorded(rc, sst_task_id(ct), &found);
         if (found) {
@@ -210,6 +248,11 @@ static sst_code attempt(sst_call *c, unsigned n) {
     sst_value_unref(c->result);
     c->result = NULL;
     t->attempt = n;
+    bool limited = false;
+    if (sst__has_timeout(&c->opts.timeout)) {
+        t->timeout = &c->opts.timeout;
+        limited = sst__timeout_start(t);
+    }
     sst_code code = c->fn(t, c->user_data);
     sst__task_join_calls(t);
     if (code == SST_OK && t->out_error != SST_OK) {
@@ -228,7 +271,10 @@ static sst_code attempt(sst_call *c, unsigned n) {
         t->error->code = code;
     }
     t->code = code;
-    return code;
+    if (limited && code != SST_EINTERRUPT) {
+        sst__timeout_check(t); /* an attempt past its time fails with SST_ETIMEOUT */
+    }
+    return t->code;
 }
 
 /* Runs @p c on this thread (it was claimed): cache, attempts under its retry policy, record. */
@@ -356,8 +402,8 @@ sst_code sst_call_join(sst_call *c, sst_error *err) {
     if (c == NULL) {
         return sst__error(err, SST_EINVAL, "call: join of a NULL call");
     }
-    if (c->state != SST__CALL_DONE) {
-        wait_for(c);
+    if (!c->replayed) {
+        wait_for(c); /* reads the state under the engine's mutex */
     }
     const sst_task *t = &c->task;
     if (t->code == SST_OK) {
@@ -407,7 +453,7 @@ sst_call *sst_task_self_call(const sst_task *t) {
 
 void sst__task_join_calls(sst_task *t) {
     for (sst_call *c = t->calls; c != NULL; c = c->next) {
-        if (c->state != SST__CALL_DONE) {
+        if (!c->replayed) {
             wait_for(c);
         }
     }
@@ -429,7 +475,8 @@ void sst__task_free_calls(sst_task *t) {
     t->bubbled = false;
 }
 
-sst_value *sst__call_interrupts(const sst_task *t, sst_value *list, sst_error *err) {
+sst_value *sst__call_interrupts(const sst_task *t, const char *owner, sst_value *list,
+                                sst_error *err) {
     for (sst_call *c = t->calls; c != NULL && list != NULL; c = c->next) {
         if (c->task.code != SST_EINTERRUPT) {
             continue;
@@ -439,9 +486,10 @@ sst_value *sst__call_interrupts(const sst_task *t, sst_value *list, sst_error *e
                                          sst_string_newn(c->name, c->name_len, err), err);
             o = sst__set_take(o, "task", sst_string_new(sst_call_id(c), err), err);
             o = sst__set_take(o, "value", sst_value_ref(c->task.interrupt), err);
+            o = sst__set_take(o, "owner", sst_string_new(owner, err), err);
             list = o != NULL ? sst_array_push_take(list, o, err) : (sst_value_unref(list), NULL);
         }
-        list = list != NULL ? sst__call_interrupts(&c->task, list, err) : NULL;
+        list = list != NULL ? sst__call_interrupts(&c->task, owner, list, err) : NULL;
     }
     return list;
 }

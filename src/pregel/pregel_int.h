@@ -136,8 +136,8 @@ struct sst_task {
     sst_call *self;            /* the call this task runs, or NULL for a vertex's task */
     sst_call *calls;           /* owned: the calls this attempt started, in order */
     sst_call *calls_tail;
-    uint64_t ncalls;  /* calls started by this attempt (their positions) */
-    bool bubbled;     /* a call of this attempt interrupted (its interrupt is the run's) */
+    uint64_t ncalls; /* calls started by this attempt (their positions) */
+    bool bubbled;    /* a call of this attempt interrupted (its interrupt is the run's) */
 };
 
 /*
@@ -147,40 +147,50 @@ struct sst_task {
  */
 typedef struct sst__run_calls {
     sst_engine *e;
-    pthread_mutex_t mu;          /* guards done */
-    const sst_value *stored;     /* borrowed: id -> {"name", "result"} from the resume point */
-    sst_value *done;             /* owned: id -> {"name", "result"} of this superstep, or NULL */
+    pthread_mutex_t mu; /* guards done */
+    const sst_value
+        *stored_list;  /* borrowed: the resume point's "calls" [{"task", "name", "result"}] */
+    sst_value *stored; /* owned: that list by id (id -> its entry), or NULL */
+    sst_value *done;   /* owned: id -> {"name", "result"} of this superstep, or NULL */
     const sst_value *resume_map; /* borrowed: task id -> resume values, or NULL */
 } sst__run_calls;
 
 /* A call: a task started by a task (the functional API's tasks). */
 struct sst_call {
-    sst_task task;   /* the call's own task */
+    sst_task task; /* the call's own task */
     sst_task *parent;
-    char *name;      /* owned */
+    char *name; /* owned */
     size_t name_len;
     sst_compute_fn fn;
     void *user_data;
     sst_call_opts opts;
-    uint64_t index;  /* position among the parent's calls */
-    int state;       /* SST__CALL_*: under the engine's mutex once queued */
-    bool queued;     /* in the engine's queue (under its mutex) */
+    uint64_t index; /* position among the parent's calls */
+    int state;      /* SST__CALL_*: under the engine's mutex once queued */
+    bool queued;    /* in the engine's queue (under its mutex) */
     bool replayed;
-    sst_value *result; /* owned: set by sst_task_return */
+    sst_value *result;       /* owned: set by sst_task_return */
     sst_call *qnext, *qprev; /* the engine's queue */
-    sst_call *next;  /* the parent's list */
+    sst_call *next;          /* the parent's list */
 };
 
 enum { SST__CALL_WAITING = 0, SST__CALL_RUNNING = 1, SST__CALL_DONE = 2 };
 
 void sst__run_calls_init(sst__run_calls *rc, sst_engine *e);
 void sst__run_calls_free(sst__run_calls *rc);
+/* Drops what the registry holds (a superstep committed). */
+void sst__run_calls_reset(sst__run_calls *rc);
+/* Takes the resume point's "calls" (borrowed list) as the stored results. */
+bool sst__run_calls_load(sst__run_calls *rc, const sst_value *list, sst_error *err);
+/* The stored results and this superstep's, as a resume point's "calls" list (new). */
+sst_value *sst__run_calls_list(const sst__run_calls *rc, sst_error *err);
 /* Joins every call @p t started (after its compute function returned). */
 void sst__task_join_calls(sst_task *t);
 /* Frees the calls of @p t's attempt (joined already). */
 void sst__task_free_calls(sst_task *t);
-/* Appends the interrupts of @p t's interrupted calls (depth first, in order) to @p list. */
-sst_value *sst__call_interrupts(const sst_task *t, sst_value *list, sst_error *err);
+/* Appends the interrupts of @p t's interrupted calls (depth first, in order) to @p list,
+ * each {"vertex": call name, "task": call id, "value", "owner": @p owner (the vertex task)}. */
+sst_value *sst__call_interrupts(const sst_task *t, const char *owner, sst_value *list,
+                                sst_error *err);
 /* Runs one waiting call of the engine's queue on this thread; false when there was none. */
 bool sst__pool_run_one_call(sst_engine *e);
 

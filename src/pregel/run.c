@@ -509,15 +509,10 @@ static sst_code collect_pending(run *R, sst_error *err) {
 
 /* Adds "calls": the results of the calls of earlier runs and of this superstep, if any. */
 static sst_value *add_calls(run *R, sst_value *rp, sst_error *err) {
-    const sst_value *stored = R->calls.stored;
-    if (rp == NULL || (sst_object_len(stored) == 0 && R->calls.done == NULL)) {
+    if (rp == NULL || (sst_array_len(R->calls.stored_list) == 0 && R->calls.done == NULL)) {
         return rp;
     }
-    sst_value *all = sst_value_ref(stored != NULL ? stored : sst_object_empty());
-    for (size_t i = 0; all != NULL && i < sst_object_len(R->calls.done); i++) {
-        all = sst_object_setv_take(all, sst_object_key_at(R->calls.done, i),
-                                   sst_value_ref(sst_object_value_at(R->calls.done, i)), err);
-    }
+    sst_value *all = sst__run_calls_list(&R->calls, err);
     return all != NULL ? sst_object_set_take(rp, "calls", all, err) : (sst_value_unref(rp), NULL);
 }
 
@@ -576,7 +571,7 @@ static sst_code collect_interrupts(run *R, sst_error *err) {
         } else {
             sst_value_unref(o); /* only its calls interrupted */
         }
-        list = list != NULL ? sst__call_interrupts(t, list, err) : NULL;
+        list = list != NULL ? sst__call_interrupts(t, sst_task_id(t), list, err) : NULL;
     }
     if (list == NULL) {
         return sst__code(err);
@@ -958,15 +953,14 @@ static bool read_resume_point(run *R, const sst_value *resume, sst_error *err) {
         return false;
     }
     const sst_value *calls = sst_object_get(resume, "calls");
-    if (calls != NULL && !sst_is_object(calls)) {
-        sst__error(err, SST_ETYPE, "resume point: 'calls' must be an object");
+    if (calls != NULL && !sst_is_array(calls)) {
+        sst__error(err, SST_ETYPE, "resume point: 'calls' must be a list");
         return false;
     }
     R->superstep = (uint64_t)sst_int_value(step);
     R->resume_map = map;
     R->calls.resume_map = map;
-    R->calls.stored = calls;
-    return true;
+    return sst_array_len(calls) == 0 || sst__run_calls_load(&R->calls, calls, err);
 }
 
 /* Sets up @p R for a run: the result, the state and the first superstep's routing or tasks.
@@ -1046,9 +1040,7 @@ static void run_supersteps(run *R) {
         }
         destroy_tasks(R);
         /* The superstep committed: its calls' results are no longer pending. */
-        R->calls.stored = NULL;
-        sst_value_unref(R->calls.done);
-        R->calls.done = NULL;
+        sst__run_calls_reset(&R->calls);
         if (R->hook_stop != SST_OK) {
             stop_after_hook(R);
             break;
