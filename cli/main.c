@@ -608,6 +608,15 @@ static int cmd_run(const cli *c) {
     }
     sst_error err = {0};
     const sst_compiled_graph *cg = sst_lua_script_graph(s.script);
+    if (input != NULL && !sst_is_object(input) && sst_compiled_graph_is_entrypoint(cg)) {
+        /* an entrypoint takes any value: --input 5 is {SST_ROOT: 5} */
+        input = sst_object_set_take(sst_object_empty(), SST_ROOT, input, &err);
+        if (input == NULL) {
+            fprintf(stderr, "superstep: --input: %s\n", err.msg);
+            close_session(&s);
+            return EXIT_FAILED;
+        }
+    }
     sst_graph_thread *t = sst_graph_thread_open(cg, s.saver, thread, &err);
     sst_engine *engine = NULL;
     sst_otlp_tracer *tracer = NULL;

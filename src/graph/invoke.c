@@ -588,7 +588,10 @@ static void call_hook(const sst_task *t, const char *id, const char *name, const
                              NULL);
     }
     sst_graph_thread *th = c->th;
-    if (th == NULL || th->last_id == NULL || c->o->durability == SST_DURABILITY_EXIT) {
+    /* A saver living in this process (SST_SAVER_VALUES) dies with it: a crash leaves nothing
+     * to replay, and a stop writes every result with its resume point. */
+    if (th == NULL || th->last_id == NULL || c->o->durability == SST_DURABILITY_EXIT ||
+        (sst_checkpointer_flags(th->cp) & SST_SAVER_VALUES) != 0) {
         return;
     }
     sst_error err;

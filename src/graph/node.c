@@ -346,7 +346,7 @@ sst_code sst_node_push_message(sst_node_ctx *ctx, const char *field, sst_value *
     }
     sst_code rc = sst__live_message(sst__invoke_live(sst_task_run_user_data(ctx->task)), ctx->task,
                                     sst_node_name(ctx), m, false, err);
-    if (rc == SST_OK) {
+    if (rc == SST_OK && ctx->call_name == NULL) { /* a task has no state: it only streams */
         rc = sst_node_add_write(ctx, field, sst_value_ref(m), err);
     }
     sst_value_unref(prep);

@@ -188,7 +188,9 @@ sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *
         }
         e->cq_tail = c;
         c->queued = true;
-        pthread_cond_signal(&e->work_cv);
+        if (e->idle > 0) {
+            pthread_cond_signal(&e->work_cv); /* busy workers look at the queue anyway */
+        }
         pthread_mutex_unlock(&e->mu);
     }
     return c;
@@ -341,7 +343,9 @@ static void finish(sst_engine *e, sst_call *c) {
     }
     pthread_mutex_lock(&e->mu);
     c->state = SST__CALL_DONE;
-    pthread_cond_broadcast(&e->call_cv);
+    if (e->call_waiters > 0) {
+        pthread_cond_broadcast(&e->call_cv);
+    }
     pthread_mutex_unlock(&e->mu);
 }
 
@@ -381,7 +385,9 @@ static void wait_for(sst_call *c) {
             run = e->cq_head; /* help while the call runs elsewhere */
         }
         if (run == NULL) {
+            e->call_waiters++;
             pthread_cond_wait(&e->call_cv, &e->mu);
+            e->call_waiters--;
             continue;
         }
         if (run->queued) {
@@ -392,7 +398,9 @@ static void wait_for(sst_call *c) {
         run_call(run);
         pthread_mutex_lock(&e->mu);
         run->state = SST__CALL_DONE;
-        pthread_cond_broadcast(&e->call_cv);
+        if (e->call_waiters > 0) {
+            pthread_cond_broadcast(&e->call_cv);
+        }
     }
     pthread_mutex_unlock(&e->mu);
 }

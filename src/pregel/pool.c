@@ -62,7 +62,9 @@ static void *worker_main(void *arg) {
             if (e->gen != seen) {
                 seen = e->gen; /* a batch this worker does not take part in */
             }
+            e->idle++;
             pthread_cond_wait(&e->work_cv, &e->mu);
+            e->idle--;
         }
         if (e->stop) {
             break;
@@ -114,7 +116,14 @@ sst_engine *sst_engine_new(const sst_engine_opts *opts, sst_error *err) {
     e->max_concurrency = opts->max_concurrency == 0 || opts->max_concurrency > opts->workers
                              ? opts->workers
                              : opts->max_concurrency;
-    pthread_mutex_init(&e->mu, NULL);
+    /* Calls hand work over per task (call.c): spin a little before sleeping on the lock. */
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(&e->mu, &ma);
+    pthread_mutexattr_destroy(&ma);
     pthread_cond_init(&e->work_cv, NULL);
     pthread_cond_init(&e->done_cv, NULL);
     pthread_cond_init(&e->call_cv, NULL);

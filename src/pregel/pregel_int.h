@@ -266,6 +266,8 @@ struct sst_engine {
     /* Calls waiting for a thread (under mu), and their completions. */
     sst_call *cq_head, *cq_tail;
     pthread_cond_t call_cv; /* protected by mu: a call finished */
+    unsigned idle;          /* protected by mu: workers waiting on work_cv */
+    unsigned call_waiters;  /* protected by mu: threads waiting on call_cv */
 
     /* The batch, published under mu and read by participants after they saw gen change. */
     sst_task **batch;
