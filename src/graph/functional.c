@@ -159,7 +159,25 @@ static sst_code run_task(sst_task *t, void *user_data) {
                         .node = f->owner->node,
                         .call_name = sst_call_name(sst_task_self_call(t)),
                         .functional = true};
+    /* Traced as a task span under its caller's. */
+    const sst_tracer *tr = f->owner->tracer;
+    if (tr != NULL && f->owner->span != NULL) {
+        sst_value *attrs = sst__set_take(sst_object_empty(), "superstep.task_id",
+                                         sst_string_new(sst_task_id(t), NULL), NULL);
+        attrs = sst__set_take(attrs, "superstep.attempt",
+                              sst_int_new((int64_t)sst_task_attempt(t), NULL), NULL);
+        ctx.tracer = tr;
+        ctx.span = tr->start(tr->user_data, f->owner->span, "task", ctx.call_name, attrs);
+        sst_value_unref(attrs);
+    }
     sst_code rc = f->spec.fn(&ctx, f->spec.user_data);
+    if (ctx.span != NULL) {
+        const sst_error *e = sst_task_error(t);
+        bool failed = rc != SST_OK && rc != SST_EINTERRUPT;
+        tr->end(tr->user_data, ctx.span, failed ? rc : SST_OK,
+                failed ? (e != NULL ? e->msg : sst_strerror(rc)) : NULL, NULL);
+        ctx.span = NULL;
+    }
     if (rc == SST_OK && sst_task_delta(t) != NULL && sst_object_len(sst_task_delta(t)) > 0) {
         rc = sst_task_fail(t, SST_EINVAL,
                            "task '%s' wrote to the state: a task gives its result with "

@@ -146,6 +146,70 @@ static void test_parallel_tasks(void **state) {
     sst_graph_free(g);
 }
 
+/* ---- traces ---- */
+
+typedef struct span {
+    char kind[16], name[32];
+    struct span *parent;
+} span;
+
+typedef struct spans {
+    pthread_mutex_t mu;
+    span *all[64];
+    int n;
+} spans;
+
+static void *span_start(void *ud, void *parent, const char *kind, const char *name,
+                        const sst_value *attrs) {
+    (void)attrs;
+    spans *s = ud;
+    span *sp = calloc(1, sizeof *sp);
+    snprintf(sp->kind, sizeof sp->kind, "%s", kind);
+    snprintf(sp->name, sizeof sp->name, "%s", name);
+    sp->parent = parent;
+    pthread_mutex_lock(&s->mu);
+    if (s->n < 64) {
+        s->all[s->n++] = sp;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return sp;
+}
+
+static void span_end(void *ud, void *sp, sst_code code, const char *msg, const sst_value *attrs) {
+    (void)ud, (void)sp, (void)code, (void)msg, (void)attrs;
+}
+
+/* Each task is a "task" span under its entrypoint's task span. */
+static void test_task_spans(void **state) {
+    (void)state;
+    sst_error err;
+    sst_graph *g;
+    sst_compiled_graph *cg = compile_entry(&g, "fan", fan, NULL, NULL);
+    spans s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    sst_tracer tr = {.start = span_start, .end = span_end, .user_data = &s};
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.tracer = &tr;
+    sst_value *in = tu_json("{\"n\": 3}");
+    sst_graph_result_free(sst_graph_invoke(cg, NULL, in, &o, &err));
+    sst_value_unref(in);
+    int doubles = 0;
+    for (int i = 0; i < s.n; i++) {
+        if (strcmp(s.all[i]->name, "double") == 0) {
+            doubles++;
+            assert_string_equal(s.all[i]->kind, "task");
+            assert_non_null(s.all[i]->parent);
+            assert_string_equal(s.all[i]->parent->name, "fan");
+        }
+    }
+    assert_int_equal(doubles, 3);
+    for (int i = 0; i < s.n; i++) {
+        free(s.all[i]);
+    }
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
 /* ---- interrupts ---- */
 
 /* a = double(1); ask; b = double(2); ask again; returns [a, answer1, b, answer2]. */
@@ -573,6 +637,7 @@ static void test_kill9_replays_finished_tasks(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_tasks),
+        cmocka_unit_test(test_task_spans),
         cmocka_unit_test(test_replay_across_interrupts),
         cmocka_unit_test(test_interrupts_in_tasks),
         cmocka_unit_test(test_errors_and_retry),
