@@ -558,6 +558,44 @@ static void take_jump(lua_State *L, int idx, char *jump, size_t n) {
     lua_setfield(L, idx, "jump_to");
 }
 
+/* Pushes a new context userdata for @p ctx (invalidated when its code returns). */
+static lctx *push_lctx(lua_State *L, sst_node_ctx *ctx) {
+    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
+    c->ctx = ctx;
+    if (luaL_getmetatable(L, SST_LUA_CTX) == LUA_TNIL) {
+        lua_pop(L, 1);
+        open_ctx(L);
+        luaL_getmetatable(L, SST_LUA_CTX);
+    }
+    lua_setmetatable(L, -2);
+    return c;
+}
+
+/*
+ * sst__lua_pcall of the function below the @p nargs arguments on top, as the code of
+ * @p ctx (its context userdata at @p lctx_idx): interrupt(), tasks and futures find them
+ * while it runs; the outer ones (a nested run's) are put back afterwards.
+ */
+static int pcall_as(lua_State *L, sst_node_ctx *ctx, int lctx_idx, int nargs, int handler,
+                    bool *over_limit) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    void *outer = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    int outer_lctx = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushlightuserdata(L, ctx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_pushvalue(L, lctx_idx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    int rc = sst__lua_pcall(L, nargs, 1, handler, over_limit);
+    lua_pushlightuserdata(L, outer);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, outer_lctx);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    luaL_unref(L, LUA_REGISTRYINDEX, outer_lctx);
+    return rc;
+}
+
 /*
  * Runs a node function (@p cb's, or the one in the registry at @p fn_ref when @p cb is
  * NULL: a middleware hook, whose jump goes to @p jump) as the node of @p ctx.
@@ -568,14 +606,7 @@ static sst_code call_node_fn(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb 
     bool root = false;
     int base = lua_gettop(L);
     /* The context sits below the call so that it can be invalidated afterwards. */
-    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
-    c->ctx = ctx;
-    if (luaL_getmetatable(L, SST_LUA_CTX) == LUA_TNIL) {
-        lua_pop(L, 1);
-        open_ctx(L);
-        luaL_getmetatable(L, SST_LUA_CTX);
-    }
-    lua_setmetatable(L, -2);
+    lctx *c = push_lctx(L, ctx);
     int handler = 0;
     if (cb != NULL) {
         handler = push_function(L, cb, &root, &err);
@@ -605,23 +636,8 @@ static sst_code call_node_fn(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb 
         lua_pushnil(L);
     }
     lua_pushvalue(L, base + 1);
-    /* The running node, for interrupt(); saved and restored for nested runs. */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    void *outer = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    lua_pushlightuserdata(L, ctx);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
-    lua_insert(L, handler); /* the outer context userdata, restored below */
-    handler++;
-    lua_pushvalue(L, base + 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
     bool over_limit;
-    int rc = sst__lua_pcall(L, cb != NULL ? 3 : 2, 1, handler, &over_limit);
-    lua_pushlightuserdata(L, outer);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    lua_pushvalue(L, handler - 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    int rc = pcall_as(L, ctx, base + 1, cb != NULL ? 3 : 2, handler, &over_limit);
     c->ctx = NULL;
     sst_code out;
     if (rc != LUA_OK) {
@@ -734,15 +750,7 @@ static sst_code call_functional(lua_State *L, sst_node_ctx *ctx, const sst__lua_
                                 const sst__lua_task *task) {
     sst_error err = {0};
     int base = lua_gettop(L);
-    lctx *c = lua_newuserdatauv(L, sizeof *c, 0);
-    c->ctx = ctx;
-    if (luaL_getmetatable(L, SST_LUA_CTX) == LUA_TNIL) {
-        lua_pop(L, 1);
-        open_ctx(L);
-        luaL_getmetatable(L, SST_LUA_CTX);
-    }
-    lua_setmetatable(L, -2);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_lctx_key); /* base + 2: the outer one */
+    lctx *c = push_lctx(L, ctx);
     lua_pushcfunction(L, sst__lua_traceback);
     int handler = lua_gettop(L);
     int nargs = 0;
@@ -781,19 +789,8 @@ static sst_code call_functional(lua_State *L, sst_node_ctx *ctx, const sst__lua_
             nargs++;
         }
     }
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    void *outer = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    lua_pushlightuserdata(L, ctx);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    lua_pushvalue(L, base + 1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
     bool over_limit;
-    int rc = sst__lua_pcall(L, nargs, 1, handler, &over_limit);
-    lua_pushlightuserdata(L, outer);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_ctx_key);
-    lua_pushvalue(L, base + 2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &running_lctx_key);
+    int rc = pcall_as(L, ctx, base + 1, nargs, handler, &over_limit);
     sst_code out;
     if (rc != LUA_OK) {
         if (lua_touserdata(L, -1) == &sst__lua_interrupt_token) {
