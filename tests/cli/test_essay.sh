@@ -100,7 +100,19 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 [ "$(count "$(cat "$work/k.err")" 'section ')" = 3 ] || fail "the sections never started: $(cat "$work/k.err")"
-sleep 2 # the first two sections' results reach the database (written as each ends)
+# The first two sections' results reach the database as each ends (pending writes,
+# table "writes"): wait until both are there, then kill.
+written() {
+  local body
+  body=$(sqlite3 "$work/k.db" "select body from writes" 2>/dev/null)
+  grep -q "A paragraph on what durable workflows are" <<<"$body" &&
+    grep -q "A paragraph on why durable workflows matter" <<<"$body"
+}
+for _ in $(seq 1 600); do
+  written && break
+  sleep 0.1
+done
+written || fail "the first two sections were never written: $(sqlite3 "$work/k.db" "select body from writes" 2>&1)"
 kill -9 "$victim" 2>/dev/null
 wait "$victim" 2>/dev/null
 victim=
