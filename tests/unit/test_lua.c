@@ -54,6 +54,12 @@ static void test_parity(void **state) {
     run_script("test_parity.lua");
 }
 
+/* The functional API through Lua, tasks on worker states (tests/lua/test_functional.lua). */
+static void test_functional(void **state) {
+    (void)state;
+    run_script("test_functional.lua");
+}
+
 /* The agent layer's parts through Lua (tests/lua/test_agent.lua). */
 static void test_agent(void **state) {
     (void)state;
@@ -220,6 +226,7 @@ int main(void) {
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_parity_build),
         cmocka_unit_test(test_agent),
+        cmocka_unit_test(test_functional),
         cmocka_unit_test(test_parity_updates),
         cmocka_unit_test(test_parity_app),
         cmocka_unit_test(test_load_errors),
