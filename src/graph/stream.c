@@ -95,8 +95,8 @@ static bool touches_output(const sst_compiled_graph *cg, const sst_value *delta)
     const sst_value *keep = cg->g->output_fields;
     for (size_t k = 0; k < sst_object_len(delta); k++) {
         const sst_value *key = sst_object_key_at(delta, k);
-        if (hidden(sst_string_cstr(key))) {
-            continue;
+        if (sst__hidden_field(sst_string_cstr(key))) {
+            continue; /* an engine field (a root state's value is shown) */
         }
         if (keep == NULL) {
             return true;

@@ -173,7 +173,7 @@ static char *finished_result(sst_server *s, const run_copy *c) {
         body = sst__set_take(sst_object_empty(), "__interrupt__",
                              sst_value_ref(sst_object_get(st, "interrupts")), &err);
     } else if (st != NULL) {
-        body = sst_value_ref(sst_object_get(st, "values"));
+        body = sst_value_ref(srv_unroot(sst_object_get(st, "values")));
     }
     sst_value_unref(st);
     char *text = body != NULL ? sst_json_write(body, SST_JSON_COMPACT, NULL, &err) : NULL;

@@ -272,6 +272,12 @@ sst_code srv_thread_merge_metadata(sst_server *s, const char *thread_id, const s
 sst_value *srv_checkpoint_of(const char *thread_id, const sst_value *config, sst_error *err);
 /* One of LangGraph's ThreadState values from our StateSnapshot @p snap (borrowed). */
 sst_value *srv_thread_state(const char *thread_id, const sst_value *snap, sst_error *err);
+/*
+ * A root state's values as LangGraph's server shows them: the value itself (an object whose
+ * one member is SST_ROOT: a root StateGraph or an entrypoint); anything else as it is.
+ * Borrowed from @p values.
+ */
+const sst_value *srv_unroot(const sst_value *values);
 /* @p base (an object; else {}) with the members of @p over (NULL: none) set over it. */
 sst_value *srv_merged(const sst_value *base, const sst_value *over, sst_error *err);
 /* The run record @p run as LangGraph's Run. */

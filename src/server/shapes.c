@@ -70,14 +70,21 @@ static sst_value *task_of(const char *thread_id, const sst_value *t, sst_error *
     return o;
 }
 
+const sst_value *srv_unroot(const sst_value *values) {
+    const sst_value *root = sst_object_len(values) == 1 ? sst_object_get(values, SST_ROOT) : NULL;
+    return root != NULL ? root : values;
+}
+
 sst_value *srv_thread_state(const char *thread_id, const sst_value *snap, sst_error *err) {
     sst_value *tasks = sst_array_empty();
     const sst_value *ts = sst_object_get(snap, "tasks");
     for (size_t i = 0; i < sst_array_len(ts); i++) {
         tasks = sst__push_take(tasks, task_of(thread_id, sst_array_get(ts, i), err), err);
     }
-    sst_value *o = sst__set_take(sst_object_empty(), "values",
-                                 or_default(snap, "values", sst_object_empty()), err);
+    const sst_value *values = sst_object_get(snap, "values");
+    sst_value *o =
+        sst__set_take(sst_object_empty(), "values",
+                      sst_value_ref(values != NULL ? srv_unroot(values) : sst_object_empty()), err);
     o = sst__set_take(o, "next", or_default(snap, "next", sst_array_empty()), err);
     o = sst__set_take(o, "tasks", tasks, err);
     o = sst__set_take(o, "metadata", or_default(snap, "metadata", sst_object_empty()), err);

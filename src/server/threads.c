@@ -136,7 +136,8 @@ sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_valu
         srv_graph *g = graph_named(s, sst_object_get(o, "metadata"));
         sst_value *state = srv_state_in(s, g, thread_id, NULL, false, &e);
         if (state != NULL) {
-            o = sst__set_take(o, "values", sst_value_ref(sst_object_get(state, "values")), err);
+            o = sst__set_take(o, "values",
+                              sst_value_ref(srv_unroot(sst_object_get(state, "values"))), err);
             o = sst__set_take(o, "interrupts", interrupts_by_task(state, err), err);
             sst_value_unref(state);
         } else {

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "server_int.h"
+#include "superstep/functional.h"
 #include "superstep/json.h"
 #include "thread_ttl.h"
 
@@ -120,8 +121,11 @@ static sst_value *message_tuple(const sst_value *ev, sst_error *err) {
 static sst_value *updates_of(const sst_value *ev, sst_error *err) {
     sst_value *o = sst_value_ref(ev);
     for (size_t i = 0; i < sst_object_len(ev) && o != NULL; i++) {
-        if (sst_is_null(sst_object_value_at(ev, i))) {
+        const sst_value *u = sst_object_value_at(ev, i);
+        if (sst_is_null(u)) {
             o = sst__setv_take(o, sst_object_key_at(ev, i), sst_object_empty(), err);
+        } else if (srv_unroot(u) != u) { /* a root state's update: the value itself */
+            o = sst__setv_take(o, sst_object_key_at(ev, i), sst_value_ref(srv_unroot(u)), err);
         }
     }
     return o;
@@ -242,7 +246,7 @@ static sst_code on_event(sst_stream_mode mode, const char *ns, const char *node,
             publish_partial(e, data);
         }
     } else {
-        data = sst_value_ref(event);
+        data = sst_value_ref(mode == SST_STREAM_VALUES ? srv_unroot(event) : event);
     }
     if (shown(e, mode)) {
         publish(e, mode_name(mode), ns, data);
@@ -436,8 +440,8 @@ static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_e
     out->cancel = atomic_load(&w->cancel);
     if (gr != NULL && sst_graph_result_status(gr) == SST_RUN_COMPLETED) {
         out->status = SST_QUEUE_SUCCESS;
-        out->result = json_of(sst_graph_result_state(gr));
-        out->values = json_of(sst_graph_result_state(gr));
+        out->result = json_of(srv_unroot(sst_graph_result_state(gr)));
+        out->values = json_of(srv_unroot(sst_graph_result_state(gr)));
         return;
     }
     if (gr != NULL && sst_graph_result_status(gr) == SST_RUN_INTERRUPTED) {
@@ -445,7 +449,7 @@ static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_e
         sst_value *i = interrupts_only(sst_graph_result_interrupts(gr), &err);
         out->result = json_of(i);
         sst_value_unref(i);
-        out->values = json_of(sst_graph_result_state(gr));
+        out->values = json_of(srv_unroot(sst_graph_result_state(gr)));
         return;
     }
     if (fail.code == SST_ECANCELLED && out->cancel != CANCEL_NONE) {
@@ -490,9 +494,9 @@ static void judge_done(sst_server *s, const run_copy *c, outcome *out) {
         sst_value_unref(i);
     } else {
         out->status = SST_QUEUE_SUCCESS;
-        out->result = json_of(sst_object_get(st, "values"));
+        out->result = json_of(srv_unroot(sst_object_get(st, "values")));
     }
-    out->values = json_of(sst_object_get(st, "values"));
+    out->values = json_of(srv_unroot(sst_object_get(st, "values")));
     sst_value_unref(st);
 }
 
@@ -726,6 +730,13 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         } else if (input != NULL && sst_is_null(input)) {
             input = NULL;
         }
+        /* An entrypoint takes any value as its input: 5 is {SST_ROOT: 5}. */
+        sst_value *wrapped = NULL;
+        if (input != NULL && !sst_is_object(input) &&
+            sst_compiled_graph_is_entrypoint(sst_lua_script_graph(script))) {
+            wrapped = sst_object_set_take(sst_object_empty(), SST_ROOT, sst_value_ref(input), NULL);
+            input = wrapped;
+        }
         /* A run started with a traceparent joins the caller's trace. */
         const sst_tracer *tr = o.tracer;
         const sst_value *tp = sst_object_get(c->kwargs, "traceparent");
@@ -733,6 +744,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
             o.trace_parent = tr->parent_from(tr->user_data, sst_string_cstr(tp));
         }
         gr = sst_graph_invoke(sst_lua_script_graph(script), th, input, &o, &err);
+        sst_value_unref(wrapped);
         if (o.trace_parent != NULL && tr->parent_free != NULL) {
             tr->parent_free(tr->user_data, o.trace_parent);
         }
