@@ -143,17 +143,8 @@ sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *
     }
     c->index = t->ncalls++;
     sst_task *ct = &c->task;
-    ct->p = t->p;
-    ct->ro = t->ro;
-    ct->state = t->state;
+    sst__task_init(ct, t->p, t->ro, t->state, t->superstep, t->vertex, t->rc);
     ct->input = input != NULL ? input : sst_null();
-    ct->superstep = t->superstep;
-    ct->vertex = t->vertex;
-    ct->send_index = UINT64_MAX;
-    ct->out = ct->out_inline;
-    ct->outcap = SST__OUT_INLINE;
-    ct->origin = SST__NO_VERTEX;
-    ct->rc = t->rc;
     ct->self = c;
     if (t->calls_tail != NULL) {
         t->calls_tail->next = c;

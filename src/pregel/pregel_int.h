@@ -194,6 +194,11 @@ sst_value *sst__call_interrupts(const sst_task *t, const char *owner, sst_value 
 /* Runs one waiting call of the engine's queue on this thread; false when there was none. */
 bool sst__pool_run_one_call(sst_engine *e);
 
+/* Sets up @p t (zeroed first) as a task of @p vertex in @p superstep of the run @p ro,
+ * reading @p state, in the call registry @p rc: no input, outbox inline, no timeout. */
+void sst__task_init(sst_task *t, const sst_pregel *p, const sst_run_opts *ro,
+                    const sst_value *state, uint64_t superstep, uint32_t vertex,
+                    struct sst__run_calls *rc);
 /* Runs @p t once (its attempt number already set): clears the previous
  * attempt's outputs, calls the compute function, prepares the delta. */
 void sst__task_run(sst_task *t);

@@ -135,19 +135,10 @@ static bool reserve_tasks(run *R, size_t n) {
 }
 
 static void init_task(run *R, sst_task *t, uint32_t vertex) {
-    memset(t, 0, sizeof *t);
+    sst__task_init(t, R->p, R->o, R->state, R->superstep, vertex, &R->calls);
     t->timed = R->o->on_superstep != NULL;
-    t->ro = R->o;
     t->keep_raw = R->o->keep_raw_deltas;
-    t->p = R->p;
-    t->state = R->state;
-    t->superstep = R->superstep;
-    t->vertex = vertex;
-    t->out = t->out_inline;
-    t->outcap = SST__OUT_INLINE;
-    t->origin = SST__NO_VERTEX;
     t->timeout = sst__vertex_timeout(&R->p->v[vertex]);
-    t->rc = &R->calls;
 }
 
 static void destroy_tasks(run *R) {

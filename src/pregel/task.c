@@ -10,6 +10,22 @@
 
 #include "pregel_int.h"
 
+void sst__task_init(sst_task *t, const sst_pregel *p, const sst_run_opts *ro,
+                    const sst_value *state, uint64_t superstep, uint32_t vertex,
+                    struct sst__run_calls *rc) {
+    memset(t, 0, sizeof *t);
+    t->p = p;
+    t->ro = ro;
+    t->state = state;
+    t->superstep = superstep;
+    t->vertex = vertex;
+    t->send_index = UINT64_MAX;
+    t->out = t->out_inline;
+    t->outcap = SST__OUT_INLINE;
+    t->origin = SST__NO_VERTEX;
+    t->rc = rc;
+}
+
 const char *sst_task_vertex(const sst_task *t) {
     return t->self != NULL ? t->self->name : t->p->v[t->vertex].name;
 }
