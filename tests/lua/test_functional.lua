@@ -47,19 +47,23 @@ local chatty = sst.task("chatty", function(x)
   return x
 end)
 
-if sst.worker then
-  return -- worker states only need the tasks above
-end
-
-case("parallel tasks on worker states", function()
-  local app = sst.entrypoint{ name = "fan", workers = 4 }(function(n)
+-- Four `where` tasks started, then joined: the script's graph too.
+local function fan_app()
+  return sst.entrypoint{ name = "fan", workers = 4 }(function(n)
     local fs = {}
     for i = 1, n do fs[i] = where(i) end
     local out = {}
     for i = 1, n do out[i] = fs[i]:result() end
     return out
   end)
-  local out = app:invoke(4)
+end
+
+if sst.worker then
+  return -- worker states only need the tasks above
+end
+
+case("parallel tasks on worker states", function()
+  local out = fan_app():invoke(4)
   eq(#out, 4, "four results")
   local states, workers = {}, 0
   for i, r in ipairs(out) do
@@ -173,10 +177,4 @@ end)
 T.finish()
 
 -- The script's graph for sst_lua_script_load: the fan-out above.
-return sst.entrypoint{ name = "fan", workers = 4 }(function(n)
-  local fs = {}
-  for i = 1, n do fs[i] = where(i) end
-  local out = {}
-  for i = 1, n do out[i] = fs[i]:result() end
-  return out
-end)
+return fan_app()
