@@ -670,9 +670,21 @@ static sst_code call_node_fn(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb 
  * until their own protected call, since a refused allocation outside it would
  * raise an error across the graph layer's C frames.
  */
-/* sst__lua_node and sst__lua_hook: @p fn_ref is used when @p cb is NULL. */
-static sst_code run_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb, int fn_ref,
-                         char *jump, size_t jump_n) {
+/* What run_code runs as a node's code: a node or a middleware hook (call_node_fn), or an
+ * entrypoint or a task (call_functional). */
+typedef struct lua_code {
+    const sst__lua_cb *cb; /* a node's or an entrypoint's function, else NULL */
+    int fn_ref;            /* a hook's function (in the registry) when cb is NULL */
+    char *jump;            /* a hook's jump_to goes here (jump_n bytes) */
+    size_t jump_n;
+    bool functional;           /* an entrypoint (cb) or a task (task) */
+    const sst__lua_task *task; /* the task, or NULL */
+} lua_code;
+
+static sst_code call_functional(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb,
+                                const sst__lua_task *task);
+
+static sst_code run_code(lua_State *L, sst_node_ctx *ctx, const lua_code *w) {
     bool armed = sst__lua_arm(L, false);
     /* The node runs on a Lua thread of its own (anchored in the registry, not on L's
      * stack): a live stream hands events over from inside it (ctx.emit) and runs the
@@ -680,7 +692,8 @@ static sst_code run_node(lua_State *L, sst_node_ctx *ctx, const sst__lua_cb *cb,
     lua_State *co = lua_newthread(L);
     int ref = luaL_ref(L, LUA_REGISTRYINDEX);
     sst__lua_watch_timeout(co, ctx);
-    sst_code out = call_node_fn(co, ctx, cb, fn_ref, jump, jump_n);
+    sst_code out = w->functional ? call_functional(co, ctx, w->cb, w->task)
+                                 : call_node_fn(co, ctx, w->cb, w->fn_ref, w->jump, w->jump_n);
     luaL_unref(L, LUA_REGISTRYINDEX, ref);
     sst__lua_arm(L, armed);
     return out;
@@ -693,11 +706,13 @@ sst_code sst__lua_node(sst_node_ctx *ctx, void *ud) {
     if (L == NULL) {
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
-    return run_node(L, ctx, cb, LUA_NOREF, NULL, 0);
+    lua_code w = {.cb = cb, .fn_ref = LUA_NOREF};
+    return run_code(L, ctx, &w);
 }
 
 sst_code sst__lua_hook(lua_State *L, int fn_ref, sst_node_ctx *ctx, char *jump, size_t jump_n) {
-    return run_node(L, ctx, NULL, fn_ref, jump, jump_n);
+    lua_code w = {.fn_ref = fn_ref, .jump = jump, .jump_n = jump_n};
+    return run_code(L, ctx, &w);
 }
 
 /* ---- the functional API: entrypoints and tasks ---- */
@@ -813,7 +828,7 @@ static sst_code call_functional(lua_State *L, sst_node_ctx *ctx, const sst__lua_
     return out;
 }
 
-/* As run_node: on a Lua thread of its own, with the memory limit lifted outside the call. */
+/* An entrypoint (@p cb) or a task (@p task) on the calling thread's state, as run_code runs it. */
 static sst_code run_functional(sst_node_ctx *ctx, sst__lua_rt *rt, const sst__lua_cb *cb,
                                const sst__lua_task *task) {
     sst_error err = {0};
@@ -821,14 +836,8 @@ static sst_code run_functional(sst_node_ctx *ctx, sst__lua_rt *rt, const sst__lu
     if (L == NULL) {
         return sst_node_fail(ctx, err.code, "%s", err.msg);
     }
-    bool armed = sst__lua_arm(L, false);
-    lua_State *co = lua_newthread(L);
-    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    sst__lua_watch_timeout(co, ctx);
-    sst_code out = call_functional(co, ctx, cb, task);
-    luaL_unref(L, LUA_REGISTRYINDEX, ref);
-    sst__lua_arm(L, armed);
-    return out;
+    lua_code w = {.cb = cb, .fn_ref = LUA_NOREF, .functional = true, .task = task};
+    return run_code(L, ctx, &w);
 }
 
 sst_code sst__lua_entry(sst_node_ctx *ctx, void *ud) {
