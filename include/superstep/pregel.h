@@ -346,11 +346,13 @@ typedef void (*sst_sleep_fn)(uint64_t ms, void *user_data);
 
 /**
  * Called on the call's thread each time a call succeeds by running (not for
- * replayed results), with its id, name and result (borrowed), before its
- * joiner wakes. The graph layer records the result as a pending write there.
+ * replayed results), before its joiner wakes, with the result as the run
+ * records it (borrowed): {"task": the call's id, "name", "result"}, the
+ * entry it takes in a resume point's "calls". The graph layer writes it as a
+ * pending write there.
  */
-typedef void (*sst_call_done_fn)(const sst_task *call_task, const char *id, const char *name,
-                                 const sst_value *result, void *user_data);
+typedef void (*sst_call_done_fn)(const sst_task *call_task, const sst_value *entry,
+                                 void *user_data);
 
 /** What one run starts from; fill with sst_run_opts_init. */
 typedef struct sst_run_opts {

@@ -52,8 +52,8 @@ typedef struct invoke_ctx {
     /* Calls (the functional API's tasks) that finished in the running superstep. */
     pthread_mutex_t calls_mu; /* guards what follows (taken on the calls' threads) */
     const sst_value *run_rp;  /* borrowed: the resume point the engine started from */
-    sst_value *calls_writes;  /* owned: the pending writes recorded for them, or NULL */
-    uint64_t calls_step;      /* the superstep calls_writes belongs to */
+    sst_value *calls_rp;      /* owned: the resume point written with their results, or NULL */
+    uint64_t calls_step;      /* the superstep calls_rp belongs to */
 } invoke_ctx;
 
 const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
@@ -579,12 +579,13 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
  * superstep at once, so a run that stops or crashes before the superstep commits
  * replays it instead of running it again.
  */
-static void call_hook(const sst_task *t, const char *id, const char *name, const sst_value *result,
-                      void *user_data) {
+static void call_hook(const sst_task *t, const sst_value *entry, void *user_data) {
     invoke_ctx *c = user_data;
+    const char *name = sst_string_cstr(sst_object_get(entry, "name"));
     if (sst__live_on(&c->live, SST_STREAM_UPDATES)) {
         (void)sst__live_send(&c->live, SST_STREAM_UPDATES, name,
-                             sst__set_take(sst_object_empty(), name, sst_value_ref(result), NULL),
+                             sst__set_take(sst_object_empty(), name,
+                                           sst_value_ref(sst_object_get(entry, "result")), NULL),
                              NULL);
     }
     sst_graph_thread *th = c->th;
@@ -598,39 +599,27 @@ static void call_hook(const sst_task *t, const char *id, const char *name, const
     sst_error_clear(&err);
     pthread_mutex_lock(&c->calls_mu);
     uint64_t step = sst_task_superstep(t);
-    if (c->calls_writes == NULL || c->calls_step != step) {
-        /* The first call of this superstep: start from what the run resumed with. */
-        sst_value_unref(c->calls_writes);
-        const sst_value *rp = step == c->first_step ? c->run_rp : NULL;
-        const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
-        const sst_value *calls = sst_object_get(rp, "calls");
-        sst_value *w = sst__set_take(sst_object_empty(), "pending",
-                                     sst_value_ref(pend != NULL ? pend : sst_array_empty()), &err);
-        w = sst__set_take(w, "resume", sst_value_ref(res != NULL ? res : sst_object_empty()), &err);
-        w = sst__set_take(w, "calls", sst_value_ref(calls != NULL ? calls : sst_array_empty()),
-                          &err);
-        c->calls_writes = w;
+    if (c->calls_rp == NULL || c->calls_step != step) {
+        /* The first call of this superstep: from what the run resumed with (its pending
+         * writes and answers), else nothing. */
+        sst_value_unref(c->calls_rp);
+        c->calls_rp = sst_value_ref(
+            step == c->first_step && c->run_rp != NULL ? c->run_rp : sst_object_empty());
         c->calls_step = step;
     }
     /* A persistent list: appending shares what the saver holds of the previous record. */
-    sst_value *entry = sst__set_take(sst_object_empty(), "task", sst_string_new(id, &err), &err);
-    entry = sst__set_take(entry, "name", sst_string_new(name, &err), &err);
-    entry = sst__set_take(entry, "result", sst_value_ref(result), &err);
-    sst_value *calls = entry != NULL && c->calls_writes != NULL
-                           ? sst_value_ref(sst_object_get(c->calls_writes, "calls"))
-                           : NULL;
-    calls = calls != NULL ? sst__push_take(calls, entry, &err) : (sst_value_unref(entry), NULL);
-    c->calls_writes = calls != NULL ? sst__set_take(c->calls_writes, "calls", calls, &err) : NULL;
-    sst_code rc = c->calls_writes != NULL ? SST_OK : sst__code(&err);
-    if (rc == SST_OK) {
-        sst_payload p = {.value = c->calls_writes};
-        rc = sst_checkpointer_put_writes(th->cp, th->thread_id, th->ns, th->last_id, &p,
-                                         SST_THREAD_IDLE, c->o->durability == SST_DURABILITY_SYNC,
-                                         &err);
-    }
+    const sst_value *calls = sst_object_get(c->calls_rp, "calls");
+    sst_value *list = sst__push_take(sst_value_ref(calls != NULL ? calls : sst_array_empty()),
+                                     sst_value_ref(entry), &err);
+    c->calls_rp = list != NULL ? sst__set_take(c->calls_rp, "calls", list, &err)
+                               : (sst_value_unref(c->calls_rp), NULL);
     /* A write that failed costs only the replay after a crash: a run that stops writes
      * every result with its resume point (sst__persist_stop), and a commit needs none. */
-    (void)rc;
+    if (c->calls_rp != NULL &&
+        sst__persist_writes(th, c->calls_rp, NULL, false, NULL, true,
+                            c->o->durability == SST_DURABILITY_SYNC, &err) != SST_OK) {
+        sst_error_clear(&err);
+    }
     pthread_mutex_unlock(&c->calls_mu);
 }
 
@@ -952,7 +941,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     sst__stream_free(&c.s);
     sst__live_free(&c.live);
     sst_value_unref(c.nodes);
-    sst_value_unref(c.calls_writes);
+    sst_value_unref(c.calls_rp);
     return r;
 }
 

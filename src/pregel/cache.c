@@ -16,12 +16,12 @@ bool sst__task_cacheable(const sst_task *t) {
 }
 
 /* "writes|<run's part>|<vertex>" (the run's part cut to 200 bytes), cut to fit @p n. */
-static void writes_ns(const char *part, const char *vertex, char *out, size_t n) {
-    snprintf(out, n, "writes|%.200s|%s", part != NULL ? part : "", vertex);
+void sst__cache_ns(const char *part, const char *name, char *out, size_t n) {
+    snprintf(out, n, "writes|%.200s|%s", part != NULL ? part : "", name);
 }
 
 static void cache_ns(const sst_task *t, char *out, size_t n) {
-    writes_ns(t->ro->cache_ns, sst_task_vertex(t), out, n);
+    sst__cache_ns(t->ro->cache_ns, sst_task_vertex(t), out, n);
 }
 
 sst_code sst_cache_clear_vertex(sst_cache *cache, const char *cache_ns, const char *vertex,
@@ -32,13 +32,11 @@ sst_code sst_cache_clear_vertex(sst_cache *cache, const char *cache_ns, const ch
                           cache == NULL ? "cache" : "vertex");
     }
     char ns[SST__VERTEX_NAME_MAX + 220];
-    writes_ns(cache_ns, vertex, ns, sizeof ns);
+    sst__cache_ns(cache_ns, vertex, ns, sizeof ns);
     return sst_cache_clear(cache, ns, err);
 }
 
-/* The task's key: its vertex's key function, or a hash of its input. */
-static sst_value *cache_key(const sst_task *t, sst_error *err) {
-    const sst_cache_policy *p = &t->p->v[t->vertex].cache;
+sst_value *sst__cache_key(const sst_task *t, const sst_cache_policy *p, sst_error *err) {
     if (p->key != NULL) {
         return p->key(t, p->key_user_data, err);
     }
@@ -59,7 +57,7 @@ bool sst__cache_lookup(sst_task *t) {
         return false;
     }
     sst_value_unref(x->cache_key);
-    x->cache_key = cache_key(t, &err);
+    x->cache_key = sst__cache_key(t, &t->p->v[t->vertex].cache, &err);
     if (!sst_is_string(x->cache_key)) {
         sst_value_unref(x->cache_key);
         x->cache_key = NULL;

@@ -10,16 +10,14 @@
  * meanwhile. Calls form a tree (a call joins only calls it started), so a
  * waiter never waits on itself.
  *
- * A call that succeeds is recorded in the run's registry (id -> {"name",
- * "result"}) and reported through sst_run_opts.on_call; a call whose id is
+ * A call that succeeds is recorded in the run's registry (id -> {"task",
+ * "name", "result"}) and reported through sst_run_opts.on_call; a call whose id is
  * in the registry (an earlier attempt of its caller) or in the resume
  * point's "calls" (an earlier run) is replayed: it returns that result
  * without running. The registry goes into the resume point of a superstep
  * that did not commit, and is dropped when one commits.
  */
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "pregel_int.h"
 #include "values/build.h"
@@ -69,12 +67,7 @@ bool sst__run_calls_load(sst__run_calls *rc, const sst_value *list, sst_error *e
 sst_value *sst__run_calls_list(const sst__run_calls *rc, sst_error *err) {
     sst_value *all = sst_value_ref(rc->stored_list != NULL ? rc->stored_list : sst_array_empty());
     for (size_t i = 0; all != NULL && i < sst_object_len(rc->done); i++) {
-        const sst_value *e = sst_object_value_at(rc->done, i);
-        sst_value *x = sst__set_take(sst_object_empty(), "task",
-                                     sst_value_ref(sst_object_key_at(rc->done, i)), err);
-        x = sst__set_take(x, "name", sst_value_ref(sst_object_get(e, "name")), err);
-        x = sst__set_take(x, "result", sst_value_ref(sst_object_get(e, "result")), err);
-        all = x != NULL ? sst_array_push_take(all, x, err) : (sst_value_unref(all), NULL);
+        all = sst__push_take(all, sst_value_ref(sst_object_value_at(rc->done, i)), err);
     }
     return all;
 }
@@ -82,33 +75,37 @@ sst_value *sst__run_calls_list(const sst__run_calls *rc, sst_error *err) {
 /* The result an earlier run or attempt recorded for call @p id (a new reference), or NULL. */
 static sst_value *recorded(sst__run_calls *rc, const char *id, bool *found) {
     const sst_value *w = sst_object_get(rc->stored, id);
-    sst_value *res = NULL;
-    if (w == NULL) {
-        pthread_mutex_lock(&rc->mu);
-        w = sst_object_get(rc->done, id);
-        res = w != NULL ? sst_value_ref(sst_object_get(w, "result")) : NULL;
-        pthread_mutex_unlock(&rc->mu);
-    } else if (w != NULL) {
-        res = sst_value_ref(sst_object_get(w, "result"));
+    if (w != NULL) {
+        *found = true;
+        return sst_value_ref(sst_object_get(w, "result"));
     }
+    pthread_mutex_lock(&rc->mu);
+    w = sst_object_get(rc->done, id);
+    sst_value *res = w != NULL ? sst_value_ref(sst_object_get(w, "result")) : NULL;
+    pthread_mutex_unlock(&rc->mu);
     *found = w != NULL;
     return res;
 }
 
-/* Records the result of call @p c in the registry; false when out of memory. */
-static bool record(sst__run_calls *rc, sst_call *c, const char *id) {
-    sst_value *e = sst__set_take(sst_object_empty(), "name",
-                                 sst_string_newn(c->name, c->name_len, NULL), NULL);
+/* Records the result of call @p c in the registry, as a resume point's "calls" entry
+ * {"task", "name", "result"}: a new reference to it, or NULL when out of memory. */
+static sst_value *record(sst__run_calls *rc, sst_call *c, const char *id) {
+    sst_value *e = sst__set_take(sst_object_empty(), "task", sst_string_new(id, NULL), NULL);
+    e = sst__set_take(e, "name", sst_string_newn(c->name, c->name_len, NULL), NULL);
     e = sst__set_take(e, "result", sst_value_ref(c->result != NULL ? c->result : sst_null()), NULL);
     if (e == NULL) {
-        return false;
+        return NULL;
     }
     pthread_mutex_lock(&rc->mu);
     sst_value *d = rc->done != NULL ? rc->done : sst_object_empty();
-    rc->done = sst_object_set_take(d, id, e, NULL);
+    rc->done = sst_object_set_take(d, id, sst_value_ref(e), NULL);
     bool ok = rc->done != NULL;
     pthread_mutex_unlock(&rc->mu);
-    return ok;
+    if (!ok) {
+        sst_value_unref(e);
+        return NULL;
+    }
+    return e;
 }
 
 sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *user_data,
@@ -203,35 +200,13 @@ static void unqueue(sst_engine *e, sst_call *c) {
     c->queued = false;
 }
 
-static bool retry_allowed(const sst_retry_policy *p, const sst_task *t, const char *name) {
-    if (p->retry_on_error != NULL) {
-        sst_error e;
-        sst_error_clear(&e);
-        e.code = t->code;
-        return p->retry_on_error(t->error != NULL ? t->error : &e, name, p->retry_on_user_data);
-    }
-    return p->retry_on != NULL ? p->retry_on(t->code, p->retry_on_user_data)
-                               : sst_code_is_transient(t->code);
-}
-
+/* Waits @p ms before a retry: the run's sleep hook, else a real sleep. */
 static void sleep_ms(const sst_task *t, uint64_t ms) {
     if (t->ro->sleep != NULL) {
         t->ro->sleep(ms, t->ro->user_data);
-        return;
+    } else {
+        sst__sleep_ms(ms);
     }
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
-/* The cache key of call @p c: its policy's key function, or a hash of its input. */
-static sst_value *call_cache_key(sst_call *c, sst_error *err) {
-    if (c->opts.cache.key != NULL) {
-        return c->opts.cache.key(&c->task, c->opts.cache.key_user_data, err);
-    }
-    char hex[17];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)sst_value_hash(c->task.input));
-    return sst_string_new(hex, err);
 }
 
 /* Runs one attempt of @p c; returns its code. */
@@ -278,9 +253,8 @@ static void run_call(sst_call *c) {
     sst_value *key = NULL;
     char ns[SST__VERTEX_NAME_MAX + 220];
     if (cacheable) {
-        snprintf(ns, sizeof ns, "writes|%.200s|%s", t->ro->cache_ns != NULL ? t->ro->cache_ns : "",
-                 c->name);
-        key = call_cache_key(c, NULL);
+        sst__cache_ns(t->ro->cache_ns, c->name, ns, sizeof ns);
+        key = sst__cache_key(t, &c->opts.cache, NULL);
         sst_value *hit = NULL;
         if (sst_is_string(key) &&
             sst_cache_get(cache, ns, sst_string_cstr(key), &hit, NULL) == SST_OK && hit != NULL) {
@@ -297,7 +271,7 @@ static void run_call(sst_call *c) {
     for (unsigned n = 1;; n++) {
         sst_code code = attempt(c, n);
         if (code == SST_OK || code == SST_EINTERRUPT || code == SST_ENOMEM ||
-            n >= p->max_attempts || !retry_allowed(p, t, c->name)) {
+            n >= p->max_attempts || !sst__retry_wanted(p, t)) {
             break;
         }
         rng ^= rng << 13;
@@ -315,15 +289,15 @@ static void run_call(sst_call *c) {
     }
     sst_value_unref(key);
 succeeded:;
-    const char *id = sst_task_id(t);
-    if (!record(t->rc, c, id)) {
+    sst_value *entry = record(t->rc, c, sst_task_id(t));
+    if (entry == NULL) {
         t->code = SST_ENOMEM;
         return;
     }
     if (t->ro->on_call != NULL) {
-        t->ro->on_call(t, id, c->name, c->result != NULL ? c->result : sst_null(),
-                       t->ro->user_data);
+        t->ro->on_call(t, entry, t->ro->user_data);
     }
+    sst_value_unref(entry);
 }
 
 /* Marks @p c done and wakes its waiters (takes the engine's mutex when there is one). */

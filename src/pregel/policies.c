@@ -240,3 +240,15 @@ sst_code sst__task_to_handler(sst_task *t) {
     t->resume = NULL;
     return SST_OK;
 }
+
+bool sst__retry_wanted(const sst_retry_policy *p, const sst_task *t) {
+    if (p->retry_on_error != NULL) {
+        sst_error e;
+        sst_error_clear(&e);
+        e.code = t->code;
+        const sst_error *shown = t->error != NULL ? t->error : &e;
+        return p->retry_on_error(shown, sst_task_vertex(t), p->retry_on_user_data);
+    }
+    return p->retry_on != NULL ? p->retry_on(t->code, p->retry_on_user_data)
+                               : sst_code_is_transient(t->code);
+}

@@ -151,7 +151,7 @@ typedef struct sst__run_calls {
     const sst_value
         *stored_list;  /* borrowed: the resume point's "calls" [{"task", "name", "result"}] */
     sst_value *stored; /* owned: that list by id (id -> its entry), or NULL */
-    sst_value *done;   /* owned: id -> {"name", "result"} of this superstep, or NULL */
+    sst_value *done;   /* owned: id -> {"task", "name", "result"} of this superstep, or NULL */
     const sst_value *resume_map; /* borrowed: task id -> resume values, or NULL */
 } sst__run_calls;
 
@@ -231,6 +231,13 @@ sst_code sst__task_to_handler(sst_task *t);
 bool sst__cache_lookup(sst_task *t);
 /* Stores the writes of @p t, which succeeded, in the cache (failures ignored). */
 void sst__cache_store(sst_task *t);
+/* The cache namespace of a task named @p name in the run part @p part ("writes|part|name"). */
+void sst__cache_ns(const char *part, const char *name, char *out, size_t n);
+/* @p t's cache key under policy @p p: its key function, or a hash of the task's input
+ * (a Send's payload or a call's input), else of the state and inbox. */
+sst_value *sst__cache_key(const sst_task *t, const sst_cache_policy *p, sst_error *err);
+/* Whether policy @p p retries the failure of @p t (its code and error; the attempts aside). */
+bool sst__retry_wanted(const sst_retry_policy *p, const sst_task *t);
 /* Whether @p t's writes go through the cache. */
 bool sst__task_cacheable(const sst_task *t);
 /* Whether @p t failed in a way its vertex's error handler takes. */

@@ -376,18 +376,7 @@ static bool retryable(const sst_task *t) {
         return false;
     }
     const sst_retry_policy *p = &t->p->v[t->vertex].retry;
-    if (t->attempt >= p->max_attempts) {
-        return false;
-    }
-    if (p->retry_on_error != NULL) {
-        sst_error e;
-        sst_error_clear(&e);
-        e.code = t->code;
-        const sst_error *shown = t->error != NULL ? t->error : &e;
-        return p->retry_on_error(shown, sst_task_vertex(t), p->retry_on_user_data);
-    }
-    return p->retry_on != NULL ? p->retry_on(t->code, p->retry_on_user_data)
-                               : sst_code_is_transient(t->code);
+    return t->attempt < p->max_attempts && sst__retry_wanted(p, t);
 }
 
 /* Schedules a retry for every task that failed and may retry. */
