@@ -22,6 +22,12 @@
  * Task ids are deterministic: the caller's task id, the task's name and its
  * position among the caller's submissions. A workflow must submit its tasks
  * in the same order each time it runs (LangGraph's rule too).
+ *
+ * Threads: a node context, and the futures submitted through it, are used
+ * only by the thread running that entrypoint or task (as any node context).
+ * Task functions run on any worker thread, concurrently with each other and
+ * with their caller: what they share must be thread-safe. Building and
+ * compiling an entrypoint graph follow graph.h's rules.
  */
 #ifndef SUPERSTEP_FUNCTIONAL_H
 #define SUPERSTEP_FUNCTIONAL_H

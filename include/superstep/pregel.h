@@ -565,6 +565,8 @@ SST_API void sst_call_opts_init(sst_call_opts *o);
  * outbox calls fail); it returns its result with sst_task_return.
  * The handle belongs to @p t: it stays valid until @p t's attempt ends; when
  * @p t's compute function returns, the engine first waits for its calls.
+ * Call it, and the sst_call_* functions, only on the thread running @p t;
+ * @p fn runs on any worker thread, concurrently with @p t.
  * @return the call; NULL with SST_EINVAL (bad name, NULL fn) or SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn,

@@ -52,8 +52,8 @@ static int task_call(lua_State *L) {
     sst_error err = {0};
     sst_value *args = sst_array_empty();
     for (int i = 2; i <= n && args != NULL; i++) {
-        char what[64];
-        snprintf(what, sizeof what, "argument %d of task", i - 1);
+        char what[256];
+        snprintf(what, sizeof what, "argument %d of task '%.200s'", i - 1, t->name);
         sst_value *v = lua_isnil(L, i) ? sst_null() : sst__lua_to_value(L, i, what, &err);
         args = v != NULL ? sst_array_push_take(args, v, &err) : (sst_value_unref(args), NULL);
     }
