@@ -48,6 +48,17 @@ typedef struct sst_pg_opts {
     int pool_size;          /* connections at most, kept open once made; default 8 */
     int connect_timeout_ms; /* one connection attempt; default 5000 */
     int retry_ms;           /* how long a lost server is retried; default 30000 (0: never) */
+    /* How long the server keeps a transaction open while this process sends
+     * nothing (PostgreSQL's idle_in_transaction_session_timeout, set on every
+     * connection): a process stopped mid-transaction (SIGSTOP, a stall, a
+     * partition) would otherwise hold its row and advisory locks for as long
+     * as it stays stopped, and no lease could be taken over. The server then
+     * ends that session, its transaction rolls back and its locks go; the
+     * process, woken, retries the transaction on a new connection, where its
+     * lease checks refuse what it no longer holds. Keep it at most the
+     * shortest lease the pool's users hold (the server and workers set it to
+     * --lease). Default 30000; 0 leaves the server's setting. */
+    int idle_tx_timeout_ms;
 } sst_pg_opts;
 
 SST_API void sst_pg_opts_init(sst_pg_opts *o);

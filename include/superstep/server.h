@@ -59,7 +59,7 @@ typedef struct sst_server_opts {
     unsigned connection_timeout; /* seconds a connection may stay idle; default 30 */
     size_t stream_backlog;       /* events a run's stream keeps for (re)joining; default 10000 */
     unsigned runs_per_thread;    /* pending and running runs one thread may have; default 100 */
-    unsigned lease_s;            /* a worker's lease on a run; default 30 */
+    unsigned lease_s;            /* a worker's lease on a run, 1..86400 s; default 30 */
     /* Messages for people (start, stop, failed runs) go here; NULL: none. */
     void (*log)(const char *line, void *user_data);
     void *log_user_data;

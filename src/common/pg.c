@@ -22,6 +22,9 @@ struct sst_pg {
     sst__pg_conn *idle; /* under mu */
     int open;           /* connections made and not closed, under mu */
     _Atomic int refs;
+    /* Tests only (sst__pg_set_commit_hook): called before each COMMIT; NULL otherwise. */
+    void (*before_commit)(void *ud);
+    void *before_commit_ud;
 };
 
 /* ---- options and names ---- */
@@ -31,6 +34,7 @@ void sst_pg_opts_init(sst_pg_opts *o) {
         o->pool_size = 8;
         o->connect_timeout_ms = 5000;
         o->retry_ms = 30000;
+        o->idle_tx_timeout_ms = 30000;
     }
 }
 
@@ -99,10 +103,20 @@ PGconn *sst__pg_connect_raw(sst_pg *pg, sst_error *err) {
 }
 
 /* Every connection's session settings: UTC, quiet notices, UTF-8 (the contracts' strings),
- * no JIT (it compiled the backends' short statements on every call: ~40 ms each). */
-static bool session_setup(PGconn *conn) {
-    PGresult *r = PQexec(conn, "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET "
-                               "client_encoding = 'UTF8'; SET jit = off");
+ * no JIT (it compiled the backends' short statements on every call: ~40 ms each), and the
+ * idle-in-transaction timeout (sst_pg_opts: a stopped process must not hold locks forever). */
+static bool session_setup(const sst_pg *pg, PGconn *conn) {
+    char timeout[80] = "";
+    if (pg->opts.idle_tx_timeout_ms > 0) {
+        snprintf(timeout, sizeof timeout, "; SET idle_in_transaction_session_timeout = %d",
+                 pg->opts.idle_tx_timeout_ms);
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SET TIME ZONE 'UTC'; SET client_min_messages = warning; SET "
+             "client_encoding = 'UTF8'; SET jit = off%s",
+             timeout);
+    PGresult *r = PQexec(conn, sql);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     return ok;
@@ -135,7 +149,7 @@ sst__pg_conn *sst__pg_get(sst_pg *pg, sst_error *err) {
     } else {
         c->pg = pg;
         c->conn = connect_retry(pg, sst__now_ms() + (uint64_t)pg->opts.retry_ms, err);
-        if (c->conn != NULL && !session_setup(c->conn)) {
+        if (c->conn != NULL && !session_setup(pg, c->conn)) {
             char why[512];
             sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: setting up a connection: %s",
                        pg->name, conn_reason(c->conn, why, sizeof why));
@@ -185,11 +199,12 @@ sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts, sst_error *err) {
     if (opts != NULL) {
         o = *opts;
     }
-    if (o.pool_size < 1 || o.pool_size > 1000 || o.connect_timeout_ms < 1 || o.retry_ms < 0) {
+    if (o.pool_size < 1 || o.pool_size > 1000 || o.connect_timeout_ms < 1 || o.retry_ms < 0 ||
+        o.idle_tx_timeout_ms < 0) {
         sst__error(err, SST_EINVAL,
                    "PostgreSQL options: pool_size must be 1..1000, connect_timeout_ms at least "
-                   "1 and retry_ms at least 0 (got %d, %d, %d)",
-                   o.pool_size, o.connect_timeout_ms, o.retry_ms);
+                   "1, retry_ms and idle_tx_timeout_ms at least 0 (got %d, %d, %d, %d)",
+                   o.pool_size, o.connect_timeout_ms, o.retry_ms, o.idle_tx_timeout_ms);
         return NULL;
     }
     if (url == NULL) {
@@ -233,7 +248,7 @@ sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts, sst_error *err) {
              host != NULL && host[0] == '/' ? "[" : "", host != NULL ? host : "",
              host != NULL && host[0] == '/' ? "]" : "", PQport(conn), PQdb(conn));
     sst__pg_conn *c = sst__calloc(1, sizeof *c);
-    if (c == NULL || !session_setup(conn)) {
+    if (c == NULL || !session_setup(pg, conn)) {
         PQfinish(conn);
         sst__free(c);
         sst__error(err, c == NULL ? SST_ENOMEM : SST_EUNAVAILABLE,
@@ -444,6 +459,9 @@ static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *u
             }
             if (tx && code == SST_OK) {
                 committing = true;
+                if (pg->before_commit != NULL) {
+                    pg->before_commit(pg->before_commit_ud);
+                }
                 code = sst__pg_simple(c, "COMMIT", "committing", err);
             } else if (tx && !c->broken && PQtransactionStatus(c->conn) != PQTRANS_IDLE) {
                 PGresult *r = PQexec(c->conn, "ROLLBACK");
@@ -464,6 +482,11 @@ static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *u
         sst__sleep_ms(wait);
         wait = wait * 2 > 1000 ? 1000 : wait * 2;
     }
+}
+
+void sst__pg_set_commit_hook(sst_pg *pg, void (*fn)(void *ud), void *ud) {
+    pg->before_commit = fn;
+    pg->before_commit_ud = ud;
 }
 
 sst_code sst__pg_tx(sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err) {

@@ -93,6 +93,11 @@ sst_code sst__pg_tx(struct sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, 
 /* The same for reads: one statement-level snapshot per statement, no BEGIN. Retried
  * like sst__pg_tx. */
 sst_code sst__pg_read(struct sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err);
+/* Tests only: @p fn (NULL: none) is called with @p ud on the transaction's thread before
+ * each COMMIT that sst__pg_tx sends through @p pg, its statements run and its locks held:
+ * a hook that blocks there is a process stopped mid-transaction. Set it while no
+ * transaction of the pool runs. */
+void sst__pg_set_commit_hook(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
 
 /*
  * Brings component @p name's tables to version @p n_steps: steps[i] is the SQL

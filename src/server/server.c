@@ -68,6 +68,9 @@ static sst_code open_pg(sst_server *s, sst_error *err) {
     sst_pg_opts_init(&po);
     /* A connection per worker and HTTP thread at most, and a few for the keeper and crons. */
     po.pool_size = (int)(s->o.workers + s->o.http_threads + 4);
+    /* A process stopped mid-transaction loses it after one lease, so its row and advisory
+     * locks cannot keep another worker from taking its runs over (docs/scale-out.md). */
+    po.idle_tx_timeout_ms = (int)s->o.lease_s * 1000;
     if ((s->pg = sst_pg_open(s->db, &po, err)) == NULL) {
         return sst__code(err);
     }
@@ -119,8 +122,10 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     sst_server_opts_init(&def);
     const sst_server_opts *o = opts != NULL ? opts : &def;
     if (o->host == NULL || o->db == NULL || o->workers > 256 || o->http_threads == 0 ||
-        o->max_connections == 0 || o->stream_backlog == 0 || o->lease_s == 0 || o->port > 65535) {
-        sst__error(err, SST_EINVAL, "serve: bad options (host, db, workers 1..256, port ...)");
+        o->max_connections == 0 || o->stream_backlog == 0 || o->lease_s == 0 ||
+        o->lease_s > 86400 || o->port > 65535) {
+        sst__error(err, SST_EINVAL,
+                   "serve: bad options (host, db, workers 1..256, lease_s 1..86400, port ...)");
         return NULL;
     }
     if (o->workers == 0 && (o->workers_only || !sst_pg_is_url(o->db))) {
