@@ -7,6 +7,18 @@ export class Fail extends Error {}
 export function fail(msg) { throw new Fail(msg); }
 export function check(cond, msg) { if (!cond) fail(typeof msg === "function" ? msg() : msg); }
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Deadlines are there only so that what never happens fails instead of hanging: they
+// are many times what they take, and SST_TEST_TIME_SCALE (docs/testing.md) raises them
+// further on slow machines and in sanitizer builds.
+export const TIME_SCALE = Math.max(1, Number(process.env.SST_TEST_TIME_SCALE) || 1);
+// Polls cond() until it holds; fails with msg() when it did not within ms x TIME_SCALE.
+export async function waitFor(cond, ms, msg, every = 20) {
+  const end = Date.now() + ms * TIME_SCALE;
+  while (!(await cond())) {
+    check(Date.now() < end, msg);
+    await sleep(every);
+  }
+}
 
 // A small seeded PRNG (mulberry32): a failure can be replayed with --seed.
 export function makeRng(seed) {
@@ -62,6 +74,7 @@ export function checkRecord(file, threadIds, label, n) {
 
 // Polls runs.get until every run is success; fails at once on a final non-success status.
 export async function waitAllSuccess(getClient, runs, label, timeoutMs) {
+  timeoutMs *= TIME_SCALE;
   const end = Date.now() + timeoutMs;
   const status = new Map();
   for (;;) {

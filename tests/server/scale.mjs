@@ -30,7 +30,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess } from "./_durable.mjs";
+import { Fail, TIME_SCALE, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess, waitFor } from "./_durable.mjs";
 import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -78,7 +78,7 @@ async function spawnProc(command, db, label, extra, record) {
     : ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "0", "--lease", String(LEASE_S)];
   const p = await startServer({
     superstep: opts.superstep, config: CONFIG, command, args: [...args, ...(extra ?? [])],
-    env: { SST_RECORD_FILE: record ?? path.join(tmp, "unused.txt") }, timeoutMs: 30000,
+    env: { SST_RECORD_FILE: record ?? path.join(tmp, "unused.txt") }, timeoutMs: 30000 * TIME_SCALE,
   });
   p.label = label;
   procs.add(p);
@@ -100,8 +100,8 @@ async function submit(client, count, n = N) {
 
 async function stopAll(label) {
   for (const p of [...procs]) {
-    const res = await p.stop(15000);
-    check(!res.timedOut && res.code === 0, `${label}: ${p.label} did not exit 0 within 15 s of SIGTERM: ${JSON.stringify(res)}`);
+    const res = await p.stop(15000 * TIME_SCALE);
+    check(!res.timedOut && res.code === 0, `${label}: ${p.label} did not exit 0 within ${15 * TIME_SCALE} s of SIGTERM: ${JSON.stringify(res)}`);
   }
 }
 
@@ -150,11 +150,7 @@ async function restartPart(base) {
   const client = clientOf(api);
   for (let i = 0; i < 2; i++) await spawnProc("worker", db, `worker (restart) #${i + 1}`, [], record);
   const runs = await submit(client, 60);
-  const end = Date.now() + 30000;
-  while (readRecord(record).lines < 40) {
-    check(Date.now() < end, "restart: the runs did not start within 30 s");
-    await sleep(20);
-  }
+  await waitFor(() => readRecord(record).lines >= 40, 30000, "restart: the runs did not start within 30 s");
   const t = Date.now();
   // Down longer than the workers' lease: runs still going in a worker may be claimed again
   // meanwhile (by a worker of the same process too), and must still end once, correctly.
@@ -177,25 +173,21 @@ async function fencingPart(base) {
   const first = await spawnProc("worker", db, "worker (fence) #1", ["--workers", "1"], record);
   const long = 40;
   const [run] = await submit(client, 1, long);
-  const end = Date.now() + 30000;
-  while (readRecord(record).lines < 3) {
-    check(Date.now() < end, "fencing: the run did not start within 30 s");
-    await sleep(10);
-  }
+  await waitFor(() => readRecord(record).lines >= 3, 30000, "fencing: the run did not start within 30 s", 10);
   first.proc.kill("SIGSTOP");
   const stoppedAt = readRecord(record).lines;
   const second = await spawnProc("worker", db, "worker (fence) #2", ["--workers", "1"], record);
   await waitAllSuccess(() => client, [run], "fencing", RUN_TIMEOUT_MS);
   first.proc.kill("SIGCONT");
-  await sleep(LEASE_S * 1000 + 1500); // the woken worker tries to go on, and must fail to commit
+  // The woken worker tries to go on and must fail to commit: it notices, as its commit is
+  // refused or its lease renewal tells it first, because its lease was taken over.
+  await waitFor(() => /taken over/.test(first.stderr()), 60000,
+    () => `fencing: the woken worker did not log that its lease was taken over:\n${first.stderr().slice(-1500)}`);
   await checkThreads(client, [run], "fencing", 3, long);
   const hist = await client.threads.getHistory(run.thread_id, { limit: 200 });
   const state = await client.threads.getState(run.thread_id);
   check(hist[0].checkpoint.checkpoint_id === state.checkpoint.checkpoint_id, "fencing: history and state disagree");
   check(first.proc.exitCode === null, `fencing: the woken worker died (${first.proc.exitCode}): it must stop the run cleanly`);
-  // It noticed: its commit was refused, or its lease renewal told it first, because its
-  // lease had been taken over.
-  check(/taken over/.test(first.stderr()), () => `fencing: the woken worker did not log that its lease was taken over:\n${first.stderr().slice(-1500)}`);
   console.log(`scale.mjs: fencing: worker #1 stopped at ${stoppedAt} steps, worker #2 finished the run ` +
     `(attempt 2); woken, worker #1 committed nothing (state [1..${long}], ${hist.length} checkpoints)`);
   await stopAll("fencing");
@@ -229,11 +221,8 @@ async function twoApisPart(base) {
   // A cancel sent to B stops a run created through A, running on the worker.
   const th2 = await ca.threads.create();
   const long = await ca.runs.create(th2.thread_id, "recorder", { input: { n: 400 } });
-  const end = Date.now() + 30000;
-  while (((await ca.threads.getState(th2.thread_id)).values?.count ?? 0) < 3) {
-    check(Date.now() < end, "two APIs: the long run did not make 3 steps within 30 s");
-    await sleep(20);
-  }
+  await waitFor(async () => ((await ca.threads.getState(th2.thread_id)).values?.count ?? 0) >= 3, 30000,
+    "two APIs: the long run did not make 3 steps within 30 s");
   const t = Date.now();
   await cb.runs.cancel(th2.thread_id, long.run_id, true);
   const after = await ca.runs.get(th2.thread_id, long.run_id);
