@@ -2,15 +2,9 @@
 /*
  * superstep agent: a ReAct agent on a durable thread, from the command line.
  *
- *   superstep agent --model URL|fake:FILE|openai:MODEL|anthropic:MODEL [--model-name NAME]
- *                   [--api-key-env VAR] [--tools SCRIPT.lua] [--system TEXT]
- *                   [--max-iterations N] [--response-format SCHEMA.json|JSON]
- *                   [--structured-strategy auto|tool|provider] [--cache-prompt]
- *                   [--interrupt-on TOOL]... [--limit-model-calls N] [--limit-tool-calls N]
- *                   [--summarize-at TOKENS [--summarize-keep N]] [--fallback-model SPEC]
- *                   [--otlp-endpoint URL] [--trace-content]
- *                   [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT
+ *   superstep agent --model URL|fake:FILE|openai:MODEL|anthropic:MODEL [options] PROMPT
  *
+ * (its options: the agent usage in cmd_usage.c, `superstep help agent`).
  * Tokens are printed as they stream in; --thread continues a conversation. The
  * run's token usage is printed at the end (and is "usage" in --json).
  */
@@ -19,6 +13,7 @@
 #include "cmd_args.h"
 #include "cmd_db.h"
 #include "cmd_trace.h"
+#include "cmd_usage.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -59,10 +54,7 @@ typedef struct agent_args {
 } agent_args;
 
 static int usage(const char *fmt, const char *arg) {
-    fprintf(stderr, "superstep agent: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'superstep --help' for usage)\n");
-    return 2;
+    return sst_cli_usage_error("agent", fmt, arg);
 }
 
 static sst_code print_token(const char *text, size_t len, void *ud) {
@@ -164,9 +156,10 @@ static int parse(int argc, char **argv, agent_args *a) {
             long v = strtol(argv[++i], &end, 10);
             bool keep = strcmp(o, "--summarize-keep") == 0;
             if (errno != 0 || *end != '\0' || v < (keep ? 0 : 1) || v > 100000000) {
-                fprintf(stderr, "superstep agent: %s: expected a number of %s, got '%s'\n", o,
-                        keep ? "messages" : "at least 1", argv[i]);
-                return 2;
+                char msg[160];
+                snprintf(msg, sizeof msg, "%s: expected a number of %s, got '%.60s'", o,
+                         keep ? "messages" : "at least 1", argv[i]);
+                return usage("%s", msg);
             }
             long *slot_n = strcmp(o, "--limit-model-calls") == 0  ? &a->limit_model_calls
                            : strcmp(o, "--limit-tool-calls") == 0 ? &a->limit_tool_calls

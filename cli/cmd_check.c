@@ -13,6 +13,7 @@
 
 #include "cmd_args.h"
 #include "cmd_check.h"
+#include "cmd_usage.h"
 #include "superstep/checkpoint.h"
 #include "superstep/postgres.h"
 
@@ -35,12 +36,10 @@ int sst_cli_check(int argc, char **argv) {
             repair = true;
         } else if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
             db = argv[++i];
+        } else if (strcmp(argv[i], "--db") == 0) {
+            return sst_cli_usage_error("check", "option '%s' needs a value", argv[i]);
         } else {
-            fprintf(stderr,
-                    "superstep check: unexpected argument '%s'\n"
-                    "usage: superstep check [--db PATH] [--repair]\n",
-                    argv[i]);
-            return 2;
+            return sst_cli_usage_error("check", "unexpected argument '%s'", argv[i]);
         }
     }
     db = sst_cli_default_db(db);

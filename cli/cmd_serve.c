@@ -22,67 +22,9 @@
 #include "cmd_args.h"
 #include "cmd_serve.h"
 #include "cmd_trace.h"
+#include "cmd_usage.h"
 #include "superstep/postgres.h"
 #include "superstep/server.h"
-
-static const char usage_text[] =
-    "usage: superstep serve [CONFIG] [options]\n"
-    "\n"
-    "Serves LangGraph's HTTP API (assistants, threads, runs, streams, state, store)\n"
-    "for the graphs of CONFIG, a langgraph.json-shaped file ({\"graphs\": {\"agent\":\n"
-    "\"./agent.lua\"}, \"env\": \".env\"}), and of --graph options.\n"
-    "\n"
-    "options:\n"
-    "  --graph NAME=SCRIPT.lua  serve this graph too (repeatable)\n"
-    "  --host HOST              address to listen on (default 127.0.0.1)\n"
-    "  --port N                 port (default 2024; 0: any free port)\n"
-    "  --db PATH|URL            the database: checkpoints, threads, store, run queue\n"
-    "                           (default $SUPERSTEP_DB, else ./superstep.db; :memory:);\n"
-    "                           the server holds a SQLite file's locks while it runs;\n"
-    "                           postgresql://USER@HOST:PORT/DB: many serve and worker\n"
-    "                           processes on any machines share one PostgreSQL\n"
-    "  --shared-db              let other processes (the CLI, another server) use\n"
-    "                           the database meanwhile (slower: a file lock per write)\n"
-    "  --workers N              threads that run graphs (default 2; 0 with PostgreSQL:\n"
-    "                           API only, `superstep worker` processes run the runs)\n"
-    "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
-    "  --insecure-listen-any    allow a non-loopback --host without a token\n"
-    "  --max-body BYTES         largest request body (default 16M)\n"
-    "  --max-connections N      open connections at most (default 1024)\n"
-    "  --timeout S              seconds an idle connection is kept (default 30)\n"
-    "  --stream-backlog N       events kept per run for rejoining streams (default 10000)\n"
-    "  --runs-per-thread N      pending and running runs per thread (default 100)\n"
-    "  --http-threads N         HTTP threads (default 2)\n"
-    "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
-    "  --web-dir DIR            serve the web page's files from DIR instead of the\n"
-    "                           copy built in (default $SST_WEB_DIR; for work on it)\n"
-    "  --no-web                 no web page at / (the API only)\n"
-    "  --otlp-endpoint URL      OpenTelemetry spans of every run to this OTLP/HTTP traces\n"
-    "                           URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT; none: no\n"
-    "                           tracing); --trace-content adds prompts and replies\n"
-    "  --open                   open the web page in a browser once listening\n"
-    "                           ($BROWSER, else xdg-open)\n"
-    "  --quiet                  no log lines on stderr\n"
-    "\n"
-    "The web page (threads, checkpoints, state diffs, the graph, live runs) is at\n"
-    "http://HOST:PORT/ (docs/web.md).\n";
-
-static const char worker_usage_text[] =
-    "usage: superstep worker [CONFIG] --db postgresql://... [options]\n"
-    "\n"
-    "Runs the graphs of CONFIG (a langgraph.json-shaped file) and of --graph\n"
-    "options for the runs that `superstep serve` processes on the same PostgreSQL\n"
-    "database enqueue: workers only, no HTTP. Start as many as you like, on any\n"
-    "machines; each run is claimed by one of them, and a run whose worker dies is\n"
-    "taken over from its last checkpoint once its lease expires.\n"
-    "\n"
-    "options:\n"
-    "  --graph NAME=SCRIPT.lua  run this graph too (repeatable)\n"
-    "  --db URL                 the PostgreSQL database (postgresql://USER@HOST:PORT/DB;\n"
-    "                           postgresql:// alone reads libpq's PG* variables)\n"
-    "  --workers N              threads that run graphs (default 2)\n"
-    "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
-    "  --quiet                  no log lines on stderr\n";
 
 /* "serve" or "worker": the command being run, for messages. */
 static const char *g_cmd = "serve";
@@ -93,10 +35,22 @@ static void log_line(const char *line, void *ud) {
 }
 
 static int bad(const char *fmt, const char *arg) {
-    fprintf(stderr, "superstep %s: ", g_cmd);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'superstep %s --help' for usage)\n", g_cmd);
-    return 2;
+    return sst_cli_usage_error(g_cmd, fmt, arg);
+}
+
+/*
+ * The options a worker takes (the rest are about HTTP): one parser reads
+ * both commands, and an option a worker would ignore is a usage error.
+ */
+static bool worker_takes(const char *opt) {
+    static const char *const opts[] = {
+        "--graph", "--db", "--workers", "--lease", "--otlp-endpoint", "--trace-content", "--quiet"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if (strcmp(opts[i], opt) == 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* A whole number from @p min to @p max; false for anything else. */
@@ -167,9 +121,10 @@ static int valued(serve_args *a, const char *opt, const char *val) {
             return 0;
         }
         if (!number(val, nums[k].min, nums[k].max, &n)) {
-            fprintf(stderr, "superstep %s: %s: expected a number from %lu to %lu, got '%s'\n",
-                    g_cmd, opt, nums[k].min, nums[k].max, val);
-            return 2;
+            char msg[160];
+            snprintf(msg, sizeof msg, "%s: expected a number from %lu to %lu, got '%.60s'", opt,
+                     nums[k].min, nums[k].max, val);
+            return bad("%s", msg);
         }
         unsigned *dst[] = {
             &a->o.port, &a->o.workers,         &a->o.max_connections, &a->o.connection_timeout,
@@ -195,9 +150,8 @@ static int parse(int argc, char **argv, serve_args *a) {
     a->o.workers_only = strcmp(argv[1], "worker") == 0;
     for (int i = 2; i < argc; i++) {
         const char *opt = argv[i];
-        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
-            fputs(a->o.workers_only ? worker_usage_text : usage_text, stdout);
-            return 0;
+        if (a->o.workers_only && opt[0] == '-' && !worker_takes(opt)) {
+            return bad("unknown option '%s' (a worker serves no HTTP)", opt);
         }
         if (strcmp(opt, "--insecure-listen-any") == 0) {
             a->o.insecure_listen_any = true;

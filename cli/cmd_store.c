@@ -14,6 +14,7 @@
 #include "cmd_store.h"
 #include "cmd_args.h"
 #include "cmd_db.h"
+#include "cmd_usage.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,26 +29,6 @@
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
-static const char store_usage[] =
-    "usage: superstep store put NS KEY JSON|@FILE [--ttl MINUTES] [--no-index]\n"
-    "       superstep store get NS KEY\n"
-    "       superstep store delete NS KEY\n"
-    "       superstep store search [PREFIX] [--query TEXT] [--filter JSON|@FILE]\n"
-    "                              [--limit N] [--offset N]\n"
-    "       superstep store ls [--prefix NS] [--suffix NS] [--max-depth N] [--limit N]\n"
-    "                          [--offset N]\n"
-    "\n"
-    "  NS, PREFIX           a namespace: its labels joined with '.' (users.42.memories);\n"
-    "                       in ls --prefix/--suffix, a label '*' matches any one label\n"
-    "  --db PATH            the SQLite file (default $SUPERSTEP_DB, else ./" SST_CLI_DEFAULT_DB
-    ");\n"
-    "                       it may be the checkpoint database; only put creates a file\n"
-    "  --json               compact JSON (default: indented)\n"
-    "  --embed URL          semantic search through an OpenAI-compatible embeddings\n"
-    "                       endpoint (https://api.openai.com/v1); needs --model NAME and\n"
-    "                       --dims N, takes --api-key-env VAR (default OPENAI_API_KEY) and\n"
-    "                       --field PATH (repeatable; default: the whole value)\n";
-
 typedef struct store_args {
     const char *cmd;    /* put, get, delete, search or ls */
     const char *pos[3]; /* the positional arguments after the command, in order */
@@ -61,11 +42,11 @@ typedef struct store_args {
     bool no_index, json;
 } store_args;
 
+/* The store command being parsed ("store put", ...), for usage errors. */
+static char g_usage_cmd[32] = "store";
+
 static int usage(const char *fmt, const char *arg) {
-    fprintf(stderr, "superstep store: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'superstep store --help' for usage)\n");
-    return EXIT_USAGE;
+    return sst_cli_usage_error(g_usage_cmd, fmt, arg);
 }
 
 static int fail(const sst_error *err) {
@@ -121,10 +102,10 @@ static int count_option(const char *name, const char *val, size_t min, size_t *o
     bool digits = val[0] >= '0' && val[0] <= '9';
     unsigned long long n = digits ? strtoull(val, &end, 10) : 0;
     if (!digits || errno != 0 || *end != '\0' || n < min || n > 100000000ULL) {
-        fprintf(stderr, "superstep store: %s: expected a number %s, got '%s'\n", name,
-                min == 0 ? "of 0 or more" : "above 0", val);
-        fprintf(stderr, "(run 'superstep store --help' for usage)\n");
-        return EXIT_USAGE;
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s: expected a number %s, got '%.60s'", name,
+                 min == 0 ? "of 0 or more" : "above 0", val);
+        return usage("%s", msg);
     }
     *out = (size_t)n;
     return -1;
@@ -201,14 +182,14 @@ static int check_positionals(const store_args *a) {
 /* Parses argv into @p a (a->fields must be freed); -1 when good, else the exit code. */
 static int parse(int argc, char **argv, store_args *a) {
     memset(a, 0, sizeof *a);
-    if (argc < 3 || strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) {
-        fputs(store_usage, argc < 3 ? stderr : stdout);
-        return argc < 3 ? EXIT_USAGE : EXIT_OK;
+    if (argc < 3) {
+        return usage("%s", "missing COMMAND (put, get, delete, search or ls)");
     }
     a->cmd = argv[2];
     if (!takes("put get delete search ls", a->cmd)) {
         return usage("unknown command '%s' (expected put, get, delete, search or ls)", a->cmd);
     }
+    snprintf(g_usage_cmd, sizeof g_usage_cmd, "store %s", a->cmd);
     a->fields = calloc((size_t)argc, sizeof *a->fields);
     if (a->fields == NULL) {
         fprintf(stderr, "superstep store: out of memory\n");

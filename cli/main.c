@@ -7,12 +7,15 @@
  *   superstep history SCRIPT.lua --thread ID
  *   superstep threads SCRIPT.lua [--db PATH]
  *   superstep graph SCRIPT.lua --mermaid|--dot|--svg [--xray[=N]]
- *   superstep store put|get|delete|search|ls ...  the long-term memory store
+ *
+ * and hands agent, check, serve, worker and store to their files. Every
+ * command's usage text is in cmd_usage.c (superstep help COMMAND).
  *
  * Exit codes: 0 completed, 1 the run failed or an input was bad, 2 usage
  * error, 3 interrupted (resume with --resume). Uses the public API only.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE   700 /* realpath */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +31,7 @@
 #include "cmd_serve.h"
 #include "cmd_store.h"
 #include "cmd_trace.h"
+#include "cmd_usage.h"
 #include "superstep/checkpoint.h"
 #include "superstep/json.h"
 #include "superstep/lua.h"
@@ -35,66 +39,6 @@
 #include "superstep/superstep.h"
 
 enum { EXIT_DONE = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 3 };
-
-static const char usage_text[] =
-    "usage: superstep COMMAND SCRIPT.lua [options]\n"
-    "\n"
-    "commands:\n"
-    "  run      run the graph the script returns (a new thread, or --thread ID)\n"
-    "  state    print a thread's latest state (--thread ID required)\n"
-    "  history  print a thread's checkpoints, newest first (--thread ID required)\n"
-    "  threads  list the threads in the checkpoint database\n"
-    "  graph    print the graph (--mermaid, the default, --dot, or --svg: laid out by\n"
-    "           Graphviz's dot; --xray[=N] draws\n"
-    "           the subgraphs expanded, N levels deep, every level without N)\n"
-    "  check    check every record of a database: superstep check [--db PATH] [--repair]\n"
-    "  agent    a ReAct agent: superstep agent --model URL|fake:FILE|openai:MODEL|\n"
-    "           anthropic:MODEL [--model-name NAME] [--api-key-env VAR] [--tools SCRIPT.lua]\n"
-    "           [--mcp CMD]... [--mcp-url URL]... [--system TEXT] [--response-format SCHEMA]\n"
-    "           [--interrupt-on TOOL]... [--limit-model-calls N] [--limit-tool-calls N]\n"
-    "           [--summarize-at TOKENS] [--fallback-model SPEC] [--otlp-endpoint URL]\n"
-    "           [--max-iterations N] [--temperature X] [--max-tokens N] [--tool-choice C]\n"
-    "           [--thread ID] [--db PATH] [--memory-limit BYTES] [--json] PROMPT\n"
-    "           (--continue --thread ID instead of PROMPT finishes a cut-off run;\n"
-    "           --approve makes tool calls wait: answer with --resume approve|reject|JSON)\n"
-    "  serve    LangGraph's HTTP API for graphs: superstep serve [langgraph.json]\n"
-    "           [--graph NAME=SCRIPT.lua] [--host H] [--port N] [--db PATH] [--workers N]\n"
-    "           [--auth-token-env VAR] (superstep serve --help)\n"
-    "  worker   workers only, for the runs serve processes enqueue on one PostgreSQL:\n"
-    "           superstep worker [langgraph.json] --db postgresql://... [--workers N]\n"
-    "  store    the long-term memory store of --db: superstep store put NS KEY JSON,\n"
-    "           get NS KEY, delete NS KEY, search [PREFIX] [--query TEXT] [--filter JSON],\n"
-    "           ls [--prefix NS] (NS: labels joined with '.'; superstep store --help)\n"
-    "\n"
-    "options:\n"
-    "  --input JSON|@FILE   input of the run (default: none)\n"
-    "  --thread ID          thread to continue (run: default a new id, printed)\n"
-    "  --db PATH|URL        SQLite checkpoint file (default: the script's checkpointer,\n"
-    "                       else $SUPERSTEP_DB, else ./" SST_CLI_DEFAULT_DB "); :memory: keeps\n"
-    "                       the checkpoints in memory, for this process only; a\n"
-    "                       postgresql://USER@HOST:PORT/DB URL uses PostgreSQL\n"
-    "                       (postgresql:// alone: libpq's PG* variables)\n"
-    "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
-    "  --resume JSON        resume the pending interrupt with this value\n"
-    "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
-    "                       lines on stdout; with several modes (a list, or repeated)\n"
-    "                       each line is [mode, chunk]\n"
-    "  --subgraphs          with --stream: the subgraphs' events too; each line is\n"
-    "                       [namespace, chunk] ([namespace, mode, chunk] with several\n"
-    "                       modes), namespace the list of \"node:task_id\" parts from\n"
-    "                       the root, [] for the graph's own events\n"
-    "  --workers N          worker threads for parallel nodes (default 1)\n"
-    "  --otlp-endpoint URL  run, agent: OpenTelemetry spans of the run to this OTLP/HTTP\n"
-    "                       traces URL (default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or\n"
-    "                       $OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces; none: no tracing)\n"
-    "  --trace-content      with tracing: model spans carry the prompts and replies\n"
-    "  --memory-limit BYTES\n"
-    "                       most memory each Lua state may hold (one per worker), as\n"
-    "                       bytes or with K, M or G (KiB, MiB, GiB): 500M, 2G; default\n"
-    "                       the script's compile{memory_limit}, else 1G\n"
-    "  --json               one JSON object on stdout\n"
-    "\n"
-    "exit codes: 0 completed, 1 failed or bad input, 2 usage error, 3 interrupted\n";
 
 typedef struct cli {
     const char *command, *script, *input, *thread, *db, *checkpoint, *resume;
@@ -110,11 +54,11 @@ typedef struct cli {
     bool trace_content;        /* run: --trace-content */
 } cli;
 
+/* The command being parsed, for usage errors ("" before it is known). */
+static const char *g_command = "";
+
 static int usage_error(const char *fmt, const char *arg) {
-    fprintf(stderr, "superstep: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'superstep --help' for usage)\n");
-    return EXIT_USAGE;
+    return sst_cli_usage_error(g_command, fmt, arg);
 }
 
 static int fail(const char *what, const sst_error *err) {
@@ -210,27 +154,79 @@ static int xray_option(const char *a, cli *c) {
     return -1;
 }
 
+/*
+ * The commands each option of run, state, history, threads and graph goes
+ * with: one parser reads them all, and an option given to a command that
+ * would ignore it is a usage error, so each command's usage lists every
+ * option it takes.
+ */
+static const struct {
+    const char *name;
+    const char *cmds;
+} OPTION_COMMANDS[] = {
+    {"--input", "run"},
+    {"--resume", "run"},
+    {"--stream", "run"},
+    {"--subgraphs", "run"},
+    {"--workers", "run"},
+    {"--otlp-endpoint", "run"},
+    {"--trace-content", "run"},
+    {"--thread", "run state history"},
+    {"--db", "run state history threads"},
+    {"--json", "run state history threads"},
+    {"--checkpoint", "run state"},
+    {"--limit", "history"},
+    {"--before", "history"},
+    {"--values", "history"},
+    {"--mermaid", "graph"},
+    {"--dot", "graph"},
+    {"--svg", "graph"},
+    {"--xray", "graph"},
+    {"--memory-limit", "run state history threads graph"},
+};
+
+/* -1 when option @p a (--xray=N counts as --xray) goes with @p cmd, else a usage error. */
+static int option_applies(const char *cmd, const char *a) {
+    size_t n = strcspn(a, "=");
+    for (size_t k = 0; k < sizeof OPTION_COMMANDS / sizeof OPTION_COMMANDS[0]; k++) {
+        const char *name = OPTION_COMMANDS[k].name;
+        if (strlen(name) != n || strncmp(name, a, n) != 0) {
+            continue;
+        }
+        for (const char *p = OPTION_COMMANDS[k].cmds; *p != '\0';) {
+            size_t len = strcspn(p, " ");
+            if (len == strlen(cmd) && strncmp(p, cmd, len) == 0) {
+                return -1;
+            }
+            p += len + (p[len] == ' ');
+        }
+        char msg[160];
+        snprintf(msg, sizeof msg, "%.40s: not an option of '%s' (only of: %s)", name, cmd,
+                 OPTION_COMMANDS[k].cmds);
+        return usage_error("%s", msg);
+    }
+    return -1; /* not one of them: the parser says what is wrong */
+}
+
 /* Parses argv into @p c; returns -1 on success, else the exit code. */
 static int parse_args(int argc, char **argv, cli *c) {
     memset(c, 0, sizeof *c);
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, argc < 2 ? stderr : stdout);
-        return argc < 2 ? EXIT_USAGE : EXIT_DONE;
-    }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("superstep %s\n", sst_version());
-        return EXIT_DONE;
-    }
     c->command = argv[1];
     if (strcmp(c->command, "run") != 0 && strcmp(c->command, "state") != 0 &&
         strcmp(c->command, "history") != 0 && strcmp(c->command, "graph") != 0 &&
         strcmp(c->command, "threads") != 0) {
-        return usage_error("unknown command '%s' (expected run, state, history, threads or graph)",
+        return usage_error("unknown command '%s' (expected run, state, history, threads, graph, "
+                           "check, agent, serve, worker, store or help)",
                            c->command);
     }
+    g_command = c->command;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char **slot = NULL;
+        int applies = a[0] == '-' ? option_applies(c->command, a) : -1;
+        if (applies >= 0) {
+            return applies;
+        }
         if (strcmp(a, "--json") == 0) {
             c->json = true;
             continue;
@@ -305,14 +301,14 @@ static int parse_args(int argc, char **argv, cli *c) {
         *slot = argv[++i];
     }
     if (c->script == NULL) {
-        return usage_error("%s: missing SCRIPT.lua", c->command);
+        return usage_error("%s", "missing SCRIPT.lua");
     }
     if ((strcmp(c->command, "state") == 0 || strcmp(c->command, "history") == 0) &&
         c->thread == NULL) {
-        return usage_error("%s: --thread ID is required", c->command);
+        return usage_error("%s", "--thread ID is required");
     }
     if (c->subgraphs && c->stream == 0) {
-        return usage_error("%s: --subgraphs needs --stream MODE", c->command);
+        return usage_error("%s", "--subgraphs needs --stream MODE");
     }
     return -1;
 }
@@ -832,16 +828,30 @@ static int cmd_graph(const cli *c) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "agent") == 0) {
+    if (argc < 2 || sst_cli_is_help(argv[1])) {
+        sst_cli_print_overview(argc < 2 ? stderr : stdout);
+        return argc < 2 ? EXIT_USAGE : EXIT_DONE;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("superstep %s\n", sst_version());
+        return EXIT_DONE;
+    }
+    if (sst_cli_help_asked(argc, argv)) {
+        return EXIT_DONE;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        return sst_cli_help(argc, argv);
+    }
+    if (strcmp(argv[1], "agent") == 0) {
         return sst_cli_agent(argc, argv);
     }
-    if (argc > 1 && strcmp(argv[1], "check") == 0) {
+    if (strcmp(argv[1], "check") == 0) {
         return sst_cli_check(argc, argv);
     }
-    if (argc > 1 && (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "worker") == 0)) {
+    if (strcmp(argv[1], "serve") == 0 || strcmp(argv[1], "worker") == 0) {
         return sst_cli_serve(argc, argv);
     }
-    if (argc > 1 && strcmp(argv[1], "store") == 0) {
+    if (strcmp(argv[1], "store") == 0) {
         return sst_cli_store(argc, argv);
     }
     cli c;

@@ -125,9 +125,10 @@ expect_rc 2 "$bin" run g.lua --db :memory: --input '{}' --subgraphs
 contains "$err" "--subgraphs needs --stream" "--subgraphs alone"
 expect_rc 2 "$bin" graph g.lua --xray=deep
 contains "$err" "--xray: expected --xray or --xray=N" "bad --xray"
-expect_rc 0 "$bin" --help
-contains "$out" "--subgraphs" "usage names --subgraphs"
-contains "$out" "--xray" "usage names --xray"
+expect_rc 0 "$bin" run --help
+contains "$out" "--subgraphs" "run's usage names --subgraphs"
+expect_rc 0 "$bin" graph --help
+contains "$out" "--xray" "graph's usage names --xray"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s)"
