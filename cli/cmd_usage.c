@@ -44,7 +44,9 @@ static const char RUN[] =
     "                     [--otlp-endpoint URL] [--trace-content] [--json]\n"
     "\n"
     "Runs the graph (or entrypoint) SCRIPT.lua returns, durably: each superstep is a\n"
-    "checkpoint. The state is printed on stdout, the outcome on stderr.\n"
+    "checkpoint. The state is printed on stdout, the outcome on stderr. The thread's\n"
+    "metadata names its graph: graph_id (SCRIPT's file name without .lua) and\n"
+    "script (its absolute path), so `superstep serve` shows it (docs/web.md).\n"
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none: continue the thread)\n" OPT_THREAD_RUN

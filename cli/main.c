@@ -582,6 +582,76 @@ static void print_warnings(const sst_compiled_graph *cg) {
     }
 }
 
+typedef struct meta_read {
+    sst_value *metadata; /* new, or NULL */
+    sst_code rc;
+} meta_read;
+
+static bool got_metadata(const sst_thread_info *t, void *ud) {
+    meta_read *m = ud;
+    sst_error err = {0};
+    m->metadata = t->metadata.data != NULL || t->metadata.value != NULL
+                      ? sst_payload_value(&t->metadata, &err)
+                      : sst_object_empty();
+    m->rc = m->metadata != NULL ? SST_OK : err.code;
+    return false;
+}
+
+/*
+ * Names the thread's graph in its metadata as `superstep serve` stamps its
+ * threads: graph_id, the script's file name without ".lua", and script, its
+ * absolute path, which lets a server that serves the same file under another
+ * name find it (docs/web.md). A thread that names a graph already (made or
+ * run by a server) keeps it; a saver without thread metadata (a user's own)
+ * is left alone. false with a message printed when the database fails.
+ */
+static bool stamp_graph(sst_checkpointer *saver, const char *thread, const char *script) {
+    meta_read m = {0};
+    sst_error err = {0};
+    sst_code rc = sst_checkpointer_thread_get(saver, thread, got_metadata, &m, &err);
+    if (rc == SST_ENOTSUP) {
+        return true;
+    }
+    if (rc == SST_OK && m.rc != SST_OK) {
+        rc = m.rc;
+        snprintf(err.msg, sizeof err.msg, "thread '%s': unreadable metadata", thread);
+    }
+    if (rc != SST_OK && rc != SST_ENOTFOUND) {
+        sst_value_unref(m.metadata);
+        fail("", &err);
+        return false;
+    }
+    if (m.metadata != NULL && sst_object_get(m.metadata, "graph_id") != NULL) {
+        sst_value_unref(m.metadata);
+        return true;
+    }
+    const char *base = strrchr(script, '/') != NULL ? strrchr(script, '/') + 1 : script;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lua") == 0) {
+        n -= 4;
+    }
+    char *abs = realpath(script, NULL);
+    char *name = strndup(base, n);
+    sst_value *meta = m.metadata != NULL ? m.metadata : sst_object_empty();
+    meta = name != NULL ? sst_object_set_take(meta, "graph_id", sst_string_new(name, &err), &err)
+                        : (sst_value_unref(meta), NULL);
+    if (meta != NULL && abs != NULL) {
+        meta = sst_object_set_take(meta, "script", sst_string_new(abs, &err), &err);
+    }
+    free(abs);
+    free(name);
+    rc = meta != NULL ? sst_checkpointer_thread_put(saver, thread, meta, &err) : SST_ENOMEM;
+    sst_value_unref(meta);
+    if (rc != SST_OK && rc != SST_ENOTSUP) {
+        if (err.msg[0] == '\0') {
+            snprintf(err.msg, sizeof err.msg, "out of memory");
+        }
+        fail("", &err);
+        return false;
+    }
+    return true;
+}
+
 static int cmd_run(const cli *c) {
     session s;
     int rc = open_session(c, &s);
@@ -628,6 +698,10 @@ static int cmd_run(const cli *c) {
         goto out;
     }
     if ((rc = check_target(c, t, thread, input != NULL || resume != NULL)) >= 0) {
+        goto out;
+    }
+    if (!stamp_graph(s.saver, thread, c->script)) {
+        rc = EXIT_FAILED;
         goto out;
     }
     if (c->thread == NULL && !c->json) {

@@ -4,6 +4,7 @@
  * queue in one file), the graphs it serves, start, stop and wait.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,12 +210,18 @@ sst_code sst_server_add_graph(sst_server *s, const char *graph_id, const char *p
         return sst__code(err);
     }
     srv_graph *g = &s->graphs[s->n_graphs];
-    *g = (srv_graph){.id = dup_or_null(graph_id), .path = dup_or_null(path), .reader = script};
+    char buf[PATH_MAX];
+    const char *real = realpath(path, buf); /* NULL only for a path too long to resolve */
+    *g = (srv_graph){.id = dup_or_null(graph_id),
+                     .path = dup_or_null(path),
+                     .real = dup_or_null(real),
+                     .reader = script};
     pthread_mutex_init(&g->mu, NULL);
-    if (g->id == NULL || g->path == NULL ||
+    if (g->id == NULL || g->path == NULL || (real != NULL && g->real == NULL) ||
         sst_uuid5(SRV_ASSISTANT_NS, graph_id, g->assistant_id, err) != SST_OK) {
         sst__free(g->id);
         sst__free(g->path);
+        sst__free(g->real);
         sst_lua_script_free(script);
         pthread_mutex_destroy(&g->mu);
         return sst__error_unless_set(err, SST_ENOMEM, "out of memory");
@@ -314,6 +321,7 @@ void sst_server_free(sst_server *s) {
         pthread_mutex_destroy(&s->graphs[i].mu);
         sst__free(s->graphs[i].id);
         sst__free(s->graphs[i].path);
+        sst__free(s->graphs[i].real);
     }
     sst__free(s->graphs);
     sst_queue_free(s->queue);

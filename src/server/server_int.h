@@ -36,6 +36,8 @@ struct MHD_Connection;
 typedef struct srv_graph {
     char *id;   /* graph id (langgraph.json's key) */
     char *path; /* script path */
+    char *real; /* its absolute path with links resolved (owned), or NULL: what a thread's
+                   metadata "script" (stamped by `superstep run`) is compared with */
     char assistant_id[37];
     /* Loaded at start: the API threads' copy (drawing, schemas, state reads and
      * update_state), used under mu. */

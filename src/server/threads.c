@@ -64,14 +64,37 @@ bool srv_thread_exists(sst_server *s, const char *thread_id, sst_error *err) {
 }
 
 /*
- * The graph a thread's @p metadata names. A thread written by something else than this
- * server (`superstep run` on the same database) names none: when one graph is served, it
- * is read as that graph's.
+ * The graph a thread's @p metadata names: its graph_id when that graph is
+ * served; else the served graph whose script is the file its "script" names
+ * (`superstep run` stamps both, graph_id being the script's file name, which
+ * a server may serve under another name); else, for a thread that names
+ * neither (written by something else than this server or the CLI), the one
+ * graph when one is served. NULL when none.
  */
 static srv_graph *graph_named(sst_server *s, const sst_value *metadata) {
     const sst_value *gid = sst_object_get(metadata, "graph_id");
-    return gid == NULL && s->n_graphs == 1 ? &s->graphs[0]
-                                           : srv_graph_find(s, sst_string_cstr(gid));
+    const sst_value *script = sst_object_get(metadata, "script");
+    srv_graph *g = sst_is_string(gid) ? srv_graph_find(s, sst_string_cstr(gid)) : NULL;
+    for (size_t i = 0; g == NULL && sst_is_string(script) && i < s->n_graphs; i++) {
+        if (s->graphs[i].real != NULL && strcmp(s->graphs[i].real, sst_string_cstr(script)) == 0) {
+            g = &s->graphs[i];
+        }
+    }
+    return g == NULL && gid == NULL && script == NULL && s->n_graphs == 1 ? &s->graphs[0] : g;
+}
+
+/*
+ * @p metadata (taken) as a Thread shows it: with graph_id the served graph the
+ * thread is read with (graph_named), so clients (the web page's thread list)
+ * see the graph of a thread the CLI wrote, under the name it is served by.
+ */
+static sst_value *shown_metadata(sst_server *s, sst_value *metadata, sst_error *err) {
+    srv_graph *g = metadata != NULL ? graph_named(s, metadata) : NULL;
+    const sst_value *gid = sst_object_get(metadata, "graph_id");
+    if (g == NULL || (sst_is_string(gid) && strcmp(sst_string_cstr(gid), g->id) == 0)) {
+        return metadata;
+    }
+    return sst__set_take(metadata, "graph_id", sst_string_new(g->id, err), err);
 }
 
 srv_graph *srv_thread_graph(sst_server *s, const char *thread_id) {
@@ -128,7 +151,7 @@ sst_value *srv_thread_value(sst_server *s, const char *thread_id, bool with_valu
         sst__set_take(sst_object_empty(), "thread_id", sst_string_new(thread_id, err), err);
     o = sst__set_take(o, "created_at", srv_iso_time(i.created, err), err);
     o = sst__set_take(o, "updated_at", srv_iso_time(i.updated, err), err);
-    o = sst__set_take(o, "metadata", i.metadata, err);
+    o = sst__set_take(o, "metadata", shown_metadata(s, i.metadata, err), err);
     o = sst__set_take(o, "status", sst_string_new(sst_thread_status_name(i.status), err), err);
     o = sst__set_take(o, "config", sst_object_empty(), err);
     if (with_values && o != NULL) {
