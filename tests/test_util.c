@@ -297,6 +297,42 @@ double tu_now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+#ifndef TU_SANITIZED
+#define TU_SANITIZED 0
+#endif
+
+double tu_time_scale(void) {
+    const char *env = getenv("SST_TEST_TIME_SCALE");
+    double scale = 1;
+    if (env != NULL && *env != '\0') {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v > 0) {
+            scale = v;
+        }
+    }
+    return TU_SANITIZED ? scale * 10 : scale;
+}
+
+void tu_assert_no_hang(double took, double expected_s, const char *what, const char *file,
+                       int line) {
+    double bound = 10 * expected_s * tu_time_scale();
+    if (!(took < bound)) {
+        print_error("%s:%d: %s: %.2f s, past the bound of %.2f s (10 x %.2f s x "
+                    "tu_time_scale %g): it hung\n",
+                    file, line, what, took, bound, expected_s, tu_time_scale());
+        _fail(file, line);
+    }
+}
+
 static pid_t g_openai_server;
 
 pid_t tu_python_server_start(const char *script, int *port) {

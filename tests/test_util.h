@@ -72,6 +72,25 @@ int tu_temp_dir(const char *prefix, char *buf, size_t n);
 double tu_now_s(void);
 
 /*
+ * The factor a test's time bounds are multiplied by: SST_TEST_TIME_SCALE from
+ * the environment (a positive number, default 1), times 10 in a sanitizer
+ * build. A test never asserts on speed (that is a benchmark's goal, bench/);
+ * it bounds time only where the point is that a call does not hang.
+ */
+double tu_time_scale(void);
+
+/*
+ * Fails the test unless @p took (seconds) is below 10 times @p expected_s
+ * times tu_time_scale(): a call that must return rather than hang (a timeout
+ * that fires, a dead peer noticed), for which @p expected_s is what it takes
+ * on an idle machine, generously.
+ */
+#define assert_no_hang(took, expected_s)                                                           \
+    tu_assert_no_hang((took), (expected_s), #took, __FILE__, __LINE__)
+void tu_assert_no_hang(double took, double expected_s, const char *what, const char *file,
+                       int line);
+
+/*
  * Starts tests/agent/openai_server.py (the fake OpenAI-compatible server) on
  * a free port of 127.0.0.1 and writes its base URL ("http://127.0.0.1:PORT/v1")
  * to @p base; returns 0, or -1 when it did not start (for cmocka group
