@@ -632,7 +632,8 @@ static void test_ref_cycles(void **state) {
 
 /*
  * A schema whose work doubles at each level of the value (two anyOf branches
- * that both fail only at the bottom) stops at the step budget, quickly.
+ * that both fail only at the bottom) stops at the step budget, which bounds
+ * the work whatever the schema (bench_schema times it).
  */
 static void test_costly_schema(void **state) {
     (void)state;
@@ -650,14 +651,14 @@ static void test_costly_schema(void **state) {
     }
     sst_value *v = tu_json(t.data);
     sst_error err = {0};
-    double t0 = tu_now_s();
     assert_int_equal(sst__json_schema_validate(s, v, &err), SST_ELIMIT);
-    double took = tu_now_s() - t0;
     assert_true(strncmp(err.msg, "/x/x/", 5) == 0);
-    assert_non_null(strstr(err.msg, ": validation stopped after "));
+    /* The budget, grown once by 64 steps for each of the value's 41 values. */
+    char want[96];
+    snprintf(want, sizeof want, ": validation stopped after %d steps",
+             SST__JSON_SCHEMA_MAX_STEPS + 64 * 41);
+    assert_non_null(strstr(err.msg, want));
     assert_non_null(strstr(err.msg, " steps: the schema is too costly for this value"));
-    print_message("costly schema stopped after %.2f s\n", took);
-    assert_true(took < 30);
     sst_value_unref(v);
     sst__json_schema_free(s);
     free(t.data);
@@ -752,9 +753,12 @@ static void test_patterns(void **state) {
 
 /*
  * Patterns that make backtracking (or glibc's regexec) slow run in time
- * linear in the text: counted repetition against long non-ASCII text.
+ * linear in the text: counted repetition against long non-ASCII text. Each
+ * search ends with its answer (no match) within the step budget, that is at
+ * most 1 000 steps per character; a backtracking matcher would pass the
+ * budget (SST_ELIMIT). bench_schema times them.
  */
-static void test_pattern_speed(void **state) {
+static void test_hard_patterns(void **state) {
     (void)state;
     text t = {0};
     put(&t, "\"");
@@ -765,19 +769,19 @@ static void test_pattern_speed(void **state) {
     sst_value *v = tu_json(t.data);
     static const char *const patterns[] = {".{1,100}y", "^(.{1,200})+$y", "(a|aa)*b",
                                            "^[^x]{1,500}$"};
-    double t0 = tu_now_s();
     for (size_t i = 0; i < SST_ARRAY_LEN(patterns); i++) {
-        char schema[128];
+        char schema[128], want[128];
         snprintf(schema, sizeof schema, "{\"pattern\":\"%s\"}", patterns[i]);
+        snprintf(want, sizeof want, "/: does not match the pattern '%s'", patterns[i]);
         sst__json_schema *s = compile_ok(schema);
         sst_error err = {0};
         sst_code rc = sst__json_schema_validate(s, v, &err);
-        assert_true(rc == SST_EINVAL || rc == SST_ELIMIT);
+        if (rc != SST_EINVAL || strcmp(err.msg, want) != 0) {
+            fail_msg("pattern %s: want SST_EINVAL \"%s\", got %s \"%s\"", patterns[i], want,
+                     sst_code_name(rc), err.msg);
+        }
         sst__json_schema_free(s);
     }
-    double took = tu_now_s() - t0;
-    print_message("hard patterns against 20000 characters: %.2f s\n", took);
-    assert_true(took < 30);
     sst_value_unref(v);
     free(t.data);
 }
@@ -798,9 +802,7 @@ static void test_big_inputs(void **state) {
     put(&t, "]");
     sst_value *v = tu_json(t.data);
     sst_error err = {0};
-    double t0 = tu_now_s();
     assert_sst_ok(sst__json_schema_validate(s, v, &err), &err);
-    print_message("100000 objects validated in %.3f s\n", tu_now_s() - t0);
     sst_value_unref(v);
     /* The same with the last one bad. */
     memcpy(t.data + t.len - 3, "!\"}]", 4);
@@ -820,9 +822,7 @@ static void test_big_inputs(void **state) {
     }
     put(&t, ",17.0]");
     v = tu_json(t.data);
-    t0 = tu_now_s();
     assert_int_equal(sst__json_schema_validate(s, v, &err), SST_EINVAL);
-    print_message("uniqueItems over 200001 items in %.3f s\n", tu_now_s() - t0);
     assert_string_equal(err.msg, "/: expected unique items, but items 17 and 200000 are equal");
     sst_value_unref(v);
     sst__json_schema_free(s);
@@ -839,9 +839,7 @@ static void test_big_inputs(void **state) {
     memcpy(big + 1000001, "\"", 2);
     v = tu_json(big);
     assert_int_equal(sst_string_len(v), 1000000);
-    t0 = tu_now_s();
     assert_sst_ok(sst__json_schema_validate(s, v, &err), &err);
-    print_message("1 MB string checked in %.3f s\n", tu_now_s() - t0);
     sst_value_unref(v);
     big[1000000] = 'A';
     v = tu_json(big);
@@ -872,9 +870,7 @@ static void test_big_inputs(void **state) {
     memcpy(big + 6000000, "]", 2);
     v = tu_json(big);
     free(big);
-    t0 = tu_now_s();
     assert_sst_ok(sst__json_schema_validate(s, v, &err), &err);
-    print_message("3000000 items, %d evaluations each, in %.3f s\n", 8, tu_now_s() - t0);
     sst_value_unref(v);
     sst__json_schema_free(s);
 
@@ -1050,7 +1046,7 @@ int main(void) {
         cmocka_unit_test(test_deep_schema),     cmocka_unit_test(test_deep_value),
         cmocka_unit_test(test_deep_evaluation), cmocka_unit_test(test_ref_cycles),
         cmocka_unit_test(test_costly_schema),   cmocka_unit_test(test_patterns),
-        cmocka_unit_test(test_pattern_speed),   cmocka_unit_test(test_big_inputs),
+        cmocka_unit_test(test_hard_patterns),   cmocka_unit_test(test_big_inputs),
         cmocka_unit_test(test_threads),         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
