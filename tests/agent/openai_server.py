@@ -11,8 +11,13 @@ Authorization header verbatim, its decoded Basic credentials and the
 request line: a careless endpoint that leaks secrets), agent (a
 conversation: two tool calls, add and upper, streamed in fragments, then an
 answer built from the tool results), agent-flaky (agent, but every third
-request fails with 500). Prints the port on the first line of stdout, then
-serves until killed.
+request fails with 500), hold (answers only once the test releases it, or
+after 120 s). Prints the port on the first line of stdout, then serves
+until killed.
+
+POST /v1/hold {"release": bool} answers {"received": n, "sent": n}: how many
+"hold" requests came in and how many got their reply, as they were before
+this request; with "release": true, held replies (now and later) go out.
 
 POST /v1/embeddings answers {"data": [{"index": i, "embedding": [...]}]}
 with deterministic vectors: the FNV-1a 32 hash of a text's UTF-8 bytes seeds
@@ -41,6 +46,9 @@ import time
 counts = {}
 embed_stats = {}  # model -> {"requests", "sizes", "dimensions"}
 embed_lock = threading.Lock()
+hold = {"received": 0, "sent": 0}
+hold_lock = threading.Lock()
+hold_released = threading.Event()
 
 
 def chunk(delta, finish=None):
@@ -150,6 +158,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(200, json.dumps(st))
         if self.path == "/v1/embeddings":
             return self.embeddings(req, model)
+        if self.path == "/v1/hold":
+            with hold_lock:
+                seen = dict(hold)
+            if req.get("release"):
+                hold_released.set()
+            return self.send(200, json.dumps(seen))
         if model == "401" or (model == "auth" and
                               self.headers.get("Authorization") != "Bearer secret"):
             return self.send(401, json.dumps({"error": {"message": "invalid api key"}}))
@@ -163,6 +177,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                              headers=[("Retry-After", "1")])
         if model == "slow":
             time.sleep(3)
+        if model == "hold":
+            with hold_lock:
+                hold["received"] += 1
+            hold_released.wait(120)
+            with hold_lock:  # counted before the reply goes out: the client may be gone
+                hold["sent"] += 1
         if model == "malformed":
             return self.send(200, "{this is not json")
         if model == "agent-flaky" and counts[model] % 3 == 1:
