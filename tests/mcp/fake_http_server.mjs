@@ -14,6 +14,8 @@
 //   deletes      how many sessions the client ended with DELETE (text)
 //   expire       forgets the session: its next request gets HTTP 404
 //   linger       an event stream with the result, kept open for 30 s after it
+//   linger_end   how the last linger stream ended: "open" (not yet), "closed by the
+//                client" or "ended by the server after 30 s"
 import fs from "node:fs";
 import http from "node:http";
 
@@ -22,7 +24,8 @@ const sessions = new Set();
 let deletes = 0, nextSession = 0;
 const waiting = new Map(); // id of a request to the client -> resolve(its answer)
 
-const tools = ["echo", "ping_first", "headers", "deletes", "expire", "linger"].map((name) => ({
+let lingerEnd = "open";
+const tools = ["echo", "ping_first", "headers", "deletes", "expire", "linger", "linger_end"].map((name) => ({
   name, description: `The ${name} tool.`, inputSchema: { type: "object", properties: {} },
 }));
 const text = (t) => ({ content: [{ type: "text", text: t }] });
@@ -58,10 +61,15 @@ async function toolCall(m, req, res) {
     case "linger": {
       const send = stream(res);
       send(reply(text("lingered")));
-      const t = setTimeout(() => res.end(), 30000);
-      res.on("close", () => clearTimeout(t));
+      lingerEnd = "open";
+      const t = setTimeout(() => { lingerEnd = "ended by the server after 30 s"; res.end(); }, 30000);
+      res.on("close", () => {
+        clearTimeout(t);
+        if (lingerEnd === "open") lingerEnd = "closed by the client";
+      });
       return;
     }
+    case "linger_end": return json(res, 200, reply(text(lingerEnd)));
     case "headers":
       return json(res, 200, reply(text(JSON.stringify({
         authorization: req.headers["authorization"] ?? null,

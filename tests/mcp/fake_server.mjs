@@ -15,9 +15,10 @@
 //   cwd           its working directory (text)
 //   fail          answers isError with the text "it broke"
 //   mixed         a text block and an image block
-//   slow {ms}     answers "slept" after ms; a notifications/cancelled for it makes it
-//                 answer "cancelled:<reason>" through the "cancels" tool instead
-//   cancels       the reasons of the cancellations it got, joined with ","
+//   slow {ms}     answers "slept" after ms, unless a notifications/cancelled for it
+//                 comes first
+//   cancels       the reasons of the cancellations it got, joined with ","; one that
+//                 came after its call was answered has " (after the reply)" added
 //   die           writes "fake: dying" to stderr and exits with status 5
 import readline from "node:readline";
 
@@ -127,7 +128,7 @@ readline.createInterface({ input: process.stdin }).on("line", async (line) => {
     case "notifications/cancelled": {
       const t = slow.get(m.params.requestId);
       if (t) { clearTimeout(t); slow.delete(m.params.requestId); }
-      cancels.push(m.params.reason);
+      cancels.push(t ? m.params.reason : `${m.params.reason} (after the reply)`);
       return;
     }
     default:

@@ -363,7 +363,10 @@ static void test_everything(void **state) {
     sst_mcp_close(c);
 }
 
-/* A call past its timeout or cancelled fails at once, and the connection stays usable. */
+/*
+ * A call past its timeout or cancelled fails when it should (not before, and
+ * long before the 20 s operation ends), and the connection stays usable.
+ */
 static void test_timeout_and_cancel(void **state) {
     int transport = **(const int **)state;
     sst_mcp_opts co;
@@ -378,20 +381,22 @@ static void test_timeout_and_cancel(void **state) {
     expect_fail(c, "trigger-long-running-operation", "{\"duration\":20,\"steps\":20}", &o,
                 SST_ETIMEOUT, &err);
     double took = tu_now_s() - t0;
-    assert_true(took >= 0.45 && took < 3.0);
+    assert_true(took >= 0.45);
+    assert_no_hang(took, 0.5);
     assert_contains(err.msg, "tools/call 'trigger-long-running-operation' timed out after 500 ms");
     assert_contains(err.msg, "MCP server '");
     expect_text(c, "echo", "{\"message\":\"after the timeout\"}", "Echo: after the timeout");
 
-    double at = tu_now_s() + 0.3;
     sst_mcp_call_opts_init(&o);
+    t0 = tu_now_s();
+    double at = t0 + 0.3;
     o.cancelled = cancel_after;
     o.cancel_user_data = &at;
-    t0 = tu_now_s();
     expect_fail(c, "trigger-long-running-operation", "{\"duration\":20,\"steps\":20}", &o,
                 SST_ECANCELLED, &err);
     took = tu_now_s() - t0;
-    assert_true(took >= 0.25 && took < 3.0);
+    assert_true(took >= 0.29); /* cancel_after said stop at t0 + 0.3 */
+    assert_no_hang(took, 0.3);
     assert_contains(err.msg, "tools/call 'trigger-long-running-operation' was cancelled");
     expect_text(c, "echo", "{\"message\":\"after the cancel\"}", "Echo: after the cancel");
     sst_mcp_close(c);
@@ -463,10 +468,8 @@ static void test_message_limit(void **state) {
     sst_mcp_opts_init(&o);
     o.max_message_bytes = 1024;
     sst_error err = {0};
-    double t0 = tu_now_s();
     sst_mcp_client *c = connect_everything(transport, &o, &err);
     assert_null(c);
-    assert_true(tu_now_s() - t0 < 10.0);
     assert_int_equal(err.code, SST_ELIMIT);
     assert_contains(err.msg, "initialize");
     assert_contains(err.msg, "larger than 1024 bytes");
@@ -484,7 +487,7 @@ static void test_stdio_killed(void **state) {
     double t0 = tu_now_s();
     expect_fail(c, "trigger-long-running-operation", "{\"duration\":30,\"steps\":30}", NULL,
                 SST_EIO, &err);
-    assert_true(tu_now_s() - t0 < 5.0);
+    assert_no_hang(tu_now_s() - t0, 0.5); /* killed at 0.4 s */
     pthread_join(k.thread, NULL);
     assert_contains(err.msg, "tools/call 'trigger-long-running-operation'");
     assert_contains(err.msg, "the server was killed by signal 9 (SIGKILL)");
@@ -492,7 +495,7 @@ static void test_stdio_killed(void **state) {
     /* Later calls fail at once with the same reason. */
     t0 = tu_now_s();
     expect_fail(c, "echo", "{\"message\":\"x\"}", NULL, SST_EIO, &err);
-    assert_true(tu_now_s() - t0 < 0.5);
+    assert_no_hang(tu_now_s() - t0, 0.05);
     assert_contains(err.msg, "tools/call 'echo': the server was killed by signal 9");
     assert_null(sst_mcp_list_tools(c, &err));
     assert_contains(err.msg, "tools/list: the server was killed");
@@ -518,13 +521,13 @@ static void test_http_killed(void **state) {
     double t0 = tu_now_s();
     expect_fail(c, "trigger-long-running-operation", "{\"duration\":30,\"steps\":30}", NULL,
                 SST_EUNAVAILABLE, &err);
-    assert_true(tu_now_s() - t0 < 5.0);
+    assert_no_hang(tu_now_s() - t0, 0.5); /* killed at 0.5 s */
     pthread_join(k.thread, NULL);
     assert_contains(err.msg, "tools/call 'trigger-long-running-operation'");
     assert_contains(err.msg, s.url);
     t0 = tu_now_s();
     expect_fail(c, "echo", "{\"message\":\"x\"}", NULL, SST_EUNAVAILABLE, &err);
-    assert_true(tu_now_s() - t0 < 3.0);
+    assert_no_hang(tu_now_s() - t0, 0.1);
     assert_contains(err.msg, "POST ");
     sst_mcp_close(c); /* its DELETE finds nobody: no hang */
     http_server_stop(&s);
@@ -545,7 +548,7 @@ static void test_missing_command(void **state) {
     assert_null(sst_mcp_connect_stdio(argv2, NULL, &err));
     assert_int_equal(err.code, SST_EIO);
     assert_contains(err.msg, "cannot start 'sst-no-such-mcp-server-command'");
-    assert_true(tu_now_s() - t0 < 2.0);
+    assert_no_hang(tu_now_s() - t0, 0.2);
 
     const char *none[] = {NULL};
     assert_null(sst_mcp_connect_stdio(none, NULL, &err));
@@ -571,7 +574,7 @@ static void test_exit_at_once(void **state) {
     sst_error err;
     double t0 = tu_now_s();
     assert_null(connect_script("exit_now.sh", NULL, &err));
-    assert_true(tu_now_s() - t0 < 3.0);
+    assert_no_hang(tu_now_s() - t0, 0.3);
     assert_int_equal(err.code, SST_EIO);
     assert_contains(err.msg, "MCP server 'sh exit_now.sh': initialize:");
     assert_contains(err.msg, "the server exited with status 3");
@@ -587,7 +590,7 @@ static void test_garbage(void **state) {
     sst_error err;
     double t0 = tu_now_s();
     assert_null(connect_script("garbage.sh", &o, &err));
-    assert_true(tu_now_s() - t0 < 6.0);
+    assert_no_hang(tu_now_s() - t0, 1.5);
     assert_int_equal(err.code, SST_ETIMEOUT);
     assert_contains(err.msg, "initialize timed out after 1500 ms");
     assert_contains(err.msg, "stdout had 2 lines that are not JSON-RPC");
@@ -650,8 +653,9 @@ static void test_close_stubborn(void **state) {
     double t0 = tu_now_s();
     t->close(t);
     double took = tu_now_s() - t0;
-    assert_true(took >= 0.35 && took < 3.0); /* two graces of 200 ms, then SIGKILL */
-    assert_int_equal(kill(pid, 0), -1);      /* reaped */
+    assert_true(took >= 0.35); /* two graces of 200 ms, then SIGKILL */
+    assert_no_hang(took, 0.4);
+    assert_int_equal(kill(pid, 0), -1); /* reaped */
     assert_int_equal(errno, ESRCH);
     bool gone = false; /* its sleep too (killed: a zombie at most, for init to reap) */
     for (int i = 0; i < 100 && !(gone = !group_alive(pid)); i++) {
@@ -753,6 +757,7 @@ static void test_fake_server(void **state) {
     co.cancelled = cancel_after;
     co.cancel_user_data = &at;
     expect_fail(c, "slow", "{\"ms\":10000}", &co, SST_ECANCELLED, &err);
+    /* Both heard while the call still ran (else "... (after the reply)"). */
     expect_text(c, "cancels", "{}", "timed out,cancelled by the caller");
     expect_text(c, "slow", "{\"ms\":10}", "slept");
 
@@ -1004,7 +1009,10 @@ static bool cancel_in_node(void *ud, bool in_node) {
     return in_node && tu_now_s() >= *(const double *)ud;
 }
 
-/* A run cancelled while an MCP tool runs: the call stops at once (sst_node_cancelled). */
+/*
+ * A run cancelled while an MCP tool runs stops the call (sst_node_cancelled):
+ * the server hears of it before its 20 s are up.
+ */
 static void test_node_cancel(void **state) {
     (void)state;
     sst_mcp_client *c = must_fake(NULL, NULL, NULL);
@@ -1022,13 +1030,10 @@ static void test_node_cancel(void **state) {
     io.cancelled = cancel_in_node;
     io.cancel_user_data = &at;
     sst_value *in = tu_json("{\"messages\":[{\"role\":\"user\",\"content\":\"go\"}]}");
-    double t0 = tu_now_s();
     sst_graph_result *r = sst_graph_invoke(sst_agent_graph(a), NULL, in, &io, &err);
-    double took = tu_now_s() - t0;
     sst_value_unref(in);
     sst_graph_result_free(r);
-    assert_true(took < 5.0);
-    expect_text(c, "cancels", "{}", "cancelled by the caller");
+    expect_text(c, "cancels", "{}", "cancelled by the caller"); /* not "... (after the reply)" */
     sst_agent_free(a);
     sst_model_free(model);
     sst_toolset_free(tools);
@@ -1061,7 +1066,7 @@ static void test_public_http(void **state) {
     /* Nobody listening: a quick, named failure (port 9 is discard, closed on test machines). */
     double t0 = tu_now_s();
     assert_null(sst_mcp_connect_http("http://127.0.0.1:9/mcp", NULL, &err));
-    assert_true(tu_now_s() - t0 < 3.0);
+    assert_no_hang(tu_now_s() - t0, 0.3);
     assert_int_equal(err.code, SST_EUNAVAILABLE);
     assert_contains(err.msg, "MCP server 'http://127.0.0.1:9/mcp': initialize: POST");
     /* A path the server does not serve. */
@@ -1106,10 +1111,13 @@ static void test_fake_http(void **state) {
                     "\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"");
     sst_value_unref(traced);
     expect_text(c, "deletes", "{}", "0");
-    /* A stream left open after the response is not waited for. */
-    double t0 = tu_now_s();
+    /* A stream left open after the response is not waited for: the server has not ended it. */
     expect_text(c, "linger", "{}", "lingered");
-    assert_true(tu_now_s() - t0 < 5.0);
+    char *ended = call_text(c, "linger_end", "{}");
+    if (strcmp(ended, "open") != 0 && strcmp(ended, "closed by the client") != 0) {
+        fail_msg("the client waited for the end of the linger stream: %s", ended);
+    }
+    free(ended);
     sst_mcp_close(c);
 
     c = sst_mcp_connect_http(s.url, &o, &err);
