@@ -14,14 +14,15 @@ end
 
 T.case("a spinning Lua node stops at its run timeout", function()
   local app = one_node(function() while true do end end, { timeout = 0.05 })
-  local t0 = os.clock()
+  -- Stopped by the limit (a node that never stopped would hang the test): no bound on
+  -- time here, which a busy machine or a sanitizer build stretches (docs/testing.md).
   local ok, err = pcall(app.invoke, app, { x = 1 })
   check(not ok, "the run fails")
   eq(err.code, "SST_ETIMEOUT", "kind")
   eq(err.node, "n", "node")
   eq(err.kind, "run", "which limit")
   eq(err.run_timeout, 0.05, "run_timeout")
-  check(err.elapsed >= 0.05 and os.clock() - t0 < 5, "stopped soon after the limit")
+  check(err.elapsed >= 0.05, "stopped after the limit, not before")
 end)
 
 T.case("pcall inside the node does not swallow the timeout", function()
