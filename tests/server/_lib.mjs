@@ -22,6 +22,9 @@ export function makeClient(extra = {}) {
 export const client = makeClient();
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Deadlines only turn a hang into a failure: SST_TEST_TIME_SCALE (docs/testing.md) raises
+// them on slow machines and in sanitizer builds.
+export const TIME_SCALE = Math.max(1, Number(process.env.SST_TEST_TIME_SCALE) || 1);
 export { randomUUID };
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -147,6 +150,7 @@ function checkDetail(text, names) {
 
 // Poll fn() until it returns a truthy value; fail after ms with `what`.
 export async function waitFor(what, fn, ms = 10000, every = 50) {
+  ms *= TIME_SCALE;
   const end = Date.now() + ms;
   let last;
   while (Date.now() < end) {

@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
+import { Fail, TIME_SCALE, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
   waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
 import { parseArgs, startServer } from "./_server.mjs";
 
@@ -112,7 +112,7 @@ async function killPart() {
   check(resumed > 0 || killedAt[0] >= THREADS * N,
     `kill -9: no run ran on attempt > 1 (checkpoint metadata run_attempt: ${JSON.stringify(Object.values(attempts))}): ` +
     "the kills hit no run in flight, or run_attempt is not recorded");
-  const res = await server.stop(10000);
+  const res = await server.stop(10000 * TIME_SCALE);
   current = null;
   check(!res.timedOut && res.code === 0, `kill -9: the last server did not exit 0 within 10 s of SIGTERM: ${JSON.stringify(res)}`);
   return { kills, duplicates, maxDup, elapsed };
@@ -131,7 +131,7 @@ async function sigtermPart() {
     runs.push({ thread_id: th.thread_id, run_id: run.run_id });
   }
   // Mid-run: every run running and with a few steps done, none finished.
-  const end = Date.now() + 30000;
+  const end = Date.now() + 30000 * TIME_SCALE;
   for (;;) {
     const sts = await Promise.all(runs.map((r) => client.runs.get(r.thread_id, r.run_id)));
     const lines = readRecord(record).lines;
@@ -142,10 +142,10 @@ async function sigtermPart() {
   }
   const before = readRecord(record).lines;
   const t = Date.now();
-  const res = await server.stop(10000);
+  const res = await server.stop(10000 * TIME_SCALE);
   const ms = Date.now() - t;
   current = null;
-  check(!res.timedOut, `SIGTERM: the server did not exit within 10 s (killed)`);
+  check(!res.timedOut, `SIGTERM: the server did not exit within ${10 * TIME_SCALE} s (killed)`);
   check(res.code === 0, `SIGTERM: exit code ${res.code} (signal ${res.signal}), want 0`);
   const atStop = readRecord(record).lines;
   ({ server, client } = await start(db, record, "SIGTERM server #2"));
