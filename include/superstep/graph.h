@@ -476,15 +476,32 @@ SST_NODISCARD SST_API char *sst_compiled_graph_dot(const sst_compiled_graph *cg,
 SST_NODISCARD SST_API char *sst_compiled_graph_mermaid_xray(const sst_compiled_graph *cg,
                                                             unsigned xray, sst_error *err);
 /**
- * The graph as LangGraph's drawable graph JSON (Graph.to_json(), what its
- * server's GET /assistants/{id}/graph answers): {"nodes": [{"id", "type":
- * "schema" (START, END) | "runnable", "data", "metadata"}], "edges":
- * [{"source", "target", "conditional", "data": label}]}, subgraphs expanded
- * @p xray levels deep as the other drawings do (node ids "child:node").
+ * The graph as data: LangGraph's drawable graph (get_graph(xray=...)) in
+ * the shape of its Graph.to_json(), what its server's GET
+ * /assistants/{id}/graph answers: {"nodes": [{"id", "type": "runnable",
+ * "data": {"id": [...], "name"}, "metadata"}], "edges": [{"source",
+ * "target", "data": label, "conditional": true}]}. END has only its id;
+ * "metadata" (the node's, with "defer" and "__interrupt" marks), "data" and
+ * "conditional" appear only when set. Nodes: START, the nodes in the order
+ * added, END when an edge reaches it; edges sorted as LangGraph's dry run
+ * gives them (docs/graph.md). Subgraph nodes are replaced by their child's
+ * graph, @p xray levels deep (SST_XRAY_ALL: every level), ids prefixed
+ * "node:", the child's START and END kept when they are not trivial.
  * @return new object; NULL with SST_EINVAL, SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_value *sst_compiled_graph_json(const sst_compiled_graph *cg,
                                                          unsigned xray, sst_error *err);
+/**
+ * LangGraph's draw_mermaid() of a graph @p graph (borrowed) as
+ * sst_compiled_graph_json gives it: each subgraph's nodes and edges in a
+ * Mermaid subgraph block, ids with characters outside [a-zA-Z0-9_-] as
+ * "\<hex>", with @p with_styles its front matter, node declarations and
+ * class definitions. (sst_compiled_graph_mermaid is superstep's own drawing.)
+ * @return new NUL-terminated text, freed with sst_free; NULL with SST_EINVAL
+ * (not such a graph, or two subgraph blocks of one name), SST_ENOMEM.
+ */
+SST_NODISCARD SST_API char *sst_graph_json_mermaid(const sst_value *graph, bool with_styles,
+                                                   sst_error *err);
 SST_NODISCARD SST_API char *sst_compiled_graph_dot_xray(const sst_compiled_graph *cg, unsigned xray,
                                                         sst_error *err);
 

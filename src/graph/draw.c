@@ -63,45 +63,9 @@ typedef enum edge_style { SOLID, DASHED, DOTTED } edge_style;
 typedef struct drawer {
     sst__buf b;
     bool dot;
-    /* JSON: LangGraph's drawable graph, {"nodes": [...], "edges": [...]} (nodes and edges
-     * are built instead of text). */
-    bool json;
-    sst_value *nodes, *edges;
-    const sst_compiled_graph *root;
-    sst_error *err;
 } drawer;
 
-/* A node of the JSON drawing: {"id", "type", "data", "metadata"} as LangGraph's
- * Graph.to_json() gives it; START and END are "schema" nodes. */
-static void json_node(drawer *d, const char *id, const char *name, const sst_value *metadata) {
-    sst_error *err = d->err;
-    bool ends = strcmp(id, SST_START) == 0 || strcmp(id, SST_END) == 0;
-    sst_value *data = sst_object_empty();
-    if (ends) {
-        data =
-            sst__set_take(data, "$schema",
-                          sst_string_new("https://json-schema.org/draft/2020-12/schema", err), err);
-    } else {
-        sst_value *cls = sst__push_take(sst_array_empty(), sst_string_new("superstep", err), err);
-        cls = sst__push_take(cls, sst_string_new("LuaNode", err), err);
-        data = sst__set_take(data, "id", cls, err);
-        data = sst__set_take(data, "name", sst_string_new(name, err), err);
-    }
-    sst_value *n = sst__set_take(sst_object_empty(), "id", sst_string_new(id, err), err);
-    n = sst__set_take(n, "type", sst_string_new(ends ? "schema" : "runnable", err), err);
-    n = sst__set_take(n, "data", data, err);
-    if (!ends) {
-        n = sst__set_take(n, "metadata",
-                          sst_value_ref(metadata != NULL ? metadata : sst_object_empty()), err);
-    }
-    d->nodes = sst__push_take(d->nodes, n, err);
-}
-
 static void node_decl(drawer *d, const char *name, const char *shape_mermaid) {
-    if (d->json) {
-        json_node(d, name, name, sst_compiled_graph_node_metadata(d->root, name));
-        return;
-    }
     if (d->dot) {
         sst__buf_append(&d->b, "  ", 2);
         dot_quoted(&d->b, name);
@@ -119,17 +83,6 @@ static void node_decl(drawer *d, const char *name, const char *shape_mermaid) {
 }
 
 static void edge(drawer *d, const char *from, const char *to, edge_style style, const char *label) {
-    if (d->json) {
-        sst_error *err = d->err;
-        sst_value *e = sst__set_take(sst_object_empty(), "source", sst_string_new(from, err), err);
-        e = sst__set_take(e, "target", sst_string_new(to, err), err);
-        e = sst__set_take(e, "conditional", sst_bool(style != SOLID), err);
-        if (label != NULL) {
-            e = sst__set_take(e, "data", sst_string_new(label, err), err);
-        }
-        d->edges = sst__push_take(d->edges, e, err);
-        return;
-    }
     if (d->dot) {
         sst__buf_append(&d->b, "  ", 2);
         dot_quoted(&d->b, from);
@@ -237,16 +190,15 @@ static void names_free(names *ns) {
     sst__free(ns->v);
 }
 
-/* How many places branch @p br may go to; branch_at gives each, with its label or NULL. */
-static size_t branch_count(const sst_graph *g, const sst__branch *br) {
+size_t sst__branch_count(const sst_graph *g, const sst__branch *br) {
     if (br->path_map == NULL) {
         return g->n_nodes + 1; /* a router without a path map: every node, or END */
     }
     return sst_is_object(br->path_map) ? sst_object_len(br->path_map) : sst_array_len(br->path_map);
 }
 
-static const char *branch_at(const sst_graph *g, const sst__branch *br, size_t k,
-                             const char **label) {
+const char *sst__branch_at(const sst_graph *g, const sst__branch *br, size_t k,
+                           const char **label) {
     *label = NULL;
     if (br->path_map == NULL) {
         return k < g->n_nodes ? g->nodes[k].name : SST_END;
@@ -279,9 +231,9 @@ static bool may_end(const sst_graph *g, const sst__node *n) {
     for (size_t i = 0; i < g->n_branches; i++) {
         const sst__branch *br = &g->branches[i];
         const char *label;
-        for (size_t k = 0; strcmp(br->from, n->name) == 0 && k < branch_count(g, br); k++) {
+        for (size_t k = 0; strcmp(br->from, n->name) == 0 && k < sst__branch_count(g, br); k++) {
             routes = true;
-            if (strcmp(branch_at(g, br, k, &label), SST_END) == 0) {
+            if (strcmp(sst__branch_at(g, br, k, &label), SST_END) == 0) {
                 return true;
             }
         }
@@ -312,8 +264,8 @@ static void entries(drawer *d, const level *l, names *out) {
     for (size_t i = 0; i < g->n_branches; i++) {
         const sst__branch *br = &g->branches[i];
         const char *label;
-        for (size_t k = 0; strcmp(br->from, SST_START) == 0 && k < branch_count(g, br); k++) {
-            endpoint(d, l, branch_at(g, br, k, &label), false, out);
+        for (size_t k = 0; strcmp(br->from, SST_START) == 0 && k < sst__branch_count(g, br); k++) {
+            endpoint(d, l, sst__branch_at(g, br, k, &label), false, out);
         }
     }
 }
@@ -418,13 +370,7 @@ static void level_join(drawer *d, const level *l, size_t i) {
     }
     endpoint(d, l, j->to, false, &t);
     if (f.n > 0 && t.n > 0) { /* a subgraph's join into its END: its exits carry it */
-        if (d->json) {
-            for (size_t a = 0; a < f.n; a++) {
-                for (size_t b = 0; b < t.n; b++) {
-                    edge(d, f.v[a], t.v[b], SOLID, NULL);
-                }
-            }
-        } else if (d->dot) {
+        if (d->dot) {
             join_dot(d, l, i, &f, &t);
         } else {
             join_mermaid(d, &f, &t);
@@ -445,9 +391,9 @@ static void level_edges(drawer *d, const level *l) {
     }
     for (size_t i = 0; i < g->n_branches; i++) {
         const sst__branch *br = &g->branches[i];
-        for (size_t k = 0; k < branch_count(g, br); k++) {
+        for (size_t k = 0; k < sst__branch_count(g, br); k++) {
             const char *label;
-            const char *to = branch_at(g, br, k, &label);
+            const char *to = sst__branch_at(g, br, k, &label);
             level_edge(d, l, br->from, to, DASHED, label);
         }
     }
@@ -466,9 +412,6 @@ static void level_edges(drawer *d, const level *l) {
 }
 
 static void indent(drawer *d, unsigned depth) {
-    if (d->json) {
-        return;
-    }
     for (unsigned k = 0; k <= depth; k++) {
         sst__buf_append(&d->b, d->dot ? "  " : "    ", d->dot ? 2 : 4);
     }
@@ -476,15 +419,6 @@ static void indent(drawer *d, unsigned depth) {
 
 /* A node of an expanded subgraph: its full name as id, its own name as label. */
 static void sub_node_decl(drawer *d, const level *l, const char *name, unsigned depth) {
-    if (d->json) {
-        sst__buf full;
-        sst__buf_init(&full);
-        sst__buf_printf(&full, "%s%s", l->prefix, name);
-        json_node(d, full.data != NULL ? full.data : name, name,
-                  sst_compiled_graph_node_metadata(l->cg, name));
-        sst__buf_free(&full);
-        return;
-    }
     indent(d, depth);
     if (d->dot) {
         sst__buf_putc(&d->b, '"');
@@ -504,9 +438,6 @@ static void sub_node_decl(drawer *d, const level *l, const char *name, unsigned 
 
 /* Opens the Mermaid subgraph block / DOT cluster of subgraph node @p name of @p l. */
 static void block_open(drawer *d, const level *l, const char *name, unsigned depth) {
-    if (d->json) {
-        return;
-    }
     indent(d, depth);
     if (d->dot) {
         sst__buf_append(&d->b, "subgraph \"cluster_", 18);
@@ -536,9 +467,7 @@ static void level_nodes(drawer *d, const level *l, unsigned depth) {
             block_open(d, l, g->nodes[i].name, depth);
             level_nodes(d, &sub, depth + 1);
             indent(d, depth);
-            if (!d->json) {
-                sst__buf_append(&d->b, d->dot ? "}\n" : "end\n", d->dot ? 2 : 4);
-            }
+            sst__buf_append(&d->b, d->dot ? "}\n" : "end\n", d->dot ? 2 : 4);
             sst__free(sub.own);
         } else if (is_root(l)) {
             node_decl(d, g->nodes[i].name, "(");
@@ -553,7 +482,7 @@ static char *draw(const sst_compiled_graph *cg, bool dot, unsigned xray, sst_err
         sst__error(err, SST_EINVAL, "draw: NULL compiled graph");
         return NULL;
     }
-    drawer d = {.dot = dot, .root = cg, .err = err};
+    drawer d = {.dot = dot};
     sst__buf_init(&d.b);
     if (dot) {
         sst__buf_printf(&d.b, "digraph G {\n  rankdir=TB;\n");
@@ -589,26 +518,4 @@ char *sst_compiled_graph_mermaid_xray(const sst_compiled_graph *cg, unsigned xra
 
 char *sst_compiled_graph_dot_xray(const sst_compiled_graph *cg, unsigned xray, sst_error *err) {
     return draw(cg, true, xray, err);
-}
-
-sst_value *sst_compiled_graph_json(const sst_compiled_graph *cg, unsigned xray, sst_error *err) {
-    SST__ERR_LOCAL(err);
-    if (cg == NULL) {
-        sst__error(err, SST_EINVAL, "draw: NULL compiled graph");
-        return NULL;
-    }
-    drawer d = {.json = true,
-                .root = cg,
-                .err = err,
-                .nodes = sst_array_empty(),
-                .edges = sst_array_empty()};
-    sst__buf_init(&d.b);
-    level root = {cg, "", NULL, xray};
-    node_decl(&d, SST_START, "([");
-    level_nodes(&d, &root, 0);
-    node_decl(&d, SST_END, "([");
-    level_edges(&d, &root);
-    sst__buf_free(&d.b);
-    sst_value *g = sst__set_take(sst_object_empty(), "nodes", d.nodes, err);
-    return sst__set_take(g, "edges", d.edges, err);
 }

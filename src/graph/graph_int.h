@@ -424,6 +424,14 @@ static inline bool sst__hidden_field(const char *field) {
 size_t sst__graph_find(const sst_graph *g, const char *name);
 
 /*
+ * The drawings' reading of a branch (draw.c): how many places @p br may go
+ * to (a router without a path map: every node, then END), and the k-th with
+ * its path-map key as @p label (NULL when the key is the target's name).
+ */
+size_t sst__branch_count(const sst_graph *g, const sst__branch *br);
+const char *sst__branch_at(const sst_graph *g, const sst__branch *br, size_t k, const char **label);
+
+/*
  * Resolves a router's result @p v for the branch @p b of node @p from into
  * gotos on the task (activations and Sends). Errors name the node and value.
  */

@@ -241,27 +241,34 @@ static int app_delete_thread(lua_State *L) {
     return 0;
 }
 
-/*
- * The drawing of the app at @p app with the options at @p opts (0: none): with xray,
- * subgraph nodes are drawn expanded, every level or n levels (LangGraph's
- * get_graph(xray=...)).
- */
-static int draw_with(lua_State *L, int app, int opts, bool mermaid) {
+/* The xray option of the options table at @p opts (0: none): true, false or a level. */
+static unsigned xray_option(lua_State *L, int opts, const char *what) {
     static const char *const known[] = {"xray", NULL};
-    sst__lua_app *a = sst__lua_check_app(L, app);
     unsigned xray = 0;
     if (opts != 0 && lua_istable(L, opts)) {
-        sst__lua_check_options(L, opts, known, mermaid ? "draw_mermaid" : "draw_dot");
+        sst__lua_check_options(L, opts, known, what);
         lua_getfield(L, opts, "xray");
         if (lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0) {
             xray = (unsigned)lua_tointeger(L, -1);
         } else if (lua_isboolean(L, -1)) {
             xray = lua_toboolean(L, -1) ? SST_XRAY_ALL : 0;
         } else if (!lua_isnil(L, -1)) {
-            return sst__lua_raisef(L, SST_EINVAL, "xray: expected true, false or a level >= 0");
+            return (unsigned)sst__lua_raisef(L, SST_EINVAL,
+                                             "xray: expected true, false or a level >= 0");
         }
         lua_pop(L, 1);
     }
+    return xray;
+}
+
+/*
+ * The drawing of the app at @p app with the options at @p opts (0: none): with xray,
+ * subgraph nodes are drawn expanded, every level or n levels (LangGraph's
+ * get_graph(xray=...)).
+ */
+static int draw_with(lua_State *L, int app, int opts, bool mermaid) {
+    sst__lua_app *a = sst__lua_check_app(L, app);
+    unsigned xray = xray_option(L, opts, mermaid ? "draw_mermaid" : "draw_dot");
     sst_error err = {0};
     char *text = mermaid ? sst_compiled_graph_mermaid_xray(a->cg, xray, &err)
                          : sst_compiled_graph_dot_xray(a->cg, xray, &err);
@@ -278,24 +285,91 @@ static int draw(lua_State *L, bool mermaid) {
     return draw_with(L, 1, lua_istable(L, 2) ? 2 : 0, mermaid);
 }
 
-/* A drawing method of get_graph's result: upvalues app, options, mermaid. */
-static int graph_draw(lua_State *L) {
-    return draw_with(L, lua_upvalueindex(1), lua_upvalueindex(2),
-                     lua_toboolean(L, lua_upvalueindex(3)));
+/* The graph as data (sst_compiled_graph_json) for get_graph's upvalues: app, options. */
+static sst_value *graph_json(lua_State *L) {
+    sst__lua_app *a = sst__lua_check_app(L, lua_upvalueindex(1));
+    unsigned xray =
+        xray_option(L, lua_istable(L, lua_upvalueindex(2)) ? lua_upvalueindex(2) : 0, "get_graph");
+    sst_error err = {0};
+    sst_value *v = sst_compiled_graph_json(a->cg, xray, &err);
+    if (v == NULL) {
+        sst__lua_raise(L, &err);
+    }
+    return v;
 }
 
-/* app:get_graph([{xray = true | n}]) -> {draw_mermaid = fn, draw_dot = fn} (LangGraph's). */
+/* graph:to_json(): LangGraph's Graph.to_json(), {nodes = {...}, edges = {...}} as plain tables. */
+static int graph_to_json(lua_State *L) {
+    sst_value *v = graph_json(L);
+    sst__lua_push_table(L, v);
+    sst_value_unref(v);
+    return 1;
+}
+
+/* graph:draw_mermaid([{with_styles = false}]): LangGraph's Mermaid text of the graph. */
+static int graph_draw_mermaid(lua_State *L) {
+    static const char *const known[] = {"with_styles", NULL};
+    int opts = lua_istable(L, 2) ? 2 : 0; /* graph:draw_mermaid{...} */
+    if (lua_istable(L, 1)) {
+        if (lua_getmetatable(L, 1)) {
+            lua_pop(L, 1); /* the graph itself */
+        } else {
+            opts = 1; /* graph.draw_mermaid{...} */
+        }
+    }
+    bool styles = true;
+    if (opts != 0) {
+        sst__lua_check_options(L, opts, known, "draw_mermaid");
+        lua_getfield(L, opts, "with_styles");
+        styles = lua_isnil(L, -1) || lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    sst_value *v = graph_json(L);
+    sst_error err = {0};
+    char *text = sst_graph_json_mermaid(v, styles, &err);
+    sst_value_unref(v);
+    if (text == NULL) {
+        return sst__lua_raise(L, &err);
+    }
+    lua_pushstring(L, text);
+    sst_free(text);
+    return 1;
+}
+
+/* graph:draw_dot(): superstep's Graphviz drawing at the graph's xray. */
+static int graph_draw_dot(lua_State *L) {
+    return draw_with(L, lua_upvalueindex(1), lua_upvalueindex(2), false);
+}
+
+/*
+ * app:get_graph([{xray = true | n}]) (LangGraph's): the graph as data, a table
+ * {nodes = {...}, edges = {...}} in the shape of LangGraph's Graph.to_json()
+ * (sst_compiled_graph_json), with methods to_json(), draw_mermaid([{with_styles}])
+ * (LangGraph's Mermaid text) and draw_dot().
+ */
 static int app_get_graph(lua_State *L) {
     sst__lua_check_app(L, 1);
     lua_settop(L, 2);
-    lua_createtable(L, 0, 2);
-    for (int mermaid = 0; mermaid < 2; mermaid++) {
+    static const struct {
+        const char *name;
+        lua_CFunction fn;
+    } methods[] = {{"to_json", graph_to_json},
+                   {"draw_mermaid", graph_draw_mermaid},
+                   {"draw_dot", graph_draw_dot}};
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, graph_to_json, 2);
+    lua_call(L, 0, 1); /* the graph's table */
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, 3);
+    for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
         lua_pushvalue(L, 1);
         lua_pushvalue(L, 2);
-        lua_pushboolean(L, mermaid);
-        lua_pushcclosure(L, graph_draw, 3);
-        lua_setfield(L, -2, mermaid ? "draw_mermaid" : "draw_dot");
+        lua_pushcclosure(L, methods[k].fn, 2);
+        lua_setfield(L, -2, methods[k].name);
     }
+    lua_setfield(L, -2, "__index");
+    lua_setmetatable(L, -2);
     return 1;
 }
 

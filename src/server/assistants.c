@@ -452,6 +452,49 @@ static unsigned xray_of(const srv_request *r) {
     return strcmp(x, "true") == 0 ? SST_XRAY_ALL : (*end == '\0' && n < 100 ? (unsigned)n : 0);
 }
 
+/* True for START or END, of the graph or of a subgraph drawn expanded ("child:__end__"). */
+static bool start_or_end(const char *id) {
+    const char *c = strrchr(id, ':');
+    const char *last = c != NULL ? c + 1 : id;
+    return strcmp(last, SST_START) == 0 || strcmp(last, SST_END) == 0;
+}
+
+/*
+ * The graph (taken) as LangGraph's server answers it, which differs from
+ * Graph.to_json() (sst_compiled_graph_json): START and END are "schema" nodes,
+ * every edge says whether it is conditional. NULL with err.
+ */
+static sst_value *served_graph(sst_value *g, sst_error *err) {
+    if (g == NULL) {
+        return NULL;
+    }
+    sst_value *nodes = sst_value_ref(sst_object_get(g, "nodes"));
+    for (size_t i = 0; nodes != NULL && i < sst_array_len(nodes); i++) {
+        const sst_value *n = sst_array_get(nodes, i);
+        if (!start_or_end(sst_string_cstr(sst_object_get(n, "id")))) {
+            continue;
+        }
+        sst_value *data = sst_object_set_take(
+            sst_object_empty(), "$schema",
+            sst_string_new("https://json-schema.org/draft/2020-12/schema", err), err);
+        sst_value *o =
+            sst_object_set_take(sst_value_ref(n), "type", sst_string_new("schema", err), err);
+        o = sst_object_set_take(o, "data", data, err);
+        nodes = sst_array_set_take(nodes, i, o, err);
+    }
+    sst_value *edges = sst_value_ref(sst_object_get(g, "edges"));
+    for (size_t i = 0; edges != NULL && i < sst_array_len(edges); i++) {
+        const sst_value *e = sst_array_get(edges, i);
+        if (sst_object_get(e, "conditional") == NULL) {
+            edges = sst_array_set_take(
+                edges, i,
+                sst_object_set_take(sst_value_ref(e), "conditional", sst_bool(false), err), err);
+        }
+    }
+    g = sst_object_set_take(g, "nodes", nodes, err);
+    return sst_object_set_take(g, "edges", edges, err);
+}
+
 void srv_assistant_graph(srv_request *r, srv_response *res) {
     srv_graph *g = graph_of(r, res);
     if (g == NULL) {
@@ -459,7 +502,8 @@ void srv_assistant_graph(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     pthread_mutex_lock(&g->mu);
-    sst_value *v = sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray_of(r), &err);
+    sst_value *v = served_graph(
+        sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray_of(r), &err), &err);
     pthread_mutex_unlock(&g->mu);
     srv_answer(res, v, &err);
 }

@@ -173,8 +173,14 @@ T.case("drawing with xray", function()
   check(app:draw_dot{ xray = 1 }:find("cluster", 1, true) ~= nil, "DOT: a cluster")
   eq(app:draw_mermaid{ xray = 0 }, app:draw_mermaid(), "xray 0 is the plain drawing")
   check(not pcall(app.draw_mermaid, app, { xray = "deep" }), "a bad level")
-  eq(app:get_graph{ xray = true }:draw_mermaid(), app:draw_mermaid{ xray = true }, "get_graph")
+  local g = app:get_graph{ xray = true }
+  eq(g.nodes[3].id, "kid:c1", "get_graph: the child's node, its START and END trimmed")
+  eq(g:to_json(), { nodes = g.nodes, edges = g.edges }, "to_json: the same data")
+  check(g:draw_mermaid():find("subgraph kid\n\tkid\\3ac1(c1)", 1, true) ~= nil,
+        "get_graph's draw_mermaid: LangGraph's text")
+  eq(g.draw_dot(), app:draw_dot{ xray = true }, "get_graph's draw_dot")
   eq(app:get_graph().draw_dot(), app:draw_dot(), "get_graph without xray")
+  check(not pcall(app.get_graph, app, { xray = "deep" }), "get_graph: a bad level")
 end)
 
 T.case("saver:list", function()

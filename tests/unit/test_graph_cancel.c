@@ -159,15 +159,17 @@ static void test_graph_json_and_fields(void **state) {
     assert_int_equal(sst_array_len(nodes), 7); /* __start__, a..e, __end__ */
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 0), "id")),
                         "__start__");
-    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 0), "type")), "schema");
+    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 0), "type")),
+                        "runnable");
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 1), "id")), "a");
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 1), "type")),
                         "runnable");
     assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(nodes, 6), "id")), "__end__");
+    assert_null(sst_object_get(sst_array_get(nodes, 6), "type")); /* END: its id only */
     const sst_value *edges = sst_object_get(g, "edges");
     const sst_value *e = find_edge(edges, "a", "b");
     assert_non_null(e);
-    assert_false(sst_bool_value(sst_object_get(e, "conditional")));
+    assert_null(sst_object_get(e, "conditional")); /* LangGraph's to_json: only when true */
     e = find_edge(edges, "d", "e");
     assert_non_null(e);
     assert_true(sst_bool_value(sst_object_get(e, "conditional")));

@@ -197,4 +197,20 @@ end
 -- Interrupt(value, id=AnyStr()) as M.interrupts keeps it
 function M.Interrupt(value) return { value = value, id = true } end
 
+-- get_graph():to_json() with each node's data.id (superstep's class, e.g. {"superstep",
+-- "Node"}) replaced by the LangGraph class Python names there (deliberate: docs/subgraphs.md).
+local PY_CLASS = {
+  Node = { "langgraph", "_internal", "_runnable", "RunnableCallable" },
+  CompiledGraph = { "langgraph", "graph", "state", "CompiledStateGraph" },
+}
+function M.python_graph(g)
+  for _, n in ipairs(g.nodes) do
+    if n.data then
+      T.eq(n.data.id[1], "superstep", "node " .. n.id .. ": data.id")
+      n.data.id = PY_CLASS[n.data.id[2]] or n.data.id
+    end
+  end
+  return g
+end
+
 return M

@@ -1,6 +1,6 @@
 -- langgraph: test_pregel.py::test_nested_graph
--- The drawing snapshots and the `app | RunnablePassthrough()` chain
--- (LangChain composition) are left out. `never_called` is a Python callable
+-- The drawing snapshots (__snapshots__/test_pregel.ambr) are restated below;
+-- the `app | RunnablePassthrough()` chain (LangChain composition) is left out. `never_called` is a Python callable
 -- carried through the state; here it is a string sentinel (functions cannot
 -- be stored in a superstep state).
 local sst = superstep
@@ -23,6 +23,35 @@ graph:set_entry_point("inner")
 graph:add_edge("inner", "side")
 graph:set_finish_point("side")
 local app = graph:compile()
+
+T.eq(app:get_graph():draw_mermaid{ with_styles = false }, table.concat({
+  "graph TD;",
+  "\t__start__ --> inner;",
+  "\tinner --> side;",
+  "\tside --> __end__;",
+  "",
+}, "\n"), "draw_mermaid(with_styles=False)")
+T.eq(app:get_graph{ xray = true }:draw_mermaid(), table.concat({
+  "---",
+  "config:",
+  "  flowchart:",
+  "    curve: linear",
+  "---",
+  "graph TD;",
+  "\t__start__([<p>__start__</p>]):::first",
+  "\tside(side)",
+  "\t__end__([<p>__end__</p>]):::last",
+  "\t__start__ --> inner\\3aup;",
+  "\tinner\\3aup --> side;",
+  "\tside --> __end__;",
+  "\tsubgraph inner",
+  "\tinner\\3aup(up)",
+  "\tend",
+  "\tclassDef default fill:#f2f0ff,line-height:1.2",
+  "\tclassDef first fill-opacity:0",
+  "\tclassDef last fill:#bfb6fc",
+  "",
+}, "\n"), "draw_mermaid xray")
 
 T.eq(app:invoke({ my_key = "my value", never_called = never_called }),
      { my_key = "my value there and back again", never_called = never_called }, "invoke")
