@@ -238,7 +238,8 @@ const char *sst__graph_ns(void *run_user_data);
 /*
  * The namespace of the subgraph node @p node of task @p task_id under @p parent_ns (new):
  * "parent_ns|node:task_id", or "parent_ns|node" for an SST_SUBGRAPH_KEEP @p child (NULL:
- * the task's own namespace).
+ * the task's own namespace). A @p task_id "id|k" (the node's k-th subgraph) gives
+ * "parent_ns|node:id|k", and "parent_ns|node|k" for a kept child.
  */
 char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
                        const char *task_id);

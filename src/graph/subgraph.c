@@ -75,6 +75,9 @@ char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, c
     sst__buf_printf(&b, "%s%s%s", parent_ns, parent_ns[0] != '\0' ? "|" : "", node);
     if (child == NULL || child->checkpoints != SST_SUBGRAPH_KEEP) {
         sst__buf_printf(&b, ":%s", task_id);
+    } else if (strchr(task_id, '|') != NULL) {
+        /* a kept child keeps the subgraph counter: "node|k" for a node's k-th subgraph */
+        sst__buf_printf(&b, "%s", strchr(task_id, '|'));
     }
     return sst__buf_detach(&b, NULL);
 }
@@ -93,6 +96,11 @@ static const sst_compiled_graph *graph_at(const sst_compiled_graph *cg, const ch
     while (*p != '\0') {
         size_t len = strcspn(p, "|");
         size_t name_len = strcspn(p, ":|");
+        if (name_len == len && len > 0 && strspn(p, "0123456789") == len) {
+            p += len; /* a subgraph counter ("node:id|1"): the same graph */
+            p += *p == '|';
+            continue;
+        }
         char name[256];
         if (name_len == 0 || name_len >= sizeof name) {
             sst__error(err, SST_EINVAL, "checkpoint_ns '%s': malformed", ns);

@@ -289,6 +289,26 @@ T.case("interrupt_before is not asked twice", function()
   eq(r.log, { "a:x", "b" }, "both ran")
 end)
 
+T.case("two kept children of one node: namespaces node and node|1", function()
+  local function kept(tag)
+    local c = sst.StateGraph{ seen = log() }
+    c:add_node("n", function() return { seen = { tag } } end)
+    c:add_edge(sst.START, "n")
+    return c:compile{ checkpointer = true }
+  end
+  local a, b = kept("a"), kept("b")
+  local p = sst.StateGraph{ x = sst.reducers.replace }
+  p:add_node("both", function()
+    return { x = #a:invoke({}).seen .. "," .. #b:invoke({}).seen }
+  end)
+  p:add_edge(sst.START, "both")
+  local app = p:compile{ checkpointer = sst.MemorySaver() }
+  app:invoke({}, cfg("kept2"))
+  eq(app:invoke({}, cfg("kept2")).x, "2,2", "each kept child grows on its own")
+  eq(app:get_state(cfg("kept2", nil, "both")).values.seen, { "a", "a" }, "the first at 'both'")
+  eq(app:get_state(cfg("kept2", nil, "both|1")).values.seen, { "b", "b" }, "the second at 'both|1'")
+end)
+
 T.finish()
 local done = sst.StateGraph{}
 done:add_node("noop", function() end)
