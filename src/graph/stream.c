@@ -290,6 +290,57 @@ void sst__stream_start(sst__streamer *s, const char *run_key, const sst_value *r
     s->cached_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
 }
 
+/* {"configurable": {thread_id, checkpoint_ns, checkpoint_id}} of checkpoint @p id of @p th. */
+static sst_value *unsaved_config(const sst_graph_thread *th, const char *id) {
+    sst_value *c = sst__set_take(sst_object_empty(), "thread_id", str(th->thread_id), NULL);
+    c = sst__set_take(c, "checkpoint_ns", str(th->ns), NULL);
+    c = sst__set_take(c, "checkpoint_id", str(id), NULL);
+    return sst__set_take(sst_object_empty(), "configurable", c, NULL);
+}
+
+/*
+ * With durability "exit" nothing is saved until the run ends, but LangGraph still
+ * streams each superstep's checkpoint (checkpoints and debug streams): one built
+ * from the committed state and the next tasks, with an id of its own that no
+ * saver holds, its parent the previous one streamed.
+ */
+static void stream_unsaved(sst__streamer *s, const sst_superstep_stats *st) {
+    sst_graph_thread *th = s->th;
+    if (th == NULL || s->rc != SST_OK || s->o->durability != SST_DURABILITY_EXIT ||
+        !(sst__stream_on(s, SST_STREAM_CHECKPOINTS) || sst__stream_on(s, SST_STREAM_DEBUG))) {
+        return;
+    }
+    char id[37];
+    sst__uuid7(&th->id_clock, id);
+    const char *parent = s->unsaved[0] != '\0' ? s->unsaved : th->last_id;
+    sst_value *next = sst_array_empty(), *tasks = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(s->next); i++) {
+        const sst_value *d = sst_array_get(s->next, i);
+        char tid[33];
+        sst__entry_task_id(s->run_key, st->superstep + 1, d, tid);
+        next = sst__push_take(next, sst_value_ref(sst_object_get(d, "vertex")), NULL);
+        sst_value *t = sst__set_take(sst_object_empty(), "id", str(tid), NULL);
+        t = sst__set_take(t, "name", sst_value_ref(sst_object_get(d, "vertex")), NULL);
+        t = sst__set_take(t, "interrupts", sst_array_empty(), NULL);
+        t = sst__set_take(t, "state", sst_null(), NULL);
+        tasks = sst__push_take(tasks, t, NULL);
+    }
+    sst_value *md = sst__set_take(sst_object_empty(), "source", str("loop"), NULL);
+    md = sst__set_take(md, "step", sst_int_new((int64_t)st->superstep + 1, NULL), NULL);
+    sst_value *p = sst__set_take(sst_object_empty(), "config", unsaved_config(th, id), NULL);
+    p = sst__set_take(p, "parent_config", parent != NULL ? unsaved_config(th, parent) : sst_null(),
+                      NULL);
+    p = sst__set_take(p, "values", sst__stream_output(s->cg, st->state, NULL), NULL);
+    p = sst__set_take(p, "metadata", md, NULL);
+    p = sst__set_take(p, "next", next, NULL);
+    p = sst__set_take(p, "tasks", tasks, NULL);
+    if (p == NULL) {
+        s->rc = sst__enomem(&s->err);
+        return;
+    }
+    memcpy(s->unsaved, id, sizeof id);
+    emit_typed(s, SST_STREAM_CHECKPOINTS, "checkpoint", (int64_t)st->superstep + 1, NULL, p, NULL);
+}
 /* The descriptor of the next task of @p vertex from *cursor on (then past it), or NULL. */
 static const sst_value *descriptor(const sst__streamer *s, const char *vertex, size_t *cursor) {
     for (size_t j = *cursor; j < sst_array_len(s->next); j++) {
@@ -372,6 +423,7 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
         s->next = st->next != NULL ? sst_value_ref(sst_object_get(st->next, "tasks")) : NULL;
     }
     sst__stream_checkpoints(s);
+    stream_unsaved(s, st);
 }
 
 /* The interrupts of task @p id in @p interrupts, as LangGraph's Interrupt: {id, value}. */

@@ -38,6 +38,7 @@ typedef struct sst__streamer {
     uint64_t cached_step; /* the superstep of those tasks */
     char *mark;           /* owned: the newest checkpoint already streamed (or loaded) */
     bool nested;          /* a subgraph's run: the root alone ends a stopped run's stream */
+    char unsaved[40];     /* durability "exit": the last checkpoint streamed, not saved, or "" */
 } sst__streamer;
 
 /* Sets up @p s for an invoke with options @p o on @p th (durable, or NULL). */

@@ -1,8 +1,4 @@
 -- langgraph: test_pregel.py::test_debug_nested_subgraphs
--- failing: with durability "exit" the debug stream carries only the checkpoints
---   written (the root's last, a stopped subgraph's), while LangGraph streams each
---   superstep's checkpoint, saved or not, so the exit loop misses the subgraphs'
---   namespaces (the sync and async loops pass).
 -- The durability parameter is a loop (a fresh MemorySaver each time).
 -- `stream(..., subgraphs=True)` yields `namespace, event` (the namespace as a
 -- list); a namespace's history is read with `checkpoint_ns` = the namespace
