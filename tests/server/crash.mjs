@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Durability of `superstep serve`'s background runs (tests/server/README.md).
 //
-//   node crash.mjs --superstep /path/to/superstep [--keep] [--seed N]
+//   node crash.mjs --superstep /path/to/superstep [--keep] [--seed N] [--kills N]
 //
 // 1. kill -9: a server (crash.json: the recorder graph only, --workers 4) gets
 //    20 threads with one background run each (recorder, n = 30); then 3 to 5
@@ -11,7 +11,9 @@
 //    every thread idle, and the record file (a line per execution of a step,
 //    written by the node itself) must hold every step at least once and at
 //    most kills x workers duplicate lines: only the steps in flight at a kill
-//    may run twice, a committed step never does.
+//    may run twice, a committed step never does. With --kills K (the sanitizer
+//    builds' small version) there are K kills instead, each once the record
+//    holds the next of K evenly spaced shares of the steps, not after a time.
 // 2. SIGTERM: a server with 4 running runs exits 0 within 10 s; started
 //    again, the runs finish with the right state (no committed step re-run).
 import fs from "node:fs";
@@ -30,8 +32,8 @@ const THREADS = 20;    // threads (one background run each) of the kill -9 part
 const WORKERS = 4;
 const RUN_TIMEOUT_MS = 120000;
 
-const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N]",
-  { seed: Date.now() % 1000000 }, { numbers: ["seed"] });
+const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N] [--kills N]",
+  { seed: Date.now() % 1000000, kills: 0 }, { numbers: ["seed", "kills"] });
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("crash.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
@@ -82,10 +84,16 @@ async function killPart() {
     });
     runs.push({ thread_id: th.thread_id, run_id: run.run_id });
   }
-  const kills = randInt(3, 5);
+  const kills = opts.kills > 0 ? opts.kills : randInt(3, 5);
   const killedAt = [];
   for (let i = 0; i < kills; i++) {
-    await sleep(randInt(150, 600));
+    if (opts.kills > 0) {
+      const at = Math.floor((THREADS * N * (i + 1)) / (kills + 1));
+      const end = Date.now() + RUN_TIMEOUT_MS;
+      while (readRecord(record).lines < at && Date.now() < end) await sleep(10);
+    } else {
+      await sleep(randInt(150, 600));
+    }
     const lines = readRecord(record).lines;
     killedAt.push(lines);
     await kill9(server);

@@ -3,7 +3,7 @@
 // API processes and `superstep worker` processes, a throwaway PostgreSQL of
 // this test's own (tests/pg/cluster.sh: it is stopped and restarted here).
 //
-//   node scale.mjs --superstep /path/to/superstep [--keep] [--seed N] [--runs N]
+//   node scale.mjs --superstep /path/to/superstep [--keep] [--seed N] [--runs N] [--kills N]
 //
 // 1. kill -9: 1 API process (--workers 0) and 3 worker processes; RUNS
 //    background runs of the recorder graph (crash.json; n = 5 steps, each
@@ -11,7 +11,9 @@
 //    is killed with SIGKILL and a new one started. Every run must end in
 //    success with an uninterrupted run's state (count 5, log [1..5]: a step
 //    applied twice would show), and only steps in flight at a kill may have
-//    run twice (duplicates <= kills x threads per worker).
+//    run twice (duplicates <= kills x threads per worker). With --kills K
+//    (the sanitizer builds' small version) there are K kills instead, each once
+//    the record holds the next of K evenly spaced shares of the steps.
 // 2. PostgreSQL restart: 60 runs; mid-load PostgreSQL is stopped with
 //    `pg_ctl stop -m immediate` and started again 3 s later (past the workers'
 //    lease): the processes reconnect and every run finishes with the right state.
@@ -41,8 +43,8 @@ const LEASE_S = 2;           // the workers' lease: a stopped worker's run is ta
 const THREADS_PER_WORKER = 2;
 const RUN_TIMEOUT_MS = 180000;
 
-const opts = parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N]",
-  { seed: Date.now() % 1000000, runs: 500 }, { numbers: ["seed", "runs"] });
+const opts = parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N] [--kills N]",
+  { seed: Date.now() % 1000000, runs: 500, kills: 0 }, { numbers: ["seed", "runs", "kills"] });
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("scale.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
@@ -117,15 +119,27 @@ async function killPart(base) {
   const runs = await submit(client, opts.runs);
   console.log(`scale.mjs: kill -9: ${opts.runs} runs submitted in ${Date.now() - t0} ms`);
   let kills = 0, started = 3;
-  // Kill while steps remain to be run (every step recorded at least once: nearly done).
-  while (readRecord(record).lines < opts.runs * N && Date.now() - t0 < RUN_TIMEOUT_MS) {
-    await sleep(1000);
+  const killOne = async () => {
     const victim = workers[randInt(0, workers.length - 1)];
     victim.proc.kill("SIGKILL");
     await victim.exited;
     kills++;
     workers = workers.filter((w) => w !== victim);
     workers.push(await spawnProc("worker", db, `worker #${++started}`, [], record));
+  };
+  if (opts.kills > 0) {
+    // --kills K: the i-th kill once i/(K+1) of the steps are recorded.
+    for (let i = 1; i <= opts.kills; i++) {
+      const at = Math.floor((opts.runs * N * i) / (opts.kills + 1));
+      while (readRecord(record).lines < at && Date.now() - t0 < RUN_TIMEOUT_MS) await sleep(10);
+      await killOne();
+    }
+  } else {
+    // Kill while steps remain to be run (every step recorded at least once: nearly done).
+    while (readRecord(record).lines < opts.runs * N && Date.now() - t0 < RUN_TIMEOUT_MS) {
+      await sleep(1000);
+      await killOne();
+    }
   }
   await waitAllSuccess(() => client, runs, "kill -9", RUN_TIMEOUT_MS);
   const elapsed = Date.now() - t0;
