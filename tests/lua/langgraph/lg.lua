@@ -82,6 +82,34 @@ function M.now()
   return tonumber(s)
 end
 
+-- Order, not time, between a node and the test reading its stream (tests must not bound
+-- wall time): M.flag() names a file that does not exist yet, M.signal(f) makes it, and
+-- M.await(f, secs) waits for it, at most secs x SST_TEST_TIME_SCALE, and says whether
+-- it came. Files, so that a node on a worker's Lua state sees them too.
+function M.flag()
+  local f = os.tmpname()
+  os.remove(f)
+  return f
+end
+function M.exists(f)
+  local h = io.open(f, "r")
+  if h then h:close() end
+  return h ~= nil
+end
+function M.signal(f)
+  local h = assert(io.open(f, "w"))
+  h:close()
+end
+function M.await(f, secs)
+  local scale = math.max(1, tonumber(os.getenv("SST_TEST_TIME_SCALE") or "") or 1)
+  local deadline = os.time() + math.ceil(secs * scale) + 1
+  while not M.exists(f) do
+    if os.time() > deadline then return false end
+    os.execute("sleep 0.01")
+  end
+  return true
+end
+
 -- The first snapshot of a history (newest first) whose next is { name }; with
 -- @p last, the last such (the oldest).
 function M.find_next(history, name, last)

@@ -1,8 +1,7 @@
 -- langgraph: test_retry.py::test_graph_with_max_attempts_exceeded
 -- ValueError raised by the node is a plain Lua error() (kind SST_ETASK), so
 -- retry_on=ValueError is retry_on = { "SST_ETASK" }. time.sleep is not
--- mocked: the gap between the two attempts must be at least 0.01 s (and less
--- than 0.1 s more).
+-- mocked: the gap between the two attempts must be at least 0.01 s.
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
@@ -28,5 +27,7 @@ lg.raises(function() graph:invoke({ foo = "" }) end, "ValueError", "Always fails
 
 T.eq(#started, 2, "attempts")
 local gap = (started[2] or 0) - (started[1] or 0)
-T.check(gap >= 0.01 and gap < 0.11, string.format("sleep: expected 0.01 s, measured %.3f s", gap))
+-- Measured on the wall clock (sleep is not mocked): at least the delay; no upper
+-- bound, as a busy machine may stretch any sleep.
+T.check(gap >= 0.01, string.format("sleep: expected 0.01 s, measured %.3f s", gap))
 T.finish()
