@@ -272,12 +272,7 @@ static int draw_with(lua_State *L, int app, int opts, bool mermaid) {
     sst_error err = {0};
     char *text = mermaid ? sst_compiled_graph_mermaid_xray(a->cg, xray, &err)
                          : sst_compiled_graph_dot_xray(a->cg, xray, &err);
-    if (text == NULL) {
-        return sst__lua_raise(L, &err);
-    }
-    lua_pushstring(L, text);
-    sst_free(text);
-    return 1;
+    return sst__lua_push_text(L, text, &err);
 }
 
 /* app:draw_mermaid([{xray = true | n}]) / app:draw_dot(...) */
@@ -328,12 +323,7 @@ static int graph_draw_mermaid(lua_State *L) {
     sst_error err = {0};
     char *text = sst_graph_json_mermaid(v, styles, &err);
     sst_value_unref(v);
-    if (text == NULL) {
-        return sst__lua_raise(L, &err);
-    }
-    lua_pushstring(L, text);
-    sst_free(text);
-    return 1;
+    return sst__lua_push_text(L, text, &err);
 }
 
 /* graph:draw_dot(): superstep's Graphviz drawing at the graph's xray. */

@@ -135,12 +135,7 @@ static int proxy_pairs(lua_State *L) {
 static int proxy_tostring(lua_State *L) {
     sst_error err;
     char *text = sst_json_write(check_proxy(L, 1), SST_JSON_COMPACT, NULL, &err);
-    if (text == NULL) {
-        return sst__lua_raise(L, &err);
-    }
-    lua_pushstring(L, text);
-    sst_free(text);
-    return 1;
+    return sst__lua_push_text(L, text, &err);
 }
 
 static int proxy_eq(lua_State *L) {

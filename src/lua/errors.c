@@ -49,6 +49,15 @@ int sst__lua_raise(lua_State *L, const sst_error *err) {
     return lua_error(L);
 }
 
+int sst__lua_push_text(lua_State *L, char *text, const sst_error *err) {
+    if (text == NULL) {
+        return sst__lua_raise(L, err);
+    }
+    lua_pushstring(L, text);
+    sst_free(text);
+    return 1;
+}
+
 int sst__lua_raisef(lua_State *L, sst_code code, const char *fmt, ...) {
     sst_error err;
     sst_error_clear(&err);

@@ -180,6 +180,9 @@ bool sst__lua_push_command(lua_State *L, const sst_value *v);
 sst_value *sst__lua_supersteps(lua_State *L, int idx, sst_error *err);
 /* Raises a Lua error with @p err's message. */
 int sst__lua_raise(lua_State *L, const sst_error *err);
+/* Pushes @p text (taken: freed with sst_free) and returns 1, or raises @p err when it is
+ * NULL (the call that made it failed). */
+int sst__lua_push_text(lua_State *L, char *text, const sst_error *err);
 /* Raises an error object with @p code and a formatted message (errors.c). */
 int sst__lua_raisef(lua_State *L, sst_code code, const char *fmt, ...) SST_PRINTF(3, 4);
 /* Pushes an error object { code, message, node } (node may be NULL). */

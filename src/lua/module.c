@@ -123,12 +123,7 @@ static int l_json_encode(lua_State *L) {
     sst_value *v = sst__lua_to_value(L, 1, "json_encode", &err);
     char *text = v != NULL ? sst_json_write(v, SST_JSON_COMPACT, NULL, &err) : NULL;
     sst_value_unref(v);
-    if (text == NULL) {
-        return sst__lua_raise(L, &err);
-    }
-    lua_pushstring(L, text);
-    sst_free(text);
-    return 1;
+    return sst__lua_push_text(L, text, &err);
 }
 
 static int l_json_decode(lua_State *L) {
