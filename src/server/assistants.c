@@ -127,6 +127,7 @@ void srv_assistants_create(srv_request *r, srv_response *res) {
         !srv_field_string(r, res, "assistant_id", &id) ||
         !srv_field_string(r, res, "graph_id", &graph_id) ||
         !srv_field_object(r, res, "config", &config) ||
+        !srv_check_value(&srv_config_shape, "config", config, res) ||
         !srv_field_object(r, res, "context", &context) ||
         !srv_field_object(r, res, "metadata", &meta) ||
         !srv_field_enum(r, res, "if_exists", if_exists, &mode) ||
@@ -207,6 +208,7 @@ void srv_assistant_patch(srv_request *r, srv_response *res) {
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
         !srv_field_string(r, res, "graph_id", &graph_id) ||
         !srv_field_object(r, res, "config", &config) ||
+        !srv_check_value(&srv_config_shape, "config", config, res) ||
         !srv_field_object(r, res, "context", &context) ||
         !srv_field_object(r, res, "metadata", &meta) || !srv_field_string(r, res, "name", &name) ||
         !srv_field_string(r, res, "description", &desc)) {

@@ -24,31 +24,19 @@ typedef struct run_req {
     const char *durability;
 } run_req;
 
-static const char *const k_run_fields[] = {"assistant_id",
-                                           "input",
-                                           "command",
-                                           "checkpoint",
-                                           "checkpoint_id",
-                                           "checkpoint_during",
-                                           "config",
-                                           "context",
-                                           "metadata",
-                                           "stream_mode",
-                                           "stream_subgraphs",
-                                           "stream_resumable",
-                                           "on_disconnect",
-                                           "feedback_keys",
-                                           "interrupt_before",
-                                           "interrupt_after",
-                                           "webhook",
-                                           "multitask_strategy",
-                                           "if_not_exists",
-                                           "on_completion",
-                                           "after_seconds",
-                                           "durability",
-                                           "langsmith_tracer",
-                                           "checkpoint_ns",
-                                           NULL};
+static const char *const k_run_fields[] = {"assistant_id",     "input",
+                                           "command",          "checkpoint",
+                                           "checkpoint_id",    "checkpoint_during",
+                                           "config",           "context",
+                                           "metadata",         "stream_mode",
+                                           "stream_subgraphs", "stream_resumable",
+                                           "on_disconnect",    "feedback_keys",
+                                           "interrupt_before", "interrupt_after",
+                                           "webhook",          "multitask_strategy",
+                                           "if_not_exists",    "on_completion",
+                                           "after_seconds",    "durability",
+                                           "langsmith_tracer", "checkpoint_ns",
+                                           "strict_resume",    NULL};
 
 /* "*" or a list of node names. */
 static bool interrupt_list(srv_request *r, srv_response *res, const char *key,
@@ -77,6 +65,7 @@ static bool read_request(srv_request *r, srv_response *res, run_req *q, bool sta
     const char *disc = NULL, *webhook = NULL;
     const sst_value *checkpoint = NULL;
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, k_run_fields) ||
+        !srv_check_run_body(r->json, res) ||
         !srv_field_string(r, res, "assistant_id", &q->assistant_id) ||
         !srv_field_object(r, res, "command", &q->command) ||
         !srv_field_object(r, res, "config", &q->config) ||
@@ -251,6 +240,24 @@ void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, uns
     srv_stream_publish(s, st, "metadata", sst__strndup(buf, (size_t)n), (size_t)n);
 }
 
+/* The assistant the request names (a new reference), its graph taking the request's
+ * input; NULL after a 404 or a 400 (an input its graph does not take). */
+static sst_value *assistant_for(sst_server *s, const run_req *q, srv_response *res) {
+    sst_error err = {0};
+    sst_value *assistant = srv_assistant_lookup(s, q->assistant_id, &err);
+    if (assistant == NULL) {
+        srv_fail(res, &err);
+        return NULL;
+    }
+    const sst_value *graph_id = sst_object_get(assistant, "graph_id");
+    srv_graph *g = sst_is_string(graph_id) ? srv_graph_find(s, sst_string_cstr(graph_id)) : NULL;
+    if (!srv_check_input(g, q->input, res)) {
+        sst_value_unref(assistant);
+        return NULL;
+    }
+    return assistant;
+}
+
 /*
  * The whole creation: on @p thread_id, or @p stateless on a new thread (@p thread_id, or a
  * new id when NULL); @p fixed_run_id NULL: a new run id. A stateless thread made here is
@@ -264,9 +271,8 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
         return;
     }
     sst_error err = {0};
-    sst_value *assistant = srv_assistant_lookup(r->s, q.assistant_id, &err);
+    sst_value *assistant = assistant_for(r->s, &q, res);
     if (assistant == NULL) {
-        srv_fail(res, &err);
         return;
     }
     char tid[37], run_id[37];
@@ -361,7 +367,13 @@ bool srv_run_body_ok(sst_server *s, const sst_value *body, bool need_assistant, 
     srv_request r = body_request(s, body);
     run_req q;
     unsigned bits;
-    return read_request(&r, res, &q, false, need_assistant) && mode_bits(res, q.stream_mode, &bits);
+    if (!read_request(&r, res, &q, false, need_assistant) ||
+        !mode_bits(res, q.stream_mode, &bits)) {
+        return false;
+    }
+    sst_value *assistant = q.assistant_id != NULL ? assistant_for(s, &q, res) : NULL;
+    sst_value_unref(assistant);
+    return q.assistant_id == NULL || assistant != NULL;
 }
 
 void srv_run_create_from(sst_server *s, const sst_value *body, const char *thread_id,
@@ -403,17 +415,93 @@ void srv_runs_stateless_stream(srv_request *r, srv_response *res) {
     create(r, res, NULL, WANT_STREAM);
 }
 
+/*
+ * The SDK's runs.createBatch sends each payload as given to it, in its own camelCase
+ * (RunsCreatePayload: streamMode, multitaskStrategy, ...), with assistant_id added next to
+ * assistantId. LangGraph.js's server drops the members it does not know, so a batch's
+ * streamMode or afterSeconds is lost there; here each is read as its snake_case member.
+ */
+static const char *const k_batch_aliases[][2] = {
+    {"assistantId", "assistant_id"},         {"streamMode", "stream_mode"},
+    {"streamSubgraphs", "stream_subgraphs"}, {"streamResumable", "stream_resumable"},
+    {"feedbackKeys", "feedback_keys"},       {"interruptBefore", "interrupt_before"},
+    {"interruptAfter", "interrupt_after"},   {"multitaskStrategy", "multitask_strategy"},
+    {"onCompletion", "on_completion"},       {"onDisconnect", "on_disconnect"},
+    {"afterSeconds", "after_seconds"},       {"ifNotExists", "if_not_exists"},
+    {"checkpointId", "checkpoint_id"},       {"checkpointDuring", "checkpoint_during"},
+    {"strictResume", "strict_resume"},
+};
+
+/* Item @p i of a batch with its camelCase members renamed (a new reference); NULL after a
+ * 400 (not an object, or a member given in both spellings with two values). */
+static sst_value *batch_item(const sst_value *item, size_t i, srv_response *res) {
+    if (!sst_is_object(item)) {
+        srv_error(res, 400, "the body of /runs/batch: item %zu must be a run request object", i);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *out = sst_value_ref(item);
+    for (size_t k = 0; out != NULL && k < sizeof k_batch_aliases / sizeof k_batch_aliases[0]; k++) {
+        const char *camel = k_batch_aliases[k][0], *snake = k_batch_aliases[k][1];
+        const sst_value *v = sst_object_get(out, camel), *w = sst_object_get(out, snake);
+        if (v == NULL) {
+            continue;
+        }
+        if (w != NULL && !sst_value_equal(v, w)) {
+            srv_error(res, 400, "the body of /runs/batch: item %zu has '%s' and '%s' that differ",
+                      i, camel, snake);
+            sst_value_unref(out);
+            return NULL;
+        }
+        sst_value *held = sst_value_ref(v);
+        out = sst_object_remove_take(out, camel, &err);
+        out = sst__set_take(out, snake, held, &err);
+    }
+    if (out == NULL) {
+        srv_error(res, 500, "out of memory reading the batch");
+    }
+    return out;
+}
+
+/* Prefixes the detail of a refused item with its index. */
+static void name_item(srv_response *res, size_t i) {
+    const sst_value *d = sst_object_get(res->json, "detail");
+    if (sst_is_string(d) && strncmp(sst_string_cstr(d), "the body of", 11) != 0) {
+        srv_error(res, res->status, "the body of /runs/batch: item %zu: %s", i, sst_string_cstr(d));
+    }
+}
+
+/*
+ * POST /runs/batch: stateless background runs, all checked before any is created (as
+ * LangGraph.js validates the whole list first): a refused item refuses the batch.
+ */
 void srv_runs_batch(srv_request *r, srv_response *res) {
-    if (!sst_is_array(r->json)) {
-        srv_error(res, 400, "the body of /runs/batch must be a list of run requests");
+    if (!sst_is_array(r->json) || sst_array_len(r->json) == 0) {
+        srv_error(res, 400, "the body of /runs/batch must be a non-empty list of run requests");
         return;
     }
     sst_value *all = r->json;
+    size_t n = sst_array_len(all);
     sst_error err = {0};
+    sst_value *items = sst_array_empty();
+    for (size_t i = 0; i < n && items != NULL; i++) {
+        sst_value *item = batch_item(sst_array_get(all, i), i, res);
+        if (item == NULL || !srv_run_body_ok(r->s, item, true, res)) {
+            name_item(res, i);
+            sst_value_unref(item);
+            sst_value_unref(items);
+            return;
+        }
+        items = sst__push_take(items, item, &err);
+    }
+    if (items == NULL) {
+        srv_error(res, 500, "out of memory reading the batch");
+        return;
+    }
     sst_value *out = sst_array_empty();
-    for (size_t i = 0; i < sst_array_len(all) && out != NULL; i++) {
+    for (size_t i = 0; i < n && out != NULL; i++) {
         srv_response one = {.status = 200};
-        r->json = sst_value_ref(sst_array_get(all, i));
+        r->json = sst_value_ref(sst_array_get(items, i));
         create(r, &one, NULL, WANT_BACKGROUND);
         sst_value_unref(r->json);
         r->json = NULL;
@@ -421,12 +509,16 @@ void srv_runs_batch(srv_request *r, srv_response *res) {
             sst_value_unref(out);
             out = NULL;
             *res = one;
+            name_item(res, i);
             break;
         }
         out = sst__push_take(out, one.json, &err);
     }
     r->json = all;
+    sst_value_unref(items);
     if (out != NULL) {
         srv_json(res, 200, out);
+    } else if (res->json == NULL) {
+        srv_error(res, 500, "out of memory creating the batch");
     }
 }

@@ -13,6 +13,7 @@
 
 #include "crons.h"
 #include "server_int.h"
+#include "superstep/functional.h"
 #include "superstep/id.h"
 #include "superstep/json.h"
 
@@ -215,7 +216,8 @@ sst_code sst_server_add_graph(sst_server *s, const char *graph_id, const char *p
     *g = (srv_graph){.id = dup_or_null(graph_id),
                      .path = dup_or_null(path),
                      .real = dup_or_null(real),
-                     .reader = script};
+                     .reader = script,
+                     .entrypoint = sst_compiled_graph_is_entrypoint(sst_lua_script_graph(script))};
     pthread_mutex_init(&g->mu, NULL);
     if (g->id == NULL || g->path == NULL || (real != NULL && g->real == NULL) ||
         sst_uuid5(SRV_ASSISTANT_NS, graph_id, g->assistant_id, err) != SST_OK) {

@@ -42,6 +42,7 @@ typedef struct srv_graph {
     /* Loaded at start: the API threads' copy (drawing, schemas, state reads and
      * update_state), used under mu. */
     sst_lua_script *reader;
+    bool entrypoint; /* a functional-API entrypoint: any JSON input */
     pthread_mutex_t mu;
     /* graph.svg's drawings (the graph never changes while served), by xray level,
      * under mu: each is laid out once (srv_assistant_graph_svg). */
@@ -143,6 +144,47 @@ bool srv_field_enum(srv_request *r, srv_response *res, const char *key, const ch
 bool srv_field_strings(srv_request *r, srv_response *res, const char *key, const sst_value **out);
 /* Only the members in @p known (NULL-terminated) are allowed. */
 bool srv_known_fields(srv_request *r, srv_response *res, const char *const *known);
+/*
+ * Shapes of nested members, checked before a handler reads anything (LangGraph's request
+ * schemas): a null or absent member always passes (the default applies); anything else of
+ * the wrong type, or a string outside `allowed`, is a 400 naming the member by its path
+ * ("config.configurable", "interrupt_before[1]").
+ */
+typedef enum srv_shape {
+    SRV_SHAPE_ANY,
+    SRV_SHAPE_STRING,
+    SRV_SHAPE_BOOL,
+    SRV_SHAPE_NUMBER,
+    SRV_SHAPE_INT,
+    SRV_SHAPE_OBJECT,            /* with `members`: those are checked too */
+    SRV_SHAPE_LIST,              /* any items */
+    SRV_SHAPE_STRINGS,           /* a list of strings */
+    SRV_SHAPE_STRING_OR_STRINGS, /* a string or a list of strings (stream_mode) */
+    SRV_SHAPE_STAR_OR_STRINGS,   /* "*" or a list of strings (interrupt_before/after) */
+    SRV_SHAPE_FALSE_OR_STRINGS   /* false or a list of strings (a store item's index) */
+} srv_shape;
+
+typedef struct srv_member {
+    const char *name; /* NULL ends a list of members */
+    srv_shape shape;
+    const char *const *allowed;       /* strings: the values allowed (NULL-terminated), or NULL */
+    const struct srv_member *members; /* SRV_SHAPE_OBJECT: its members' shapes, or NULL */
+} srv_member;
+
+/* Checks @p v (borrowed; NULL: absent) against @p m; false after a 400 naming @p path. */
+bool srv_check_value(const srv_member *m, const char *path, const sst_value *v, srv_response *res);
+/* Checks each member of @p members in the object @p obj (@p path: its name, NULL at the
+ * top); false after a 400. */
+bool srv_check_members(const srv_member *members, const char *path, const sst_value *obj,
+                       srv_response *res);
+/* LangGraph's Config (tags, recursion_limit, configurable, ...), as runs and assistants
+ * take it. */
+extern const srv_member srv_config_shape;
+/* Every member of a run request (RunCreate) of the wrong type or value; false after a 400. */
+bool srv_check_run_body(const sst_value *body, srv_response *res);
+/* A run's input for graph @p g: any JSON for an entrypoint, else an object or null;
+ * false after a 400. */
+bool srv_check_input(const srv_graph *g, const sst_value *input, srv_response *res);
 /* True when @p id is a UUID's 36-character text. */
 bool srv_is_uuid(const char *id);
 
@@ -152,6 +194,9 @@ typedef void (*srv_handler)(srv_request *r, srv_response *res);
 
 /* Finds the handler of METHOD PATH, filling r->param; NULL with *status 404 or 405. */
 srv_handler srv_route(srv_request *r, unsigned *status);
+/* True when METHOD URL is a route served without the token (GET /ok, /openapi.json, the
+ * web page's files). */
+bool srv_route_open(const char *method, const char *url);
 /* The methods the path of @p r has routes for ("GET, POST"), in @p out; after srv_route. */
 const char *srv_route_allowed(srv_request *r, char *out, size_t size);
 
@@ -468,6 +513,7 @@ struct sst_server {
     pthread_mutex_t bmu;      /* the broker's lock: streams and their waiters */
     pthread_mutex_t hmu;      /* guards tcp */
     struct tcp_conn *tcp;     /* open connections (http.c: the header deadline) */
+    unsigned n_tcp;           /* their number (at most o.max_connections) */
     srv_stream *streams;      /* every stream, a list (for sweeping) */
     sst__strmap stream_index; /* run id -> stream (a srv_stream * as the value) */
     atomic_uint_fast64_t ids; /* counter for uuid7 clocks */

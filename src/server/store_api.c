@@ -45,11 +45,14 @@ static bool reserved(srv_response *res, const char *const *ns, size_t n) {
 
 void srv_store_put(srv_request *r, srv_response *res) {
     static const char *const known[] = {"namespace", "key", "value", "index", "ttl", NULL};
+    static const srv_member shapes[] = {{"index", SRV_SHAPE_FALSE_OR_STRINGS, NULL, NULL},
+                                        {NULL, 0, NULL, NULL}};
     const char *key = NULL, *ns[MAX_LABELS];
     const sst_value *value = NULL;
     size_t n = 0;
     double ttl = 0;
     if (!srv_body_object(r, res) || !srv_known_fields(r, res, known) ||
+        !srv_check_members(shapes, NULL, r->json, res) ||
         !labels_of(res, "namespace", sst_object_get(r->json, "namespace"), ns, &n) ||
         !srv_field_string(r, res, "key", &key) || !srv_field_object(r, res, "value", &value) ||
         !srv_field_number(r, res, "ttl", 0, 1e12, &ttl) || reserved(res, ns, n)) {

@@ -213,3 +213,35 @@ test("webhook of a failed run: status error", async () => {
     await hook.close();
   }
 });
+
+test("runs.createBatch: the SDK's payloads (assistantId and its camelCase members) make one stateless background run each", async () => {
+  const runs = await client.runs.createBatch([
+    { assistantId: "chain", input: { items: ["x"] }, metadata: { batch: 1 } },
+    { assistantId: ASSISTANT.counter, input: { n: 2 }, metadata: { batch: 2 }, streamMode: ["updates"] },
+  ]);
+  assert.equal(runs.length, 2);
+  assert.deepEqual(runs.map((r) => r.assistant_id), [ASSISTANT.chain, ASSISTANT.counter]);
+  assert.deepEqual(runs.map((r) => r.metadata.batch), [1, 2]);
+  for (const r of runs) {
+    assert.match(r.run_id, UUID_RE);
+    assert.ok(["pending", "running", "success"].includes(r.status), `status ${r.status}`);
+  }
+  assert.notEqual(runs[0].run_id, runs[1].run_id);
+  assert.deepEqual(runs[0].kwargs.input, { items: ["x"] });
+  assert.deepEqual(runs[1].kwargs.input, { n: 2 });
+});
+
+test("runs.createBatch: streamMode is read as stream_mode (LangGraph.js drops the SDK's camelCase members)",
+  { skip: oursOnly("LangGraph.js's server drops members it does not know, so streamMode is lost there") }, async () => {
+    const [run] = await client.runs.createBatch([{ assistantId: "counter", input: { n: 1 }, streamMode: ["updates", "custom"] }]);
+    assert.deepEqual(run.kwargs.stream_mode, ["updates", "custom"]);
+  });
+
+test("runs.createBatch: a bad item refuses the batch (400 naming the item's member); an empty batch too", async () => {
+  await rejects(client.runs.createBatch([
+    { assistantId: "chain", input: { items: [] } },
+    { assistantId: "chain", input: { items: [] }, multitaskStrategy: "sometimes" },
+  ]), 400, ["multitask_strategy", "item 1"]);
+  await rejects(client.runs.createBatch([{ assistantId: "nope", input: {} }]), 404, ["nope"]);
+  await rejects(client.runs.createBatch([]), [400, 422]);
+});

@@ -135,3 +135,76 @@ test("error bodies are JSON {\"detail\": string}", { skip: ON_PEER && "LangGraph
   assert.deepEqual(Object.keys(r.json), ["detail"]);
   assert.ok(r.json.detail.includes(id));
 });
+
+// LangGraph's RunCreate schema (zod on LangGraph.js: a 400 naming the path).
+test("malformed enum and list members of a run are 400 naming the member; nothing runs", async () => {
+  const t = await client.threads.create();
+  const input = { items: [] };
+  await rejects(client.runs.wait(t.thread_id, "chain", { input, interruptBefore: "b" }), 400, ["interrupt_before"]);
+  await rejects(client.runs.wait(t.thread_id, "chain", { input, interruptAfter: ["a", 1] }), 400, ["interrupt_after"]);
+  await rejects(client.runs.create(t.thread_id, "chain", { input, multitaskStrategy: "sometimes" }), 400, ["multitask_strategy"]);
+  await rejects(client.runs.wait(t.thread_id, "chain", { input, onDisconnect: "explode" }), 400, ["on_disconnect"]);
+  await rejects(client.runs.wait(t.thread_id, "chain", { input, ifNotExists: "maybe" }), 400, ["if_not_exists"]);
+  await rejects(client.runs.create(null, "chain", { input, onCompletion: "forget" }), 400, ["on_completion"]);
+  await rejects(client.runs.create(t.thread_id, "chain", { input, feedbackKeys: "k" }), 400, ["feedback_keys"]);
+  await rejects(collect(client.runs.stream(t.thread_id, "chain", { input, streamMode: ["values", "bogus"] })), 400, ["stream_mode"]);
+  await rejects(client.threads.create({ ifExists: "sometimes" }), 400, ["if_exists"]);
+  await rejects(client.assistants.create({ graphId: "chain", ifExists: "sometimes" }), 400, ["if_exists"]);
+  assert.deepEqual(await client.runs.list(t.thread_id), [], "no run was created");
+  assert.equal((await client.threads.get(t.thread_id)).status, "idle");
+});
+
+test("durability: a value that is not sync, async or exit is 400 naming it",
+  { skip: oursOnly("LangGraph.js 1.5.1's RunCreate has no durability member (it drops it)") }, async () => {
+    const t = await client.threads.create();
+    await rejects(client.runs.wait(t.thread_id, "chain", { input: { items: [] }, durability: "forever" }), 400, ["durability"]);
+  });
+
+test("config members of the wrong type are 400 naming config.<member>; nothing runs", async () => {
+  const t = await client.threads.create();
+  const input = { items: [] };
+  await rejects(client.runs.wait(t.thread_id, "chain", { input, config: { configurable: 5 } }), 400, ["config.configurable"]);
+  await rejects(client.runs.create(t.thread_id, "chain", { input, config: { tags: "x" } }), 400, ["config.tags"]);
+  await rejects(client.runs.create(t.thread_id, "chain", { input, config: { recursion_limit: "9" } }), 400, ["config.recursion_limit"]);
+  await rejects(client.assistants.create({ graphId: "chain", config: { configurable: [] } }), 400, ["config.configurable"]);
+  assert.deepEqual(await client.runs.list(t.thread_id), [], "no run was created");
+});
+
+test("a StateGraph's run with an input that is not an object or null is 400 naming input, before any run (create, wait, stream, stateless); an entrypoint takes any value",
+  { skip: oursOnly("LangGraph.js takes any JSON as input (z.unknown()) and the run fails") }, async () => {
+    const t = await client.threads.create();
+    for (const input of [5, "x", [1, 2], true]) {
+      await rejects(client.runs.create(t.thread_id, "chain", { input }), 400, ["input", "chain"]);
+      await rejects(client.runs.wait(t.thread_id, "chain", { input }), 400, ["input"]);
+      await rejects(collect(client.runs.stream(t.thread_id, "chain", { input })), 400, ["input"]);
+      await rejects(client.runs.wait(null, "chain", { input }), 400, ["input"]);
+    }
+    const r = await raw(`/threads/${t.thread_id}/runs/wait`, { method: "POST", json: { assistant_id: "chain", input: 5 } });
+    assertProblem(r, 400, ["input"]);
+    assert.deepEqual(await client.runs.list(t.thread_id), [], "no run was created");
+    assert.equal((await client.threads.get(t.thread_id)).status, "idle");
+    // null is no input (a resume or a replay), as for LangGraph.
+    assert.deepEqual(await client.runs.wait(t.thread_id, "chain", { input: { items: [] } }), { items: ["a", "b", "c"] });
+    // A functional-API entrypoint (docs/functional.md) takes any JSON value.
+    // (raw: the SDK's runs.wait cannot read a bare value back.)
+    const w = await raw("/runs/wait", { method: "POST", json: { assistant_id: "workflow", input: 5 } });
+    assert.equal(w.status, 200, w.text);
+    assert.equal(w.json, 10);
+  });
+
+test("command members of the wrong type are 400 naming command.<member>", async () => {
+  const t = await client.threads.create();
+  await rejects(client.runs.wait(t.thread_id, "chain", { command: { goto: 5 } }), 400, ["command.goto"]);
+  await rejects(client.runs.wait(t.thread_id, "chain", { command: { update: "x" } }), 400, ["command.update"]);
+});
+
+test("PUT /store/items with an index that is not false or a list of strings is 400 naming index; nothing is stored",
+  { skip: oursOnly("LangGraph.js's StorePutItem has no index member (it drops it)") }, async () => {
+    const ns = [`t${randomUUID().replace(/-/g, "")}`];
+    await rejects(client.store.putItem(ns, "k", { v: 1 }, { index: 5 }), 400, ["index"]);
+    await rejects(client.store.putItem(ns, "k", { v: 1 }, { index: [1] }), 400, ["index"]);
+    assert.equal(await client.store.getItem(ns, "k"), null, "nothing was stored");
+    await client.store.putItem(ns, "k", { v: 1 }, { index: false });
+    await client.store.putItem(ns, "k", { v: 2 }, { index: ["v"] });
+    assert.deepEqual((await client.store.getItem(ns, "k")).value, { v: 2 });
+  });
