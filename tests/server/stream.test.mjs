@@ -330,3 +330,25 @@ test("raw SSE framing of a stateless stream: no id lines, default mode values", 
   assert.deepEqual(events.map((e) => e.event), ["metadata", "values", "values", "values", "values"]);
   assert.deepEqual(events[4].data, { items: ["x", "a", "b", "c"] });
 });
+
+test("six stream modes at once: each mode's events, named after it, in the count LangGraph.js sends (observed/05f)", async () => {
+  const modes = ["values", "updates", "custom", "debug", "tasks", "checkpoints"];
+  const count = (chunks) => {
+    const n = {};
+    for (const c of chunks) n[c.event] = (n[c.event] ?? 0) + 1;
+    return n;
+  };
+  // The chain (a, b, c): 4 values (the input and each node), 3 updates, a start and a
+  // result per task, 5 checkpoints (the input's and each step's), 11 debug events (each
+  // checkpoint and each task's start and result); no custom events.
+  const t = await client.threads.create();
+  const chunks = await collect(client.runs.stream(t.thread_id, "chain", { input: { items: ["s"] }, streamMode: modes }));
+  checkMetadata(chunks);
+  assert.deepEqual(count(chunks), { metadata: 1, values: 4, updates: 3, tasks: 6, checkpoints: 5, debug: 11 });
+  assert.deepEqual(chunks.filter((c) => c.event === "values").at(-1).data, { items: ["s", "a", "b", "c"] });
+  assert.deepEqual(chunks.map((c) => Number(c.id)), chunks.map((_, i) => i), "ids from 0, one per event");
+  // Stateless, on the emitter (n custom events from its first node): the same per mode.
+  const e = await collect(client.runs.stream(null, "emitter", { input: { n: 3 }, streamMode: modes }));
+  assert.deepEqual(count(e), { metadata: 1, values: 3, updates: 2, custom: 3, tasks: 4, checkpoints: 4, debug: 8 });
+  assert.deepEqual(e.filter((c) => c.event === "custom").map((c) => c.data), [{ i: 0 }, { i: 1 }, { i: 2 }]);
+});
