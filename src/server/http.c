@@ -33,6 +33,15 @@ typedef struct tcp_conn {
     bool shut;
 } tcp_conn;
 
+/*
+ * A connection past --max-connections. libmicrohttpd itself, at its own limit, stops
+ * accepting, so the clients past it would wait in the kernel's backlog until they give
+ * up; its limit is set above ours (SRV_CONN_RESERVE more) so that each connection past ours
+ * is accepted, answered 503 at once and closed, and the backlog drains as fast as it fills.
+ */
+static tcp_conn k_over;
+#define SRV_CONN_RESERVE 64
+
 /* One request's state across libmicrohttpd's calls of the access handler. */
 typedef struct conn_ctx {
     srv_request req;
@@ -314,12 +323,37 @@ static tcp_conn *tcp_of(struct MHD_Connection *conn) {
 /* Marks the connection's request as begun (true) or ended (false). */
 static void tcp_mark(sst_server *s, struct MHD_Connection *conn, bool in_request) {
     tcp_conn *t = tcp_of(conn);
-    if (t != NULL) {
+    if (t != NULL && t != &k_over) {
         pthread_mutex_lock(&s->hmu);
         t->in_request = in_request;
         t->since = srv_now();
         pthread_mutex_unlock(&s->hmu);
     }
+}
+
+/*
+ * Answers a connection past the limit with a 503 before it sends anything, and shuts it
+ * down: libmicrohttpd then sees its end and closes it (the access handler refuses a request
+ * that came first). What the client sent is read and dropped first, so that closing does
+ * not reset the connection before the client reads the answer.
+ */
+static void refuse_connection(const sst_server *s, int fd) {
+    char body[200], msg[400];
+    int bn = snprintf(body, sizeof body,
+                      "{\"detail\":\"too many connections: the server's limit of %u "
+                      "(--max-connections) is reached; try again later\"}",
+                      s->o.max_connections);
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s",
+                     bn, body);
+    char drop[4096];
+    for (int k = 0; k < 16 && recv(fd, drop, sizeof drop, MSG_DONTWAIT) > 0; k++) {
+    }
+    if (n > 0 && (size_t)n < sizeof msg) {
+        (void)send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    shutdown(fd, SHUT_RDWR);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx,
@@ -328,23 +362,38 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **ctx,
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *i =
             MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        pthread_mutex_lock(&s->hmu);
+        bool over = s->n_tcp >= s->o.max_connections;
+        s->n_tcp += over ? 0 : 1;
+        pthread_mutex_unlock(&s->hmu);
+        if (over) {
+            if (i != NULL) {
+                refuse_connection(s, i->connect_fd);
+            }
+            *ctx = &k_over;
+            return;
+        }
         tcp_conn *t = i != NULL ? sst__calloc(1, sizeof *t) : NULL;
+        pthread_mutex_lock(&s->hmu);
         if (t != NULL) {
             t->fd = i->connect_fd;
             t->since = srv_now();
-            pthread_mutex_lock(&s->hmu);
             t->next = s->tcp;
             s->tcp = t;
-            pthread_mutex_unlock(&s->hmu);
+        } else {
+            s->n_tcp--; /* not tracked: not counted either */
         }
+        pthread_mutex_unlock(&s->hmu);
         *ctx = t;
         return;
     }
     tcp_conn *t = *ctx;
-    if (t == NULL) {
+    if (t == NULL || t == &k_over) {
+        *ctx = NULL;
         return;
     }
     pthread_mutex_lock(&s->hmu);
+    s->n_tcp--;
     for (tcp_conn **p = &s->tcp; *p != NULL; p = &(*p)->next) {
         if (*p == t) {
             *p = t->next;
@@ -396,8 +445,10 @@ static enum MHD_Result send_denied(conn_ctx *c) {
 /* The first call for a request: the token and the announced body size. */
 static enum MHD_Result begin(sst_server *s, conn_ctx *c, const char *url) {
     struct MHD_Connection *conn = c->req.conn;
-    if (s->token != NULL && strcmp(url, "/ok") != 0 && !srv_web_public(url) &&
-        !authorized(s, conn)) {
+    if (tcp_of(conn) == &k_over) {
+        return MHD_NO; /* answered 503 when it connected */
+    }
+    if (s->token != NULL && !srv_route_open(c->req.method, url) && !authorized(s, conn)) {
         c->deny = 401;
     }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
@@ -511,10 +562,10 @@ sst_code srv_http_start(sst_server *s, sst_error *err) {
     s->mhd = MHD_start_daemon(
         flags, (uint16_t)s->o.port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)s->o.http_threads, MHD_OPTION_CONNECTION_LIMIT, (unsigned)s->o.max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)s->o.connection_timeout,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection,
-        s, MHD_OPTION_END);
+        (unsigned)s->o.http_threads, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(s->o.max_connections + SRV_CONN_RESERVE), MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)s->o.connection_timeout, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
     if (s->mhd == NULL) {
         return sst__error(err, SST_EIO, "serve: cannot listen on %s:%u (in use, or not allowed)",
                           s->host, s->o.port);

@@ -29,7 +29,7 @@ async function stopClean(server) {
   assert.equal(res.code, 0, `exit code after SIGTERM: ${res.code} (signal ${res.signal})\n${server.stderr()}`);
 }
 
-describe("--auth-token-env: a bearer token on every route but /ok", { skip }, () => {
+describe("--auth-token-env: a bearer token on every route but the open ones", { skip }, () => {
   let server;
   let dir;
   before(async () => {
@@ -119,6 +119,44 @@ describe("--auth-token-env: a bearer token on every route but /ok", { skip }, ()
     const st = await req("GET", "/store/items?namespace=a&key=k", undefined, { authorization: `Bearer ${TOKEN}` });
     assert.equal(st.status, 200);
     assert.equal((await st.text()).trim(), "null", "the refused PUT stored nothing");
+  });
+
+  test("exactly GET /ok, /openapi.json, / and /ui/<file> are open: every other route /openapi.json lists is 401 without the token", async () => {
+    // The list of open paths is docs/server.md's ("Security and limits").
+    const OPEN = ["GET /ok", "GET /openapi.json", "GET /", "GET /ui/{file}"];
+    const r = await get("/openapi.json");
+    assert.equal(r.status, 200, "GET /openapi.json without a token");
+    assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
+    const doc = await r.json();
+    assert.match(doc.openapi, /^3\./);
+    assert.deepEqual(doc.security, [{ bearer: [] }], "the token is required by default");
+    assert.deepEqual(doc.components.securitySchemes.bearer, { type: "http", scheme: "bearer" });
+    const withToken = await get("/openapi.json", { authorization: `Bearer ${TOKEN}` });
+    assert.equal(withToken.status, 200, "GET /openapi.json with the token");
+    assert.deepEqual(await withToken.json(), doc);
+
+    const id = "0b0e7c6e-7a4b-4d0e-9a59-2f7d1c3b2a10";
+    const open = [];
+    let checked = 0;
+    for (const [pattern, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const name = `${method.toUpperCase()} ${pattern}`;
+        if (op.security?.length === 0) { open.push(name); continue; }
+        const p = pattern.replace("{file}", "index.html").replace(/\{[a-z_]+\}/g, id);
+        await check401(await req(method.toUpperCase(), p, method === "get" || method === "delete" ? undefined : {}),
+          `${name} without a token`);
+        checked++;
+      }
+    }
+    assert.deepEqual(open.sort(), [...OPEN].sort(), "the open routes");
+    assert.ok(checked >= 50, `every other route (${checked}) checked`);
+    for (const name of OPEN) {
+      const p = name.split(" ")[1].replace("{file}", "index.html");
+      assert.equal((await get(p)).status, 200, `${name} without a token`);
+    }
+    // A method other than GET on an open path is not open.
+    await check401(await req("POST", "/ok", {}), "POST /ok without a token");
+    await check401(await req("DELETE", "/"), "DELETE / without a token");
   });
 
   test("the SDK with defaultHeaders {Authorization: Bearer secret} works; without it, 401", async () => {
