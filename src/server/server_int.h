@@ -205,8 +205,6 @@ void srv_ok(srv_request *r, srv_response *res);
 void srv_web_index(srv_request *r, srv_response *res);
 void srv_web_file(srv_request *r, srv_response *res);
 void srv_assistant_graph_svg(srv_request *r, srv_response *res);
-/* True for the page's paths, which need no token (they hold no data). */
-bool srv_web_public(const char *url);
 void srv_info(srv_request *r, srv_response *res);
 /* assistants.c */
 void srv_assistants_search(srv_request *r, srv_response *res);

@@ -41,10 +41,6 @@ static bool plain_name(const char *name) {
            strchr(name, '\\') == NULL && strlen(name) < 128;
 }
 
-bool srv_web_public(const char *url) {
-    return strcmp(url, "/") == 0 || (strncmp(url, "/ui/", 4) == 0 && plain_name(url + 4));
-}
-
 /* Reads @p name from the web_dir into res (text); false when it is not there. */
 static bool from_dir(const sst_server *s, const char *name, srv_response *res) {
     char path[4096];
