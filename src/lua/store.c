@@ -19,7 +19,9 @@
  * embedders (and the stores made with Lua functions) in the same order each
  * time they run, as they build their graphs.
  */
+#include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "lua_int.h"
 #include "superstep/postgres.h"
@@ -33,6 +35,11 @@ typedef struct lembedder {
 
 typedef struct lstore {
     sst_store *st; /* one reference */
+    /* clock = "manual": the store's clock (µs since the epoch), moved by advance_clock only
+     * and read by the store from any thread; NULL for the system clock. A userdata of its
+     * own, anchored in the registry as embedders are: a compiled graph may hold the C
+     * store after the Lua store is gone. */
+    _Atomic int64_t *clock_us;
 } lstore;
 
 /* One call of a Lua embed function, handed to embed_protected. */
@@ -452,6 +459,7 @@ sst_store *sst__lua_store(lua_State *L, int idx) {
 static lstore *new_store_ud(lua_State *L) {
     lstore *s = lua_newuserdatauv(L, sizeof *s, 1);
     s->st = NULL;
+    s->clock_us = NULL;
     luaL_setmetatable(L, SST_LUA_STORE);
     return s;
 }
@@ -605,6 +613,32 @@ static int store_list_namespaces(lua_State *L) {
 }
 
 /* store:sweep_ttl(): deletes the expired items now; returns how many. */
+/* store:advance_clock(seconds): moves a manual clock (clock = "manual") forward. */
+static int store_advance_clock(lua_State *L) {
+    check_store(L, 1);
+    lstore *s = luaL_checkudata(L, 1, SST_LUA_STORE);
+    if (s->clock_us == NULL) {
+        return sst__lua_raisef(L, SST_EINVAL,
+                               "store advance_clock: the store has the system clock (open it "
+                               "with clock = \"manual\")");
+    }
+    int isnum;
+    lua_Number secs = lua_tonumberx(L, 2, &isnum);
+    if (!isnum || !(secs >= 0) || secs > 1e9) {
+        return sst__lua_raisef(L, SST_EINVAL,
+                               "store advance_clock: expected seconds, a number from 0 to 1e9, "
+                               "got %s",
+                               isnum ? "a number out of range" : luaL_typename(L, 2));
+    }
+    atomic_fetch_add(s->clock_us, (int64_t)(secs * 1e6));
+    return 0;
+}
+
+/* The manual clock of a store (clock = "manual"): what advance_clock made it. */
+static int64_t manual_clock(void *user_data) {
+    return atomic_load((_Atomic int64_t *)user_data);
+}
+
 static int store_sweep_ttl(lua_State *L) {
     sst_store *st = check_store(L, 1);
     size_t removed = 0;
@@ -751,7 +785,7 @@ enum { STORE_MEMORY, STORE_SQLITE, STORE_POSTGRES };
  * the file or URL (NULL for memory). */
 static int open_store(lua_State *L, int kind, const char *path, int opts) {
     static const char *const names[] = {"InMemoryStore", "SqliteStore", "PostgresStore"};
-    static const char *const known[] = {"index", "ttl", NULL};
+    static const char *const known[] = {"index", "ttl", "clock", NULL};
     lstore *s = new_store_ud(L);
     int ud = lua_gettop(L);
     sst_store_opts o;
@@ -764,6 +798,23 @@ static int open_store(lua_State *L, int kind, const char *path, int opts) {
         }
         if (lua_getfield(L, opts, "ttl") != LUA_TNIL) {
             read_ttl(L, lua_gettop(L), &o);
+        }
+        /* clock = "manual": TTLs count time advance_clock gives, from now (tests). */
+        if (lua_getfield(L, opts, "clock") != LUA_TNIL) {
+            const char *c = lua_tostring(L, -1);
+            if (lua_type(L, -1) != LUA_TSTRING || strcmp(c, "manual") != 0) {
+                return sst__lua_raisef(L, SST_EINVAL,
+                                       "%s: clock must be \"manual\" (or left out for the "
+                                       "system clock), got %s",
+                                       names[kind], luaL_typename(L, -1));
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            s->clock_us = lua_newuserdatauv(L, sizeof *s->clock_us, 0);
+            atomic_init(s->clock_us, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
+            luaL_ref(L, LUA_REGISTRYINDEX); /* kept until the state closes */
+            o.clock = manual_clock;
+            o.clock_user_data = s->clock_us;
         }
     }
     sst_error err = {0};
@@ -816,6 +867,7 @@ void sst__lua_open_stores(lua_State *L) {
                                        {"search", store_search},
                                        {"list_namespaces", store_list_namespaces},
                                        {"sweep_ttl", store_sweep_ttl},
+                                       {"advance_clock", store_advance_clock},
                                        {NULL, NULL}};
     luaL_newmetatable(L, SST_LUA_STORE);
     lua_pushcfunction(L, store_gc);

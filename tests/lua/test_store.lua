@@ -309,6 +309,12 @@ T.case("put options, TTLs and the sweeper on InMemoryStore", function()
   local swept = sst.InMemoryStore{ ttl = { default_ttl = 0.3 / 60, sweep_interval_minutes = 0.2 / 60 } }
   swept:put({ "t" }, "k", { v = 1 })
   os.execute("sleep 1")
+  -- A busy machine may run the sweeper thread late: waited for, at most 30 s (scaled).
+  local scale = math.max(1, tonumber(os.getenv("SST_TEST_TIME_SCALE") or "") or 1)
+  local deadline = os.time() + 30 * scale
+  while swept:get({ "t" }, "k", { refresh_ttl = false }) ~= nil and os.time() < deadline do
+    os.execute("sleep 0.05")
+  end
   check(swept:get({ "t" }, "k", { refresh_ttl = false }) == nil, "the sweeper deleted it")
 
   local omit = sst.InMemoryStore{ ttl = { default_ttl = 0.2 / 60, omit_expired = true } }
@@ -316,6 +322,31 @@ T.case("put options, TTLs and the sweeper on InMemoryStore", function()
   os.execute("sleep 0.4")
   check(omit:get({ "t" }, "k") == nil, "omit_expired hides it before a sweep")
   eq(omit:list_namespaces(), {}, "and its namespace")
+end)
+
+T.case("a manual clock: TTLs count the time advance_clock gives", function()
+  for _, s in ipairs{ sst.InMemoryStore{ ttl = { default_ttl = 1 }, clock = "manual" },
+                      sst.SqliteStore(os.tmpname(), { ttl = { default_ttl = 1 }, clock = "manual" }) } do
+    s:put({ "t" }, "k", { v = 1 })
+    s:put({ "t" }, "short", { v = 2 }, { ttl = 0.5 })
+    s:advance_clock(29)
+    eq(s:sweep_ttl(), 0, "nothing expired after 29 s")
+    s:advance_clock(2)
+    eq(s:sweep_ttl(), 1, "the 30 s item expired after 31 s")
+    check(s:get({ "t" }, "k") ~= nil, "the 60 s item is there (and refreshed to 91 s)")
+    s:advance_clock(59)
+    eq(s:sweep_ttl(), 0, "refreshed: alive at 90 s")
+    s:advance_clock(2)
+    eq(s:sweep_ttl(), 1, "expired past its refreshed TTL")
+  end
+  local ok, err = pcall(sst.InMemoryStore, { clock = "fast" })
+  check(not ok and tostring(err):find('clock must be "manual"', 1, true), "a bad clock: " .. tostring(err))
+  local plain = sst.InMemoryStore()
+  ok, err = pcall(plain.advance_clock, plain, 1)
+  check(not ok and tostring(err):find("system clock", 1, true), "advance on the system clock: " .. tostring(err))
+  local manual = sst.InMemoryStore{ clock = "manual" }
+  ok, err = pcall(manual.advance_clock, manual, -1)
+  check(not ok and tostring(err):find("expected seconds", 1, true), "a negative advance: " .. tostring(err))
 end)
 
 T.case("a SqliteStore shares the SqliteSaver's file", function()

@@ -8,11 +8,13 @@
 --   7.5 s (read with refresh_ttl = false, which does not move it).
 -- On SqliteStore with a temporary file, as in Python. put(..., ttl=None) is
 -- put(..., {ttl = false}) (nil would mean "not given": the default).
+-- time.sleep is store:advance_clock (the store opened with clock = "manual"):
+-- the test's time is the store's, so a busy machine cannot stretch it.
 local sst = superstep
 local T = require("checks")
 local S = require("lg_store")
 
-local store = sst.SqliteStore(S.temp_path(), { ttl = { default_ttl = 5 / 60 } }) -- 5 seconds default
+local store = sst.SqliteStore(S.temp_path(), { ttl = { default_ttl = 5 / 60 }, clock = "manual" }) -- 5 seconds default
 
 -- Store an item with shorter than default TTL
 store:put({ "test" }, "item1", { value = "override" }, { ttl = 1 / 60 }) -- 1 second
@@ -22,7 +24,7 @@ store:put({ "test" }, "item2", { value = "default" }) -- Uses default 5 seconds
 store:put({ "test" }, "item3", { value = "permanent" }, { ttl = false })
 
 -- Wait for the override TTL to expire
-S.sleep(2)
+store:advance_clock(2)
 store:sweep_ttl()
 
 T.check(store:get({ "test" }, "item1") == nil, "override expired")
@@ -30,7 +32,7 @@ T.check(store:get({ "test" }, "item2") ~= nil, "default still there (expires at 
 T.check(store:get({ "test" }, "item3") ~= nil, "permanent still there")
 
 -- Wait past the default TTL counted from the put
-S.sleep(4)
+store:advance_clock(4)
 store:sweep_ttl()
 
 local no_refresh = { refresh_ttl = false }
@@ -38,7 +40,7 @@ T.check(store:get({ "test" }, "item2", no_refresh) ~= nil, "default refreshed at
 T.check(store:get({ "test" }, "item3", no_refresh) ~= nil, "permanent remains")
 
 -- Wait past the refreshed TTL
-S.sleep(1.5)
+store:advance_clock(1.5)
 store:sweep_ttl()
 T.check(store:get({ "test" }, "item2", no_refresh) == nil, "default expired")
 T.check(store:get({ "test" }, "item3", no_refresh) ~= nil, "permanent still remains")
