@@ -11,6 +11,7 @@
  * A task made inside a running function (a closure) exists only in that
  * state: it is pinned, and runs on the thread that joins it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "graph_retry.h"
@@ -21,6 +22,162 @@
 typedef struct lfuture {
     sst_future *f;
 } lfuture;
+
+/* ---- default names ---- */
+
+/*
+ * A function has no name in Lua, so a task or entrypoint made without one
+ * takes the name its source gives it, as Python's decorators take the
+ * function's __name__: the name of the function's definition
+ * (`local function mapper(x)`, `function M.mapper(x)`, `mapper = function(x)`,
+ * on a line that defines no other function), else the one variable the
+ * line calling sst.task assigns
+ * (`local mapper = sst.task(function(x) ... end)`). The source is the
+ * script's file (chunk "@path") or the chunk's own text.
+ */
+
+/* Copies line @p lineno of the source of chunk @p source into @p out; false when unavailable. */
+static bool source_line(const char *source, int lineno, char *out, size_t n) {
+    if (source == NULL || lineno < 1 || source[0] == '=') {
+        return false;
+    }
+    size_t len = 0;
+    int line = 1;
+    if (source[0] == '@') {
+        FILE *f = fopen(source + 1, "r");
+        if (f == NULL) {
+            return false;
+        }
+        int ch;
+        while ((ch = getc(f)) != EOF && line <= lineno) {
+            if (ch == '\n') {
+                line++;
+            } else if (line == lineno && len + 1 < n) {
+                out[len++] = (char)ch;
+            }
+        }
+        fclose(f);
+    } else {
+        for (const char *s = source; *s != '\0' && line <= lineno; s++) {
+            if (*s == '\n') {
+                line++;
+            } else if (line == lineno && len + 1 < n) {
+                out[len++] = *s;
+            }
+        }
+    }
+    out[len] = '\0';
+    return line >= lineno && len > 0;
+}
+
+static bool ident_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool ident_char(char c) {
+    return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+static const char *skip_blanks(const char *s) {
+    while (*s == ' ' || *s == '\t' || *s == '\r') {
+        s++;
+    }
+    return s;
+}
+
+/* True when @p s starts with the word @p w (not a longer identifier). */
+static bool word_at(const char *s, const char *w) {
+    size_t n = strlen(w);
+    return strncmp(s, w, n) == 0 && !ident_char(s[n]);
+}
+
+/* Reads a name or dotted path (a.b.c, a.b:c) at @p s; its last part to @p out; past it, or NULL. */
+static const char *read_path(const char *s, char *out, size_t n) {
+    static const char *const keywords[] = {"and",    "break", "do",    "else", "elseif", "end",
+                                           "false",  "for",   "function", "goto", "if", "in",
+                                           "local",  "nil",   "not",   "or",   "repeat", "return",
+                                           "then",   "true",  "until", "while"};
+    const char *last;
+    size_t len;
+    for (;;) {
+        if (!ident_start(*s)) {
+            return NULL;
+        }
+        last = s;
+        while (ident_char(*s)) {
+            s++;
+        }
+        len = (size_t)(s - last);
+        if ((*s == '.' || *s == ':') && ident_start(s[1])) {
+            s++;
+            continue;
+        }
+        break;
+    }
+    for (size_t i = 0; i < SST_ARRAY_LEN(keywords); i++) {
+        if (len == strlen(keywords[i]) && strncmp(last, keywords[i], len) == 0) {
+            return NULL;
+        }
+    }
+    if (len == 0 || len >= n) {
+        return NULL;
+    }
+    memcpy(out, last, len);
+    out[len] = '\0';
+    return s;
+}
+
+/*
+ * The name @p line gives: `[local] function NAME(` or `[local] NAME = function` when
+ * @p definition, else `[local] NAME =` (one name assigned, whatever follows).
+ */
+static bool name_in_line(const char *line, bool definition, char *out, size_t n) {
+    int functions = 0;
+    for (const char *w = line; *w != '\0'; w++) {
+        functions += word_at(w, "function") && (w == line || !ident_char(w[-1]));
+    }
+    if (definition && functions != 1) {
+        return false; /* which of the line's functions it is cannot be told */
+    }
+    const char *s = skip_blanks(line);
+    if (word_at(s, "local")) {
+        s = skip_blanks(s + 5);
+    }
+    if (word_at(s, "function")) {
+        s = definition ? read_path(skip_blanks(s + 8), out, n) : NULL;
+        return s != NULL && *skip_blanks(s) == '(';
+    }
+    s = read_path(s, out, n);
+    if (s == NULL) {
+        return false;
+    }
+    s = skip_blanks(s);
+    if (s[0] != '=' || s[1] == '=') {
+        return false;
+    }
+    return !definition || word_at(skip_blanks(s + 1), "function");
+}
+
+/* The default name of the function at @p fn given to the C function running now (see above). */
+static bool default_name(lua_State *L, int fn, char *out, size_t n) {
+    char line[1024];
+    lua_Debug ar;
+    if (lua_type(L, fn) == LUA_TFUNCTION && !lua_iscfunction(L, fn)) {
+        lua_pushvalue(L, fn);
+        if (lua_getinfo(L, ">S", &ar) && source_line(ar.source, ar.linedefined, line, sizeof line) &&
+            name_in_line(line, true, out, n)) {
+            return true;
+        }
+    }
+    /* the Lua code calling: past C functions between (sst.entrypoint(fn) calls its decorator) */
+    for (int level = 1; level <= 3 && lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            return source_line(ar.source, ar.currentline, line, sizeof line) &&
+                   name_in_line(line, false, out, n);
+        }
+    }
+    return false;
+}
 
 /* ---- tasks ---- */
 
@@ -180,7 +337,11 @@ static int make_task(lua_State *L, int fn, int opts, const char *name) {
     memset(t, 0, sizeof *t);
     t->ref = LUA_NOREF;
     t->rt = sst__lua_runtime(L);
-    snprintf(t->name, sizeof t->name, "%s", name != NULL ? name : "task");
+    if (name != NULL) {
+        snprintf(t->name, sizeof t->name, "%s", name);
+    } else if (!default_name(L, fn, t->name, sizeof t->name)) {
+        snprintf(t->name, sizeof t->name, "task");
+    }
     sst_task_spec_init(&t->spec, t->name, sst__lua_task_fn, t);
     luaL_setmetatable(L, SST_LUA_TASK);
     int self = lua_gettop(L);
@@ -297,7 +458,8 @@ static int l_get_stream_writer(lua_State *L) {
 /* The decorator superstep.entrypoint{...} returns: fn -> app. */
 static int entrypoint_decorator(lua_State *L) {
     sst__lua_check_callable(L, 1, "entrypoint");
-    const char *name = "entrypoint";
+    char found[256];
+    const char *name = default_name(L, 1, found, sizeof found) ? found : "entrypoint";
     int opts = lua_upvalueindex(1);
     if (lua_istable(L, opts) && lua_getfield(L, opts, "name") == LUA_TSTRING) {
         name = lua_tostring(L, -1); /* kept alive by the options table */

@@ -47,6 +47,14 @@ local chatty = sst.task("chatty", function(x)
   return x
 end)
 
+-- Tasks named by their source (docs/functional.md, "Names").
+local twice = sst.task(function(x) return 2 * x end)
+local function halve(x) return x // 2 end
+local halve_task = sst.task(halve)
+local named = {}
+named.inc = sst.task{ retry = false }(function(x) return x + 1 end)
+local renamed = sst.task{ name = "given" }(function(x) return x end)
+
 -- Four `where` tasks started, then joined: the script's graph too.
 local function fan_app()
   return sst.entrypoint{ name = "fan", workers = 4 }(function(n)
@@ -154,6 +162,20 @@ case("custom and messages streams from a task", function()
     end
   end
   eq(seen, { "custom", "messages", "updates", "updates" }, "the chunks in order")
+end)
+
+case("default names: the function's, else the variable it is assigned to", function()
+  eq({ twice.name, halve_task.name, named.inc.name, renamed.name },
+     { "twice", "halve", "inc", "given" }, "task names")
+  local function made() return sst.task(function(x) return x end) end
+  eq(made().name, "task", "a task made on a line that names nothing")
+  local workflow = sst.entrypoint(function(x)
+    return twice(x):result() + halve_task(x):result() + named.inc(x):result() + renamed(x):result()
+  end)
+  local chunks = {}
+  for chunk in workflow:stream(4) do chunks[#chunks + 1] = chunk end
+  eq(chunks, { { twice = 8 }, { halve = 2 }, { inc = 5 }, { given = 4 }, { workflow = 19 } },
+     "updates under the tasks' and the entrypoint's names")
 end)
 
 case("misuse", function()

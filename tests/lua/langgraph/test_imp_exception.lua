@@ -5,17 +5,17 @@ local sst = superstep
 local T = require("checks")
 local lg = require("lg")
 
-local my_task = sst.task("my_task", function(number)
+local my_task = sst.task(function(number)
   sst.sleep(0.1)
   return number * 2
 end)
 
-local task_with_exception = sst.task("task_with_exception", function(number)
+local task_with_exception = sst.task(function(number)
   sst.sleep(0.1)
   error("This is a test exception")
 end)
 
-local my_workflow = sst.entrypoint{ name = "my_workflow", checkpointer = sst.MemorySaver() }(function(number)
+local my_workflow = sst.entrypoint{ checkpointer = sst.MemorySaver() }(function(number)
   my_task(number):result()
   pcall(function() return task_with_exception(number):result() end) -- the exception is caught
   my_task(number):result()

@@ -19,18 +19,18 @@ for _, durability in ipairs{ "sync", "async", "exit" } do
   builder:add_edge(sst.START, "mynode")
   local add_a = builder:compile()
 
-  local submapper = sst.task("submapper", function(input)
+  local submapper = sst.task(function(input)
     sst.sleep(input / 100)
     return tostring(input)
   end)
 
-  local mapper = sst.task("mapper", function(input)
+  local mapper = sst.task(function(input)
     local sub = submapper(input)
     sst.sleep(input / 100)
     return string.rep(sub:result(), 2)
   end)
 
-  local graph = sst.entrypoint{ name = "graph", checkpointer = sst.MemorySaver() }(function(input)
+  local graph = sst.entrypoint{ checkpointer = sst.MemorySaver() }(function(input)
     local futures = {}
     for i, x in ipairs(input) do futures[i] = mapper(x) end
     local mapped = {}

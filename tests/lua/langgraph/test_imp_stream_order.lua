@@ -8,17 +8,17 @@ local lg = require("lg")
 for _, durability in ipairs{ "sync", "async", "exit" } do
   local what = "durability " .. durability .. ": "
 
-  local foo = sst.task("foo", function(state)
+  local foo = sst.task(function(state)
     return { state.a .. "foo", "bar" }
   end)
-  local bar = sst.task("bar", function(a, b, c)
+  local bar = sst.task(function(a, b, c)
     return { a = a .. b, c = (c or "") .. "bark" }
   end)
-  local baz = sst.task("baz", function(state)
+  local baz = sst.task(function(state)
     return { a = state.a .. "baz", c = "something else" }
   end)
 
-  local graph = sst.entrypoint{ name = "graph", checkpointer = sst.MemorySaver() }(function(state)
+  local graph = sst.entrypoint{ checkpointer = sst.MemorySaver() }(function(state)
     local fut_foo = foo(state)
     local fut_bar = bar(table.unpack(sst.to_table(fut_foo:result())))
     local fut_baz = baz(fut_bar:result())

@@ -13,13 +13,13 @@ for _, durability in ipairs{ "sync", "async", "exit" } do
   local what = "durability " .. durability .. ": "
   local mapper_calls = 0
 
-  local mapper = sst.task("mapper", function(input)
+  local mapper = sst.task(function(input)
     mapper_calls = mapper_calls + 1
     sst.sleep(input / 100)
     return string.rep(tostring(input), 2)
   end)
 
-  local graph = sst.entrypoint{ name = "graph", checkpointer = sst.MemorySaver() }(function(input)
+  local graph = sst.entrypoint{ checkpointer = sst.MemorySaver() }(function(input)
     local futures = {}
     for i, x in ipairs(input) do futures[i] = mapper(x) end
     local mapped = {}

@@ -15,13 +15,13 @@ for _, c in ipairs(caches) do
   local what = c[1] .. " cache: "
   local counter = 0
 
-  local double = sst.task{ name = "double", cache_policy = true }(function(x)
+  local double = sst.task{ cache_policy = true }(function(x)
     -- Increment the counter.
     counter = counter + 1
     return 2 * x
   end)
 
-  local graph = sst.entrypoint{ name = "graph", checkpointer = sst.MemorySaver(), cache = c[2]() }(
+  local graph = sst.entrypoint{ checkpointer = sst.MemorySaver(), cache = c[2]() }(
     function(state)
       local values = {}
       for _, idx in ipairs{ 1, 1, 2, 2, 3, 3 } do

@@ -33,7 +33,7 @@ local custom_baz_task = sst.task("custom_baz", function(value) return baz("custo
 local Qux = { __call = function(self, value) return value .. "|qux" end }
 local qux_task = sst.task("qux", setmetatable({}, Qux))
 
-local workflow = sst.entrypoint{ name = "workflow" }(function(inputs)
+local workflow = sst.entrypoint(function(inputs)
   local foo_result = foo(inputs):result()
   other_foo(inputs):result()
   local fut_bar = bar(foo_result)

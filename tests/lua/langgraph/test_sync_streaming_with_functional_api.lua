@@ -9,12 +9,12 @@ local lg = require("lg")
 
 local time_delay = 0.05
 
-local slow = sst.task("slow", function()
+local slow = sst.task(function()
   sst.sleep(time_delay)
   return { tic = lg.now() }
 end)
 
-local graph = sst.entrypoint{ name = "graph" }(function(inputs)
+local graph = sst.entrypoint(function(inputs)
   local first = slow():result()
   local second = slow():result()
   return { first, second }
