@@ -35,20 +35,20 @@ T.case("pcall inside the node does not swallow the timeout", function()
 end)
 
 T.case("emitting is progress for the idle timeout, unless refresh_on = heartbeat", function()
-  -- 40 steps of 50 ms of CPU: each gap is far below the idle timeout even on a loaded
-  -- machine (a fresh-clone ASan run at load 6 once stretched a 60 ms step past 0.4 s),
-  -- the whole run (2 s of CPU, so at least 2 s) well above it.
+  -- 40 steps of a 0.1 s sleep, an emit after each: each gap is 20 times below the idle
+  -- timeout (sleeps need no CPU, so a loaded machine hardly stretches them; a busy loop
+  -- on os.clock() did, past the timeout, with two hogs and four tests on two cores), and
+  -- the whole run (4 s at least) is twice the timeout.
   local function busy(_, _, ctx)
     for _ = 1, 40 do
-      local t = os.clock() + 0.05
-      while os.clock() < t do end
+      sst.sleep(0.1)
       ctx.emit({ tick = true })
     end
     return { x = 2 }
   end
-  eq(one_node(busy, { timeout = { idle_timeout = 1.0 } }):invoke({ x = 1 }).x, 2, "auto: survives")
+  eq(one_node(busy, { timeout = { idle_timeout = 2.0 } }):invoke({ x = 1 }).x, 2, "auto: survives")
   local ok, err = pcall(function()
-    return one_node(busy, { timeout = { idle_timeout = 1.0, refresh_on = "heartbeat" } }):invoke({ x = 1 })
+    return one_node(busy, { timeout = { idle_timeout = 2.0, refresh_on = "heartbeat" } }):invoke({ x = 1 })
   end)
   check(not ok and err.code == "SST_ETIMEOUT", "heartbeat only: times out")
 end)

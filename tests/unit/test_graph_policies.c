@@ -192,8 +192,8 @@ static sst_code spin(sst_node_ctx *ctx, void *ud) {
 /* Works 400 ms in 40 ms steps, with a heartbeat each step. */
 static sst_code beating(sst_node_ctx *ctx, void *ud) {
     (void)ud;
-    for (int i = 0; i < 10; i++) {
-        sleep_ms(40);
+    for (int i = 0; i < 20; i++) {
+        sleep_ms(50);
         sst_node_heartbeat(ctx);
     }
     return sst_node_update(ctx, "log", sst_string_new("done", NULL), NULL);
@@ -247,7 +247,7 @@ static void test_timeouts(void **state) {
     sst_graph_result_free(r);
     /* Heartbeats keep an idle timeout from firing; without them it fires. */
     sst_node_opts_init(&o);
-    o.timeout.idle_timeout_s = 0.25; /* below the whole run, far above one step */
+    o.timeout.idle_timeout_s = 0.5; /* half the whole run, ten steps */
     r = run_one(beating, &o, NULL);
     assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
     sst_graph_result_free(r);
