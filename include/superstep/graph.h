@@ -941,8 +941,10 @@ SST_API const sst_compiled_graph *sst_graph_thread_graph(const sst_graph_thread 
 /**
  * The state of a durable thread at checkpoint @p checkpoint_id (NULL: the
  * latest): {"values", "next": [node names], "tasks": [...], "interrupts":
- * [...], "pending_writes": [...], "metadata", "checkpoint_id", "parent_id",
- * "step"} (LangGraph's StateSnapshot).
+ * [...], "pending_writes": [[task_id, channel, value], ...], "metadata",
+ * "checkpoint_id", "parent_id", "step"} (LangGraph's StateSnapshot; its
+ * pending_writes are LangGraph's CheckpointTuple's, a failed task's error as
+ * [task_id, "__error__", message]).
  * @return new object; NULL with SST_ENOTFOUND (no such checkpoint), SST_EINVAL
  *         (not a durable thread), a storage error.
  */

@@ -13,7 +13,9 @@
  *   result is the input.
  * - interrupts lists the interrupt() calls ({id, value}); interrupt_before
  *   and interrupt_after stops are not interrupts (LangGraph's shape).
- * - The older keys checkpoint_id, parent_id, step and pending_writes stay.
+ * - pending_writes is LangGraph's CheckpointTuple.pending_writes: [task_id,
+ *   channel, value] triples, the failed task's as [id, "__error__", message].
+ * - The older keys checkpoint_id, parent_id and step stay.
  * - parent_config and created_at are left out when there are none.
  */
 #include <stdio.h>
@@ -247,7 +249,9 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
     o = sst__set_take(o, "path", path_of(name, send, err), err);
     o = sst__set_take(o, "interrupts", ints, err);
     const sst_value *error = sst_object_get(writes, "error");
-    if (o != NULL && result == NULL && sst_array_len(ints) == 0 && sst_is_string(error)) {
+    /* A task without a stored write in a failed superstep is the one that failed: it keeps
+     * the error after a resume committed its result (LangGraph keeps both writes). */
+    if (o != NULL && pw == NULL && sst_array_len(ints) == 0 && sst_is_string(error)) {
         o = sst__set_take(o, "error", sst_value_ref(error), err);
     }
     if (o != NULL && result != NULL) {
@@ -341,15 +345,67 @@ static sst_value *set_unless_null(sst_value *s, const char *key, sst_value *v, s
     return sst__set_take(s, key, v, err);
 }
 
-/* The older keys (checkpoint_id, parent_id, step, pending_writes, error) on @p s. */
+/* [task_id, channel, value] appended to @p out (taken). */
+static sst_value *add_write(sst_value *out, const sst_value *id, const char *channel,
+                            const sst_value *v, sst_error *err) {
+    sst_value *w = sst__push_take(sst_array_empty(), sst_value_ref(id), err);
+    w = sst__push_take(w, str(channel, err), err);
+    w = sst__push_take(w, sst_value_ref(v), err);
+    return sst__push_take(out, w, err);
+}
+
+/*
+ * LangGraph's pending writes of the checkpoint (CheckpointTuple.pending_writes):
+ * [task_id, channel, value] for each field a task wrote (each write of a field
+ * written several times), [task_id, "__error__", message] for a failed task and
+ * [task_id, "__interrupt__", [{id, value}]] for an interrupted one, in task
+ * order. A task's writes are its stored pending write or, in the history, what
+ * the child checkpoint committed for it.
+ */
+static sst_value *pending_writes_of(const sst_value *tasks, sst_error *err) {
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
+        const sst_value *tk = sst_array_get(tasks, i);
+        const sst_value *id = sst_object_get(tk, "id");
+        const char *name = sst_string_cstr(sst_object_get(tk, "name"));
+        if (name != NULL && strcmp(name, SST_START) == 0) {
+            continue; /* the input is not a task's write */
+        }
+        const sst_value *result = sst_object_get(tk, "result");
+        for (size_t k = 0; sst_is_object(result) && k < sst_object_len(result) && out != NULL;
+             k++) {
+            const char *field = sst_string_cstr(sst_object_key_at(result, k));
+            const sst_value *v = sst_object_value_at(result, k);
+            const sst_value *many = sst_object_get(v, "$writes");
+            if (sst_is_object(v) && sst_object_len(v) == 1 && sst_is_array(many)) {
+                for (size_t j = 0; j < sst_array_len(many) && out != NULL; j++) {
+                    out = add_write(out, id, field, sst_array_get(many, j), err);
+                }
+            } else {
+                out = add_write(out, id, field, v, err);
+            }
+        }
+        const sst_value *e = sst_object_get(tk, "error");
+        if (out != NULL && e != NULL) {
+            out = add_write(out, id, "__error__", e, err);
+        }
+        const sst_value *ints = sst_object_get(tk, "interrupts");
+        if (out != NULL && sst_array_len(ints) > 0) {
+            out = add_write(out, id, "__interrupt__", ints, err);
+        }
+    }
+    return out;
+}
+
+/* The older keys (checkpoint_id, parent_id, step, error) and pending_writes on @p s. */
 static sst_value *legacy_keys(sst_value *s, const sst_value *rec, sst_error *err) {
     const sst_value *writes = sst_object_get(rec, "writes");
-    const sst_value *pend = sst_object_get(writes, "pending");
     s = sst__set_take(s, "checkpoint_id", sst_value_ref(sst_object_get(rec, "id")), err);
     s = sst__set_take(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
     s = sst__set_take(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
-    s = sst__set_take(s, "pending_writes", sst_value_ref(pend != NULL ? pend : sst_array_empty()),
-                      err);
+    s = s != NULL ? sst__set_take(s, "pending_writes",
+                                  pending_writes_of(sst_object_get(s, "tasks"), err), err)
+                  : NULL;
     if (s != NULL && sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
         s = sst__set_take(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);
     }

@@ -277,10 +277,18 @@ static void test_pending_writes_resume(void **state) {
     sst_value *st = sst_graph_get_state(a.th, NULL, &err);
     /* At the head, one's successful write is applied and one leaves next (LangGraph). */
     assert_json_eq(sst_object_get(st, "values"), "{\"value\":3}");
+    /* LangGraph's pending writes: one's write and two's error, [task_id, channel, value]. */
     const sst_value *pw = sst_object_get(st, "pending_writes");
-    assert_int_equal(sst_array_len(pw), 1);
-    assert_string_equal(sst_string_cstr(sst_object_get(sst_array_get(pw, 0), "vertex")), "one");
-    assert_json_eq(sst_object_get(sst_array_get(pw, 0), "delta"), "{\"value\":2}");
+    const sst_value *tasks0 = sst_object_get(st, "tasks");
+    assert_int_equal(sst_array_len(pw), 2);
+    assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 0), 0)),
+                        sst_string_cstr(sst_object_get(sst_array_get(tasks0, 0), "id")));
+    assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 0), 1)), "value");
+    assert_json_eq(sst_array_get(sst_array_get(pw, 0), 2), "2");
+    assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 0)),
+                        sst_string_cstr(sst_object_get(sst_array_get(tasks0, 1), "id")));
+    assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 1)), "__error__");
+    assert_non_null(strstr(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 2)), "two is broken"));
     assert_json_eq(sst_object_get(st, "next"), "[\"two\"]");
     assert_non_null(strstr(sst_string_cstr(sst_object_get(st, "error")), "two is broken"));
     const sst_value *tasks = sst_object_get(st, "tasks");

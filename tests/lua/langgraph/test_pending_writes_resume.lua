@@ -1,10 +1,15 @@
 -- langgraph: test_pregel.py::test_pending_writes_resume
--- Left out: the raw CheckpointTuple comparisons (channel_versions,
--- versions_seen, Python's branch:to:* channels and the checkpointer's
--- get_tuple/pending_writes); the saved checkpoints are checked through
--- get_state_history (count, values, metadata, parent_config) and the pending
--- writes through get_state's tasks. The task error is Python's
+-- checkpointer.get_tuple(config).pending_writes is the snapshot's
+-- pending_writes ({task_id, channel, value}, the same in get_state and
+-- get_state_history). Left out: the raw CheckpointTuple comparisons
+-- (channel_versions, versions_seen, Python's branch:to:* channels); the saved
+-- checkpoints are checked through get_state_history (count, values, metadata,
+-- parent_config, pending_writes). The task error is Python's
 -- 'ConnectionError("I\'m not good")'; here its text must contain the message.
+-- deliberate: with durability "exit" the step-0 checkpoint of the history
+-- also lists the write of "two" that the resumed run committed (superstep
+-- shows what the next checkpoint committed for each task; LangGraph saved no
+-- write against that checkpoint in an exit run), docs/checkpoints.md.
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
@@ -67,6 +72,41 @@ for _, durability in ipairs({ "sync", "async", "exit" }) do
   T.eq(state0.values, { value = 1 }, what .. "values at checkpoint")
   T.eq(state0.next, { "one", "two" }, what .. "next at checkpoint")
 
+  -- should contain pending write of "one" and the error from "two"
+  local function writes_like(got, expected, what2)
+    got = got or {}
+    T.eq(#got, #expected, what2 .. " count")
+    local seen = {}
+    for _, w in ipairs(got) do
+      T.check(lg.any_str(w[1]), what2 .. ": task id")
+      local ok = false
+      for i, e in ipairs(expected) do
+        local same
+        if e[2] == lg.ANY then -- Python's 'ConnectionError("I\'m not good")'
+          same = type(w[3]) == "string" and w[3]:find("I'm not good", 1, true) ~= nil
+        else
+          same = sst.json_encode(w[3]) == sst.json_encode(e[2])
+        end
+        if not seen[i] and w[2] == e[1] and same then
+          seen[i], ok = true, true
+          break
+        end
+      end
+      T.check(ok, what2 .. ": unexpected write " .. sst.json_encode(w))
+    end
+  end
+  local pw = state.pending_writes or {}
+  writes_like(pw, { { "value", 2 }, { "__error__", lg.ANY } }, what .. "pending writes")
+  local non_error = {}
+  local error_write
+  for _, w in ipairs(pw) do
+    if w[2] == "__error__" then error_write = w else non_error[#non_error + 1] = w end
+  end
+  -- the error write is from the other task
+  T.check(error_write ~= nil and non_error[1] ~= nil and error_write[1] ~= non_error[1][1],
+          what .. "error write from the other task")
+  T.eq(state0.pending_writes, pw, what .. "pending writes at checkpoint")
+
   -- resume execution
   lg.raises(function() graph:invoke(nil, thread1, { durability = durability }) end,
             "NodeError", "I'm not good", what .. "resume")
@@ -90,6 +130,11 @@ for _, durability in ipairs({ "sync", "async", "exit" }) do
   T.eq(cfg(c1) and { cfg(c1).thread_id, cfg(c1).checkpoint_ns }, { "1", "" }, what .. "[0] config")
   T.eq(c1.values, { value = 6 }, what .. "[0] values")
   T.eq(c1.metadata, { parents = sst.object{}, step = 1, source = "loop" }, what .. "[0] metadata")
+  T.eq(c1.pending_writes, sst.array{}, what .. "[0] pending writes")
+  -- the previous one holds the original error, the successful write from before
+  -- and the one from resuming after preventing the error
+  writes_like(c2.pending_writes, { { "value", 2 }, { "__error__", lg.ANY }, { "value", 3 } },
+              what .. "[1] pending writes")
   T.eq(c1.parent_config, c2.config, what .. "[0] parent_config")
   T.eq(c2.values, { value = 1 }, what .. "[1] values")
   T.eq(c2.metadata, { parents = sst.object{}, step = 0, source = "loop" }, what .. "[1] metadata")
