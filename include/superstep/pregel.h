@@ -303,6 +303,11 @@ typedef struct sst_task_stat {
     uint64_t duration_ns;    /* of the successful attempt */
     unsigned attempts;
     bool cached; /* its writes came from the cache (sst_cache_policy): it did not run */
+    /* borrowed: an error handler's task whose node failed in this run: what failed,
+     * {"node", "error": {"code", "message", ...}} (as sst_task_failure); NULL for other
+     * tasks and for a handler a resume runs again */
+    const sst_value *failure;
+    uint64_t send_index; /* the task's position among the superstep's Sends; UINT64_MAX: none */
 } sst_task_stat;
 
 /** Figures of one committed superstep. */

@@ -198,6 +198,19 @@ static void emit_result(sst__streamer *s, int64_t step, const char *id, const ch
     emit_typed(s, SST_STREAM_TASKS, "task_result", step, node, r, NULL);
 }
 
+/* The result of the node whose failure handler task @p t ran: its id, the error, no writes. */
+static void emit_failed(sst__streamer *s, uint64_t step, const sst_task_stat *t) {
+    const char *node = sst_string_cstr(sst_object_get(t->failure, "node"));
+    const char *msg =
+        sst_string_cstr(sst_object_get(sst_object_get(t->failure, "error"), "message"));
+    if (node == NULL) {
+        return;
+    }
+    char id[33];
+    sst_task_id_of(s->run_key, step, t->send_index, node, id);
+    emit_result(s, (int64_t)step + 1, id, node, msg != NULL ? msg : "", sst_array_empty(), NULL);
+}
+
 /*
  * A task's writes as LangGraph's updates stream shows them: the fields as the
  * node returned them (a single message stays single, keys a closed schema
@@ -406,6 +419,11 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
                 continue;
             }
             touched = touched || touches_output(s->cg, t->delta);
+            if (t->failure != NULL && results_on(s)) {
+                /* The node an error handler took over failed: LangGraph's task result
+                 * with its error comes before the handler's. */
+                emit_failed(s, st->superstep, t);
+            }
             emit_update_marked(s, t->vertex, t->raw_delta, t->delta, cached);
             if (results_on(s) && !cached) {
                 emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,

@@ -448,6 +448,36 @@ static sst_code own_answers(sub_run *s, sst_task *t, sst_error *err) {
     return SST_OK;
 }
 
+/*
+ * The message of the task @p node that failed a run, without the run's "vertex 'NODE' failed
+ * after N attempt(s): " (src/pregel/run.c) before it; @p e->msg when it has none.
+ */
+static const char *raised_message(const sst_error *e, const char *node) {
+    static const char head[] = "vertex '";
+    size_t nl = node != NULL ? strlen(node) : 0;
+    const char *p = e->msg;
+    if (nl == 0 || strncmp(p, head, sizeof head - 1) != 0 ||
+        strncmp(p + sizeof head - 1, node, nl) != 0) {
+        return e->msg;
+    }
+    p += sizeof head - 1 + nl;
+    static const char mid[] = "' failed after ";
+    if (strncmp(p, mid, sizeof mid - 1) != 0) {
+        return e->msg;
+    }
+    p += sizeof mid - 1;
+    const char *digits = p;
+    while (*p >= '0' && *p <= '9') {
+        p++;
+    }
+    if (p == digits || strncmp(p, " attempt", 8) != 0) {
+        return e->msg;
+    }
+    p += 8;
+    p += *p == 's';
+    return strncmp(p, ": ", 2) == 0 ? p + 2 : e->msg;
+}
+
 /* The outcome of the child's result @p r for the calling node (sst_node_run_subgraph). */
 static sst_code child_outcome(sub_run *s, const sst_graph_result *r, sst_value **out,
                               sst_error *err) {
@@ -490,7 +520,19 @@ static sst_code child_outcome(sub_run *s, const sst_graph_result *r, sst_value *
         }
         return rc != SST_OK ? rc : SST_EPARENT;
     }
+    /* The node fails with the error as raised inside (LangGraph propagates the
+     * subgraph's exception itself): its handler and the run's error read "boom", not
+     * the child run's "vertex 'inner' failed after 1 attempt: boom"; a timeout's
+     * details come along. */
     *err = *e;
+    const char *raised = raised_message(e, sst_graph_result_error_node(r));
+    if (raised != e->msg) {
+        memmove(err->msg, raised, strlen(raised) + 1);
+    }
+    const sst_value *detail = sst_graph_result_error_detail(r);
+    if (detail != NULL) {
+        sst_task_set_error_detail(sst__node_task(ctx), sst_value_ref(detail));
+    }
     return e->code != SST_OK ? e->code : SST_ETASK;
 }
 

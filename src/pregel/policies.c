@@ -228,6 +228,7 @@ sst_code sst__task_to_handler(sst_task *t) {
     sst__task_clear_outputs(t);
     sst_value_unref(x->failure);
     x->failure = f;
+    x->failed_now = true;
     t->origin = t->vertex;
     t->vertex = t->p->v[t->vertex].handler;
     t->id_text[0] = '\0';

@@ -87,6 +87,7 @@ typedef struct sst__task_ext {
     uint64_t step_deadline_ns;      /* the superstep's deadline (step_timeout_s), or 0 */
     sst_value *detail;              /* owned: details of the current attempt's error, or NULL */
     sst_value *failure;             /* owned: what failed, for an error handler's task */
+    bool failed_now;                /* the failure happened in this run (not a resumed one) */
     sst_value *cache_key;           /* owned: the key of the last cache lookup, or NULL */
     sst__timed_send *timed;         /* owned: the current attempt's Sends with a timeout */
     size_t ntimed, timedcap;

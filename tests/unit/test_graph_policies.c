@@ -138,6 +138,50 @@ static void test_error_handler_sees_failure(void **state) {
     sst_graph_free(g);
 }
 
+/* A subgraph node's handler sees the node's name and the error as raised inside the
+ * subgraph (LangGraph's NodeError(node="sub", error=<the inner exception>)); without a
+ * handler the run's error reads the same. */
+static void test_error_handler_subgraph_failure(void **state) {
+    (void)state;
+    sst_error err;
+    sst_graph *cgb = sst_graph_new(&err);
+    assert_sst_ok(sst_graph_add_field(cgb, "log", sst_reducer_replace(), sst_null(), &err), &err);
+    assert_sst_ok(sst_graph_add_node(cgb, "inner", fails, NULL, NULL, &err), &err);
+    assert_sst_ok(sst_graph_add_edge(cgb, SST_START, "inner", &err), &err);
+    sst_compiled_graph *child = sst_graph_compile(cgb, NULL, &err);
+    assert_non_null(child);
+    for (int handled = 0; handled < 2; handled++) {
+        sst_graph *g = sst_graph_new(&err);
+        assert_sst_ok(sst_graph_add_field(g, "log", sst_reducer_replace(), sst_null(), &err),
+                      &err);
+        sst_node_opts o;
+        sst_node_opts_init(&o);
+        o.error_handler = handled ? handler_no_goto : NULL;
+        assert_sst_ok(sst_graph_add_subgraph(g, "sub", child, &o, &err), &err);
+        assert_sst_ok(sst_graph_add_edge(g, SST_START, "sub", &err), &err);
+        sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+        assert_non_null(cg);
+        sst_value *in = tu_json("{}");
+        sst_graph_result *r = sst_graph_invoke(cg, NULL, in, NULL, &err);
+        if (handled) {
+            assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+            assert_string_equal(
+                sst_string_cstr(sst_object_get(sst_graph_result_state(r), "log")), "sub|boom 7");
+        } else {
+            assert_int_equal(sst_graph_result_status(r), SST_RUN_FAILED);
+            assert_string_equal(sst_graph_result_error_node(r), "sub");
+            assert_string_equal(sst_graph_result_error(r)->msg,
+                                "vertex 'sub' failed after 1 attempt: boom 7");
+        }
+        sst_graph_result_free(r);
+        sst_value_unref(in);
+        sst_compiled_graph_free(cg);
+        sst_graph_free(g);
+    }
+    sst_compiled_graph_free(child);
+    sst_graph_free(cgb);
+}
+
 /* A handler that fails fails the run; the resume (another process's view of the same SQLite
  * file) runs the handler again and never the node that failed. */
 static void test_error_handler_resumes(void **state) {
@@ -469,6 +513,7 @@ int main(void) {
         cmocka_unit_test(test_error_handler_routes),
         cmocka_unit_test(test_error_handler_sees_failure),
         cmocka_unit_test(test_error_handler_resumes),
+        cmocka_unit_test(test_error_handler_subgraph_failure),
         cmocka_unit_test(test_timeouts),
         cmocka_unit_test(test_send_timeout),
         cmocka_unit_test(test_step_timeout),

@@ -286,6 +286,47 @@ static void test_tasks_mode_error(void **state) {
     assert_json_eq(sst_object_get(res, "result"), "{}");
 }
 
+/* A handler's update, {"foo": "handled"}. */
+static sst_code handle(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    return sst_node_update(ctx, "foo", sst_string_new("handled", NULL), NULL);
+}
+
+/* A node an error handler takes over: its task result with the error (LangGraph's commit
+ * of the failed task), then the handler's update and result under its own id. */
+static void test_tasks_mode_handled_error(void **state) {
+    (void)state;
+    sst_error err;
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.error_handler = handle;
+    assert_sst_ok(sst_graph_add_node(G, "a", boom, NULL, &o, &err), &err);
+    edge(SST_START, "a");
+    compile_with(NULL, false);
+    stream("{}", SST_STREAM_TASKS | SST_STREAM_UPDATES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    /* tasks a start, tasks a result (error), updates handler, tasks handler result. */
+    assert_int_equal(sst_array_len(EV), 4);
+    const char *m;
+    const sst_value *start = chunk(0, &m);
+    assert_string_equal(m, "tasks");
+    const sst_value *failed = chunk(1, &m);
+    assert_string_equal(m, "tasks");
+    assert_true(sst_value_equal(sst_object_get(failed, "id"), sst_object_get(start, "id")));
+    assert_json_eq(sst_object_get(failed, "name"), "\"a\"");
+    assert_json_eq(sst_object_get(failed, "error"), "\"kaboom\"");
+    assert_json_eq(sst_object_get(failed, "result"), "{}");
+    const sst_value *up = chunk(2, &m);
+    assert_string_equal(m, "updates");
+    assert_json_eq(up, "{\"__error_handler__a\":{\"foo\":\"handled\"}}");
+    const sst_value *res = chunk(3, &m);
+    assert_string_equal(m, "tasks");
+    assert_json_eq(sst_object_get(res, "name"), "\"__error_handler__a\"");
+    assert_false(sst_value_equal(sst_object_get(res, "id"), sst_object_get(start, "id")));
+    assert_json_eq(sst_object_get(res, "error"), "null");
+    assert_json_eq(sst_object_get(res, "result"), "{\"foo\":\"handled\"}");
+}
+
 /* ---- 3. checkpoints ---- */
 
 static void test_checkpoints_mode(void **state) {
@@ -597,6 +638,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_static_interrupt_is_an_empty_list, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tasks_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tasks_mode_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tasks_mode_handled_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoints_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_debug_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes_together, setup, teardown),

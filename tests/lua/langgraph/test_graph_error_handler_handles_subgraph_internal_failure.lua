@@ -1,7 +1,10 @@
 -- langgraph: test_retry.py::test_graph_error_handler_handles_subgraph_internal_failure
 -- error_handler=fn is the node option error_handler = function(state, error, ctx);
 -- `error` is LangGraph's NodeError: { node = name, error = { code, message } }.
--- Python exceptions raised by nodes are plain Lua error()s.
+-- Python exceptions raised by nodes are plain Lua error()s. isinstance(
+-- error.error, BaseException) is checked as an error object whose message is
+-- the one raised inside the subgraph (Python's str(error.error)), not the
+-- child run's "vertex 'sub_fail_node' failed ...".
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
@@ -10,7 +13,7 @@ local parent_handler_called = false
 local captured = {}
 
 local sb = sst.StateGraph{ foo = sst.reducers.replace }
-sb:add_node("sub_fail_node", function(state) error("subgraph boom") end)
+sb:add_node("sub_fail_node", function(state) error("subgraph boom", 0) end)
 sb:add_edge(sst.START, "sub_fail_node")
 local subgraph = sb:compile()
 
@@ -29,4 +32,6 @@ T.eq(result.foo, "handled_by_parent", "result")
 T.eq(parent_handler_called, true, "parent handler called")
 T.eq(captured.from_node_name, "subgraph_node", "error.node")
 T.check(type(captured.from_node_error) == "table" and captured.from_node_error.code ~= nil, "error.error is an error")
+T.eq(captured.from_node_error and tostring(captured.from_node_error), "subgraph boom", "str(error.error)")
+T.eq(captured.from_node_error and captured.from_node_error.message, "subgraph boom", "error.error.message")
 T.finish()

@@ -11,7 +11,7 @@ local captured = {}
 local g = sst.StateGraph{ foo = sst.reducers.replace }
 g:add_node("always_failing", function(state)
   attempts = attempts + 1
-  error("Always fails")
+  error("Always fails", 0)
 end, {
   retry = { max_attempts = 2, initial_interval = 0.01, jitter = false, retry_on = { "SST_ETASK" } },
   error_handler = function(state, err)
@@ -29,4 +29,5 @@ T.eq(attempts, 2, "attempts")
 T.eq(result.foo, "handled_after", "result")
 T.eq(captured.from_node_name, "always_failing", "error.node")
 T.check(type(captured.from_node_error) == "table" and captured.from_node_error.code ~= nil, "error.error is an error")
+T.eq(captured.from_node_error and tostring(captured.from_node_error), "Always fails", "str(error.error)")
 T.finish()
