@@ -5,6 +5,12 @@
 -- ctx.execution_info.node_first_attempt_time. time.sleep is not mocked: the
 -- gaps between attempts are measured with the wall clock and must be at
 -- least the expected sleeps (0.01, 0.02) and less than 0.1 s more.
+-- Added: the tasks and debug streams of the same graph, as LangGraph emits
+-- them: run_with_retry (pregel/_retry.py) retries inside the task and emits
+-- nothing between attempts, so each task has one "task" event when its step
+-- starts and one "task_result" when it is committed (the successful
+-- attempt's writes, error None), and no checkpoint is written between
+-- attempts.
 local sst = superstep
 local T = require("checks")
 local lg = require("lg")
@@ -61,5 +67,52 @@ for i, expected in ipairs({ 0.01, 0.02 }) do
   local gap = (started[i + 1] or 0) - (started[i] or 0)
   T.check(gap >= expected and gap < expected + 0.1,
           string.format("sleep %d: expected %.2f s, measured %.3f s", i, expected, gap))
+end
+
+-- The streams: one start and one result per task, whatever the attempts.
+local function run_streams(mode, config)
+  attempt_count = 0
+  attempt_numbers, first_attempt_times, started = {}, {}, {}
+  local app = config and g:compile{ checkpointer = sst.MemorySaver() } or graph
+  local out = {}
+  for chunk in app:stream({ foo = "" }, config, mode) do out[#out + 1] = chunk end
+  T.eq(attempt_count, 3, mode .. ": attempts")
+  return out
+end
+
+local tasks = run_streams("tasks")
+local shape = {}
+for i, c in ipairs(tasks) do
+  shape[i] = { c.name, c.result ~= nil and "result" or "start" }
+end
+T.eq(shape, { { "failing_node", "start" }, { "failing_node", "result" },
+              { "other_node", "start" }, { "other_node", "result" } }, "tasks stream")
+if #tasks == 4 then
+  T.eq(tasks[1].input, { foo = "" }, "failing_node input")
+  T.eq(tasks[1].triggers, { "branch:to:failing_node" }, "failing_node triggers")
+  T.eq(tasks[2].id, tasks[1].id, "failing_node result id")
+  T.eq(tasks[2].error, nil, "failing_node result error")
+  T.eq(tasks[2].result, { foo = "success" }, "failing_node result")
+  T.eq(tasks[2].interrupts, sst.array{}, "failing_node interrupts")
+  T.eq(tasks[3].input, { foo = "success" }, "other_node input")
+  T.eq(tasks[4].result, { foo = "other_node" }, "other_node result")
+end
+
+local debug = run_streams("debug", lg.thread("retry-debug"))
+local kinds = {}
+for i, e in ipairs(debug) do
+  kinds[i] = { e.type, e.step, e.type == "checkpoint" and sst.null or e.payload.name }
+end
+T.eq(kinds, { { "checkpoint", -1, sst.null }, { "checkpoint", 0, sst.null },
+              { "task", 1, "failing_node" }, { "task_result", 1, "failing_node" },
+              { "checkpoint", 1, sst.null },
+              { "task", 2, "other_node" }, { "task_result", 2, "other_node" },
+              { "checkpoint", 2, sst.null } }, "debug stream")
+if #debug == 8 then
+  T.eq(debug[4].payload.id, debug[3].payload.id, "debug task_result id")
+  T.eq(debug[4].payload.result, { foo = "success" }, "debug task_result")
+  T.eq(debug[4].payload.error, nil, "debug task_result error")
+  T.eq(debug[5].payload.values, { foo = "success" }, "checkpoint 1 values")
+  T.eq(debug[5].payload.next, { "other_node" }, "checkpoint 1 next")
 end
 T.finish()
