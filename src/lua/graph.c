@@ -191,12 +191,34 @@ static void add_field(lua_State *L, lgraph *lg, const char *field, int spec) {
 }
 
 /*
+ * The names of an input or output schema that the state does not declare, declared with
+ * replace: LangGraph makes a channel of each key of those schemas, so a closed state
+ * keeps them.
+ */
+static void declare_schema_fields(lua_State *L, lgraph *lg, const char **names, size_t n) {
+    const sst_schema *schema = sst_graph_schema(lg->g);
+    for (size_t i = 0; i < n; i++) {
+        bool known = false;
+        for (size_t k = 0; k < sst_schema_field_count(schema) && !known; k++) {
+            known = strcmp(sst_schema_field_name(schema, k), names[i]) == 0;
+        }
+        if (!known) {
+            sst_error err = {0};
+            check_ok(L, sst_graph_add_field(lg->g, names[i], sst_reducer_replace(), NULL, &err),
+                     &err);
+        }
+    }
+}
+
+/*
  * StateGraph options: input_schema / output_schema, lists of field names;
- * closed = true (undeclared keys of updates are dropped); context_schema
+ * closed (LangGraph's TypedDict state: keys of updates and the input that are not
+ * declared fields, or names of the input and output schemas, are dropped; the default
+ * when the state declares fields, false keeps undeclared keys with replace); context_schema
  * (LangGraph's runtime context) is accepted and kept, with the whole options
  * table, as graphs[number].options for compile to read.
  */
-static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
+static void graph_schemas(lua_State *L, lgraph *lg, int opts, bool closed_default) {
     static const char *const known[] = {"input_schema", "output_schema", "context_schema",
                                         "closed",       "default",       NULL};
     sst__lua_check_options(L, opts, known, "StateGraph");
@@ -210,7 +232,8 @@ static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
         sst__lua_raisef(L, SST_EINVAL, "StateGraph: closed: expected a boolean, got %s",
                         luaL_typename(L, -1));
     }
-    if (lua_toboolean(L, -1)) {
+    bool is_closed = closed == LUA_TNIL ? closed_default : lua_toboolean(L, -1);
+    if (is_closed) {
         sst_error err = {0};
         check_ok(L, sst_schema_set_closed(sst_graph_schema(lg->g), true, &err), &err);
     }
@@ -228,6 +251,9 @@ static void graph_schemas(lua_State *L, lgraph *lg, int opts) {
             size_t n;
             const char **names = sst__lua_string_list(L, -1, &n, key);
             sst_error err = {0};
+            if (is_closed) {
+                declare_schema_fields(L, lg, names, n);
+            }
             sst_code rc = out ? sst_graph_set_output_fields(lg->g, names, n, &err)
                               : sst_graph_set_input_fields(lg->g, names, n, &err);
             check_ok(L, rc, &err);
@@ -281,6 +307,7 @@ static int state_graph(lua_State *L) {
         luaL_checktype(L, 2, LUA_TTABLE);
     }
     lua_settop(L, 2);
+    bool declared = false;
     lgraph *lg = lua_newuserdatauv(L, sizeof *lg, 0);
     memset(lg, 0, sizeof *lg);
     luaL_setmetatable(L, SST_LUA_GRAPH);
@@ -331,6 +358,7 @@ static int state_graph(lua_State *L) {
         }
         untracked_fields(L, lg, names, n);
         lua_settop(L, self);
+        declared = n > 0;
     }
     if (root) {
         root_state(L, lg);
@@ -342,8 +370,10 @@ static int state_graph(lua_State *L) {
     }
     lua_settop(L, self);
     if (lua_istable(L, 2)) {
-        graph_schemas(L, lg, 2);
+        graph_schemas(L, lg, 2, declared && !root);
         lua_settop(L, self);
+    } else if (declared && !root) {
+        check_ok(L, sst_schema_set_closed(sst_graph_schema(lg->g), true, &err), &err);
     }
     return 1;
 }

@@ -1,6 +1,6 @@
 -- langgraph: test_pregel.py::test_checkpoint_metadata
 -- A TypedDict state is closed in LangGraph (keys it does not declare are
--- dropped): StateGraph(fields, { closed = true }).
+-- dropped), as a superstep StateGraph that declares fields is by default.
 -- The LangChain pieces are written out in Lua: the fake chat model is a list
 -- of scripted replies (the prompt template only feeds the fake model, which
 -- ignores it; @traceable is Python tracing), ToolNode is a node that runs
@@ -24,8 +24,7 @@ local function model()
 end
 local tools = { search_api = function(args) return "result for " .. args.query end }
 
-local workflow = sst.StateGraph({ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } },
-                                { closed = true })
+local workflow = sst.StateGraph({ messages = { reducer = sst.reducers.add_messages, default = sst.array{} } })
 workflow:add_node("agent", function()
   return { messages = model(), usage_metadata = { total_tokens = 123 } }
 end)
@@ -74,6 +73,10 @@ T.eq(result, { messages = {
 } }, "invoke")
 
 local config = lg.thread("1")
+-- Added: usage_metadata is not a channel: no checkpoint holds it.
+for i, c in ipairs(app:get_state_history(config)) do
+  T.eq(c.values.usage_metadata, nil, "history 1, checkpoint " .. i .. ": no usage_metadata")
+end
 local m1 = app:get_state(config).metadata or {}
 T.eq(m1.test_config_1, "foo", "metadata 1: test_config_1")
 T.eq(m1.test_config_2, "bar", "metadata 1: test_config_2")

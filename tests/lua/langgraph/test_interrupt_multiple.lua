@@ -1,6 +1,6 @@
 -- langgraph: test_pregel.py::test_interrupt_multiple
 -- A TypedDict state is closed in LangGraph (keys it does not declare are
--- dropped): StateGraph(fields, { closed = true }).
+-- dropped), as a superstep StateGraph that declares fields is by default.
 -- The resume_style parameter ("null", "map") is a loop.
 local sst = superstep
 local T = require("checks")
@@ -9,7 +9,7 @@ local lg = require("lg")
 local function concat() return { reducer = function(a, b) return a .. b end, default = "" } end
 
 for _, resume_style in ipairs({ "null", "map" }) do
-  local builder = sst.StateGraph({ my_key = concat() }, { closed = true })
+  local builder = sst.StateGraph({ my_key = concat() })
   builder:add_node("node", function()
     local answer = sst.interrupt({ value = 1 })
     local answer2 = sst.interrupt({ value = 2 })
@@ -38,5 +38,7 @@ for _, resume_style in ipairs({ "null", "map" }) do
     { my_key = "DE foofoo " },
     { my_key = "DE foofoo answer 1 answer 2" },
   }, what .. "third stream")
+  -- Added: "market" is not a channel, so the state never held it.
+  T.eq(graph:get_state(thread1).values, { my_key = "DE foofoo answer 1 answer 2" }, what .. "state")
 end
 T.finish()
