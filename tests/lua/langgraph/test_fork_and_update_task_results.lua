@@ -1,7 +1,10 @@
 -- langgraph: test_pregel.py::test_fork_and_update_task_results
 -- deliberate: a Command goto replaces the node's static edges (DESIGN.md
 --   semantic 5; LangGraph adds them), so node one's goto names "two" besides
---   its Send to run two twice as LangGraph does.
+--   its Send to run two twice as LangGraph does. Every tree, task and result
+--   is then LangGraph's. At the end, the graph as LangGraph wrote it (goto
+--   only the Send) is run too: two runs once (the Send), so each branch has
+--   one "two" task and the names one "two" fewer (docs/graph.md).
 -- `update_state(config, [StateUpdate(...)], "__copy__")` passes the list of
 -- updates as `{ { values = ..., as_node = ... } }`.
 local sst = superstep
@@ -184,4 +187,33 @@ T.eq(history[4].tasks and history[4].tasks[1] and history[4].tasks[1].name, "thr
 graph:invoke(nil, graph:update_state(history[4].config, nil, "__copy__"))
 history = graph:get_state_history(config)
 T.eq(get_tree(history), tree({ { three, three_star, three } }), "thread 2: tree after regenerating three")
+
+-- The graph as LangGraph wrote it: goto only the Send, which replaces the edge one -> two.
+local g2 = sst.StateGraph{
+  name = {
+    reducer = function(a, b) if a ~= nil and a ~= "" then return a .. " > " .. b end return b end,
+    default = "",
+  },
+}
+g2:add_node("one", function()
+  return sst.Command{ ["goto"] = { sst.Send("two", sst.object{}) }, update = { name = "one" } }
+end)
+g2:add_node("two", function() return { name = "two" } end)
+g2:add_node("three", function() return { name = "three" } end)
+g2:add_edge(sst.START, "one")
+g2:add_edge("one", "two")
+g2:add_edge("two", "three")
+local graph2 = g2:compile{ checkpointer = sst.MemorySaver() }
+graph2:invoke({ name = "start" }, lg.thread("3"))
+T.eq(get_tree(graph2:get_state_history(lg.thread("3"))), {
+  checkpoint({ name = "" }),
+  task("__start__", { name = "start" }),
+  checkpoint({ name = "start" }),
+  task("one", { name = "one" }),
+  checkpoint({ name = "start > one" }),
+  task("two", { name = "two" }),
+  checkpoint({ name = "start > one > two" }),
+  task("three", { name = "three" }),
+  checkpoint({ name = "start > one > two > three" }),
+}, "deliberate: goto replaces the edge, two runs once")
 T.finish()
