@@ -694,9 +694,9 @@ static bool report_superstep(run *R, uint64_t started_ns, size_t fields) {
         R->stats[i].duration_ns = t->duration_ns;
         R->stats[i].attempts = t->attempt;
         R->stats[i].cached = t->cached;
-        R->stats[i].failure =
-            t->ext != NULL && t->ext->failed_now && t->origin != SST__NO_VERTEX ? t->ext->failure
-                                                                                : NULL;
+        R->stats[i].failure = t->ext != NULL && t->ext->failed_now && t->origin != SST__NO_VERTEX
+                                  ? t->ext->failure
+                                  : NULL;
         R->stats[i].send_index = t->send_index;
         retries += t->attempt > 0 ? t->attempt - 1 : 0;
     }

@@ -288,7 +288,8 @@ static void test_pending_writes_resume(void **state) {
     assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 0)),
                         sst_string_cstr(sst_object_get(sst_array_get(tasks0, 1), "id")));
     assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 1)), "__error__");
-    assert_non_null(strstr(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 2)), "two is broken"));
+    assert_non_null(
+        strstr(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 2)), "two is broken"));
     assert_json_eq(sst_object_get(st, "next"), "[\"two\"]");
     assert_non_null(strstr(sst_string_cstr(sst_object_get(st, "error")), "two is broken"));
     const sst_value *tasks = sst_object_get(st, "tasks");

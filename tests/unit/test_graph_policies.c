@@ -152,8 +152,7 @@ static void test_error_handler_subgraph_failure(void **state) {
     assert_non_null(child);
     for (int handled = 0; handled < 2; handled++) {
         sst_graph *g = sst_graph_new(&err);
-        assert_sst_ok(sst_graph_add_field(g, "log", sst_reducer_replace(), sst_null(), &err),
-                      &err);
+        assert_sst_ok(sst_graph_add_field(g, "log", sst_reducer_replace(), sst_null(), &err), &err);
         sst_node_opts o;
         sst_node_opts_init(&o);
         o.error_handler = handled ? handler_no_goto : NULL;
@@ -165,8 +164,8 @@ static void test_error_handler_subgraph_failure(void **state) {
         sst_graph_result *r = sst_graph_invoke(cg, NULL, in, NULL, &err);
         if (handled) {
             assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
-            assert_string_equal(
-                sst_string_cstr(sst_object_get(sst_graph_result_state(r), "log")), "sub|boom 7");
+            assert_string_equal(sst_string_cstr(sst_object_get(sst_graph_result_state(r), "log")),
+                                "sub|boom 7");
         } else {
             assert_int_equal(sst_graph_result_status(r), SST_RUN_FAILED);
             assert_string_equal(sst_graph_result_error_node(r), "sub");
