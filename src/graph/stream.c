@@ -263,10 +263,20 @@ static void emit_update(sst__streamer *s, const char *node, const sst_value *raw
     emit_update_marked(s, node, raw, delta, false);
 }
 
+/* True for a pending entry of an error handler that did not finish ("done": false). */
+static bool unfinished(const sst_value *w) {
+    const sst_value *done = sst_object_get(w, "done");
+    return sst_is_bool(done) && !sst_bool_value(done);
+}
+
 /* True when task @p id had its writes restored by a resume (LangGraph's cached writes). */
 static bool is_cached(const sst__streamer *s, uint64_t step, const char *id) {
     for (size_t i = 0; step == s->cached_step && i < sst_array_len(s->cached); i++) {
-        const char *t = sst_string_cstr(sst_object_get(sst_array_get(s->cached, i), "task"));
+        const sst_value *w = sst_array_get(s->cached, i);
+        const char *t = sst_string_cstr(sst_object_get(w, "task"));
+        if (unfinished(w)) {
+            continue; /* an error handler that did not finish: it runs again, not restored */
+        }
         if (t != NULL && strcmp(t, id) == 0) {
             return true;
         }
@@ -367,6 +377,31 @@ static const sst_value *descriptor(const sst__streamer *s, const char *vertex, s
     return NULL; /* not foreseen (a deferred node let go): a task of edges */
 }
 
+/*
+ * The pending entry of the unfinished error handler that task @p i of @p v (the names of
+ * the superstep's tasks) runs again after a resume: the k-th such entry of that handler
+ * for its k-th task. NULL for other tasks.
+ */
+static const sst_value *resumed_handler(const sst__streamer *s, uint64_t step, const char *const *v,
+                                        size_t i) {
+    if (step != s->cached_step) {
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t j = 0; j < i; j++) {
+        k += strcmp(v[j], v[i]) == 0;
+    }
+    for (size_t j = 0; j < sst_array_len(s->cached); j++) {
+        const sst_value *w = sst_array_get(s->cached, j);
+        const char *name = sst_string_cstr(sst_object_get(w, "vertex"));
+        if (unfinished(w) && name != NULL && strcmp(name, v[i]) == 0 &&
+            sst_is_string(sst_object_get(w, "task")) && k-- == 0) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
 void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, size_t n) {
     if (!results_on(s) || s->rc != SST_OK) {
         return;
@@ -379,12 +414,16 @@ void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, si
         char id[33];
         sst_task_id_of(s->run_key, step, send != NULL ? (uint64_t)sst_int_value(send) : UINT64_MAX,
                        v[i], id);
+        const sst_value *h = resumed_handler(s, step, v, i);
+        if (h != NULL) { /* an error handler a resume runs again: its own id, pushed */
+            snprintf(id, sizeof id, "%s", sst_string_cstr(sst_object_get(h, "task")));
+        }
         if (is_cached(s, step, id)) {
             continue; /* LangGraph announces only the tasks that run */
         }
         const sst_value *in = send != NULL ? sst_object_get(d, "input") : pub;
         sst_value *trig = sst_array_empty();
-        if (send != NULL) {
+        if (send != NULL || h != NULL) {
             trig = sst__push_take(trig, str("__pregel_push"), NULL);
         } else {
             sst__buf b;
@@ -496,6 +535,18 @@ static bool engine_interrupted(const sst_run_result *rr, const char *id) {
     return false;
 }
 
+/* The pending entry of the unfinished error handler that took over task @p id, or NULL. */
+static const sst_value *handler_entry(const sst_value *pending, const char *id) {
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        const sst_value *w = sst_array_get(pending, i);
+        const char *t = sst_string_cstr(sst_object_get(sst_object_get(w, "origin"), "task"));
+        if (t != NULL && strcmp(t, id) == 0 && unfinished(w)) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
 /* One task of a superstep that did not commit: its writes, interrupts or error. */
 static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_value *d, uint64_t step,
                       const sst_value *interrupts, bool *failed_seen, bool writes_pass) {
@@ -516,8 +567,28 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
         }
         return touches_output(s->cg, sst_object_get(pw, "delta"));
     }
-    sst_value *ints = interrupts_of(interrupts, id);
     const char *failed = sst_run_result_error_vertex(rr);
+    const sst_value *h = handler_entry(sst_object_get(rp, "pending"), id);
+    if (h != NULL) {
+        /* The node failed and its error handler failed too: LangGraph's results of both,
+         * the node's with its own error, the handler's (its own id) with the run's. */
+        if (results_on(s) && !is_cached(s, step, id)) {
+            const sst_value *f = sst_object_get(sst_object_get(h, "origin"), "failure");
+            const char *msg =
+                sst_string_cstr(sst_object_get(sst_object_get(f, "error"), "message"));
+            emit_result(s, (int64_t)step + 1, id, vertex, msg != NULL ? msg : "", sst_array_empty(),
+                        NULL);
+            const char *hv = sst_string_cstr(sst_object_get(h, "vertex"));
+            if (sst_run_result_status(rr) == SST_RUN_FAILED && failed != NULL && hv != NULL &&
+                strcmp(failed, hv) == 0 && !*failed_seen) {
+                *failed_seen = true;
+                emit_result(s, (int64_t)step + 1, sst_string_cstr(sst_object_get(h, "task")), hv,
+                            sst_run_result_error(rr)->msg, sst_array_empty(), NULL);
+            }
+        }
+        return false;
+    }
+    sst_value *ints = interrupts_of(interrupts, id);
     /* A subgraph stopped by its interrupt_before/after interrupts with no values: the root
      * alone streams that (LangGraph's GraphInterrupt with none). */
     if (sst_array_len(ints) > 0 || (!s->nested && engine_interrupted(rr, id))) {

@@ -327,6 +327,59 @@ static void test_tasks_mode_handled_error(void **state) {
     assert_json_eq(sst_object_get(res, "result"), "{\"foo\":\"handled\"}");
 }
 
+static bool HANDLER_CRASHES;
+
+/* A handler that fails while HANDLER_CRASHES, else writes {"foo": "recovered"}. */
+static sst_code crashing_handler(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    if (HANDLER_CRASHES) {
+        return sst_node_fail(ctx, SST_ETASK, "handler crash");
+    }
+    return sst_node_update(ctx, "foo", sst_string_new("recovered", NULL), NULL);
+}
+
+/* A handler that fails: both results with their errors; the resume runs the handler under
+ * its own id (announced as pushed), its update not marked cached (it did run). */
+static void test_tasks_mode_handler_crash_and_resume(void **state) {
+    (void)state;
+    sst_error err;
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.error_handler = crashing_handler;
+    assert_sst_ok(sst_graph_add_node(G, "a", boom, NULL, &o, &err), &err);
+    edge(SST_START, "a");
+    compile_with(NULL, true);
+    HANDLER_CRASHES = true;
+    stream("{}", SST_STREAM_TASKS | SST_STREAM_UPDATES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_FAILED);
+    /* tasks a start, a result (its error), the handler's result (its error). */
+    assert_int_equal(sst_array_len(EV), 3);
+    const sst_value *start = chunk(0, NULL);
+    const sst_value *failed = chunk(1, NULL);
+    assert_true(sst_value_equal(sst_object_get(failed, "id"), sst_object_get(start, "id")));
+    assert_json_eq(sst_object_get(failed, "error"), "\"kaboom\"");
+    sst_value *handler = sst_value_ref(chunk(2, NULL));
+    assert_json_eq(sst_object_get(handler, "name"), "\"__error_handler__a\"");
+    assert_non_null(strstr(sst_string_cstr(sst_object_get(handler, "error")), "handler crash"));
+    HANDLER_CRASHES = false;
+    stream(NULL, SST_STREAM_TASKS | SST_STREAM_UPDATES, NULL);
+    assert_int_equal(sst_graph_result_status(R), SST_RUN_COMPLETED);
+    /* tasks handler start, updates (not cached), tasks handler result. */
+    assert_int_equal(sst_array_len(EV), 3);
+    const char *m;
+    const sst_value *again = chunk(0, &m);
+    assert_string_equal(m, "tasks");
+    assert_true(sst_value_equal(sst_object_get(again, "id"), sst_object_get(handler, "id")));
+    assert_json_eq(sst_object_get(again, "triggers"), "[\"__pregel_push\"]");
+    assert_json_eq(chunk(1, &m), "{\"__error_handler__a\":{\"foo\":\"recovered\"}}");
+    assert_string_equal(m, "updates");
+    const sst_value *res = chunk(2, &m);
+    assert_true(sst_value_equal(sst_object_get(res, "id"), sst_object_get(handler, "id")));
+    assert_json_eq(sst_object_get(res, "error"), "null");
+    assert_json_eq(sst_object_get(res, "result"), "{\"foo\":\"recovered\"}");
+    sst_value_unref(handler);
+}
+
 /* ---- 3. checkpoints ---- */
 
 static void test_checkpoints_mode(void **state) {
@@ -639,6 +692,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_tasks_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tasks_mode_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tasks_mode_handled_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tasks_mode_handler_crash_and_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoints_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_debug_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_modes_together, setup, teardown),
