@@ -233,6 +233,19 @@ static sst_value *path_of(const char *name, const sst_value *send, sst_error *er
     return sst__push_take(p, str(name, err), err);
 }
 
+/* The pending entry of the error handler that took over task @p id and did not finish. */
+static const sst_value *failed_handler(const sst_value *pending, const char *id) {
+    for (size_t i = 0; i < sst_array_len(pending); i++) {
+        const sst_value *w = sst_array_get(pending, i);
+        const sst_value *done = sst_object_get(w, "done");
+        const char *t = sst_string_cstr(sst_object_get(sst_object_get(w, "origin"), "task"));
+        if (t != NULL && strcmp(t, id) == 0 && sst_is_bool(done) && !sst_bool_value(done)) {
+            return w;
+        }
+    }
+    return NULL;
+}
+
 /* One task of the snapshot; *done when it has a result (it leaves next at the head). */
 static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bool *done,
                           sst_error *err) {
@@ -249,6 +262,15 @@ static sst_value *task_of(const snap_in *in, size_t i, const sst_value *task, bo
     o = sst__set_take(o, "path", path_of(name, send, err), err);
     o = sst__set_take(o, "interrupts", ints, err);
     const sst_value *error = sst_object_get(writes, "error");
+    const sst_value *handler = failed_handler(sst_object_get(writes, "pending"), id);
+    if (handler != NULL && sst_is_string(error)) {
+        /* Its error handler failed too: the task shows its own error (LangGraph's pending
+         * writes keep each task's), the handler's is in pending_writes. */
+        const sst_value *own = sst_object_get(
+            sst_object_get(sst_object_get(sst_object_get(handler, "origin"), "failure"), "error"),
+            "message");
+        error = sst_is_string(own) ? own : error;
+    }
     /* A task without a stored write in a failed superstep is the one that failed: it keeps
      * the error after a resume committed its result (LangGraph keeps both writes). */
     if (o != NULL && pw == NULL && sst_array_len(ints) == 0 && sst_is_string(error)) {
@@ -359,10 +381,12 @@ static sst_value *add_write(sst_value *out, const sst_value *id, const char *cha
  * [task_id, channel, value] for each field a task wrote (each write of a field
  * written several times), [task_id, "__error__", message] for a failed task and
  * [task_id, "__interrupt__", [{id, value}]] for an interrupted one, in task
- * order. A task's writes are its stored pending write or, in the history, what
- * the child checkpoint committed for it.
+ * order; a task whose error handler failed too is followed by the handler's
+ * [handler_task_id, "__error__", message]. A task's writes are its stored pending write or, in the
+ * history, what the child checkpoint committed for it.
  */
-static sst_value *pending_writes_of(const sst_value *tasks, sst_error *err) {
+static sst_value *pending_writes_of(const sst_value *tasks, const sst_value *writes,
+                                    sst_error *err) {
     sst_value *out = sst_array_empty();
     for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
         const sst_value *tk = sst_array_get(tasks, i);
@@ -389,6 +413,13 @@ static sst_value *pending_writes_of(const sst_value *tasks, sst_error *err) {
         if (out != NULL && e != NULL) {
             out = add_write(out, id, "__error__", e, err);
         }
+        const sst_value *h = sst_is_string(id) ? failed_handler(sst_object_get(writes, "pending"),
+                                                                sst_string_cstr(id))
+                                               : NULL;
+        const sst_value *he = sst_object_get(writes, "error");
+        if (out != NULL && h != NULL && sst_is_string(he)) { /* its handler's failure */
+            out = add_write(out, sst_object_get(h, "task"), "__error__", he, err);
+        }
         const sst_value *ints = sst_object_get(tk, "interrupts");
         if (out != NULL && sst_array_len(ints) > 0) {
             out = add_write(out, id, "__interrupt__", ints, err);
@@ -404,7 +435,7 @@ static sst_value *legacy_keys(sst_value *s, const sst_value *rec, sst_error *err
     s = sst__set_take(s, "parent_id", sst_value_ref(sst_object_get(rec, "parent")), err);
     s = sst__set_take(s, "step", sst_value_ref(sst_object_get(rec, "step")), err);
     s = s != NULL ? sst__set_take(s, "pending_writes",
-                                  pending_writes_of(sst_object_get(s, "tasks"), err), err)
+                                  pending_writes_of(sst_object_get(s, "tasks"), writes, err), err)
                   : NULL;
     if (s != NULL && sst_is_object(writes) && sst_object_get(writes, "error") != NULL) {
         s = sst__set_take(s, "error", sst_value_ref(sst_object_get(writes, "error")), err);

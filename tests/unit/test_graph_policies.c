@@ -205,6 +205,24 @@ static void test_error_handler_resumes(void **state) {
             assert_int_equal(sst_graph_result_status(r), SST_RUN_FAILED);
             assert_non_null(strstr(sst_graph_result_error(r)->msg, "handler crash"));
             assert_string_equal(sst_graph_result_error_node(r), "__error_handler__bad");
+            /* The state shows the node's own error on its task; the pending writes hold
+             * it and the handler's, each under its task's id (LangGraph's). */
+            sst_value *st = sst_graph_get_state(th, NULL, &err);
+            assert_non_null(st);
+            const sst_value *task = sst_array_get(sst_object_get(st, "tasks"), 0);
+            assert_string_equal(sst_string_cstr(sst_object_get(task, "error")), "boom 7");
+            const sst_value *pw = sst_object_get(st, "pending_writes");
+            assert_int_equal(sst_array_len(pw), 2);
+            assert_true(sst_value_equal(sst_array_get(sst_array_get(pw, 0), 0),
+                                        sst_object_get(task, "id")));
+            assert_json_eq(sst_array_get(sst_array_get(pw, 0), 2), "\"boom 7\"");
+            assert_false(sst_value_equal(sst_array_get(sst_array_get(pw, 1), 0),
+                                         sst_object_get(task, "id")));
+            assert_string_equal(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 1)),
+                                "__error__");
+            assert_non_null(
+                strstr(sst_string_cstr(sst_array_get(sst_array_get(pw, 1), 2)), "handler crash"));
+            sst_value_unref(st);
             atomic_store(&HANDLER_FAILS, false);
         } else {
             assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);

@@ -36,6 +36,21 @@ T.eq(call_count.handler, 1, "handler calls")
 T.eq(captured_errors[1] and captured_errors[1].node, "fail", "error 1 node")
 T.eq(captured_errors[1] and captured_errors[1].error.message, "boom", "error 1 message")
 
+-- Added: the state between the runs, as LangGraph's get_state and get_tuple
+-- show it: the failed node's task keeps its own error, and the pending writes
+-- hold it and the handler's crash, each under its own task id.
+local st = graph:get_state(config)
+T.eq(st.next, { "fail" }, "next after the crash")
+T.eq(st.tasks and #st.tasks, 1, "one task after the crash")
+local ftask = (st.tasks or {})[1] or {}
+T.eq(ftask.name, "fail", "the failed task")
+T.check(type(ftask.error) == "string" and ftask.error:find("boom", 1, true) == 1, "task error: " .. tostring(ftask.error))
+local pw = st.pending_writes or {}
+T.eq(#pw, 2, "pending writes after the crash")
+T.eq(pw[1] and { pw[1][1], pw[1][2] }, { ftask.id, "__error__" }, "the node's error write")
+T.check(pw[2] ~= nil and pw[2][1] ~= ftask.id and pw[2][2] == "__error__"
+        and tostring(pw[2][3]):find("handler crash", 1, true) ~= nil, "the handler's error write")
+
 -- Resume: handler should run again, NOT the original node
 handler_should_fail = false
 local result = graph:invoke(nil, config)
