@@ -4,7 +4,8 @@
 -- .node_attempt is ctx.attempt; .node_first_attempt_time is
 -- ctx.execution_info.node_first_attempt_time. time.sleep is not mocked: the
 -- gaps between attempts are measured with the wall clock and must be at
--- least the expected sleeps (0.01, 0.02) and less than 0.1 s more.
+-- least the expected sleeps (0.01, 0.02); not bounded above, as a busy
+-- machine may stretch any sleep.
 -- Added: the tasks and debug streams of the same graph, as LangGraph emits
 -- them: run_with_retry (pregel/_retry.py) retries inside the task and emits
 -- nothing between attempts, so each task has one "task" event when its step
@@ -65,7 +66,7 @@ T.eq(result.foo, "other_node", "Final result should be from other_node")
 -- Verify the sleep intervals
 for i, expected in ipairs({ 0.01, 0.02 }) do
   local gap = (started[i + 1] or 0) - (started[i] or 0)
-  T.check(gap >= expected and gap < expected + 0.1,
+  T.check(gap >= expected,
           string.format("sleep %d: expected %.2f s, measured %.3f s", i, expected, gap))
 end
 
