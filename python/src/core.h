@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * superstep._core: the CPython extension under the `superstep` package
+ * (docs/python.md). Written against the CPython C API and superstep's public
+ * C API only. This header is shared by the files of python/src.
+ *
+ * Threads and the GIL: Python calls into the engine with the GIL released
+ * (Py_BEGIN_ALLOW_THREADS around sst_graph_invoke and the state calls);
+ * nodes, routers, custom reducers and stream callbacks run on the engine's
+ * threads and take the GIL (PyGILState_Ensure) only while they call Python.
+ */
+#ifndef SUPERSTEP_PYTHON_CORE_H
+#define SUPERSTEP_PYTHON_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "superstep/superstep.h"
+
+/* Classes of the Python package the converters and raisers need (set by _init). */
+typedef struct sstpy_types {
+    PyObject *send;            /* superstep.types.Send */
+    PyObject *overwrite;       /* superstep.types.Overwrite */
+    PyObject *graph_interrupt; /* superstep.errors.GraphInterrupt */
+    PyObject *from_code;       /* superstep.errors._from_code(code, message, node) -> exception */
+} sstpy_types;
+
+extern sstpy_types sstpy;
+
+/* The node running on this thread (interrupt(), get_stream_writer()), or NULL. */
+extern _Thread_local sst_node_ctx *sstpy_current_ctx;
+
+/*
+ * A Python object as a value; on failure sets TypeError (or OverflowError,
+ * ValueError) naming @p what and the path inside it, and returns NULL.
+ * Send and Overwrite objects become their markers.
+ */
+sst_value *sstpy_to_value(PyObject *o, const char *what);
+/* A value as a new Python object (dict, list, str, int, float, bool, None; Send markers as Send). */
+PyObject *sstpy_from_value(const sst_value *v);
+
+/* Raises the exception for @p err (superstep.errors._from_code); returns NULL. */
+PyObject *sstpy_raise(const sst_error *err, const char *node);
+
+/*
+ * Python exceptions raised on engine threads (a node, a router, a custom
+ * reducer) are kept here, under the GIL, and named in the engine's error
+ * message as "[py#N]"; the invoke that sees the message raises the object
+ * itself (sstpy_take_exception).
+ */
+void sstpy_fail_with_exception(sst_error *err, sst_code code);
+/* The exception named in @p msg, removed from the registry (new reference), or NULL. */
+PyObject *sstpy_take_exception(const char *msg);
+
+int sstpy_graph_init(PyObject *m);
+int sstpy_saver_init(PyObject *m);
+
+extern PyTypeObject sstpy_saver_type;
+sst_checkpointer *sstpy_saver_get(PyObject *o);
+
+#endif /* SUPERSTEP_PYTHON_CORE_H */

@@ -1,0 +1,1105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * _core.Graph (a builder over sst_graph) and _core.Compiled (an
+ * sst_compiled_graph with its checkpointer and engine): what
+ * superstep.graph's StateGraph and CompiledStateGraph are made of.
+ *
+ * Python objects given to the engine as user data (nodes, routers, custom
+ * reducers) are kept alive by the builder's `keep` list, which the compiled
+ * graph holds. A node object is called as node(state, config, is_send) and
+ * returns None or (updates, gotos); see python/superstep/graph.py.
+ *
+ * An invoke's run_ctx reaches its nodes through the run's config: its
+ * address is the configurable key "__pyrun__" (keys starting "__" are never
+ * copied into checkpoint metadata), valid while that invoke runs.
+ */
+#include "core.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- a list of names as a C array ---- */
+
+typedef struct names {
+    const char **v; /* PyMem; the strings are borrowed from the list's str objects */
+    size_t n;
+    bool set;   /* a list was given (even empty) */
+    PyObject *seq; /* owned: keeps the strings alive */
+} names;
+
+static int names_from(PyObject *o, names *out, const char *what) {
+    memset(out, 0, sizeof *out);
+    if (o == NULL || o == Py_None) {
+        return 0;
+    }
+    if ((out->seq = PySequence_Fast(o, what)) == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(out->seq);
+    out->v = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *out->v);
+    if (out->v == NULL) {
+        Py_CLEAR(out->seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *s = PySequence_Fast_GET_ITEM(out->seq, i);
+        if (!PyUnicode_Check(s) || (out->v[i] = PyUnicode_AsUTF8(s)) == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_Format(PyExc_TypeError, "%s: item %zd is not a str", what, i);
+            }
+            PyMem_Free(out->v);
+            Py_CLEAR(out->seq);
+            return -1;
+        }
+    }
+    out->n = (size_t)n;
+    out->set = true;
+    return 0;
+}
+
+static void names_free(names *n) {
+    PyMem_Free(n->v);
+    Py_CLEAR(n->seq);
+    n->v = NULL;
+}
+
+/* ---- per-invoke context ---- */
+
+typedef struct run_ctx {
+    PyObject *pyconfig;   /* borrowed: the config nodes receive */
+    PyObject *on_event;   /* borrowed: stream callback, or NULL */
+    PyObject *stream_exc; /* owned: what on_event raised */
+} run_ctx;
+
+static run_ctx *run_of(const sst_node_ctx *ctx) {
+    const sst_value *cfg = sst_node_config(ctx);
+    const sst_value *v = sst_object_get(sst_object_get(cfg, "configurable"), "__pyrun__");
+    return v != NULL && sst_is_int(v) ? (run_ctx *)(intptr_t)sst_int_value(v) : NULL;
+}
+
+/* ---- trampolines: the engine calls Python ---- */
+
+/* The exception set in the node is the task's failure (or its interrupt). */
+static sst_code node_exception(sst_node_ctx *ctx, PyObject *node) {
+    if (sstpy.graph_interrupt != NULL && PyErr_ExceptionMatches(sstpy.graph_interrupt)) {
+        PyErr_Clear();
+        return SST_EINTERRUPT;
+    }
+    /* Ask the node's retry policy (RetryPolicy.retry_on) whether this one is retried. */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    sst_code code = SST_EINVAL; /* not transient: not retried */
+    if (value != NULL) {
+        PyObject *yes = PyObject_CallMethod(node, "_retryable", "O", value);
+        if (yes == NULL) {
+            PyErr_Clear();
+        } else {
+            code = PyObject_IsTrue(yes) == 1 ? SST_ETASK : SST_EINVAL;
+            Py_DECREF(yes);
+        }
+        if (tb != NULL) {
+            PyException_SetTraceback(value, tb);
+        }
+    }
+    PyErr_Restore(type, value, tb);
+    sst_error err = {0};
+    sstpy_fail_with_exception(&err, code);
+    return sst_node_fail(ctx, code, "%s", err.msg);
+}
+
+static sst_code apply_goto(sst_node_ctx *ctx, PyObject *target, sst_error *err) {
+    if (PyUnicode_Check(target)) {
+        const char *s = PyUnicode_AsUTF8(target);
+        if (s == NULL) {
+            return SST_EINVAL;
+        }
+        return sst_node_goto(ctx, s, err);
+    }
+    sst_value *send = sstpy_to_value(target, "Command goto");
+    if (send == NULL) {
+        return SST_ETYPE;
+    }
+    const sst_value *to = sst_object_get(send, "__send__");
+    const sst_value *arg = sst_object_get(send, "arg");
+    if (to == NULL || !sst_is_string(to)) {
+        sst_value_unref(send);
+        PyErr_Format(PyExc_TypeError, "Command goto: expected a node name or a Send, got %.100s",
+                     Py_TYPE(target)->tp_name);
+        return SST_ETYPE;
+    }
+    sst_code rc = sst_node_goto_send(ctx, sst_string_cstr(to),
+                                     sst_value_ref(arg != NULL ? arg : sst_null()), err);
+    sst_value_unref(send);
+    return rc;
+}
+
+/* Applies a node's (updates, gotos); a Python error is left set, an engine one in @p err. */
+static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
+    if (res == Py_None) {
+        return SST_OK;
+    }
+    if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
+        PyErr_SetString(PyExc_TypeError, "node wrapper: expected (updates, gotos)");
+        return SST_ETYPE;
+    }
+    PyObject *updates = PyTuple_GET_ITEM(res, 0);
+    PyObject *gotos = PyTuple_GET_ITEM(res, 1);
+    if (updates != Py_None) {
+        if (!PyList_Check(updates)) {
+            PyErr_SetString(PyExc_TypeError, "node wrapper: updates must be a list");
+            return SST_ETYPE;
+        }
+        Py_ssize_t n = PyList_GET_SIZE(updates);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            sst_value *u = sstpy_to_value(PyList_GET_ITEM(updates, i), "node update");
+            if (u == NULL) {
+                return SST_ETYPE;
+            }
+            sst_code rc = n == 1 ? sst_node_update_all(ctx, u, err) : sst_node_add_update(ctx, u, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    if (gotos != Py_None) {
+        if (!PyList_Check(gotos)) {
+            PyErr_SetString(PyExc_TypeError, "node wrapper: gotos must be a list");
+            return SST_ETYPE;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(gotos); i++) {
+            sst_code rc = apply_goto(ctx, PyList_GET_ITEM(gotos, i), err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+        }
+    }
+    return SST_OK;
+}
+
+static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
+    PyObject *node = ud;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    run_ctx *r = run_of(ctx);
+    const sst_value *in = sst_node_input(ctx);
+    sst_code rc = SST_OK;
+    PyObject *arg = sstpy_from_value(in != NULL ? in : sst_node_state(ctx));
+    if (arg == NULL) {
+        rc = node_exception(ctx, node);
+        PyGILState_Release(gil);
+        return rc;
+    }
+    sst_node_ctx *prev = sstpy_current_ctx;
+    sstpy_current_ctx = ctx;
+    PyObject *res = PyObject_CallFunctionObjArgs(
+        node, arg, r != NULL && r->pyconfig != NULL ? r->pyconfig : Py_None,
+        in != NULL ? Py_True : Py_False, NULL);
+    sstpy_current_ctx = prev;
+    Py_DECREF(arg);
+    if (res == NULL) {
+        rc = node_exception(ctx, node);
+    } else {
+        sst_error err = {0};
+        rc = apply_result(ctx, res, &err);
+        Py_DECREF(res);
+        if (rc != SST_OK && PyErr_Occurred()) {
+            rc = node_exception(ctx, node);
+        } else if (rc != SST_OK) {
+            rc = sst_node_fail(ctx, rc, "%s", err.msg);
+        }
+    }
+    PyGILState_Release(gil);
+    return rc;
+}
+
+static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    sst_value *out = NULL;
+    PyObject *arg = sstpy_from_value(state);
+    PyObject *res = arg != NULL ? PyObject_CallOneArg((PyObject *)ud, arg) : NULL;
+    Py_XDECREF(arg);
+    if (res != NULL) {
+        out = sstpy_to_value(res, "router result");
+        Py_DECREF(res);
+    }
+    if (out == NULL) {
+        sstpy_fail_with_exception(err, SST_EINVAL);
+    }
+    PyGILState_Release(gil);
+    return out;
+}
+
+static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
+                            const sst_value *update, sst_error *err) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    sst_value *out = NULL;
+    PyObject *cur = current != NULL ? sstpy_from_value(current) : Py_NewRef(Py_None);
+    sst_value_unref(current);
+    PyObject *upd = cur != NULL ? sstpy_from_value(update) : NULL;
+    PyObject *res = upd != NULL ? PyObject_CallFunctionObjArgs((PyObject *)ud, cur, upd, NULL)
+                                : NULL;
+    Py_XDECREF(cur);
+    Py_XDECREF(upd);
+    if (res != NULL) {
+        char what[128];
+        snprintf(what, sizeof what, "reducer result of field '%s'", field);
+        out = sstpy_to_value(res, what);
+        Py_DECREF(res);
+    }
+    if (out == NULL) {
+        sstpy_fail_with_exception(err, SST_ETYPE);
+    }
+    PyGILState_Release(gil);
+    return out;
+}
+
+static const struct {
+    const char *name;
+    sst_stream_mode mode;
+} stream_modes[] = {{"values", SST_STREAM_VALUES},     {"updates", SST_STREAM_UPDATES},
+                    {"custom", SST_STREAM_CUSTOM},     {"debug", SST_STREAM_DEBUG},
+                    {"messages", SST_STREAM_MESSAGES}, {"tasks", SST_STREAM_TASKS},
+                    {"checkpoints", SST_STREAM_CHECKPOINTS}};
+
+static sst_code stream_fn(sst_stream_mode mode, const char *ns, const char *node,
+                          const sst_value *event, void *ud) {
+    run_ctx *r = ud;
+    const char *name = "unknown";
+    for (size_t i = 0; i < sizeof stream_modes / sizeof stream_modes[0]; i++) {
+        if (stream_modes[i].mode == mode) {
+            name = stream_modes[i].name;
+        }
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    sst_code rc = SST_OK;
+    if (r->stream_exc != NULL) {
+        rc = SST_ECANCELLED;
+    } else {
+        PyObject *ev = sstpy_from_value(event);
+        PyObject *res = ev != NULL ? PyObject_CallFunction(r->on_event, "szzO", name, ns, node, ev)
+                                   : NULL;
+        Py_XDECREF(ev);
+        if (res == NULL) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            if (tb != NULL && value != NULL) {
+                PyException_SetTraceback(value, tb);
+            }
+            r->stream_exc = value != NULL ? value : Py_NewRef(Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(tb);
+            rc = SST_ECANCELLED;
+        } else {
+            if (res == Py_False) {
+                rc = SST_ECANCELLED;
+                r->stream_exc = Py_NewRef(Py_False); /* stopped by the consumer */
+            }
+            Py_DECREF(res);
+        }
+    }
+    PyGILState_Release(gil);
+    return rc;
+}
+
+/* ---- _core.Graph ---- */
+
+typedef struct graph_obj {
+    PyObject_HEAD sst_graph *g; /* owned */
+    PyObject *keep;             /* list: objects the engine holds as user data */
+} graph_obj;
+
+static PyTypeObject graph_type;
+static PyTypeObject compiled_type;
+
+typedef struct compiled_obj {
+    PyObject_HEAD sst_compiled_graph *cg; /* owned */
+    PyObject *graph;                      /* the builder, for its keep list */
+    PyObject *saver;                      /* the Saver object, or None */
+    sst_checkpointer *cp;                 /* a reference of our own, or NULL */
+    sst_engine *engine;                   /* owned, or NULL: the invoking thread */
+} compiled_obj;
+
+static int graph_init(PyObject *self, PyObject *args, PyObject *kw) {
+    (void)args;
+    (void)kw;
+    graph_obj *o = (graph_obj *)self;
+    sst_error err = {0};
+    if (o->g != NULL) {
+        return 0;
+    }
+    if ((o->keep = PyList_New(0)) == NULL) {
+        return -1;
+    }
+    if ((o->g = sst_graph_new(&err)) == NULL) {
+        sstpy_raise(&err, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static int graph_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(((graph_obj *)self)->keep);
+    return 0;
+}
+
+static int graph_clear(PyObject *self) {
+    Py_CLEAR(((graph_obj *)self)->keep);
+    return 0;
+}
+
+static void graph_dealloc(PyObject *self) {
+    graph_obj *o = (graph_obj *)self;
+    PyObject_GC_UnTrack(self);
+    sst_graph_free(o->g);
+    o->g = NULL;
+    graph_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *check_code(sst_code rc, const sst_error *err) {
+    if (rc != SST_OK) {
+        return sstpy_raise(err, NULL);
+    }
+    Py_RETURN_NONE;
+}
+
+/* A reducer from a built-in name or a Python callable (then *owned is set, free it). */
+static const sst_reducer *reducer_from(graph_obj *o, PyObject *spec, const char *field,
+                                       sst_reducer **owned) {
+    *owned = NULL;
+    if (spec == Py_None) {
+        return NULL;
+    }
+    if (PyUnicode_Check(spec)) {
+        const sst_reducer *r = sst_reducer_builtin(PyUnicode_AsUTF8(spec));
+        if (r == NULL) {
+            PyErr_Format(PyExc_ValueError, "field '%s': no built-in reducer %R", field, spec);
+        }
+        return r;
+    }
+    if (!PyCallable_Check(spec)) {
+        PyErr_Format(PyExc_TypeError, "field '%s': a reducer must be callable", field);
+        return NULL;
+    }
+    if (PyList_Append(o->keep, spec) < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    PyObject *qn = PyObject_GetAttrString(spec, "__name__");
+    if (qn == NULL) {
+        PyErr_Clear();
+    }
+    const char *name = qn != NULL && PyUnicode_Check(qn) ? PyUnicode_AsUTF8(qn) : "python";
+    *owned = sst_reducer_new(name != NULL ? name : "python", reduce_fn, spec, &err);
+    Py_XDECREF(qn);
+    if (*owned == NULL) {
+        sstpy_raise(&err, NULL);
+    }
+    return *owned;
+}
+
+/* add_field(name, reducer, default, has_default) */
+static PyObject *graph_add_field(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    const char *name;
+    PyObject *spec, *def;
+    int has_def;
+    if (!PyArg_ParseTuple(args, "sOOp", &name, &spec, &def, &has_def)) {
+        return NULL;
+    }
+    sst_reducer *owned;
+    const sst_reducer *r = reducer_from(o, spec, name, &owned);
+    if (r == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    sst_value *d = NULL;
+    if (has_def && (d = sstpy_to_value(def, "default")) == NULL) {
+        sst_reducer_free(owned);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_add_field(o->g, name, r, d, &err);
+    sst_reducer_free(owned);
+    return check_code(rc, &err);
+}
+
+/* set_root(reducer, default, has_default) */
+static PyObject *graph_set_root(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    PyObject *spec, *def;
+    int has_def;
+    if (!PyArg_ParseTuple(args, "OOp", &spec, &def, &has_def)) {
+        return NULL;
+    }
+    sst_reducer *owned;
+    const sst_reducer *r = reducer_from(o, spec, SST_ROOT, &owned);
+    if (r == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    sst_value *d = NULL;
+    if (has_def && (d = sstpy_to_value(def, "default")) == NULL) {
+        sst_reducer_free(owned);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_set_root(o->g, r, d, &err);
+    sst_reducer_free(owned);
+    return check_code(rc, &err);
+}
+
+static PyObject *graph_set_closed(PyObject *self, PyObject *arg) {
+    graph_obj *o = (graph_obj *)self;
+    sst_error err = {0};
+    sst_code rc = sst_schema_set_closed(sst_graph_schema(o->g), PyObject_IsTrue(arg) == 1, &err);
+    return check_code(rc, &err);
+}
+
+/* set_fields(kind, names): kind "input", "output" or "untracked". */
+static PyObject *graph_set_fields(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    const char *kind;
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "sO", &kind, &list)) {
+        return NULL;
+    }
+    names n;
+    if (names_from(list, &n, "fields") < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc;
+    if (strcmp(kind, "input") == 0) {
+        rc = sst_graph_set_input_fields(o->g, n.v, n.n, &err);
+    } else if (strcmp(kind, "output") == 0) {
+        rc = sst_graph_set_output_fields(o->g, n.v, n.n, &err);
+    } else {
+        rc = sst_graph_set_untracked_fields(o->g, n.v, n.n, &err);
+    }
+    names_free(&n);
+    return check_code(rc, &err);
+}
+
+/* Fills @p p from (max_attempts, initial_interval, backoff_factor, max_interval, jitter). */
+static int retry_from(PyObject *t, sst_retry_policy *p) {
+    sst_retry_policy_init(p);
+    int jitter = 1;
+    if (!PyArg_ParseTuple(t, "Idddp", &p->max_attempts, &p->initial_interval_s,
+                          &p->backoff_factor, &p->max_interval_s, &jitter)) {
+        return -1;
+    }
+    p->jitter = jitter != 0;
+    return 0;
+}
+
+/*
+ * add_node(name, node, retry=None, ends=None, defer=False, input_fields=None,
+ *          metadata=None, subgraph=None)
+ * retry: a list of (max_attempts, initial, backoff, max_interval, jitter); subgraph: a
+ * Compiled run as the node instead of @p node.
+ */
+static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwn[] = {"name",     "node",     "retry", "ends", "defer", "input_fields",
+                          "metadata", "subgraph", NULL};
+    graph_obj *o = (graph_obj *)self;
+    const char *name;
+    PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
+    PyObject *metadata = Py_None, *subgraph = Py_None;
+    int defer = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOO", kwn, &name, &node, &retry, &ends,
+                                     &defer, &input_fields, &metadata, &subgraph)) {
+        return NULL;
+    }
+    sst_node_opts opts;
+    sst_node_opts_init(&opts);
+    opts.defer = defer != 0;
+    names en = {0}, in = {0};
+    sst_retry_policy *policies = NULL;
+    sst_value *meta = NULL;
+    PyObject *ret = NULL;
+    if (names_from(ends, &en, "destinations") < 0 ||
+        names_from(input_fields, &in, "input_schema") < 0) {
+        goto done;
+    }
+    opts.ends = en.v;
+    opts.n_ends = en.n;
+    opts.input_fields = in.v;
+    opts.n_input_fields = in.n;
+    if (metadata != Py_None) {
+        if ((meta = sstpy_to_value(metadata, "metadata")) == NULL) {
+            goto done;
+        }
+        opts.metadata = meta;
+    }
+    if (retry != Py_None) {
+        Py_ssize_t n = PyList_Check(retry) ? PyList_GET_SIZE(retry) : -1;
+        if (n < 0) {
+            PyErr_SetString(PyExc_TypeError, "retry: expected a list of tuples");
+            goto done;
+        }
+        if ((policies = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *policies)) == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (retry_from(PyList_GET_ITEM(retry, i), &policies[i]) < 0) {
+                goto done;
+            }
+        }
+        if (n == 1) {
+            opts.retry = policies[0];
+        } else if (n > 1) {
+            opts.retry_policies = policies;
+            opts.n_retry_policies = (size_t)n;
+        }
+    }
+    sst_error err = {0};
+    sst_code rc;
+    if (subgraph != Py_None) {
+        if (!PyObject_TypeCheck(subgraph, &compiled_type)) {
+            PyErr_SetString(PyExc_TypeError, "subgraph: expected a compiled graph");
+            goto done;
+        }
+        if (PyList_Append(o->keep, subgraph) < 0) {
+            goto done;
+        }
+        rc = sst_graph_add_subgraph(o->g, name, ((compiled_obj *)subgraph)->cg, &opts, &err);
+    } else {
+        if (PyList_Append(o->keep, node) < 0) {
+            goto done;
+        }
+        rc = sst_graph_add_node(o->g, name, node_fn, node, &opts, &err);
+    }
+    ret = check_code(rc, &err);
+done:
+    names_free(&en);
+    names_free(&in);
+    PyMem_Free(policies);
+    sst_value_unref(meta);
+    return ret;
+}
+
+static PyObject *graph_add_edge(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    const char *from, *to;
+    if (!PyArg_ParseTuple(args, "ss", &from, &to)) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_add_edge(o->g, from, to, &err);
+    return check_code(rc, &err);
+}
+
+static PyObject *graph_add_join(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    PyObject *from;
+    const char *to;
+    if (!PyArg_ParseTuple(args, "Os", &from, &to)) {
+        return NULL;
+    }
+    names n;
+    if (names_from(from, &n, "sources") < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_add_join(o->g, n.v, n.n, to, &err);
+    names_free(&n);
+    return check_code(rc, &err);
+}
+
+/* add_conditional_edges(source, router, path_map or None) */
+static PyObject *graph_add_conditional_edges(PyObject *self, PyObject *args) {
+    graph_obj *o = (graph_obj *)self;
+    const char *from;
+    PyObject *router, *path_map;
+    if (!PyArg_ParseTuple(args, "sOO", &from, &router, &path_map)) {
+        return NULL;
+    }
+    sst_value *pm = NULL;
+    if (path_map != Py_None && (pm = sstpy_to_value(path_map, "path_map")) == NULL) {
+        return NULL;
+    }
+    if (PyList_Append(o->keep, router) < 0) {
+        sst_value_unref(pm);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_add_conditional_edges(o->g, from, router_fn, router, pm, &err);
+    sst_value_unref(pm);
+    return check_code(rc, &err);
+}
+
+/* compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1) */
+static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwn[] = {"saver", "interrupt_before", "interrupt_after", "workers", NULL};
+    graph_obj *o = (graph_obj *)self;
+    PyObject *saver = Py_None, *before = Py_None, *after = Py_None;
+    unsigned workers = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOI", kwn, &saver, &before, &after, &workers)) {
+        return NULL;
+    }
+    sst_checkpointer *cp = NULL;
+    if (saver != Py_None && (cp = sstpy_saver_get(saver)) == NULL) {
+        return NULL;
+    }
+    if (saver != Py_None && cp == NULL) {
+        PyErr_SetString(PyExc_ValueError, "compile: the checkpointer is closed");
+        return NULL;
+    }
+    names nb, na;
+    if (names_from(before, &nb, "interrupt_before") < 0) {
+        return NULL;
+    }
+    if (names_from(after, &na, "interrupt_after") < 0) {
+        names_free(&nb);
+        return NULL;
+    }
+    sst_compile_opts co;
+    sst_compile_opts_init(&co);
+    co.interrupt_before = nb.v;
+    co.n_before = nb.n;
+    co.interrupt_after = na.v;
+    co.n_after = na.n;
+    sst_error err = {0};
+    sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
+    names_free(&nb);
+    names_free(&na);
+    if (cg == NULL) {
+        return sstpy_raise(&err, NULL);
+    }
+    sst_engine *engine = NULL;
+    if (workers > 1) {
+        sst_engine_opts eo;
+        sst_engine_opts_init(&eo);
+        eo.workers = workers;
+        if ((engine = sst_engine_new(&eo, &err)) == NULL) {
+            sst_compiled_graph_free(cg);
+            return sstpy_raise(&err, NULL);
+        }
+    }
+    compiled_obj *c = PyObject_GC_New(compiled_obj, &compiled_type);
+    if (c == NULL) {
+        sst_engine_free(engine);
+        sst_compiled_graph_free(cg);
+        return NULL;
+    }
+    c->cg = cg;
+    c->engine = engine;
+    c->graph = Py_NewRef(self);
+    c->saver = Py_NewRef(saver);
+    c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
+static PyMethodDef graph_methods[] = {
+    {"add_field", graph_add_field, METH_VARARGS, NULL},
+    {"set_root", graph_set_root, METH_VARARGS, NULL},
+    {"set_closed", graph_set_closed, METH_O, NULL},
+    {"set_fields", graph_set_fields, METH_VARARGS, NULL},
+    {"add_node", (PyCFunction)(void (*)(void))graph_add_node, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"add_edge", graph_add_edge, METH_VARARGS, NULL},
+    {"add_join", graph_add_join, METH_VARARGS, NULL},
+    {"add_conditional_edges", graph_add_conditional_edges, METH_VARARGS, NULL},
+    {"compile", (PyCFunction)(void (*)(void))graph_compile, METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject graph_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "superstep._core.Graph",
+    .tp_basicsize = sizeof(graph_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A graph being built (superstep.graph.StateGraph builds one at compile).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = graph_init,
+    .tp_dealloc = graph_dealloc,
+    .tp_traverse = graph_traverse,
+    .tp_clear = graph_clear,
+    .tp_methods = graph_methods,
+};
+
+/* ---- _core.Compiled ---- */
+
+static int compiled_traverse(PyObject *self, visitproc visit, void *arg) {
+    compiled_obj *c = (compiled_obj *)self;
+    Py_VISIT(c->graph);
+    Py_VISIT(c->saver);
+    return 0;
+}
+
+static int compiled_clear(PyObject *self) {
+    compiled_obj *c = (compiled_obj *)self;
+    Py_CLEAR(c->graph);
+    Py_CLEAR(c->saver);
+    return 0;
+}
+
+static void compiled_dealloc(PyObject *self) {
+    compiled_obj *c = (compiled_obj *)self;
+    PyObject_GC_UnTrack(self);
+    sst_engine_free(c->engine);
+    sst_compiled_graph_free(c->cg);
+    sst_checkpointer_free(c->cp);
+    c->engine = NULL;
+    c->cg = NULL;
+    c->cp = NULL;
+    compiled_clear(self);
+    PyObject_GC_Del(self);
+}
+
+/* The durable thread @p id of @p c (with @p ns), or NULL with an exception set. */
+static sst_graph_thread *open_thread(compiled_obj *c, const char *id, const char *ns,
+                                     const char *what) {
+    if (c->cp == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: No checkpointer set", what);
+        return NULL;
+    }
+    if (id == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: a checkpointer needs a thread_id in config['configurable']", what);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_graph_thread *t = sst_graph_thread_open_ns(c->cg, c->cp, id, ns != NULL ? ns : "", &err);
+    if (t == NULL) {
+        sstpy_raise(&err, NULL);
+    }
+    return t;
+}
+
+/* An optional value argument: NULL for None when @p none_is_null is false. */
+static int opt_value(PyObject *o, sst_value **out, const char *what) {
+    *out = NULL;
+    if (o == NULL || o == Py_None) {
+        return 0;
+    }
+    return (*out = sstpy_to_value(o, what)) != NULL ? 0 : -1;
+}
+
+/*
+ * run(input, *, has_input, thread_id, checkpoint_id, config, pyconfig, resume,
+ *     has_resume, resume_by_id, update, goto, recursion_limit, stream_modes, on_event,
+ *     interrupt_before, interrupt_after, durability, context, subgraphs)
+ *   -> (status, state, interrupts)
+ */
+static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwn[] = {"input",        "has_input",      "thread_id",       "checkpoint_id",
+                          "config",       "pyconfig",       "resume",          "has_resume",
+                          "resume_by_id", "update",         "goto",            "recursion_limit",
+                          "stream_modes", "on_event",       "interrupt_before", "interrupt_after",
+                          "durability",   "context",        "subgraphs",       NULL};
+    compiled_obj *c = (compiled_obj *)self;
+    PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
+    PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
+    PyObject *before = Py_None, *after = Py_None, *context = Py_None;
+    const char *thread_id = NULL, *checkpoint_id = NULL;
+    int has_input = 0, has_resume = 0, durability = 0, subgraphs = 0;
+    unsigned long long limit = 25;
+    unsigned modes = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input,
+                                     &thread_id, &checkpoint_id, &config, &pyconfig, &resume,
+                                     &has_resume, &by_id, &update, &go, &limit, &modes, &on_event,
+                                     &before, &after, &durability, &context, &subgraphs)) {
+        return NULL;
+    }
+    sst_value *vin = NULL, *vres = NULL, *vby = NULL, *vupd = NULL, *vgo = NULL, *vctx = NULL;
+    sst_value *vcfg = NULL;
+    names nb = {0}, na = {0};
+    sst_graph_thread *t = NULL;
+    PyObject *ret = NULL;
+    run_ctx run = {pyconfig, on_event != Py_None ? on_event : NULL, NULL};
+    sst_error err = {0};
+
+    if ((has_input && input != Py_None && (vin = sstpy_to_value(input, "input")) == NULL) ||
+        (has_resume && (vres = sstpy_to_value(resume, "Command resume")) == NULL) ||
+        opt_value(by_id, &vby, "Command resume") < 0 ||
+        opt_value(update, &vupd, "Command update") < 0 ||
+        opt_value(go, &vgo, "Command goto") < 0 || opt_value(context, &vctx, "context") < 0 ||
+        opt_value(config, &vcfg, "config") < 0 ||
+        names_from(before, &nb, "interrupt_before") < 0 ||
+        names_from(after, &na, "interrupt_after") < 0) {
+        goto done;
+    }
+    /* The run's address for its nodes, in configurable. */
+    if (vcfg == NULL || !sst_is_object(vcfg)) {
+        sst_value_unref(vcfg);
+        vcfg = sst_object_empty();
+    }
+    const sst_value *conf = sst_object_get(vcfg, "configurable");
+    sst_value *conf2 = conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
+    sst_value *addr = sst_int_new((int64_t)(intptr_t)&run, &err);
+    conf2 = addr != NULL ? sst_object_set_take(conf2, "__pyrun__", addr, &err) : NULL;
+    vcfg = conf2 != NULL ? sst_object_set_take(vcfg, "configurable", conf2, &err) : NULL;
+    if (vcfg == NULL) {
+        sstpy_raise(&err, NULL);
+        goto done;
+    }
+    if (c->cp != NULL && (t = open_thread(c, thread_id, NULL, "invoke")) == NULL) {
+        goto done;
+    }
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.recursion_limit = limit;
+    o.resume = vres;
+    o.resume_by_id = vby;
+    o.update = vupd;
+    o.goto_targets = vgo;
+    o.context = vctx;
+    o.config = vcfg;
+    o.engine = c->engine;
+    o.checkpoint_id = checkpoint_id;
+    o.durability = (sst_durability)durability;
+    o.subgraphs = subgraphs != 0;
+    if (nb.set) {
+        o.interrupt_before = nb.v;
+        o.n_before = nb.n;
+    }
+    if (na.set) {
+        o.interrupt_after = na.v;
+        o.n_after = na.n;
+    }
+    if (run.on_event != NULL && modes != 0) {
+        o.stream_modes = modes;
+        o.stream_ns = stream_fn;
+        o.stream_user_data = &run;
+    }
+    sst_graph_result *r;
+    Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
+    Py_END_ALLOW_THREADS
+    if (r == NULL) {
+        sstpy_raise(&err, NULL);
+        goto done;
+    }
+    if (sst_graph_result_status(r) == SST_RUN_FAILED) {
+        if (run.stream_exc != NULL && run.stream_exc != Py_False && run.stream_exc != Py_None) {
+            PyErr_SetObject((PyObject *)Py_TYPE(run.stream_exc), run.stream_exc);
+        } else if (run.stream_exc == Py_False) {
+            ret = Py_BuildValue("(sOO)", "stopped", Py_None, Py_None);
+        } else {
+            sstpy_raise(sst_graph_result_error(r), sst_graph_result_error_node(r));
+        }
+        sst_graph_result_free(r);
+        goto done;
+    }
+    PyObject *state = sstpy_from_value(sst_graph_result_state(r));
+    PyObject *ints = state != NULL ? sstpy_from_value(sst_graph_result_interrupts(r)) : NULL;
+    if (ints != NULL) {
+        ret = Py_BuildValue("(sNN)", sst_run_status_name(sst_graph_result_status(r)), state, ints);
+    } else {
+        Py_XDECREF(state);
+    }
+    sst_graph_result_free(r);
+done:
+    sst_graph_thread_free(t);
+    sst_value_unref(vin);
+    sst_value_unref(vres);
+    sst_value_unref(vby);
+    sst_value_unref(vupd);
+    sst_value_unref(vgo);
+    sst_value_unref(vctx);
+    sst_value_unref(vcfg);
+    names_free(&nb);
+    names_free(&na);
+    Py_XDECREF(run.stream_exc);
+    return ret;
+}
+
+/* get_state(thread_id, checkpoint_id=None, ns=None, subgraphs=False) -> dict */
+static PyObject *compiled_get_state(PyObject *self, PyObject *args) {
+    compiled_obj *c = (compiled_obj *)self;
+    const char *id, *cp = NULL, *ns = NULL;
+    int nested = 0;
+    if (!PyArg_ParseTuple(args, "z|zzp", &id, &cp, &ns, &nested)) {
+        return NULL;
+    }
+    sst_graph_thread *t = open_thread(c, id, ns, "get_state");
+    if (t == NULL) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *st;
+    Py_BEGIN_ALLOW_THREADS st = nested ? sst_graph_get_state_nested(t, cp, &err)
+                                       : sst_graph_get_state(t, cp, &err);
+    Py_END_ALLOW_THREADS
+    sst_graph_thread_free(t);
+    if (st == NULL) {
+        return sstpy_raise(&err, NULL);
+    }
+    PyObject *o = sstpy_from_value(st);
+    sst_value_unref(st);
+    return o;
+}
+
+/* history(thread_id, filter=None, limit=0, ns=None) -> [dict] newest first */
+static PyObject *compiled_history(PyObject *self, PyObject *args) {
+    compiled_obj *c = (compiled_obj *)self;
+    const char *id, *ns = NULL;
+    PyObject *filter = Py_None;
+    unsigned long long limit = 0;
+    if (!PyArg_ParseTuple(args, "z|OKz", &id, &filter, &limit, &ns)) {
+        return NULL;
+    }
+    sst_value *f = NULL;
+    if (opt_value(filter, &f, "filter") < 0) {
+        return NULL;
+    }
+    sst_graph_thread *t = open_thread(c, id, ns, "get_state_history");
+    if (t == NULL) {
+        sst_value_unref(f);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *h;
+    Py_BEGIN_ALLOW_THREADS h = sst_graph_get_state_history(t, f, (size_t)limit, &err);
+    Py_END_ALLOW_THREADS
+    sst_graph_thread_free(t);
+    sst_value_unref(f);
+    if (h == NULL) {
+        return sstpy_raise(&err, NULL);
+    }
+    PyObject *o = sstpy_from_value(h);
+    sst_value_unref(h);
+    return o;
+}
+
+/*
+ * update_state(thread_id, checkpoint_id, values, as_node, ns=None, bulk=False) -> the new
+ * head's snapshot (dict). With bulk, @p values is a list of supersteps of {values, as_node}.
+ */
+static PyObject *compiled_update_state(PyObject *self, PyObject *args) {
+    compiled_obj *c = (compiled_obj *)self;
+    const char *id, *cp, *as_node, *ns = NULL;
+    PyObject *values;
+    int bulk = 0;
+    if (!PyArg_ParseTuple(args, "zzOz|zp", &id, &cp, &values, &as_node, &ns, &bulk)) {
+        return NULL;
+    }
+    sst_value *v = NULL;
+    if (opt_value(values, &v, "update_state values") < 0) {
+        return NULL;
+    }
+    sst_graph_thread *t = open_thread(c, id, ns, "update_state");
+    if (t == NULL) {
+        sst_value_unref(v);
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc;
+    sst_value *st = NULL;
+    Py_BEGIN_ALLOW_THREADS rc = bulk ? sst_graph_bulk_update_state(t, cp, v, &err)
+                                     : sst_graph_update_state(t, cp, v, as_node, &err);
+    if (rc == SST_OK) {
+        st = sst_graph_get_state(t, NULL, &err);
+    }
+    Py_END_ALLOW_THREADS
+    sst_graph_thread_free(t);
+    sst_value_unref(v);
+    if (st == NULL) {
+        return sstpy_raise(&err, as_node);
+    }
+    PyObject *o = sstpy_from_value(st);
+    sst_value_unref(st);
+    return o;
+}
+
+/* mermaid(xray=0) -> str */
+static PyObject *compiled_mermaid(PyObject *self, PyObject *args) {
+    compiled_obj *c = (compiled_obj *)self;
+    unsigned xray = 0;
+    if (!PyArg_ParseTuple(args, "|I", &xray)) {
+        return NULL;
+    }
+    sst_error err = {0};
+    char *s = sst_compiled_graph_mermaid_xray(c->cg, xray, &err);
+    if (s == NULL) {
+        return sstpy_raise(&err, NULL);
+    }
+    PyObject *o = PyUnicode_FromString(s);
+    sst_free(s);
+    return o;
+}
+
+/* graph_json(xray=0) -> dict (LangGraph's Graph.to_json()) */
+static PyObject *compiled_graph_json(PyObject *self, PyObject *args) {
+    compiled_obj *c = (compiled_obj *)self;
+    unsigned xray = 0;
+    if (!PyArg_ParseTuple(args, "|I", &xray)) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *v = sst_compiled_graph_json(c->cg, xray, &err);
+    if (v == NULL) {
+        return sstpy_raise(&err, NULL);
+    }
+    PyObject *o = sstpy_from_value(v);
+    sst_value_unref(v);
+    return o;
+}
+
+static PyObject *compiled_warnings(PyObject *self, PyObject *unused) {
+    (void)unused;
+    compiled_obj *c = (compiled_obj *)self;
+    size_t n = sst_compiled_graph_warning_count(c->cg);
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l != NULL && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(sst_compiled_graph_warning(c->cg, i));
+        if (s == NULL) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, s);
+    }
+    return l;
+}
+
+static PyMethodDef compiled_methods[] = {
+    {"run", (PyCFunction)(void (*)(void))compiled_run, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"get_state", compiled_get_state, METH_VARARGS, NULL},
+    {"history", compiled_history, METH_VARARGS, NULL},
+    {"update_state", compiled_update_state, METH_VARARGS, NULL},
+    {"mermaid", compiled_mermaid, METH_VARARGS, NULL},
+    {"graph_json", compiled_graph_json, METH_VARARGS, NULL},
+    {"warnings", compiled_warnings, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject compiled_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "superstep._core.Compiled",
+    .tp_basicsize = sizeof(compiled_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A compiled graph (made by Graph.compile).",
+    .tp_dealloc = compiled_dealloc,
+    .tp_traverse = compiled_traverse,
+    .tp_clear = compiled_clear,
+    .tp_methods = compiled_methods,
+};
+
+int sstpy_graph_init(PyObject *m) {
+    if (PyType_Ready(&graph_type) < 0 || PyType_Ready(&compiled_type) < 0) {
+        return -1;
+    }
+    Py_INCREF(&graph_type);
+    if (PyModule_AddObject(m, "Graph", (PyObject *)&graph_type) < 0) {
+        Py_DECREF(&graph_type);
+        return -1;
+    }
+    Py_INCREF(&compiled_type);
+    if (PyModule_AddObject(m, "Compiled", (PyObject *)&compiled_type) < 0) {
+        Py_DECREF(&compiled_type);
+        return -1;
+    }
+    PyObject *modes = PyDict_New();
+    for (size_t i = 0; modes != NULL && i < sizeof stream_modes / sizeof stream_modes[0]; i++) {
+        PyObject *v = PyLong_FromUnsignedLong((unsigned long)stream_modes[i].mode);
+        if (v == NULL || PyDict_SetItemString(modes, stream_modes[i].name, v) < 0) {
+            Py_XDECREF(v);
+            Py_CLEAR(modes);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    if (modes == NULL || PyModule_AddObject(m, "STREAM_MODES", modes) < 0) {
+        Py_XDECREF(modes);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,104 @@
+"""LangGraph's exception names (langgraph.errors), raised by superstep's engine.
+
+An exception a node raises comes out of invoke/stream as the same object; the
+classes here are for the engine's own errors, chosen by its error code.
+"""
+
+
+class GraphRecursionError(RecursionError):
+    """The run reached its recursion_limit (supersteps) without finishing."""
+
+
+class InvalidUpdateError(Exception):
+    """A node or input wrote what the state cannot take (two writes to a plain
+    field in one step, a bad type for a reducer, an unknown route)."""
+
+
+class GraphBubbleUp(Exception):
+    pass
+
+
+class GraphInterrupt(GraphBubbleUp):
+    """Raised inside a node by interrupt(): the run pauses for input."""
+
+    def __init__(self, interrupts=()):
+        super().__init__(interrupts)
+        self.interrupts = interrupts
+
+
+class NodeInterrupt(GraphInterrupt):
+    pass
+
+
+class ParentCommand(GraphBubbleUp):
+    pass
+
+
+class EmptyInputError(Exception):
+    pass
+
+
+class TaskNotFound(Exception):
+    pass
+
+
+class EmptyChannelError(Exception):
+    pass
+
+
+class CheckpointNotLatest(Exception):
+    pass
+
+
+class SuperstepError(Exception):
+    """An engine error without a LangGraph counterpart; `code` is its name ("SST_EIO")."""
+
+    def __init__(self, message, code=None, node=None):
+        super().__init__(message)
+        self.code = code
+        self.node = node
+
+
+class InvalidUpdate(InvalidUpdateError, SuperstepError):
+    def __init__(self, message, code=None, node=None):
+        SuperstepError.__init__(self, message, code, node)
+
+
+class RecursionLimit(GraphRecursionError, SuperstepError):
+    def __init__(self, message, code=None, node=None):
+        SuperstepError.__init__(self, message, code, node)
+
+
+class EngineValueError(ValueError, SuperstepError):
+    def __init__(self, message, code=None, node=None):
+        SuperstepError.__init__(self, message, code, node)
+
+
+def _from_code(code, message, node=None):
+    """The exception for an engine error (called by superstep._core)."""
+    if code == "SST_ELIMIT" and "ecursion" in message:
+        return RecursionLimit(message, code, node)
+    if code in ("SST_ECONFLICT", "SST_ETYPE"):
+        return InvalidUpdate(message, code, node)
+    if code == "SST_EINVAL":
+        if node is not None or "route" in message or "goto" in message or "unknown node" in message:
+            return InvalidUpdate(message, code, node)
+        return EngineValueError(message, code, node)
+    if code == "SST_ENOTFOUND":
+        return EngineValueError(message, code, node)
+    return SuperstepError(message, code, node)
+
+
+__all__ = [
+    "GraphRecursionError",
+    "InvalidUpdateError",
+    "GraphBubbleUp",
+    "GraphInterrupt",
+    "NodeInterrupt",
+    "ParentCommand",
+    "EmptyInputError",
+    "TaskNotFound",
+    "EmptyChannelError",
+    "CheckpointNotLatest",
+    "SuperstepError",
+]

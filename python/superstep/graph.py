@@ -1,0 +1,939 @@
+"""LangGraph's StateGraph on superstep's C engine (langgraph.graph).
+
+The builder here records the graph in Python; compile() hands it to the C
+layer (superstep._core.Graph), which validates and freezes it. Nodes, routers
+and custom reducers stay Python callables the engine calls on its worker
+threads, holding the GIL only while they run. Built-in reducers
+(operator.add on lists and numbers, add_messages) run in C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import operator
+import queue
+import re
+import threading
+import typing
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from . import _core
+from .config import _local, get_stream_writer
+from .errors import GraphInterrupt, InvalidUpdateError, _from_code
+from .types import (
+    Command,
+    Interrupt,
+    Overwrite,
+    PregelTask,
+    RetryPolicy,
+    Send,
+    StateSnapshot,
+    _should_retry,
+)
+
+_core._init(
+    send=Send, overwrite=Overwrite, graph_interrupt=GraphInterrupt, from_code=_from_code
+)
+
+START = "__start__"
+END = "__end__"
+_ROOT = "__root__"
+_MISSING = object()
+_DURABILITY = {None: 0, "async": 0, "sync": 1, "exit": 2}
+_HEX32 = re.compile(r"^[0-9a-f]{32}$")
+
+
+# ---- reducers ------------------------------------------------------------
+
+
+def add_messages(left: Any, right: Any, **kwargs: Any) -> Any:
+    """Merges two lists of messages by id (LangGraph's add_messages), in C."""
+    if kwargs:
+        raise TypeError(f"add_messages: unsupported options {sorted(kwargs)}")
+    return _core.reduce("add_messages", left, right)
+
+
+add_messages._sst_builtin = "add_messages"  # type: ignore[attr-defined]
+
+
+class MessagesState(typing.TypedDict):
+    messages: typing.Annotated[list, add_messages]
+
+
+_SEQUENCE_ORIGINS = (list, tuple, typing.List, typing.Sequence)
+
+
+def _base_type(hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    return origin if origin is not None else hint
+
+
+def _default_of(base: Any) -> Any:
+    import collections.abc as abc
+
+    if base in (abc.Sequence, abc.MutableSequence, typing.Sequence):
+        return []
+    if base in (list, dict, str, int, float, tuple, bool):
+        v = base()
+        return list(v) if isinstance(v, tuple) else v
+    return _MISSING
+
+
+def _reducer_spec(base: Any, fn: Callable) -> Tuple[Any, Any]:
+    """(reducer for _core: a built-in name or the callable, default or _MISSING)."""
+    import collections.abc as abc
+
+    builtin = getattr(fn, "_sst_builtin", None)
+    if builtin is not None:
+        return builtin, []
+    if fn is operator.add:
+        if base in (list, tuple, abc.Sequence, abc.MutableSequence, typing.List, typing.Sequence):
+            return "append", []
+        if base is int:
+            return "sum", 0
+        if base is float:
+            return "sum", 0.0
+    try:
+        sig = inspect.signature(fn)
+        positional = [
+            p
+            for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+        if len(positional) < 2 and not any(p.kind == p.VAR_POSITIONAL for p in positional):
+            raise ValueError(
+                f"Invalid reducer signature. Expected (a, b) -> c. Got {sig}"
+            )
+    except (TypeError, ValueError) as e:
+        if "Invalid reducer" in str(e):
+            raise
+    return fn, _default_of(base)
+
+
+def _parse_hint(hint: Any) -> Tuple[Any, Any, bool]:
+    """A field's (reducer, default, has_default) from its annotation."""
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *meta = typing.get_args(hint)
+        if meta and callable(meta[-1]) and not isinstance(meta[-1], type):
+            spec, default = _reducer_spec(_base_type(base), meta[-1])
+            return spec, default, default is not _MISSING
+    # A plain field is LangGraph's LastValue: one write per superstep.
+    return "unique", None, False
+
+
+def _schema_hints(schema: Any) -> Dict[str, Any]:
+    if schema is None or schema is dict:
+        return {}
+    try:
+        return typing.get_type_hints(schema, include_extras=True)
+    except Exception:
+        return dict(getattr(schema, "__annotations__", {}))
+
+
+# ---- nodes and routers ---------------------------------------------------
+
+
+class Runtime:
+    """LangGraph's Runtime: the run's context, store and stream writer."""
+
+    def __init__(self, context: Any = None, store: Any = None, stream_writer: Any = None,
+                 previous: Any = None) -> None:
+        self.context = context
+        self.store = store
+        self.stream_writer = stream_writer or (lambda _c: None)
+        self.previous = previous
+
+
+class _Run:
+    """What nodes of one invoke receive besides the state."""
+
+    __slots__ = ("config", "context")
+
+    def __init__(self, config: dict, context: Any) -> None:
+        self.config = config
+        self.context = context
+
+
+def _wants(fn: Callable) -> Tuple[set, int]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return set(), 1
+    names = set()
+    positional = 0
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional += 1
+        names.add(p.name)
+    return names, positional
+
+
+def _to_update(value: Any, where: str) -> dict:
+    if isinstance(value, dict):
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    if hasattr(value, "dict") and hasattr(value, "__fields__"):
+        return value.dict()
+    raise InvalidUpdateError(f"Expected dict, got {value!r}")
+
+
+def _command_parts(cmd: Command, root: bool, where: str) -> Tuple[list, list]:
+    if cmd.graph == Command.PARENT:
+        raise NotImplementedError("Command(graph=Command.PARENT) is not supported yet")
+    updates: list = []
+    if cmd.update is not None:
+        if root:
+            updates.append({_ROOT: cmd.update})
+        elif isinstance(cmd.update, (list, tuple)) and all(
+            isinstance(x, tuple) and len(x) == 2 for x in cmd.update
+        ):
+            updates.extend({k: v} for k, v in cmd.update)
+        else:
+            updates.append(_to_update(cmd.update, where))
+    gotos: list = []
+    if cmd.goto:
+        if isinstance(cmd.goto, (str, Send)):
+            gotos.append(cmd.goto)
+        else:
+            gotos.extend(cmd.goto)
+    return updates, gotos
+
+
+def _normalize(result: Any, root: bool, name: str) -> Any:
+    if result is None:
+        return None
+    if isinstance(result, Command):
+        u, g = _command_parts(result, root, name)
+        return (u or None, g or None)
+    if root:
+        if isinstance(result, list) and any(isinstance(x, Command) for x in result):
+            updates, gotos = [], []
+            for x in result:
+                if isinstance(x, Command):
+                    u, g = _command_parts(x, True, name)
+                    updates += u
+                    gotos += g
+                else:
+                    updates.append({_ROOT: x})
+            return (updates or None, gotos or None)
+        return ([{_ROOT: result}], None)
+    if isinstance(result, dict):
+        return ([result], None)
+    if isinstance(result, (list, tuple)) and result and all(
+        isinstance(x, (dict, Command)) for x in result
+    ):
+        updates, gotos = [], []
+        for x in result:
+            if isinstance(x, Command):
+                u, g = _command_parts(x, False, name)
+                updates += u
+                gotos += g
+            else:
+                updates.append(x)
+        return (updates or None, gotos or None)
+    return ([_to_update(result, name)], None)
+
+
+class _Node:
+    """A node as the C layer calls it: node(state, run, is_send) -> (updates, gotos)."""
+
+    def __init__(self, name: str, fn: Callable, root: bool, retry: Sequence[RetryPolicy],
+                 state_cls: Any = None) -> None:
+        self.name = name
+        self.fn = fn
+        self.root = root
+        self.retry = tuple(retry)
+        self.state_cls = state_cls
+        names, positional = _wants(fn)
+        self.want_config = "config" in names or positional >= 2
+        self.config_positional = "config" not in names and positional >= 2
+        self.want_writer = "writer" in names
+        self.want_runtime = "runtime" in names
+        self.want_store = "store" in names
+
+    def __call__(self, state: Any, run: Optional[_Run], is_send: bool) -> Any:
+        if self.root and not is_send:
+            state = state.get(_ROOT) if isinstance(state, dict) else state
+        elif self.state_cls is not None and not is_send and isinstance(state, dict):
+            state = _coerce_state(self.state_cls, state)
+        config = run.config if run is not None else {}
+        kwargs: Dict[str, Any] = {}
+        args = [state]
+        if self.want_config:
+            if self.config_positional:
+                args.append(config)
+            else:
+                kwargs["config"] = config
+        if self.want_writer:
+            kwargs["writer"] = get_stream_writer()
+        if self.want_runtime:
+            kwargs["runtime"] = Runtime(
+                run.context if run is not None else None, None, get_stream_writer()
+            )
+        if self.want_store:
+            kwargs["store"] = None
+        prev = getattr(_local, "config", None)
+        _local.config = config
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            _local.config = prev
+        return _normalize(result, self.root, self.name)
+
+    def _retryable(self, exc: BaseException) -> bool:
+        return any(_should_retry(p, exc) for p in self.retry)
+
+
+def _coerce_state(cls: Any, state: dict) -> Any:
+    if dataclasses.is_dataclass(cls):
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in state.items() if k in names})
+    if hasattr(cls, "model_validate"):
+        return cls.model_validate(state)
+    if hasattr(cls, "parse_obj"):
+        return cls.parse_obj(state)
+    return state
+
+
+class _Router:
+    def __init__(self, fn: Callable, root: bool, mapping: Optional[dict], state_cls: Any) -> None:
+        self.fn = fn
+        self.root = root
+        self.mapping = mapping
+        self.state_cls = state_cls
+        names, positional = _wants(fn)
+        self.want_config = "config" in names or positional >= 2
+
+    def _map(self, r: Any) -> Any:
+        if self.mapping is None or isinstance(r, Send):
+            return r
+        try:
+            return self.mapping[r]
+        except (KeyError, TypeError):
+            raise InvalidUpdateError(f"Branch returned unknown destination: {r!r}") from None
+
+    def __call__(self, state: Any) -> Any:
+        if self.root:
+            state = state.get(_ROOT) if isinstance(state, dict) else state
+        elif self.state_cls is not None and isinstance(state, dict):
+            state = _coerce_state(self.state_cls, state)
+        if self.want_config:
+            r = self.fn(state, getattr(_local, "config", None) or {})
+        else:
+            r = self.fn(state)
+        if isinstance(r, (list, tuple)):
+            return [self._map(x) for x in r]
+        return self._map(r)
+
+
+@dataclasses.dataclass
+class _NodeSpec:
+    name: str
+    action: Any
+    retry: Tuple[RetryPolicy, ...] = ()
+    destinations: Optional[Tuple[str, ...]] = None
+    defer: bool = False
+    input_schema: Any = None
+    metadata: Optional[dict] = None
+
+
+# ---- the builder -----------------------------------------------------------
+
+
+class StateGraph:
+    """A graph whose nodes read and update a shared state (LangGraph's StateGraph)."""
+
+    def __init__(self, state_schema: Any = None, context_schema: Any = None, *,
+                 input_schema: Any = None, output_schema: Any = None, **kwargs: Any) -> None:
+        input_schema = kwargs.pop("input", input_schema)
+        output_schema = kwargs.pop("output", output_schema)
+        kwargs.pop("config_schema", None)
+        if kwargs:
+            raise TypeError(f"StateGraph: unexpected arguments {sorted(kwargs)}")
+        if state_schema is None:
+            raise ValueError("StateGraph needs a state schema (a TypedDict, e.g.)")
+        self.state_schema = state_schema
+        self.context_schema = context_schema
+        self.input_schema = input_schema or state_schema
+        self.output_schema = output_schema or state_schema
+        self.root: Optional[Tuple[Any, Any, bool]] = None
+        self.fields: Dict[str, Tuple[Any, Any, bool]] = {}
+        self.closed = state_schema is not dict
+        self.state_cls = (
+            state_schema
+            if dataclasses.is_dataclass(state_schema) or hasattr(state_schema, "model_validate")
+            or hasattr(state_schema, "parse_obj")
+            else None
+        )
+        if typing.get_origin(state_schema) is typing.Annotated:
+            self.root = _parse_hint(state_schema)
+            if self.root[0] == "unique":
+                self.root = ("replace", None, False)
+            self.closed = False
+        else:
+            for schema in (state_schema, input_schema, output_schema):
+                for name, hint in _schema_hints(schema).items():
+                    if name not in self.fields:
+                        self.fields[name] = _parse_hint(hint)
+        self.nodes: Dict[str, _NodeSpec] = {}
+        self.edges: List[Tuple[str, str]] = []
+        self.joins: List[Tuple[Tuple[str, ...], str]] = []
+        self.branches: List[Tuple[str, Callable, Any]] = []
+        self.compiled = False
+
+    # LangGraph's names for the parts
+    @property
+    def channels(self) -> Dict[str, Any]:
+        return dict(self.fields)
+
+    def _check_name(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"Node name must be a non-empty str, got {name!r}")
+        if name in self.nodes:
+            raise ValueError(f"Node `{name}` already present.")
+        if name in (START, END):
+            raise ValueError(f"Node `{name}` is reserved.")
+        for ch in ("|", ":"):
+            if ch in name:
+                raise ValueError(f"'{ch}' is a reserved character and is not allowed in node names.")
+
+    def add_node(self, node: Any, action: Any = None, *, defer: bool = False,
+                 metadata: Optional[dict] = None, input_schema: Any = None,
+                 retry_policy: Any = None, cache_policy: Any = None,
+                 destinations: Any = None, **kwargs: Any) -> "StateGraph":
+        input_schema = kwargs.pop("input", input_schema)
+        retry_policy = kwargs.pop("retry", retry_policy)
+        if kwargs:
+            raise TypeError(f"add_node: unexpected arguments {sorted(kwargs)}")
+        if cache_policy is not None:
+            raise NotImplementedError("add_node: cache_policy is not supported yet")
+        if action is None:
+            action = node
+            node = getattr(action, "name", None) or getattr(action, "__name__", None)
+            if not isinstance(node, str):
+                node = type(action).__name__
+        if hasattr(node, "value") and not isinstance(node, str):  # an Enum member
+            node = node.value
+        self._check_name(node)
+        if retry_policy is None:
+            retry: Tuple[RetryPolicy, ...] = ()
+        elif isinstance(retry_policy, RetryPolicy):
+            retry = (retry_policy,)
+        else:
+            retry = tuple(retry_policy)
+        if isinstance(destinations, dict):
+            destinations = tuple(destinations)
+        elif destinations is not None:
+            destinations = tuple(destinations)
+        self.nodes[node] = _NodeSpec(node, action, retry, destinations, defer, input_schema,
+                                     metadata)
+        return self
+
+    def add_edge(self, start_key: Union[str, Sequence[str]], end_key: str) -> "StateGraph":
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node")
+            if end_key == START:
+                raise ValueError("START cannot be an end node")
+            self.edges.append((start_key, end_key))
+        else:
+            self.joins.append((tuple(start_key), end_key))
+        return self
+
+    def add_conditional_edges(self, source: str, path: Callable,
+                              path_map: Optional[Union[dict, List[str]]] = None) -> "StateGraph":
+        self.branches.append((source, path, path_map))
+        return self
+
+    def add_sequence(self, nodes: Sequence[Any]) -> "StateGraph":
+        if len(nodes) < 1:
+            raise ValueError("Sequence requires at least one node.")
+        previous = None
+        for item in nodes:
+            if isinstance(item, tuple) and len(item) == 2:
+                name, action = item
+            else:
+                action = item
+                name = getattr(action, "name", None) or getattr(action, "__name__", None)
+            if name in self.nodes:
+                raise ValueError(
+                    f"Node names must be unique: node with the name '{name}' already exists."
+                )
+            self.add_node(name, action)
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> "StateGraph":
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(self, path: Callable, path_map: Any = None) -> "StateGraph":
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> "StateGraph":
+        return self.add_edge(key, END)
+
+    def validate(self, interrupt: Optional[Sequence[str]] = None) -> "StateGraph":
+        return self
+
+    def compile(self, checkpointer: Any = None, *, cache: Any = None, store: Any = None,
+                interrupt_before: Any = None, interrupt_after: Any = None,
+                debug: bool = False, name: Optional[str] = None,
+                workers: Optional[int] = None) -> "CompiledStateGraph":
+        from .checkpoint import BaseCheckpointSaver
+
+        if checkpointer in (True, False):
+            checkpointer = None  # a subgraph's checkpoints: its parent's
+        if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
+            raise TypeError(
+                f"Invalid checkpointer provided. Expected an instance of superstep's "
+                f"BaseCheckpointSaver, `True`, `False`, or `None`. Received "
+                f"{type(checkpointer).__name__}."
+            )
+        if cache is not None or store is not None:
+            raise NotImplementedError("compile: cache= and store= are not supported yet")
+        g = _core.Graph()
+        root = self.root is not None
+        if root:
+            spec, default, has = self.root
+            g.set_root(spec, default, has)
+        else:
+            for fname, (spec, default, has) in self.fields.items():
+                g.add_field(fname, spec, default, has)
+            g.set_closed(self.closed)
+            if self.input_schema is not self.state_schema:
+                g.set_fields("input", list(_schema_hints(self.input_schema)))
+            if self.output_schema is not self.state_schema:
+                g.set_fields("output", list(_schema_hints(self.output_schema)))
+        for spec_ in self.nodes.values():
+            retry = [
+                (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter)
+                for p in spec_.retry
+            ]
+            input_fields = (
+                list(_schema_hints(spec_.input_schema))
+                if spec_.input_schema is not None and spec_.input_schema is not self.state_schema
+                else None
+            )
+            node_state_cls = self.state_cls
+            if spec_.input_schema is not None and (
+                dataclasses.is_dataclass(spec_.input_schema)
+                or hasattr(spec_.input_schema, "model_validate")
+            ):
+                node_state_cls = spec_.input_schema
+            subgraph = spec_.action if isinstance(spec_.action, CompiledStateGraph) else None
+            wrapper = (
+                None if subgraph is not None
+                else _Node(spec_.name, spec_.action, root, spec_.retry, node_state_cls)
+            )
+            g.add_node(
+                spec_.name,
+                wrapper,
+                retry=retry or None,
+                ends=list(spec_.destinations) if spec_.destinations else None,
+                defer=spec_.defer,
+                input_fields=input_fields,
+                metadata=spec_.metadata,
+                subgraph=subgraph._cg if subgraph is not None else None,
+            )
+        for a, b in self.edges:
+            g.add_edge(a, b)
+        for sources, b in self.joins:
+            g.add_join(list(sources), b)
+        for source, path, path_map in self.branches:
+            mapping = None
+            c_map = None
+            if isinstance(path_map, dict):
+                if all(isinstance(k, str) for k in path_map):
+                    c_map = dict(path_map)
+                else:
+                    mapping = dict(path_map)
+                    c_map = list(dict.fromkeys(path_map.values()))
+            elif path_map is not None:
+                c_map = list(path_map)
+            g.add_conditional_edges(source, _Router(path, root, mapping, self.state_cls), c_map)
+
+        def names(v: Any) -> Optional[List[str]]:
+            if v is None:
+                return None
+            if v == "*":
+                return ["*"]
+            return [getattr(x, "value", x) for x in v]
+
+        cg = g.compile(
+            checkpointer, names(interrupt_before), names(interrupt_after),
+            workers if workers is not None else 4,
+        )
+        self.compiled = True
+        return CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
+
+
+# ---- the compiled graph -----------------------------------------------------
+
+
+def _interrupts(items: Any) -> Tuple[Interrupt, ...]:
+    return tuple(
+        Interrupt(value=i.get("value"), id=i.get("id", ""))
+        for i in items or ()
+        if isinstance(i, dict) and "when" not in i
+    )
+
+
+def _json_config(config: dict) -> dict:
+    """The part of a config the engine keeps: configurable scalars, run_id."""
+    out: Dict[str, Any] = {}
+    conf = config.get("configurable") or {}
+    out["configurable"] = {
+        k: v for k, v in conf.items()
+        if isinstance(k, str) and isinstance(v, (str, int, float, bool)) and v is not None
+    }
+    if isinstance(config.get("run_id"), str):
+        out["run_id"] = config["run_id"]
+    md = config.get("metadata")
+    if isinstance(md, dict):
+        try:
+            _core.to_json(md)
+            out["metadata"] = md
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return out
+
+
+class DrawableGraph:
+    """What get_graph() returns: the drawings of a compiled graph."""
+
+    def __init__(self, cg: Any, xray: int) -> None:
+        self._cg = cg
+        self._xray = xray
+        self._json = cg.graph_json(xray)
+
+    @property
+    def nodes(self) -> Dict[str, dict]:
+        return {n["id"]: n for n in self._json.get("nodes", [])}
+
+    @property
+    def edges(self) -> List[dict]:
+        return list(self._json.get("edges", []))
+
+    def to_json(self) -> dict:
+        return self._json
+
+    def draw_mermaid(self, **kwargs: Any) -> str:
+        return self._cg.mermaid(self._xray)
+
+
+class CompiledStateGraph:
+    """A compiled StateGraph: invoke, stream, state and history (LangGraph's names)."""
+
+    def __init__(self, builder: StateGraph, cg: Any, checkpointer: Any, name: str) -> None:
+        self.builder = builder
+        self._cg = cg
+        self.checkpointer = checkpointer
+        self.name = name
+        self._root = builder.root is not None
+
+    # -- running --
+
+    def _prepare(self, input: Any, config: Optional[dict], context: Any,
+                 interrupt_before: Any, interrupt_after: Any, durability: Any,
+                 subgraphs: bool = False) -> Dict[str, Any]:
+        config = dict(config or {})
+        conf = dict(config.get("configurable") or {})
+        config["configurable"] = conf
+        limit = config.get("recursion_limit", 25)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError("recursion_limit must be at least 1")
+        if context is None:
+            context = config.get("context")
+        kw: Dict[str, Any] = dict(
+            thread_id=conf.get("thread_id") if self.checkpointer is not None else None,
+            checkpoint_id=conf.get("checkpoint_id"),
+            config=_json_config(config),
+            pyconfig=_Run(config, context),
+            recursion_limit=limit,
+            durability=_DURABILITY[durability],
+            subgraphs=subgraphs,
+        )
+        if context is not None:
+            try:
+                _core.to_json(context)
+                kw["context"] = context
+            except (TypeError, ValueError, OverflowError):
+                pass
+        if self.checkpointer is not None and kw["thread_id"] is None:
+            raise ValueError(
+                "Checkpointer requires one or more of the following 'configurable' keys: "
+                "thread_id, checkpoint_ns, checkpoint_id"
+            )
+        if self.checkpointer is not None and not isinstance(kw["thread_id"], str):
+            kw["thread_id"] = str(kw["thread_id"])
+
+        def names(v: Any) -> Optional[List[str]]:
+            if v is None:
+                return None
+            return ["*"] if v == "*" else [getattr(x, "value", x) for x in v]
+
+        kw["interrupt_before"] = names(interrupt_before)
+        kw["interrupt_after"] = names(interrupt_after)
+        if isinstance(input, Command):
+            if input.resume is not None:
+                r = input.resume
+                if (isinstance(r, dict) and r
+                        and all(isinstance(k, str) and _HEX32.match(k) for k in r)):
+                    kw["resume_by_id"] = r
+                else:
+                    kw["resume"] = r
+                    kw["has_resume"] = True
+            if input.update is not None:
+                if self._root:
+                    kw["update"] = {_ROOT: input.update}
+                elif isinstance(input.update, (list, tuple)):
+                    merged: Dict[str, Any] = {}
+                    for k, v in input.update:
+                        merged[k] = v
+                    kw["update"] = merged
+                else:
+                    kw["update"] = _to_update(input.update, "Command update")
+            if input.goto:
+                goto = input.goto
+                kw["goto"] = [goto] if isinstance(goto, (str, Send)) else list(goto)
+            kw["input"] = None
+        elif input is None:
+            kw["input"] = None
+        else:
+            if self._root:
+                kw["input"] = {_ROOT: input}
+            else:
+                kw["input"] = _to_update(input, "input")
+            kw["has_input"] = True
+        return kw
+
+    def _output(self, state: Any) -> Any:
+        if self._root:
+            return state.get(_ROOT) if isinstance(state, dict) else state
+        return state
+
+    def invoke(self, input: Any, config: Optional[dict] = None, *,
+               context: Any = None, stream_mode: Any = "values", output_keys: Any = None,
+               interrupt_before: Any = None, interrupt_after: Any = None,
+               durability: Any = None, debug: Any = None, **kwargs: Any) -> Any:
+        """Runs the graph to its end (or an interrupt) and returns the final state."""
+        if stream_mode != "values":
+            chunks = list(
+                self.stream(input, config, context=context, stream_mode=stream_mode,
+                            interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+                            durability=durability)
+            )
+            return chunks
+        kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability)
+        status, state, ints = self._cg.run(**kw)
+        out = self._output(state)
+        if output_keys is not None and isinstance(out, dict):
+            if isinstance(output_keys, str):
+                out = out.get(output_keys)
+            else:
+                out = {k: out[k] for k in output_keys if k in out}
+        if status == "interrupted":
+            its = _interrupts(ints)
+            if its:
+                if isinstance(out, dict):
+                    out = dict(out)
+                    out["__interrupt__"] = list(its)
+                elif out is None or self._root:
+                    out = {"__interrupt__": list(its)} if out is None else out
+        return out
+
+    def _chunk(self, mode: str, ev: Any) -> Any:
+        if mode == "values":
+            if isinstance(ev, dict) and "__interrupt__" in ev:
+                ev = dict(ev)
+                ev["__interrupt__"] = _interrupts(ev["__interrupt__"])
+                if self._root and set(ev) <= {"__interrupt__", _ROOT}:
+                    if _ROOT in ev and len(ev) == 2:
+                        return ev[_ROOT]
+                    return {"__interrupt__": ev["__interrupt__"]}
+                return ev
+            return self._output(ev)
+        if mode == "updates" and isinstance(ev, dict):
+            out = {}
+            for k, v in ev.items():
+                if k == "__interrupt__":
+                    out[k] = _interrupts(v)
+                elif self._root and isinstance(v, dict) and set(v) == {_ROOT}:
+                    out[k] = v[_ROOT]
+                elif self._root and isinstance(v, list):
+                    out[k] = [x[_ROOT] if isinstance(x, dict) and set(x) == {_ROOT} else x
+                              for x in v]
+                else:
+                    out[k] = v
+            return out
+        if mode == "messages" and isinstance(ev, list) and len(ev) == 2:
+            return tuple(ev)
+        return ev
+
+    def stream(self, input: Any, config: Optional[dict] = None, *,
+               context: Any = None, stream_mode: Any = None, output_keys: Any = None,
+               interrupt_before: Any = None, interrupt_after: Any = None,
+               durability: Any = None, subgraphs: bool = False, debug: Any = None,
+               **kwargs: Any) -> Iterator[Any]:
+        """Runs the graph, yielding chunks as supersteps commit (LangGraph's stream)."""
+        if stream_mode is None:
+            stream_mode = "values"
+        single = isinstance(stream_mode, str)
+        modes = [stream_mode] if single else list(stream_mode)
+        bits = 0
+        for m in modes:
+            if m not in _core.STREAM_MODES:
+                raise ValueError(f"Unknown stream mode {m!r}")
+            bits |= _core.STREAM_MODES[m]
+        kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability,
+                           subgraphs)
+        q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def on_event(mode: str, ns: Optional[str], node: Optional[str], ev: Any) -> bool:
+            if stop.is_set():
+                return False
+            q.put((0, mode, ns, ev))
+            return True
+
+        def runner() -> None:
+            try:
+                q.put((1, self._cg.run(on_event=on_event, stream_modes=bits, **kw)))
+            except BaseException as e:  # handed to the consumer, raised there
+                q.put((2, e))
+
+        t = threading.Thread(target=runner, name="superstep-stream", daemon=True)
+        t.start()
+        try:
+            while True:
+                item = q.get()
+                if item[0] == 1:
+                    break
+                if item[0] == 2:
+                    raise item[1]
+                _, mode, ns, ev = item
+                chunk = self._chunk(mode, ev)
+                if subgraphs:
+                    nst = tuple(ns.split("|")) if ns else ()
+                    yield (nst, chunk) if single else (nst, mode, chunk)
+                else:
+                    yield chunk if single else (mode, chunk)
+        finally:
+            stop.set()
+            t.join()
+
+    def batch(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> List[Any]:
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        return [self.invoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
+
+    async def ainvoke(self, input: Any, config: Optional[dict] = None, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(self.invoke, input, config, **kwargs)
+
+    async def astream(self, input: Any, config: Optional[dict] = None, **kwargs: Any):
+        for chunk in await asyncio.to_thread(lambda: list(self.stream(input, config, **kwargs))):
+            yield chunk
+
+    # -- state --
+
+    def _thread(self, config: Optional[dict], what: str) -> Tuple[Optional[str], Optional[str], str]:
+        if self.checkpointer is None:
+            raise ValueError("No checkpointer set")
+        conf = (config or {}).get("configurable") or {}
+        tid = conf.get("thread_id")
+        return (None if tid is None else str(tid), conf.get("checkpoint_id"),
+                conf.get("checkpoint_ns", ""))
+
+    def _snapshot(self, d: Any) -> StateSnapshot:
+        tasks = []
+        for t in d.get("tasks") or ():
+            st = t.get("state")
+            if isinstance(st, dict) and "values" in st and "next" in st:
+                st = self._snapshot(st)
+            tasks.append(PregelTask(
+                t.get("id"), t.get("name"), tuple(t.get("path") or ()), t.get("error"),
+                _interrupts(t.get("interrupts")), st, t.get("result"),
+            ))
+        return StateSnapshot(
+            values=self._output(d.get("values") or {}),
+            next=tuple(d.get("next") or ()),
+            config=d.get("config"),
+            metadata=d.get("metadata"),
+            created_at=d.get("created_at"),
+            parent_config=d.get("parent_config"),
+            tasks=tuple(tasks),
+            interrupts=_interrupts(d.get("interrupts")),
+        )
+
+    def get_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
+        tid, cid, ns = self._thread(config, "get_state")
+        return self._snapshot(self._cg.get_state(tid, cid, ns or None, subgraphs))
+
+    def get_state_history(self, config: dict, *, filter: Optional[dict] = None,
+                          before: Optional[dict] = None,
+                          limit: Optional[int] = None) -> Iterator[StateSnapshot]:
+        tid, cid, ns = self._thread(config, "get_state_history")
+        items = self._cg.history(tid, filter, 0, ns or None)
+        bid = ((before or {}).get("configurable") or {}).get("checkpoint_id")
+        if cid is not None:
+            items = [i for i in items if i.get("checkpoint_id", "") <= cid]
+        if bid is not None:
+            items = [i for i in items if i.get("checkpoint_id", "") < bid]
+        if limit is not None:
+            items = items[:limit]
+        for i in items:
+            yield self._snapshot(i)
+
+    def update_state(self, config: dict, values: Any, as_node: Optional[str] = None,
+                     task_id: Optional[str] = None) -> dict:
+        tid, cid, ns = self._thread(config, "update_state")
+        if hasattr(as_node, "value") and not isinstance(as_node, str):
+            as_node = as_node.value
+        if values is not None:
+            values = {_ROOT: values} if self._root else _to_update(values, "update_state values")
+        snap = self._cg.update_state(tid, cid, values, as_node, ns or None)
+        return snap.get("config")
+
+    def bulk_update_state(self, config: dict, supersteps: Sequence[Sequence[Any]]) -> dict:
+        tid, cid, ns = self._thread(config, "bulk_update_state")
+        steps = []
+        for step in supersteps:
+            ups = []
+            for u in step:
+                values = u.values if hasattr(u, "values") and not isinstance(u, dict) else u["values"]
+                as_node = u.as_node if hasattr(u, "as_node") and not isinstance(u, dict) else u.get("as_node")
+                if values is not None:
+                    values = {_ROOT: values} if self._root else _to_update(values, "values")
+                ups.append({"values": values, "as_node": as_node})
+            steps.append(ups)
+        if not steps:
+            raise ValueError("No supersteps provided")
+        snap = self._cg.update_state(tid, cid, steps, None, ns or None, True)
+        return snap.get("config")
+
+    # -- drawing --
+
+    def get_graph(self, config: Any = None, *, xray: Union[int, bool] = False) -> DrawableGraph:
+        level = 0xFFFFFFFF if xray is True else int(xray)
+        return DrawableGraph(self._cg, level)
+
+    @property
+    def warnings(self) -> List[str]:
+        return self._cg.warnings()
+
+
+__all__ = [
+    "StateGraph",
+    "CompiledStateGraph",
+    "START",
+    "END",
+    "MessagesState",
+    "add_messages",
+    "Runtime",
+]

@@ -1,0 +1,184 @@
+"""LangGraph's langgraph.types on superstep: Send, Command, interrupt, Interrupt,
+RetryPolicy, StateSnapshot, PregelTask, Overwrite, StreamWriter, Durability."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Literal, NamedTuple, Optional, Sequence, Tuple, Type, Union
+
+from . import _core
+
+All = Literal["*"]
+StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
+Durability = Literal["sync", "async", "exit"]
+StreamWriter = Callable[[Any], None]
+
+
+class Send:
+    """Send(node, arg): run `node` once with `arg` as its input (map-reduce)."""
+
+    __slots__ = ("node", "arg")
+
+    def __init__(self, node: str, arg: Any) -> None:
+        self.node = node
+        self.arg = arg
+
+    def __hash__(self) -> int:
+        return hash((self.node, repr(self.arg)))
+
+    def __repr__(self) -> str:
+        return f"Send(node={self.node!r}, arg={self.arg!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Send) and self.node == other.node and self.arg == other.arg
+
+
+@dataclasses.dataclass
+class Interrupt:
+    """A pending interrupt: the value given to interrupt() and its id."""
+
+    value: Any
+    id: str = ""
+
+    @property
+    def interrupt_id(self) -> str:
+        return self.id
+
+
+class Overwrite:
+    """Overwrite(value): set the field to value, bypassing its reducer."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Overwrite(value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Overwrite) and self.value == other.value
+
+
+@dataclasses.dataclass
+class Command:
+    """Command(update=, goto=, resume=, graph=): returned by a node, or given as input."""
+
+    graph: Optional[str] = None
+    update: Any = None
+    resume: Any = None
+    goto: Union[Send, Sequence[Union[Send, str]], str] = ()
+
+    PARENT = "__parent__"
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) not in (None, ())
+        )
+        return f"Command({parts})"
+
+
+def _default_retry_on(exc: BaseException) -> bool:
+    # LangGraph's default_retry_on: programming errors are not retried.
+    if isinstance(exc, ConnectionError):
+        return True
+    if isinstance(
+        exc,
+        (
+            ValueError,
+            TypeError,
+            ArithmeticError,
+            ImportError,
+            LookupError,
+            NameError,
+            SyntaxError,
+            RuntimeError,
+            ReferenceError,
+            StopIteration,
+            StopAsyncIteration,
+            OSError,
+        ),
+    ):
+        return False
+    return True
+
+
+class RetryPolicy(NamedTuple):
+    """How a node's failures are retried (attempts include the first)."""
+
+    initial_interval: float = 0.5
+    backoff_factor: float = 2.0
+    max_interval: float = 128.0
+    max_attempts: int = 3
+    jitter: bool = True
+    retry_on: Union[
+        Type[Exception], Sequence[Type[Exception]], Callable[[Exception], bool]
+    ] = _default_retry_on
+
+
+def _should_retry(policy: RetryPolicy, exc: BaseException) -> bool:
+    on = policy.retry_on
+    if isinstance(on, Sequence) and not isinstance(on, str):
+        return isinstance(exc, tuple(on))
+    if isinstance(on, type) and issubclass(on, BaseException):
+        return isinstance(exc, on)
+    if callable(on):
+        return bool(on(exc))
+    raise TypeError("retry_on must be an Exception class, a list or tuple of them, or a callable")
+
+
+class CachePolicy(NamedTuple):
+    key_func: Callable[..., Any] = repr
+    ttl: Optional[int] = None
+
+
+class PregelTask(NamedTuple):
+    id: str
+    name: str
+    path: Tuple[Any, ...]
+    error: Optional[Exception] = None
+    interrupts: Tuple[Interrupt, ...] = ()
+    state: Any = None
+    result: Optional[Any] = None
+
+
+class StateSnapshot(NamedTuple):
+    values: Any
+    next: Tuple[str, ...]
+    config: dict
+    metadata: Optional[dict]
+    created_at: Optional[str]
+    parent_config: Optional[dict]
+    tasks: Tuple[PregelTask, ...]
+    interrupts: Tuple[Interrupt, ...] = ()
+
+
+class StateUpdate(NamedTuple):
+    values: Optional[dict]
+    as_node: Optional[str] = None
+    task_id: Optional[str] = None
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the run and surface `value`; on resume, returns the resume value."""
+    return _core.interrupt(value)
+
+
+__all__ = [
+    "All",
+    "StreamMode",
+    "Durability",
+    "StreamWriter",
+    "Send",
+    "Interrupt",
+    "Overwrite",
+    "Command",
+    "RetryPolicy",
+    "CachePolicy",
+    "PregelTask",
+    "StateSnapshot",
+    "StateUpdate",
+    "interrupt",
+]
