@@ -318,8 +318,45 @@ typedef struct compiled_obj {
     PyObject *graph;                      /* the builder, for its keep list */
     PyObject *saver;                      /* the Saver object, or None */
     sst_checkpointer *cp;                 /* a reference of our own, or NULL */
-    sst_engine *engine;                   /* owned, or NULL: the invoking thread */
+    /*
+     * Engines with `workers` threads each (workers > 1; else runs use the invoking
+     * thread): an engine runs one run at a time, so each invoke takes one from this
+     * free list (or makes one) and gives it back; touched only under the GIL.
+     */
+    unsigned workers;
+    sst_engine **engines; /* PyMem, owned engines */
+    size_t n_engines, cap_engines;
 } compiled_obj;
+
+static sst_engine *engine_take(compiled_obj *c, sst_error *err) {
+    if (c->workers <= 1) {
+        return NULL;
+    }
+    if (c->n_engines > 0) {
+        return c->engines[--c->n_engines];
+    }
+    sst_engine_opts eo;
+    sst_engine_opts_init(&eo);
+    eo.workers = c->workers;
+    return sst_engine_new(&eo, err);
+}
+
+static void engine_give(compiled_obj *c, sst_engine *e) {
+    if (e == NULL) {
+        return;
+    }
+    if (c->n_engines == c->cap_engines) {
+        size_t cap = c->cap_engines ? c->cap_engines * 2 : 2;
+        sst_engine **v = PyMem_Realloc(c->engines, cap * sizeof *v);
+        if (v == NULL) {
+            sst_engine_free(e);
+            return;
+        }
+        c->engines = v;
+        c->cap_engines = cap;
+    }
+    c->engines[c->n_engines++] = e;
+}
 
 static int graph_init(PyObject *self, PyObject *args, PyObject *kw) {
     (void)args;
@@ -668,24 +705,15 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     if (cg == NULL) {
         return sstpy_raise(&err, NULL);
     }
-    sst_engine *engine = NULL;
-    if (workers > 1) {
-        sst_engine_opts eo;
-        sst_engine_opts_init(&eo);
-        eo.workers = workers;
-        if ((engine = sst_engine_new(&eo, &err)) == NULL) {
-            sst_compiled_graph_free(cg);
-            return sstpy_raise(&err, NULL);
-        }
-    }
     compiled_obj *c = PyObject_GC_New(compiled_obj, &compiled_type);
     if (c == NULL) {
-        sst_engine_free(engine);
         sst_compiled_graph_free(cg);
         return NULL;
     }
     c->cg = cg;
-    c->engine = engine;
+    c->workers = workers;
+    c->engines = NULL;
+    c->n_engines = c->cap_engines = 0;
     c->graph = Py_NewRef(self);
     c->saver = Py_NewRef(saver);
     c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
@@ -737,10 +765,14 @@ static int compiled_clear(PyObject *self) {
 static void compiled_dealloc(PyObject *self) {
     compiled_obj *c = (compiled_obj *)self;
     PyObject_GC_UnTrack(self);
-    sst_engine_free(c->engine);
+    for (size_t i = 0; i < c->n_engines; i++) {
+        sst_engine_free(c->engines[i]);
+    }
+    PyMem_Free(c->engines);
+    c->engines = NULL;
+    c->n_engines = 0;
     sst_compiled_graph_free(c->cg);
     sst_checkpointer_free(c->cp);
-    c->engine = NULL;
     c->cg = NULL;
     c->cp = NULL;
     compiled_clear(self);
@@ -846,7 +878,10 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
     o.goto_targets = vgo;
     o.context = vctx;
     o.config = vcfg;
-    o.engine = c->engine;
+    if (c->workers > 1 && (o.engine = engine_take(c, &err)) == NULL) {
+        sstpy_raise(&err, NULL);
+        goto done;
+    }
     o.checkpoint_id = checkpoint_id;
     o.durability = (sst_durability)durability;
     o.subgraphs = subgraphs != 0;
@@ -866,6 +901,7 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
     sst_graph_result *r;
     Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
     Py_END_ALLOW_THREADS
+    engine_give(c, o.engine);
     if (r == NULL) {
         sstpy_raise(&err, NULL);
         goto done;

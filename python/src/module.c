@@ -48,14 +48,14 @@ void sstpy_fail_with_exception(sst_error *err, sst_code code) {
         Py_XDECREF(old);
     }
     Py_XDECREF(key);
-    PyObject *text = PyObject_Str(value);
+    PyObject *text = PyObject_Repr(value);
     const char *s = text != NULL ? PyUnicode_AsUTF8(text) : NULL;
     if (s == NULL) {
         PyErr_Clear();
         s = "";
     }
     err->code = code;
-    snprintf(err->msg, sizeof err->msg, "[py#%lld] %s: %s", id, Py_TYPE(value)->tp_name, s);
+    snprintf(err->msg, sizeof err->msg, "[py#%lld] %s", id, s);
     Py_XDECREF(text);
     Py_XDECREF(type);
     Py_XDECREF(value);

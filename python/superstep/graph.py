@@ -21,7 +21,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from . import _core
 from .config import _local, get_stream_writer
-from .errors import GraphInterrupt, InvalidUpdateError, _from_code
+from .errors import (
+    EngineValueError,
+    GraphInterrupt,
+    InvalidUpdateError,
+    SuperstepError,
+    _from_code,
+)
 from .types import (
     Command,
     Interrupt,
@@ -156,17 +162,17 @@ class _Run:
         self.context = context
 
 
-def _wants(fn: Callable) -> Tuple[set, int]:
+def _wants(fn: Callable) -> Tuple[dict, int]:
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return set(), 1
-    names = set()
+        return {}, 1
+    names: dict = {}
     positional = 0
     for p in sig.parameters.values():
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             positional += 1
-        names.add(p.name)
+        names[p.name] = True
     return names, positional
 
 
@@ -250,8 +256,10 @@ class _Node:
         self.retry = tuple(retry)
         self.state_cls = state_cls
         names, positional = _wants(fn)
-        self.want_config = "config" in names or positional >= 2
-        self.config_positional = "config" not in names and positional >= 2
+        special = {"writer", "runtime", "store", "config"}
+        extra = [n for n in list(names)[1:positional] if n not in special] if positional >= 2 else []
+        self.want_config = "config" in names or bool(extra)
+        self.config_positional = "config" not in names and bool(extra)
         self.want_writer = "writer" in names
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
@@ -498,6 +506,14 @@ class StateGraph:
             )
         if cache is not None or store is not None:
             raise NotImplementedError("compile: cache= and store= are not supported yet")
+        try:
+            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers)
+        except SuperstepError as e:
+            # A graph the engine refuses is LangGraph's ValueError at compile.
+            raise EngineValueError(str(e), e.code, e.node) from None
+
+    def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
+                 name: Optional[str], workers: Optional[int]) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -775,6 +791,11 @@ class CompiledStateGraph:
             return out
         if mode == "messages" and isinstance(ev, list) and len(ev) == 2:
             return tuple(ev)
+        if mode in ("tasks", "debug") and isinstance(ev, dict):
+            payload = ev.get("payload") if mode == "debug" else ev
+            for p in payload if isinstance(payload, list) else [payload]:
+                if isinstance(p, dict) and isinstance(p.get("triggers"), list):
+                    p["triggers"] = tuple(p["triggers"])
         return ev
 
     def stream(self, input: Any, config: Optional[dict] = None, *,
@@ -784,7 +805,7 @@ class CompiledStateGraph:
                **kwargs: Any) -> Iterator[Any]:
         """Runs the graph, yielding chunks as supersteps commit (LangGraph's stream)."""
         if stream_mode is None:
-            stream_mode = "values"
+            stream_mode = "updates"  # LangGraph's default for a StateGraph
         single = isinstance(stream_mode, str)
         modes = [stream_mode] if single else list(stream_mode)
         bits = 0

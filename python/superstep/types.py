@@ -71,6 +71,9 @@ class Command:
 
     PARENT = "__parent__"
 
+    def __class_getitem__(cls, item: Any) -> Any:  # Command[Literal["a", "b"]] in annotations
+        return cls
+
     def __repr__(self) -> str:
         parts = ", ".join(
             f"{f.name}={getattr(self, f.name)!r}"

@@ -1,0 +1,317 @@
+"""superstep's own tests of the Python binding: values, errors, the GIL and
+threads, and reference leaks (docs/python.md)."""
+
+import gc
+import operator
+import sys
+import threading
+import time
+from typing import Annotated, TypedDict
+
+import pytest
+
+from superstep.checkpoint import InMemorySaver, SqliteSaver
+from superstep.errors import GraphRecursionError, InvalidUpdateError
+from superstep.graph import END, START, StateGraph, add_messages
+from superstep.types import Command, RetryPolicy, Send, interrupt
+
+
+class State(TypedDict):
+    n: Annotated[int, operator.add]
+    items: Annotated[list, operator.add]
+    note: str
+
+
+def _chain():
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": 1, "items": ["a"]})
+    g.add_node("b", lambda s: {"n": 2, "items": ["b"], "note": "x"})
+    g.add_edge(START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", END)
+    return g.compile()
+
+
+def test_values_round_trip():
+    g = StateGraph(State)
+    payload = {"s": "é\u2028", "i": -(2**63), "f": 1.5, "b": True, "z": None, "l": [1, [2]],
+               "t": (1, 2)}
+    g.add_node("a", lambda s: {"note": payload})
+    g.add_edge(START, "a")
+    out = g.compile().invoke({"n": 1})
+    assert out["note"] == {**payload, "t": [1, 2]}
+    assert out["n"] == 1 and out["items"] == []
+
+
+def test_unsupported_value_names_its_path():
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"note": {"k": [1, {2, 3}]}})
+    g.add_edge(START, "a")
+    with pytest.raises(TypeError, match=r"\['note'\]\['k'\]\[1\]: cannot store a set"):
+        g.compile().invoke({"n": 1})
+    with pytest.raises(TypeError, match=r"input\['note'\]: cannot store a object"):
+        g.compile().invoke({"note": object()})
+    with pytest.raises(OverflowError):
+        g.compile().invoke({"n": 2**64})
+
+
+def test_node_exception_is_the_same_object():
+    class Boom(Exception):
+        pass
+
+    raised = []
+
+    def node(state):
+        e = Boom("node failed")
+        raised.append(e)
+        raise e
+
+    g = StateGraph(State)
+    g.add_node("a", node)
+    g.add_edge(START, "a")
+    with pytest.raises(Boom, match="node failed") as info:
+        g.compile().invoke({"n": 1})
+    assert info.value is raised[0]
+    assert info.value.__traceback__ is not None
+
+
+def test_router_and_reducer_exceptions():
+    def router(state):
+        raise KeyError("route")
+
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": 1})
+    g.add_edge(START, "a")
+    g.add_conditional_edges("a", router)
+    with pytest.raises(KeyError, match="route"):
+        g.compile().invoke({"n": 0})
+
+    def bad(a, b):
+        raise ZeroDivisionError("reducer")
+
+    class S2(TypedDict):
+        x: Annotated[str, bad]
+
+    g = StateGraph(S2)
+    g.add_node("a", lambda s: {"x": "y"})
+    g.add_edge(START, "a")
+    with pytest.raises(ZeroDivisionError, match="reducer"):
+        g.compile().invoke({})
+
+
+def test_builtin_and_custom_reducers():
+    def concat(a, b):
+        return (a or "") + b
+
+    class S(TypedDict):
+        total: Annotated[float, operator.add]
+        text: Annotated[str, concat]
+        msgs: Annotated[list, add_messages]
+        plain: int
+
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"total": 0.5, "text": "a", "msgs": [{"role": "user", "content": "hi", "id": "1"}]})
+    g.add_node("b", lambda s: {"total": 1, "text": "b", "msgs": [{"role": "ai", "content": "yo", "id": "1"}]})
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    out = g.compile().invoke({"total": 1.0, "text": ">"})
+    assert out["total"] == 2.5
+    assert out["text"] == ">ab"
+    assert out["msgs"] == [{"id": "1", "role": "assistant", "content": "yo"}]  # normalised
+
+    g = StateGraph(S)
+    g.add_node("a", lambda s: {"plain": 1})
+    g.add_node("b", lambda s: {"plain": 2})
+    g.add_edge(START, "a")
+    g.add_edge(START, "b")
+    with pytest.raises(InvalidUpdateError):
+        g.compile().invoke({})
+
+
+def test_recursion_limit():
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": 1})
+    g.add_edge(START, "a")
+    g.add_edge("a", "a")
+    with pytest.raises(GraphRecursionError):
+        g.compile().invoke({"n": 0}, {"recursion_limit": 5})
+
+
+def test_retry_policy_and_send():
+    calls = []
+
+    def flaky(arg):
+        calls.append(arg["i"])
+        if calls.count(arg["i"]) < 2:
+            raise ConnectionError("flaky")
+        return {"items": [arg["i"]]}
+
+    g = StateGraph(State)
+    g.add_node("fan", lambda s: {})
+    g.add_node("work", flaky, retry_policy=RetryPolicy(initial_interval=0.01, jitter=False))
+    g.add_edge(START, "fan")
+    g.add_conditional_edges("fan", lambda s: [Send("work", {"i": i}) for i in range(3)])
+    out = g.compile().invoke({"n": 0})
+    assert out["items"] == [0, 1, 2]
+    assert sorted(calls) == [0, 0, 1, 1, 2, 2]
+
+    g = StateGraph(State)
+    g.add_node("w", lambda s: (_ for _ in ()).throw(ValueError("no retry")),
+               retry_policy=RetryPolicy(initial_interval=0.01))
+    g.add_edge(START, "w")
+    with pytest.raises(ValueError, match="no retry"):
+        g.compile().invoke({"n": 0})
+
+
+def test_interrupt_resume_across_savers(tmp_path):
+    path = str(tmp_path / "t.db")
+
+    def build(saver):
+        g = StateGraph(State)
+
+        def ask(s):
+            answer = interrupt({"question": "ok?"})
+            return {"note": answer}
+
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        return g.compile(checkpointer=saver)
+
+    cfg = {"configurable": {"thread_id": "t"}}
+    first = build(SqliteSaver(path)).invoke({"n": 1}, cfg)
+    assert first["__interrupt__"][0].value == {"question": "ok?"}
+    out = build(SqliteSaver(path)).invoke(Command(resume="yes"), cfg)
+    assert out == {"n": 1, "items": [], "note": "yes"}
+
+
+def test_gil_is_released_during_invoke():
+    g = StateGraph(State)
+    g.add_node("a", lambda s: time.sleep(0.3) or {"n": 1})
+    g.add_edge(START, "a")
+    app = g.compile()
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.01)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    app.invoke({"n": 0})
+    stop.set()
+    t.join()
+    assert len(ticks) > 10
+
+
+def test_parallel_nodes_on_workers():
+    """Nodes of one superstep run on several workers: sleeps (GIL released) overlap.
+    Run under ThreadSanitizer in the tsan build."""
+    active = []
+    peak = []
+    lock = threading.Lock()
+
+    def make(name):
+        def node(state):
+            with lock:
+                active.append(name)
+                peak.append(len(active))
+            time.sleep(0.2)
+            with lock:
+                active.remove(name)
+            return {"items": [name], "n": 1}
+
+        return node
+
+    g = StateGraph(State)
+    for i in range(4):
+        g.add_node(f"p{i}", make(f"p{i}"))
+        g.add_edge(START, f"p{i}")
+    app = g.compile(workers=4)
+    t0 = time.monotonic()
+    for _ in range(3):
+        out = app.invoke({"n": 0})
+        assert out["items"] == ["p0", "p1", "p2", "p3"]  # task order, not finish order
+        assert out["n"] == 4
+    assert max(peak) >= 2
+    assert time.monotonic() - t0 < 3 * 0.8 * 0.9 * 4 / 2
+
+    # several Python threads invoking one compiled graph at once
+    errors = []
+
+    def run():
+        try:
+            for _ in range(5):
+                assert app.invoke({"n": 0})["n"] == 4
+        except BaseException as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_stream_stops_early():
+    g = StateGraph(State)
+    g.add_node("a", lambda s: {"n": 1})
+    g.add_edge(START, "a")
+    g.add_edge("a", "a")
+    app = g.compile()
+    seen = []
+    for chunk in app.stream({"n": 0}, {"recursion_limit": 1000}, stream_mode="values"):
+        seen.append(chunk["n"])
+        if len(seen) == 3:
+            break
+    assert seen == [0, 1, 2]
+
+
+def _counts():
+    gc.collect()
+    return len(gc.get_objects()), sys.getallocatedblocks()
+
+
+def test_no_reference_leaks_over_10000_invokes():
+    app = _chain()
+    saver_app = None
+    for _ in range(200):  # warm caches (type caches, interned strings)
+        app.invoke({"n": 1, "note": "x"})
+    objects0, blocks0 = _counts()
+    for i in range(10_000):
+        out = app.invoke({"n": i, "note": "x"})
+    assert out["n"] == 9_999 + 3
+    objects1, blocks1 = _counts()
+    assert objects1 - objects0 < 100, (objects0, objects1)
+    assert blocks1 - blocks0 < 1000, (blocks0, blocks1)
+
+    # errors, interrupts and streams too
+    g = StateGraph(State)
+
+    def ask(s):
+        if s["n"] % 2:
+            raise RuntimeError("odd")
+        return {"note": interrupt("q")}
+
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    saver_app = g.compile(checkpointer=InMemorySaver())
+    for i in range(100):
+        _cycle(saver_app, app, i)
+    objects0, blocks0 = _counts()
+    for i in range(100, 1100):
+        _cycle(saver_app, app, i)
+    objects1, blocks1 = _counts()
+    assert objects1 - objects0 < 100, (objects0, objects1)
+    assert blocks1 - blocks0 < 1000, (blocks0, blocks1)
+
+
+def _cycle(saver_app, app, i):
+    cfg = {"configurable": {"thread_id": "leak"}}
+    try:
+        saver_app.invoke({"n": i}, cfg)
+    except RuntimeError:
+        pass
+    list(app.stream({"n": i}, stream_mode=["values", "updates"]))
