@@ -187,8 +187,7 @@ static sst_value *convert(PyObject *o, const char *what, const path_step *p, int
         return v;
     } else if (sstpy.send != NULL && PyObject_TypeCheck(o, (PyTypeObject *)sstpy.send)) {
         return convert_send(o, what, p, depth);
-    } else if (sstpy.overwrite != NULL &&
-               PyObject_TypeCheck(o, (PyTypeObject *)sstpy.overwrite)) {
+    } else if (sstpy.overwrite != NULL && PyObject_TypeCheck(o, (PyTypeObject *)sstpy.overwrite)) {
         PyObject *val = PyObject_GetAttrString(o, "value");
         if (val == NULL) {
             return NULL;
@@ -219,8 +218,8 @@ static PyObject *send_from(const sst_value *v) {
     if (a == NULL) {
         return NULL;
     }
-    PyObject *s = PyObject_CallFunction(sstpy.send, "sN",
-                                        sst_string_cstr(sst_object_get(v, "__send__")), a);
+    PyObject *s =
+        PyObject_CallFunction(sstpy.send, "sN", sst_string_cstr(sst_object_get(v, "__send__")), a);
     return s;
 }
 

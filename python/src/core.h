@@ -36,7 +36,8 @@ extern _Thread_local sst_node_ctx *sstpy_current_ctx;
  * Send and Overwrite objects become their markers.
  */
 sst_value *sstpy_to_value(PyObject *o, const char *what);
-/* A value as a new Python object (dict, list, str, int, float, bool, None; Send markers as Send). */
+/* A value as a new Python object (dict, list, str, int, float, bool, None; Send markers as Send).
+ */
 PyObject *sstpy_from_value(const sst_value *v);
 
 /* Raises the exception for @p err (superstep.errors._from_code); returns NULL. */

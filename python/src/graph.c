@@ -23,7 +23,7 @@
 typedef struct names {
     const char **v; /* PyMem; the strings are borrowed from the list's str objects */
     size_t n;
-    bool set;   /* a list was given (even empty) */
+    bool set;      /* a list was given (even empty) */
     PyObject *seq; /* owned: keeps the strings alive */
 } names;
 
@@ -157,7 +157,8 @@ static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
             if (u == NULL) {
                 return SST_ETYPE;
             }
-            sst_code rc = n == 1 ? sst_node_update_all(ctx, u, err) : sst_node_add_update(ctx, u, err);
+            sst_code rc =
+                n == 1 ? sst_node_update_all(ctx, u, err) : sst_node_add_update(ctx, u, err);
             if (rc != SST_OK) {
                 return rc;
             }
@@ -237,8 +238,8 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
     PyObject *cur = current != NULL ? sstpy_from_value(current) : Py_NewRef(Py_None);
     sst_value_unref(current);
     PyObject *upd = cur != NULL ? sstpy_from_value(update) : NULL;
-    PyObject *res = upd != NULL ? PyObject_CallFunctionObjArgs((PyObject *)ud, cur, upd, NULL)
-                                : NULL;
+    PyObject *res =
+        upd != NULL ? PyObject_CallFunctionObjArgs((PyObject *)ud, cur, upd, NULL) : NULL;
     Py_XDECREF(cur);
     Py_XDECREF(upd);
     if (res != NULL) {
@@ -257,9 +258,9 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
 static const struct {
     const char *name;
     sst_stream_mode mode;
-} stream_modes[] = {{"values", SST_STREAM_VALUES},     {"updates", SST_STREAM_UPDATES},
-                    {"custom", SST_STREAM_CUSTOM},     {"debug", SST_STREAM_DEBUG},
-                    {"messages", SST_STREAM_MESSAGES}, {"tasks", SST_STREAM_TASKS},
+} stream_modes[] = {{"values", SST_STREAM_VALUES},          {"updates", SST_STREAM_UPDATES},
+                    {"custom", SST_STREAM_CUSTOM},          {"debug", SST_STREAM_DEBUG},
+                    {"messages", SST_STREAM_MESSAGES},      {"tasks", SST_STREAM_TASKS},
                     {"checkpoints", SST_STREAM_CHECKPOINTS}};
 
 static sst_code stream_fn(sst_stream_mode mode, const char *ns, const char *node,
@@ -277,8 +278,8 @@ static sst_code stream_fn(sst_stream_mode mode, const char *ns, const char *node
         rc = SST_ECANCELLED;
     } else {
         PyObject *ev = sstpy_from_value(event);
-        PyObject *res = ev != NULL ? PyObject_CallFunction(r->on_event, "szzO", name, ns, node, ev)
-                                   : NULL;
+        PyObject *res =
+            ev != NULL ? PyObject_CallFunction(r->on_event, "szzO", name, ns, node, ev) : NULL;
         Py_XDECREF(ev);
         if (res == NULL) {
             PyObject *type, *value, *tb;
@@ -522,8 +523,8 @@ static PyObject *graph_set_fields(PyObject *self, PyObject *args) {
 static int retry_from(PyObject *t, sst_retry_policy *p) {
     sst_retry_policy_init(p);
     int jitter = 1;
-    if (!PyArg_ParseTuple(t, "Idddp", &p->max_attempts, &p->initial_interval_s,
-                          &p->backoff_factor, &p->max_interval_s, &jitter)) {
+    if (!PyArg_ParseTuple(t, "Idddp", &p->max_attempts, &p->initial_interval_s, &p->backoff_factor,
+                          &p->max_interval_s, &jitter)) {
         return -1;
     }
     p->jitter = jitter != 0;
@@ -537,8 +538,8 @@ static int retry_from(PyObject *t, sst_retry_policy *p) {
  * Compiled run as the node instead of @p node.
  */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",     "node",     "retry", "ends", "defer", "input_fields",
-                          "metadata", "subgraph", NULL};
+    static char *kwn[] = {"name",         "node",     "retry",    "ends", "defer",
+                          "input_fields", "metadata", "subgraph", NULL};
     graph_obj *o = (graph_obj *)self;
     const char *name;
     PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
@@ -815,11 +816,13 @@ static int opt_value(PyObject *o, sst_value **out, const char *what) {
  *   -> (status, state, interrupts)
  */
 static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"input",        "has_input",      "thread_id",       "checkpoint_id",
-                          "config",       "pyconfig",       "resume",          "has_resume",
-                          "resume_by_id", "update",         "goto",            "recursion_limit",
-                          "stream_modes", "on_event",       "interrupt_before", "interrupt_after",
-                          "durability",   "context",        "subgraphs",       NULL};
+    static char *kwn[] = {"input",           "has_input",  "thread_id",
+                          "checkpoint_id",   "config",     "pyconfig",
+                          "resume",          "has_resume", "resume_by_id",
+                          "update",          "goto",       "recursion_limit",
+                          "stream_modes",    "on_event",   "interrupt_before",
+                          "interrupt_after", "durability", "context",
+                          "subgraphs",       NULL};
     compiled_obj *c = (compiled_obj *)self;
     PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
     PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
@@ -845,9 +848,8 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
     if ((has_input && input != Py_None && (vin = sstpy_to_value(input, "input")) == NULL) ||
         (has_resume && (vres = sstpy_to_value(resume, "Command resume")) == NULL) ||
         opt_value(by_id, &vby, "Command resume") < 0 ||
-        opt_value(update, &vupd, "Command update") < 0 ||
-        opt_value(go, &vgo, "Command goto") < 0 || opt_value(context, &vctx, "context") < 0 ||
-        opt_value(config, &vcfg, "config") < 0 ||
+        opt_value(update, &vupd, "Command update") < 0 || opt_value(go, &vgo, "Command goto") < 0 ||
+        opt_value(context, &vctx, "context") < 0 || opt_value(config, &vcfg, "config") < 0 ||
         names_from(before, &nb, "interrupt_before") < 0 ||
         names_from(after, &na, "interrupt_after") < 0) {
         goto done;
@@ -858,7 +860,8 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
         vcfg = sst_object_empty();
     }
     const sst_value *conf = sst_object_get(vcfg, "configurable");
-    sst_value *conf2 = conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
+    sst_value *conf2 =
+        conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
     sst_value *addr = sst_int_new((int64_t)(intptr_t)&run, &err);
     conf2 = addr != NULL ? sst_object_set_take(conf2, "__pyrun__", addr, &err) : NULL;
     vcfg = conf2 != NULL ? sst_object_set_take(vcfg, "configurable", conf2, &err) : NULL;
@@ -900,8 +903,7 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
     }
     sst_graph_result *r;
     Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
-    Py_END_ALLOW_THREADS
-    engine_give(c, o.engine);
+    Py_END_ALLOW_THREADS engine_give(c, o.engine);
     if (r == NULL) {
         sstpy_raise(&err, NULL);
         goto done;
@@ -954,10 +956,9 @@ static PyObject *compiled_get_state(PyObject *self, PyObject *args) {
     }
     sst_error err = {0};
     sst_value *st;
-    Py_BEGIN_ALLOW_THREADS st = nested ? sst_graph_get_state_nested(t, cp, &err)
-                                       : sst_graph_get_state(t, cp, &err);
-    Py_END_ALLOW_THREADS
-    sst_graph_thread_free(t);
+    Py_BEGIN_ALLOW_THREADS st =
+        nested ? sst_graph_get_state_nested(t, cp, &err) : sst_graph_get_state(t, cp, &err);
+    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
     if (st == NULL) {
         return sstpy_raise(&err, NULL);
     }
@@ -987,8 +988,7 @@ static PyObject *compiled_history(PyObject *self, PyObject *args) {
     sst_error err = {0};
     sst_value *h;
     Py_BEGIN_ALLOW_THREADS h = sst_graph_get_state_history(t, f, (size_t)limit, &err);
-    Py_END_ALLOW_THREADS
-    sst_graph_thread_free(t);
+    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
     sst_value_unref(f);
     if (h == NULL) {
         return sstpy_raise(&err, NULL);
@@ -1027,8 +1027,7 @@ static PyObject *compiled_update_state(PyObject *self, PyObject *args) {
     if (rc == SST_OK) {
         st = sst_graph_get_state(t, NULL, &err);
     }
-    Py_END_ALLOW_THREADS
-    sst_graph_thread_free(t);
+    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
     sst_value_unref(v);
     if (st == NULL) {
         return sstpy_raise(&err, as_node);

@@ -97,8 +97,8 @@ PyObject *sstpy_raise(const sst_error *err, const char *node) {
         PyErr_Format(PyExc_RuntimeError, "%s: %s", sst_code_name(err->code), err->msg);
         return NULL;
     }
-    PyObject *e = PyObject_CallFunction(sstpy.from_code, "sss", sst_code_name(err->code), err->msg,
-                                        node);
+    PyObject *e =
+        PyObject_CallFunction(sstpy.from_code, "sss", sst_code_name(err->code), err->msg, node);
     if (e != NULL) {
         PyErr_SetObject((PyObject *)Py_TYPE(e), e);
         Py_DECREF(e);
@@ -186,11 +186,11 @@ static PyObject *py_node_info(PyObject *self, PyObject *unused) {
     }
     const char *thread = sst_node_thread_id(ctx);
     return Py_BuildValue("{s:s,s:K,s:I,s:s,s:s,s:z,s:d,s:K}", "name", sst_node_name(ctx), "step",
-                         (unsigned long long)sst_node_step(ctx), "attempt",
-                         sst_node_attempt(ctx), "task_id", sst_node_task_id(ctx),
-                         "checkpoint_ns", sst_node_checkpoint_ns(ctx), "thread_id", thread,
-                         "first_attempt_time", sst_node_first_attempt_time(ctx),
-                         "remaining_steps", (unsigned long long)sst_node_remaining_steps(ctx));
+                         (unsigned long long)sst_node_step(ctx), "attempt", sst_node_attempt(ctx),
+                         "task_id", sst_node_task_id(ctx), "checkpoint_ns",
+                         sst_node_checkpoint_ns(ctx), "thread_id", thread, "first_attempt_time",
+                         sst_node_first_attempt_time(ctx), "remaining_steps",
+                         (unsigned long long)sst_node_remaining_steps(ctx));
 }
 
 /* reduce(name, current, update): a built-in reducer applied to Python values. */
@@ -268,9 +268,15 @@ static PyMethodDef methods[] = {
     {"to_json", py_to_json, METH_O, "A value as compact JSON."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "superstep._core",
-                                    "superstep's C engine, bound to Python.", -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "superstep._core",
+                                    "superstep's C engine, bound to Python.",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
 
 PyMODINIT_FUNC PyInit__core(void);
 PyMODINIT_FUNC PyInit__core(void) {
@@ -279,8 +285,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     if ((exc_registry = PyDict_New()) == NULL || sstpy_graph_init(m) < 0 ||
-        sstpy_saver_init(m) < 0 ||
-        PyModule_AddStringConstant(m, "version", sst_version()) < 0) {
+        sstpy_saver_init(m) < 0 || PyModule_AddStringConstant(m, "version", sst_version()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -76,8 +76,7 @@ static PyObject *saver_delete_thread(PyObject *self, PyObject *arg) {
     sst_error err = {0};
     sst_code rc;
     Py_BEGIN_ALLOW_THREADS rc = sst_checkpointer_delete_thread(cp, id, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != SST_OK) {
+    Py_END_ALLOW_THREADS if (rc != SST_OK) {
         return sstpy_raise(&err, NULL);
     }
     Py_RETURN_NONE;
@@ -93,8 +92,7 @@ static PyObject *saver_threads(PyObject *self, PyObject *unused) {
     sst_error err = {0};
     sst_value *v;
     Py_BEGIN_ALLOW_THREADS v = sst_checkpointer_search_threads(cp, NULL, &err);
-    Py_END_ALLOW_THREADS
-    if (v == NULL) {
+    Py_END_ALLOW_THREADS if (v == NULL) {
         return sstpy_raise(&err, NULL);
     }
     PyObject *o = sstpy_from_value(v);
