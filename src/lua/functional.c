@@ -93,10 +93,10 @@ static bool word_at(const char *s, const char *w) {
 
 /* Reads a name or dotted path (a.b.c, a.b:c) at @p s; its last part to @p out; past it, or NULL. */
 static const char *read_path(const char *s, char *out, size_t n) {
-    static const char *const keywords[] = {"and",    "break", "do",    "else", "elseif", "end",
-                                           "false",  "for",   "function", "goto", "if", "in",
-                                           "local",  "nil",   "not",   "or",   "repeat", "return",
-                                           "then",   "true",  "until", "while"};
+    static const char *const keywords[] = {"and",   "break", "do",       "else", "elseif", "end",
+                                           "false", "for",   "function", "goto", "if",     "in",
+                                           "local", "nil",   "not",      "or",   "repeat", "return",
+                                           "then",  "true",  "until",    "while"};
     const char *last;
     size_t len;
     for (;;) {
@@ -164,7 +164,8 @@ static bool default_name(lua_State *L, int fn, char *out, size_t n) {
     lua_Debug ar;
     if (lua_type(L, fn) == LUA_TFUNCTION && !lua_iscfunction(L, fn)) {
         lua_pushvalue(L, fn);
-        if (lua_getinfo(L, ">S", &ar) && source_line(ar.source, ar.linedefined, line, sizeof line) &&
+        if (lua_getinfo(L, ">S", &ar) &&
+            source_line(ar.source, ar.linedefined, line, sizeof line) &&
             name_in_line(line, true, out, n)) {
             return true;
         }
