@@ -242,6 +242,15 @@ const char *tu_pg_url(void) {
     return NULL;
 }
 
+int tu_pg_group_setup(const char *prefix, char *url, size_t n) {
+    url[0] = '\0';
+    if (tu_pg_url() == NULL) {
+        print_message("no test PostgreSQL server: its cases skip\n");
+        return 0;
+    }
+    return tu_pg_fresh(prefix, url, n);
+}
+
 int tu_pg_exec(const char *url, const char *sql) {
     PGconn *c = PQconnectdb(url);
     int rc = -1;

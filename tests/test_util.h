@@ -120,6 +120,18 @@ const char *tu_pg_url(void);
 int tu_pg_fresh(const char *prefix, char *buf, size_t n);
 /* Runs SQL text on the database of @p url (a tu_pg_fresh URL: in its schema); 0 or -1. */
 int tu_pg_exec(const char *url, const char *sql);
+/*
+ * A group setup for a suite of PostgreSQL cases: @p url gets a fresh schema's URL
+ * (tu_pg_fresh), or "" when there is no test server (said once; the cases then skip
+ * through TU_NEED_PG). Returns what tu_pg_fresh returns, or 0 without a server.
+ */
+int tu_pg_group_setup(const char *prefix, char *url, size_t n);
+#define TU_NEED_PG(url)                                                                            \
+    do {                                                                                           \
+        if ((url)[0] == '\0') {                                                                    \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
 /* Removes @p dir and everything in it; returns 0, or -1 on failure. */
 int tu_rm_rf(const char *dir);
 

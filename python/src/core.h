@@ -42,6 +42,9 @@ PyObject *sstpy_from_value(const sst_value *v);
 
 /* Raises the exception for @p err (superstep.errors._from_code); returns NULL. */
 PyObject *sstpy_raise(const sst_error *err, const char *node);
+/* @p v (taken: unreferenced here) as a new Python object, or, when @p v is NULL (the call
+ * that made it failed), the exception for @p err naming @p node as sstpy_raise does. */
+PyObject *sstpy_take_value(sst_value *v, const sst_error *err, const char *node);
 
 /*
  * Python exceptions raised on engine threads (a node, a router, a custom

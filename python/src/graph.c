@@ -959,12 +959,7 @@ static PyObject *compiled_get_state(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS st =
         nested ? sst_graph_get_state_nested(t, cp, &err) : sst_graph_get_state(t, cp, &err);
     Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    if (st == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = sstpy_from_value(st);
-    sst_value_unref(st);
-    return o;
+    return sstpy_take_value(st, &err, NULL);
 }
 
 /* history(thread_id, filter=None, limit=0, ns=None) -> [dict] newest first */
@@ -990,12 +985,7 @@ static PyObject *compiled_history(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS h = sst_graph_get_state_history(t, f, (size_t)limit, &err);
     Py_END_ALLOW_THREADS sst_graph_thread_free(t);
     sst_value_unref(f);
-    if (h == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = sstpy_from_value(h);
-    sst_value_unref(h);
-    return o;
+    return sstpy_take_value(h, &err, NULL);
 }
 
 /*
@@ -1029,12 +1019,7 @@ static PyObject *compiled_update_state(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS sst_graph_thread_free(t);
     sst_value_unref(v);
-    if (st == NULL) {
-        return sstpy_raise(&err, as_node);
-    }
-    PyObject *o = sstpy_from_value(st);
-    sst_value_unref(st);
-    return o;
+    return sstpy_take_value(st, &err, as_node);
 }
 
 /* mermaid(xray=0) -> str */
@@ -1063,12 +1048,7 @@ static PyObject *compiled_graph_json(PyObject *self, PyObject *args) {
     }
     sst_error err = {0};
     sst_value *v = sst_compiled_graph_json(c->cg, xray, &err);
-    if (v == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = sstpy_from_value(v);
-    sst_value_unref(v);
-    return o;
+    return sstpy_take_value(v, &err, NULL);
 }
 
 static PyObject *compiled_warnings(PyObject *self, PyObject *unused) {

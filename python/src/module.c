@@ -83,6 +83,15 @@ PyObject *sstpy_take_exception(const char *msg) {
     return exc;
 }
 
+PyObject *sstpy_take_value(sst_value *v, const sst_error *err, const char *node) {
+    if (v == NULL) {
+        return sstpy_raise(err, node);
+    }
+    PyObject *o = sstpy_from_value(v);
+    sst_value_unref(v);
+    return o;
+}
+
 PyObject *sstpy_raise(const sst_error *err, const char *node) {
     PyObject *exc = sstpy_take_exception(err->msg);
     if (exc != NULL) {
@@ -230,12 +239,7 @@ static PyObject *py_reduce(PyObject *self, PyObject *args) {
     const sst_value *ups[1] = {prepared};
     sst_value *out = sst_reducer_apply(r, "value", c, ups, 1, &err);
     sst_value_unref(prepared);
-    if (out == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = sstpy_from_value(out);
-    sst_value_unref(out);
-    return o;
+    return sstpy_take_value(out, &err, NULL);
 }
 
 /* to_json(obj) -> str: the value as compact JSON (tests, debugging). */

@@ -92,12 +92,7 @@ static PyObject *saver_threads(PyObject *self, PyObject *unused) {
     sst_error err = {0};
     sst_value *v;
     Py_BEGIN_ALLOW_THREADS v = sst_checkpointer_search_threads(cp, NULL, &err);
-    Py_END_ALLOW_THREADS if (v == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = sstpy_from_value(v);
-    sst_value_unref(v);
-    return o;
+    Py_END_ALLOW_THREADS return sstpy_take_value(v, &err, NULL);
 }
 
 static PyObject *saver_close(PyObject *self, PyObject *unused) {

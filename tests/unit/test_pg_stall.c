@@ -42,20 +42,10 @@ static char g_url[600];
 
 static int setup(void **state) {
     (void)state;
-    g_url[0] = '\0';
-    if (tu_pg_url() == NULL) {
-        print_message("no test PostgreSQL server: its cases skip\n");
-        return 0;
-    }
-    return tu_pg_fresh("stall", g_url, sizeof g_url);
+    return tu_pg_group_setup("stall", g_url, sizeof g_url);
 }
 
-#define NEED_PG()                                                                                  \
-    do {                                                                                           \
-        if (g_url[0] == '\0') {                                                                    \
-            skip();                                                                                \
-        }                                                                                          \
-    } while (0)
+#define NEED_PG() TU_NEED_PG(g_url)
 
 /* ---- the stopped process: a gate in the commit hook ---- */
 
