@@ -20,6 +20,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "./_server.mjs";
 
+// A test file's deadline only turns a hang into a failure: SST_TEST_TIME_SCALE (set by
+// CTest: x3 under ASan, x5 under TSan) stretches it, as a sanitizer build on a busy
+// machine takes minutes where a quiet plain one takes seconds.
+const TIME_SCALE = Math.max(1, Number(process.env.SST_TEST_TIME_SCALE) || 1);
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 function usage(msg) {
@@ -138,7 +143,7 @@ async function main() {
       superstep: opts.superstep,
       config: path.join(HERE, "langgraph.json"),
       args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "2"],
-      timeoutMs: 20000,
+      timeoutMs: 20000 * TIME_SCALE,
     });
     url = server.url;
     console.log(`run.mjs: superstep serve listening on ${url} (db ${db})`);
@@ -159,7 +164,7 @@ async function main() {
   if (opts.superstep) env.SST_SUPERSTEP = opts.superstep;
   else delete env.SST_SUPERSTEP;
 
-  const args = ["--test", `--test-concurrency=${opts.jobs}`, "--test-timeout=60000", "--test-reporter=spec",
+  const args = ["--test", `--test-concurrency=${opts.jobs}`, `--test-timeout=${60000 * TIME_SCALE}`, "--test-reporter=spec",
     ...files.map((f) => path.join(HERE, f))];
   const code = await new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: HERE, env, stdio: "inherit" });
