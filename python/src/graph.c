@@ -438,6 +438,22 @@ static const sst_reducer *reducer_from(graph_obj *o, PyObject *spec, const char 
     return *owned;
 }
 
+/* A field's reducer (*r; *owned when made here, freed by the caller) and default (*d, NULL
+ * without one) from @p spec and @p def; false with a Python exception set. */
+static bool field_spec(graph_obj *o, const char *name, PyObject *spec, PyObject *def, int has_def,
+                       const sst_reducer **r, sst_reducer **owned, sst_value **d) {
+    *d = NULL;
+    *r = reducer_from(o, spec, name, owned);
+    if (*r == NULL && PyErr_Occurred()) {
+        return false;
+    }
+    if (has_def && (*d = sstpy_to_value(def, "default")) == NULL) {
+        sst_reducer_free(*owned);
+        return false;
+    }
+    return true;
+}
+
 /* add_field(name, reducer, default, has_default) */
 static PyObject *graph_add_field(PyObject *self, PyObject *args) {
     graph_obj *o = (graph_obj *)self;
@@ -448,13 +464,9 @@ static PyObject *graph_add_field(PyObject *self, PyObject *args) {
         return NULL;
     }
     sst_reducer *owned;
-    const sst_reducer *r = reducer_from(o, spec, name, &owned);
-    if (r == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    sst_value *d = NULL;
-    if (has_def && (d = sstpy_to_value(def, "default")) == NULL) {
-        sst_reducer_free(owned);
+    const sst_reducer *r;
+    sst_value *d;
+    if (!field_spec(o, name, spec, def, has_def, &r, &owned, &d)) {
         return NULL;
     }
     sst_error err = {0};
@@ -472,13 +484,9 @@ static PyObject *graph_set_root(PyObject *self, PyObject *args) {
         return NULL;
     }
     sst_reducer *owned;
-    const sst_reducer *r = reducer_from(o, spec, SST_ROOT, &owned);
-    if (r == NULL && PyErr_Occurred()) {
-        return NULL;
-    }
-    sst_value *d = NULL;
-    if (has_def && (d = sstpy_to_value(def, "default")) == NULL) {
-        sst_reducer_free(owned);
+    const sst_reducer *r;
+    sst_value *d;
+    if (!field_spec(o, SST_ROOT, spec, def, has_def, &r, &owned, &d)) {
         return NULL;
     }
     sst_error err = {0};
