@@ -90,6 +90,37 @@ sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data) {
                : SST_OK;
 }
 
+sst_code sst__entry_persist_start(sst_graph_thread *th, const sst_value *input,
+                                  const sst_value *prepared, const sst_value *state_after,
+                                  const sst_value *rp, bool fork, const sst_invoke_opts *o,
+                                  sst_error *err) {
+    th->restart = false;
+    sst_value *group = prepared != NULL
+                           ? sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err)
+                           : sst_array_empty();
+    sst_value *groups = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
+    if (groups == NULL) {
+        return sst__code(err);
+    }
+    if (o->durability == SST_DURABILITY_EXIT) {
+        /* Held back with the supersteps' deltas; sst__persist_stop writes the input
+         * checkpoint when the entrypoint stopped in its step. */
+        sst_value_unref(th->exit_groups);
+        sst_value_unref(th->exit_writes);
+        th->exit_writes = NULL;
+        th->exit_groups = groups;
+        return SST_OK;
+    }
+    sst_value *meta = sst__set_take(sst_object_empty(), SST_START,
+                                    sst_value_ref(input != NULL ? input : sst_null()), err);
+    sst_code rc = meta != NULL ? sst__persist_put(th, th->last_step + 1, fork ? "fork" : "input",
+                                                  state_after, groups, rp, meta, o, err)
+                               : sst__code(err);
+    sst_value_unref(meta);
+    sst_value_unref(groups);
+    return rc;
+}
+
 static const sst_value *state_field(const sst_node_ctx *ctx, const char *field) {
     if (ctx == NULL || !ctx->cg->g->entrypoint || ctx->call_name != NULL) {
         return NULL;
@@ -233,12 +264,28 @@ sst_future *sst_node_submit(sst_node_ctx *ctx, const sst_task_spec *spec, sst_va
         co.cache.key = task_cache_key;
         co.cache.key_user_data = f;
     }
+    const sst_value *in = input; /* the call's input (taken by it): lives with the call */
     f->call = sst_task_call(ctx->task, spec->name, run_task, f, input, &co, err);
     if (f->call == NULL) {
         sst__free(f);
         return NULL;
     }
     f->spec.name = sst_call_name(f->call);
+    /* LangGraph announces each task it pushes, one replayed from an earlier run too. */
+    sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
+    if (sst__live_on(l, SST_STREAM_TASKS) || sst__live_on(l, SST_STREAM_DEBUG)) {
+        sst_value *p = sst__set_take(sst_object_empty(), "id",
+                                     sst_string_new(sst_call_id(f->call), NULL), NULL);
+        p = sst__set_take(p, "name", sst_string_new(f->spec.name, NULL), NULL);
+        p = sst__set_take(p, "input", sst_value_ref(in != NULL ? in : sst_null()), NULL);
+        p = sst__set_take(
+            p, "triggers",
+            sst__push_take(sst_array_empty(), sst_string_new("__pregel_push", NULL), NULL), NULL);
+        if (sst__live_task_event(l, "task", sst__lg_step(ctx->cg, sst_task_superstep(ctx->task)),
+                                 f->spec.name, p, err) != SST_OK) {
+            return NULL; /* the future stays on ctx: freed with it */
+        }
+    }
     if (ctx->futures_tail != NULL) {
         ctx->futures_tail->next = f;
     } else {

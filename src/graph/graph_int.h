@@ -161,6 +161,9 @@ struct sst_graph_thread {
     bool rebased;            /* the next checkpoint is a branch (sst__persist_rebase) */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
     sst_value *exit_writes;  /* owned: the nodes that wrote in its last superstep, or NULL */
+    /* Durability "exit": the id of the last checkpoint streamed unsaved (stream.c), which
+     * the checkpoint saved at the end takes, as LangGraph's does; "" when none. */
+    char exit_id[37];
     /* The latest checkpoint is a run's input (or fork) checkpoint whose first loop
      * checkpoint never committed (a crash between the two): the run starts again. */
     bool restart;
@@ -518,5 +521,23 @@ bool sst__interrupt_of_task(const sst_value *x, const char *id);
 void sst__functional_ctx_free(sst_node_ctx *ctx);
 /* The entrypoint node's function (sst_graph_set_entrypoint). */
 sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data);
+/*
+ * LangGraph's step of engine superstep @p superstep of @p cg: one more for a StateGraph
+ * (its START runs as a step of its own there, before the first nodes), the same for an
+ * entrypoint graph (its node runs at step 0, triggered by __start__).
+ */
+static inline int64_t sst__lg_step(const sst_compiled_graph *cg, uint64_t superstep) {
+    return (int64_t)superstep + (cg->g->entrypoint ? 0 : 1);
+}
+/*
+ * An entrypoint run's start on a durable thread: its input checkpoint, with the input
+ * applied (@p prepared, @p state_after) and the entrypoint as its next task (@p rp), as
+ * LangGraph's; no loop checkpoint before the entrypoint runs. Durability "exit" holds it
+ * back as sst__persist_start does.
+ */
+sst_code sst__entry_persist_start(sst_graph_thread *th, const sst_value *input,
+                                  const sst_value *prepared, const sst_value *state_after,
+                                  const sst_value *rp, bool fork, const sst_invoke_opts *o,
+                                  sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_INT_H */

@@ -559,7 +559,10 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
         return false;
     }
     if (durable &&
-        sst__persist_start(th, restart, input, prepared, *state, *rp, fork, c->o, err) != SST_OK) {
+        (cg->g->entrypoint
+             ? sst__entry_persist_start(th, input, prepared, *state, *rp, fork, c->o, err)
+             : sst__persist_start(th, restart, input, prepared, *state, *rp, fork, c->o, err)) !=
+            SST_OK) {
         sst_value_unref(prepared);
         sst_value_unref(*rp);
         *rp = NULL;
@@ -587,6 +590,20 @@ static void call_hook(const sst_task *t, const sst_value *entry, void *user_data
                              sst__set_take(sst_object_empty(), name,
                                            sst_value_ref(sst_object_get(entry, "result")), NULL),
                              NULL);
+    }
+    if (sst__live_on(&c->live, SST_STREAM_TASKS) || sst__live_on(&c->live, SST_STREAM_DEBUG)) {
+        /* LangGraph's task result: the task's write to its __return__ channel. */
+        sst_value *p = sst__set_take(sst_object_empty(), "id",
+                                     sst_value_ref(sst_object_get(entry, "task")), NULL);
+        p = sst__set_take(p, "name", str(name), NULL);
+        p = sst__set_take(p, "error", sst_null(), NULL);
+        p = sst__set_take(p, "interrupts", sst_array_empty(), NULL);
+        p = sst__set_take(p, "result",
+                          sst__set_take(sst_object_empty(), "__return__",
+                                        sst_value_ref(sst_object_get(entry, "result")), NULL),
+                          NULL);
+        (void)sst__live_task_event(&c->live, "task_result",
+                                   sst__lg_step(c->cg, sst_task_superstep(t)), name, p, NULL);
     }
     sst_graph_thread *th = c->th;
     /* A saver living in this process (SST_SAVER_VALUES) dies with it: a crash leaves nothing

@@ -56,6 +56,28 @@ sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_v
     return rc;
 }
 
+sst_code sst__live_task_event(sst__live *l, const char *type, int64_t step, const char *node,
+                              sst_value *payload, sst_error *err) {
+    if (payload == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = SST_OK;
+    bool tasks = strcmp(type, "checkpoint") != 0;
+    if (sst__live_on(l, tasks ? SST_STREAM_TASKS : SST_STREAM_CHECKPOINTS)) {
+        rc = sst__live_send(l, tasks ? SST_STREAM_TASKS : SST_STREAM_CHECKPOINTS, node,
+                            sst_value_ref(payload), err);
+    }
+    if (rc == SST_OK && sst__live_on(l, SST_STREAM_DEBUG)) {
+        sst_value *e = sst__set_take(sst_object_empty(), "type", sst_string_new(type, NULL), NULL);
+        e = sst__set_take(e, "timestamp", sst__stream_now(), NULL);
+        e = sst__set_take(e, "step", sst_int_new(step, NULL), NULL);
+        e = sst__set_take(e, "payload", sst_value_ref(payload), NULL);
+        rc = sst__live_send(l, SST_STREAM_DEBUG, node, e, err);
+    }
+    sst_value_unref(payload);
+    return rc;
+}
+
 /* True when @p v looks like a message: an object with "content" and "role" or "type". */
 static bool is_message(const sst_value *v) {
     return sst_is_object(v) && sst_object_get(v, "content") != NULL &&
@@ -108,8 +130,8 @@ static sst_value *metadata(const sst__live *l, sst_task *t, const char *node) {
             m = sst__set_take(m, k_meta_keys[i], sst_value_ref(v), NULL);
         }
     }
-    m = sst__set_take(m, "langgraph_step", sst_int_new((int64_t)sst_task_superstep(t) + 1, NULL),
-                      NULL);
+    m = sst__set_take(m, "langgraph_step",
+                      sst_int_new(sst__lg_step(l->cg, sst_task_superstep(t)), NULL), NULL);
     m = sst__set_take(m, "langgraph_node", sst_string_new(node, NULL), NULL);
     sst__buf b;
     sst__buf_init(&b);

@@ -440,7 +440,12 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
                             const sst_value *writes_meta, const sst_invoke_opts *o,
                             sst_error *err) {
     char id[37];
-    sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
+    if (th->exit_id[0] != '\0') { /* the id it was streamed with (durability "exit") */
+        snprintf(id, sizeof id, "%s", th->exit_id);
+        th->exit_id[0] = '\0';
+    } else {
+        sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
+    }
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
     sst__put w = {
         .id = id,
@@ -590,8 +595,8 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
     } else {
         sst_value *groups = sst_array_push_take(sst_array_empty(), group, err);
         group = NULL;
-        rc = groups != NULL ? sst__persist_put(th, (int64_t)st->superstep + 1, "loop", st->state,
-                                               groups, st->next, writes, o, err)
+        rc = groups != NULL ? sst__persist_put(th, sst__lg_step(th->cg, st->superstep), "loop",
+                                               st->state, groups, st->next, writes, o, err)
                             : sst__code(err);
         sst_value_unref(groups);
     }
@@ -620,12 +625,14 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     }
     if (th->exit_groups != NULL) {
         /* SST_DURABILITY_EXIT: everything since the start in one checkpoint. */
-        uint64_t step = sst_run_result_supersteps(rr);
+        int64_t step = sst__lg_step(th->cg, sst_run_result_supersteps(rr)) - 1;
         sst_value *groups = th->exit_groups, *writes = th->exit_writes;
         th->exit_groups = NULL;
         th->exit_writes = NULL;
-        sst_code rc = sst__persist_put(th, (int64_t)step, "loop", sst_run_result_state(rr), groups,
-                                       has_tasks(rp) ? rp : NULL, writes, o, err);
+        /* An entrypoint stopped in its step: the input checkpoint, as LangGraph saves it. */
+        bool input = th->cg->g->entrypoint && writes == NULL;
+        sst_code rc = sst__persist_put(th, step, input ? "input" : "loop", sst_run_result_state(rr),
+                                       groups, has_tasks(rp) ? rp : NULL, writes, o, err);
         sst_value_unref(groups);
         sst_value_unref(writes);
         if (rc != SST_OK) {

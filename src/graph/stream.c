@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "stream.h"
+#include "superstep/functional.h"
 #include "values/build.h"
 
 static sst_value *str(const char *s) {
@@ -48,9 +49,24 @@ void sst__stream_init(sst__streamer *s, const sst_compiled_graph *cg, const sst_
             s->rc = sst__enomem(&s->err);
         }
     }
+    if (th != NULL) {
+        th->exit_id[0] = '\0';
+    }
+    if (th != NULL && th->last_id != NULL && o->durability == SST_DURABILITY_EXIT &&
+        s->rc == SST_OK &&
+        (sst__stream_on(s, SST_STREAM_CHECKPOINTS) || sst__stream_on(s, SST_STREAM_DEBUG))) {
+        sst_error err = {0};
+        sst_value *rec = sst__record_get(th, th->last_id, &err);
+        const char *parent = sst_string_cstr(sst_object_get(rec, "parent"));
+        snprintf(s->base_parent, sizeof s->base_parent, "%s", parent != NULL ? parent : "");
+        sst_value_unref(rec);
+    }
 }
 
 void sst__stream_free(sst__streamer *s) {
+    if (s->th != NULL) {
+        s->th->exit_id[0] = '\0'; /* taken by the checkpoint saved at the end, or by none */
+    }
     sst_value_unref(s->state);
     sst_value_unref(s->next);
     sst_value_unref(s->cached);
@@ -123,8 +139,7 @@ static sst_value *task_writes(const sst_value *delta) {
     return out;
 }
 
-/* Now as Python's datetime.now(timezone.utc).isoformat(). */
-static sst_value *iso_now(void) {
+sst_value *sst__stream_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     time_t secs = ts.tv_sec;
@@ -171,9 +186,9 @@ static void emit_typed(sst__streamer *s, sst_stream_mode m, const char *type, in
     }
     if (sst__stream_on(s, SST_STREAM_DEBUG)) {
         sst_value *e = sst__set_take(sst_object_empty(), "type", str(type), NULL);
-        e = sst__set_take(e, "timestamp",
-                          when != NULL && !sst_is_null(when) ? sst_value_ref(when) : iso_now(),
-                          NULL);
+        e = sst__set_take(
+            e, "timestamp",
+            when != NULL && !sst_is_null(when) ? sst_value_ref(when) : sst__stream_now(), NULL);
         e = sst__set_take(e, "step", sst_int_new(step, NULL), NULL);
         e = sst__set_take(e, "payload", sst_value_ref(payload), NULL);
         emit(s, SST_STREAM_DEBUG, node, e);
@@ -194,7 +209,12 @@ static void emit_result(sst__streamer *s, int64_t step, const char *id, const ch
     r = sst__set_take(r, "name", str(node), NULL);
     r = sst__set_take(r, "error", error != NULL ? str(error) : sst_null(), NULL);
     r = sst__set_take(r, "interrupts", interrupts, NULL);
-    r = sst__set_take(r, "result", delta != NULL ? task_writes(delta) : sst_object_empty(), NULL);
+    sst_value *res = delta == NULL ? sst_object_empty() : task_writes(delta);
+    const sst_value *ret = s->cg->g->entrypoint ? sst_object_get(delta, SST_ROOT) : NULL;
+    if (ret != NULL) { /* LangGraph's entrypoint writes its return value to END */
+        res = sst__set_take(res, SST_END, sst_value_ref(ret), NULL);
+    }
+    r = sst__set_take(r, "result", res, NULL);
     emit_typed(s, SST_STREAM_TASKS, "task_result", step, node, r, NULL);
 }
 
@@ -208,7 +228,8 @@ static void emit_failed(sst__streamer *s, uint64_t step, const sst_task_stat *t)
     }
     char id[33];
     sst_task_id_of(s->run_key, step, t->send_index, node, id);
-    emit_result(s, (int64_t)step + 1, id, node, msg != NULL ? msg : "", sst_array_empty(), NULL);
+    emit_result(s, sst__lg_step(s->cg, step), id, node, msg != NULL ? msg : "", sst_array_empty(),
+                NULL);
 }
 
 /*
@@ -290,14 +311,35 @@ void sst__stream_input(sst__streamer *s, const sst_value *state, const sst_value
     if (!sst__has_stream(s->o)) {
         return;
     }
+    s->fresh = true;
     if (prepared != NULL && touches_output(s->cg, prepared)) {
         emit_values(s, state);
     }
     sst__stream_checkpoints(s);
 }
 
+static void emit_checkpoint(sst__streamer *s, const sst_value *rec);
+static void stream_unsaved(sst__streamer *s, int64_t step, const char *source,
+                           const sst_value *state, uint64_t next_step);
+
 void sst__stream_resume(sst__streamer *s, const sst_value *state) {
     emit_values(s, state);
+    sst_graph_thread *th = s->th;
+    if (th != NULL && th->last_id != NULL && s->mark != NULL && strcmp(th->last_id, s->mark) == 0 &&
+        s->rc == SST_OK && s->cg->g->entrypoint) {
+        /* Nothing written since the load: LangGraph's first step streams the checkpoint
+         * the entrypoint goes on from (a StateGraph's resume streams only what it writes). */
+        sst_error err = {0};
+        sst_value *rec = sst__record_get(th, th->last_id, &err);
+        if (rec == NULL) {
+            s->rc = sst__error_unless_set(&err, SST_ENOMEM, "out of memory");
+            s->err = err;
+            return;
+        }
+        emit_checkpoint(s, rec);
+        sst_value_unref(rec);
+        return;
+    }
     sst__stream_checkpoints(s);
 }
 
@@ -311,6 +353,9 @@ void sst__stream_start(sst__streamer *s, const char *run_key, const sst_value *r
     sst_value_unref(s->cached);
     s->cached = sst_value_ref(sst_object_get(rp, "pending"));
     s->cached_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
+    if (s->fresh && s->cg->g->entrypoint) { /* its input checkpoint, when not saved */
+        stream_unsaved(s, sst__lg_step(s->cg, s->cached_step) - 1, "input", state, s->cached_step);
+    }
 }
 
 /* {"configurable": {thread_id, checkpoint_ns, checkpoint_id}} of checkpoint @p id of @p th. */
@@ -323,11 +368,15 @@ static sst_value *unsaved_config(const sst_graph_thread *th, const char *id) {
 
 /*
  * With durability "exit" nothing is saved until the run ends, but LangGraph still
- * streams each superstep's checkpoint (checkpoints and debug streams): one built
- * from the committed state and the next tasks, with an id of its own that no
- * saver holds, its parent the previous one streamed.
+ * streams each checkpoint (checkpoints and debug streams): one built from @p state
+ * and the next tasks (s->next, of superstep @p next_step), at LangGraph step @p step,
+ * with an id of its own that the checkpoint saved at the end takes (th->exit_id, as
+ * LangGraph saves its last checkpoint under the id it streamed), its parent_config
+ * LangGraph's prev_checkpoint_config in such a run: the parent of the checkpoint the
+ * run started from (null on a new thread).
  */
-static void stream_unsaved(sst__streamer *s, const sst_superstep_stats *st) {
+static void stream_unsaved(sst__streamer *s, int64_t step, const char *source,
+                           const sst_value *state, uint64_t next_step) {
     sst_graph_thread *th = s->th;
     if (th == NULL || s->rc != SST_OK || s->o->durability != SST_DURABILITY_EXIT ||
         !(sst__stream_on(s, SST_STREAM_CHECKPOINTS) || sst__stream_on(s, SST_STREAM_DEBUG))) {
@@ -335,12 +384,12 @@ static void stream_unsaved(sst__streamer *s, const sst_superstep_stats *st) {
     }
     char id[37];
     sst__uuid7(&th->id_clock, id);
-    const char *parent = s->unsaved[0] != '\0' ? s->unsaved : th->last_id;
+    const char *parent = s->base_parent[0] != '\0' ? s->base_parent : NULL;
     sst_value *next = sst_array_empty(), *tasks = sst_array_empty();
     for (size_t i = 0; i < sst_array_len(s->next); i++) {
         const sst_value *d = sst_array_get(s->next, i);
         char tid[33];
-        sst__entry_task_id(s->run_key, st->superstep + 1, d, tid);
+        sst__entry_task_id(s->run_key, next_step, d, tid);
         next = sst__push_take(next, sst_value_ref(sst_object_get(d, "vertex")), NULL);
         sst_value *t = sst__set_take(sst_object_empty(), "id", str(tid), NULL);
         t = sst__set_take(t, "name", sst_value_ref(sst_object_get(d, "vertex")), NULL);
@@ -348,22 +397,31 @@ static void stream_unsaved(sst__streamer *s, const sst_superstep_stats *st) {
         t = sst__set_take(t, "state", sst_null(), NULL);
         tasks = sst__push_take(tasks, t, NULL);
     }
-    sst_value *md = sst__set_take(sst_object_empty(), "source", str("loop"), NULL);
-    md = sst__set_take(md, "step", sst_int_new((int64_t)st->superstep + 1, NULL), NULL);
+    sst_value *md = sst__set_take(sst_object_empty(), "source", str(source), NULL);
+    md = sst__set_take(md, "step", sst_int_new(step, NULL), NULL);
+    if (th->ns == NULL || th->ns[0] == '\0') { /* a root's: no parent graphs */
+        md = sst__set_take(md, "parents", sst_object_empty(), NULL);
+    }
     sst_value *p = sst__set_take(sst_object_empty(), "config", unsaved_config(th, id), NULL);
     p = sst__set_take(p, "parent_config", parent != NULL ? unsaved_config(th, parent) : sst_null(),
                       NULL);
-    p = sst__set_take(p, "values", sst__stream_output(s->cg, st->state, NULL), NULL);
+    p = sst__set_take(p, "values", sst__stream_output(s->cg, state, NULL), NULL);
     p = sst__set_take(p, "metadata", md, NULL);
     p = sst__set_take(p, "next", next, NULL);
     p = sst__set_take(p, "tasks", tasks, NULL);
-    if (p == NULL) {
+    char *mark = sst__strndup(id, strlen(id));
+    if (p == NULL || mark == NULL) {
+        sst_value_unref(p);
+        sst__free(mark);
         s->rc = sst__enomem(&s->err);
         return;
     }
-    memcpy(s->unsaved, id, sizeof id);
-    emit_typed(s, SST_STREAM_CHECKPOINTS, "checkpoint", (int64_t)st->superstep + 1, NULL, p, NULL);
+    memcpy(th->exit_id, id, sizeof id);
+    sst__free(s->mark); /* the saved one is this one: not streamed again */
+    s->mark = mark;
+    emit_typed(s, SST_STREAM_CHECKPOINTS, "checkpoint", step, NULL, p, NULL);
 }
+
 /* The descriptor of the next task of @p vertex from *cursor on (then past it), or NULL. */
 static const sst_value *descriptor(const sst__streamer *s, const char *vertex, size_t *cursor) {
     for (size_t j = *cursor; j < sst_array_len(s->next); j++) {
@@ -423,7 +481,10 @@ void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, si
         }
         const sst_value *in = send != NULL ? sst_object_get(d, "input") : pub;
         sst_value *trig = sst_array_empty();
-        if (send != NULL || h != NULL) {
+        if (s->cg->g->entrypoint) { /* LangGraph's entrypoint: __start__'s, with the input */
+            trig = sst__push_take(trig, str(SST_START), NULL);
+            in = sst_object_get(s->state, SST_ENTRY_INPUT);
+        } else if (send != NULL || h != NULL) {
             trig = sst__push_take(trig, str("__pregel_push"), NULL);
         } else {
             sst__buf b;
@@ -437,7 +498,7 @@ void sst__stream_tasks(sst__streamer *s, uint64_t step, const char *const *v, si
         p = sst__set_take(p, "name", str(v[i]), NULL);
         p = sst__set_take(p, "input", sst_value_ref(in != NULL ? in : sst_null()), NULL);
         p = sst__set_take(p, "triggers", trig, NULL);
-        emit_typed(s, SST_STREAM_TASKS, "task", (int64_t)step + 1, v[i], p, NULL);
+        emit_typed(s, SST_STREAM_TASKS, "task", sst__lg_step(s->cg, step), v[i], p, NULL);
     }
     sst_value_unref(pub);
 }
@@ -465,7 +526,7 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
             }
             emit_update_marked(s, t->vertex, t->raw_delta, t->delta, cached);
             if (results_on(s) && !cached) {
-                emit_result(s, (int64_t)st->superstep + 1, t->task_id, t->vertex, NULL,
+                emit_result(s, sst__lg_step(s->cg, st->superstep), t->task_id, t->vertex, NULL,
                             sst_array_empty(), t->delta);
             }
         }
@@ -480,7 +541,7 @@ void sst__stream_superstep(sst__streamer *s, const sst_superstep_stats *st) {
         s->next = st->next != NULL ? sst_value_ref(sst_object_get(st->next, "tasks")) : NULL;
     }
     sst__stream_checkpoints(s);
-    stream_unsaved(s, st);
+    stream_unsaved(s, sst__lg_step(s->cg, st->superstep), "loop", st->state, st->superstep + 1);
 }
 
 /* The interrupts of task @p id in @p interrupts, as LangGraph's Interrupt: {id, value}. */
@@ -562,7 +623,7 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     if (pw != NULL) {
         emit_update(s, vertex, sst_object_get(pw, "delta"), sst_object_get(pw, "delta"));
         if (results_on(s) && !cached) {
-            emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_array_empty(),
+            emit_result(s, sst__lg_step(s->cg, step), id, vertex, NULL, sst_array_empty(),
                         sst_object_get(pw, "delta"));
         }
         return touches_output(s->cg, sst_object_get(pw, "delta"));
@@ -576,13 +637,14 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
             const sst_value *f = sst_object_get(sst_object_get(h, "origin"), "failure");
             const char *msg =
                 sst_string_cstr(sst_object_get(sst_object_get(f, "error"), "message"));
-            emit_result(s, (int64_t)step + 1, id, vertex, msg != NULL ? msg : "", sst_array_empty(),
-                        NULL);
+            emit_result(s, sst__lg_step(s->cg, step), id, vertex, msg != NULL ? msg : "",
+                        sst_array_empty(), NULL);
             const char *hv = sst_string_cstr(sst_object_get(h, "vertex"));
             if (sst_run_result_status(rr) == SST_RUN_FAILED && failed != NULL && hv != NULL &&
                 strcmp(failed, hv) == 0 && !*failed_seen) {
                 *failed_seen = true;
-                emit_result(s, (int64_t)step + 1, sst_string_cstr(sst_object_get(h, "task")), hv,
+                emit_result(s, sst__lg_step(s->cg, step),
+                            sst_string_cstr(sst_object_get(h, "task")), hv,
                             sst_run_result_error(rr)->msg, sst_array_empty(), NULL);
             }
         }
@@ -594,12 +656,12 @@ static bool stop_task(sst__streamer *s, const sst_run_result *rr, const sst_valu
     if (sst_array_len(ints) > 0 || (!s->nested && engine_interrupted(rr, id))) {
         emit_interrupt(s, sst_run_result_state(rr), ints);
         if (results_on(s)) {
-            emit_result(s, (int64_t)step + 1, id, vertex, NULL, sst_value_ref(ints), NULL);
+            emit_result(s, sst__lg_step(s->cg, step), id, vertex, NULL, sst_value_ref(ints), NULL);
         }
     } else if (sst_run_result_status(rr) == SST_RUN_FAILED && failed != NULL &&
                strcmp(failed, vertex) == 0 && !*failed_seen && results_on(s)) {
         *failed_seen = true;
-        emit_result(s, (int64_t)step + 1, id, vertex, sst_run_result_error(rr)->msg,
+        emit_result(s, sst__lg_step(s->cg, step), id, vertex, sst_run_result_error(rr)->msg,
                     sst_array_empty(), NULL);
     }
     sst_value_unref(ints);

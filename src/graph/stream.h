@@ -38,7 +38,10 @@ typedef struct sst__streamer {
     uint64_t cached_step; /* the superstep of those tasks */
     char *mark;           /* owned: the newest checkpoint already streamed (or loaded) */
     bool nested;          /* a subgraph's run: the root alone ends a stopped run's stream */
-    char unsaved[40];     /* durability "exit": the last checkpoint streamed, not saved, or "" */
+    bool fresh;           /* a new run (its input applied), not a resume */
+    /* Durability "exit": the parent of the checkpoint the run started from, which the
+     * checkpoints streamed unsaved name as theirs (LangGraph's), or "" when none. */
+    char base_parent[SST__ID_MAX];
 } sst__streamer;
 
 /* Sets up @p s for an invoke with options @p o on @p th (durable, or NULL). */
@@ -55,6 +58,8 @@ sst_value *sst__stream_output(const sst_compiled_graph *cg, const sst_value *sta
 /* A new run's input applied (@p prepared: its delta, or NULL): values when it wrote an
  * output field, then the checkpoints written. */
 void sst__stream_input(sst__streamer *s, const sst_value *state, const sst_value *prepared);
+/* Now as Python's datetime.now(timezone.utc).isoformat() (a new string). */
+sst_value *sst__stream_now(void);
 /* A run resumed on @p state: the values chunk LangGraph starts a resume with, then the
  * checkpoints written (a fork, a Command update). */
 void sst__stream_resume(sst__streamer *s, const sst_value *state);
@@ -101,6 +106,11 @@ bool sst__live_on(const sst__live *l, sst_stream_mode m);
 /* Sends @p event (takes) as mode @p m now, serialized with the other live calls. */
 sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
                         sst_error *err);
+/* Sends @p payload (takes) of a task LangGraph pushes (a functional task) as it starts or
+ * ends (@p type "task" | "task_result"): in the tasks stream and, in the debug envelope
+ * at LangGraph step @p step, in the debug stream. */
+sst_code sst__live_task_event(sst__live *l, const char *type, int64_t step, const char *node,
+                              sst_value *payload, sst_error *err);
 /* Sends token event @p event (takes; {"id", "delta"}): its message id counts as streamed. */
 sst_code sst__live_token(sst__live *l, const char *node, sst_value *event, sst_error *err);
 /* Task @p t starts with @p input: the ids of its messages count as streamed. */

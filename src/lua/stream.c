@@ -21,6 +21,7 @@
  * are queued and yielded at the helper's next chunk or at the end.
  */
 #include "lua_int.h"
+#include "values/build.h"
 
 #define SST_LUA_STREAM "superstep.stream"
 
@@ -273,6 +274,30 @@ static void push_ns(lua_State *L, const char *ns) {
 }
 
 /*
+ * An entrypoint's checkpoint as LangGraph's: its values are its return value (null
+ * before it returned), not the root state {SST_ROOT: v}, as get_state shows them. @p ev
+ * is a checkpoints chunk or a debug event; other events come back as they are (new).
+ */
+static sst_value *entry_checkpoint(sst_stream_mode mode, const sst_value *ev) {
+    const sst_value *p = ev;
+    if (mode == SST_STREAM_DEBUG) {
+        const char *type = sst_string_cstr(sst_object_get(ev, "type"));
+        p = type != NULL && strcmp(type, "checkpoint") == 0 ? sst_object_get(ev, "payload") : NULL;
+    }
+    const sst_value *values = sst_object_get(p, "values");
+    if (!sst_is_object(values)) {
+        return sst_value_ref(ev);
+    }
+    const sst_value *root = sst_object_get(values, SST_ROOT);
+    sst_value *shown = sst__set_take(sst_value_ref(p), "values",
+                                     sst_value_ref(root != NULL ? root : sst_null()), NULL);
+    if (mode == SST_STREAM_DEBUG && shown != NULL) {
+        shown = sst__set_take(sst_value_ref(ev), "payload", shown, NULL);
+    }
+    return shown != NULL ? shown : sst_value_ref(ev);
+}
+
+/*
  * Pushes a chunk: (mode, chunk) with several modes, else the chunk; with subgraphs the
  * namespace @p ns first. Returns the count.
  */
@@ -289,6 +314,10 @@ static int push_chunk(lua_State *L, const lstream *s, sst_stream_mode mode, cons
         sst__lua_push_state(L, cg, ev);
     } else if (mode == SST_STREAM_UPDATES && sst_compiled_graph_has_root(cg)) {
         push_root_updates(L, ev);
+    } else if (s->entry && (mode == SST_STREAM_CHECKPOINTS || mode == SST_STREAM_DEBUG)) {
+        sst_value *shown = entry_checkpoint(mode, ev);
+        sst__lua_push_table(L, shown);
+        sst_value_unref(shown);
     } else {
         sst__lua_push_table(L, ev);
     }
