@@ -201,7 +201,13 @@ static sst_code run_task(sst_task *t, void *user_data) {
         ctx.span = tr->start(tr->user_data, f->owner->span, "task", ctx.call_name, attrs);
         sst_value_unref(attrs);
     }
-    sst_code rc = f->spec.fn(&ctx, f->spec.user_data);
+    sst_code rc = SST_OK;
+    if (sst_task_attempt(t) <= 1) { /* announced as it starts: before its result */
+        rc = sst__live_push_task(sst__invoke_live(sst_task_run_user_data(t)),
+                                 sst__lg_step(ctx.cg, sst_task_superstep(t)), sst_task_id(t),
+                                 ctx.call_name, sst_task_input(t), NULL);
+    }
+    rc = rc == SST_OK ? f->spec.fn(&ctx, f->spec.user_data) : rc;
     if (ctx.span != NULL) {
         const sst_error *e = sst_task_error(t);
         bool failed = rc != SST_OK && rc != SST_EINTERRUPT;
@@ -271,27 +277,20 @@ sst_future *sst_node_submit(sst_node_ctx *ctx, const sst_task_spec *spec, sst_va
         return NULL;
     }
     f->spec.name = sst_call_name(f->call);
-    /* LangGraph announces each task it pushes, one replayed from an earlier run too. */
-    sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
-    if (sst__live_on(l, SST_STREAM_TASKS) || sst__live_on(l, SST_STREAM_DEBUG)) {
-        sst_value *p = sst__set_take(sst_object_empty(), "id",
-                                     sst_string_new(sst_call_id(f->call), NULL), NULL);
-        p = sst__set_take(p, "name", sst_string_new(f->spec.name, NULL), NULL);
-        p = sst__set_take(p, "input", sst_value_ref(in != NULL ? in : sst_null()), NULL);
-        p = sst__set_take(
-            p, "triggers",
-            sst__push_take(sst_array_empty(), sst_string_new("__pregel_push", NULL), NULL), NULL);
-        if (sst__live_task_event(l, "task", sst__lg_step(ctx->cg, sst_task_superstep(ctx->task)),
-                                 f->spec.name, p, err) != SST_OK) {
-            return NULL; /* the future stays on ctx: freed with it */
-        }
-    }
     if (ctx->futures_tail != NULL) {
         ctx->futures_tail->next = f;
     } else {
         ctx->futures = f;
     }
     ctx->futures_tail = f;
+    if (sst_call_replayed(f->call)) { /* LangGraph announces it too; it does not run */
+        sst_code rc = sst__live_push_task(sst__invoke_live(sst_task_run_user_data(ctx->task)),
+                                          sst__lg_step(ctx->cg, sst_task_superstep(ctx->task)),
+                                          sst_call_id(f->call), f->spec.name, in, err);
+        if (rc != SST_OK) {
+            return NULL; /* the future stays on ctx: freed with it */
+        }
+    }
     return f;
 }
 

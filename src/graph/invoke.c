@@ -592,6 +592,11 @@ static void call_hook(const sst_task *t, const sst_value *entry, void *user_data
                              NULL);
     }
     if (sst__live_on(&c->live, SST_STREAM_TASKS) || sst__live_on(&c->live, SST_STREAM_DEBUG)) {
+        if (sst_task_cached(t)) { /* a cache hit did not run: announced here */
+            (void)sst__live_push_task(&c->live, sst__lg_step(c->cg, sst_task_superstep(t)),
+                                      sst_string_cstr(sst_object_get(entry, "task")), name,
+                                      sst_task_input(t), NULL);
+        }
         /* LangGraph's task result: the task's write to its __return__ channel. */
         sst_value *p = sst__set_take(sst_object_empty(), "id",
                                      sst_value_ref(sst_object_get(entry, "task")), NULL);

@@ -78,6 +78,20 @@ sst_code sst__live_task_event(sst__live *l, const char *type, int64_t step, cons
     return rc;
 }
 
+sst_code sst__live_push_task(sst__live *l, int64_t step, const char *id, const char *name,
+                             const sst_value *input, sst_error *err) {
+    if (!sst__live_on(l, SST_STREAM_TASKS) && !sst__live_on(l, SST_STREAM_DEBUG)) {
+        return SST_OK;
+    }
+    sst_value *p = sst__set_take(sst_object_empty(), "id", sst_string_new(id, NULL), NULL);
+    p = sst__set_take(p, "name", sst_string_new(name, NULL), NULL);
+    p = sst__set_take(p, "input", sst_value_ref(input != NULL ? input : sst_null()), NULL);
+    p = sst__set_take(
+        p, "triggers",
+        sst__push_take(sst_array_empty(), sst_string_new("__pregel_push", NULL), NULL), NULL);
+    return sst__live_task_event(l, "task", step, name, p, err);
+}
+
 /* True when @p v looks like a message: an object with "content" and "role" or "type". */
 static bool is_message(const sst_value *v) {
     return sst_is_object(v) && sst_object_get(v, "content") != NULL &&

@@ -111,6 +111,10 @@ sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_v
  * at LangGraph step @p step, in the debug stream. */
 sst_code sst__live_task_event(sst__live *l, const char *type, int64_t step, const char *node,
                               sst_value *payload, sst_error *err);
+/* Task @p id of @p name (a functional task LangGraph pushes) starts with @p input: its
+ * "task" event at LangGraph step @p step (tasks and debug streams). */
+sst_code sst__live_push_task(sst__live *l, int64_t step, const char *id, const char *name,
+                             const sst_value *input, sst_error *err);
 /* Sends token event @p event (takes; {"id", "delta"}): its message id counts as streamed. */
 sst_code sst__live_token(sst__live *l, const char *node, sst_value *event, sst_error *err);
 /* Task @p t starts with @p input: the ids of its messages count as streamed. */
