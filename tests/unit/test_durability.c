@@ -16,7 +16,10 @@
  *     finished before;
  *   - async with a subgraph: the child's checkpoints are stored after the
  *     parent's checkpoint they hang off (the parent's put blocks until a child
- *     put arrives, or a timeout), and the parent's next one after them.
+ *     put arrives, or a timeout), and the parent's next one after them;
+ *   - the flush policy is the saver's, apart from the mode: a SQLite saver's
+ *     connection runs synchronous NORMAL by default and FULL with SST_FLUSH_ON,
+ *     whatever the durability of the runs on it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint/sqlite_int.h"
 #include "superstep/superstep.h"
 #include "test_util.h"
 
@@ -454,6 +458,61 @@ static void test_async_subgraph_order(void **state) {
     sst_graph_free(cgb);
 }
 
+/* PRAGMA synchronous of the SQLite saver @p cp's connection: 1 NORMAL, 2 FULL. */
+static int synchronous_of(sst_checkpointer *cp) {
+    sqlite_saver *s = sst_checkpointer_self(cp);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(s->db, "PRAGMA synchronous", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_flush_policy(void **state) {
+    (void)state;
+    sst_graph *g;
+    sst_compiled_graph *cg = chain(&g);
+    const sst_flush_policy policies[] = {SST_FLUSH_DEFAULT, SST_FLUSH_OFF, SST_FLUSH_ON};
+    const int want[] = {1, 1, 2};
+    for (int k = 0; k < 3; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/flush%d.db", g_dir, k);
+        sst_sqlite_opts o;
+        sst_sqlite_opts_init(&o);
+        o.flush = policies[k];
+        sst_error err;
+        sst_checkpointer *cp = sst_sqlite_saver_open(path, &o, &err);
+        assert_non_null(cp);
+        assert_int_equal(synchronous_of(cp), want[k]);
+        /* A run in any mode leaves the policy as it was (sync no longer means FULL). */
+        const sst_durability modes[] = {SST_DURABILITY_SYNC, SST_DURABILITY_ASYNC,
+                                        SST_DURABILITY_EXIT};
+        for (int m = 0; m < 3; m++) {
+            reset(BLOCK_NONE, 0, 1, NULL);
+            char id[16];
+            snprintf(id, sizeof id, "t%d", m);
+            sst_graph_result *r = invoke(cg, cp, id, modes[m], "{}", NULL, 0);
+            assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+            sst_graph_result_free(r);
+            assert_int_equal(synchronous_of(cp), want[k]);
+        }
+        sst_checkpointer_free(cp);
+    }
+    /* A policy that is none of them is refused, naming it. */
+    sst_sqlite_opts o;
+    sst_sqlite_opts_init(&o);
+    o.flush = (sst_flush_policy)7;
+    sst_error err;
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad.db", g_dir);
+    assert_null(sst_sqlite_saver_open(path, &o, &err));
+    assert_int_equal(err.code, SST_EINVAL);
+    assert_non_null(strstr(err.msg, "flush policy 7"));
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(g_dir, sizeof g_dir, "/tmp/sst-durability-XXXXXX");
@@ -472,6 +531,7 @@ int main(void) {
         cmocka_unit_test(test_async_end_waits),
         cmocka_unit_test(test_async_interrupt_waits),
         cmocka_unit_test(test_async_subgraph_order),
+        cmocka_unit_test(test_flush_policy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
