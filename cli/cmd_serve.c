@@ -44,7 +44,7 @@ static int bad(const char *fmt, const char *arg) {
  */
 static bool worker_takes(const char *opt) {
     static const char *const opts[] = {
-        "--graph", "--db",      "--workers",    "--lease", "--otlp-endpoint",
+        "--graph",         "--db",    "--workers",    "--lease", "--otlp-endpoint",
         "--trace-content", "--quiet", "--durability", "--flush"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         if (strcmp(opts[i], opt) == 0) {

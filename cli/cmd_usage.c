@@ -35,14 +35,22 @@
     "  --quiet              no log lines on stderr\n"
 #define OPT_GRAPH "  --graph NAME=SCRIPT.lua  serve this graph too (repeatable)\n"
 /* --durability and --flush, for every command that makes runs (docs/durability.md). */
-#define OPT_DURABILITY(PAD)                                                                        \
-    "  --durability MODE  " PAD "when a superstep's checkpoint is committed: sync (before\n"      \
-    "                     " PAD "the next superstep starts), async (while it computes;\n"        \
-    "                     " PAD "the default) or exit (once, when the run ends)\n"               \
-    "  --flush on|off     " PAD "the database's flush policy: on, a commit returns once\n"       \
-    "                     " PAD "on disk (SQLite synchronous=FULL, PostgreSQL\n"                 \
-    "                     " PAD "synchronous_commit=on); off, before (NORMAL, off);\n"           \
-    "                     " PAD "default SQLite off, PostgreSQL on\n"
+#define OPT_DURABILITY_RUN                                                                         \
+    "  --durability MODE    when a superstep's checkpoint is committed: sync (before\n"            \
+    "                       the next superstep starts), async (while it computes;\n"               \
+    "                       the default) or exit (once, when the run ends)\n"                      \
+    "  --flush on|off       the database's flush policy: on, a commit returns once\n"              \
+    "                       on disk (SQLite synchronous=FULL, PostgreSQL\n"                        \
+    "                       synchronous_commit=on); off, before (NORMAL, off);\n"                  \
+    "                       default SQLite off, PostgreSQL on\n"
+#define OPT_DURABILITY_SERVE                                                                       \
+    "  --durability MODE        when a superstep's checkpoint is committed: sync (before\n"        \
+    "                           the next superstep starts), async (while it computes;\n"           \
+    "                           the default) or exit (once, when the run ends)\n"                  \
+    "  --flush on|off           the database's flush policy: on, a commit returns once\n"          \
+    "                           on disk (SQLite synchronous=FULL, PostgreSQL\n"                    \
+    "                           synchronous_commit=on); off, before (NORMAL, off);\n"              \
+    "                           default SQLite off, PostgreSQL on\n"
 
 /* ---- the commands -------------------------------------------------------- */
 
@@ -60,7 +68,7 @@ static const char RUN[] =
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none: continue the thread)\n" OPT_THREAD_RUN
-        OPT_DB OPT_DURABILITY("  ")
+        OPT_DB OPT_DURABILITY_RUN
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        answer the pending interrupt with this value\n"
     "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
@@ -207,8 +215,8 @@ static const char SERVE[] =
     "                           postgresql://USER@HOST:PORT/DB: many serve and worker\n"
     "                           processes on any machines share one PostgreSQL\n"
     "  --shared-db              let other processes (the CLI, another server) use\n"
-    "                           the database meanwhile (slower: a file lock per write)\n"
-    OPT_DURABILITY("      ")
+    "                           the database meanwhile (slower: a file lock per "
+    "write)\n" OPT_DURABILITY_SERVE
     "  --workers N              threads that run graphs (default 2; 0 with PostgreSQL:\n"
     "                           API only, `superstep worker` processes run the runs)\n"
     "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
@@ -251,8 +259,9 @@ static const char WORKER[] =
     "options:\n"
     "  --graph NAME=SCRIPT.lua  run this graph too (repeatable)\n"
     "  --db URL                 the PostgreSQL database (postgresql://USER@HOST:PORT/DB;\n"
-    "                           postgresql:// alone reads libpq's PG* variables)\n"
-    OPT_DURABILITY("      ") "  --workers N              threads that run graphs (default 2)\n"
+    "                           postgresql:// alone reads libpq's PG* "
+    "variables)\n" OPT_DURABILITY_SERVE
+    "  --workers N              threads that run graphs (default 2)\n"
     "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
     "  --otlp-endpoint URL      OpenTelemetry spans of every run to this OTLP/HTTP\n"
     "                           traces URL (default: $OTEL_EXPORTER_OTLP_ENDPOINT)\n"

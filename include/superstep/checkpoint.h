@@ -213,8 +213,8 @@ typedef struct sst_checkpointer_ops {
      * commit is flushed to disk before put returns is the saver's flush policy
      * (sst_flush_policy); @p sync flushes this one whatever the policy (the
      * graph passes false: its durability modes say when a checkpoint is
-     * committed, the policy whether committed means on disk). Fencing: unless @p rec->fork, @p rec->parent_id must
-     * be the latest checkpoint of (thread, ns) (NULL: it has none), checked
+     * committed, the policy whether committed means on disk). Fencing: unless @p rec->fork, @p
+     * rec->parent_id must be the latest checkpoint of (thread, ns) (NULL: it has none), checked
      * atomically with the write; otherwise SST_ECONFLICT naming the thread
      * and both ids, and nothing is written. A duplicate id is SST_ECONFLICT.
      */

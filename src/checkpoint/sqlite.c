@@ -358,11 +358,11 @@ static sst_code prepare_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_erro
     if (rc == SST_OK && empty && !sst__sq_exec(s, "PRAGMA page_size=2048", err)) {
         rc = sst__code(err);
     }
-    if (rc == SST_OK && (!sst__sq_exec(s, "PRAGMA journal_mode=WAL", err) ||
-                         !sst__sq_exec(s, s->flush_on ? "PRAGMA synchronous=FULL"
-                                                      : "PRAGMA synchronous=NORMAL",
-                                       err) ||
-                         !sst__sq_exec(s, "PRAGMA temp_store=MEMORY", err))) {
+    if (rc == SST_OK &&
+        (!sst__sq_exec(s, "PRAGMA journal_mode=WAL", err) ||
+         !sst__sq_exec(s, s->flush_on ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                       err) ||
+         !sst__sq_exec(s, "PRAGMA temp_store=MEMORY", err))) {
         rc = sst__code(err);
     }
     bool ok;
@@ -406,8 +406,10 @@ void sst__sq_destroy(void *self) {
 static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const sst_sqlite_opts *o,
                                sst_error *err) {
     if (o->flush != SST_FLUSH_DEFAULT && o->flush != SST_FLUSH_OFF && o->flush != SST_FLUSH_ON) {
-        sst__error(err, SST_EINVAL, "SQLite saver %s: flush policy %d is not one of "
-                   "SST_FLUSH_DEFAULT, SST_FLUSH_OFF, SST_FLUSH_ON", path, (int)o->flush);
+        sst__error(err, SST_EINVAL,
+                   "SQLite saver %s: flush policy %d is not one of "
+                   "SST_FLUSH_DEFAULT, SST_FLUSH_OFF, SST_FLUSH_ON",
+                   path, (int)o->flush);
         return NULL;
     }
     sqlite_saver *s = sst__calloc(1, sizeof *s);

@@ -378,9 +378,9 @@ static bool travel(sub_run *s, void *ud, bool *cont, sst_error *err, sst_code *r
         /* The copy is written at once: after what the parent handed its writer. */
         sst_graph_thread *pth = sst__invoke_thread(ud);
         *rc = pth != NULL && pth->writer != NULL ? sst__writer_drain(pth->writer, err) : SST_OK;
-        sst_graph_thread *from = *rc == SST_OK ? sst__thread_open(s->child, s->th->cp,
-                                                                  s->th->thread_id, key, err)
-                                               : NULL;
+        sst_graph_thread *from =
+            *rc == SST_OK ? sst__thread_open(s->child, s->th->cp, s->th->thread_id, key, err)
+                          : NULL;
         *rc = from != NULL ? sst__persist_load(from, sst_string_cstr(id), err) : sst__code(err);
         *rc = *rc == SST_OK ? sst__persist_load(s->th, NULL, err) : *rc;
         *rc = *rc == SST_OK ? sst__persist_copy(s->th, from, err) : *rc;

@@ -475,7 +475,8 @@ int main(int argc, char **argv) {
     sqlite3_close(sdb);
     CHECK(strcmp(integrity, "ok") == 0, "integrity_check: %s", integrity);
 
-    printf("crash test%s, durability %s on %s: %ld iterations (%ld supersteps), one run %.2f s; %d kills%s, the "
+    printf("crash test%s, durability %s on %s: %ld iterations (%ld supersteps), one run %.2f s; %d "
+           "kills%s, the "
            "last resume started at step %lld; %ld node executions vs %ld uninterrupted "
            "(re-runs of uncommitted supersteps only); final states identical; %s\n",
            g_nested ? " (in a subgraph)" : "", g_mode == SST_DURABILITY_ASYNC ? "async" : "sync",

@@ -70,8 +70,7 @@ static void reset(int mode, int64_t step, double timeout_s, const char *node) {
 
 static void note(const char *prefix, const char *ns, int64_t step) {
     if (S.n_order < 64) {
-        snprintf(S.order[S.n_order++], sizeof S.order[0], "%s%s@%lld", prefix, ns,
-                 (long long)step);
+        snprintf(S.order[S.n_order++], sizeof S.order[0], "%s%s@%lld", prefix, ns, (long long)step);
     }
 }
 
@@ -143,8 +142,8 @@ static sst_code w_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
 static sst_code w_put_writes(void *self, const char *thread_id, const char *ns, const char *id,
                              const sst_payload *writes, sst_thread_status status, bool sync,
                              sst_error *err) {
-    sst_code rc = sst_checkpointer_put_writes(inner(self), thread_id, ns, id, writes, status,
-                                              sync, err);
+    sst_code rc =
+        sst_checkpointer_put_writes(inner(self), thread_id, ns, id, writes, status, sync, err);
     pthread_mutex_lock(&S.mu);
     note("w:", ns, 0);
     pthread_mutex_unlock(&S.mu);
@@ -256,9 +255,9 @@ static char *stored_log(const sst_compiled_graph *cg, sst_checkpointer *cp, cons
 }
 
 /* Invokes @p cg on thread @p id with @p mode; sets S.returned when it returns. */
-static sst_graph_result *invoke(const sst_compiled_graph *cg, sst_checkpointer *cp,
-                                const char *id, sst_durability mode, const char *input,
-                                const char *const *before, size_t n_before) {
+static sst_graph_result *invoke(const sst_compiled_graph *cg, sst_checkpointer *cp, const char *id,
+                                sst_durability mode, const char *input, const char *const *before,
+                                size_t n_before) {
     sst_error err;
     sst_graph_thread *th = sst_graph_thread_open(cg, cp, id, &err);
     assert_non_null(th);
