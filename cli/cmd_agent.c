@@ -582,7 +582,7 @@ int sst_cli_agent(int argc, char **argv) {
         }
         use = own_tools;
     }
-    cp = sst_cli_open_saver(db, &err);
+    cp = sst_cli_open_saver(db, SST_FLUSH_DEFAULT, &err);
     sst_agent_opts o;
     sst_agent_opts_init(&o);
     o.middleware = mws;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "superstep/id.h"
 
@@ -35,4 +36,29 @@ const char *sst_cli_default_db(const char *given) {
 
 void sst_cli_new_thread_id(char out[37]) {
     sst_uuid7(out);
+}
+
+bool sst_cli_parse_durability(const char *text, sst_durability *out) {
+    static const struct {
+        const char *name;
+        sst_durability mode;
+    } modes[] = {{"sync", SST_DURABILITY_SYNC},
+                 {"async", SST_DURABILITY_ASYNC},
+                 {"exit", SST_DURABILITY_EXIT}};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        if (strcmp(text, modes[i].name) == 0) {
+            *out = modes[i].mode;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool sst_cli_parse_flush(const char *text, sst_flush_policy *out) {
+    bool on = strcmp(text, "on") == 0;
+    if (!on && strcmp(text, "off") != 0) {
+        return false;
+    }
+    *out = on ? SST_FLUSH_ON : SST_FLUSH_OFF;
+    return true;
 }

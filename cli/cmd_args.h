@@ -6,6 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "superstep/checkpoint.h"
+#include "superstep/graph.h"
+
 /* The checkpoint database when neither --db nor $SUPERSTEP_DB names one. */
 #define SST_CLI_DEFAULT_DB "superstep.db"
 
@@ -30,5 +33,10 @@ const char *sst_cli_default_db(const char *given);
  * sort in the order the threads were started.
  */
 void sst_cli_new_thread_id(char out[37]);
+
+/* --durability sync|async|exit (docs/durability.md); false for anything else. */
+bool sst_cli_parse_durability(const char *text, sst_durability *out);
+/* --flush on|off: the database's flush policy (docs/durability.md); false otherwise. */
+bool sst_cli_parse_flush(const char *text, sst_flush_policy *out);
 
 #endif

@@ -11,8 +11,9 @@
 #include "superstep/checkpoint.h"
 #include "superstep/store.h"
 
-/* The checkpointer of @p db (see above); NULL with @p err filled. */
-sst_checkpointer *sst_cli_open_saver(const char *db, sst_error *err);
+/* The checkpointer of @p db (see above) with flush policy @p flush (--flush; refused for
+ * ":memory:" unless SST_FLUSH_DEFAULT); NULL with @p err filled. */
+sst_checkpointer *sst_cli_open_saver(const char *db, sst_flush_policy flush, sst_error *err);
 
 /* The long-term store of @p db with options @p o; NULL with @p err filled. */
 sst_store *sst_cli_open_store(const char *db, const sst_store_opts *o, sst_error *err);

@@ -44,7 +44,8 @@ static int bad(const char *fmt, const char *arg) {
  */
 static bool worker_takes(const char *opt) {
     static const char *const opts[] = {
-        "--graph", "--db", "--workers", "--lease", "--otlp-endpoint", "--trace-content", "--quiet"};
+        "--graph",         "--db",    "--workers",    "--lease", "--otlp-endpoint",
+        "--trace-content", "--quiet", "--durability", "--flush"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         if (strcmp(opts[i], opt) == 0) {
             return true;
@@ -90,6 +91,14 @@ static int valued(serve_args *a, const char *opt, const char *val) {
         a->o.host = val;
     } else if (strcmp(opt, "--db") == 0) {
         a->o.db = val;
+    } else if (strcmp(opt, "--durability") == 0) {
+        if (!sst_cli_parse_durability(val, &a->o.durability)) {
+            return bad("--durability: expected sync, async or exit, got '%s'", val);
+        }
+    } else if (strcmp(opt, "--flush") == 0) {
+        if (!sst_cli_parse_flush(val, &a->o.flush)) {
+            return bad("--flush: expected on or off, got '%s'", val);
+        }
     } else if (strcmp(opt, "--auth-token-env") == 0) {
         a->token_env = val;
     } else if (strcmp(opt, "--web-dir") == 0) {

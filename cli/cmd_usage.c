@@ -34,6 +34,23 @@
     "  --lease S            a worker's lease on a run, in seconds (default 30)\n"                  \
     "  --quiet              no log lines on stderr\n"
 #define OPT_GRAPH "  --graph NAME=SCRIPT.lua  serve this graph too (repeatable)\n"
+/* --durability and --flush, for every command that makes runs (docs/durability.md). */
+#define OPT_DURABILITY_RUN                                                                         \
+    "  --durability MODE    when a superstep's checkpoint is committed: sync (before\n"            \
+    "                       the next superstep starts), async (while it computes;\n"               \
+    "                       the default) or exit (once, when the run ends)\n"                      \
+    "  --flush on|off       the database's flush policy: on, a commit returns once\n"              \
+    "                       on disk (SQLite synchronous=FULL, PostgreSQL\n"                        \
+    "                       synchronous_commit=on); off, before (NORMAL, off);\n"                  \
+    "                       default SQLite off, PostgreSQL on\n"
+#define OPT_DURABILITY_SERVE                                                                       \
+    "  --durability MODE        when a superstep's checkpoint is committed: sync (before\n"        \
+    "                           the next superstep starts), async (while it computes;\n"           \
+    "                           the default) or exit (once, when the run ends)\n"                  \
+    "  --flush on|off           the database's flush policy: on, a commit returns once\n"          \
+    "                           on disk (SQLite synchronous=FULL, PostgreSQL\n"                    \
+    "                           synchronous_commit=on); off, before (NORMAL, off);\n"              \
+    "                           default SQLite off, PostgreSQL on\n"
 
 /* ---- the commands -------------------------------------------------------- */
 
@@ -42,6 +59,7 @@ static const char RUN[] =
     "                     [--checkpoint ID] [--resume JSON] [--stream MODE[,MODE]]\n"
     "                     [--subgraphs] [--workers N] [--memory-limit BYTES]\n"
     "                     [--otlp-endpoint URL] [--trace-content] [--json]\n"
+    "                     [--durability sync|async|exit] [--flush on|off]\n"
     "\n"
     "Runs the graph (or entrypoint) SCRIPT.lua returns, durably: each superstep is a\n"
     "checkpoint. The state is printed on stdout, the outcome on stderr. The thread's\n"
@@ -50,7 +68,7 @@ static const char RUN[] =
     "\n"
     "options:\n"
     "  --input JSON|@FILE   input of the run (default: none: continue the thread)\n" OPT_THREAD_RUN
-        OPT_DB
+        OPT_DB OPT_DURABILITY_RUN
     "  --checkpoint ID      run from this checkpoint (a fork when it is not the latest)\n"
     "  --resume JSON        answer the pending interrupt with this value\n"
     "  --stream MODE[,MODE] values|updates|custom|messages|tasks|checkpoints|debug: JSON\n"
@@ -182,6 +200,7 @@ static const char SERVE[] =
     "                       [--stream-backlog N] [--runs-per-thread N]\n"
     "                       [--http-threads N] [--lease S] [--web-dir DIR] [--no-web]\n"
     "                       [--otlp-endpoint URL] [--trace-content] [--open] [--quiet]\n"
+    "                       [--durability sync|async|exit] [--flush on|off]\n"
     "\n"
     "Serves LangGraph's HTTP API (assistants, threads, runs, streams, state, store)\n"
     "for the graphs of CONFIG, a langgraph.json-shaped file ({\"graphs\": {\"agent\":\n"
@@ -196,7 +215,8 @@ static const char SERVE[] =
     "                           postgresql://USER@HOST:PORT/DB: many serve and worker\n"
     "                           processes on any machines share one PostgreSQL\n"
     "  --shared-db              let other processes (the CLI, another server) use\n"
-    "                           the database meanwhile (slower: a file lock per write)\n"
+    "                           the database meanwhile (slower: a file lock per "
+    "write)\n" OPT_DURABILITY_SERVE
     "  --workers N              threads that run graphs (default 2; 0 with PostgreSQL:\n"
     "                           API only, `superstep worker` processes run the runs)\n"
     "  --auth-token-env VAR     require 'Authorization: Bearer $VAR' (all but /ok)\n"
@@ -227,6 +247,7 @@ static const char WORKER[] =
     "usage: superstep worker [CONFIG] [--graph NAME=SCRIPT.lua]... --db URL\n"
     "                        [--workers N] [--lease S] [--otlp-endpoint URL]\n"
     "                        [--trace-content] [--quiet]\n"
+    "                        [--durability sync|async|exit] [--flush on|off]\n"
     "\n"
     "Runs the graphs of CONFIG (a langgraph.json-shaped file) and of --graph\n"
     "options for the runs that `superstep serve` processes on the same PostgreSQL\n"
@@ -238,7 +259,8 @@ static const char WORKER[] =
     "options:\n"
     "  --graph NAME=SCRIPT.lua  run this graph too (repeatable)\n"
     "  --db URL                 the PostgreSQL database (postgresql://USER@HOST:PORT/DB;\n"
-    "                           postgresql:// alone reads libpq's PG* variables)\n"
+    "                           postgresql:// alone reads libpq's PG* "
+    "variables)\n" OPT_DURABILITY_SERVE
     "  --workers N              threads that run graphs (default 2)\n"
     "  --lease S                a worker's lease on a run, in seconds (default 30)\n"
     "  --otlp-endpoint URL      OpenTelemetry spans of every run to this OTLP/HTTP\n"

@@ -52,6 +52,8 @@ typedef struct cli {
     bool subgraphs;            /* run --stream: the subgraphs' events too */
     const char *otlp_endpoint; /* run: --otlp-endpoint URL */
     bool trace_content;        /* run: --trace-content */
+    const char *durability;    /* run: --durability sync|async|exit, or NULL */
+    const char *flush;         /* run: --flush on|off, or NULL: the database's default */
 } cli;
 
 /* The command being parsed, for usage errors ("" before it is known). */
@@ -171,6 +173,8 @@ static const struct {
     {"--workers", "run"},
     {"--otlp-endpoint", "run"},
     {"--trace-content", "run"},
+    {"--durability", "run"},
+    {"--flush", "run"},
     {"--thread", "run state history"},
     {"--db", "run state history threads"},
     {"--json", "run state history threads"},
@@ -264,6 +268,10 @@ static int parse_args(int argc, char **argv, cli *c) {
             slot = &c->thread;
         } else if (strcmp(a, "--db") == 0) {
             slot = &c->db;
+        } else if (strcmp(a, "--durability") == 0) {
+            slot = &c->durability;
+        } else if (strcmp(a, "--flush") == 0) {
+            slot = &c->flush;
         } else if (strcmp(a, "--checkpoint") == 0) {
             slot = &c->checkpoint;
         } else if (strcmp(a, "--resume") == 0) {
@@ -309,6 +317,14 @@ static int parse_args(int argc, char **argv, cli *c) {
     }
     if (c->subgraphs && c->stream == 0) {
         return usage_error("%s", "--subgraphs needs --stream MODE");
+    }
+    sst_durability d;
+    sst_flush_policy f;
+    if (c->durability != NULL && !sst_cli_parse_durability(c->durability, &d)) {
+        return usage_error("--durability: expected sync, async or exit, got '%s'", c->durability);
+    }
+    if (c->flush != NULL && !sst_cli_parse_flush(c->flush, &f)) {
+        return usage_error("--flush: expected on or off, got '%s'", c->flush);
     }
     return -1;
 }
@@ -462,9 +478,14 @@ static int open_session(const cli *c, session *s) {
         return EXIT_FAILED;
     }
     s->saver = sst_lua_script_checkpointer(s->script);
-    if (c->db != NULL || s->saver == NULL) {
+    /* --flush is the policy of the database this opens: the script's saver has its own. */
+    sst_flush_policy flush = SST_FLUSH_DEFAULT;
+    if (c->flush != NULL) {
+        (void)sst_cli_parse_flush(c->flush, &flush); /* checked when parsed */
+    }
+    if (c->db != NULL || c->flush != NULL || s->saver == NULL) {
         const char *db = sst_cli_default_db(c->db);
-        s->own_saver = sst_cli_open_saver(db, &err);
+        s->own_saver = sst_cli_open_saver(db, flush, &err);
         if (s->own_saver == NULL) {
             close_session(s);
             return fail("", &err);
@@ -717,6 +738,9 @@ static int cmd_run(const cli *c) {
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     sst_lua_script_invoke_opts(s.script, &o);
+    if (c->durability != NULL) {
+        (void)sst_cli_parse_durability(c->durability, &o.durability); /* checked when parsed */
+    }
     o.tracer = sst_otlp_tracer_hooks(tracer);
     o.engine = engine;
     o.checkpoint_id = c->checkpoint;

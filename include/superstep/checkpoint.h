@@ -209,9 +209,12 @@ typedef struct sst_checkpointer_ops {
     /* Frees the implementation; called once, when the last reference goes. */
     void (*destroy)(void *self);
     /*
-     * Stores @p rec (all its fields and blobs) in one transaction, flushed to
-     * disk when @p sync. Fencing: unless @p rec->fork, @p rec->parent_id must
-     * be the latest checkpoint of (thread, ns) (NULL: it has none), checked
+     * Stores @p rec (all its fields and blobs) in one transaction. Whether the
+     * commit is flushed to disk before put returns is the saver's flush policy
+     * (sst_flush_policy); @p sync flushes this one whatever the policy (the
+     * graph passes false: its durability modes say when a checkpoint is
+     * committed, the policy whether committed means on disk). Fencing: unless @p rec->fork, @p
+     * rec->parent_id must be the latest checkpoint of (thread, ns) (NULL: it has none), checked
      * atomically with the write; otherwise SST_ECONFLICT naming the thread
      * and both ids, and nothing is written. A duplicate id is SST_ECONFLICT.
      */
@@ -343,6 +346,23 @@ SST_NODISCARD SST_API sst_value *sst_payload_value(const sst_payload *p, sst_err
  */
 SST_NODISCARD SST_API sst_checkpointer *sst_memory_saver_new(sst_error *err);
 
+/**
+ * A saver's flush policy: whether a commit is on disk when it returns, apart
+ * from when it is made (sst_durability). A committed checkpoint survives a
+ * crash of the process either way; only an OS crash or a power loss (SQLite),
+ * or a crash of the database server (PostgreSQL), tells them apart.
+ */
+typedef enum sst_flush_policy {
+    SST_FLUSH_DEFAULT = 0, /* the backend's own: SQLite off (NORMAL), PostgreSQL on */
+    /* A commit returns before it is flushed: SQLite `synchronous=NORMAL` (WAL: an OS
+     * crash may lose the last commits, never corrupting the file), PostgreSQL
+     * `synchronous_commit=off` (a server crash may lose the last few hundred ms). */
+    SST_FLUSH_OFF,
+    /* A commit returns once it is on disk: SQLite `synchronous=FULL`, PostgreSQL
+     * `synchronous_commit=on`. */
+    SST_FLUSH_ON
+} sst_flush_policy;
+
 /** SQLite saver options; fill with sst_sqlite_opts_init. */
 typedef struct sst_sqlite_opts {
     int busy_timeout_ms;  /* wait for other writers; default 5000 */
@@ -354,14 +374,16 @@ typedef struct sst_sqlite_opts {
      * checkpoint over it fails with SST_ELIMIT before anything is stored.
      * Default and maximum 256 MiB. */
     size_t max_record_bytes;
+    /* PRAGMA synchronous of the connection: SST_FLUSH_ON is FULL, else NORMAL. */
+    sst_flush_policy flush;
 } sst_sqlite_opts;
 
 SST_API void sst_sqlite_opts_init(sst_sqlite_opts *o);
 
 /**
  * Opens (or creates) the SQLite checkpoint database at @p path: WAL journal,
- * synchronous NORMAL, FULL for commits with @c sync, one transaction per
- * checkpoint, a schema version with migrations.
+ * synchronous NORMAL (FULL with flush SST_FLUSH_ON, and for commits with
+ * @c sync), one transaction per checkpoint, a schema version with migrations.
  * @return new checkpointer; NULL with SST_EIO and a message naming the file
  *         and the problem: it cannot be opened, it is not a SQLite database,
  *         it is another application's database, its schema is newer than
@@ -425,11 +447,12 @@ SST_NODISCARD SST_API sst_code sst_sqlite_check(const char *path, bool repair,
 typedef struct sst_postgres_saver_opts {
     int lease_ms;            /* a thread's busy lease without a commit; default 30000 */
     size_t max_record_bytes; /* largest payload written; default and maximum 256 MiB */
-    /* Every write waits for PostgreSQL's WAL flush (synchronous_commit on), whatever a
-     * put's @c sync says; default true. A writer goes on from each commit, so one that a
-     * crashed database server loses would leave the writer ahead of the thread. false:
-     * writes with sync false commit with synchronous_commit off (faster; a server crash
-     * may lose the last few hundred milliseconds of them, never corrupt them). */
+    /* The flush policy (sst_flush_policy): every write waits for PostgreSQL's WAL flush
+     * (synchronous_commit on), whatever a put's @c sync says; default true. A writer goes
+     * on from each commit, so one that a crashed database server loses would leave the
+     * writer ahead of the thread. false: writes with sync false commit with
+     * synchronous_commit off (faster; a server crash may lose the last few hundred
+     * milliseconds of them, never corrupt them). */
     bool synchronous_commit;
 } sst_postgres_saver_opts;
 

@@ -727,11 +727,18 @@ SST_API sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt
 
 /* ---- checkpointers ------------------------------------------------------ */
 
-/** How durable each checkpoint is when written. */
+/**
+ * When a superstep's checkpoint is committed, as LangGraph's `durability`
+ * (docs/durability.md). Whether a commit is also on disk is the saver's flush
+ * policy (sst_flush_policy, superstep/checkpoint.h), the same in every mode.
+ */
 typedef enum sst_durability {
-    SST_DURABILITY_ASYNC = 0, /* default: committed, survives a process crash (not power loss) */
-    SST_DURABILITY_SYNC,      /* flushed to disk before the next superstep starts */
-    SST_DURABILITY_EXIT       /* written only when the invoke ends */
+    /* default: by a writer thread while the next superstep computes (one in flight per
+     * graph level); the invoke's end, an interrupt and an error wait for every write, and
+     * a failed write fails the run with the saver's error */
+    SST_DURABILITY_ASYNC = 0,
+    SST_DURABILITY_SYNC, /* committed before the next superstep starts */
+    SST_DURABILITY_EXIT  /* written only when the invoke ends */
 } sst_durability;
 
 /* ---- running ---------------------------------------------------------- */

@@ -24,8 +24,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "superstep/checkpoint.h"
 #include "superstep/error.h"
 #include "superstep/export.h"
+#include "superstep/graph.h"
 #include "superstep/value.h"
 
 #ifdef __cplusplus
@@ -76,6 +78,12 @@ typedef struct sst_server_opts {
      * "traceparent" header joins that trace (sst_tracer.parent_from); any other is a trace
      * of its own. NULL: no tracing. */
     const struct sst_tracer *tracer;
+    /* The durability of a run whose request names none (its "durability" member; see
+     * docs/durability.md): default SST_DURABILITY_ASYNC, LangGraph's (--durability). */
+    sst_durability durability;
+    /* The database's flush policy (--flush): SST_FLUSH_ON, SST_FLUSH_OFF, or
+     * SST_FLUSH_DEFAULT, the backend's own (SQLite off, PostgreSQL on). */
+    sst_flush_policy flush;
 } sst_server_opts;
 
 SST_API void sst_server_opts_init(sst_server_opts *o);

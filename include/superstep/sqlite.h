@@ -78,6 +78,18 @@ SST_NODISCARD SST_API sst_code sst_sqlite_db_begin(sst_sqlite_db *db, sst_error 
  */
 SST_API sst_code sst_sqlite_db_commit(sst_sqlite_db *db, bool ok, sst_error *err);
 
+/**
+ * The flush policy of the connection (docs/durability.md), for every backend
+ * on it: with @p flush every commit is on disk before it returns (SQLite's
+ * `PRAGMA synchronous=FULL`), else it returns before (`NORMAL`, the default:
+ * in WAL mode a crash of the process loses nothing committed, an OS crash or a
+ * power loss may lose the last commits, never corrupting the file). Call it
+ * after opening the backends: each sets NORMAL when it opens.
+ * @return SST_OK; SST_EINVAL (NULL @p db), SST_EIO.
+ */
+SST_NODISCARD SST_API sst_code sst_sqlite_db_set_flush(sst_sqlite_db *db, bool flush,
+                                                       sst_error *err);
+
 /** The file's path, as given to sst_sqlite_db_open. */
 SST_API const char *sst_sqlite_db_path(const sst_sqlite_db *db);
 

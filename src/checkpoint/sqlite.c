@@ -149,7 +149,7 @@ bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
         return sst__sqlite_tx(s->conn, SST__TX_BEGIN) ||
                (sst__sq_db_error(s, err, "beginning a transaction"), false);
     }
-    if (sync && !sst__sq_exec(s, "PRAGMA synchronous=FULL", err)) {
+    if (sync && !s->flush_on && !sst__sq_exec(s, "PRAGMA synchronous=FULL", err)) {
         return false;
     }
     return run_tx(s, S_BEGIN, "beginning a transaction", err);
@@ -172,7 +172,7 @@ bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
         run_tx(s, S_ROLLBACK, "rolling back", NULL);
         ok = false;
     }
-    if (sync) {
+    if (sync && !s->flush_on) {
         sst__sq_exec(s, "PRAGMA synchronous=NORMAL", NULL);
     }
     return ok;
@@ -358,9 +358,11 @@ static sst_code prepare_file(sqlite_saver *s, const sst_sqlite_opts *o, sst_erro
     if (rc == SST_OK && empty && !sst__sq_exec(s, "PRAGMA page_size=2048", err)) {
         rc = sst__code(err);
     }
-    if (rc == SST_OK && (!sst__sq_exec(s, "PRAGMA journal_mode=WAL", err) ||
-                         !sst__sq_exec(s, "PRAGMA synchronous=NORMAL", err) ||
-                         !sst__sq_exec(s, "PRAGMA temp_store=MEMORY", err))) {
+    if (rc == SST_OK &&
+        (!sst__sq_exec(s, "PRAGMA journal_mode=WAL", err) ||
+         !sst__sq_exec(s, s->flush_on ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                       err) ||
+         !sst__sq_exec(s, "PRAGMA temp_store=MEMORY", err))) {
         rc = sst__code(err);
     }
     bool ok;
@@ -403,6 +405,13 @@ void sst__sq_destroy(void *self) {
 /* A saver on @p shared (a new reference), or on a connection of its own to @p path. */
 static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const sst_sqlite_opts *o,
                                sst_error *err) {
+    if (o->flush != SST_FLUSH_DEFAULT && o->flush != SST_FLUSH_OFF && o->flush != SST_FLUSH_ON) {
+        sst__error(err, SST_EINVAL,
+                   "SQLite saver %s: flush policy %d is not one of "
+                   "SST_FLUSH_DEFAULT, SST_FLUSH_OFF, SST_FLUSH_ON",
+                   path, (int)o->flush);
+        return NULL;
+    }
     sqlite_saver *s = sst__calloc(1, sizeof *s);
     if (s == NULL || (s->path = sst__strndup(path, strlen(path))) == NULL) {
         sst__free(s);
@@ -416,6 +425,7 @@ static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const ss
         return NULL;
     }
     s->lease_ms = o->lease_ms > 0 ? (uint64_t)o->lease_ms : 30000;
+    s->flush_on = o->flush == SST_FLUSH_ON;
     size_t cap = (size_t)256 << 20;
     s->max_record_bytes =
         o->max_record_bytes > 0 && o->max_record_bytes < cap ? o->max_record_bytes : cap;

@@ -124,6 +124,7 @@ typedef struct sqlite_saver {
     sst__strmap known;
     int64_t known_version;
     uint64_t lease_ms;       /* how long a lease lasts without a commit */
+    bool flush_on;           /* sst_sqlite_opts.flush: synchronous FULL for every commit */
     size_t max_record_bytes; /* the largest text stored (and read back) */
 } sqlite_saver;
 

@@ -165,3 +165,19 @@ bool sst__sqlite_tx(sst_sqlite_db *d, int what) {
                                       "ROLLBACK TO sst_tx; RELEASE sst_tx"};
     return sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
 }
+
+sst_code sst_sqlite_db_set_flush(sst_sqlite_db *d, bool flush, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if (d == NULL) {
+        return sst__error(err, SST_EINVAL, "sst_sqlite_db_set_flush: NULL database");
+    }
+    pthread_mutex_lock(&d->mu);
+    const char *sql = flush ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL";
+    sst_code rc = SST_OK;
+    if (sqlite3_exec(d->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = sst__error(err, SST_EIO, "database '%s': setting the flush policy (%s): %s", d->path,
+                        sql, sqlite3_errmsg(d->db));
+    }
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}

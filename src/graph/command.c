@@ -81,7 +81,7 @@ static sst_code persist_command(sst_graph_thread *th, const sst_value *prepared,
     /* The pending interrupts and writes stay on the new checkpoint (in its namespace:
      * the root's writer used to put them under "" whatever the thread's). */
     return sst__persist_writes(th, th->resume_point, th->pending, th->skip_before, NULL, false,
-                               o->durability != SST_DURABILITY_ASYNC, err);
+                               err);
 }
 
 sst_code sst__apply_command(const sst_compiled_graph *cg, sst_graph_thread *th,

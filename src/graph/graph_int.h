@@ -171,6 +171,11 @@ struct sst_graph_thread {
     /* The model usage this invoke reported up to its last committed superstep (metadata
      * "usage" of the checkpoints it writes), or NULL: none. Owned. */
     sst_value *run_usage;
+    /* Durability "async": the writer of the root invoke running (shared by its subgraphs'
+     * threads), or NULL: checkpoints are written in the caller's thread. */
+    struct sst__writer *writer;
+    uint64_t ticket; /* the writer's ticket of this thread's last checkpoint, 0: none */
+    bool chain;      /* the next checkpoint goes without waiting for the last (a run's start) */
 };
 
 /* ---- live message events (invoke.c), for sst_node_stream_message ---- */
@@ -202,6 +207,7 @@ typedef struct sst__nested {
     bool start_empty;         /* the thread starts with no state: it had none at that point */
     const sst_value *targets; /* time travel to a subgraph's checkpoint: {ns: id}, or NULL */
     bool loaded; /* the thread is loaded at the invoke's checkpoint_id already: not read again */
+    struct sst__writer *writer; /* durability "async": the root invoke's writer, or NULL */
 } sst__nested;
 /*
  * Invokes as sst_graph_invoke, as a subgraph's run (@p nested NULL: nothing more), without
@@ -355,11 +361,11 @@ sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats 
  * Records on @p th's latest checkpoint what its resume point @p rp holds (the pending
  * writes and answers), @p interrupts (NULL: none) and skip_before; with @p error (NULL:
  * none) the thread's status is error, else idle when @p idle (a cancelled run), else
- * interrupted. @p sync: flushed before returning.
+ * interrupted. Written in the caller's thread, after every checkpoint handed to the
+ * writer (durability "async") is stored.
  */
 sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
-                             bool skip_before, const char *error, bool idle, bool sync,
-                             sst_error *err);
+                             bool skip_before, const char *error, bool idle, sst_error *err);
 /*
  * The snapshots (sst_graph_get_state's, subgraph tasks' configs included) of the records
  * @p list (newest first, as sst__record_list gives them), each task's result read from
@@ -378,7 +384,7 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
 typedef struct sst__put {
     const char *id, *parent, *source, *run_key;
     int64_t step;
-    bool snapshot, fork, sync;
+    bool snapshot, fork;
     uint64_t since;               /* deltas since the last snapshot (0 for a snapshot) */
     const sst_value *state;       /* the state (stored when snapshot) */
     const sst_value *groups;      /* the delta groups (stored otherwise) */
@@ -398,6 +404,26 @@ sst_value *sst__record_list(sst_graph_thread *th, const sst_value *filter, const
 sst_value *sst__cache_get(sst_checkpointer *cp, const char *thread, const char *id);
 void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
                     const sst_value *state);
+
+/* ---- the checkpoint writer of durability "async" (writer.c) ---- */
+
+typedef struct sst__writer sst__writer;
+typedef sst_code (*sst__write_fn)(void *data, sst_error *err);
+typedef void (*sst__write_free)(void *data);
+/* A writer with no thread yet (the first job starts it). */
+sst__writer *sst__writer_new(sst_error *err);
+/* Hands @p data to the writer (takes it: @p free_fn runs once, after @p run or instead of
+ * it when an earlier job failed); *ticket gets its number (1, 2, ...). Jobs run in order. */
+sst_code sst__writer_submit(sst__writer *w, sst__write_fn run, sst__write_free free_fn, void *data,
+                            uint64_t *ticket, sst_error *err);
+/* Waits until job @p ticket and every job before it finished; the first failure, if any. */
+sst_code sst__writer_wait(sst__writer *w, uint64_t ticket, sst_error *err);
+/* Waits for every job handed over so far; the first failure, if any. */
+sst_code sst__writer_drain(sst__writer *w, sst_error *err);
+/* Runs what is queued, stops the thread and frees @p w (NULL: no-op). */
+void sst__writer_free(sst__writer *w);
+/* Waits for the checkpoints @p th handed to its writer (none: SST_OK at once). */
+sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err);
 
 /* Names a new run of @p th (the one run-key format) in th->run_key. */
 sst_code sst__name_run(sst_graph_thread *th, sst_error *err);

@@ -638,8 +638,7 @@ static void call_hook(const sst_task *t, const sst_value *entry, void *user_data
     /* A write that failed costs only the replay after a crash: a run that stops writes
      * every result with its resume point (sst__persist_stop), and a commit needs none. */
     if (c->calls_rp != NULL &&
-        sst__persist_writes(th, c->calls_rp, NULL, false, NULL, true,
-                            c->o->durability == SST_DURABILITY_SYNC, &err) != SST_OK) {
+        sst__persist_writes(th, c->calls_rp, NULL, false, NULL, true, &err) != SST_OK) {
         sst_error_clear(&err);
     }
     pthread_mutex_unlock(&c->calls_mu);
@@ -871,6 +870,48 @@ static const sst_value *subgraph_targets(const sst_invoke_opts **o, sst_invoke_o
     return sst_is_object(map) ? map : NULL;
 }
 
+/*
+ * Durability "async": @p c's thread writes through the root invoke's writer, a new one
+ * for a root (in *own), its root's for a subgraph (one order for the whole tree, see
+ * writer.c). False when out of memory.
+ */
+static bool start_writes(invoke_ctx *c, const sst__nested *nested, sst__writer **own,
+                         sst_error *err) {
+    *own = NULL;
+    if (c->th == NULL || c->o->durability != SST_DURABILITY_ASYNC) {
+        return true;
+    }
+    if (nested == NULL || nested->writer == NULL) {
+        *own = sst__writer_new(err);
+        if (*own == NULL) {
+            return false;
+        }
+    }
+    c->th->writer = *own != NULL ? *own : nested->writer;
+    c->th->ticket = 0;
+    c->th->chain = false;
+    return true;
+}
+
+/*
+ * The end of a run with a writer: every checkpoint of @p c's thread is stored (and, for
+ * the root, every one of its subgraphs'; the writer goes) before the invoke returns. A
+ * write that failed fails the run with the saver's error, if nothing failed it before.
+ */
+static void end_writes(invoke_ctx *c, sst__writer *own, sst_graph_result *r) {
+    sst_error e;
+    sst_error_clear(&e);
+    sst_code rc = own != NULL ? sst__writer_drain(own, &e) : sst__persist_flush(c->th, &e);
+    if (rc != SST_OK && r != NULL && r->status != SST_RUN_FAILED) {
+        r->status = SST_RUN_FAILED;
+        r->error = e;
+    }
+    c->th->writer = NULL;
+    c->th->ticket = 0;
+    c->th->chain = false;
+    sst__writer_free(own);
+}
+
 static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_thread *th,
                                        const sst_value *input, const sst_invoke_opts *o,
                                        const sst__nested *nested, sst_error *err) {
@@ -947,7 +988,16 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
         c.th->run_usage = NULL;
     }
     start_run_span(&c, th);
-    sst_graph_result *r = run_thread(&c, th, input, &how, state, err);
+    sst__writer *own = NULL;
+    sst_graph_result *r = NULL;
+    if (start_writes(&c, nested, &own, err)) {
+        r = run_thread(&c, th, input, &how, state, err);
+        if (c.th != NULL && c.th->writer != NULL) {
+            end_writes(&c, own, r);
+        }
+    } else {
+        sst_value_unref(state);
+    }
     end_run_span(&c, r, err);
     if (r != NULL) {
         r->usage = c.usage;
@@ -1049,6 +1099,6 @@ sst_graph_result *sst_graph_invoke(const sst_compiled_graph *cg, sst_graph_threa
 sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                            const sst_value *input, const sst_invoke_opts *opts,
                                            const sst__nested *nested, sst_error *err) {
-    static const sst__nested plain = {NULL, false, NULL, false};
+    static const sst__nested plain = {NULL, false, NULL, false, NULL};
     return invoke_checked(cg, thread, input, opts, nested != NULL ? nested : &plain, err);
 }

@@ -434,6 +434,88 @@ static sst_value *groups_dropped(const sst_compiled_graph *cg, const sst_value *
     return out;
 }
 
+/* ---- durability "async": checkpoints handed to the writer (writer.c) ---- */
+
+/* A checkpoint for the writer: the sst__put with what it points to owned. */
+typedef struct put_job {
+    sst_graph_thread *th; /* lives until its invoke waited for th->ticket */
+    sst__put w;
+    char id[37], parent[SST__ID_MAX];
+    char *run_key;
+    sst_value *state, *groups, *next, *writes_meta, *extra_meta;
+} put_job;
+
+static void put_job_free(void *data) {
+    put_job *j = data;
+    sst__free(j->run_key);
+    sst_value_unref(j->state);
+    sst_value_unref(j->groups);
+    sst_value_unref(j->next);
+    sst_value_unref(j->writes_meta);
+    sst_value_unref(j->extra_meta);
+    sst__free(j);
+}
+
+static sst_code put_job_run(void *data, sst_error *err) {
+    put_job *j = data;
+    sst_code rc = sst__record_put(j->th, &j->w, err);
+    if (rc != SST_OK) {
+        sst__error_prefix(err, "durability async: writing checkpoint %s (step %lld) of thread '%s'",
+                          j->id, (long long)j->w.step, j->th->thread_id);
+    }
+    return rc;
+}
+
+static sst_value *ref_or_null(const sst_value *v) {
+    return v != NULL ? sst_value_ref(v) : NULL;
+}
+
+/*
+ * Hands checkpoint @p w to th's writer. A graph level has at most one superstep's
+ * checkpoint in flight: the previous one must be stored before this one goes (its
+ * failure is this call's), unless th->chain (a run's input and first loop checkpoint).
+ */
+static sst_code put_async(sst_graph_thread *th, const sst__put *w, sst_error *err) {
+    bool chained = th->chain;
+    th->chain = false;
+    if (!chained && th->ticket != 0 && sst__writer_wait(th->writer, th->ticket, err) != SST_OK) {
+        return sst__code(err);
+    }
+    put_job *j = sst__calloc(1, sizeof *j);
+    char *key = w->run_key != NULL ? sst__strndup(w->run_key, strlen(w->run_key)) : NULL;
+    if (j == NULL || (w->run_key != NULL && key == NULL)) {
+        sst__free(j);
+        sst__free(key);
+        return sst__enomem(err);
+    }
+    j->th = th;
+    j->w = *w;
+    snprintf(j->id, sizeof j->id, "%s", w->id);
+    snprintf(j->parent, sizeof j->parent, "%s", w->parent != NULL ? w->parent : "");
+    j->run_key = key;
+    j->state = ref_or_null(w->state);
+    j->groups = ref_or_null(w->groups);
+    j->next = ref_or_null(w->next);
+    j->writes_meta = ref_or_null(w->writes_meta);
+    j->extra_meta = ref_or_null(w->extra_meta);
+    j->w.id = j->id;
+    j->w.parent = w->parent != NULL ? j->parent : NULL;
+    j->w.run_key = key;
+    j->w.state = j->state;
+    j->w.groups = j->groups;
+    j->w.next = j->next;
+    j->w.writes_meta = j->writes_meta;
+    j->w.extra_meta = j->extra_meta;
+    return sst__writer_submit(th->writer, put_job_run, put_job_free, j, &th->ticket, err);
+}
+
+sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err) {
+    if (th == NULL || th->writer == NULL || th->ticket == 0) {
+        return SST_OK;
+    }
+    return sst__writer_wait(th->writer, th->ticket, err);
+}
+
 /* sst__persist_put with only tracked fields in @p state and @p groups. */
 static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *source,
                             const sst_value *state, const sst_value *groups, const sst_value *next,
@@ -457,7 +539,6 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         /* After an older checkpoint than the latest: a fork, exempt from the head check. */
         .fork = th->rebased || (th->last_id != NULL && th->latest_id != NULL &&
                                 strcmp(th->last_id, th->latest_id) != 0),
-        .sync = o != NULL && o->durability == SST_DURABILITY_SYNC,
         .since = snapshot ? 0 : th->since_snapshot + 1,
         .state = state,
         .groups = groups,
@@ -465,7 +546,9 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         .writes_meta = writes_meta,
         .extra_meta = with_usage(th, config_metadata(th, o, err), err),
     };
-    sst_code rc = sst__record_put(th, &w, err);
+    /* Durability "async": stored by the writer while the next superstep runs; th goes on
+     * from the new id at once (a failure fails the run, and the next invoke reloads). */
+    sst_code rc = th->writer != NULL ? put_async(th, &w, err) : sst__record_put(th, &w, err);
     sst_value_unref((sst_value *)w.extra_meta);
     th->rebased = false;
     if (rc != SST_OK) {
@@ -529,8 +612,12 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
         return SST_OK;
     }
     /* The input checkpoint (step -1 of a new thread): the state before the input.
-     * A restarted run has it already. */
-    sst_code rc = restart ? SST_OK : put_input_checkpoint(th, input, fork, o, err);
+     * A restarted run has it already. With a writer, both go to it at once. */
+    sst_code rc = SST_OK;
+    if (!restart) {
+        rc = put_input_checkpoint(th, input, fork, o, err);
+        th->chain = rc == SST_OK;
+    }
     if (rc != SST_OK) {
         sst_value_unref(groups);
         return rc;
@@ -538,6 +625,7 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     /* The first loop checkpoint: the input applied, START's routing as next. */
     rc = sst__persist_put(th, th->last_step + 1, "loop", state_after, groups, rp, NULL, o, err);
     sst_value_unref(groups);
+    th->chain = false;
     return rc;
 }
 
@@ -618,6 +706,12 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
                            const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
                            sst_error *err) {
     const sst_value *rp = sst_run_result_resume_point(rr);
+    /* The run's end, an interrupt and an error wait for every checkpoint handed to the
+     * writer; one that failed fails the run with the saver's error. */
+    sst_code frc = sst__persist_flush(th, err);
+    if (frc != SST_OK) {
+        return frc;
+    }
     if (th->exit_groups != NULL && !exit_kept(th, rr)) {
         sst_value_unref(th->exit_groups); /* a subgraph that ran to its end leaves nothing */
         sst_value_unref(th->exit_writes);
@@ -648,12 +742,15 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
     bool cancelled = failed && sst_run_result_error(rr)->code == SST_ECANCELLED;
     return sst__persist_writes(th, rp, interrupts, skip_before,
                                failed && !cancelled ? sst_run_result_error(rr)->msg : NULL,
-                               cancelled, o->durability != SST_DURABILITY_ASYNC, err);
+                               cancelled, err);
 }
 
 sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
-                             bool skip_before, const char *error, bool idle, bool sync,
-                             sst_error *err) {
+                             bool skip_before, const char *error, bool idle, sst_error *err) {
+    /* Writes on a checkpoint go after it (and everything handed over before it). */
+    if (th->writer != NULL && sst__writer_drain(th->writer, err) != SST_OK) {
+        return sst__code(err);
+    }
     const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
     sst_value *w = sst__set_take(sst_object_empty(), "pending",
                                  sst_value_ref(pend != NULL ? pend : sst_array_empty()), err);
@@ -676,7 +773,7 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
                                               error != NULL ? SST_THREAD_ERROR
                                               : idle        ? SST_THREAD_IDLE
                                                             : SST_THREAD_INTERRUPTED,
-                                              sync, err);
+                                              false, err);
     sst_value_unref(w);
     return rc;
 }
@@ -710,7 +807,7 @@ sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, s
         return sst__code(err);
     }
     if (rc == SST_OK && sst_array_len(sst_object_get(rp, "pending")) > 0) {
-        rc = sst__persist_writes(th, th->resume_point, NULL, false, NULL, false, false, err);
+        rc = sst__persist_writes(th, th->resume_point, NULL, false, NULL, false, err);
     }
     return rc;
 }

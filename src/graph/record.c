@@ -362,9 +362,14 @@ static sst_code payload_of(const sst_checkpointer *cp, const sst_value *v, sst_p
     return *text != NULL ? SST_OK : sst__code(err);
 }
 
-/* Puts the record, sending every blob again if the store lost one the memo knew. */
+/*
+ * Puts the record, sending every blob again if the store lost one the memo knew. Whether
+ * the commit is flushed is the saver's flush policy (sst_sqlite_opts.synchronous,
+ * sst_postgres_saver_opts.synchronous_commit), not the durability mode: put's @c sync
+ * (flush this one whatever the policy) stays false.
+ */
 static sst_code put_with_blobs(sst_graph_thread *th, sst_checkpoint *r, const sst__put *w,
-                               bool sync, sst_error *err) {
+                               sst_error *err) {
     store_ext *x = ext_of(th->cp);
     bool bytes = !(sst_checkpointer_flags(th->cp) & SST_SAVER_VALUES);
     sst_code rc = SST_OK;
@@ -378,7 +383,7 @@ static sst_code put_with_blobs(sst_graph_thread *th, sst_checkpoint *r, const ss
         rc = body != NULL ? payload_of(th->cp, body, &r->body, &body_text, err) : sst__code(err);
         r->blobs = blobs.b;
         r->n_blobs = blobs.n;
-        rc = rc == SST_OK ? sst_checkpointer_put(th->cp, r, sync, err) : rc;
+        rc = rc == SST_OK ? sst_checkpointer_put(th->cp, r, false, err) : rc;
         if (rc == SST_OK && w->snapshot && x != NULL && bytes) {
             /* Only blobs of a stored record are known to be in the store. */
             pthread_mutex_lock(&x->mu);
@@ -439,7 +444,7 @@ sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err
     sst_code rc = meta != NULL && next != NULL ? SST_OK : sst__code(err);
     rc = rc == SST_OK ? payload_of(th->cp, meta, &r.metadata, &meta_text, err) : rc;
     rc = rc == SST_OK ? payload_of(th->cp, next, &r.next, &next_text, err) : rc;
-    rc = rc == SST_OK ? put_with_blobs(th, &r, w, w->sync, err) : rc;
+    rc = rc == SST_OK ? put_with_blobs(th, &r, w, err) : rc;
     sst_free(meta_text);
     sst_free(next_text);
     sst_value_unref(meta);

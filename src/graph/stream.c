@@ -753,10 +753,15 @@ void sst__stream_checkpoints(sst__streamer *s) {
         return;
     }
     /* This run's checkpoints: from the newest back while newer than the mark (ids are
-     * time-ordered), then streamed oldest first. */
+     * time-ordered), then streamed oldest first; with durability "async", once stored. */
+    sst_error err = {0};
+    if (sst__persist_flush(th, &err) != SST_OK) {
+        s->rc = err.code;
+        s->err = err;
+        return;
+    }
     sst_value *chain = sst_array_empty();
     const char *id = th->last_id;
-    sst_error err = {0};
     while (chain != NULL && id != NULL && sst_array_len(chain) < MAX_CHAIN) {
         sst_value *rec = sst__record_get(th, id, &err);
         if (rec == NULL) {

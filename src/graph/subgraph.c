@@ -375,7 +375,12 @@ static bool travel(sub_run *s, void *ud, bool *cont, sst_error *err, sst_code *r
         snprintf(s->at, SST__ID_MAX, "%s", sst_string_cstr(id));
         *rc = sst__persist_load(s->th, s->at, err);
     } else {
-        sst_graph_thread *from = sst__thread_open(s->child, s->th->cp, s->th->thread_id, key, err);
+        /* The copy is written at once: after what the parent handed its writer. */
+        sst_graph_thread *pth = sst__invoke_thread(ud);
+        *rc = pth != NULL && pth->writer != NULL ? sst__writer_drain(pth->writer, err) : SST_OK;
+        sst_graph_thread *from =
+            *rc == SST_OK ? sst__thread_open(s->child, s->th->cp, s->th->thread_id, key, err)
+                          : NULL;
         *rc = from != NULL ? sst__persist_load(from, sst_string_cstr(id), err) : sst__code(err);
         *rc = *rc == SST_OK ? sst__persist_load(s->th, NULL, err) : *rc;
         *rc = *rc == SST_OK ? sst__persist_copy(s->th, from, err) : *rc;
@@ -588,6 +593,8 @@ static sst_code prepare(sub_run *s, bool *cont, sst_error *err) {
         rc = own_answers(s, t, err);
     }
     sst_graph_thread *pth = sst__invoke_thread(ud);
+    /* Durability "async": the child's checkpoints queue behind its parent's (writer.c). */
+    s->nested.writer = pth != NULL ? pth->writer : NULL;
     if (rc == SST_OK) {
         s->config =
             child_config(s->po != NULL ? s->po->config : NULL, s->ns, pth, sst__graph_ns(ud), err);

@@ -216,7 +216,7 @@ static sst_code keep_skip_before(sst_graph_thread *t, sst_error *err) {
     }
     sst_payload pl = {.value = w};
     sst_code rc = sst_checkpointer_put_writes(t->cp, t->thread_id, t->ns, t->last_id, &pl,
-                                              SST_THREAD_INTERRUPTED, true, err);
+                                              SST_THREAD_INTERRUPTED, false, err);
     sst_value_unref(w);
     return rc;
 }

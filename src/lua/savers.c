@@ -3,6 +3,8 @@
  * superstep.MemorySaver(), superstep.SqliteSaver(path) and superstep.PostgresSaver(url),
  * with saver:delete_thread(id) and saver:list(config).
  */
+#include <string.h>
+
 #include "lua_int.h"
 #include "superstep/checkpoint.h"
 #include "superstep/postgres.h"
@@ -114,22 +116,54 @@ static int memory_saver(lua_State *L) {
     return 1;
 }
 
+/*
+ * The flush policy of the saver's options table at @p idx ({flush = "on" | "off"}; none or
+ * nil: the database's default), or raises naming @p what.
+ */
+static sst_flush_policy flush_option(lua_State *L, int idx, const char *what) {
+    if (lua_isnoneornil(L, idx)) {
+        return SST_FLUSH_DEFAULT;
+    }
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lua_getfield(L, idx, "flush");
+    const char *f = lua_isnil(L, -1) ? NULL : lua_tostring(L, -1);
+    sst_flush_policy p = SST_FLUSH_DEFAULT;
+    if (f != NULL && strcmp(f, "on") == 0) {
+        p = SST_FLUSH_ON;
+    } else if (f != NULL && strcmp(f, "off") == 0) {
+        p = SST_FLUSH_OFF;
+    } else if (!lua_isnil(L, -1)) {
+        sst__lua_raisef(L, SST_EINVAL, "%s: flush must be \"on\" or \"off\", got %s", what,
+                        luaL_tolstring(L, -1, NULL));
+    }
+    lua_pop(L, 1);
+    return p;
+}
+
+/* SqliteSaver(path [, {flush = "on" | "off"}]): PRAGMA synchronous FULL or NORMAL. */
 static int sqlite_saver(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
+    sst_sqlite_opts o;
+    sst_sqlite_opts_init(&o);
+    o.flush = flush_option(L, 2, "SqliteSaver");
     lsaver *s = new_saver(L);
     sst_error err = {0};
-    if ((s->cp = sst_sqlite_saver_open(path, NULL, &err)) == NULL) {
+    if ((s->cp = sst_sqlite_saver_open(path, &o, &err)) == NULL) {
         return sst__lua_raise(L, &err);
     }
     return 1;
 }
 
-/* PostgresSaver(url): a URL ("postgresql://..."), or "" for libpq's PG* variables. */
+/* PostgresSaver(url [, {flush = "on" | "off"}]): a URL ("postgresql://..."), or "" for
+ * libpq's PG* variables; flush is synchronous_commit (default on). */
 static int postgres_saver(lua_State *L) {
     const char *url = luaL_checkstring(L, 1);
+    sst_postgres_saver_opts o;
+    sst_postgres_saver_opts_init(&o);
+    o.synchronous_commit = flush_option(L, 2, "PostgresSaver") != SST_FLUSH_OFF;
     lsaver *s = new_saver(L);
     sst_error err = {0};
-    if ((s->cp = sst_postgres_saver_open(url, NULL, &err)) == NULL) {
+    if ((s->cp = sst_postgres_saver_open(url, &o, &err)) == NULL) {
         return sst__lua_raise(L, &err);
     }
     return 1;

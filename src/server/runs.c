@@ -270,6 +270,12 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
     if (!read_request(r, res, &q, stateless, true) || !mode_bits(res, q.stream_mode, &bits)) {
         return;
     }
+    if (q.durability == NULL) { /* the server's default (--durability) */
+        sst_durability d = r->s->o.durability;
+        q.durability = d == SST_DURABILITY_SYNC   ? "sync"
+                       : d == SST_DURABILITY_EXIT ? "exit"
+                                                  : "async";
+    }
     sst_error err = {0};
     sst_value *assistant = assistant_for(r->s, &q, res);
     if (assistant == NULL) {

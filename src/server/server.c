@@ -83,6 +83,7 @@ static sst_code open_pg(sst_server *s, sst_error *err) {
     sst_postgres_saver_opts co;
     sst_postgres_saver_opts_init(&co);
     co.lease_ms = (int)s->o.lease_s * 1000;
+    co.synchronous_commit = s->o.flush != SST_FLUSH_OFF;
     s->cp = sst_postgres_saver_open_pg(s->pg, &co, err);
     s->store = s->cp != NULL ? sst_postgres_store_new_pg(s->pg, &so, err) : NULL;
     s->queue = s->store != NULL ? sst_postgres_queue_open_pg(s->pg, err) : NULL;
@@ -116,6 +117,9 @@ static sst_code open_db(sst_server *s, sst_error *err) {
     s->store = s->cp != NULL ? sst_sqlite_store_new_db(db, &so, err) : NULL;
     s->queue = s->store != NULL ? sst_sqlite_queue_open_db(db, err) : NULL;
     s->sdb = db;
+    if (s->queue != NULL && s->o.flush != SST_FLUSH_DEFAULT) { /* after the backends' own */
+        return sst_sqlite_db_set_flush(db, s->o.flush == SST_FLUSH_ON, err);
+    }
     return s->queue != NULL ? SST_OK : sst__code(err);
 }
 
@@ -128,6 +132,11 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
         o->lease_s > 86400 || o->port > 65535) {
         sst__error(err, SST_EINVAL,
                    "serve: bad options (host, db, workers 1..256, lease_s 1..86400, port ...)");
+        return NULL;
+    }
+    if ((unsigned)o->durability > SST_DURABILITY_EXIT || (unsigned)o->flush > SST_FLUSH_ON) {
+        sst__error(err, SST_EINVAL, "serve: bad options (durability %d, flush policy %d)",
+                   (int)o->durability, (int)o->flush);
         return NULL;
     }
     if (o->workers == 0 && (o->workers_only || !sst_pg_is_url(o->db))) {

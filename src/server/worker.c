@@ -629,9 +629,10 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
     o->store = w->s->store;
     o->tracer = w->s->o.tracer;
     const char *dur = sst_string_cstr(sst_object_get(kw, "durability"));
-    o->durability = dur == NULL || strcmp(dur, "async") == 0 ? SST_DURABILITY_ASYNC
-                    : strcmp(dur, "sync") == 0               ? SST_DURABILITY_SYNC
-                                                             : SST_DURABILITY_EXIT;
+    o->durability = dur == NULL                 ? w->s->o.durability /* --durability */
+                    : strcmp(dur, "async") == 0 ? SST_DURABILITY_ASYNC
+                    : strcmp(dur, "sync") == 0  ? SST_DURABILITY_SYNC
+                                                : SST_DURABILITY_EXIT;
     o->cancelled = cancelled;
     o->cancel_user_data = w;
     if (srv_true(sst_object_get(kw, "events"))) {

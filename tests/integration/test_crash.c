@@ -20,7 +20,16 @@
  * namespace, so the kills land inside the subgraph, and each resume must go on
  * inside it: no process re-runs a superstep of the child that had committed.
  *
- * Usage: test_crash [ITERATIONS [KILLS [nested]]]   (defaults 1000, 50, flat)
+ * With "async" the runs use durability async (issue 37): a superstep's checkpoint
+ * is written while the next one computes, so a kill may cost the superstep whose
+ * checkpoint was in flight too. Besides the checks above, each resumed process
+ * must start at most that far back: at the step its predecessor was running (sync)
+ * or the one before it (async), never earlier. With "pg" the thread lives in a
+ * fresh schema of the test PostgreSQL server (the CTest fixture "pg"; skipped
+ * with a message when there is none) instead of a SQLite file.
+ *
+ * Usage: test_crash [ITERATIONS [KILLS [flat|nested [sync|async [sqlite|pg]]]]]
+ *        (defaults 1000, 50, flat, sync, sqlite)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -36,10 +45,17 @@
 #include <unistd.h>
 
 #include "superstep/superstep.h"
+#include "test_util.h"
 
 static long g_iterations = 1000;
 static const char *g_log;
 static bool g_nested; /* the loop runs as the root's subgraph "sub" */
+static sst_durability g_mode = SST_DURABILITY_SYNC;
+static bool g_pg; /* the databases are PostgreSQL URLs, not SQLite files */
+
+static sst_checkpointer *open_saver(const char *db, sst_error *err) {
+    return g_pg ? sst_postgres_saver_open(db, NULL, err) : sst_sqlite_saver_open(db, NULL, err);
+}
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -211,13 +227,13 @@ static void run_to_end(const char *db) {
     sst_graph *g;
     sst_compiled_graph *cg = build(&g);
     sst_error err;
-    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_checkpointer *cp = open_saver(db, &err);
     CHECK(cp != NULL, "open %s: %s", db, err.msg);
     sst_graph_thread *th = sst_graph_thread_open(cg, cp, "crash", &err);
     sst_invoke_opts o;
     sst_invoke_opts_init(&o);
     o.recursion_limit = 100000;
-    o.durability = SST_DURABILITY_SYNC;
+    o.durability = g_mode;
     o.wait = true; /* a killed predecessor's lock is taken over */
     sst_value *st = sst_graph_get_state(th, NULL, &err);
     int64_t start = resume_step(th, st);
@@ -259,7 +275,7 @@ static char *final_state(const char *db) {
     sst_graph *g;
     sst_compiled_graph *cg = build(&g);
     sst_error err;
-    sst_checkpointer *cp = sst_sqlite_saver_open(db, NULL, &err);
+    sst_checkpointer *cp = open_saver(db, &err);
     CHECK(cp != NULL, "reopen %s: %s", db, err.msg);
     sst_graph_thread *th = sst_graph_thread_open(cg, cp, "crash", &err);
     sst_value *st = sst_graph_get_state(th, NULL, &err);
@@ -315,7 +331,7 @@ static long check_log(const char *path) {
     CHECK(f != NULL, "no side-effect log");
     enum { MAXP = 4096 };
     static int pids[MAXP];
-    static long long starts[MAXP];
+    static long long starts[MAXP], highest[MAXP]; /* each process's start, highest step run */
     int np = 0;
     long executions = 0;
     char line[128];
@@ -325,13 +341,24 @@ static long check_log(const char *path) {
         char node[32];
         if (sscanf(line, "start %d %lld", &pid, &step) == 2) {
             CHECK(np < MAXP, "too many processes");
+            /* What a kill may cost: the superstep that was running (its checkpoint was not
+             * written yet), and with async the one before it (its checkpoint in flight). */
+            long long back = g_mode == SST_DURABILITY_ASYNC ? 1 : 0;
+            CHECK(np == 0 || highest[np - 1] < 0 || step >= highest[np - 1] - back,
+                  "process %d resumed at step %lld, but its predecessor ran step %lld: more "
+                  "than %lld superstep(s) whose writes were in flight were lost",
+                  pid, step, highest[np - 1], back + 1);
             pids[np] = pid;
+            highest[np] = -1;
             starts[np++] = step;
             continue;
         }
         CHECK(sscanf(line, "%d %lld %31s", &pid, &step, node) == 3, "bad log line: %s", line);
         executions++;
         g_last_step = step > g_last_step ? step : g_last_step;
+        if (np > 0 && pids[np - 1] == pid && step > highest[np - 1]) {
+            highest[np - 1] = step;
+        }
         long long start = -1000;
         for (int i = np - 1; i >= 0; i--) {
             if (pids[i] == pid) {
@@ -352,11 +379,24 @@ int main(int argc, char **argv) {
     }
     int kills = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 50;
     g_nested = argc > 3 && strcmp(argv[3], "nested") == 0;
+    if (argc > 4) {
+        CHECK(strcmp(argv[4], "sync") == 0 || strcmp(argv[4], "async") == 0,
+              "durability must be sync or async, got '%s'", argv[4]);
+        g_mode = strcmp(argv[4], "async") == 0 ? SST_DURABILITY_ASYNC : SST_DURABILITY_SYNC;
+    }
+    g_pg = argc > 5 && strcmp(argv[5], "pg") == 0;
     char dir[] = "/tmp/sst-crash-XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char ref_db[256], db[256], ref_log[256], log[256];
+    char ref_db[512], db[512], ref_log[256], log[256];
     snprintf(ref_db, sizeof ref_db, "%s/reference.db", dir);
     snprintf(db, sizeof db, "%s/crashed.db", dir);
+    if (g_pg && (tu_pg_fresh("crashref", ref_db, sizeof ref_db) != 0 ||
+                 tu_pg_fresh("crash", db, sizeof db) != 0)) {
+        printf("test_crash: no test PostgreSQL server: skipped\n");
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : 1;
+    }
     snprintf(ref_log, sizeof ref_log, "%s/reference.log", dir);
     snprintf(log, sizeof log, "%s/crashed.log", dir);
 
@@ -423,7 +463,8 @@ int main(int argc, char **argv) {
           resumed_at);
 
     sqlite3 *sdb;
-    CHECK(sqlite3_open(db, &sdb) == SQLITE_OK, "sqlite open");
+    const char *integrity_db = g_pg ? ":memory:" : db; /* PostgreSQL checks its own pages */
+    CHECK(sqlite3_open(integrity_db, &sdb) == SQLITE_OK, "sqlite open");
     sqlite3_stmt *st;
     CHECK(sqlite3_prepare_v2(sdb, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK &&
               sqlite3_step(st) == SQLITE_ROW,
@@ -434,12 +475,14 @@ int main(int argc, char **argv) {
     sqlite3_close(sdb);
     CHECK(strcmp(integrity, "ok") == 0, "integrity_check: %s", integrity);
 
-    printf("crash test%s: %ld iterations (%ld supersteps), one run %.2f s; %d kills%s, the "
+    printf("crash test%s, durability %s on %s: %ld iterations (%ld supersteps), one run %.2f s; %d "
+           "kills%s, the "
            "last resume started at step %lld; %ld node executions vs %ld uninterrupted "
-           "(re-runs of uncommitted supersteps only); final states identical; integrity ok\n",
-           g_nested ? " (in a subgraph)" : "", g_iterations, g_iterations * 2, full, killed,
+           "(re-runs of uncommitted supersteps only); final states identical; %s\n",
+           g_nested ? " (in a subgraph)" : "", g_mode == SST_DURABILITY_ASYNC ? "async" : "sync",
+           g_pg ? "PostgreSQL" : "SQLite", g_iterations, g_iterations * 2, full, killed,
            finished_early ? " (a victim finished before its kill)" : "", resumed_at, executions,
-           ref_executions);
+           ref_executions, g_pg ? "(PostgreSQL: no file to check)" : "integrity ok");
     free(expected);
     free(got);
     char cmd[300];
