@@ -25,6 +25,7 @@ from .errors import (
     EngineValueError,
     GraphInterrupt,
     InvalidUpdateError,
+    ParentCommand,
     SuperstepError,
     _from_code,
 )
@@ -188,9 +189,30 @@ def _to_update(value: Any, where: str) -> dict:
     raise InvalidUpdateError(f"Expected dict, got {value!r}")
 
 
+def _parent_command(cmd: Command, where: str) -> tuple:
+    """Command(graph=Command.PARENT) as the C layer takes it: (update, goto, True)."""
+    update = cmd.update
+    if update is not None:
+        if isinstance(update, (list, tuple)) and all(
+            isinstance(x, tuple) and len(x) == 2 for x in update
+        ):
+            merged: Dict[str, Any] = {}
+            for k, v in update:
+                merged.setdefault(k, []).append(v)
+            update = {k: v[-1] for k, v in merged.items()}
+        else:
+            update = _to_update(update, where)
+    goto = cmd.goto if cmd.goto else None
+    if isinstance(goto, tuple):
+        goto = list(goto)
+    return (update, goto, True)
+
+
 def _command_parts(cmd: Command, root: bool, where: str) -> Tuple[list, list]:
     if cmd.graph == Command.PARENT:
-        raise NotImplementedError("Command(graph=Command.PARENT) is not supported yet")
+        raise InvalidUpdateError("Command(graph=Command.PARENT) must be returned alone")
+    if cmd.graph is not None:
+        raise InvalidUpdateError(f"Command graph {cmd.graph!r}: only Command.PARENT is known")
     updates: list = []
     if cmd.update is not None:
         if root:
@@ -214,6 +236,8 @@ def _normalize(result: Any, root: bool, name: str) -> Any:
     if result is None:
         return None
     if isinstance(result, Command):
+        if result.graph == Command.PARENT:
+            return _parent_command(result, name)
         u, g = _command_parts(result, root, name)
         return (u or None, g or None)
     if root:
@@ -245,6 +269,19 @@ def _normalize(result: Any, root: bool, name: str) -> Any:
     return ([_to_update(result, name)], None)
 
 
+def _node_config(config: dict) -> dict:
+    """The run's config as a node sees it: with its thread_id and checkpoint_ns (the
+    task's namespace, "node:task_id", nested ones joined with "|"), as LangGraph's."""
+    info = _core.node_info()
+    conf = dict(config.get("configurable") or {})
+    conf["checkpoint_ns"] = info["checkpoint_ns"]
+    if info["thread_id"] is not None:
+        conf.setdefault("thread_id", info["thread_id"])
+    out = dict(config)
+    out["configurable"] = conf
+    return out
+
+
 class _Node:
     """A node as the C layer calls it: node(state, run, is_send) -> (updates, gotos)."""
 
@@ -270,6 +307,8 @@ class _Node:
         elif self.state_cls is not None and not is_send and isinstance(state, dict):
             state = _coerce_state(self.state_cls, state)
         config = run.config if run is not None else {}
+        if self.want_config:
+            config = _node_config(config)
         kwargs: Dict[str, Any] = {}
         args = [state]
         if self.want_config:
@@ -289,6 +328,10 @@ class _Node:
         _local.config = config
         try:
             result = self.fn(*args, **kwargs)
+        except ParentCommand:
+            # A graph this node invoked ended with Command(graph=Command.PARENT): its
+            # update and goto are this node's already (sst_node_run_subgraph).
+            return None
         finally:
             _local.config = prev
         return _normalize(result, self.root, self.name)
@@ -496,6 +539,9 @@ class StateGraph:
                 workers: Optional[int] = None) -> "CompiledStateGraph":
         from .checkpoint import BaseCheckpointSaver
 
+        # As a subgraph: True keeps its state across the parent's invokes (under "node"),
+        # False keeps no checkpoints, None checkpoints per task in the parent's saver.
+        checkpoints = 1 if checkpointer is True else 2 if checkpointer is False else 0
         if checkpointer in (True, False):
             checkpointer = None  # a subgraph's checkpoints: its parent's
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
@@ -507,13 +553,15 @@ class StateGraph:
         if cache is not None or store is not None:
             raise NotImplementedError("compile: cache= and store= are not supported yet")
         try:
-            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers)
+            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers,
+                                 checkpoints)
         except SuperstepError as e:
             # A graph the engine refuses is LangGraph's ValueError at compile.
             raise EngineValueError(str(e), e.code, e.node) from None
 
     def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
-                 name: Optional[str], workers: Optional[int]) -> "CompiledStateGraph":
+                 name: Optional[str], workers: Optional[int],
+                 checkpoints: int = 0) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -584,7 +632,7 @@ class StateGraph:
 
         cg = g.compile(
             checkpointer, names(interrupt_before), names(interrupt_after),
-            workers if workers is not None else 4,
+            workers if workers is not None else 4, checkpoints,
         )
         self.compiled = True
         return CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
@@ -609,6 +657,9 @@ def _json_config(config: dict) -> dict:
         k: v for k, v in conf.items()
         if isinstance(k, str) and isinstance(v, (str, int, float, bool)) and v is not None
     }
+    cmap = conf.get("checkpoint_map")  # a subgraph checkpoint's ancestors (time travel to it)
+    if isinstance(cmap, dict) and all(isinstance(v, str) for v in cmap.values()):
+        out["configurable"]["checkpoint_map"] = dict(cmap)
     if isinstance(config.get("run_id"), str):
         out["run_id"] = config["run_id"]
     md = config.get("metadata")
@@ -740,6 +791,8 @@ class CompiledStateGraph:
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: Any = None, debug: Any = None, **kwargs: Any) -> Any:
         """Runs the graph to its end (or an interrupt) and returns the final state."""
+        if self._runs_in_node(input, stream_mode, interrupt_before, interrupt_after):
+            return self._invoke_in_node(input, output_keys)
         if stream_mode != "values":
             chunks = list(
                 self.stream(input, config, context=context, stream_mode=stream_mode,
@@ -763,6 +816,30 @@ class CompiledStateGraph:
                     out["__interrupt__"] = list(its)
                 elif out is None or self._root:
                     out = {"__interrupt__": list(its)} if out is None else out
+        return out
+
+    def _runs_in_node(self, input: Any, stream_mode: Any, interrupt_before: Any,
+                      interrupt_after: Any) -> bool:
+        """Whether invoke() runs this graph as a subgraph of the node calling it: inside a
+        node, without a checkpointer of its own (LangGraph's subgraph in a function)."""
+        return (
+            self.checkpointer is None and _core.in_node() and stream_mode == "values"
+            and interrupt_before is None and interrupt_after is None
+            and not isinstance(input, Command)
+        )
+
+    def _invoke_in_node(self, input: Any, output_keys: Any) -> Any:
+        if input is None:
+            inp = None
+        elif self._root:
+            inp = {_ROOT: input}
+        else:
+            inp = _to_update(input, "input")
+        out = self._output(self._cg.run_in_node(inp))
+        if output_keys is not None and isinstance(out, dict):
+            if isinstance(output_keys, str):
+                return out.get(output_keys)
+            return {k: out[k] for k in output_keys if k in out}
         return out
 
     def _chunk(self, mode: str, ev: Any) -> Any:

@@ -269,6 +269,77 @@ def test_stream_stops_early():
     assert seen == [0, 1, 2]
 
 
+def _sub_in_function_app():
+    class Sub(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def ask(s):
+        return {"items": ["ask:" + interrupt("ok?")]}
+
+    sub = StateGraph(Sub)
+    sub.add_node("ask", ask)
+    sub.add_edge(START, "ask")
+    sub = sub.compile()
+    seen = []
+
+    def call(s, config):
+        seen.append(config["configurable"]["checkpoint_ns"])
+        out = sub.invoke({"items": ["in"]})
+        return {"items": out["items"], "n": 1}
+
+    g = StateGraph(State)
+    g.add_node("call", call)
+    g.add_edge(START, "call")
+    return g.compile(checkpointer=InMemorySaver()), seen
+
+
+def test_subgraph_invoked_inside_a_node():
+    # sub.invoke() in a node runs as a subgraph of that node (sst_node_run_subgraph): it
+    # checkpoints under the node's namespace, its interrupt is the run's, and the resume
+    # continues it there.
+    app, seen = _sub_in_function_app()
+    cfg = {"configurable": {"thread_id": "t"}}
+    out = app.invoke({"n": 0}, cfg)
+    assert [i.value for i in out["__interrupt__"]] == ["ok?"]
+    snap = app.get_state(cfg, subgraphs=True)
+    assert snap.next == ("call",)
+    sub_state = snap.tasks[0].state
+    assert sub_state.values == {"items": ["in"]}
+    assert sub_state.config["configurable"]["checkpoint_ns"].startswith("call:")
+    assert seen[0].startswith("call:")
+    out = app.invoke(Command(resume="yes"), cfg)
+    assert out["items"] == ["in", "ask:yes"] and out["n"] == 1
+    # Outside a node, the same compiled graph runs on its own.
+    assert app.get_state(cfg).next == ()
+
+
+def test_parent_command_from_subgraph_invoked_inside_a_node():
+    class Sub(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def leave(s):
+        return Command(graph=Command.PARENT, update={"note": "from child"}, goto="done")
+
+    sub = StateGraph(Sub)
+    sub.add_node("leave", leave)
+    sub.add_edge(START, "leave")
+    sub = sub.compile()
+    after = []
+
+    def call(s):
+        sub.invoke({"items": []})
+        after.append("ran on")  # never: the ParentCommand ends the node
+        return {"n": 100}
+
+    g = StateGraph(State)
+    g.add_node("call", call, destinations=("done",))
+    g.add_node("done", lambda s: {"items": [s["note"]]})
+    g.add_edge(START, "call")
+    out = g.compile().invoke({"n": 1})
+    assert out == {"n": 1, "items": ["from child"], "note": "from child"}
+    assert after == []
+
+
 def _counts():
     gc.collect()
     return len(gc.get_objects()), sys.getallocatedblocks()
