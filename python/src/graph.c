@@ -1185,7 +1185,40 @@ static PyTypeObject compiled_type = {
     .tp_methods = compiled_methods,
 };
 
+/* push_message(message, state_key): LangGraph's push_message in the running node. */
+static PyObject *py_push_message(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *msg;
+    const char *key = NULL;
+    if (!PyArg_ParseTuple(args, "O|z", &msg, &key)) {
+        return NULL;
+    }
+    sst_node_ctx *ctx = sstpy_current_ctx;
+    if (ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "push_message() called outside a node of a running graph");
+        return NULL;
+    }
+    sst_value *v = sstpy_to_value(msg, "push_message");
+    if (v == NULL) {
+        return NULL;
+    }
+    sst_error err = {0};
+    if (sst_node_push_message(ctx, key, v, &err) != SST_OK) {
+        return sstpy_raise(&err, NULL);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef graph_functions[] = {
+    {"push_message", py_push_message, METH_VARARGS,
+     "push_message(message, state_key): write and stream a message from a node."},
+    {NULL, NULL, 0, NULL}};
+
 int sstpy_graph_init(PyObject *m) {
+    if (PyModule_AddFunctions(m, graph_functions) < 0) {
+        return -1;
+    }
     if (PyType_Ready(&graph_type) < 0 || PyType_Ready(&compiled_type) < 0) {
         return -1;
     }

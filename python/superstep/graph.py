@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from . import _core
 from .config import _local, get_stream_writer
+from .messages import REMOVE_ALL_MESSAGES, _from_list, _from_value
 from .errors import (
     EngineValueError,
     GraphInterrupt,
@@ -56,10 +57,33 @@ _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
 
 def add_messages(left: Any, right: Any, **kwargs: Any) -> Any:
-    """Merges two lists of messages by id (LangGraph's add_messages), in C."""
+    """Merges two lists of messages by id (LangGraph's add_messages), in C. Messages are
+    objects of superstep.messages (or LangChain's), dicts, (role, content) pairs or
+    strings; the result holds message objects. In a state, the reducer runs in C."""
     if kwargs:
         raise TypeError(f"add_messages: unsupported options {sorted(kwargs)}")
-    return _core.reduce("add_messages", left, right)
+    return _from_list(_core.reduce("add_messages", left, right))
+
+
+def push_message(message: Any, *, state_key: Optional[str] = "messages") -> Any:
+    """Writes `message` (which needs an id) to the running node's `state_key` field and
+    streams it at once in stream_mode="messages" (LangGraph's push_message)."""
+    _core.push_message(message, state_key)
+    return _from_value(message) if isinstance(message, dict) else message
+
+
+def _with_messages(state: Any, fields: Tuple[str, ...]) -> Any:
+    """@p state with the add_messages fields' messages as message objects."""
+    if not fields or not isinstance(state, dict):
+        return state
+    out = None
+    for f in fields:
+        v = state.get(f)
+        if isinstance(v, list):
+            if out is None:
+                out = dict(state)
+            out[f] = _from_list(v)
+    return state if out is None else out
 
 
 add_messages._sst_builtin = "add_messages"  # type: ignore[attr-defined]
@@ -301,7 +325,11 @@ class _Node:
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
 
+    msg_fields: Tuple[str, ...] = ()
+
     def __call__(self, state: Any, run: Optional[_Run], is_send: bool) -> Any:
+        if self.msg_fields and not is_send:
+            state = _with_messages(state, self.msg_fields)
         if self.root and not is_send:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and not is_send and isinstance(state, dict):
@@ -368,7 +396,11 @@ class _Router:
         except (KeyError, TypeError):
             raise InvalidUpdateError(f"Branch returned unknown destination: {r!r}") from None
 
+    msg_fields: Tuple[str, ...] = ()
+
     def __call__(self, state: Any) -> Any:
+        if self.msg_fields:
+            state = _with_messages(state, self.msg_fields)
         if self.root:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and isinstance(state, dict):
@@ -431,6 +463,11 @@ class StateGraph:
                 for name, hint in _schema_hints(schema).items():
                     if name not in self.fields:
                         self.fields[name] = _parse_hint(hint)
+        # Fields whose messages Python sees as message objects (add_messages reduces them).
+        self.message_fields: Tuple[str, ...] = tuple(
+            f for f, spec in ([(_ROOT, self.root)] if self.root else self.fields.items())
+            if spec[0] == "add_messages"
+        )
         self.nodes: Dict[str, _NodeSpec] = {}
         self.edges: List[Tuple[str, str]] = []
         self.joins: List[Tuple[Tuple[str, ...], str]] = []
@@ -596,6 +633,8 @@ class StateGraph:
                 None if subgraph is not None
                 else _Node(spec_.name, spec_.action, root, spec_.retry, node_state_cls)
             )
+            if wrapper is not None:
+                wrapper.msg_fields = self.message_fields
             g.add_node(
                 spec_.name,
                 wrapper,
@@ -621,7 +660,9 @@ class StateGraph:
                     c_map = list(dict.fromkeys(path_map.values()))
             elif path_map is not None:
                 c_map = list(path_map)
-            g.add_conditional_edges(source, _Router(path, root, mapping, self.state_cls), c_map)
+            router = _Router(path, root, mapping, self.state_cls)
+            router.msg_fields = self.message_fields
+            g.add_conditional_edges(source, router, c_map)
 
         def names(v: Any) -> Optional[List[str]]:
             if v is None:
@@ -704,6 +745,7 @@ class CompiledStateGraph:
         self.checkpointer = checkpointer
         self.name = name
         self._root = builder.root is not None
+        self._msg_fields = builder.message_fields
 
     # -- running --
 
@@ -782,6 +824,7 @@ class CompiledStateGraph:
         return kw
 
     def _output(self, state: Any) -> Any:
+        state = _with_messages(state, self._msg_fields)
         if self._root:
             return state.get(_ROOT) if isinstance(state, dict) else state
         return state
@@ -844,6 +887,7 @@ class CompiledStateGraph:
 
     def _chunk(self, mode: str, ev: Any) -> Any:
         if mode == "values":
+            ev = _with_messages(ev, self._msg_fields)
             if isinstance(ev, dict) and "__interrupt__" in ev:
                 ev = dict(ev)
                 ev["__interrupt__"] = _interrupts(ev["__interrupt__"])
@@ -858,6 +902,10 @@ class CompiledStateGraph:
             for k, v in ev.items():
                 if k == "__interrupt__":
                     out[k] = _interrupts(v)
+                elif self._msg_fields and isinstance(v, dict) and not self._root:
+                    out[k] = _with_messages(v, self._msg_fields)
+                elif self._msg_fields and isinstance(v, list) and not self._root:
+                    out[k] = [_with_messages(x, self._msg_fields) for x in v]
                 elif self._root and isinstance(v, dict) and set(v) == {_ROOT}:
                     out[k] = v[_ROOT]
                 elif self._root and isinstance(v, list):
@@ -867,7 +915,7 @@ class CompiledStateGraph:
                     out[k] = v
             return out
         if mode == "messages" and isinstance(ev, list) and len(ev) == 2:
-            return tuple(ev)
+            return (_from_value(ev[0]), ev[1])
         if mode in ("tasks", "debug") and isinstance(ev, dict):
             payload = ev.get("payload") if mode == "debug" else ev
             for p in payload if isinstance(payload, list) else [payload]:
@@ -1026,6 +1074,23 @@ class CompiledStateGraph:
         return self._cg.warnings()
 
 
+def _submodule(name: str, **attrs: Any) -> None:
+    """LangGraph's module paths under superstep.graph (superstep.graph.message, .state), so
+    that `from langgraph.graph.message import ...` ports by changing the package name."""
+    import sys
+    import types as _types
+
+    m = _types.ModuleType(f"{__name__}.{name}")
+    m.__dict__.update(attrs)
+    m.__all__ = list(attrs)
+    sys.modules[m.__name__] = m
+    globals()[name] = m
+
+
+_submodule("message", add_messages=add_messages, MessagesState=MessagesState,
+           push_message=push_message, REMOVE_ALL_MESSAGES=REMOVE_ALL_MESSAGES)
+_submodule("state", StateGraph=StateGraph, CompiledStateGraph=CompiledStateGraph)
+
 __all__ = [
     "StateGraph",
     "CompiledStateGraph",
@@ -1033,5 +1098,6 @@ __all__ = [
     "END",
     "MessagesState",
     "add_messages",
+    "push_message",
     "Runtime",
 ]
