@@ -275,6 +275,22 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
     return out;
 }
 
+/* A retry's wait, through Python's time.sleep (so that a test can patch it, as LangGraph
+ * waits with time.sleep); the GIL is released while it sleeps. */
+static void sleep_fn(uint64_t ms, void *ud) {
+    (void)ud;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *time = PyImport_ImportModule("time");
+    PyObject *r =
+        time != NULL ? PyObject_CallMethod(time, "sleep", "d", (double)ms / 1000.0) : NULL;
+    if (r == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(time);
+    PyGILState_Release(gil);
+}
+
 static const struct {
     const char *name;
     sst_stream_mode mode;
@@ -924,6 +940,7 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
         goto done;
     }
     o.checkpoint_id = checkpoint_id;
+    o.sleep = sleep_fn;
     o.durability = (sst_durability)durability;
     o.subgraphs = subgraphs != 0;
     if (nb.set) {

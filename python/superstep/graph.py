@@ -166,15 +166,41 @@ def _schema_hints(schema: Any) -> Dict[str, Any]:
 # ---- nodes and routers ---------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class ExecutionInfo:
+    """The running task as LangGraph's runtime.execution_info describes it."""
+
+    checkpoint_id: str = ""
+    checkpoint_ns: str = ""
+    task_id: str = ""
+    thread_id: Optional[str] = None
+    run_id: Optional[str] = None
+    node_attempt: int = 1
+    node_first_attempt_time: Optional[float] = None
+
+
+def _execution_info(config: Optional[dict]) -> ExecutionInfo:
+    info = _core.node_info()
+    conf = (config or {}).get("configurable") or {}
+    return ExecutionInfo(
+        checkpoint_id=str(conf.get("checkpoint_id") or ""),
+        checkpoint_ns=info["checkpoint_ns"], task_id=info["task_id"],
+        thread_id=info["thread_id"], run_id=(config or {}).get("run_id"),
+        node_attempt=info["attempt"], node_first_attempt_time=info["first_attempt_time"],
+    )
+
+
 class Runtime:
-    """LangGraph's Runtime: the run's context, store and stream writer."""
+    """LangGraph's Runtime: the run's context, store, stream writer and, in a node, its
+    execution_info (attempt, first attempt's time, task id, namespace)."""
 
     def __init__(self, context: Any = None, store: Any = None, stream_writer: Any = None,
-                 previous: Any = None) -> None:
+                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None) -> None:
         self.context = context
         self.store = store
         self.stream_writer = stream_writer or (lambda _c: None)
         self.previous = previous
+        self.execution_info = execution_info
 
 
 class _Run:
@@ -348,7 +374,8 @@ class _Node:
             kwargs["writer"] = get_stream_writer()
         if self.want_runtime:
             kwargs["runtime"] = Runtime(
-                run.context if run is not None else None, None, get_stream_writer()
+                run.context if run is not None else None, None, get_stream_writer(),
+                execution_info=_execution_info(config),
             )
         if self.want_store:
             kwargs["store"] = None
@@ -1100,4 +1127,5 @@ __all__ = [
     "add_messages",
     "push_message",
     "Runtime",
+    "ExecutionInfo",
 ]
