@@ -141,6 +141,35 @@ static sst_value *convert_send(PyObject *o, const char *what, const path_step *p
     return out;
 }
 
+/*
+ * Any other object: superstep.messages._to_value(o) makes a message object (ours, or
+ * LangChain's, duck-typed) its message dict; anything it answers None for is a TypeError.
+ * Imported on first use: the hook is borrowed for the process.
+ */
+static sst_value *convert_other(PyObject *o, const char *what, const path_step *p, int depth) {
+    static PyObject *hook;
+    if (hook == NULL) {
+        PyObject *m = PyImport_ImportModule("superstep.messages");
+        hook = m != NULL ? PyObject_GetAttrString(m, "_to_value") : NULL;
+        Py_XDECREF(m);
+        if (hook == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *d = PyObject_CallOneArg(hook, o);
+    if (d == NULL) {
+        return NULL;
+    }
+    sst_value *v = NULL;
+    if (d == Py_None) {
+        type_error(what, p, o, NULL);
+    } else {
+        v = convert(d, what, p, depth + 1);
+    }
+    Py_DECREF(d);
+    return v;
+}
+
 static sst_value *convert(PyObject *o, const char *what, const path_step *p, int depth) {
     sst_error err = {0};
     sst_value *v = NULL;
@@ -199,8 +228,7 @@ static sst_value *convert(PyObject *o, const char *what, const path_step *p, int
         }
         v = sst_overwrite_new(inner, &err);
     } else {
-        type_error(what, p, o, NULL);
-        return NULL;
+        return convert_other(o, what, p, depth);
     }
     if (v == NULL) {
         value_error(what, p, &err);

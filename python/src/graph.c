@@ -135,10 +135,30 @@ static sst_code apply_goto(sst_node_ctx *ctx, PyObject *target, sst_error *err) 
     return rc;
 }
 
+/*
+ * A node's Command(graph=Command.PARENT, update=, goto=), given as (update, goto, True):
+ * the parent graph's node applies them (sst_node_parent_command). Returns SST_EPARENT,
+ * which the node returns; a Python error is left set.
+ */
+static sst_code apply_parent(sst_node_ctx *ctx, PyObject *update, PyObject *go) {
+    sst_value *u = NULL, *g = NULL;
+    if (update != Py_None && (u = sstpy_to_value(update, "Command update")) == NULL) {
+        return SST_ETYPE;
+    }
+    if (go != Py_None && (g = sstpy_to_value(go, "Command goto")) == NULL) {
+        sst_value_unref(u);
+        return SST_ETYPE;
+    }
+    return sst_node_parent_command(ctx, u, g);
+}
+
 /* Applies a node's (updates, gotos); a Python error is left set, an engine one in @p err. */
 static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
     if (res == Py_None) {
         return SST_OK;
+    }
+    if (PyTuple_Check(res) && PyTuple_GET_SIZE(res) == 3) {
+        return apply_parent(ctx, PyTuple_GET_ITEM(res, 0), PyTuple_GET_ITEM(res, 1));
     }
     if (!PyTuple_Check(res) || PyTuple_GET_SIZE(res) != 2) {
         PyErr_SetString(PyExc_TypeError, "node wrapper: expected (updates, gotos)");
@@ -206,7 +226,7 @@ static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
         Py_DECREF(res);
         if (rc != SST_OK && PyErr_Occurred()) {
             rc = node_exception(ctx, node);
-        } else if (rc != SST_OK) {
+        } else if (rc != SST_OK && rc != SST_EPARENT) {
             rc = sst_node_fail(ctx, rc, "%s", err.msg);
         }
     }
@@ -253,6 +273,22 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
     }
     PyGILState_Release(gil);
     return out;
+}
+
+/* A retry's wait, through Python's time.sleep (so that a test can patch it, as LangGraph
+ * waits with time.sleep); the GIL is released while it sleeps. */
+static void sleep_fn(uint64_t ms, void *ud) {
+    (void)ud;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *time = PyImport_ImportModule("time");
+    PyObject *r =
+        time != NULL ? PyObject_CallMethod(time, "sleep", "d", (double)ms / 1000.0) : NULL;
+    if (r == NULL) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(r);
+    Py_XDECREF(time);
+    PyGILState_Release(gil);
 }
 
 static const struct {
@@ -676,14 +712,23 @@ static PyObject *graph_add_conditional_edges(PyObject *self, PyObject *args) {
     return check_code(rc, &err);
 }
 
-/* compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1) */
+/*
+ * compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1, checkpoints=0)
+ * checkpoints: as a subgraph, sst_subgraph_checkpoints (0 per task, 1 kept: LangGraph's
+ * checkpointer=True, 2 none: checkpointer=False).
+ */
 static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"saver", "interrupt_before", "interrupt_after", "workers", NULL};
+    static char *kwn[] = {"saver",   "interrupt_before", "interrupt_after",
+                          "workers", "checkpoints",      NULL};
     graph_obj *o = (graph_obj *)self;
     PyObject *saver = Py_None, *before = Py_None, *after = Py_None;
-    unsigned workers = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOI", kwn, &saver, &before, &after, &workers)) {
+    unsigned workers = 1, checkpoints = SST_SUBGRAPH_PER_TASK;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOII", kwn, &saver, &before, &after, &workers,
+                                     &checkpoints)) {
         return NULL;
+    }
+    if (checkpoints > SST_SUBGRAPH_NONE) {
+        return PyErr_Format(PyExc_ValueError, "compile: checkpoints must be 0, 1 or 2");
     }
     sst_checkpointer *cp = NULL;
     if (saver != Py_None && (cp = sstpy_saver_get(saver)) == NULL) {
@@ -707,6 +752,7 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     co.n_before = nb.n;
     co.interrupt_after = na.v;
     co.n_after = na.n;
+    co.checkpoints = (sst_subgraph_checkpoints)checkpoints;
     sst_error err = {0};
     sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
     names_free(&nb);
@@ -894,6 +940,7 @@ static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
         goto done;
     }
     o.checkpoint_id = checkpoint_id;
+    o.sleep = sleep_fn;
     o.durability = (sst_durability)durability;
     o.subgraphs = subgraphs != 0;
     if (nb.set) {
@@ -948,6 +995,64 @@ done:
     names_free(&na);
     Py_XDECREF(run.stream_exc);
     return ret;
+}
+
+/* superstep.errors.ParentCommand (borrowed, kept for the process), or NULL with an error. */
+static PyObject *parent_command_class(void) {
+    static PyObject *cls;
+    if (cls == NULL) {
+        PyObject *m = PyImport_ImportModule("superstep.errors");
+        cls = m != NULL ? PyObject_GetAttrString(m, "ParentCommand") : NULL;
+        Py_XDECREF(m);
+    }
+    return cls;
+}
+
+/*
+ * run_in_node(input) -> state: runs this graph as a subgraph of the node running on this
+ * thread (LangGraph's compiled graph invoked inside a node function), through
+ * sst_node_run_subgraph: it checkpoints under the node's namespace in the parent's
+ * checkpointer, and resumes there. Raises GraphInterrupt when it interrupted (the node
+ * stops; it runs again on resume) and ParentCommand when one of its nodes returned
+ * Command(graph=Command.PARENT) (already applied to the node: the node stops).
+ */
+static PyObject *compiled_run_in_node(PyObject *self, PyObject *input) {
+    compiled_obj *c = (compiled_obj *)self;
+    sst_node_ctx *ctx = sstpy_current_ctx;
+    if (ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "run_in_node: not inside a node of a running graph");
+        return NULL;
+    }
+    sst_value *in = NULL;
+    if (opt_value(input, &in, "input") < 0) {
+        return NULL;
+    }
+    if (in != NULL && !sst_is_object(in)) {
+        sst_value_unref(in);
+        PyErr_SetString(PyExc_TypeError, "input: a subgraph's input must be a dict");
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_value *out = NULL;
+    sst_code rc;
+    Py_BEGIN_ALLOW_THREADS rc = sst_node_run_subgraph(ctx, c->cg, in, &out, &err);
+    Py_END_ALLOW_THREADS sstpy_current_ctx = ctx;
+    sst_value_unref(in);
+    if (rc == SST_OK) {
+        return sstpy_take_value(out, &err, NULL);
+    }
+    if (rc == SST_EINTERRUPT) {
+        PyErr_SetNone(sstpy.graph_interrupt != NULL ? sstpy.graph_interrupt : PyExc_RuntimeError);
+        return NULL;
+    }
+    if (rc == SST_EPARENT) {
+        PyObject *cls = parent_command_class();
+        if (cls != NULL) {
+            PyErr_SetNone(cls);
+        }
+        return NULL;
+    }
+    return sstpy_raise(&err, sst_node_name(ctx));
 }
 
 /* get_state(thread_id, checkpoint_id=None, ns=None, subgraphs=False) -> dict */
@@ -1077,6 +1182,7 @@ static PyObject *compiled_warnings(PyObject *self, PyObject *unused) {
 
 static PyMethodDef compiled_methods[] = {
     {"run", (PyCFunction)(void (*)(void))compiled_run, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"run_in_node", compiled_run_in_node, METH_O, NULL},
     {"get_state", compiled_get_state, METH_VARARGS, NULL},
     {"history", compiled_history, METH_VARARGS, NULL},
     {"update_state", compiled_update_state, METH_VARARGS, NULL},
@@ -1096,7 +1202,40 @@ static PyTypeObject compiled_type = {
     .tp_methods = compiled_methods,
 };
 
+/* push_message(message, state_key): LangGraph's push_message in the running node. */
+static PyObject *py_push_message(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *msg;
+    const char *key = NULL;
+    if (!PyArg_ParseTuple(args, "O|z", &msg, &key)) {
+        return NULL;
+    }
+    sst_node_ctx *ctx = sstpy_current_ctx;
+    if (ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "push_message() called outside a node of a running graph");
+        return NULL;
+    }
+    sst_value *v = sstpy_to_value(msg, "push_message");
+    if (v == NULL) {
+        return NULL;
+    }
+    sst_error err = {0};
+    if (sst_node_push_message(ctx, key, v, &err) != SST_OK) {
+        return sstpy_raise(&err, NULL);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef graph_functions[] = {
+    {"push_message", py_push_message, METH_VARARGS,
+     "push_message(message, state_key): write and stream a message from a node."},
+    {NULL, NULL, 0, NULL}};
+
 int sstpy_graph_init(PyObject *m) {
+    if (PyModule_AddFunctions(m, graph_functions) < 0) {
+        return -1;
+    }
     if (PyType_Ready(&graph_type) < 0 || PyType_Ready(&compiled_type) < 0) {
         return -1;
     }

@@ -95,6 +95,88 @@ static PyObject *saver_threads(PyObject *self, PyObject *unused) {
     Py_END_ALLOW_THREADS return sstpy_take_value(v, &err, NULL);
 }
 
+/* Collects records as values: {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_id",
+ * "step", "source", "created_at", "metadata"} (the metadata with "source" and "step"). */
+typedef struct collect {
+    sst_value *list;
+    bool failed;
+    sst_error err;
+} collect;
+
+static bool collect_one(const sst_checkpoint *rec, void *ud) {
+    collect *c = ud;
+    sst_error *err = &c->err;
+    sst_value *md = rec->metadata.len > 0 || rec->metadata.value != NULL
+                        ? sst_payload_value(&rec->metadata, err)
+                        : sst_object_empty();
+    if (md != NULL && !sst_is_object(md)) {
+        sst_value_unref(md);
+        md = sst_object_empty();
+    }
+    if (md != NULL && sst_object_get(md, "source") == NULL && rec->source != NULL) {
+        sst_value *src = sst_string_new(rec->source, err);
+        md = src != NULL ? sst_object_set_take(md, "source", src, err) : NULL;
+    }
+    if (md != NULL && sst_object_get(md, "step") == NULL) {
+        sst_value *step = sst_int_new(rec->step, err);
+        md = step != NULL ? sst_object_set_take(md, "step", step, err) : NULL;
+    }
+    struct {
+        const char *k;
+        const char *v;
+    } strs[] = {{"thread_id", rec->thread_id},
+                {"checkpoint_ns", rec->ns != NULL ? rec->ns : ""},
+                {"checkpoint_id", rec->id},
+                {"parent_id", rec->parent_id},
+                {"source", rec->source}};
+    sst_value *o = md != NULL ? sst_object_set_take(sst_object_empty(), "metadata", md, err) : NULL;
+    for (size_t i = 0; o != NULL && i < sizeof strs / sizeof strs[0]; i++) {
+        sst_value *v = strs[i].v != NULL ? sst_string_new(strs[i].v, err) : sst_null();
+        o = v != NULL ? sst_object_set_take(o, strs[i].k, v, err) : (sst_value_unref(o), NULL);
+    }
+    sst_value *step = o != NULL ? sst_int_new(rec->step, err) : NULL;
+    o = step != NULL ? sst_object_set_take(o, "step", step, err) : (sst_value_unref(o), NULL);
+    sst_value *at = o != NULL ? sst_int_new(rec->created_at, err) : NULL;
+    o = at != NULL ? sst_object_set_take(o, "created_at", at, err) : (sst_value_unref(o), NULL);
+    if (o == NULL || (c->list = sst_array_push_take(c->list, o, err)) == NULL) {
+        c->failed = true;
+        return false;
+    }
+    return true;
+}
+
+/* records(thread_id, ns=None, filter=None, before=None, limit=0) -> [dict] newest first */
+static PyObject *saver_records(PyObject *self, PyObject *args) {
+    sst_checkpointer *cp = open_cp(self);
+    const char *thread_id, *ns = NULL, *before = NULL;
+    PyObject *filter = Py_None;
+    unsigned long long limit = 0;
+    if (cp == NULL ||
+        !PyArg_ParseTuple(args, "s|zOzK", &thread_id, &ns, &filter, &before, &limit)) {
+        return NULL;
+    }
+    sst_value *f = NULL;
+    if (filter != Py_None && (f = sstpy_to_value(filter, "filter")) == NULL) {
+        return NULL;
+    }
+    sst_checkpoint_query q = {
+        .thread_id = thread_id, .ns = ns, .filter = f, .before = before, .limit = (size_t)limit};
+    collect c = {.list = sst_array_empty()};
+    sst_error err = {0};
+    sst_code rc;
+    Py_BEGIN_ALLOW_THREADS rc = sst_checkpointer_list(cp, &q, collect_one, &c, &err);
+    Py_END_ALLOW_THREADS sst_value_unref(f);
+    if (c.failed) {
+        sst_value_unref(c.list);
+        return sstpy_raise(&c.err, NULL);
+    }
+    if (rc != SST_OK) {
+        sst_value_unref(c.list);
+        return sstpy_raise(&err, NULL);
+    }
+    return sstpy_take_value(c.list, &err, NULL);
+}
+
 static PyObject *saver_close(PyObject *self, PyObject *unused) {
     (void)unused;
     saver_obj *s = (saver_obj *)self;
@@ -106,6 +188,7 @@ static PyObject *saver_close(PyObject *self, PyObject *unused) {
 static PyMethodDef saver_methods[] = {
     {"delete_thread", saver_delete_thread, METH_O, "Deletes a thread's checkpoints."},
     {"threads", saver_threads, METH_NOARGS, "The saver's threads."},
+    {"records", saver_records, METH_VARARGS, "A thread's checkpoint records, newest first."},
     {"close", saver_close, METH_NOARGS, "Drops this object's reference to the saver."},
     {NULL, NULL, 0, NULL}};
 

@@ -4,13 +4,82 @@ format: a SQLite file written here is read by `superstep state/history`)."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+import datetime
+from typing import Iterator, NamedTuple, Optional
 
 from . import _core
 
 
+class CheckpointTuple(NamedTuple):
+    """A stored checkpoint as LangGraph's checkpointers list it. `checkpoint` holds its
+    "id" and "ts" (ISO 8601); the state is read through the graph (get_state), as the
+    engine's records keep it in their own form (snapshots or deltas)."""
+
+    config: dict
+    checkpoint: dict
+    metadata: dict
+    parent_config: Optional[dict] = None
+    pending_writes: Optional[list] = None
+
+
+def _tuple(r: dict) -> CheckpointTuple:
+    def cfg(cid: str) -> dict:
+        return {"configurable": {"thread_id": r["thread_id"],
+                                 "checkpoint_ns": r["checkpoint_ns"], "checkpoint_id": cid}}
+
+    ts = datetime.datetime.fromtimestamp(r["created_at"] / 1000, datetime.timezone.utc)
+    return CheckpointTuple(
+        config=cfg(r["checkpoint_id"]),
+        checkpoint={"id": r["checkpoint_id"], "ts": ts.isoformat()},
+        metadata=r["metadata"],
+        parent_config=cfg(r["parent_id"]) if r["parent_id"] else None,
+        pending_writes=[],
+    )
+
+
 class BaseCheckpointSaver(_core.Saver):
-    """A superstep checkpointer (the engine's saver, held by Python)."""
+    """A superstep checkpointer (the engine's saver, held by Python), with LangGraph's
+    reading methods: list, get_tuple, get."""
+
+    def list(self, config: Optional[dict], *, filter: Optional[dict] = None,
+             before: Optional[dict] = None, limit: Optional[int] = None
+             ) -> Iterator[CheckpointTuple]:
+        """The checkpoints of config's thread (every thread for None), newest first; all
+        namespaces unless config names one (checkpoint_ns), as LangGraph's savers."""
+        conf = (config or {}).get("configurable") or {}
+        bid = ((before or {}).get("configurable") or {}).get("checkpoint_id")
+        tid = conf.get("thread_id")
+        threads = [str(tid)] if tid is not None else [t["thread_id"] for t in self.threads()]
+        left = limit
+        for t in threads:
+            rows = self.records(t, conf.get("checkpoint_ns"), filter, bid, left or 0)
+            cid = conf.get("checkpoint_id")
+            for r in rows:
+                if cid is not None and r["checkpoint_id"] != cid:
+                    continue
+                yield _tuple(r)
+                if left is not None:
+                    left -= 1
+                    if left <= 0:
+                        return
+
+    def get_tuple(self, config: dict) -> Optional[CheckpointTuple]:
+        """The checkpoint config names (its checkpoint_id, else the thread's latest in its
+        checkpoint_ns, "" by default), or None."""
+        conf = (config or {}).get("configurable") or {}
+        tid = conf.get("thread_id")
+        if tid is None:
+            return None
+        ns = conf.get("checkpoint_ns", "")
+        cid = conf.get("checkpoint_id")
+        for r in self.records(str(tid), ns, None, None, 0 if cid else 1):
+            if cid is None or r["checkpoint_id"] == cid:
+                return _tuple(r)
+        return None
+
+    def get(self, config: dict) -> Optional[dict]:
+        t = self.get_tuple(config)
+        return t.checkpoint if t is not None else None
 
 
 class InMemorySaver(BaseCheckpointSaver):
@@ -40,4 +109,4 @@ class SqliteSaver(BaseCheckpointSaver):
             saver.close()
 
 
-__all__ = ["BaseCheckpointSaver", "InMemorySaver", "MemorySaver", "SqliteSaver"]
+__all__ = ["BaseCheckpointSaver", "CheckpointTuple", "InMemorySaver", "MemorySaver", "SqliteSaver"]

@@ -74,8 +74,15 @@ class EngineValueError(ValueError, SuperstepError):
         SuperstepError.__init__(self, message, code, node)
 
 
+class EngineRuntimeError(RuntimeError, SuperstepError):
+    def __init__(self, message, code=None, node=None):
+        SuperstepError.__init__(self, message, code, node)
+
+
 def _from_code(code, message, node=None):
     """The exception for an engine error (called by superstep._core)."""
+    if code == "SST_EINVAL" and "multiple pending interrupts" in message:
+        return EngineRuntimeError(message, code, node)  # LangGraph raises RuntimeError
     if code == "SST_ELIMIT" and "ecursion" in message:
         return RecursionLimit(message, code, node)
     if code in ("SST_ECONFLICT", "SST_ETYPE"):

@@ -21,10 +21,12 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from . import _core
 from .config import _local, get_stream_writer
+from .messages import REMOVE_ALL_MESSAGES, _from_list, _from_value
 from .errors import (
     EngineValueError,
     GraphInterrupt,
     InvalidUpdateError,
+    ParentCommand,
     SuperstepError,
     _from_code,
 )
@@ -55,10 +57,33 @@ _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
 
 def add_messages(left: Any, right: Any, **kwargs: Any) -> Any:
-    """Merges two lists of messages by id (LangGraph's add_messages), in C."""
+    """Merges two lists of messages by id (LangGraph's add_messages), in C. Messages are
+    objects of superstep.messages (or LangChain's), dicts, (role, content) pairs or
+    strings; the result holds message objects. In a state, the reducer runs in C."""
     if kwargs:
         raise TypeError(f"add_messages: unsupported options {sorted(kwargs)}")
-    return _core.reduce("add_messages", left, right)
+    return _from_list(_core.reduce("add_messages", left, right))
+
+
+def push_message(message: Any, *, state_key: Optional[str] = "messages") -> Any:
+    """Writes `message` (which needs an id) to the running node's `state_key` field and
+    streams it at once in stream_mode="messages" (LangGraph's push_message)."""
+    _core.push_message(message, state_key)
+    return _from_value(message) if isinstance(message, dict) else message
+
+
+def _with_messages(state: Any, fields: Tuple[str, ...]) -> Any:
+    """@p state with the add_messages fields' messages as message objects."""
+    if not fields or not isinstance(state, dict):
+        return state
+    out = None
+    for f in fields:
+        v = state.get(f)
+        if isinstance(v, list):
+            if out is None:
+                out = dict(state)
+            out[f] = _from_list(v)
+    return state if out is None else out
 
 
 add_messages._sst_builtin = "add_messages"  # type: ignore[attr-defined]
@@ -141,15 +166,41 @@ def _schema_hints(schema: Any) -> Dict[str, Any]:
 # ---- nodes and routers ---------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class ExecutionInfo:
+    """The running task as LangGraph's runtime.execution_info describes it."""
+
+    checkpoint_id: str = ""
+    checkpoint_ns: str = ""
+    task_id: str = ""
+    thread_id: Optional[str] = None
+    run_id: Optional[str] = None
+    node_attempt: int = 1
+    node_first_attempt_time: Optional[float] = None
+
+
+def _execution_info(config: Optional[dict]) -> ExecutionInfo:
+    info = _core.node_info()
+    conf = (config or {}).get("configurable") or {}
+    return ExecutionInfo(
+        checkpoint_id=str(conf.get("checkpoint_id") or ""),
+        checkpoint_ns=info["checkpoint_ns"], task_id=info["task_id"],
+        thread_id=info["thread_id"], run_id=(config or {}).get("run_id"),
+        node_attempt=info["attempt"], node_first_attempt_time=info["first_attempt_time"],
+    )
+
+
 class Runtime:
-    """LangGraph's Runtime: the run's context, store and stream writer."""
+    """LangGraph's Runtime: the run's context, store, stream writer and, in a node, its
+    execution_info (attempt, first attempt's time, task id, namespace)."""
 
     def __init__(self, context: Any = None, store: Any = None, stream_writer: Any = None,
-                 previous: Any = None) -> None:
+                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None) -> None:
         self.context = context
         self.store = store
         self.stream_writer = stream_writer or (lambda _c: None)
         self.previous = previous
+        self.execution_info = execution_info
 
 
 class _Run:
@@ -188,9 +239,30 @@ def _to_update(value: Any, where: str) -> dict:
     raise InvalidUpdateError(f"Expected dict, got {value!r}")
 
 
+def _parent_command(cmd: Command, where: str) -> tuple:
+    """Command(graph=Command.PARENT) as the C layer takes it: (update, goto, True)."""
+    update = cmd.update
+    if update is not None:
+        if isinstance(update, (list, tuple)) and all(
+            isinstance(x, tuple) and len(x) == 2 for x in update
+        ):
+            merged: Dict[str, Any] = {}
+            for k, v in update:
+                merged.setdefault(k, []).append(v)
+            update = {k: v[-1] for k, v in merged.items()}
+        else:
+            update = _to_update(update, where)
+    goto = cmd.goto if cmd.goto else None
+    if isinstance(goto, tuple):
+        goto = list(goto)
+    return (update, goto, True)
+
+
 def _command_parts(cmd: Command, root: bool, where: str) -> Tuple[list, list]:
     if cmd.graph == Command.PARENT:
-        raise NotImplementedError("Command(graph=Command.PARENT) is not supported yet")
+        raise InvalidUpdateError("Command(graph=Command.PARENT) must be returned alone")
+    if cmd.graph is not None:
+        raise InvalidUpdateError(f"Command graph {cmd.graph!r}: only Command.PARENT is known")
     updates: list = []
     if cmd.update is not None:
         if root:
@@ -214,6 +286,8 @@ def _normalize(result: Any, root: bool, name: str) -> Any:
     if result is None:
         return None
     if isinstance(result, Command):
+        if result.graph == Command.PARENT:
+            return _parent_command(result, name)
         u, g = _command_parts(result, root, name)
         return (u or None, g or None)
     if root:
@@ -245,6 +319,19 @@ def _normalize(result: Any, root: bool, name: str) -> Any:
     return ([_to_update(result, name)], None)
 
 
+def _node_config(config: dict) -> dict:
+    """The run's config as a node sees it: with its thread_id and checkpoint_ns (the
+    task's namespace, "node:task_id", nested ones joined with "|"), as LangGraph's."""
+    info = _core.node_info()
+    conf = dict(config.get("configurable") or {})
+    conf["checkpoint_ns"] = info["checkpoint_ns"]
+    if info["thread_id"] is not None:
+        conf.setdefault("thread_id", info["thread_id"])
+    out = dict(config)
+    out["configurable"] = conf
+    return out
+
+
 class _Node:
     """A node as the C layer calls it: node(state, run, is_send) -> (updates, gotos)."""
 
@@ -264,12 +351,18 @@ class _Node:
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
 
+    msg_fields: Tuple[str, ...] = ()
+
     def __call__(self, state: Any, run: Optional[_Run], is_send: bool) -> Any:
+        if self.msg_fields and not is_send:
+            state = _with_messages(state, self.msg_fields)
         if self.root and not is_send:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and not is_send and isinstance(state, dict):
             state = _coerce_state(self.state_cls, state)
         config = run.config if run is not None else {}
+        if self.want_config:
+            config = _node_config(config)
         kwargs: Dict[str, Any] = {}
         args = [state]
         if self.want_config:
@@ -281,7 +374,8 @@ class _Node:
             kwargs["writer"] = get_stream_writer()
         if self.want_runtime:
             kwargs["runtime"] = Runtime(
-                run.context if run is not None else None, None, get_stream_writer()
+                run.context if run is not None else None, None, get_stream_writer(),
+                execution_info=_execution_info(config),
             )
         if self.want_store:
             kwargs["store"] = None
@@ -289,6 +383,10 @@ class _Node:
         _local.config = config
         try:
             result = self.fn(*args, **kwargs)
+        except ParentCommand:
+            # A graph this node invoked ended with Command(graph=Command.PARENT): its
+            # update and goto are this node's already (sst_node_run_subgraph).
+            return None
         finally:
             _local.config = prev
         return _normalize(result, self.root, self.name)
@@ -325,7 +423,11 @@ class _Router:
         except (KeyError, TypeError):
             raise InvalidUpdateError(f"Branch returned unknown destination: {r!r}") from None
 
+    msg_fields: Tuple[str, ...] = ()
+
     def __call__(self, state: Any) -> Any:
+        if self.msg_fields:
+            state = _with_messages(state, self.msg_fields)
         if self.root:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and isinstance(state, dict):
@@ -388,6 +490,11 @@ class StateGraph:
                 for name, hint in _schema_hints(schema).items():
                     if name not in self.fields:
                         self.fields[name] = _parse_hint(hint)
+        # Fields whose messages Python sees as message objects (add_messages reduces them).
+        self.message_fields: Tuple[str, ...] = tuple(
+            f for f, spec in ([(_ROOT, self.root)] if self.root else self.fields.items())
+            if spec[0] == "add_messages"
+        )
         self.nodes: Dict[str, _NodeSpec] = {}
         self.edges: List[Tuple[str, str]] = []
         self.joins: List[Tuple[Tuple[str, ...], str]] = []
@@ -496,6 +603,9 @@ class StateGraph:
                 workers: Optional[int] = None) -> "CompiledStateGraph":
         from .checkpoint import BaseCheckpointSaver
 
+        # As a subgraph: True keeps its state across the parent's invokes (under "node"),
+        # False keeps no checkpoints, None checkpoints per task in the parent's saver.
+        checkpoints = 1 if checkpointer is True else 2 if checkpointer is False else 0
         if checkpointer in (True, False):
             checkpointer = None  # a subgraph's checkpoints: its parent's
         if checkpointer is not None and not isinstance(checkpointer, BaseCheckpointSaver):
@@ -507,13 +617,15 @@ class StateGraph:
         if cache is not None or store is not None:
             raise NotImplementedError("compile: cache= and store= are not supported yet")
         try:
-            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers)
+            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers,
+                                 checkpoints)
         except SuperstepError as e:
             # A graph the engine refuses is LangGraph's ValueError at compile.
             raise EngineValueError(str(e), e.code, e.node) from None
 
     def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
-                 name: Optional[str], workers: Optional[int]) -> "CompiledStateGraph":
+                 name: Optional[str], workers: Optional[int],
+                 checkpoints: int = 0) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -548,6 +660,8 @@ class StateGraph:
                 None if subgraph is not None
                 else _Node(spec_.name, spec_.action, root, spec_.retry, node_state_cls)
             )
+            if wrapper is not None:
+                wrapper.msg_fields = self.message_fields
             g.add_node(
                 spec_.name,
                 wrapper,
@@ -573,7 +687,9 @@ class StateGraph:
                     c_map = list(dict.fromkeys(path_map.values()))
             elif path_map is not None:
                 c_map = list(path_map)
-            g.add_conditional_edges(source, _Router(path, root, mapping, self.state_cls), c_map)
+            router = _Router(path, root, mapping, self.state_cls)
+            router.msg_fields = self.message_fields
+            g.add_conditional_edges(source, router, c_map)
 
         def names(v: Any) -> Optional[List[str]]:
             if v is None:
@@ -584,7 +700,7 @@ class StateGraph:
 
         cg = g.compile(
             checkpointer, names(interrupt_before), names(interrupt_after),
-            workers if workers is not None else 4,
+            workers if workers is not None else 4, checkpoints,
         )
         self.compiled = True
         return CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
@@ -609,6 +725,9 @@ def _json_config(config: dict) -> dict:
         k: v for k, v in conf.items()
         if isinstance(k, str) and isinstance(v, (str, int, float, bool)) and v is not None
     }
+    cmap = conf.get("checkpoint_map")  # a subgraph checkpoint's ancestors (time travel to it)
+    if isinstance(cmap, dict) and all(isinstance(v, str) for v in cmap.values()):
+        out["configurable"]["checkpoint_map"] = dict(cmap)
     if isinstance(config.get("run_id"), str):
         out["run_id"] = config["run_id"]
     md = config.get("metadata")
@@ -653,6 +772,7 @@ class CompiledStateGraph:
         self.checkpointer = checkpointer
         self.name = name
         self._root = builder.root is not None
+        self._msg_fields = builder.message_fields
 
     # -- running --
 
@@ -731,6 +851,7 @@ class CompiledStateGraph:
         return kw
 
     def _output(self, state: Any) -> Any:
+        state = _with_messages(state, self._msg_fields)
         if self._root:
             return state.get(_ROOT) if isinstance(state, dict) else state
         return state
@@ -740,6 +861,8 @@ class CompiledStateGraph:
                interrupt_before: Any = None, interrupt_after: Any = None,
                durability: Any = None, debug: Any = None, **kwargs: Any) -> Any:
         """Runs the graph to its end (or an interrupt) and returns the final state."""
+        if self._runs_in_node(input, stream_mode, interrupt_before, interrupt_after):
+            return self._invoke_in_node(input, output_keys)
         if stream_mode != "values":
             chunks = list(
                 self.stream(input, config, context=context, stream_mode=stream_mode,
@@ -765,8 +888,33 @@ class CompiledStateGraph:
                     out = {"__interrupt__": list(its)} if out is None else out
         return out
 
+    def _runs_in_node(self, input: Any, stream_mode: Any, interrupt_before: Any,
+                      interrupt_after: Any) -> bool:
+        """Whether invoke() runs this graph as a subgraph of the node calling it: inside a
+        node, without a checkpointer of its own (LangGraph's subgraph in a function)."""
+        return (
+            self.checkpointer is None and _core.in_node() and stream_mode == "values"
+            and interrupt_before is None and interrupt_after is None
+            and not isinstance(input, Command)
+        )
+
+    def _invoke_in_node(self, input: Any, output_keys: Any) -> Any:
+        if input is None:
+            inp = None
+        elif self._root:
+            inp = {_ROOT: input}
+        else:
+            inp = _to_update(input, "input")
+        out = self._output(self._cg.run_in_node(inp))
+        if output_keys is not None and isinstance(out, dict):
+            if isinstance(output_keys, str):
+                return out.get(output_keys)
+            return {k: out[k] for k in output_keys if k in out}
+        return out
+
     def _chunk(self, mode: str, ev: Any) -> Any:
         if mode == "values":
+            ev = _with_messages(ev, self._msg_fields)
             if isinstance(ev, dict) and "__interrupt__" in ev:
                 ev = dict(ev)
                 ev["__interrupt__"] = _interrupts(ev["__interrupt__"])
@@ -781,6 +929,10 @@ class CompiledStateGraph:
             for k, v in ev.items():
                 if k == "__interrupt__":
                     out[k] = _interrupts(v)
+                elif self._msg_fields and isinstance(v, dict) and not self._root:
+                    out[k] = _with_messages(v, self._msg_fields)
+                elif self._msg_fields and isinstance(v, list) and not self._root:
+                    out[k] = [_with_messages(x, self._msg_fields) for x in v]
                 elif self._root and isinstance(v, dict) and set(v) == {_ROOT}:
                     out[k] = v[_ROOT]
                 elif self._root and isinstance(v, list):
@@ -790,7 +942,7 @@ class CompiledStateGraph:
                     out[k] = v
             return out
         if mode == "messages" and isinstance(ev, list) and len(ev) == 2:
-            return tuple(ev)
+            return (_from_value(ev[0]), ev[1])
         if mode in ("tasks", "debug") and isinstance(ev, dict):
             payload = ev.get("payload") if mode == "debug" else ev
             for p in payload if isinstance(payload, list) else [payload]:
@@ -949,6 +1101,23 @@ class CompiledStateGraph:
         return self._cg.warnings()
 
 
+def _submodule(name: str, **attrs: Any) -> None:
+    """LangGraph's module paths under superstep.graph (superstep.graph.message, .state), so
+    that `from langgraph.graph.message import ...` ports by changing the package name."""
+    import sys
+    import types as _types
+
+    m = _types.ModuleType(f"{__name__}.{name}")
+    m.__dict__.update(attrs)
+    m.__all__ = list(attrs)
+    sys.modules[m.__name__] = m
+    globals()[name] = m
+
+
+_submodule("message", add_messages=add_messages, MessagesState=MessagesState,
+           push_message=push_message, REMOVE_ALL_MESSAGES=REMOVE_ALL_MESSAGES)
+_submodule("state", StateGraph=StateGraph, CompiledStateGraph=CompiledStateGraph)
+
 __all__ = [
     "StateGraph",
     "CompiledStateGraph",
@@ -956,5 +1125,7 @@ __all__ = [
     "END",
     "MessagesState",
     "add_messages",
+    "push_message",
     "Runtime",
+    "ExecutionInfo",
 ]

@@ -13,6 +13,7 @@ import pytest
 from superstep.checkpoint import InMemorySaver, SqliteSaver
 from superstep.errors import GraphRecursionError, InvalidUpdateError
 from superstep.graph import END, START, StateGraph, add_messages
+from superstep.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from superstep.types import Command, RetryPolicy, Send, interrupt
 
 
@@ -117,7 +118,7 @@ def test_builtin_and_custom_reducers():
     out = g.compile().invoke({"total": 1.0, "text": ">"})
     assert out["total"] == 2.5
     assert out["text"] == ">ab"
-    assert out["msgs"] == [{"id": "1", "role": "assistant", "content": "yo"}]  # normalised
+    assert out["msgs"] == [AIMessage("yo", id="1")]  # normalised, a message object in Python
 
     g = StateGraph(S)
     g.add_node("a", lambda s: {"plain": 1})
@@ -269,6 +270,170 @@ def test_stream_stops_early():
     assert seen == [0, 1, 2]
 
 
+def _sub_in_function_app():
+    class Sub(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def ask(s):
+        return {"items": ["ask:" + interrupt("ok?")]}
+
+    sub = StateGraph(Sub)
+    sub.add_node("ask", ask)
+    sub.add_edge(START, "ask")
+    sub = sub.compile()
+    seen = []
+
+    def call(s, config):
+        seen.append(config["configurable"]["checkpoint_ns"])
+        out = sub.invoke({"items": ["in"]})
+        return {"items": out["items"], "n": 1}
+
+    g = StateGraph(State)
+    g.add_node("call", call)
+    g.add_edge(START, "call")
+    return g.compile(checkpointer=InMemorySaver()), seen
+
+
+def test_subgraph_invoked_inside_a_node():
+    # sub.invoke() in a node runs as a subgraph of that node (sst_node_run_subgraph): it
+    # checkpoints under the node's namespace, its interrupt is the run's, and the resume
+    # continues it there.
+    app, seen = _sub_in_function_app()
+    cfg = {"configurable": {"thread_id": "t"}}
+    out = app.invoke({"n": 0}, cfg)
+    assert [i.value for i in out["__interrupt__"]] == ["ok?"]
+    snap = app.get_state(cfg, subgraphs=True)
+    assert snap.next == ("call",)
+    sub_state = snap.tasks[0].state
+    assert sub_state.values == {"items": ["in"]}
+    assert sub_state.config["configurable"]["checkpoint_ns"].startswith("call:")
+    assert seen[0].startswith("call:")
+    out = app.invoke(Command(resume="yes"), cfg)
+    assert out["items"] == ["in", "ask:yes"] and out["n"] == 1
+    # Outside a node, the same compiled graph runs on its own.
+    assert app.get_state(cfg).next == ()
+
+
+def test_parent_command_from_subgraph_invoked_inside_a_node():
+    class Sub(TypedDict):
+        items: Annotated[list, operator.add]
+
+    def leave(s):
+        return Command(graph=Command.PARENT, update={"note": "from child"}, goto="done")
+
+    sub = StateGraph(Sub)
+    sub.add_node("leave", leave)
+    sub.add_edge(START, "leave")
+    sub = sub.compile()
+    after = []
+
+    def call(s):
+        sub.invoke({"items": []})
+        after.append("ran on")  # never: the ParentCommand ends the node
+        return {"n": 100}
+
+    g = StateGraph(State)
+    g.add_node("call", call, destinations=("done",))
+    g.add_node("done", lambda s: {"items": [s["note"]]})
+    g.add_edge(START, "call")
+    out = g.compile().invoke({"n": 1})
+    assert out == {"n": 1, "items": ["from child"], "note": "from child"}
+    assert after == []
+
+
+class Msgs(TypedDict):
+    messages: Annotated[list, add_messages]
+    other: list
+
+
+def test_message_objects_round_trip():
+    # Message objects become the engine's message dicts (OpenAI form) and the
+    # add_messages field comes back as objects of the class the role names.
+    calls = [{"name": "add", "args": {"a": 1}, "id": "c1", "type": "tool_call"}]
+    seen = []
+
+    def agent(s):
+        seen.append(s["messages"])
+        return {"messages": [AIMessage("", id="a1", tool_calls=calls)],
+                "other": [HumanMessage("kept as a dict", id="o")]}
+
+    def tool(s):
+        return {"messages": [ToolMessage("2", tool_call_id="c1", id="t1")]}
+
+    g = StateGraph(Msgs)
+    g.add_node("agent", agent)
+    g.add_node("tool", tool)
+    g.add_edge(START, "agent")
+    g.add_edge("agent", "tool")
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "m"}}
+    out = app.invoke({"messages": [("user", "hi")]}, cfg)
+    assert [type(m) for m in seen[0]] == [HumanMessage]
+    h = out["messages"][0]
+    assert h.content == "hi" and h.type == "human" and isinstance(h.id, str)
+    assert out["messages"][1:] == [AIMessage("", id="a1", tool_calls=calls),
+                                   ToolMessage("2", tool_call_id="c1", id="t1")]
+    assert out["other"] == [{"role": "user", "content": "kept as a dict", "id": "o"}]
+    # stored in the engine's form: what the CLI and the server read
+    import json
+    stored = json.loads(_core_to_json(app.get_state(cfg).values["messages"][1]))
+    assert stored["tool_calls"] == [{"id": "c1", "type": "function",
+                                     "function": {"name": "add", "arguments": '{"a": 1}'}}]
+    assert stored["role"] == "assistant"
+    # RemoveMessage through update_state
+    app.update_state(cfg, {"messages": [RemoveMessage(id="a1")]})
+    assert [m.id for m in app.get_state(cfg).values["messages"]][1:] == ["t1"]
+
+
+def _core_to_json(v):
+    from superstep import _core
+
+    return _core.to_json(v)
+
+
+def test_langchain_like_messages_are_duck_typed():
+    class Foreign:  # what langchain_core's messages look like (pydantic models)
+        type = "ai"
+
+        def __init__(self, content, id):
+            self.content, self.id = content, id
+
+        def model_dump(self):
+            return {"content": self.content, "id": self.id, "type": self.type, "name": None}
+
+    assert add_messages([], [Foreign("x", "1")]) == [AIMessage("x", id="1")]
+    with pytest.raises(TypeError, match=r"right\[0\]: cannot store a object"):
+        add_messages([], [object()])
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_checkpoint_tuples(kind, tmp_path):
+    saver = InMemorySaver() if kind == "memory" else SqliteSaver(str(tmp_path / "t.db"))
+    app, _ = _sub_in_function_app()
+    app = app.builder.compile(checkpointer=saver)
+    cfg = {"configurable": {"thread_id": "t", "who": "me"}}
+    app.invoke({"n": 0}, cfg)
+    tuples = list(saver.list({"configurable": {"thread_id": "t"}}))
+    root = [t for t in tuples if t.config["configurable"]["checkpoint_ns"] == ""]
+    sub = [t for t in tuples if t.config["configurable"]["checkpoint_ns"] != ""]
+    assert [t.metadata["source"] for t in root] == ["loop", "input"]
+    assert root[0].metadata["who"] == "me" and root[0].metadata["step"] == 0
+    assert root[0].parent_config == root[1].config and root[1].parent_config is None
+    assert sub and all(t.config["configurable"]["checkpoint_ns"].startswith("call:") for t in sub)
+    latest = saver.get_tuple({"configurable": {"thread_id": "t"}})
+    assert latest == root[0]
+    head = app.get_state(cfg).config["configurable"]["checkpoint_id"]
+    assert latest.config["configurable"]["checkpoint_id"] == head
+    assert saver.get(root[1].config)["id"] == root[1].config["configurable"]["checkpoint_id"]
+    assert len(list(saver.list({"configurable": {"thread_id": "t"}}, limit=1))) == 1
+    assert [t.config for t in saver.list({"configurable": {"thread_id": "t"}},
+                                         before=root[0].config)] == [root[1].config]
+    assert [t.metadata["source"] for t in saver.list(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        filter={"source": "input"})] == ["input"]
+    assert saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
+
+
 def _counts():
     gc.collect()
     return len(gc.get_objects()), sys.getallocatedblocks()
@@ -298,17 +463,58 @@ def test_no_reference_leaks_over_10000_invokes():
     g.add_node("ask", ask)
     g.add_edge(START, "ask")
     saver_app = g.compile(checkpointer=InMemorySaver())
+    extra = _leak_extras()
     for i in range(100):
-        _cycle(saver_app, app, i)
+        _cycle(saver_app, app, i, extra)
     objects0, blocks0 = _counts()
     for i in range(100, 1100):
-        _cycle(saver_app, app, i)
+        _cycle(saver_app, app, i, extra)
     objects1, blocks1 = _counts()
     assert objects1 - objects0 < 100, (objects0, objects1)
     assert blocks1 - blocks0 < 1000, (blocks0, blocks1)
 
 
-def _cycle(saver_app, app, i):
+def _leak_extras():
+    """Message objects, a graph invoked inside a node, Command.PARENT, checkpoint tuples."""
+    msgs = StateGraph(Msgs)
+    msgs.add_node("a", lambda s: {"messages": [AIMessage("x", tool_calls=[
+        {"name": "t", "args": {"k": [1]}, "id": "c"}])], "other": []})
+    msgs.add_edge(START, "a")
+    msgs = msgs.compile()
+
+    class Sub(TypedDict):
+        items: Annotated[list, operator.add]
+
+    sub = StateGraph(Sub)
+    sub.add_node("s", lambda s: {"items": ["s"]})
+    sub.add_edge(START, "s")
+    sub = sub.compile()
+    leave = StateGraph(Sub)
+    leave.add_node("l", lambda s: Command(graph=Command.PARENT, update={"note": "p"}, goto="b"))
+    leave.add_edge(START, "l")
+    leave = leave.compile()
+    saver = InMemorySaver()
+    parent = StateGraph(State)
+    parent.add_node("a", lambda s: {"items": sub.invoke({"items": []})["items"]})
+    parent.add_node("p", lambda s: leave.invoke({}), destinations=("b",))
+    parent.add_node("b", lambda s: {"n": 1})
+    parent.add_edge(START, "a")
+    parent.add_edge("a", "p")
+    parent = parent.compile(checkpointer=saver)
+
+    def run(i):
+        msgs.invoke({"messages": [HumanMessage(str(i)), ("user", "y")]})
+        cfg = {"configurable": {"thread_id": f"x{i % 3}"}}
+        parent.invoke({"n": i}, cfg)
+        saver.get_tuple(cfg)
+        list(saver.list(cfg, limit=2))
+
+    return [run]
+
+
+def _cycle(saver_app, app, i, extra=()):
+    for f in extra:
+        f(i)
     cfg = {"configurable": {"thread_id": "leak"}}
     try:
         saver_app.invoke({"n": i}, cfg)

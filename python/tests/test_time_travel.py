@@ -205,6 +205,11 @@ def test_multiple_forks_from_same_checkpoint(
     assert "fork1" not in result2["value"]
 
 
+# ---------------------------------------------------------------------------
+# Section 2: Replay & fork with interrupts (no subgraph)
+# ---------------------------------------------------------------------------
+
+
 def test_replay_from_before_interrupt_refires(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -529,6 +534,11 @@ def test_fork_from_interrupt_checkpoint_refires(
     assert "human:different" in final["value"]
 
 
+# ---------------------------------------------------------------------------
+# Section 3: Multiple / sequential interrupts
+# ---------------------------------------------------------------------------
+
+
 def test_sequential_interrupts_fork_from_middle(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -654,6 +664,11 @@ def test_multiple_interrupts_in_one_node(
     assert replay_result["__interrupt__"][0].value == "First question?"
 
 
+# ---------------------------------------------------------------------------
+# Section 4: Subgraph without interrupt
+# ---------------------------------------------------------------------------
+
+
 def test_subgraph_replay_from_before(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -776,6 +791,11 @@ def test_subgraph_fork_from_before(
     assert "forked" in fork_result["value"]
     assert "sub_a" in fork_result["value"]
     assert "sub_b" in fork_result["value"]
+
+
+# ---------------------------------------------------------------------------
+# Section 5: Subgraph with interrupt
+# ---------------------------------------------------------------------------
 
 
 def test_subgraph_interrupt_replay_from_parent(
@@ -1144,6 +1164,149 @@ def test_subgraph_interrupt_resume_with_explicit_head_checkpoint_id(
     assert result["value"] == ["sub_a", "human:answer", "sub_b"]
 
 
+def test_subgraph_replay_loads_accumulated_state_then_resume(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Two parent invocations, then replay from before the subgraph in the
+    2nd invocation. The subgraph (checkpointer=True) should load its
+    accumulated state from the 1st invocation via ReplayState, re-fire
+    the interrupt, and then resume + complete.
+
+    This tests the ReplayState path: the parent is replaying and the
+    subgraph uses list(before=parent_checkpoint_id) to find its
+    corresponding checkpoint from the original execution.
+    """
+
+    class SubState(TypedDict):
+        value: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    started_state: list[dict] = []
+
+    def step_a(state: SubState) -> SubState:
+        started_state.append(dict(state))
+        answer = interrupt("question_a")
+        return {"value": [f"a:{answer}"]}
+
+    subgraph = (
+        StateGraph(SubState)
+        .add_node("step_a", step_a)
+        .add_edge(START, "step_a")
+        .compile(checkpointer=True)
+    )
+
+    def parent_node(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_node", parent_node)
+        .add_node("sub_node", subgraph)
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "sub_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # === 1st invocation: complete with answer "a1" ===
+    graph.invoke({"results": []}, config)
+    graph.invoke(Command(resume="a1"), config)
+
+    # step_a saw empty state (fresh subgraph)
+    assert started_state[0] == {"value": []}
+
+    # === 2nd invocation: complete with answer "a2" ===
+    started_state.clear()
+    graph.invoke({"results": []}, config)
+    graph.invoke(Command(resume="a2"), config)
+
+    # Stateful subgraph retained state from 1st invocation
+    assert started_state[0] == {"value": ["a:a1"]}
+
+    # Original history (newest first)
+    original_history = list(graph.get_state_history(config))
+    assert [s.next for s in original_history] == [
+        (),  # 2nd done
+        ("sub_node",),  # 2nd sub_node
+        ("parent_node",),  # 2nd parent_node
+        ("__start__",),  # 2nd input
+        (),  # 1st done
+        ("sub_node",),  # 1st sub_node
+        ("parent_node",),  # 1st parent_node
+        ("__start__",),  # 1st input
+    ]
+
+    # Replay from before sub_node in 2nd invocation (newest match)
+    before_sub_2nd = [s for s in original_history if s.next == ("sub_node",)][0]
+    started_state.clear()
+    replay = graph.invoke(None, before_sub_2nd.config)
+    assert "__interrupt__" in replay
+
+    # Subgraph should see accumulated state from END of 1st invocation
+    assert started_state[0] == {"value": ["a:a1"]}
+
+    # Verify fork was created
+    post_replay_history = list(graph.get_state_history(config))
+    assert [s.next for s in post_replay_history] == [
+        ("sub_node",),  # fork (interrupt pending)
+        (),  # 2nd done
+        ("sub_node",),  # 2nd sub_node
+        ("parent_node",),  # 2nd parent_node
+        ("__start__",),  # 2nd input
+        (),  # 1st done
+        ("sub_node",),  # 1st sub_node
+        ("parent_node",),  # 1st parent_node
+        ("__start__",),  # 1st input
+    ]
+    assert [s.metadata["source"] for s in post_replay_history] == [
+        "fork",
+        "loop",
+        "loop",
+        "loop",
+        "input",
+        "loop",
+        "loop",
+        "loop",
+        "input",
+    ]
+
+    # Resume with a new answer
+    started_state.clear()
+    final = graph.invoke(Command(resume="a3"), config)
+    assert "__interrupt__" not in final
+    assert final["results"] == ["p", "p"]
+
+    # Final history
+    final_history = list(graph.get_state_history(config))
+    assert [s.next for s in final_history] == [
+        (),  # new branch done
+        ("sub_node",),  # fork
+        (),  # 2nd done
+        ("sub_node",),  # 2nd sub_node
+        ("parent_node",),  # 2nd parent_node
+        ("__start__",),  # 2nd input
+        (),  # 1st done
+        ("sub_node",),  # 1st sub_node
+        ("parent_node",),  # 1st parent_node
+        ("__start__",),  # 1st input
+    ]
+    assert [s.metadata["source"] for s in final_history] == [
+        "loop",
+        "fork",
+        "loop",
+        "loop",
+        "loop",
+        "input",
+        "loop",
+        "loop",
+        "loop",
+        "input",
+    ]
+
+
 def test_subgraph_interrupt_full_flow(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1406,6 +1569,495 @@ def test_subgraph_replay_from_subgraph_checkpoint(
     assert "post" in final_result["value"]
 
 
+def test_subgraph_time_travel_to_first_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to a subgraph checkpoint at the FIRST interrupt.
+
+    Architecture:
+      Parent:    START --> executor (subgraph, checkpointer=True) --> END
+      Executor:  START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+
+    Flow: run through both interrupts, then time travel back to the subgraph
+    checkpoint captured at the first interrupt. ask_1 should re-fire,
+    step_a should NOT re-run. Then resume through both interrupts with new answers.
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    executor = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("executor", executor)
+        .add_edge(START, "executor")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt (ask_1)
+    result = graph.invoke({"value": []}, config)
+    assert "__interrupt__" in result
+    assert result["__interrupt__"][0].value == "Question 1?"
+
+    # Capture subgraph state at the first interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    sub_config_at_first = parent_state.tasks[0].state.config
+
+    # Resume first interrupt
+    result = graph.invoke(Command(resume="answer_1"), config)
+    assert result["__interrupt__"][0].value == "Question 2?"
+
+    # Resume second interrupt to complete
+    result = graph.invoke(Command(resume="answer_2"), config)
+    assert "__interrupt__" not in result
+
+    # --- Scenario 1: Replay from subgraph checkpoint at 1st interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, sub_config_at_first)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Question 1?"
+    # step_a should NOT re-run — it was before this checkpoint
+    assert "step_a" not in called
+    # ask_1 re-fires because the interrupt replays
+    assert "ask_1" in called
+
+    # --- Scenario 2: Fork from subgraph checkpoint at 1st interrupt ---
+    called.clear()
+    fork_config = graph.update_state(sub_config_at_first, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Question 1?"
+    assert "step_a" not in called
+    assert "ask_1" in called
+
+
+def test_subgraph_time_travel_to_second_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to a subgraph checkpoint at the SECOND interrupt.
+
+    Architecture:
+      Parent:    START --> executor (subgraph, checkpointer=True) --> END
+      Executor:  START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+
+    Flow: run through both interrupts resuming each, then time travel back to the
+    subgraph checkpoint at the second interrupt. Only ask_2 should re-fire.
+    Then resume with a new answer and verify state.
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    executor = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("executor", executor)
+        .add_edge(START, "executor")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt (ask_1)
+    result = graph.invoke({"value": []}, config)
+    assert result["__interrupt__"][0].value == "Question 1?"
+
+    # Resume first interrupt
+    result = graph.invoke(Command(resume="answer_1"), config)
+    assert result["__interrupt__"][0].value == "Question 2?"
+
+    # Capture subgraph state at the second interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    sub_config = parent_state.tasks[0].state.config
+
+    # Resume second interrupt to complete the graph
+    result = graph.invoke(Command(resume="answer_2"), config)
+    assert "__interrupt__" not in result
+
+    # --- Scenario 1: Replay from subgraph checkpoint at 2nd interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, sub_config)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Question 2?"
+    # step_a and ask_1 should NOT re-run — they were before this checkpoint
+    assert "step_a" not in called
+    assert "ask_1" not in called
+
+    # --- Scenario 2: Fork from subgraph checkpoint at 2nd interrupt ---
+    called.clear()
+    fork_config = graph.update_state(sub_config, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Question 2?"
+    assert "step_a" not in called
+    assert "ask_1" not in called
+
+
+def test_subgraph_time_travel_resume_from_first_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to a subgraph checkpoint at the first interrupt, then
+    resume through both interrupts with new answers.
+
+    This verifies the key bug fix: after time-traveling to a subgraph
+    checkpoint with an interrupt, a fork checkpoint is created so that
+    subsequent resumes find the correct state (not the old branch tip).
+
+    Parent:    START --> executor (subgraph, checkpointer=True) --> END
+    Executor:  START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+
+    Parent history after original run completes:
+      source=input  next=(__start__,)   values=[]
+      source=loop   next=(executor,)    values=[]
+      source=loop   next=()             values=[step_a_done, ask_1:answer_1, ask_2:answer_2]
+
+    After time-traveling to 1st interrupt + resuming with new answers:
+      source=input  next=(__start__,)   values=[]
+      source=loop   next=(executor,)    values=[]          <-- branch point
+      source=loop   next=()             values=[..., ask_2:answer_2]  (old branch)
+      source=fork   next=(executor,)    values=[]          <-- fork from time travel
+      source=loop   next=()             values=[..., ask_2:new_answer_2]  (new branch)
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    executor = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("executor", executor)
+        .add_edge(START, "executor")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # --- Original run: hit both interrupts and resume ---
+    graph.invoke({"value": []}, config)
+    sub_config_at_first = graph.get_state(config, subgraphs=True).tasks[0].state.config
+    graph.invoke(Command(resume="answer_1"), config)
+    graph.invoke(Command(resume="answer_2"), config)
+
+    original = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in original] == [
+        ("loop", (), {"value": ["step_a_done", "ask_1:answer_1", "ask_2:answer_2"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+    # --- Time travel to first interrupt's subgraph checkpoint ---
+    called.clear()
+    replay_result = graph.invoke(None, sub_config_at_first)
+    assert replay_result["__interrupt__"][0].value == "Question 1?"
+    assert "step_a" not in called  # before interrupt, not re-executed
+
+    # Fork is now the latest parent checkpoint
+    post_tt = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"]) for s in post_tt] == [
+        ("fork", ("executor",)),  # <-- new fork (latest)
+        ("loop", ()),  # original done
+        ("loop", ("executor",)),
+        ("input", ("__start__",)),
+    ]
+
+    # --- Resume both interrupts with new answers ---
+    called.clear()
+    resume_1 = graph.invoke(Command(resume="new_answer_1"), config)
+    assert resume_1["__interrupt__"][0].value == "Question 2?"
+    assert "ask_1" in called
+
+    called.clear()
+    resume_2 = graph.invoke(Command(resume="new_answer_2"), config)
+    assert resume_2["value"] == [
+        "step_a_done",
+        "ask_1:new_answer_1",
+        "ask_2:new_answer_2",
+    ]
+
+    # Verify final history: original branch preserved, new branch appended
+    final = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in final] == [
+        # New branch (from time travel fork)
+        (
+            "loop",
+            (),
+            {"value": ["step_a_done", "ask_1:new_answer_1", "ask_2:new_answer_2"]},
+        ),
+        ("fork", ("executor",), {"value": []}),
+        # Original branch (preserved)
+        ("loop", (), {"value": ["step_a_done", "ask_1:answer_1", "ask_2:answer_2"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+
+def test_subgraph_time_travel_resume_from_second_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to a subgraph checkpoint at the second interrupt, then
+    resume with a new answer. The first interrupt's answer should be preserved.
+
+    Parent:    START --> executor (subgraph, checkpointer=True) --> END
+    Executor:  START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+
+    Key assertion: after resuming from a time-travel to the 2nd interrupt,
+    the final state keeps ask_1's original answer but uses the new ask_2 answer.
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    executor = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("executor", executor)
+        .add_edge(START, "executor")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # --- Original run: hit both interrupts and resume ---
+    graph.invoke({"value": []}, config)
+    graph.invoke(Command(resume="answer_1"), config)
+    sub_config_at_second = graph.get_state(config, subgraphs=True).tasks[0].state.config
+    graph.invoke(Command(resume="answer_2"), config)
+
+    original = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in original] == [
+        ("loop", (), {"value": ["step_a_done", "ask_1:answer_1", "ask_2:answer_2"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+    # --- Time travel to second interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, sub_config_at_second)
+    assert replay_result["__interrupt__"][0].value == "Question 2?"
+    assert "step_a" not in called
+    assert "ask_1" not in called  # already resolved, not re-executed
+
+    # Fork is now the latest parent checkpoint
+    post_tt = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"]) for s in post_tt] == [
+        ("fork", ("executor",)),  # <-- new fork (latest)
+        ("loop", ()),  # original done
+        ("loop", ("executor",)),
+        ("input", ("__start__",)),
+    ]
+
+    # --- Resume with a new answer for ask_2 only ---
+    called.clear()
+    resume_result = graph.invoke(Command(resume="new_answer_2"), config)
+    # ask_1's original answer preserved, ask_2 uses the new answer
+    assert resume_result["value"] == [
+        "step_a_done",
+        "ask_1:answer_1",
+        "ask_2:new_answer_2",
+    ]
+
+    # Verify final history: original branch preserved, new branch appended
+    final = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in final] == [
+        # New branch (from time travel fork)
+        (
+            "loop",
+            (),
+            {"value": ["step_a_done", "ask_1:answer_1", "ask_2:new_answer_2"]},
+        ),
+        ("fork", ("executor",), {"value": []}),
+        # Original branch (preserved)
+        ("loop", (), {"value": ["step_a_done", "ask_1:answer_1", "ask_2:answer_2"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+
+def test_subgraph_time_travel_checkpoint_pattern(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Verify the checkpoint pattern created by time travel to a subgraph
+    interrupt. A fork checkpoint should branch from the replay point and
+    become the latest parent checkpoint.
+
+    Parent:    START --> executor (subgraph, checkpointer=True) --> END
+    Executor:  START --> ask (interrupt) --> END
+
+    Original run (after completing):
+      source=input  next=(__start__,)  values=[]
+      source=loop   next=(executor,)   values=[]          <-- replay point
+      source=loop   next=()            values=[a:first]
+
+    After time travel to interrupt + resume with "second":
+      source=input  next=(__start__,)  values=[]
+      source=loop   next=(executor,)   values=[]          <-- branch point
+      source=loop   next=()            values=[a:first]   (old branch)
+      source=fork   next=(executor,)   values=[]          <-- fork
+      source=loop   next=()            values=[a:second]  (new branch)
+    """
+
+    def ask(state: State) -> State:
+        answer = interrupt("Q?")
+        return {"value": [f"a:{answer}"]}
+
+    executor = (
+        StateGraph(State)
+        .add_node("ask", ask)
+        .add_edge(START, "ask")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("executor", executor)
+        .add_edge(START, "executor")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until interrupt, then complete
+    graph.invoke({"value": []}, config)
+    sub_config = graph.get_state(config, subgraphs=True).tasks[0].state.config
+    graph.invoke(Command(resume="first"), config)
+
+    original = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in original] == [
+        ("loop", (), {"value": ["a:first"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+    # Time travel to the interrupt
+    graph.invoke(None, sub_config)
+
+    # Fork is now the latest, branching from the original replay point
+    post_tt = list(graph.get_state_history(config))
+    post_tt_summary = _checkpoint_summary(post_tt)
+    assert [(s["source"], s["next"]) for s in post_tt_summary] == [
+        ("fork", ("executor",)),  # <-- new fork (latest)
+        ("loop", ()),
+        ("loop", ("executor",)),  # <-- replay point / fork parent
+        ("input", ("__start__",)),
+    ]
+    # Verify the fork's parent is the original replay point
+    replay_point_id = sub_config["configurable"]["checkpoint_map"][""]
+    assert post_tt[0].parent_config["configurable"]["checkpoint_id"] == replay_point_id
+
+    # Resume from the fork — graph completes with new answer
+    result = graph.invoke(Command(resume="second"), config)
+    assert result["value"] == ["a:second"]
+
+    final = _checkpoint_summary(list(graph.get_state_history(config)))
+    assert [(s["source"], s["next"], s["values"]) for s in final] == [
+        # New branch
+        ("loop", (), {"value": ["a:second"]}),
+        ("fork", ("executor",), {"value": []}),
+        # Original branch
+        ("loop", (), {"value": ["a:first"]}),
+        ("loop", ("executor",), {"value": []}),
+        ("input", ("__start__",), {"value": []}),
+    ]
+
+
 def test_subgraph_time_travel_after_completion(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1479,6 +2131,387 @@ def test_subgraph_time_travel_after_completion(
     assert "step_a_done" in replay_result["value"]
     assert "ask_1:answer_1" in replay_result["value"]
     assert "ask_2:answer_2" in replay_result["value"]
+
+
+def test_3_levels_deep_time_travel_to_first_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to the innermost subgraph checkpoint at the FIRST interrupt.
+
+    Architecture:
+      Parent:  START --> outer (subgraph, checkpointer=True) --> END
+      Outer:   START --> inner (subgraph, checkpointer=True) --> END
+      Inner:   START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    inner = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    middle = (
+        StateGraph(State)
+        .add_node("inner", inner)
+        .add_edge(START, "inner")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("outer", middle)
+        .add_edge(START, "outer")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt
+    result = graph.invoke({"value": []}, config)
+    assert result["__interrupt__"][0].value == "Question 1?"
+
+    # Capture innermost subgraph state at the first interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    mid_state = parent_state.tasks[0].state
+    inner_config = mid_state.tasks[0].state.config
+
+    # Resume through both interrupts to complete
+    graph.invoke(Command(resume="answer_1"), config)
+    graph.invoke(Command(resume="answer_2"), config)
+
+    # --- Scenario 1: Replay from innermost checkpoint at 1st interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, inner_config)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Question 1?"
+    assert "step_a" not in called
+    assert "ask_1" in called
+
+    # --- Scenario 2: Fork from innermost checkpoint at 1st interrupt ---
+    called.clear()
+    fork_config = graph.update_state(inner_config, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Question 1?"
+    assert "step_a" not in called
+    assert "ask_1" in called
+
+
+def test_3_levels_deep_time_travel_to_second_interrupt(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to the innermost subgraph checkpoint at the SECOND interrupt.
+
+    Architecture:
+      Parent:  START --> outer (subgraph, checkpointer=True) --> END
+      Outer:   START --> inner (subgraph, checkpointer=True) --> END
+      Inner:   START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    inner = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    middle = (
+        StateGraph(State)
+        .add_node("inner", inner)
+        .add_edge(START, "inner")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("outer", middle)
+        .add_edge(START, "outer")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt
+    graph.invoke({"value": []}, config)
+
+    # Resume first interrupt
+    result = graph.invoke(Command(resume="answer_1"), config)
+    assert result["__interrupt__"][0].value == "Question 2?"
+
+    # Capture innermost subgraph state at the second interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    mid_state = parent_state.tasks[0].state
+    inner_config = mid_state.tasks[0].state.config
+
+    # Resume second interrupt to complete
+    graph.invoke(Command(resume="answer_2"), config)
+
+    # --- Scenario 1: Replay from innermost checkpoint at 2nd interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, inner_config)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Question 2?"
+    assert "step_a" not in called
+    assert "ask_1" not in called
+
+    # --- Scenario 2: Fork from innermost checkpoint at 2nd interrupt ---
+    called.clear()
+    fork_config = graph.update_state(inner_config, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Question 2?"
+    assert "step_a" not in called
+    assert "ask_1" not in called
+
+
+def test_3_levels_deep_time_travel_to_middle_subgraph(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel to the MIDDLE-level subgraph checkpoint (not innermost).
+
+    Architecture:
+      Parent:  START --> outer (subgraph, checkpointer=True) --> END
+      Outer:   START --> inner (subgraph, checkpointer=True) --> END
+      Inner:   START --> step_a --> ask_1 (interrupt) --> ask_2 (interrupt) --> END
+
+    After completing the full flow, time travel back to the middle subgraph's
+    checkpoint at the second interrupt. The middle subgraph should replay the
+    inner subgraph from the correct point.
+    """
+
+    called: list[str] = []
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    def ask_2(state: State) -> State:
+        called.append("ask_2")
+        answer = interrupt("Question 2?")
+        return {"value": [f"ask_2:{answer}"]}
+
+    inner = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_node("ask_2", ask_2)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "ask_2")
+        .add_edge("ask_2", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    middle = (
+        StateGraph(State)
+        .add_node("inner", inner)
+        .add_edge(START, "inner")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("outer", middle)
+        .add_edge(START, "outer")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt
+    graph.invoke({"value": []}, config)
+
+    # Resume first, capture middle config at second interrupt
+    graph.invoke(Command(resume="answer_1"), config)
+    parent_state = graph.get_state(config, subgraphs=True)
+    mid_config = parent_state.tasks[0].state.config
+
+    # Resume second to complete
+    graph.invoke(Command(resume="answer_2"), config)
+
+    # --- Scenario 1: Replay from middle-level subgraph checkpoint ---
+    # The middle subgraph's checkpoint knows about the inner subgraph's state
+    # via checkpoint_map, so the inner replays from the correct point.
+    called.clear()
+    replay_result = graph.invoke(None, mid_config)
+    assert "__interrupt__" in replay_result
+
+    # --- Scenario 2: Fork from middle-level subgraph checkpoint ---
+    called.clear()
+    fork_config = graph.update_state(mid_config, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+
+
+def test_3_levels_deep_middle_has_interrupts(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Time travel when the MIDDLE subgraph itself has interrupts.
+
+    Architecture:
+      Parent:  START --> outer (subgraph, checkpointer=True) --> END
+      Outer:   START --> pre (interrupt) --> inner (subgraph, checkpointer=True) --> END
+      Inner:   START --> step_a --> ask_1 (interrupt) --> END
+
+    Flow: run through both interrupts (pre then ask_1), then time travel back to
+    the middle subgraph checkpoint at each interrupt point.
+    """
+
+    called: list[str] = []
+
+    def pre(state: State) -> State:
+        called.append("pre")
+        answer = interrupt("Pre-question?")
+        return {"value": [f"pre:{answer}"]}
+
+    def step_a(state: State) -> State:
+        called.append("step_a")
+        return {"value": ["step_a_done"]}
+
+    def ask_1(state: State) -> State:
+        called.append("ask_1")
+        answer = interrupt("Question 1?")
+        return {"value": [f"ask_1:{answer}"]}
+
+    inner = (
+        StateGraph(State)
+        .add_node("step_a", step_a)
+        .add_node("ask_1", ask_1)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "ask_1")
+        .add_edge("ask_1", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    middle = (
+        StateGraph(State)
+        .add_node("pre", pre)
+        .add_node("inner", inner)
+        .add_edge(START, "pre")
+        .add_edge("pre", "inner")
+        .add_edge("inner", "__end__")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(State)
+        .add_node("outer", middle)
+        .add_edge(START, "outer")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # Run until first interrupt (pre in middle subgraph)
+    result = graph.invoke({"value": []}, config)
+    assert result["__interrupt__"][0].value == "Pre-question?"
+
+    # Capture middle subgraph config at the pre interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    mid_config_at_pre = parent_state.tasks[0].state.config
+
+    # Resume pre, hits ask_1 in inner subgraph
+    result = graph.invoke(Command(resume="pre_answer"), config)
+    assert result["__interrupt__"][0].value == "Question 1?"
+
+    # Capture middle subgraph config at the ask_1 interrupt
+    parent_state = graph.get_state(config, subgraphs=True)
+    mid_config_at_ask1 = parent_state.tasks[0].state.config
+
+    # Resume ask_1 to complete
+    result = graph.invoke(Command(resume="answer_1"), config)
+    assert "__interrupt__" not in result
+
+    # --- Time travel to middle checkpoint at pre interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, mid_config_at_pre)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Pre-question?"
+    # pre should re-fire (interrupt replays), but nothing else should run
+    assert "pre" in called
+    assert "step_a" not in called
+    assert "ask_1" not in called
+
+    # Fork from middle checkpoint at pre interrupt
+    called.clear()
+    fork_config = graph.update_state(mid_config_at_pre, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Pre-question?"
+    assert "pre" in called
+    assert "step_a" not in called
+
+    # --- Time travel to middle checkpoint at ask_1 interrupt ---
+    called.clear()
+    replay_result = graph.invoke(None, mid_config_at_ask1)
+    assert "__interrupt__" in replay_result
+    assert replay_result["__interrupt__"][0].value == "Question 1?"
+    # pre should NOT re-run (it completed before this checkpoint)
+    assert "pre" not in called
+    # ask_1 re-fires
+    assert "ask_1" in called
+
+    # Fork from middle checkpoint at ask_1 interrupt
+    called.clear()
+    fork_config = graph.update_state(mid_config_at_ask1, {"value": ["forked"]})
+    fork_result = graph.invoke(None, fork_config)
+    assert "__interrupt__" in fork_result
+    assert fork_result["__interrupt__"][0].value == "Question 1?"
+    assert "pre" not in called
+    assert "ask_1" in called
+
+
+# ---------------------------------------------------------------------------
+# Section 6: __copy__ / update_state(None)
+# ---------------------------------------------------------------------------
 
 
 def test_copy_fork_retriggers_interrupt(
@@ -1615,6 +2648,11 @@ def test_update_state_with_none_values(
     assert fork_state.metadata["source"] == "update"
 
 
+# ---------------------------------------------------------------------------
+# Section 7: Observability (get_state, config access)
+# ---------------------------------------------------------------------------
+
+
 def test_get_state_with_subgraphs_returns_subgraph_state(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -1657,6 +2695,278 @@ def test_get_state_with_subgraphs_returns_subgraph_state(
     sub_config = sub_task.state.config
     assert "configurable" in sub_config
     assert "thread_id" in sub_config["configurable"]
+
+
+def test_checkpoint_ns_accessible_in_subgraph(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """RunnableConfig exposes checkpoint_ns and thread_id inside subgraph
+    nodes."""
+
+    captured_config: dict = {}
+
+    class SubState(TypedDict):
+        data: str
+
+    def sub_node(state: SubState, config: RunnableConfig) -> SubState:
+        captured_config["checkpoint_ns"] = config["configurable"].get("checkpoint_ns")
+        captured_config["thread_id"] = config["configurable"].get("thread_id")
+        return {"data": "done"}
+
+    subgraph = (
+        StateGraph(SubState)
+        .add_node("inner", sub_node)
+        .add_edge(START, "inner")
+        .compile()
+    )
+
+    class ParentState(TypedDict):
+        data: str
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("outer", subgraph)
+        .add_edge(START, "outer")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+    graph.invoke({"data": "test"}, config)
+
+    assert captured_config["checkpoint_ns"] is not None
+    assert captured_config["checkpoint_ns"] != ""
+    assert captured_config["thread_id"] == "1"
+
+
+# ---------------------------------------------------------------------------
+# Section 8: Stateful vs stateless subgraph state retention on replay
+# ---------------------------------------------------------------------------
+
+
+def test_stateful_subgraph_retains_state_on_parent_replay(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Stateful subgraph (checkpointer=True) remembers accumulated state
+    from prior invocations when the parent replays."""
+    started: list[tuple[str, dict]] = []
+    observed: list[tuple[str, dict]] = []
+
+    class SubState(TypedDict):
+        value: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def parent_node(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    def step_a(state: SubState) -> SubState:
+        started.append(("step_a", dict(state)))
+        answer = interrupt("question_a")
+        observed.append(("step_a", dict(state)))
+        return {"value": [f"a:{answer}"]}
+
+    def step_b(state: SubState) -> SubState:
+        started.append(("step_b", dict(state)))
+        answer = interrupt("question_b")
+        observed.append(("step_b", dict(state)))
+        return {"value": [f"b:{answer}"]}
+
+    sub = (
+        StateGraph(SubState)
+        .add_node("step_a", step_a)
+        .add_node("step_b", step_b)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "step_b")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_node", parent_node)
+        .add_node("sub_node", sub)
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "sub_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # === 1st invocation: answer "a1" and "b1" ===
+    graph.invoke({"results": []}, config)  # hits step_a interrupt
+    graph.invoke(Command(resume="a1"), config)  # hits step_b interrupt
+    graph.invoke(Command(resume="b1"), config)  # completes
+
+    # step_a saw empty state (fresh subgraph)
+    assert observed[0] == ("step_a", {"value": []})
+    # step_b saw step_a's answer
+    assert observed[1] == ("step_b", {"value": ["a:a1"]})
+
+    # === 2nd invocation: answer "a2" and "b2" ===
+    observed.clear()
+    graph.invoke({"results": []}, config)  # hits step_a interrupt
+    graph.invoke(Command(resume="a2"), config)  # hits step_b interrupt
+    graph.invoke(Command(resume="b2"), config)  # completes
+
+    # Stateful subgraph retained state from 1st invocation
+    assert observed[0] == ("step_a", {"value": ["a:a1", "b:b1"]})
+    assert observed[1] == ("step_b", {"value": ["a:a1", "b:b1", "a:a2"]})
+
+    # === Replay from checkpoint before sub_node in 2nd invocation ===
+    history = list(graph.get_state_history(config))
+    # History is newest-first, so first match = 2nd invocation
+    before_sub_2nd = [s for s in history if s.next == ("sub_node",)][0]
+
+    started.clear()
+    replay = graph.invoke(None, before_sub_2nd.config)
+
+    assert "__interrupt__" in replay
+    # Replay sees 1st invocation's final state, NOT 2nd invocation's
+    assert started[0] == ("step_a", {"value": ["a:a1", "b:b1"]})
+
+
+def test_stateful_subgraph_retains_state_on_parent_fork(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Stateful subgraph (checkpointer=True) remembers accumulated state
+    from prior invocations when the parent forks."""
+    observed: list[tuple[str, dict]] = []
+
+    class SubState(TypedDict):
+        value: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def parent_node(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    def step_a(state: SubState) -> SubState:
+        observed.append(("step_a", dict(state)))
+        answer = interrupt("question_a")
+        return {"value": [f"a:{answer}"]}
+
+    def step_b(state: SubState) -> SubState:
+        observed.append(("step_b", dict(state)))
+        answer = interrupt("question_b")
+        return {"value": [f"b:{answer}"]}
+
+    sub = (
+        StateGraph(SubState)
+        .add_node("step_a", step_a)
+        .add_node("step_b", step_b)
+        .add_edge(START, "step_a")
+        .add_edge("step_a", "step_b")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_node", parent_node)
+        .add_node("sub_node", sub)
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "sub_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # === 1st invocation: answer "a1" and "b1" ===
+    graph.invoke({"results": []}, config)  # hits step_a interrupt
+    graph.invoke(Command(resume="a1"), config)  # hits step_b interrupt
+    graph.invoke(Command(resume="b1"), config)  # completes
+
+    # === 2nd invocation: answer "a2" and "b2" ===
+    graph.invoke({"results": []}, config)  # hits step_a interrupt
+    graph.invoke(Command(resume="a2"), config)  # hits step_b interrupt
+    graph.invoke(Command(resume="b2"), config)  # completes
+
+    # === Fork from checkpoint before sub_node in 2nd invocation ===
+    history = list(graph.get_state_history(config))
+    before_sub_2nd = [s for s in history if s.next == ("sub_node",)][0]
+    fork_config = graph.update_state(before_sub_2nd.config, {"results": ["forked"]})
+
+    observed.clear()
+    fork_result = graph.invoke(None, fork_config)
+
+    assert "__interrupt__" in fork_result
+    # Fork sees 1st invocation's final state, NOT 2nd invocation's
+    assert observed[0] == ("step_a", {"value": ["a:a1", "b:b1"]})
+
+
+def test_stateful_subgraph_loads_state_across_ticks(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """When replaying from a checkpoint before a non-subgraph node, a stateful
+    subgraph that runs in a later tick should still load its accumulated state
+    from the previous execution.
+
+    Sequence: node_a -> node_b -> sub_node -> node_a -> node_b -> sub_node
+    Replay from the 2nd node_a: sub_node in the later tick should see state
+    from the end of the 1st sub_node execution.
+    """
+    observed: list[tuple[str, dict]] = []
+
+    class SubState(TypedDict):
+        value: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def node_a(state: ParentState) -> ParentState:
+        return {"results": ["a"]}
+
+    def node_b(state: ParentState) -> ParentState:
+        return {"results": ["b"]}
+
+    def sub_step(state: SubState) -> SubState:
+        observed.append(("sub_step", dict(state)))
+        return {"value": ["s"]}
+
+    sub = (
+        StateGraph(SubState)
+        .add_node("sub_step", sub_step)
+        .add_edge(START, "sub_step")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("node_a", node_a)
+        .add_node("node_b", node_b)
+        .add_node("sub_node", sub)
+        .add_edge(START, "node_a")
+        .add_edge("node_a", "node_b")
+        .add_edge("node_b", "sub_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation
+    graph.invoke({"results": []}, config)
+    assert observed[0] == ("sub_step", {"value": []})
+
+    # 2nd invocation
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    assert observed[0] == ("sub_step", {"value": ["s"]})
+
+    # Replay from checkpoint before node_a in 2nd invocation
+    history = list(graph.get_state_history(config))
+    before_a_2nd = [s for s in history if s.next == ("node_a",)][0]
+
+    observed.clear()
+    graph.invoke(None, before_a_2nd.config)
+
+    # sub_node runs in a later tick (after node_a and node_b replay),
+    # and should see state from end of 1st sub_node execution
+    assert observed[0] == ("sub_step", {"value": ["s"]})
+
+
+# ---------------------------------------------------------------------------
+# Section 8: Append-only checkpoint history (branching / forking)
+# ---------------------------------------------------------------------------
 
 
 def test_replay_creates_branch_preserving_old_checkpoints(
@@ -2182,6 +3492,234 @@ def test_stateless_subgraph_starts_fresh_on_parent_replay(
     assert started[0] == ("step_a", {"value": []})
 
 
+def test_stateful_subgraph_loads_latest_after_replay(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """After replaying a parent checkpoint, a subsequent (3rd) invocation should
+    load the subgraph state created by the replay — not the state from the
+    checkpoint we replayed from."""
+    observed: list[tuple[str, dict]] = []
+
+    class SubState(TypedDict):
+        value: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def parent_node(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    def sub_step(state: SubState) -> SubState:
+        observed.append(("sub_step", dict(state)))
+        return {"value": ["s"]}
+
+    sub = (
+        StateGraph(SubState)
+        .add_node("sub_step", sub_step)
+        .add_edge(START, "sub_step")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_node", parent_node)
+        .add_node("sub_node", sub)
+        .add_edge(START, "parent_node")
+        .add_edge("parent_node", "sub_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation — subgraph starts fresh
+    graph.invoke({"results": []}, config)
+    assert observed[-1] == ("sub_step", {"value": []})
+
+    # 2nd invocation — subgraph sees state from 1st
+    graph.invoke({"results": []}, config)
+    assert observed[-1] == ("sub_step", {"value": ["s"]})
+
+    # Replay from checkpoint before parent_node in 2nd invocation
+    history = list(graph.get_state_history(config))
+    before_parent_2nd = [s for s in history if s.next == ("parent_node",)][0]
+
+    observed.clear()
+    graph.invoke(None, before_parent_2nd.config)
+    # Replay should load subgraph state from end of 1st invocation
+    assert observed[0] == ("sub_step", {"value": ["s"]})
+
+    # 3rd invocation — should see state from the replay (2 × "s"), not from
+    # the checkpoint we replayed from (1 × "s")
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    assert observed[0] == ("sub_step", {"value": ["s", "s"]})
+
+
+def test_three_level_nested_subgraph_loads_state_on_replay(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Three levels of nesting: parent -> mid -> inner.
+    Replaying from the parent should load correct state at all levels."""
+    observed: list[tuple[str, dict]] = []
+
+    class InnerState(TypedDict):
+        inner_trail: Annotated[list[str], operator.add]
+
+    class MidState(TypedDict):
+        mid_trail: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def inner_step(state: InnerState) -> InnerState:
+        observed.append(("inner_step", dict(state)))
+        return {"inner_trail": ["inner"]}
+
+    def mid_step(state: MidState) -> MidState:
+        observed.append(("mid_step", dict(state)))
+        return {"mid_trail": ["mid"]}
+
+    def parent_step(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    inner = (
+        StateGraph(InnerState)
+        .add_node("inner_step", inner_step)
+        .add_edge(START, "inner_step")
+        .compile(checkpointer=True)
+    )
+
+    mid = (
+        StateGraph(MidState)
+        .add_node("mid_step", mid_step)
+        .add_node("inner_node", inner)
+        .add_edge(START, "mid_step")
+        .add_edge("mid_step", "inner_node")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_step", parent_step)
+        .add_node("mid_node", mid)
+        .add_edge(START, "parent_step")
+        .add_edge("parent_step", "mid_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation — everything starts fresh
+    graph.invoke({"results": []}, config)
+    assert observed == [
+        ("mid_step", {"mid_trail": []}),
+        ("inner_step", {"inner_trail": []}),
+    ]
+
+    # 2nd invocation — both levels see accumulated state
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    assert observed == [
+        ("mid_step", {"mid_trail": ["mid"]}),
+        ("inner_step", {"inner_trail": ["inner"]}),
+    ]
+
+    # Replay from checkpoint before parent_step in 2nd invocation
+    history = list(graph.get_state_history(config))
+    before_parent_2nd = [s for s in history if s.next == ("parent_step",)][0]
+
+    observed.clear()
+    graph.invoke(None, before_parent_2nd.config)
+
+    # Both mid and inner should load state from end of 1st invocation
+    assert observed == [
+        ("mid_step", {"mid_trail": ["mid"]}),
+        ("inner_step", {"inner_trail": ["inner"]}),
+    ]
+
+    # 3rd invocation — sees state from replay, not from the replayed checkpoint
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    assert observed == [
+        ("mid_step", {"mid_trail": ["mid", "mid"]}),
+        ("inner_step", {"inner_trail": ["inner", "inner"]}),
+    ]
+
+
+def test_three_level_nested_subgraph_loads_state_on_fork(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Three levels of nesting with fork instead of replay."""
+    observed: list[tuple[str, dict]] = []
+
+    class InnerState(TypedDict):
+        inner_trail: Annotated[list[str], operator.add]
+
+    class MidState(TypedDict):
+        mid_trail: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def inner_step(state: InnerState) -> InnerState:
+        observed.append(("inner_step", dict(state)))
+        return {"inner_trail": ["inner"]}
+
+    def mid_step(state: MidState) -> MidState:
+        observed.append(("mid_step", dict(state)))
+        return {"mid_trail": ["mid"]}
+
+    def parent_step(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    inner = (
+        StateGraph(InnerState)
+        .add_node("inner_step", inner_step)
+        .add_edge(START, "inner_step")
+        .compile(checkpointer=True)
+    )
+
+    mid = (
+        StateGraph(MidState)
+        .add_node("mid_step", mid_step)
+        .add_node("inner_node", inner)
+        .add_edge(START, "mid_step")
+        .add_edge("mid_step", "inner_node")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_step", parent_step)
+        .add_node("mid_node", mid)
+        .add_edge(START, "parent_step")
+        .add_edge("parent_step", "mid_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation
+    graph.invoke({"results": []}, config)
+
+    # 2nd invocation
+    graph.invoke({"results": []}, config)
+
+    # Fork from checkpoint before parent_step in 2nd invocation
+    history = list(graph.get_state_history(config))
+    before_parent_2nd = [s for s in history if s.next == ("parent_step",)][0]
+    fork_config = graph.update_state(before_parent_2nd.config, {"results": ["forked"]})
+
+    observed.clear()
+    graph.invoke(None, fork_config)
+
+    # Both mid and inner should load state from end of 1st invocation
+    assert observed == [
+        ("mid_step", {"mid_trail": ["mid"]}),
+        ("inner_step", {"inner_trail": ["inner"]}),
+    ]
+
+
 def test_replay_from_first_invocation_checkpoint(
     sync_checkpointer: BaseCheckpointSaver,
 ) -> None:
@@ -2234,3 +3772,182 @@ def test_replay_from_first_invocation_checkpoint(
     assert observed[0] == ("sub_step", {"value": []})
 
 
+def test_parallel_subgraph_nodes_load_correct_state_on_replay(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Two sibling subgraph nodes that fan out from a common predecessor.
+    Each should independently load its own historical checkpoint on replay."""
+    observed: list[tuple[str, dict]] = []
+
+    class SubStateA(TypedDict):
+        a_trail: Annotated[list[str], operator.add]
+
+    class SubStateB(TypedDict):
+        b_trail: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        results: Annotated[list[str], operator.add]
+
+    def parent_step(state: ParentState) -> ParentState:
+        return {"results": ["p"]}
+
+    def sub_a_step(state: SubStateA) -> SubStateA:
+        observed.append(("sub_a", dict(state)))
+        return {"a_trail": ["a"]}
+
+    def sub_b_step(state: SubStateB) -> SubStateB:
+        observed.append(("sub_b", dict(state)))
+        return {"b_trail": ["b"]}
+
+    sub_a = (
+        StateGraph(SubStateA)
+        .add_node("sub_a_step", sub_a_step)
+        .add_edge(START, "sub_a_step")
+        .compile(checkpointer=True)
+    )
+
+    sub_b = (
+        StateGraph(SubStateB)
+        .add_node("sub_b_step", sub_b_step)
+        .add_edge(START, "sub_b_step")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("parent_step", parent_step)
+        .add_node("sub_a_node", sub_a)
+        .add_node("sub_b_node", sub_b)
+        .add_edge(START, "parent_step")
+        # Fan out: both subgraphs run in parallel after parent_step
+        .add_edge("parent_step", "sub_a_node")
+        .add_edge("parent_step", "sub_b_node")
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation — both subgraphs start fresh
+    graph.invoke({"results": []}, config)
+    a_obs = [o for o in observed if o[0] == "sub_a"]
+    b_obs = [o for o in observed if o[0] == "sub_b"]
+    assert a_obs[0] == ("sub_a", {"a_trail": []})
+    assert b_obs[0] == ("sub_b", {"b_trail": []})
+
+    # 2nd invocation — both see accumulated state
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    a_obs = [o for o in observed if o[0] == "sub_a"]
+    b_obs = [o for o in observed if o[0] == "sub_b"]
+    assert a_obs[0] == ("sub_a", {"a_trail": ["a"]})
+    assert b_obs[0] == ("sub_b", {"b_trail": ["b"]})
+
+    # Replay from checkpoint before parent_step in 2nd invocation
+    history = list(graph.get_state_history(config))
+    before_parent_2nd = [s for s in history if s.next == ("parent_step",)][0]
+
+    observed.clear()
+    graph.invoke(None, before_parent_2nd.config)
+
+    # Each subgraph should independently load state from end of 1st invocation
+    a_obs = [o for o in observed if o[0] == "sub_a"]
+    b_obs = [o for o in observed if o[0] == "sub_b"]
+    assert a_obs[0] == ("sub_a", {"a_trail": ["a"]})
+    assert b_obs[0] == ("sub_b", {"b_trail": ["b"]})
+
+    # 3rd invocation — sees state from replay
+    observed.clear()
+    graph.invoke({"results": []}, config)
+    a_obs = [o for o in observed if o[0] == "sub_a"]
+    b_obs = [o for o in observed if o[0] == "sub_b"]
+    assert a_obs[0] == ("sub_a", {"a_trail": ["a", "a"]})
+    assert b_obs[0] == ("sub_b", {"b_trail": ["b", "b"]})
+
+
+def test_subgraph_called_in_loop_loads_state_on_replay(
+    sync_checkpointer: BaseCheckpointSaver,
+) -> None:
+    """Parent calls a subgraph node multiple times per invocation via a
+    conditional loop. Replay should restore the subgraph's accumulated state
+    from the correct point in the parent's timeline."""
+    observed: list[tuple[str, dict]] = []
+
+    class SubState(TypedDict):
+        sub_trail: Annotated[list[str], operator.add]
+
+    class ParentState(TypedDict):
+        counter: int
+        results: Annotated[list[str], operator.add]
+
+    def inc(state: ParentState) -> ParentState:
+        return {"counter": state["counter"] + 1, "results": [f"inc:{state['counter']}"]}
+
+    def sub_step(state: SubState) -> SubState:
+        observed.append(("sub_step", dict(state)))
+        return {"sub_trail": ["s"]}
+
+    def should_loop(state: ParentState) -> str:
+        return "inc" if state["counter"] < 2 else "__end__"
+
+    sub = (
+        StateGraph(SubState)
+        .add_node("sub_step", sub_step)
+        .add_edge(START, "sub_step")
+        .compile(checkpointer=True)
+    )
+
+    graph = (
+        StateGraph(ParentState)
+        .add_node("inc", inc)
+        .add_node("sub_node", sub)
+        .add_edge(START, "inc")
+        .add_edge("inc", "sub_node")
+        .add_conditional_edges("sub_node", should_loop, ["inc", "__end__"])
+        .compile(checkpointer=sync_checkpointer)
+    )
+
+    config = {"configurable": {"thread_id": "1"}}
+
+    # 1st invocation: loop runs inc->sub->inc->sub->end
+    # counter goes 0->1->2, subgraph called twice
+    graph.invoke({"counter": 0, "results": []}, config)
+    assert len(observed) == 2
+    assert observed[0] == ("sub_step", {"sub_trail": []})
+    assert observed[1] == ("sub_step", {"sub_trail": ["s"]})
+
+    # 2nd invocation: loop runs again, subgraph sees accumulated state
+    observed.clear()
+    graph.invoke({"counter": 0, "results": []}, config)
+    assert len(observed) == 2
+    assert observed[0] == ("sub_step", {"sub_trail": ["s", "s"]})
+    assert observed[1] == ("sub_step", {"sub_trail": ["s", "s", "s"]})
+
+    # Replay from the START of the 2nd invocation's loop (counter=0).
+    # History has two inc checkpoints with counter=0: 2nd invocation's (newer)
+    # and 1st invocation's (older). Pick the newer one.
+    history = list(graph.get_state_history(config))
+    start_of_loop_2nd = [
+        s for s in history if s.next == ("inc",) and s.values["counter"] == 0
+    ][0]
+
+    observed.clear()
+    graph.invoke(None, start_of_loop_2nd.config)
+
+    # Full loop re-runs (2 sub calls). Subgraph loads state from end of
+    # 1st invocation (2 × "s"), same as the original 2nd invocation.
+    assert len(observed) == 2
+    assert observed[0] == ("sub_step", {"sub_trail": ["s", "s"]})
+    assert observed[1] == ("sub_step", {"sub_trail": ["s", "s", "s"]})
+
+    # Also test replay from MID-loop (counter=1) in the 2nd invocation.
+    # Only one loop iteration remains, and the subgraph should load state
+    # that includes the first loop iteration of the 2nd invocation (3 × "s").
+    mid_loop_2nd = [
+        s for s in history if s.next == ("inc",) and s.values["counter"] == 1
+    ][0]
+
+    observed.clear()
+    graph.invoke(None, mid_loop_2nd.config)
+
+    assert len(observed) == 1
+    assert observed[0] == ("sub_step", {"sub_trail": ["s", "s", "s"]})
