@@ -158,6 +158,7 @@ struct sst_graph_thread {
     int64_t last_step;       /* its step (-2 before the first checkpoint) */
     uint64_t since_snapshot; /* deltas since the last snapshot along the chain */
     uint64_t id_clock;       /* last checkpoint id timestamp, for monotonic ids */
+    int64_t created_ms;      /* created_at of the last checkpoint made: they increase */
     bool rebased;            /* the next checkpoint is a branch (sst__persist_rebase) */
     sst_value *exit_groups;  /* owned: deltas held back by SST_DURABILITY_EXIT */
     sst_value *exit_writes;  /* owned: the nodes that wrote in its last superstep, or NULL */
@@ -386,6 +387,7 @@ typedef struct sst__put {
     int64_t step;
     bool snapshot, fork;
     uint64_t since;               /* deltas since the last snapshot (0 for a snapshot) */
+    int64_t created_at;           /* ms since the epoch, stamped when the id was made */
     const sst_value *state;       /* the state (stored when snapshot) */
     const sst_value *groups;      /* the delta groups (stored otherwise) */
     const sst_value *next;        /* the resume point, or NULL */

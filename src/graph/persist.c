@@ -460,8 +460,9 @@ static sst_code put_job_run(void *data, sst_error *err) {
     put_job *j = data;
     sst_code rc = sst__record_put(j->th, &j->w, err);
     if (rc != SST_OK) {
-        sst__error_prefix(err, "durability async: writing checkpoint %s (step %lld) of thread '%s'",
-                          j->id, (long long)j->w.step, j->th->thread_id);
+        /* Short: the saver's own message names the store and often the thread, and an
+         * error message holds SST_ERROR_MSG_MAX bytes. */
+        sst__error_prefix(err, "async write of step %lld", (long long)j->w.step);
     }
     return rc;
 }
@@ -529,7 +530,14 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         sst__uuid7(&th->id_clock, id); /* time-ordered: ids sort in creation order */
     }
     bool snapshot = th->last_id == NULL || th->since_snapshot + 1 >= snapshot_every(o);
+    /* Stamped here, not by the writer of durability "async" (which stores two checkpoints
+     * in a row), and strictly increasing within the thread, as the ids are: sorting a
+     * thread's checkpoints by created_at gives their order even when several were made
+     * in one millisecond (then 1 ms apart each). */
+    int64_t now = (int64_t)sst__now_ms();
+    th->created_ms = now > th->created_ms ? now : th->created_ms + 1;
     sst__put w = {
+        .created_at = th->created_ms,
         .id = id,
         .parent = th->last_id,
         .source = source,

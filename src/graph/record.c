@@ -436,7 +436,7 @@ sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err
         .source = w->source,
         .run_id = run_id_of(th, w->run_key),
         .kind = w->snapshot ? SST_CHECKPOINT_SNAPSHOT : SST_CHECKPOINT_DELTA,
-        .created_at = (int64_t)sst__now_ms(),
+        .created_at = w->created_at != 0 ? w->created_at : (int64_t)sst__now_ms(),
         .status = SST_THREAD_IDLE,
         .fork = w->fork,
     };
