@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "cmd_args.h"
+#include "cmd_python.h"
 #include "cmd_serve.h"
 #include "cmd_trace.h"
 #include "cmd_usage.h"
@@ -280,6 +281,15 @@ int sst_cli_serve(int argc, char **argv) {
     int rc = parse(argc, argv, &a);
     if (rc != -1) {
         return rc;
+    }
+    char py[300];
+    bool python = sst_cli_config_python_graph(a.config, py, sizeof py);
+    for (size_t i = 0; !python && i < a.n_graphs; i++) {
+        python = sst_graph_spec_is_python(strchr(a.graphs[i], '=') + 1);
+        snprintf(py, sizeof py, "--graph %s", a.graphs[i]);
+    }
+    if (python) {
+        return sst_cli_serve_python(argc, argv, py); /* Python hosts Python graphs */
     }
     /* SIGTERM and SIGINT are taken by this thread (sigwait): every thread the server
      * starts inherits the mask, so none of them is interrupted. */

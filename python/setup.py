@@ -21,12 +21,17 @@ include_dirs, extra_objects, libraries, library_dirs, cflags = [], [], [], [], [
 if build_dir:
     build_dir = os.path.abspath(build_dir)
     include_dirs = [os.path.join(here, "..", "include"), os.path.join(build_dir, "include")]
-    extra_objects = [os.path.join(build_dir, "libsuperstep.a")]
-    libraries = ["sqlite3", "pq", "pthread", "m"]
+    # With the server (python/src/serve.c: `python3 -m superstep serve`) and what it uses.
+    extra_objects = [os.path.join(build_dir, f"lib{n}.a")
+                     for n in ("superstep_server", "superstep_lua", "superstep_agent", "superstep")]
+    libraries = ["microhttpd", "gvc", "cgraph", "lua5.4", "curl", "sqlite3", "pq", "pthread",
+                 "m", "dl"]
 else:
     def pkg(*args):
         return shlex.split(subprocess.check_output(["pkg-config", *args, "superstep"], text=True))
 
+    # The installed libraries have no server: the module is built without `serve`.
+    cflags.append("-DSSTPY_NO_SERVER")
     for flag in pkg("--cflags"):
         (include_dirs if flag.startswith("-I") else cflags).append(flag[2:] if flag.startswith("-I") else flag)
     for flag in pkg("--libs", "--static"):

@@ -3,14 +3,13 @@
  * @file server.h
  * @brief `superstep serve`: LangGraph's HTTP API (the Agent Server API).
  *
- * A server serves Lua graph scripts over HTTP the way LangGraph's server
- * serves Python or JS graphs, so that LangGraph's SDKs and UIs work with it
- * unchanged: assistants, threads, runs (background, waited for, streamed
- * over SSE), state and history, the long-term store (docs/server.md lists
- * every endpoint). Everything durable lives in one database: the
- * checkpoints, the threads, the store and the run queue (superstep/queue.h);
- * worker threads claim runs from the queue, so a server killed mid-run and
- * started again finishes its runs from their last checkpoints.
+ * A server serves graphs (Lua scripts, or any sst_graph_source: C graphs,
+ * Python graphs) over HTTP the way LangGraph's server serves Python or JS graphs, so that
+ * LangGraph's SDKs and UIs work with it unchanged: assistants, threads, runs (background, waited
+ * for, streamed over SSE), state and history, the long-term store (docs/server.md lists every
+ * endpoint). Everything durable lives in one database: the checkpoints, the threads, the store and
+ * the run queue (superstep/queue.h); worker threads claim runs from the queue, so a server killed
+ * mid-run and started again finishes its runs from their last checkpoints.
  *
  * HTTP is libmicrohttpd's (a pool of threads over epoll; streams wait
  * suspended, holding no thread).
@@ -108,9 +107,74 @@ SST_NODISCARD SST_API sst_code sst_server_add_graph(sst_server *s, const char *g
                                                     const char *path, sst_error *err);
 
 /**
+ * A graph the server serves that is not (or not only) a Lua script: a C graph,
+ * a Python graph (`python3 -m superstep serve`, docs/python.md), anything that
+ * can hand out a compiled graph. sst_server_add_graph is this with a Lua
+ * script as the source. The server asks the source for a graph for its API
+ * threads (drawing, schemas, state reads and update_state, one at a time)
+ * when the graph is added, and, unless it is shared, one more for each worker
+ * thread the first time that worker runs it (on that thread).
+ */
+typedef struct sst_graph_source {
+    /* Makes a graph: stores it in *graph (borrowed from what it returns, valid until
+     * release) and returns the instance to release, or NULL with @p err set (the
+     * server names the graph in front of the message). Required. */
+    void *(*acquire)(void *user_data, const sst_compiled_graph **graph, sst_error *err);
+    /* Releases what acquire returned (a worker's on that worker's thread, as it stops;
+     * the API threads' when the server is freed). Required. */
+    void (*release)(void *user_data, void *instance);
+    /* Frees user_data when the server is freed, or when sst_server_add_graph_source
+     * fails; NULL: nothing to free. */
+    void (*free)(void *user_data);
+    void *user_data;
+    /* The graph may be invoked from many threads at once (sst_compiled_graph is; a Lua
+     * state is not): acquire is called once, and the API threads and every worker share
+     * that graph. */
+    bool shared;
+    /* The file the graph comes from (copied), or NULL: a thread whose metadata "script"
+     * (stamped by `superstep run SCRIPT`) is this file's real path belongs to the graph. */
+    const char *path;
+} sst_graph_source;
+
+/**
+ * Serves the graph @p src makes as graph @p graph_id (with its default
+ * assistant, as sst_server_add_graph). The source (copied) is asked for the
+ * API threads' graph here; on any failure its free is called.
+ * @return SST_OK; SST_EINVAL (a bad or duplicate id, a source without acquire
+ *         or release, after sst_server_start), acquire's error, SST_ENOMEM.
+ */
+SST_NODISCARD SST_API sst_code sst_server_add_graph_source(sst_server *s, const char *graph_id,
+                                                           const sst_graph_source *src,
+                                                           sst_error *err);
+
+/**
+ * True when a langgraph.json graph spec names a Python file: "./agent.py"
+ * or "./agent.py:graph" (LangGraph's "path:attribute").
+ */
+SST_API bool sst_graph_spec_is_python(const char *spec);
+
+/**
+ * What sst_server_load_config calls for a graph whose spec is a Python file
+ * (sst_graph_spec_is_python): @p spec is the spec with its file part made
+ * relative to the config file's folder as for scripts ("dir/agent.py:graph").
+ * It adds the graph (sst_server_add_graph_source) or fails with @p err set.
+ */
+typedef sst_code (*sst_graph_loader)(void *user_data, sst_server *s, const char *graph_id,
+                                     const char *spec, sst_error *err);
+
+/**
+ * Sets the loader of Python graph specs (the Python module sets it). Without
+ * one, such a graph in a config is SST_ENOTSUP naming the command that
+ * serves it (`python3 -m superstep serve CONFIG`).
+ */
+SST_API void sst_server_set_graph_loader(sst_server *s, sst_graph_loader fn, void *user_data);
+
+/**
  * Reads a langgraph.json-shaped file: {"graphs": {"id": "./path.lua", ...},
  * "env": "./.env" | {"NAME": "value"}}: adds each graph (paths relative to
- * the file) and sets the environment variables (existing ones are kept).
+ * the file; a Python spec "./agent.py:graph" through the loader of
+ * sst_server_set_graph_loader) and sets the environment variables (existing
+ * ones are kept).
  * @return SST_OK; SST_EIO, SST_EPARSE (naming the file and position),
  *         SST_EINVAL (naming the bad member), a graph's load error.
  */

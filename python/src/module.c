@@ -5,6 +5,7 @@
  * engine, and errors raised as superstep.errors' classes (docs/python.md).
  */
 #include "core.h"
+#include "serve.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,7 +290,8 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     if ((exc_registry = PyDict_New()) == NULL || sstpy_graph_init(m) < 0 ||
-        sstpy_saver_init(m) < 0 || PyModule_AddStringConstant(m, "version", sst_version()) < 0) {
+        sstpy_saver_init(m) < 0 || sstpy_serve_init(m) < 0 ||
+        PyModule_AddStringConstant(m, "version", sst_version()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

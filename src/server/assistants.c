@@ -504,8 +504,7 @@ void srv_assistant_graph(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     pthread_mutex_lock(&g->mu);
-    sst_value *v = served_graph(
-        sst_compiled_graph_json(sst_lua_script_graph(g->reader), xray_of(r), &err), &err);
+    sst_value *v = served_graph(sst_compiled_graph_json(g->graph, xray_of(r), &err), &err);
     pthread_mutex_unlock(&g->mu);
     srv_answer(res, v, &err);
 }
@@ -527,7 +526,7 @@ static char *drawing(srv_graph *g, unsigned xray, size_t *len, sst_error *err) {
             return copy;
         }
     }
-    char *dot = sst_compiled_graph_dot_xray(sst_lua_script_graph(g->reader), xray, err);
+    char *dot = sst_compiled_graph_dot_xray(g->graph, xray, err);
     char *svg = dot != NULL ? sst_dot_to_svg(dot, len, err) : NULL;
     sst_free(dot);
     if (svg == NULL || g->n_svg == sizeof g->svg / sizeof g->svg[0]) {
@@ -609,7 +608,7 @@ void srv_assistant_schemas(srv_request *r, srv_response *res) {
     }
     sst_error err = {0};
     pthread_mutex_lock(&g->mu);
-    sst_value *v = graph_schemas(g->id, sst_lua_script_graph(g->reader), &err);
+    sst_value *v = graph_schemas(g->id, g->graph, &err);
     pthread_mutex_unlock(&g->mu);
     srv_answer(res, v, &err);
 }
@@ -687,7 +686,7 @@ void srv_assistant_subgraphs(srv_request *r, srv_response *res) {
     sst_error err = {0};
     sst_value *v = sst_object_empty();
     pthread_mutex_lock(&g->mu);
-    (void)add_subgraphs(g->id, sst_lua_script_graph(g->reader), "", ns, recurse, &v, &err);
+    (void)add_subgraphs(g->id, g->graph, "", ns, recurse, &v, &err);
     pthread_mutex_unlock(&g->mu);
     srv_answer(res, v, &err);
 }

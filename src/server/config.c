@@ -101,7 +101,7 @@ sst_code sst_server_load_config(sst_server *s, const char *path, sst_error *err)
             break;
         }
         char *script = beside(path, sst_string_cstr(p));
-        rc = script != NULL ? sst_server_add_graph(s, id, script, err) : sst__enomem(err);
+        rc = script != NULL ? srv_add_graph_spec(s, id, script, err) : sst__enomem(err);
         sst__free(script);
     }
     sst_value_unref(cfg);

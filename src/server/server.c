@@ -200,47 +200,6 @@ srv_graph *srv_graph_find(sst_server *s, const char *id) {
     return NULL;
 }
 
-sst_code sst_server_add_graph(sst_server *s, const char *graph_id, const char *path,
-                              sst_error *err) {
-    if (s == NULL || graph_id == NULL || graph_id[0] == '\0' || path == NULL) {
-        return sst__error(err, SST_EINVAL, "serve: a graph needs an id and a script path");
-    }
-    if (s->started) {
-        return sst__error(err, SST_EINVAL, "serve: graphs are added before the server starts");
-    }
-    if (srv_graph_find(s, graph_id) != NULL) {
-        return sst__error(err, SST_EINVAL, "serve: graph '%s' is given twice", graph_id);
-    }
-    if (!sst__grow((void **)&s->graphs, &s->cap_graphs, s->n_graphs + 1, sizeof *s->graphs, 4)) {
-        return sst__enomem(err);
-    }
-    sst_lua_script *script = sst_lua_script_load(path, err);
-    if (script == NULL) {
-        sst__error_prefix(err, "serve: graph '%s' (%s): ", graph_id, path);
-        return sst__code(err);
-    }
-    srv_graph *g = &s->graphs[s->n_graphs];
-    char buf[PATH_MAX];
-    const char *real = realpath(path, buf); /* NULL only for a path too long to resolve */
-    *g = (srv_graph){.id = dup_or_null(graph_id),
-                     .path = dup_or_null(path),
-                     .real = dup_or_null(real),
-                     .reader = script,
-                     .entrypoint = sst_compiled_graph_is_entrypoint(sst_lua_script_graph(script))};
-    pthread_mutex_init(&g->mu, NULL);
-    if (g->id == NULL || g->path == NULL || (real != NULL && g->real == NULL) ||
-        sst_uuid5(SRV_ASSISTANT_NS, graph_id, g->assistant_id, err) != SST_OK) {
-        sst__free(g->id);
-        sst__free(g->path);
-        sst__free(g->real);
-        sst_lua_script_free(script);
-        pthread_mutex_destroy(&g->mu);
-        return sst__error_unless_set(err, SST_ENOMEM, "out of memory");
-    }
-    s->n_graphs++;
-    return SST_OK;
-}
-
 sst_code sst_server_start(sst_server *s, sst_error *err) {
     if (s->started) {
         return sst__error(err, SST_EINVAL, "serve: already started");
@@ -324,17 +283,7 @@ void sst_server_free(sst_server *s) {
     sst_server_wait(s);
     srv_streams_close_all(s);
     srv_streams_sweep_all(s);
-    for (size_t i = 0; i < s->n_graphs; i++) {
-        sst_lua_script_free(s->graphs[i].reader);
-        for (size_t k = 0; k < s->graphs[i].n_svg; k++) {
-            sst_free(s->graphs[i].svg[k].svg);
-        }
-        pthread_mutex_destroy(&s->graphs[i].mu);
-        sst__free(s->graphs[i].id);
-        sst__free(s->graphs[i].path);
-        sst__free(s->graphs[i].real);
-    }
-    sst__free(s->graphs);
+    srv_graphs_free(s);
     sst_queue_free(s->queue);
     sst_store_free(s->store);
     sst_checkpointer_free(s->cp);

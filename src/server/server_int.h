@@ -35,13 +35,15 @@ struct MHD_Connection;
 
 typedef struct srv_graph {
     char *id;   /* graph id (langgraph.json's key) */
-    char *path; /* script path */
+    char *path; /* the source's file (owned), or NULL */
     char *real; /* its absolute path with links resolved (owned), or NULL: what a thread's
                    metadata "script" (stamped by `superstep run`) is compared with */
     char assistant_id[37];
-    /* Loaded at start: the API threads' copy (drawing, schemas, state reads and
-     * update_state), used under mu. */
-    sst_lua_script *reader;
+    sst_graph_source src; /* where its graphs come from (graph_source.c); src.path unused */
+    /* Acquired when added: the API threads' graph (drawing, schemas, state reads and
+     * update_state), used under mu; with src.shared, every worker's too. */
+    void *reader;
+    const sst_compiled_graph *graph;
     bool entrypoint; /* a functional-API entrypoint: any JSON input */
     pthread_mutex_t mu;
     /* graph.svg's drawings (the graph never changes while served), by xray level,
@@ -56,6 +58,14 @@ typedef struct srv_graph {
 
 /* The graph @p id serves, or NULL. */
 srv_graph *srv_graph_find(sst_server *s, const char *id);
+/* Releases what the server holds of each graph and frees its source (server free). */
+void srv_graphs_free(sst_server *s);
+/* A worker's own graph of @p g: the shared one, or a new one from its source (*inst
+ * receives the instance to give srv_graph_put, NULL for the shared one). */
+const sst_compiled_graph *srv_graph_get(srv_graph *g, void **inst, sst_error *err);
+void srv_graph_put(srv_graph *g, void *inst);
+/* Adds a graph of a config: a Lua script, or a Python spec through the loader. */
+sst_code srv_add_graph_spec(sst_server *s, const char *graph_id, const char *spec, sst_error *err);
 
 /* ---- HTTP ------------------------------------------------------------------ */
 
@@ -486,6 +496,8 @@ struct sst_server {
     char *web_dir;           /* owned copy of o.web_dir, or NULL */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
+    sst_graph_loader loader; /* Python graph specs in a config (sst_server_set_graph_loader) */
+    void *loader_data;
     sst_checkpointer *cp;
     sst_store *store;
     sst_queue *queue;

@@ -26,7 +26,7 @@ static sst_value *empty_state(const char *thread_id, sst_error *err) {
 /* Opens the thread on @p g's reader (g->mu held by the caller). */
 static sst_graph_thread *open_thread(sst_server *s, srv_graph *g, const char *thread_id,
                                      sst_error *err) {
-    return sst_graph_thread_open(sst_lua_script_graph(g->reader), s->cp, thread_id, err);
+    return sst_graph_thread_open(g->graph, s->cp, thread_id, err);
 }
 
 sst_value *srv_state_of(sst_server *s, const char *thread_id, const char *checkpoint_id,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Workers: threads that claim runs from the queue and run them. Each worker
- * loads its own copy of every graph script (a Lua state runs on one thread
- * at a time), publishes the run's events to its stream as they come, and
- * finishes the run in the queue with its status. A keeper thread renews the
- * leases of the runs being run (and so learns of cancels asked through the
- * queue) and drops old streams.
+ * gets its own copy of every graph from its source (a Lua state runs on one
+ * thread at a time) unless the source is shared (graph_source.c), publishes the run's events to its
+ * stream as they come, and finishes the run in the queue with its status. A keeper thread renews
+ * the leases of the runs being run (and so learns of cancels asked through the queue) and drops old
+ * streams.
  *
  * A run claimed again after its worker died (attempt > 1) that had already
  * committed checkpoints (their metadata carries its run_id) continues from
@@ -28,7 +28,12 @@ struct srv_worker {
     unsigned index;
     pthread_t th;
     bool started;
-    sst_lua_script **scripts; /* one per graph, loaded on first use on this thread */
+    /* One per graph, got on first use on this thread (srv_graph_get): its graph and the
+     * instance to give back (NULL for a shared source's). */
+    struct {
+        const sst_compiled_graph *cg;
+        void *inst;
+    } * graphs;
     char owner[480];
     /* The run being run (guarded by s->mu): its id and token, for cancels and renewals. */
     char run_id[64];
@@ -36,13 +41,13 @@ struct srv_worker {
     atomic_int cancel;
 };
 
-/* The worker's script of graph @p g, loaded on first use. */
-static sst_lua_script *script_of(srv_worker *w, srv_graph *g, sst_error *err) {
+/* The worker's graph of @p g, got from its source on first use. */
+static const sst_compiled_graph *graph_of(srv_worker *w, srv_graph *g, sst_error *err) {
     size_t i = (size_t)(g - w->s->graphs);
-    if (w->scripts[i] == NULL) {
-        w->scripts[i] = sst_lua_script_load(g->path, err);
+    if (w->graphs[i].cg == NULL) {
+        w->graphs[i].cg = srv_graph_get(g, &w->graphs[i].inst, err);
     }
-    return w->scripts[i];
+    return w->graphs[i].cg;
 }
 
 /* A cancel (or a lost lease) stops nodes too; the server stopping only stops the run at
@@ -297,6 +302,16 @@ static sst_value *run_config(const run_copy *c, sst_error *err) {
     sst_value *cfg = sst_value_ref(sst_is_object(given) ? given : sst_object_empty());
     const sst_value *conf0 = sst_object_get(cfg, "configurable");
     sst_value *conf = sst_value_ref(sst_is_object(conf0) ? conf0 : sst_object_empty());
+    /* "__" keys are the engine's and its hosts' (the Python binding's "__pyrun__" is an
+     * address): a client never sets them. */
+    for (size_t i = sst_object_len(conf); conf != NULL && i > 0; i--) {
+        const sst_value *k = sst_object_key_at(conf, i - 1);
+        if (strncmp(sst_string_cstr(k), "__", 2) == 0) {
+            sst_value *key = sst_value_ref(k); /* outlives the member it names */
+            conf = sst_object_remove_take(conf, sst_string_cstr(key), err);
+            sst_value_unref(key);
+        }
+    }
     conf = sst__set_take(conf, "run_id", sst_string_new(c->run_id, err), err);
     conf = sst__set_take(conf, "thread_id", sst_string_new(c->thread_id, err), err);
     conf =
@@ -676,7 +691,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
     int64_t started = srv_now();
     sst_error err = {0};
     srv_graph *g = srv_graph_find(s, sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
-    sst_lua_script *script = g != NULL ? script_of(w, g, &err) : NULL;
+    const sst_compiled_graph *graph = g != NULL ? graph_of(w, g, &err) : NULL;
     if (g == NULL) {
         sst__error(&err, SST_ENOTFOUND, "graph '%s' is not served here",
                    sst_string_cstr(sst_object_get(c->kwargs, "graph_id")));
@@ -698,9 +713,8 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
     if (c->run.attempt > 1 && ec.st != NULL && srv_true(sst_object_get(c->kwargs, "events"))) {
         srv_publish_metadata(s, ec.st, c->run_id, c->run.attempt);
     }
-    sst_graph_thread *th = script != NULL ? sst_graph_thread_open(sst_lua_script_graph(script),
-                                                                  s->cp, c->thread_id, &err)
-                                          : NULL;
+    sst_graph_thread *th =
+        graph != NULL ? sst_graph_thread_open(graph, s->cp, c->thread_id, &err) : NULL;
     outcome out = {0};
     sst_graph_result *gr = NULL;
     int earlier = th != NULL && c->run.attempt > 1 ? earlier_progress(s, c, th) : FRESH;
@@ -733,8 +747,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         }
         /* An entrypoint takes any value as its input: 5 is {SST_ROOT: 5}. */
         sst_value *wrapped = NULL;
-        if (input != NULL && !sst_is_object(input) &&
-            sst_compiled_graph_is_entrypoint(sst_lua_script_graph(script))) {
+        if (input != NULL && !sst_is_object(input) && sst_compiled_graph_is_entrypoint(graph)) {
             wrapped = sst_object_set_take(sst_object_empty(), SST_ROOT, sst_value_ref(input), NULL);
             input = wrapped;
         }
@@ -744,7 +757,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         if (tr != NULL && tr->parent_from != NULL && sst_is_string(tp)) {
             o.trace_parent = tr->parent_from(tr->user_data, sst_string_cstr(tp));
         }
-        gr = sst_graph_invoke(sst_lua_script_graph(script), th, input, &o, &err);
+        gr = sst_graph_invoke(graph, th, input, &o, &err);
         sst_value_unref(wrapped);
         if (o.trace_parent != NULL && tr->parent_free != NULL) {
             tr->parent_free(tr->user_data, o.trace_parent);
@@ -830,8 +843,9 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&s->mu);
     }
     for (size_t i = 0; i < s->n_graphs; i++) {
-        sst_lua_script_free(w->scripts[i]);
-        w->scripts[i] = NULL;
+        srv_graph_put(&s->graphs[i], w->graphs[i].inst);
+        w->graphs[i].cg = NULL;
+        w->graphs[i].inst = NULL;
     }
     return NULL;
 }
@@ -915,8 +929,8 @@ sst_code srv_workers_start(sst_server *s, sst_error *err) {
         w->s = s;
         w->index = i;
         snprintf(w->owner, sizeof w->owner, "%s w%u", self, i);
-        w->scripts = sst__calloc(s->n_graphs, sizeof *w->scripts);
-        if (w->scripts == NULL) {
+        w->graphs = sst__calloc(s->n_graphs, sizeof *w->graphs);
+        if (w->graphs == NULL) {
             s->n_workers = i + 1;
             srv_workers_stop(s);
             return sst__enomem(err);
@@ -981,7 +995,7 @@ void srv_workers_stop(sst_server *s) {
         s->keeper_started = false;
     }
     for (size_t i = 0; i < s->n_workers; i++) {
-        sst__free(s->workers[i].scripts);
+        sst__free(s->workers[i].graphs);
     }
     sst__free(s->workers);
     s->workers = NULL;

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // CTest driver of the `superstep serve` suite (tests/server/README.md).
 //
-//   node run.mjs --superstep /path/to/superstep [--pg] [--only name,...] [--jobs N]
+//   node run.mjs --superstep /path/to/superstep [--pg] [--only name,...] [--jobs N] [--config FILE]
 //   node run.mjs --url http://127.0.0.1:PORT [--peer langgraphjs|none] [--only ...]
 //
-// Without --url it starts a fresh server on this directory's langgraph.json
+// Without --url it starts a fresh server on this directory's langgraph.json (or --config's:
+// langgraph.python.json holds the Python twins of the graphs)
 // (--port 0, its own temporary --db, --workers 2), waits for the line
 // "listening on http://127.0.0.1:PORT", runs every *.test.mjs with node's test
 // runner (env SST_URL, SST_SUPERSTEP, SST_PEER), then stops the server with
@@ -29,7 +30,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 
 function usage(msg) {
   if (msg) console.error(`run.mjs: ${msg}`);
-  console.error("usage: node run.mjs --superstep PATH [--only a,b] [--jobs N] [--keep]\n" +
+  console.error("usage: node run.mjs --superstep PATH [--only a,b] [--jobs N] [--keep] [--config FILE]\n" +
     "       node run.mjs --url http://HOST:PORT [--peer langgraphjs|none] [--superstep PATH] [--only a,b]");
   process.exit(2);
 }
@@ -51,6 +52,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (name === "--jobs") opts.jobs = Number(val());
   else if (name === "--keep") opts.keep = true;
   else if (name === "--pg") opts.pg = true;
+  else if (name === "--config") opts.config = path.resolve(val());
   else if (name === "-h" || name === "--help") usage();
   else usage(`unknown argument ${a}`);
 }
@@ -141,7 +143,7 @@ async function main() {
     if (db === null) return;
     server = await startServer({
       superstep: opts.superstep,
-      config: path.join(HERE, "langgraph.json"),
+      config: opts.config ?? path.join(HERE, "langgraph.json"),
       args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "2"],
       timeoutMs: 20000 * TIME_SCALE,
     });

@@ -4,6 +4,7 @@
 // context, saves a screenshot per test, exits non-zero on any failure.
 //
 //   node tests/web/run.mjs --superstep build/dev/superstep [--shots DIR] [--only a,b] [--keep] [--embedded]
+//                          [--config FILE]   (langgraph.python.json: Python twins of the graphs)
 //
 // See README.md.
 import fs from "node:fs";
@@ -17,7 +18,7 @@ const repo = path.resolve(here, "../..");
 
 function usage(msg) {
   if (msg) console.error(`run.mjs: ${msg}`);
-  console.error("usage: node tests/web/run.mjs --superstep BIN [--shots DIR] [--only NAME,...] [--keep] [--embedded]");
+  console.error("usage: node tests/web/run.mjs --superstep BIN [--shots DIR] [--only NAME,...] [--keep] [--embedded] [--config FILE]");
   process.exit(2);
 }
 
@@ -31,6 +32,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (name === "--only") opts.only = val().split(",").map((s) => s.trim()).filter(Boolean);
   else if (name === "--keep") opts.keep = true;
   else if (name === "--embedded") opts.embedded = true;
+  else if (name === "--config") opts.config = path.resolve(val());
   else if (name === "-h" || name === "--help") usage();
   else usage(`unknown argument ${argv[i]}`);
 }
@@ -81,7 +83,7 @@ const cleanup = async () => {
 try {
   server = await startServer({
     superstep: opts.superstep,
-    config: path.join(here, "langgraph.json"),
+    config: opts.config ?? path.join(here, "langgraph.json"),
     args: ["--host", "127.0.0.1", "--port", "0", "--db", path.join(tmp, "web.db"), "--workers", "2", "--quiet"],
     env: serverEnv,
     timeoutMs: 30000,

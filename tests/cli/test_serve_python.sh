@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# `superstep serve` of a config with Python graphs (cli/cmd_python.c, python/superstep/serve.py):
+# what is missing is named (no interpreter, no module), bad Python specs are refused naming
+# the graph and the problem, and both commands exit as `superstep serve` does.
+# Then README's line: `superstep serve examples/python/langgraph.json` serves the Python
+# research workflow (and its Lua twin) through `python3 -m superstep serve`, driven with curl.
+# Usage: test_serve_python.sh SUPERSTEP PYTHON REPO   (PYTHON: the interpreter with the module)
+set -u
+bin=$1
+py=$2
+repo=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+. "$(dirname "$0")/harness.sh"
+
+mkdir -p "$work/g"
+cat >"$work/g/agent.py" <<'PY'
+from typing import TypedDict
+from superstep.graph import StateGraph, START, END
+class S(TypedDict, total=False):
+    x: int
+b = StateGraph(S)
+b.add_node("one", lambda s: {"x": 1})
+b.add_edge(START, "one")
+b.add_edge("one", END)
+graph = b.compile()
+not_a_graph = 42
+def broken():
+    raise RuntimeError("the factory failed")
+PY
+cfg() { printf '{"graphs": {"agent": "%s"}}' "$1" >"$work/langgraph.json"; }
+
+# The C CLI: no interpreter, then an interpreter without the module.
+cfg "./g/agent.py:graph"
+expect_rc 1 env SUPERSTEP_PYTHON="$work/no-such-python" "$bin" serve "$work/langgraph.json" --port 0
+contains "$err" "Python graph (agent: ./g/agent.py:graph)" "no interpreter: the graph"
+contains "$err" "cannot be run" "no interpreter"
+expect_rc 1 env SUPERSTEP_PYTHON=/bin/false "$bin" serve "$work/langgraph.json" --port 0
+contains "$err" "cannot import the Python module superstep" "no module"
+contains "$err" "pip install ./python" "no module: how to get it"
+# A --graph option naming a Python file goes the same way.
+expect_rc 1 env SUPERSTEP_PYTHON=/bin/false "$bin" serve --graph "a=$work/g/agent.py:graph" --port 0
+contains "$err" "--graph a=" "--graph: the graph"
+
+# The Python command: bad specs name the graph and the problem (exit 1), usage errors 2.
+serve_py() { env SUPERSTEP_DB="$work/t.db" "$py" -m superstep serve "$@"; }
+cfg "./g/agent.py:nope"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "graph 'agent'" "missing attribute: the graph"
+contains "$err" "has no 'nope'" "missing attribute"
+cfg "./g/agent.py:not_a_graph"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "is a int, not a compiled graph" "not a graph"
+cfg "./g/agent.py:broken"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "the factory failed" "a failing factory"
+cfg "./g/agent.py"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "expected FILE.py:NAME" "no attribute"
+cfg "./g/missing.py:graph"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "no such file" "missing file"
+expect_rc 2 "$py" -m superstep serve
+contains "$err" "nothing to serve" "no config"
+expect_rc 2 "$py" -m superstep serve "$work/langgraph.json" --port 99999
+contains "$err" "--port" "bad port"
+expect_rc 2 "$py" -m superstep
+contains "$err" "usage: python3 -m superstep serve" "no command"
+expect_rc 2 "$py" -m superstep worker "$work/langgraph.json" --db "$work/x.db"
+contains "$err" "a worker needs a PostgreSQL database" "worker without PostgreSQL"
+
+# README: the served Python example, a run to its interrupt and the resume (the C CLI execs
+# the Python command; SIGTERM stops it with exit 0).
+SUPERSTEP_PYTHON="$py" "$bin" serve "$repo/examples/python/langgraph.json" --db "$work/r.db" \
+  --port 0 >"$work/serve.out" 2>"$work/serve.err" &
+pid=$!
+url=""
+for _ in $(seq 600); do  # a deadline only: it returns as soon as the line is there
+  url=$(grep -o 'http://[0-9.:]*' "$work/serve.out" 2>/dev/null | head -1)
+  [ -n "$url" ] && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$url" ]; then
+  fail "serve examples/python/langgraph.json did not listen: $(cat "$work/serve.err")"
+else
+  T=00000000-0000-4000-8000-000000000001
+  post() { curl -s "$url$1" -H 'content-type: application/json' -d "$2"; }
+  post /threads "{\"thread_id\":\"$T\"}" >/dev/null
+  out=$(post "/threads/$T/runs/wait" '{"assistant_id":"research","input":{"topic":"durable graphs"}}')
+  contains "$out" '"__interrupt__"' "served Python graph: the interrupt"
+  contains "$out" '"publish the report?"' "served Python graph: its question"
+  out=$(post "/threads/$T/runs/wait" '{"assistant_id":"research","command":{"resume":"yes"}}')
+  contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "served Python graph: resumed"
+  out=$(post /runs/wait '{"assistant_id":"research_lua","input":{"topic":"durable graphs"}}')
+  contains "$out" '"__interrupt__"' "the Lua graph beside it"
+  kill -TERM "$pid"
+fi
+wait "$pid"
+rc=$?
+[ "$rc" = 0 ] || fail "serve exited $rc after SIGTERM: $(cat "$work/serve.err")"
+
+exit "$failures"
