@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cors.h"
 #include "crons.h"
 #include "server_int.h"
 #include "superstep/functional.h"
@@ -341,5 +342,6 @@ void sst_server_free(sst_server *s) {
     sst__free(s->db);
     sst__free(s->token);
     sst__free(s->web_dir);
+    srv_cors_free(s->cors);
     sst__free(s);
 }

@@ -476,6 +476,12 @@ void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
 
+/* ---- langgraph.json (config.c, config_keys.c) -------------------------------- */
+
+/* Applies the members of the config @p cfg (an object read from @p file) other than
+ * "graphs" and "env"; an unknown or unsupported one is SST_EINVAL naming it. */
+sst_code srv_config_keys(sst_server *s, const char *file, const sst_value *cfg, sst_error *err);
+
 /* ---- the server ------------------------------------------------------------ */
 
 typedef struct srv_worker srv_worker;
@@ -484,6 +490,7 @@ struct sst_server {
     sst_server_opts o;
     char *host, *db, *token; /* owned copies */
     char *web_dir;           /* owned copy of o.web_dir, or NULL */
+    struct srv_cors *cors;   /* langgraph.json's http.cors (cors.c); NULL until set */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
     sst_checkpointer *cp;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "cors.h"
 #include "server_int.h"
 
 /* A finished stream is kept this long for late joins. */
@@ -540,6 +541,7 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
     if (res->location != NULL) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_LOCATION, res->location);
     }
+    srv_cors_apply(r->s->cors, r->conn, resp);
     enum MHD_Result rc = MHD_queue_response(r->conn, res->status, resp);
     MHD_destroy_response(resp);
     return rc == MHD_YES;
