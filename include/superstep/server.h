@@ -102,9 +102,13 @@ SST_NODISCARD SST_API sst_code sst_server_add_graph(sst_server *s, const char *g
 /**
  * Reads a langgraph.json-shaped file: {"graphs": {"id": "./path.lua", ...},
  * "env": "./.env" | {"NAME": "value"}}: adds each graph (paths relative to
- * the file) and sets the environment variables (existing ones are kept).
+ * the file) and sets the environment variables (existing ones are kept);
+ * applies "http" (cors, disable_*), "store" (index, ttl) and "checkpointer"
+ * (ttl), and refuses or warns about every other member by name
+ * (docs/server.md, "langgraph.json"). Call it before sst_server_start.
  * @return SST_OK; SST_EIO, SST_EPARSE (naming the file and position),
- *         SST_EINVAL (naming the bad member), a graph's load error.
+ *         SST_EINVAL (naming the bad, unknown or unsupported member), a
+ *         graph's load error.
  */
 SST_NODISCARD SST_API sst_code sst_server_load_config(sst_server *s, const char *path,
                                                       sst_error *err);

@@ -192,6 +192,17 @@ bool srv_is_uuid(const char *id);
 
 typedef void (*srv_handler)(srv_request *r, srv_response *res);
 
+/* Route groups langgraph.json's http.disable_* switches remove (404 then). */
+enum {
+    SRV_GROUP_ASSISTANTS = 1u << 0,
+    SRV_GROUP_THREADS = 1u << 1,
+    SRV_GROUP_RUNS = 1u << 2, /* /runs/... and /threads/{id}/runs/... (crons too) */
+    SRV_GROUP_STORE = 1u << 3,
+    SRV_GROUP_META = 1u << 4, /* /openapi.json, /info */
+    SRV_GROUP_UI = 1u << 5,   /* the web page: /, /ui/{file} */
+    SRV_GROUP_MCP = 1u << 6
+};
+
 /* Finds the handler of METHOD PATH, filling r->param; NULL with *status 404 or 405. */
 srv_handler srv_route(srv_request *r, unsigned *status);
 /* True when METHOD URL is a route served without the token (GET /ok, /openapi.json, the
@@ -481,16 +492,24 @@ bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
 /* Applies the members of the config @p cfg (an object read from @p file) other than
  * "graphs" and "env"; an unknown or unsupported one is SST_EINVAL naming it. */
 sst_code srv_config_keys(sst_server *s, const char *file, const sst_value *cfg, sst_error *err);
+/* langgraph.json's "store" ({index, ttl}): makes the server's store again with them. */
+sst_code srv_store_configure(sst_server *s, const char *file, const sst_value *store,
+                             sst_error *err);
 
 /* ---- the server ------------------------------------------------------------ */
 
 typedef struct srv_worker srv_worker;
+typedef struct srv_cp_ttl srv_cp_ttl;
 
 struct sst_server {
     sst_server_opts o;
-    char *host, *db, *token; /* owned copies */
-    char *web_dir;           /* owned copy of o.web_dir, or NULL */
-    struct srv_cors *cors;   /* langgraph.json's http.cors (cors.c); NULL until set */
+    char *host, *db, *token;       /* owned copies */
+    char *web_dir;                 /* owned copy of o.web_dir, or NULL */
+    struct srv_cors *cors;         /* langgraph.json's http.cors (cors.c); NULL until set */
+    struct srv_cp_ttl *cp_ttl;     /* langgraph.json's checkpointer.ttl (prune.c), or NULL */
+    unsigned disabled;             /* SRV_GROUP_* bits: route groups http.disable_* removed */
+    bool no_webhooks;              /* http.disable_webhooks: runs' webhooks are not sent */
+    struct sst_embedder *embedder; /* store.index's embedder (store_config.c), or NULL */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
     sst_checkpointer *cp;
