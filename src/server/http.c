@@ -289,6 +289,11 @@ static enum MHD_Result dispatch(conn_ctx *c) {
                       "Malformed JSON in request body: %s", err.msg);
         }
     }
+    /* The store's items are the user's data, never messages to reshape. */
+    bool lc = strncmp(r->url, "/store/", 7) != 0;
+    if (res.json == NULL && lc) {
+        srv_lc_in(&r->json);
+    }
     if (res.json == NULL) {
         unsigned status = 404;
         srv_handler h = srv_route(r, &status);
@@ -300,6 +305,9 @@ static enum MHD_Result dispatch(conn_ctx *c) {
         } else {
             h(r, &res);
         }
+    }
+    if (lc && res.json != NULL && res.status < 300) {
+        res.json = srv_lc_out(res.json);
     }
     enum MHD_Result rc;
     if (res.stream != NULL && res.stream_kind == SRV_SEND_AWAIT) {

@@ -478,6 +478,18 @@ sst_value *srv_msgs_complete(srv_msgs *m, const sst_value *payload, sst_error *e
 sst_value *srv_msgs_partial(srv_msgs *m, const sst_value *chunk, const sst_value *metadata,
                             sst_value **first, sst_error *err);
 
+/* ---- messages in LangChain's shape (messages_lc.c) ------------------------- */
+
+/* @p v (taken) with every message in it in LangChain's shape as well (type,
+ * additional_kwargs, response_metadata, tool calls with name and args); new. */
+sst_value *srv_lc_out(sst_value *v);
+/* The same on a JSON text (taken; NUL-terminated, *len bytes): the text, or a new one (and
+ * *len) when it held messages. */
+char *srv_lc_out_text(char *text, size_t *len);
+/* A request body's messages (in input, command, values, supersteps) with LangChain tool
+ * calls ({name, args, id}) made OpenAI's, as stored; *body replaced when changed. */
+void srv_lc_in(sst_value **body);
+
 /* ---- workers --------------------------------------------------------------- */
 
 sst_code srv_workers_start(sst_server *s, sst_error *err);

@@ -199,6 +199,7 @@ static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *nam
                     size_t len);
 
 void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len) {
+    data = srv_lc_out_text(data, &len); /* messages in LangChain's shape too */
     if (s->relay != NULL) {
         if (data != NULL) {
             srv_relay_publish(s, st->run_id, name, data, len);
@@ -215,6 +216,8 @@ void srv_stream_publish_at(sst_server *s, srv_stream *st, uint64_t seq, const ch
 }
 
 void srv_stream_end(sst_server *s, srv_stream *st, char *result) {
+    size_t len = result != NULL ? strlen(result) : 0;
+    result = srv_lc_out_text(result, &len);
     if (s->relay != NULL) {
         srv_relay_end(s, st->run_id, result);
         sst__free(result);
