@@ -321,6 +321,25 @@ static sst_value *matching(srv_request *r, srv_response *res) {
     return out;
 }
 
+sst_value *srv_assistants_all(sst_server *s, sst_error *err) {
+    sst_store_search_opts q;
+    sst_store_search_opts_init(&q);
+    q.prefix = k_ns;
+    q.prefix_len = 2;
+    q.limit = 100000;
+    sst_value *items = sst_store_search(s->store, &q, err);
+    if (items == NULL) {
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(items) && out != NULL; i++) {
+        out = sst__push_take(out, sst_value_ref(sst_object_get(sst_array_get(items, i), "value")),
+                             err);
+    }
+    sst_value_unref(items);
+    return out;
+}
+
 void srv_assistants_search(srv_request *r, srv_response *res) {
     sst_value *all = matching(r, res);
     if (all == NULL) {
@@ -698,6 +717,15 @@ static sst_value *graph_schemas(const char *graph_id, const sst_compiled_graph *
     v = sst__set_take(v, "state_schema", state, err);
     v = sst__set_take(v, "config_schema", sst_value_ref(any), err);
     return sst__set_take(v, "context_schema", any, err);
+}
+
+sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err) {
+    pthread_mutex_lock(&g->mu);
+    sst_value *v = graph_schemas(g->id, sst_lua_script_graph(g->reader), err);
+    pthread_mutex_unlock(&g->mu);
+    sst_value *in = v != NULL ? sst_value_ref(sst_object_get(v, "input_schema")) : NULL;
+    sst_value_unref(v);
+    return in;
 }
 
 void srv_assistant_schemas(srv_request *r, srv_response *res) {

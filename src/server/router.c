@@ -82,6 +82,10 @@ static const route k_routes[] = {
     {"POST", "/runs/crons/count", srv_crons_count, false},
     {"PATCH", "/runs/crons/{cron_id}", srv_cron_patch, false},
     {"DELETE", "/runs/crons/{cron_id}", srv_cron_delete, false},
+    /* MCP: the assistants as tools (mcp_server.c) */
+    {"POST", "/mcp", srv_mcp_post, false},
+    {"GET", "/mcp", srv_mcp_other, false},
+    {"DELETE", "/mcp", srv_mcp_other, false},
     /* the store */
     {"PUT", "/store/items", srv_store_put, false},
     {"GET", "/store/items", srv_store_get, false},

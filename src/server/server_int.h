@@ -81,6 +81,9 @@ typedef struct srv_response {
     unsigned modes;       /* SSE: the event kinds asked for (SRV_MODE_*) */
     /* on_disconnect "cancel": a client gone before the run ended cancels it (interrupt). */
     bool cancel_on_disconnect;
+    /* SRV_SEND_RESULT for /mcp: the JSON-RPC id (its JSON text) the result answers, wrapped
+     * as a tools/call result (srv_mcp_result); "" for a plain result. */
+    char mcp_id[128];
 } srv_response;
 
 enum {
@@ -345,6 +348,10 @@ sst_value *srv_run_value(const sst_queued_run *run, sst_error *err);
 sst_value *srv_assistant_lookup(sst_server *s, const char *id, sst_error *err);
 /* Puts the default assistant of every graph (at start). */
 sst_code srv_assistants_init(sst_server *s, sst_error *err);
+/* Every assistant as a value (new array), in the store's order; NULL on a store error. */
+sst_value *srv_assistants_all(sst_server *s, sst_error *err);
+/* The input JSON Schema of graph @p g as GET /assistants/{id}/schemas gives it (new). */
+sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err);
 
 /* ---- run streams (broker.c) ------------------------------------------------ */
 
@@ -477,6 +484,15 @@ sst_value *srv_msgs_complete(srv_msgs *m, const sst_value *payload, sst_error *e
  * the first time the id is seen, else NULL. */
 sst_value *srv_msgs_partial(srv_msgs *m, const sst_value *chunk, const sst_value *metadata,
                             sst_value **first, sst_error *err);
+
+/* ---- /mcp (mcp_server.c) --------------------------------------------------- */
+
+/* POST /mcp (JSON-RPC over MCP's Streamable HTTP), GET and DELETE /mcp (405). */
+void srv_mcp_post(srv_request *r, srv_response *res);
+void srv_mcp_other(srv_request *r, srv_response *res);
+/* The JSON-RPC answer to tools/call @p id (JSON text) whose run's result body is @p result
+ * (JSON text; NULL: null), new text; NULL on SST_ENOMEM. */
+char *srv_mcp_result(const char *id, const char *result);
 
 /* ---- messages in LangChain's shape (messages_lc.c) ------------------------- */
 

@@ -62,6 +62,7 @@ typedef struct stream_conn {
     size_t off;
     bool result_sent;
     bool cancel_on_disconnect; /* cancel the run when the response ends before it does */
+    char mcp_id[128];          /* /mcp: the result goes as this JSON-RPC id's answer */
     waiter w;
 } stream_conn;
 
@@ -442,6 +443,15 @@ static bool result_frame(stream_conn *c) {
     c->frame.len = 0;
     c->off = 0;
     const char *r = c->st->result != NULL ? c->st->result : "null";
+    if (c->mcp_id[0] != '\0') {
+        char *wrapped = srv_mcp_result(c->mcp_id, c->st->result);
+        if (wrapped == NULL) {
+            return false;
+        }
+        sst__buf_append(&c->frame, wrapped, strlen(wrapped));
+        sst__free(wrapped);
+        return !c->frame.oom;
+    }
     sst__buf_append(&c->frame, r, strlen(r));
     return !c->frame.oom;
 }
@@ -527,6 +537,7 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
                        .ids = res->ids,
                        .modes = res->modes,
                        .cancel_on_disconnect = res->cancel_on_disconnect};
+    memcpy(c->mcp_id, res->mcp_id, sizeof c->mcp_id);
     sst__buf_init(&c->frame);
     res->stream = NULL;
     struct MHD_Response *resp =
