@@ -62,7 +62,35 @@ static bool listed(const char *const *list, const char *key) {
     return false;
 }
 
-/* "http": cors, the disable_* switches; the rest is refused by name. */
+/* @p rel relative to the folder of @p file (new), or a copy when absolute. */
+static char *beside(const char *file, const char *rel) {
+    const char *slash = strrchr(file, '/');
+    sst__buf b;
+    sst__buf_init(&b);
+    if (rel[0] != '/' && slash != NULL) {
+        sst__buf_append(&b, file, (size_t)(slash - file) + 1);
+    }
+    sst__buf_printf(&b, "%s", rel);
+    return sst__buf_detach(&b, NULL);
+}
+
+/* http.app: a Lua script of routes ("./routes.lua"); LangGraph's "file.py:app" is refused. */
+static sst_code app_member(sst_server *s, const char *file, const sst_value *v, sst_error *err) {
+    const char *p = sst_is_string(v) ? sst_string_cstr(v) : NULL;
+    size_t n = p != NULL ? strlen(p) : 0;
+    if (p == NULL || n < 5 || strcmp(p + n - 4, ".lua") != 0) {
+        return sst__error(err, SST_EINVAL,
+                          "%s: http.app must name a Lua script of routes (\"./routes.lua\"); "
+                          "a Python or JS app (\"file.py:app\") is not supported",
+                          file);
+    }
+    char *path = beside(file, p);
+    sst_code rc = path != NULL ? srv_app_load(s, path, err) : sst__enomem(err);
+    sst__free(path);
+    return rc;
+}
+
+/* "http": app, cors, the disable_* switches; the rest is refused by name. */
 static sst_code http_section(sst_server *s, const char *file, const sst_value *http,
                              sst_error *err) {
     if (!sst_is_object(http)) {
@@ -71,6 +99,13 @@ static sst_code http_section(sst_server *s, const char *file, const sst_value *h
     for (size_t i = 0; i < sst_object_len(http); i++) {
         const char *k = sst_string_cstr(sst_object_key_at(http, i));
         const sst_value *v = sst_object_value_at(http, i);
+        if (strcmp(k, "app") == 0) {
+            sst_code rc = app_member(s, file, v, err);
+            if (rc != SST_OK) {
+                return rc;
+            }
+            continue;
+        }
         if (strcmp(k, "cors") == 0) {
             if (sst_is_null(v)) {
                 continue;
@@ -90,7 +125,7 @@ static sst_code http_section(sst_server *s, const char *file, const sst_value *h
         if (d == sizeof k_disable / sizeof k_disable[0]) {
             return sst__error(err, SST_EINVAL,
                               "%s: http.%s is not supported by superstep serve (supported: "
-                              "cors and the disable_* switches; docs/server.md)",
+                              "app, cors and the disable_* switches; docs/server.md)",
                               file, k);
         }
         if (!sst_is_bool(v)) {

@@ -289,12 +289,15 @@ static enum MHD_Result dispatch(conn_ctx *c) {
                       "Malformed JSON in request body: %s", err.msg);
         }
     }
-    /* The store's items are the user's data, never messages to reshape. */
+    /* The store's items are the user's data, never messages to reshape; nor is what a
+     * custom route (http.app, tried first: it may override the API's) takes and answers. */
     bool lc = strncmp(r->url, "/store/", 7) != 0;
-    if (res.json == NULL && lc) {
-        srv_lc_in(&r->json);
-    }
-    if (res.json == NULL) {
+    if (res.json == NULL && srv_app_dispatch(r, &res)) {
+        lc = false;
+    } else if (res.json == NULL) {
+        if (lc) {
+            srv_lc_in(&r->json);
+        }
         unsigned status = 404;
         srv_handler h = srv_route(r, &status);
         if (h == NULL && status == 405) {

@@ -347,5 +347,6 @@ void sst_server_free(sst_server *s) {
     sst__free(s->web_dir);
     srv_cors_free(s->cors);
     srv_cp_ttl_free(s);
+    srv_app_free(s);
     sst__free(s);
 }

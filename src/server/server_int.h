@@ -485,6 +485,14 @@ sst_value *srv_msgs_complete(srv_msgs *m, const sst_value *payload, sst_error *e
 sst_value *srv_msgs_partial(srv_msgs *m, const sst_value *chunk, const sst_value *metadata,
                             sst_value **first, sst_error *err);
 
+/* ---- http.app: custom routes in Lua (http_app.c) ---------------------------- */
+
+/* Loads the routes the Lua script @p script returns; SST_EINVAL naming a bad one. */
+sst_code srv_app_load(sst_server *s, const char *script, sst_error *err);
+/* Answers @p r in @p res when a custom route matches it (true), else false. */
+bool srv_app_dispatch(srv_request *r, srv_response *res);
+void srv_app_free(sst_server *s);
+
 /* ---- /mcp (mcp_server.c) --------------------------------------------------- */
 
 /* POST /mcp (JSON-RPC over MCP's Streamable HTTP), GET and DELETE /mcp (405). */
@@ -528,6 +536,7 @@ sst_code srv_store_configure(sst_server *s, const char *file, const sst_value *s
 
 typedef struct srv_worker srv_worker;
 typedef struct srv_cp_ttl srv_cp_ttl;
+typedef struct srv_app srv_app;
 
 struct sst_server {
     sst_server_opts o;
@@ -538,6 +547,7 @@ struct sst_server {
     unsigned disabled;             /* SRV_GROUP_* bits: route groups http.disable_* removed */
     bool no_webhooks;              /* http.disable_webhooks: runs' webhooks are not sent */
     struct sst_embedder *embedder; /* store.index's embedder (store_config.c), or NULL */
+    struct srv_app *app;           /* http.app's Lua routes (http_app.c), or NULL */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
     sst_checkpointer *cp;

@@ -61,7 +61,7 @@ const tests = [
     await refused({ graph: {} }, /unknown member "graph"/);
     await refused({ auth: { path: "./auth.py:auth" } }, /"auth": custom authentication .* not supported yet/);
     await refused({ encryption: { path: "./e.py:e" } }, /"encryption": at-rest encryption/);
-    await refused({ http: { app: "./app.py:app" } }, /http\.app is not supported/);
+    await refused({ http: { app: "./app.py:app" } }, /http\.app must name a Lua script of routes .* a Python or JS app/);
     await refused({ http: { mount_prefix: "/api" } }, /http\.mount_prefix is not supported/);
     await refused({ http: { disable_runs: "yes" } }, /http\.disable_runs must be true or false/);
     await refused({ checkpointer: { path: "./cp.py:make" } }, /checkpointer\.path \(a custom checkpointer\) is not supported/);
@@ -95,6 +95,36 @@ const tests = [
     assert.equal((await api(r, "POST", "/threads/00000000-0000-0000-0000-000000000000/runs/wait", {})).status, 404);
     assert.equal((await api(r, "POST", "/assistants/search", {})).status, 200);
     await stop(r);
+  }],
+  ["http.app: Lua routes beside the API (params, query, body, status, text), tried before it", async () => {
+    fs.writeFileSync(path.join(tmp, "routes.lua"), `
+local count = 0
+return {
+  ["GET /hello/{name}"] = function(req) count = count + 1; return { greeting = "hello " .. req.params.name, n = count, q = req.query.x } end,
+  ["POST /echo"] = function(req) return { status = 201, body = { got = req.body, method = req.method } } end,
+  ["GET /plain"] = function() return { status = 200, text = "just text" } end,
+  ["GET /nothing"] = function() return nil end,
+  ["GET /boom"] = function() error("the route broke") end,
+  ["GET /info"] = function() return { mine = true } end,
+}`);
+    const s = await serve("app", { http: { app: "./routes.lua" } });
+    assert.deepEqual((await api(s, "GET", "/hello/ada?x=1")).body, { greeting: "hello ada", n: 1, q: "1" });
+    assert.deepEqual((await api(s, "GET", "/hello/bob")).body, { greeting: "hello bob", n: 2 }, "one Lua state keeps its upvalues");
+    assert.deepEqual(await api(s, "POST", "/echo", { a: [1, 2] }), { status: 201, body: { got: { a: [1, 2] }, method: "POST" } });
+    const plain = await fetch(s.url + "/plain");
+    assert.equal(await plain.text(), "just text");
+    assert.match(plain.headers.get("content-type"), /text\/plain/);
+    assert.equal((await fetch(s.url + "/nothing")).status, 204);
+    const boom = await api(s, "GET", "/boom");
+    assert.equal(boom.status, 500);
+    assert.match(boom.body.detail, /http\.app route GET \/boom failed: .*the route broke/);
+    assert.deepEqual((await api(s, "GET", "/info")).body, { mine: true }, "a custom route overrides the API's");
+    assert.equal((await api(s, "POST", "/threads", {})).status, 200, "the API serves beside it");
+    await stop(s);
+    fs.writeFileSync(path.join(tmp, "bad_routes.lua"), `return { ["FETCH /x"] = function() end }`);
+    await refused({ http: { app: "./bad_routes.lua" } }, /route 'FETCH \/x' must be "METHOD \/path"/);
+    fs.writeFileSync(path.join(tmp, "broken.lua"), `return {`);
+    await refused({ http: { app: "./broken.lua" } }, /http\.app .*broken\.lua/);
   }],
   ["http.disable_webhooks: runs go on, their webhooks are not sent", async () => {
     let hits = 0;
