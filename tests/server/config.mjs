@@ -223,6 +223,6 @@ return {
 ];
 
 await runTests(tests, async () => {
-  for (const s of servers) await s.stop(10000);
+  for (const s of servers) await s.stop(10000); // each test stops (and checks) its own
   if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
 });

@@ -67,7 +67,8 @@ export function serveExpectingExit(superstep, config) {
   return runServerExpectingExit({ superstep, config, args: ["--host", "127.0.0.1", "--port", "0", "--db", ":memory:", "--quiet"] });
 }
 
-// Runs the named async tests in order, printing TAP-like lines; exits non-zero on a failure.
+// Runs the named async tests in order, printing TAP-like lines; exits non-zero on a failure,
+// or when cleanup() (which stops the servers) returns true (a server that did not exit 0).
 export async function runTests(tests, cleanup) {
   let failed = 0;
   for (const [name, fn] of tests) {
@@ -80,7 +81,7 @@ export async function runTests(tests, cleanup) {
       console.log(`not ok - ${name}\n${String(e.stack || e).split("\n").map((l) => "  # " + l).join("\n")}`);
     }
   }
-  await cleanup();
+  if (await cleanup()) failed++;
   console.log(`# ${tests.length - failed}/${tests.length} passed`);
   process.exit(failed ? 1 : 0);
 }

@@ -176,10 +176,15 @@ const tests = [
 
 await runTests(tests, async () => {
   await browser.close().catch(() => {});
+  let bad = false;
   for (const s of servers) {
     const st = await s.stop(10000);
-    if (st.timedOut || st.code !== 0) console.log(`not ok - server exit ${JSON.stringify(st)}\n${s.stderr().slice(-1500)}`);
+    if (st.timedOut || st.code !== 0) {
+      bad = true;
+      console.log(`not ok - server exit ${JSON.stringify(st)}\n${s.stderr().slice(-1500)}`);
+    }
   }
   await page0.close();
   if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+  return bad;
 });

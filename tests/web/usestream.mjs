@@ -105,7 +105,9 @@ const tests = [
 await runTests(tests, async () => {
   await browser.close().catch(() => {});
   const st = await server.stop(10000);
-  if (st.timedOut || st.code !== 0) console.log(`not ok - server exit ${JSON.stringify(st)}\n${server.stderr().slice(-1500)}`);
+  const bad = st.timedOut || st.code !== 0;
+  if (bad) console.log(`not ok - server exit ${JSON.stringify(st)}\n${server.stderr().slice(-1500)}`);
   await new Promise((r) => site.close(r));
   if (!opts.keep) fs.rmSync(tmp, { recursive: true, force: true });
+  return bad;
 });
