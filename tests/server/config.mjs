@@ -110,6 +110,9 @@ return {
     const s = await serve("app", { http: { app: "./routes.lua" } });
     assert.deepEqual((await api(s, "GET", "/hello/ada?x=1")).body, { greeting: "hello ada", n: 1, q: "1" });
     assert.deepEqual((await api(s, "GET", "/hello/bob")).body, { greeting: "hello bob", n: 2 }, "one Lua state keeps its upvalues");
+    // Many at once (two HTTP threads): one call at a time on the one Lua state, none lost.
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => api(s, "GET", `/hello/p${i}`)));
+    assert.deepEqual(burst.map((b) => b.body.n).sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 3));
     assert.deepEqual(await api(s, "POST", "/echo", { a: [1, 2] }), { status: 201, body: { got: { a: [1, 2] }, method: "POST" } });
     const plain = await fetch(s.url + "/plain");
     assert.equal(await plain.text(), "just text");
