@@ -449,6 +449,12 @@ SST_API const sst_value *sst_compiled_graph_output_fields(const sst_compiled_gra
  */
 SST_NODISCARD SST_API sst_value *sst_compiled_graph_state_fields(const sst_compiled_graph *cg,
                                                                  sst_error *err);
+/**
+ * The compiled graph's state schema (borrowed, lives as long as @p cg): each field's
+ * reducer (sst_schema_field_reducer) and default (sst_schema_initial_state), as the
+ * server's GET /assistants/{id}/schemas types them. NULL for a NULL @p cg.
+ */
+SST_API const sst_schema *sst_compiled_graph_schema(const sst_compiled_graph *cg);
 /** A node's metadata (borrowed; null when none), or NULL for an unknown node. */
 SST_API const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg,
                                                           const char *node);

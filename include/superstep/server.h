@@ -174,9 +174,12 @@ SST_API void sst_server_set_graph_loader(sst_server *s, sst_graph_loader fn, voi
  * "env": "./.env" | {"NAME": "value"}}: adds each graph (paths relative to
  * the file; a Python spec "./agent.py:graph" through the loader of
  * sst_server_set_graph_loader) and sets the environment variables (existing
- * ones are kept).
+ * ones are kept); applies "http" (cors, disable_*), "store" (index, ttl) and
+ * "checkpointer" (ttl), and refuses or warns about every other member by name
+ * (docs/server.md, "langgraph.json"). Call it before sst_server_start.
  * @return SST_OK; SST_EIO, SST_EPARSE (naming the file and position),
- *         SST_EINVAL (naming the bad member), a graph's load error.
+ *         SST_EINVAL (naming the bad, unknown or unsupported member), a
+ *         graph's load error.
  */
 SST_NODISCARD SST_API sst_code sst_server_load_config(sst_server *s, const char *path,
                                                       sst_error *err);

@@ -1115,6 +1115,10 @@ const sst_value *sst_compiled_graph_node_metadata(const sst_compiled_graph *cg, 
     return i != SIZE_MAX ? cg->g->nodes[i].metadata : NULL;
 }
 
+const sst_schema *sst_compiled_graph_schema(const sst_compiled_graph *cg) {
+    return cg != NULL ? cg->schema : NULL;
+}
+
 const sst_value *sst_compiled_graph_input_fields(const sst_compiled_graph *cg) {
     return cg != NULL ? cg->g->input_fields : NULL;
 }

@@ -321,6 +321,25 @@ static sst_value *matching(srv_request *r, srv_response *res) {
     return out;
 }
 
+sst_value *srv_assistants_all(sst_server *s, sst_error *err) {
+    sst_store_search_opts q;
+    sst_store_search_opts_init(&q);
+    q.prefix = k_ns;
+    q.prefix_len = 2;
+    q.limit = 100000;
+    sst_value *items = sst_store_search(s->store, &q, err);
+    if (items == NULL) {
+        return NULL;
+    }
+    sst_value *out = sst_array_empty();
+    for (size_t i = 0; i < sst_array_len(items) && out != NULL; i++) {
+        out = sst__push_take(out, sst_value_ref(sst_object_get(sst_array_get(items, i), "value")),
+                             err);
+    }
+    sst_value_unref(items);
+    return out;
+}
+
 void srv_assistants_search(srv_request *r, srv_response *res) {
     sst_value *all = matching(r, res);
     if (all == NULL) {
@@ -562,13 +581,108 @@ void srv_assistant_graph_svg(srv_request *r, srv_response *res) {
     res->type = "image/svg+xml";
 }
 
-/* {"type": "object", "properties": {field: {}}, "$schema": ...} of @p fields (names). */
-static sst_value *object_schema(const sst_value *fields, sst_error *err) {
+/* {"type": @p type} (new). */
+static sst_value *typed(const char *type, sst_error *err) {
+    return sst__set_take(sst_object_empty(), "type", sst_string_new(type, err), err);
+}
+
+/* The JSON Schema type of a value (for a default, or an element of one), or NULL. */
+static const char *json_type(const sst_value *v) {
+    switch (sst_value_type(v)) {
+        case SST_TYPE_NULL:
+            return "null";
+        case SST_TYPE_BOOL:
+            return "boolean";
+        case SST_TYPE_INT:
+            return "integer";
+        case SST_TYPE_DOUBLE:
+            return "number";
+        case SST_TYPE_STRING:
+            return "string";
+        case SST_TYPE_ARRAY:
+            return "array";
+        case SST_TYPE_OBJECT:
+            return "object";
+        default:
+            return NULL;
+    }
+}
+
+/* A LangChain message as JSON Schema: the members a form or a chat view reads. */
+static sst_value *message_schema(sst_error *err) {
+    sst_value *props = sst_object_empty();
+    props = sst__set_take(props, "type", typed("string", err), err);
+    props = sst__set_take(props, "role", typed("string", err), err);
+    props = sst__set_take(props, "content", sst_object_empty(), err);
+    props = sst__set_take(props, "id", typed("string", err), err);
+    props = sst__set_take(props, "name", typed("string", err), err);
+    props = sst__set_take(props, "tool_calls", typed("array", err), err);
+    props = sst__set_take(props, "tool_call_id", typed("string", err), err);
+    sst_value *m = typed("object", err);
+    m = sst__set_take(m, "properties", props, err);
+    return sst__set_take(
+        m, "required", sst__push_take(sst_array_empty(), sst_string_new("content", err), err), err);
+}
+
+/*
+ * The JSON Schema of state field @p name: what its reducer and its default say (a default
+ * also as "default", a reducer other than replace named in "description"). add_messages: a list of
+ * messages marked "langgraph_type": "messages" (what LangGraph's schemas and Studio's chat view key
+ * on); sum: a number (an integer when its default is one); append and unique lists: an array (of
+ * the default's element type); merge and deep_merge: an object; replace: the default's type, else
+ * any.
+ */
+static sst_value *field_schema(const sst_schema *schema, const sst_value *defaults,
+                               const char *name, sst_error *err) {
+    const char *reducer = sst_reducer_name(sst_schema_field_reducer(schema, name));
+    const sst_value *def = sst_object_get(defaults, name);
+    sst_value *f = NULL;
+    if (reducer != NULL && strcmp(reducer, "add_messages") == 0) {
+        f = typed("array", err);
+        f = sst__set_take(f, "items", message_schema(err), err);
+        f = sst__set_take(f, "langgraph_type", sst_string_new("messages", err), err);
+    } else if (reducer != NULL && strcmp(reducer, "sum") == 0) {
+        f = typed(def != NULL && sst_is_int(def) ? "integer" : "number", err);
+    } else if (reducer != NULL && strcmp(reducer, "append") == 0) {
+        f = typed("array", err);
+        const char *item = sst_array_len(def) > 0 ? json_type(sst_array_get(def, 0)) : NULL;
+        if (item != NULL) {
+            f = sst__set_take(f, "items", typed(item, err), err);
+        }
+    } else if (reducer != NULL &&
+               (strcmp(reducer, "merge") == 0 || strcmp(reducer, "deep_merge") == 0)) {
+        f = typed("object", err);
+    } else if (def != NULL && json_type(def) != NULL && !sst_is_null(def)) {
+        f = typed(json_type(def), err);
+    } else {
+        f = sst_object_empty(); /* any JSON value */
+    }
+    f = sst__set_take(f, "title", sst_string_new(name, err), err);
+    if (reducer != NULL && strcmp(reducer, "replace") != 0) {
+        char what[96];
+        snprintf(what, sizeof what, "Reducer: %s", reducer);
+        f = sst__set_take(f, "description", sst_string_new(what, err), err);
+    }
+    if (def != NULL) {
+        f = sst__set_take(f, "default", sst_value_ref(def), err);
+    }
+    return f;
+}
+
+/* {"type": "object", "properties": {field: its schema}, "$schema": ...} of @p fields
+ * (names) of @p schema (NULL: any value each). */
+static sst_value *object_schema(const sst_value *fields, const sst_schema *schema,
+                                const sst_value *defaults, sst_error *err) {
     sst_value *props = sst_object_empty();
     for (size_t i = 0; i < sst_array_len(fields); i++) {
-        props = sst__setv_take(props, sst_array_get(fields, i), sst_object_empty(), err);
+        const sst_value *name = sst_array_get(fields, i);
+        props = sst__setv_take(props, name,
+                               schema != NULL
+                                   ? field_schema(schema, defaults, sst_string_cstr(name), err)
+                                   : sst_object_empty(),
+                               err);
     }
-    sst_value *o = sst__set_take(sst_object_empty(), "type", sst_string_new("object", err), err);
+    sst_value *o = typed("object", err);
     o = sst__set_take(o, "properties", props, err);
     return sst__set_take(o, "$schema",
                          sst_string_new("http://json-schema.org/draft-07/schema#", err), err);
@@ -585,13 +699,16 @@ static sst_value *graph_schemas(const char *graph_id, const sst_compiled_graph *
     if (fields == NULL) {
         return NULL;
     }
+    const sst_schema *schema = sst_compiled_graph_schema(cg);
+    sst_value *defaults = sst_schema_initial_state(schema, err);
     const sst_value *inf = sst_compiled_graph_input_fields(cg);
     const sst_value *outf = sst_compiled_graph_output_fields(cg);
-    sst_value *in = object_schema(inf != NULL ? inf : fields, err);
-    sst_value *out = object_schema(outf != NULL ? outf : fields, err);
-    sst_value *state = object_schema(fields, err);
+    sst_value *in = object_schema(inf != NULL ? inf : fields, schema, defaults, err);
+    sst_value *out = object_schema(outf != NULL ? outf : fields, schema, defaults, err);
+    sst_value *state = object_schema(fields, schema, defaults, err);
     sst_value_unref(fields);
-    sst_value *any = object_schema(sst_array_empty(), err);
+    sst_value_unref(defaults);
+    sst_value *any = object_schema(sst_array_empty(), NULL, NULL, err);
     sst_value *v =
         sst__set_take(sst_object_empty(), "graph_id", sst_string_new(graph_id, err), err);
     v = sst__set_take(v, "input_schema", in, err);
@@ -599,6 +716,15 @@ static sst_value *graph_schemas(const char *graph_id, const sst_compiled_graph *
     v = sst__set_take(v, "state_schema", state, err);
     v = sst__set_take(v, "config_schema", sst_value_ref(any), err);
     return sst__set_take(v, "context_schema", any, err);
+}
+
+sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err) {
+    pthread_mutex_lock(&g->mu);
+    sst_value *v = graph_schemas(g->id, sst_lua_script_graph(g->reader), err);
+    pthread_mutex_unlock(&g->mu);
+    sst_value *in = v != NULL ? sst_value_ref(sst_object_get(v, "input_schema")) : NULL;
+    sst_value_unref(v);
+    return in;
 }
 
 void srv_assistant_schemas(srv_request *r, srv_response *res) {

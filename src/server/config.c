@@ -2,8 +2,7 @@
 /*
  * langgraph.json: {"graphs": {"id": "./path.lua", ...}, "env": "./.env" |
  * {"NAME": "value"}}. Paths are relative to the file, as LangGraph's CLI
- * resolves them; other members (dependencies, node_version, ...) belong to
- * LangGraph's Python and JS builds and are ignored.
+ * resolves them. The other members are config_keys.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +91,9 @@ sst_code sst_server_load_config(sst_server *s, const char *path, sst_error *err)
     }
     if (rc == SST_OK) {
         rc = set_env(path, sst_object_get(cfg, "env"), err);
+    }
+    if (rc == SST_OK) {
+        rc = srv_config_keys(s, path, cfg, err);
     }
     for (size_t i = 0; rc == SST_OK && i < sst_object_len(graphs); i++) {
         const char *id = sst_string_cstr(sst_object_key_at(graphs, i));

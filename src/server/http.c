@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cors.h"
 #include "server_int.h"
 #include "superstep/json.h"
 
@@ -150,14 +151,15 @@ static void add_web_headers(struct MHD_Response *resp) {
         "form-action 'none'; frame-ancestors 'none'");
 }
 
-/* Queues @p resp (NULL: MHD_NO) with its headers: the content @p type, an Allow header
+/* Queues @p resp (NULL: MHD_NO) with its headers: CORS's, the content @p type, an Allow header
  * when @p allow is set (a 405), Connection: close when @p close, the page's when @p web. */
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
+static enum MHD_Result queue(const sst_server *s, struct MHD_Connection *conn, unsigned status,
                              struct MHD_Response *resp, const char *type, const char *allow,
                              bool close, bool web) {
     if (resp == NULL) {
         return MHD_NO;
     }
+    srv_cors_apply(s->cors, conn, resp);
     if (type != NULL) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     }
@@ -177,34 +179,35 @@ static enum MHD_Result queue(struct MHD_Connection *conn, unsigned status,
 
 /* Queues a response made of @p data (taken, freed with sst_free; may be NULL when len 0),
  * with the headers queue() adds. */
-static enum MHD_Result send_bytes(struct MHD_Connection *conn, unsigned status, char *data,
-                                  size_t len, const char *type, const char *allow, bool close,
-                                  bool web) {
+static enum MHD_Result send_bytes(const sst_server *s, struct MHD_Connection *conn, unsigned status,
+                                  char *data, size_t len, const char *type, const char *allow,
+                                  bool close, bool web) {
     struct MHD_Response *resp =
         len > 0 ? MHD_create_response_from_buffer_with_free_callback(len, data, free_body)
                 : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     if (resp == NULL || len == 0) {
         sst_free(data);
     }
-    return queue(conn, status, resp, type, allow, close, web);
+    return queue(s, conn, status, resp, type, allow, close, web);
 }
 
 /* Sends the static body of a page file (res->bytes). */
-static enum MHD_Result send_static(struct MHD_Connection *conn, const srv_response *res) {
+static enum MHD_Result send_static(const sst_server *s, struct MHD_Connection *conn,
+                                   const srv_response *res) {
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(res->bytes_len, (void *)res->bytes, MHD_RESPMEM_PERSISTENT);
-    return queue(conn, res->status, resp, res->type, NULL, false, true);
+    return queue(s, conn, res->status, resp, res->type, NULL, false, true);
 }
 
 /* Sends @p res (not a stream); @p allow: the Allow header of a 405. */
-static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *res,
-                                     const char *allow) {
+static enum MHD_Result send_response(const sst_server *s, struct MHD_Connection *conn,
+                                     srv_response *res, const char *allow) {
     bool close = res->status == 413;
     if (res->bytes != NULL && res->json == NULL) {
-        return send_static(conn, res);
+        return send_static(s, conn, res);
     }
     if (res->status == 204 || (res->json == NULL && res->text == NULL)) {
-        return send_bytes(conn, res->status, NULL, 0, NULL, NULL, close, false);
+        return send_bytes(s, conn, res->status, NULL, 0, NULL, NULL, close, false);
     }
     if (res->json != NULL) {
         size_t len = 0;
@@ -212,24 +215,24 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, srv_response *
         char *text = sst_json_write(res->json, SST_JSON_COMPACT, &len, &err);
         if (text == NULL) {
             static const char oom[] = "{\"detail\":\"out of memory writing the response\"}";
-            return send_bytes(conn, 500, sst__strndup(oom, sizeof oom - 1), sizeof oom - 1,
+            return send_bytes(s, conn, 500, sst__strndup(oom, sizeof oom - 1), sizeof oom - 1,
                               "application/json", NULL, true, false);
         }
-        return send_bytes(conn, res->status, text, len, "application/json", allow, close, false);
+        return send_bytes(s, conn, res->status, text, len, "application/json", allow, close, false);
     }
     size_t len = res->text_len != 0 ? res->text_len : strlen(res->text);
     char *t = res->text;
     res->text = NULL;
-    return send_bytes(conn, res->status, t, len, res->type != NULL ? res->type : "text/plain",
+    return send_bytes(s, conn, res->status, t, len, res->type != NULL ? res->type : "text/plain",
                       allow, close, res->web);
 }
 
 /* A fixed JSON error, answered before the body was read (401, 413). */
-static enum MHD_Result send_error_now(struct MHD_Connection *conn, unsigned status,
-                                      const char *msg) {
+static enum MHD_Result send_error_now(const sst_server *s, struct MHD_Connection *conn,
+                                      unsigned status, const char *msg) {
     srv_response res = {0};
     srv_error(&res, status, "%s", msg);
-    enum MHD_Result rc = send_response(conn, &res, NULL);
+    enum MHD_Result rc = send_response(s, conn, &res, NULL);
     sst_value_unref(res.json);
     return rc;
 }
@@ -267,7 +270,7 @@ static enum MHD_Result await_end(conn_ctx *c) {
     }
     srv_response res = {.status = c->await_status};
     c->await_status = 0;
-    return send_response(c->req.conn, &res, NULL);
+    return send_response(s, c->req.conn, &res, NULL);
 }
 
 /* Parses the body, routes, runs the handler and sends its answer. */
@@ -286,7 +289,15 @@ static enum MHD_Result dispatch(conn_ctx *c) {
                       "Malformed JSON in request body: %s", err.msg);
         }
     }
-    if (res.json == NULL) {
+    /* The store's items are the user's data, never messages to reshape; nor is what a
+     * custom route (http.app, tried first: it may override the API's) takes and answers. */
+    bool lc = strncmp(r->url, "/store/", 7) != 0;
+    if (res.json == NULL && srv_app_dispatch(r, &res)) {
+        lc = false;
+    } else if (res.json == NULL) {
+        if (lc) {
+            srv_lc_in(&r->json);
+        }
         unsigned status = 404;
         srv_handler h = srv_route(r, &status);
         if (h == NULL && status == 405) {
@@ -298,6 +309,9 @@ static enum MHD_Result dispatch(conn_ctx *c) {
             h(r, &res);
         }
     }
+    if (lc && res.json != NULL && res.status < 300) {
+        res.json = srv_lc_out(res.json);
+    }
     enum MHD_Result rc;
     if (res.stream != NULL && res.stream_kind == SRV_SEND_AWAIT) {
         c->await_status = res.status;
@@ -306,7 +320,7 @@ static enum MHD_Result dispatch(conn_ctx *c) {
     } else if (res.stream != NULL) {
         rc = srv_queue_stream_response(r, &res) ? MHD_YES : MHD_NO;
     } else {
-        rc = send_response(r->conn, &res, allow[0] != '\0' ? allow : NULL);
+        rc = send_response(r->s, r->conn, &res, allow[0] != '\0' ? allow : NULL);
     }
     sst_value_unref(res.json);
     sst_free(res.text);
@@ -439,7 +453,7 @@ static enum MHD_Result send_denied(conn_ctx *c) {
                  s->o.max_body_bytes);
     }
     c->answered = true;
-    return send_error_now(c->req.conn, c->deny, msg);
+    return send_error_now(s, c->req.conn, c->deny, msg);
 }
 
 /* The first call for a request: the token and the announced body size. */
@@ -447,6 +461,12 @@ static enum MHD_Result begin(sst_server *s, conn_ctx *c, const char *url) {
     struct MHD_Connection *conn = c->req.conn;
     if (tcp_of(conn) == &k_over) {
         return MHD_NO; /* answered 503 when it connected */
+    }
+    /* A browser's preflight carries no token: it is answered before the token check. */
+    int queued = MHD_NO;
+    if (srv_cors_preflight(s->cors, conn, c->req.method, &queued)) {
+        c->answered = true;
+        return (enum MHD_Result)queued;
     }
     if (s->token != NULL && !srv_route_open(c->req.method, url) && !authorized(s, conn)) {
         c->deny = 401;
@@ -505,7 +525,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return send_denied(c);
     }
     if (c->body.oom) {
-        return send_error_now(conn, 500, "out of memory reading the request body");
+        return send_error_now(s, conn, 500, "out of memory reading the request body");
     }
     return dispatch(c);
 }
@@ -552,6 +572,9 @@ static bool resolve(const char *host, unsigned port, struct sockaddr_storage *ou
 }
 
 sst_code srv_http_start(sst_server *s, sst_error *err) {
+    if (s->cors == NULL && (s->cors = srv_cors_new(NULL, NULL, err)) == NULL) {
+        return sst__code(err);
+    }
     struct sockaddr_storage addr;
     int family = AF_INET;
     if (!resolve(s->host, s->o.port, &addr, &family)) {

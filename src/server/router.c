@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "crons.h"
+#include "prune.h"
 #include "server_int.h"
 #include "superstep/version.h"
 
@@ -47,6 +48,7 @@ static const route k_routes[] = {
     {"POST", "/threads", srv_threads_create, false},
     {"POST", "/threads/search", srv_threads_search, false},
     {"POST", "/threads/count", srv_threads_count, false},
+    {"POST", "/threads/prune", srv_threads_prune, false},
     {"GET", "/threads/{thread_id}", srv_thread_get, false},
     {"PATCH", "/threads/{thread_id}", srv_thread_patch, false},
     {"DELETE", "/threads/{thread_id}", srv_thread_delete, false},
@@ -80,6 +82,10 @@ static const route k_routes[] = {
     {"POST", "/runs/crons/count", srv_crons_count, false},
     {"PATCH", "/runs/crons/{cron_id}", srv_cron_patch, false},
     {"DELETE", "/runs/crons/{cron_id}", srv_cron_delete, false},
+    /* MCP: the assistants as tools (mcp_server.c) */
+    {"POST", "/mcp", srv_mcp_post, false},
+    {"GET", "/mcp", srv_mcp_other, false},
+    {"DELETE", "/mcp", srv_mcp_other, false},
     /* the store */
     {"PUT", "/store/items", srv_store_put, false},
     {"GET", "/store/items", srv_store_get, false},
@@ -131,6 +137,38 @@ static bool match(const char *pattern, char *path, srv_request *r) {
     return true;
 }
 
+/* The route group of @p pattern that langgraph.json's http.disable_* switches remove. */
+static unsigned group_of(const char *pattern) {
+    static const struct {
+        const char *prefix;
+        unsigned group;
+    } groups[] = {
+        {"/assistants", SRV_GROUP_ASSISTANTS},
+        {"/threads/{thread_id}/runs", SRV_GROUP_RUNS},
+        {"/threads", SRV_GROUP_THREADS},
+        {"/runs", SRV_GROUP_RUNS},
+        {"/store", SRV_GROUP_STORE},
+        {"/openapi.json", SRV_GROUP_META},
+        {"/info", SRV_GROUP_META},
+        {"/ui/", SRV_GROUP_UI},
+        {"/mcp", SRV_GROUP_MCP},
+    };
+    if (strcmp(pattern, "/") == 0) {
+        return SRV_GROUP_UI;
+    }
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        if (strncmp(pattern, groups[i].prefix, strlen(groups[i].prefix)) == 0) {
+            return groups[i].group;
+        }
+    }
+    return 0;
+}
+
+/* True when the route is served (not removed by an http.disable_* switch). */
+static bool served(const sst_server *s, const route *rt) {
+    return (group_of(rt->pattern) & s->disabled) == 0;
+}
+
 srv_handler srv_route(srv_request *r, unsigned *status) {
     *status = 404;
     /* match() changes the copy only when it matches: one copy serves every try. */
@@ -142,6 +180,9 @@ srv_handler srv_route(srv_request *r, unsigned *status) {
     sst__free(r->path_copy);
     r->path_copy = copy;
     for (size_t i = 0; i < sizeof k_routes / sizeof k_routes[0]; i++) {
+        if (!served(r->s, &k_routes[i])) {
+            continue;
+        }
         if (strcmp(k_routes[i].method, r->method) != 0) {
             if (*status == 404 && match(k_routes[i].pattern, copy, NULL)) {
                 *status = 405;
@@ -159,7 +200,7 @@ const char *srv_route_allowed(srv_request *r, char *out, size_t size) {
     out[0] = '\0';
     size_t n = 0;
     for (size_t i = 0; i < sizeof k_routes / sizeof k_routes[0]; i++) {
-        if (!match(k_routes[i].pattern, r->path_copy, NULL) ||
+        if (!served(r->s, &k_routes[i]) || !match(k_routes[i].pattern, r->path_copy, NULL) ||
             strstr(out, k_routes[i].method) != NULL) {
             continue;
         }
@@ -232,6 +273,9 @@ static void openapi(srv_request *r, srv_response *res) {
     sst_value *paths = sst_object_empty();
     for (size_t i = 0; i < sizeof k_routes / sizeof k_routes[0]; i++) {
         const route *rt = &k_routes[i];
+        if (!served(r->s, rt)) {
+            continue;
+        }
         char method[8];
         size_t n = strlen(rt->method);
         for (size_t k = 0; k <= n && k < sizeof method; k++) {

@@ -11,8 +11,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "cors.h"
 #include "crons.h"
+#include "prune.h"
 #include "server_int.h"
+#include "superstep/agent.h"
 #include "superstep/functional.h"
 #include "superstep/id.h"
 #include "superstep/json.h"
@@ -286,6 +289,7 @@ void sst_server_free(sst_server *s) {
     srv_graphs_free(s);
     sst_queue_free(s->queue);
     sst_store_free(s->store);
+    sst_embedder_free(s->embedder); /* after the store that embeds with it */
     sst_checkpointer_free(s->cp);
     sst_sqlite_db_release(s->sdb);
     srv_relay_free(s);
@@ -299,5 +303,8 @@ void sst_server_free(sst_server *s) {
     sst__free(s->db);
     sst__free(s->token);
     sst__free(s->web_dir);
+    srv_cors_free(s->cors);
+    srv_cp_ttl_free(s);
+    srv_app_free(s);
     sst__free(s);
 }

@@ -91,6 +91,9 @@ typedef struct srv_response {
     unsigned modes;       /* SSE: the event kinds asked for (SRV_MODE_*) */
     /* on_disconnect "cancel": a client gone before the run ended cancels it (interrupt). */
     bool cancel_on_disconnect;
+    /* SRV_SEND_RESULT for /mcp: the JSON-RPC id (its JSON text) the result answers, wrapped
+     * as a tools/call result (srv_mcp_result); "" for a plain result. */
+    char mcp_id[128];
 } srv_response;
 
 enum {
@@ -201,6 +204,17 @@ bool srv_is_uuid(const char *id);
 /* ---- routes ---------------------------------------------------------------- */
 
 typedef void (*srv_handler)(srv_request *r, srv_response *res);
+
+/* Route groups langgraph.json's http.disable_* switches remove (404 then). */
+enum {
+    SRV_GROUP_ASSISTANTS = 1u << 0,
+    SRV_GROUP_THREADS = 1u << 1,
+    SRV_GROUP_RUNS = 1u << 2, /* /runs/... and /threads/{id}/runs/... (crons too) */
+    SRV_GROUP_STORE = 1u << 3,
+    SRV_GROUP_META = 1u << 4, /* /openapi.json, /info */
+    SRV_GROUP_UI = 1u << 5,   /* the web page: /, /ui/{file} */
+    SRV_GROUP_MCP = 1u << 6
+};
 
 /* Finds the handler of METHOD PATH, filling r->param; NULL with *status 404 or 405. */
 srv_handler srv_route(srv_request *r, unsigned *status);
@@ -344,6 +358,10 @@ sst_value *srv_run_value(const sst_queued_run *run, sst_error *err);
 sst_value *srv_assistant_lookup(sst_server *s, const char *id, sst_error *err);
 /* Puts the default assistant of every graph (at start). */
 sst_code srv_assistants_init(sst_server *s, sst_error *err);
+/* Every assistant as a value (new array), in the store's order; NULL on a store error. */
+sst_value *srv_assistants_all(sst_server *s, sst_error *err);
+/* The input JSON Schema of graph @p g as GET /assistants/{id}/schemas gives it (new). */
+sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err);
 
 /* ---- run streams (broker.c) ------------------------------------------------ */
 
@@ -477,6 +495,35 @@ sst_value *srv_msgs_complete(srv_msgs *m, const sst_value *payload, sst_error *e
 sst_value *srv_msgs_partial(srv_msgs *m, const sst_value *chunk, const sst_value *metadata,
                             sst_value **first, sst_error *err);
 
+/* ---- http.app: custom routes in Lua (http_app.c) ---------------------------- */
+
+/* Loads the routes the Lua script @p script returns; SST_EINVAL naming a bad one. */
+sst_code srv_app_load(sst_server *s, const char *script, sst_error *err);
+/* Answers @p r in @p res when a custom route matches it (true), else false. */
+bool srv_app_dispatch(srv_request *r, srv_response *res);
+void srv_app_free(sst_server *s);
+
+/* ---- /mcp (mcp_server.c) --------------------------------------------------- */
+
+/* POST /mcp (JSON-RPC over MCP's Streamable HTTP), GET and DELETE /mcp (405). */
+void srv_mcp_post(srv_request *r, srv_response *res);
+void srv_mcp_other(srv_request *r, srv_response *res);
+/* The JSON-RPC answer to tools/call @p id (JSON text) whose run's result body is @p result
+ * (JSON text; NULL: null), new text; NULL on SST_ENOMEM. */
+char *srv_mcp_result(const char *id, const char *result);
+
+/* ---- messages in LangChain's shape (messages_lc.c) ------------------------- */
+
+/* @p v (taken) with every message in it in LangChain's shape as well (type,
+ * additional_kwargs, response_metadata, tool calls with name and args); new. */
+sst_value *srv_lc_out(sst_value *v);
+/* The same on a JSON text (taken; NUL-terminated, *len bytes): the text, or a new one (and
+ * *len) when it held messages. */
+char *srv_lc_out_text(char *text, size_t *len);
+/* A request body's messages (in input, command, values, supersteps) with LangChain tool
+ * calls ({name, args, id}) made OpenAI's, as stored; *body replaced when changed. */
+void srv_lc_in(sst_value **body);
+
 /* ---- workers --------------------------------------------------------------- */
 
 sst_code srv_workers_start(sst_server *s, sst_error *err);
@@ -486,14 +533,31 @@ void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
 
+/* ---- langgraph.json (config.c, config_keys.c) -------------------------------- */
+
+/* Applies the members of the config @p cfg (an object read from @p file) other than
+ * "graphs" and "env"; an unknown or unsupported one is SST_EINVAL naming it. */
+sst_code srv_config_keys(sst_server *s, const char *file, const sst_value *cfg, sst_error *err);
+/* langgraph.json's "store" ({index, ttl}): makes the server's store again with them. */
+sst_code srv_store_configure(sst_server *s, const char *file, const sst_value *store,
+                             sst_error *err);
+
 /* ---- the server ------------------------------------------------------------ */
 
 typedef struct srv_worker srv_worker;
+typedef struct srv_cp_ttl srv_cp_ttl;
+typedef struct srv_app srv_app;
 
 struct sst_server {
     sst_server_opts o;
-    char *host, *db, *token; /* owned copies */
-    char *web_dir;           /* owned copy of o.web_dir, or NULL */
+    char *host, *db, *token;       /* owned copies */
+    char *web_dir;                 /* owned copy of o.web_dir, or NULL */
+    struct srv_cors *cors;         /* langgraph.json's http.cors (cors.c); NULL until set */
+    struct srv_cp_ttl *cp_ttl;     /* langgraph.json's checkpointer.ttl (prune.c), or NULL */
+    unsigned disabled;             /* SRV_GROUP_* bits: route groups http.disable_* removed */
+    bool no_webhooks;              /* http.disable_webhooks: runs' webhooks are not sent */
+    struct sst_embedder *embedder; /* store.index's embedder (store_config.c), or NULL */
+    struct srv_app *app;           /* http.app's Lua routes (http_app.c), or NULL */
     srv_graph *graphs;
     size_t n_graphs, cap_graphs;
     sst_graph_loader loader; /* Python graph specs in a config (sst_server_set_graph_loader) */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "cors.h"
 #include "server_int.h"
 
 /* A finished stream is kept this long for late joins. */
@@ -61,6 +62,7 @@ typedef struct stream_conn {
     size_t off;
     bool result_sent;
     bool cancel_on_disconnect; /* cancel the run when the response ends before it does */
+    char mcp_id[128];          /* /mcp: the result goes as this JSON-RPC id's answer */
     waiter w;
 } stream_conn;
 
@@ -198,6 +200,7 @@ static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *nam
                     size_t len);
 
 void srv_stream_publish(sst_server *s, srv_stream *st, const char *name, char *data, size_t len) {
+    data = srv_lc_out_text(data, &len); /* messages in LangChain's shape too */
     if (s->relay != NULL) {
         if (data != NULL) {
             srv_relay_publish(s, st->run_id, name, data, len);
@@ -214,6 +217,8 @@ void srv_stream_publish_at(sst_server *s, srv_stream *st, uint64_t seq, const ch
 }
 
 void srv_stream_end(sst_server *s, srv_stream *st, char *result) {
+    size_t len = result != NULL ? strlen(result) : 0;
+    result = srv_lc_out_text(result, &len);
     if (s->relay != NULL) {
         srv_relay_end(s, st->run_id, result);
         sst__free(result);
@@ -438,6 +443,15 @@ static bool result_frame(stream_conn *c) {
     c->frame.len = 0;
     c->off = 0;
     const char *r = c->st->result != NULL ? c->st->result : "null";
+    if (c->mcp_id[0] != '\0') {
+        char *wrapped = srv_mcp_result(c->mcp_id, c->st->result);
+        if (wrapped == NULL) {
+            return false;
+        }
+        sst__buf_append(&c->frame, wrapped, strlen(wrapped));
+        sst__free(wrapped);
+        return !c->frame.oom;
+    }
     sst__buf_append(&c->frame, r, strlen(r));
     return !c->frame.oom;
 }
@@ -523,6 +537,7 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
                        .ids = res->ids,
                        .modes = res->modes,
                        .cancel_on_disconnect = res->cancel_on_disconnect};
+    memcpy(c->mcp_id, res->mcp_id, sizeof c->mcp_id);
     sst__buf_init(&c->frame);
     res->stream = NULL;
     struct MHD_Response *resp =
@@ -540,6 +555,7 @@ int srv_queue_stream_response(srv_request *r, srv_response *res) {
     if (res->location != NULL) {
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_LOCATION, res->location);
     }
+    srv_cors_apply(r->s->cors, r->conn, resp);
     enum MHD_Result rc = MHD_queue_response(r->conn, res->status, resp);
     MHD_destroy_response(resp);
     return rc == MHD_YES;

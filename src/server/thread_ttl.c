@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prune.h"
 #include "thread_ttl.h"
 
 static const char *const k_ns[] = {SRV_RESERVED_NS, "thread_ttl"};
@@ -210,12 +211,13 @@ static ttl_verdict judge(sst_server *s, const char *id, int64_t ttl_ms, int64_t 
 }
 
 void srv_threads_ttl_sweep(sst_server *s, int64_t now_ms) {
+    pthread_once(&offset_once, read_offset);
+    srv_cp_ttl_sweep(s, now_ms, clock_offset_ms); /* langgraph.json's checkpointer.ttl */
     size_t cursor = 0;
     bool first = false;
     if (!sweep_due(s, now_ms, &cursor, &first)) {
         return;
     }
-    pthread_once(&offset_once, read_offset);
     if (first && clock_offset_ms != 0) {
         srv_log(s,
                 "threads: the TTL clock is moved by %lld ms (SST_SERVE_TTL_CLOCK_OFFSET_MS, a "

@@ -42,6 +42,10 @@ void srv_webhook(sst_server *s, const run_copy *c, const char *status, const cha
     if (!sst_is_string(url)) {
         return;
     }
+    if (s->no_webhooks) { /* langgraph.json's http.disable_webhooks */
+        srv_log(s, "run %s: webhook not sent (http.disable_webhooks)", c->run_id);
+        return;
+    }
     char *body = body_of(c, status, values, started, ended);
     CURL *h = body != NULL ? curl_easy_init() : NULL;
     if (h == NULL) {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ASSISTANT, ISO_RE, ON_PEER, UUID_RE, client, oursOnly, randomUUID, rejects, uuid5 } from "./_lib.mjs";
+import { ASSISTANT, ISO_RE, ON_PEER, UUID_RE, client, hasGraph, oursOnly, randomUUID, rejects, uuid5 } from "./_lib.mjs";
 
 const CONFIG = path.join(path.dirname(fileURLToPath(import.meta.url)), "langgraph.json");
 
@@ -110,6 +110,23 @@ test("assistants.getSchemas: the five schemas, state fields as properties", asyn
   assert.equal(s.context_schema.type, "object");
   const c = await client.assistants.getSchemas("counter");
   assert.deepEqual(Object.keys(c.state_schema.properties).sort(), ["count", "delay_ms", "n"]);
+});
+
+test("assistants.getSchemas: JSON Schema types from the reducers and defaults, messages marked", { skip: oursOnly("superstep types fields from their Lua reducers and defaults") }, async (t) => {
+  const c = await client.assistants.getSchemas("counter");
+  assert.deepEqual(c.state_schema.properties.count, { type: "integer", title: "count", description: "Reducer: sum", default: 0 });
+  assert.deepEqual(c.state_schema.properties.n, { title: "n" }, "replace without a default: any value");
+  if (!(await hasGraph("chat"))) return t.skip("no graph chat");
+  const s = await client.assistants.getSchemas("chat");
+  const m = s.input_schema.properties.messages;
+  assert.equal(m.type, "array");
+  assert.equal(m.langgraph_type, "messages", "LangGraph's mark for a messages field");
+  assert.equal(m.items.type, "object");
+  assert.equal(m.items.properties.type.type, "string");
+  assert.deepEqual(m.default, []);
+  assert.deepEqual(s.state_schema.properties.max_iterations, { type: "integer", title: "max_iterations", default: 10 });
+  assert.deepEqual(s.state_schema.properties.context, { type: "object", title: "context", description: "Reducer: merge", default: {} });
+  assert.equal(s.state_schema.properties.scratchpad.type, "array");
 });
 
 test("a user assistant: create, get, update (new version), versions, setLatest, run, delete", async () => {

@@ -23,10 +23,11 @@ const SUPERSTEP = process.env.SST_SUPERSTEP;
 const skipOwn = ON_PEER ? "superstep's own server (a Lua graph)"
   : (SUPERSTEP ? false : "needs SST_SUPERSTEP (run.mjs --superstep PATH): starts a server of its own");
 
-// {"type": "object", "properties": {field: {}}, "$schema": draft-07} as getSchemas gives it.
+// {"type": "object", "properties": {field: {title}}, "$schema": draft-07} as getSchemas gives
+// it for fields with replace and no default (any value: no type to give).
 const object = (...fields) => ({
   type: "object",
-  properties: Object.fromEntries(fields.map((f) => [f, {}])),
+  properties: Object.fromEntries(fields.map((f) => [f, { title: f }])),
   $schema: "http://json-schema.org/draft-07/schema#",
 });
 const schemas = (graphId, ...fields) => ({
