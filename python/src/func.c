@@ -54,12 +54,23 @@ typedef struct frame {
 
 static _Thread_local frame *cur_frame;
 
+/*
+ * {task id: the Python arguments} of the tasks submitted from a frame, so that a task gets
+ * the very objects its caller passed (LangGraph passes them by reference); its JSON input
+ * is what the engine keeps (cache keys, streams). Touched only under the GIL.
+ */
+static PyObject *task_args;
+
 static void frame_end(frame *fr) {
     if (fr->futures == NULL) {
         return;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(fr->futures); i++) {
-        ((future_obj *)PyList_GET_ITEM(fr->futures, i))->f = NULL;
+        future_obj *fo = (future_obj *)PyList_GET_ITEM(fr->futures, i);
+        if (fo->f != NULL && PyDict_DelItemString(task_args, sst_future_id(fo->f)) < 0) {
+            PyErr_Clear();
+        }
+        fo->f = NULL;
     }
     Py_CLEAR(fr->futures);
 }
@@ -116,7 +127,8 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
     PyGILState_STATE gil = PyGILState_Ensure();
     func_run *r = func_run_of(ctx);
     const sst_value *in = sst_node_input(ctx);
-    PyObject *input = sstpy_from_value(in != NULL ? in : sst_null());
+    PyObject *input = PyDict_GetItemString(task_args, sst_node_task_id(ctx));
+    input = input != NULL ? Py_NewRef(input) : sstpy_from_value(in != NULL ? in : sst_null());
     PyObject *config = input != NULL ? sstpy_from_value(sst_node_config(ctx)) : NULL;
     PyObject *args = config != NULL
                          ? PyTuple_Pack(3, input, r != NULL ? r->pyconfig : Py_None, config)
@@ -258,11 +270,11 @@ static PyObject *py_submit(PyObject *self, PyObject *args, PyObject *kw) {
         return sstpy_raise(&err, name);
     }
     if (cur_frame != NULL) {
-        if (cur_frame->futures == NULL && (cur_frame->futures = PyList_New(0)) == NULL) {
-            Py_DECREF(fo);
-            return NULL;
-        }
-        if (PyList_Append(cur_frame->futures, (PyObject *)fo) < 0) {
+        /* No Python code runs between the submission and here: the task, which needs the
+         * GIL, cannot have looked for its arguments yet. */
+        if ((cur_frame->futures == NULL && (cur_frame->futures = PyList_New(0)) == NULL) ||
+            PyList_Append(cur_frame->futures, (PyObject *)fo) < 0 ||
+            PyDict_SetItemString(task_args, sst_future_id(fo->f), input) < 0) {
             Py_DECREF(fo);
             return NULL;
         }
@@ -891,7 +903,7 @@ static PyMethodDef func_functions[] = {
 int sstpy_func_init(PyObject *m) {
     PyTypeObject *types[] = {&future_type, &cache_type, &entry_type};
     const char *names[] = {"Future", "Cache", "Entrypoint"};
-    if ((task_registry = PySet_New(NULL)) == NULL) {
+    if ((task_registry = PySet_New(NULL)) == NULL || (task_args = PyDict_New()) == NULL) {
         return -1;
     }
     for (size_t i = 0; i < 3; i++) {
