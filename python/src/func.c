@@ -55,9 +55,12 @@ typedef struct frame {
 static _Thread_local frame *cur_frame;
 
 /*
- * {task id: the Python arguments} of the tasks submitted from a frame, so that a task gets
- * the very objects its caller passed (LangGraph passes them by reference); its JSON input
- * is what the engine keeps (cache keys, streams). Touched only under the GIL.
+ * {task id: (the Python arguments, the caller's run info)}, so that a task gets the very
+ * objects its caller passed (LangGraph passes them by reference; its JSON input is what
+ * the engine keeps: cache keys, streams) and its caller's config and store. An entry of a
+ * task submitted from an entrypoint or a task goes when its caller returns; one submitted
+ * from a graph node (no frame here) when the task has run to its end (see task_fn).
+ * Touched only under the GIL.
  */
 static PyObject *task_args;
 
@@ -127,13 +130,16 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
     PyGILState_STATE gil = PyGILState_Ensure();
     func_run *r = func_run_of(ctx);
     const sst_value *in = sst_node_input(ctx);
-    PyObject *input = PyDict_GetItemString(task_args, sst_node_task_id(ctx));
-    input = input != NULL ? Py_NewRef(input) : sstpy_from_value(in != NULL ? in : sst_null());
+    PyObject *entry = PyDict_GetItemString(task_args, sst_node_task_id(ctx)); /* borrowed */
+    PyObject *input = entry != NULL ? Py_NewRef(PyTuple_GET_ITEM(entry, 0))
+                                    : sstpy_from_value(in != NULL ? in : sst_null());
+    PyObject *pyrun = entry != NULL ? Py_NewRef(PyTuple_GET_ITEM(entry, 2))
+                                    : Py_NewRef(r != NULL ? r->pyconfig : Py_None);
+    bool orphan = entry != NULL && PyTuple_GET_ITEM(entry, 1) == Py_True;
     PyObject *config = input != NULL ? sstpy_from_value(sst_node_config(ctx)) : NULL;
-    PyObject *args = config != NULL
-                         ? PyTuple_Pack(3, input, r != NULL ? r->pyconfig : Py_None, config)
-                         : NULL;
+    PyObject *args = config != NULL ? PyTuple_Pack(3, input, pyrun, config) : NULL;
     Py_XDECREF(input);
+    Py_DECREF(pyrun);
     Py_XDECREF(config);
     PyObject *res = args != NULL ? call_in_frame(ctx, owner, args) : NULL;
     Py_XDECREF(args);
@@ -147,6 +153,12 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
         if ((rc = sst_node_return(ctx, v, &err)) != SST_OK) {
             rc = sst_node_fail(ctx, rc, "%s", err.msg);
         }
+    }
+    /* A task of a graph node: its entry goes once no retry can follow (a retried attempt
+     * needs it again). */
+    if (orphan && rc != SST_ETASK &&
+        PyDict_DelItemString(task_args, sst_node_task_id(ctx)) < 0) {
+        PyErr_Clear();
     }
     PyGILState_Release(gil);
     return rc;
@@ -211,11 +223,11 @@ static PyObject *task_registry;
  */
 static PyObject *py_submit(PyObject *self, PyObject *args, PyObject *kw) {
     (void)self;
-    static char *kwn[] = {"task", "input", "name", "retry", "cache_ttl", NULL};
-    PyObject *task, *input, *retry = Py_None, *cache_ttl = Py_None;
+    static char *kwn[] = {"task", "input", "name", "retry", "cache_ttl", "run", NULL};
+    PyObject *task, *input, *retry = Py_None, *cache_ttl = Py_None, *pyrun = Py_None;
     const char *name;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOs|OO", kwn, &task, &input, &name, &retry,
-                                     &cache_ttl)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOs|OOO", kwn, &task, &input, &name, &retry,
+                                     &cache_ttl, &pyrun)) {
         return NULL;
     }
     sst_node_ctx *ctx = sstpy_current_ctx;
@@ -269,15 +281,22 @@ static PyObject *py_submit(PyObject *self, PyObject *args, PyObject *kw) {
         Py_DECREF(fo);
         return sstpy_raise(&err, name);
     }
-    if (cur_frame != NULL) {
-        /* No Python code runs between the submission and here: the task, which needs the
-         * GIL, cannot have looked for its arguments yet. */
-        if ((cur_frame->futures == NULL && (cur_frame->futures = PyList_New(0)) == NULL) ||
-            PyList_Append(cur_frame->futures, (PyObject *)fo) < 0 ||
-            PyDict_SetItemString(task_args, sst_future_id(fo->f), input) < 0) {
+    /* No Python code runs between the submission and here: the task, which needs the GIL,
+     * cannot have looked for its entry yet. A replayed task does not run: no entry. */
+    bool orphan = cur_frame == NULL;
+    if (!sst_future_replayed(fo->f) || !orphan) {
+        PyObject *entry = PyTuple_Pack(3, input, orphan ? Py_True : Py_False, pyrun);
+        int bad = entry == NULL || PyDict_SetItemString(task_args, sst_future_id(fo->f), entry) < 0;
+        Py_XDECREF(entry);
+        if (bad) {
             Py_DECREF(fo);
             return NULL;
         }
+    }
+    if (!orphan && ((cur_frame->futures == NULL && (cur_frame->futures = PyList_New(0)) == NULL) ||
+                    PyList_Append(cur_frame->futures, (PyObject *)fo) < 0)) {
+        Py_DECREF(fo);
+        return NULL;
     }
     return (PyObject *)fo;
 }

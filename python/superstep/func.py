@@ -46,7 +46,7 @@ class _FuncRun:
 def _retry_tuple(policy: Any) -> Optional[tuple]:
     if policy is None:
         return None
-    if isinstance(policy, (list, tuple)):
+    if not isinstance(policy, RetryPolicy) and isinstance(policy, (list, tuple)):
         if not policy:
             return None
         policy = policy[0]
@@ -57,7 +57,9 @@ def _retry_tuple(policy: Any) -> Optional[tuple]:
 def _policies(policy: Any) -> tuple:
     if policy is None:
         return ()
-    return tuple(policy) if isinstance(policy, (list, tuple)) else (policy,)
+    if isinstance(policy, RetryPolicy):
+        return (policy,)
+    return tuple(policy)
 
 
 def _params(fn: Callable) -> dict:
@@ -142,8 +144,11 @@ class _TaskFunction(Generic[T]):
         ttl = None
         if self.cache_policy is not None:
             ttl = float(getattr(self.cache_policy, "ttl", None) or 0)
+        # The caller's config, store and context, for the task's thread.
+        run = _FuncRun(getattr(_local, "config", None) or {}, getattr(_local, "context", None),
+                       getattr(_local, "store", None))
         return _core.submit(self, [list(args), kwargs], self.name,
-                            retry=_retry_tuple(self.retry_policy), cache_ttl=ttl)
+                            retry=_retry_tuple(self.retry_policy), cache_ttl=ttl, run=run)
 
     def _call(self, input: Any, run: Any, config: Any) -> Any:
         args, kwargs = input if isinstance(input, list) and len(input) == 2 else ([input], {})

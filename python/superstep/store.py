@@ -236,7 +236,7 @@ class BaseStore:
                  manual_clock: bool = False) -> None:
         index = dict(index or {})
         ttl = dict(ttl or {})
-        unknown = set(index) - {"dims", "embed", "fields", "text_fields"}
+        unknown = set(index) - {"dims", "embed", "fields", "text_fields", "distance_type"}
         if unknown:
             raise ValueError(f"index: unknown keys {sorted(unknown)}")
         unknown = set(ttl) - {"default_ttl", "refresh_on_read", "sweep_interval_minutes",
