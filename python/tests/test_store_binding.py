@@ -13,6 +13,8 @@ import pytest
 from superstep.store import InMemoryStore, PostgresStore, SqliteStore
 
 CLUSTER = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "pg", "cluster.sh")
+# The server and psql run without the sanitizer runtime CTest preloads into Python.
+ENV = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
 
 
 def _schema_url(url):
@@ -20,14 +22,14 @@ def _schema_url(url):
     schema = "s" + uuid.uuid4().hex[:12]
     psql = ([p for p in ["/usr/bin/psql"] if os.path.exists(p)]
             + sorted(glob.glob("/usr/lib/postgresql/*/bin/psql")))[0]
-    subprocess.run([psql, url, "-qc", f"CREATE SCHEMA {schema}"], check=True)
+    subprocess.run([psql, url, "-qc", f"CREATE SCHEMA {schema}"], check=True, env=ENV)
     return f"{url}?options=-csearch_path%3D{schema}"
 
 
 @pytest.fixture(scope="module")
 def pg_url(tmp_path_factory):
     d = str(tmp_path_factory.mktemp("pg"))
-    r = subprocess.run(["sh", CLUSTER, "start", d], capture_output=True, text=True)
+    r = subprocess.run(["sh", CLUSTER, "start", d], capture_output=True, text=True, env=ENV)
     assert r.returncode == 0, r.stderr
     url_file = os.path.join(d, "url")
     if not os.path.exists(url_file):
@@ -37,7 +39,7 @@ def pg_url(tmp_path_factory):
     try:
         yield url
     finally:
-        subprocess.run(["sh", CLUSTER, "stop", d], capture_output=True)
+        subprocess.run(["sh", CLUSTER, "stop", d], capture_output=True, env=ENV)
 
 
 def embed(texts):
