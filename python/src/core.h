@@ -62,4 +62,11 @@ int sstpy_saver_init(PyObject *m);
 extern PyTypeObject sstpy_saver_type;
 sst_checkpointer *sstpy_saver_get(PyObject *o);
 
+/* The functional API (func.c) and stores (store.c). */
+int sstpy_func_init(PyObject *m);
+int sstpy_store_init(PyObject *m);
+/* The sst_store of a _core.Store or of an object whose _store is one (borrowed), or NULL with
+ * TypeError/ValueError set. */
+sst_store *sstpy_store_get(PyObject *o);
+
 #endif /* SUPERSTEP_PYTHON_CORE_H */

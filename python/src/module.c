@@ -295,5 +295,9 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(m);
         return NULL;
     }
+    if (sstpy_func_init(m) < 0 || sstpy_store_init(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

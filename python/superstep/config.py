@@ -25,4 +25,9 @@ def get_stream_writer():
     return _core.emit
 
 
-__all__ = ["get_config", "get_stream_writer"]
+def get_store():
+    """The long-term store of the running entrypoint, task or node (None without one)."""
+    return getattr(_local, "store", None)
+
+
+__all__ = ["get_config", "get_stream_writer", "get_store"]

@@ -206,11 +206,12 @@ class Runtime:
 class _Run:
     """What nodes of one invoke receive besides the state."""
 
-    __slots__ = ("config", "context")
+    __slots__ = ("config", "context", "store")
 
-    def __init__(self, config: dict, context: Any) -> None:
+    def __init__(self, config: dict, context: Any, store: Any = None) -> None:
         self.config = config
         self.context = context
+        self.store = store
 
 
 def _wants(fn: Callable) -> Tuple[dict, int]:
@@ -372,15 +373,18 @@ class _Node:
                 kwargs["config"] = config
         if self.want_writer:
             kwargs["writer"] = get_stream_writer()
+        store = getattr(run, "store", None)
         if self.want_runtime:
             kwargs["runtime"] = Runtime(
-                run.context if run is not None else None, None, get_stream_writer(),
+                run.context if run is not None else None, store, get_stream_writer(),
                 execution_info=_execution_info(config),
             )
         if self.want_store:
-            kwargs["store"] = None
+            kwargs["store"] = store
         prev = getattr(_local, "config", None)
+        prev_store = getattr(_local, "store", None)
         _local.config = config
+        _local.store = store
         try:
             result = self.fn(*args, **kwargs)
         except ParentCommand:
@@ -389,6 +393,7 @@ class _Node:
             return None
         finally:
             _local.config = prev
+            _local.store = prev_store
         return _normalize(result, self.root, self.name)
 
     def _retryable(self, exc: BaseException) -> bool:
@@ -614,11 +619,13 @@ class StateGraph:
                 f"BaseCheckpointSaver, `True`, `False`, or `None`. Received "
                 f"{type(checkpointer).__name__}."
             )
-        if cache is not None or store is not None:
-            raise NotImplementedError("compile: cache= and store= are not supported yet")
+        if cache is not None:
+            raise NotImplementedError("compile: cache= is not supported yet")
         try:
-            return self._compile(checkpointer, interrupt_before, interrupt_after, name, workers,
-                                 checkpoints)
+            compiled = self._compile(checkpointer, interrupt_before, interrupt_after, name,
+                                     workers, checkpoints)
+            compiled.store = store  # nodes' `store` argument, get_store() (superstep.store)
+            return compiled
         except SuperstepError as e:
             # A graph the engine refuses is LangGraph's ValueError at compile.
             raise EngineValueError(str(e), e.code, e.node) from None
@@ -791,7 +798,7 @@ class CompiledStateGraph:
             thread_id=conf.get("thread_id") if self.checkpointer is not None else None,
             checkpoint_id=conf.get("checkpoint_id"),
             config=_json_config(config),
-            pyconfig=_Run(config, context),
+            pyconfig=_Run(config, context, getattr(self, "store", None)),
             recursion_limit=limit,
             durability=_DURABILITY[durability],
             subgraphs=subgraphs,
