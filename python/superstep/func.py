@@ -225,6 +225,7 @@ class _Builder:
     """What CompiledStateGraph asks of a builder: a root state."""
 
     root = ("replace", None, False)
+    message_fields: tuple = ()  # an entrypoint's value holds no add_messages field
 
 
 class _Entry:

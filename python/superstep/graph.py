@@ -900,7 +900,9 @@ class CompiledStateGraph:
         """Whether invoke() runs this graph as a subgraph of the node calling it: inside a
         node, without a checkpointer of its own (LangGraph's subgraph in a function)."""
         return (
-            self.checkpointer is None and _core.in_node() and stream_mode == "values"
+            # An entrypoint (superstep.func) called in a node runs as its own invoke for now.
+            hasattr(self._cg, "run_in_node")
+            and self.checkpointer is None and _core.in_node() and stream_mode == "values"
             and interrupt_before is None and interrupt_after is None
             and not isinstance(input, Command)
         )

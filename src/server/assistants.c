@@ -658,7 +658,9 @@ static sst_value *field_schema(const sst_schema *schema, const sst_value *defaul
         f = sst_object_empty(); /* any JSON value */
     }
     f = sst__set_take(f, "title", sst_string_new(name, err), err);
-    if (reducer != NULL && strcmp(reducer, "replace") != 0) {
+    /* replace and unique (LangGraph's LastValue, a Python graph's plain field) are what a
+     * field without a reducer does: LangGraph's schemas describe neither. */
+    if (reducer != NULL && strcmp(reducer, "replace") != 0 && strcmp(reducer, "unique") != 0) {
         char what[96];
         snprintf(what, sizeof what, "Reducer: %s", reducer);
         f = sst__set_take(f, "description", sst_string_new(what, err), err);
