@@ -317,9 +317,8 @@ int main(int argc, char **argv) {
         printf("{\"impl\":\"c-api\",\"db\":\"%s\",\"mode\":\"%s\",\"threads\":%ld,\"runs\":%zu,"
                "\"total_runs\":%zu,\"secs\":%.3f,\"runs_per_s\":%.1f,\"p50_ms\":%.3f,"
                "\"p99_ms\":%.3f,\"cpu_ms_per_run\":%.4f,\"peak_rss_kib\":%ld}\n",
-               kind, mode, threads, n, n + (size_t)warmup, wall,
-               wall > 0 ? (double)n / wall : 0.0, pct(all, n, 50), pct(all, n, 99),
-               n ? cpu * 1e3 / (double)n : 0.0, ru.ru_maxrss);
+               kind, mode, threads, n, n + (size_t)warmup, wall, wall > 0 ? (double)n / wall : 0.0,
+               pct(all, n, 50), pct(all, n, 99), n ? cpu * 1e3 / (double)n : 0.0, ru.ru_maxrss);
     }
     free(all);
     for (long i = 0; i < started; i++) {

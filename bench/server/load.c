@@ -262,8 +262,7 @@ static void client_prepare(client *c) {
             else
                 snprintf(c->url, sizeof c->url, "%s/threads/%s/runs/wait", g_base, c->thread_id);
             snprintf(c->post, sizeof c->post,
-                     "{\"assistant_id\":\"chain\",\"input\":{\"items\":[\"x\"]}%s}",
-                     g_durability);
+                     "{\"assistant_id\":\"chain\",\"input\":{\"items\":[\"x\"]}%s}", g_durability);
             break;
         case STEP_STREAM:
             snprintf(c->url, sizeof c->url, "%s/threads/%s/runs/stream", g_base, c->thread_id);
@@ -620,8 +619,9 @@ int main(int argc, char **argv) {
     if (o.durability) {
         size_t dl = strlen(o.durability);
         if (dl == 0 || dl > 16 || strspn(o.durability, "abcdefghijklmnopqrstuvwxyz") != dl) {
-            fprintf(stderr, "bench_server_load: --durability: expected a mode name such as "
-                            "sync, async or exit, got '%s'\n",
+            fprintf(stderr,
+                    "bench_server_load: --durability: expected a mode name such as "
+                    "sync, async or exit, got '%s'\n",
                     o.durability);
             return 2;
         }
