@@ -20,6 +20,8 @@
  * --pid PID[,PID]: also report the CPU time (utime+stime, /proc/PID/stat) the
  * server spent during the measured phase, and its VmHWM / VmRSS at the end.
  * --warmup K: K sequential chain runs first, not measured (default 3).
+ * --durability MODE: every run's body asks for that durability (sync, async,
+ * exit); without it the body names none and the server's default applies.
  * Prints one JSON object on stdout.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -44,6 +46,7 @@ typedef struct opts {
     long n;
     int warmup;
     const char *pids;
+    const char *durability; /* NULL: not in the run bodies */
 } opts;
 
 static double now_s(void) {
@@ -226,6 +229,7 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud) {
 
 static const opts *g_o;
 static char g_base[400];
+static char g_durability[48]; /* ",\"durability\":\"MODE\"" or "" */
 
 static void client_init(client *c) {
     memset(c, 0, sizeof *c);
@@ -258,15 +262,15 @@ static void client_prepare(client *c) {
             else
                 snprintf(c->url, sizeof c->url, "%s/threads/%s/runs/wait", g_base, c->thread_id);
             snprintf(c->post, sizeof c->post,
-                     "{\"assistant_id\":\"chain\",\"input\":{\"items\":[\"x\"]}}");
+                     "{\"assistant_id\":\"chain\",\"input\":{\"items\":[\"x\"]}%s}", g_durability);
             break;
         case STEP_STREAM:
             snprintf(c->url, sizeof c->url, "%s/threads/%s/runs/stream", g_base, c->thread_id);
             snprintf(
                 c->post, sizeof c->post,
                 "{\"assistant_id\":\"counter\",\"input\":{\"n\":%ld},\"stream_mode\":\"updates\","
-                "\"config\":{\"recursion_limit\":%ld}}",
-                g_o->n, g_o->n + 100);
+                "\"config\":{\"recursion_limit\":%ld}%s}",
+                g_o->n, g_o->n + 100, g_durability);
             break;
         case STEP_STATE:
             snprintf(c->url, sizeof c->url, "%s/threads/%s/state", g_base, c->thread_id);
@@ -560,11 +564,12 @@ static void usage(FILE *f) {
             "  --n N             counter steps in stream mode (default 1000)\n"
             "  --warmup K        unmeasured sequential chain runs first (default 3)\n"
             "  --pid PID[,PID]   report the server's CPU time in the phase, VmHWM, VmRSS\n"
+            "  --durability M    every run asks for durability M (sync, async, exit)\n"
             "Prints one JSON object; latencies in ms; client_cpu_ms is this program's CPU.\n");
 }
 
 int main(int argc, char **argv) {
-    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL};
+    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -597,6 +602,8 @@ int main(int argc, char **argv) {
             o.n = strtol(v, NULL, 10);
         else if (!strcmp(a, "--warmup"))
             o.warmup = (int)strtol(v, NULL, 10);
+        else if (!strcmp(a, "--durability"))
+            o.durability = v;
         else if (!strcmp(a, "--pid"))
             o.pids = v;
         else {
@@ -608,6 +615,17 @@ int main(int argc, char **argv) {
     if (o.conc < 1 || o.secs <= 0 || o.n < 1) {
         usage(stderr);
         return 2;
+    }
+    if (o.durability) {
+        size_t dl = strlen(o.durability);
+        if (dl == 0 || dl > 16 || strspn(o.durability, "abcdefghijklmnopqrstuvwxyz") != dl) {
+            fprintf(stderr,
+                    "bench_server_load: --durability: expected a mode name such as "
+                    "sync, async or exit, got '%s'\n",
+                    o.durability);
+            return 2;
+        }
+        snprintf(g_durability, sizeof g_durability, ",\"durability\":\"%s\"", o.durability);
     }
     snprintf(g_base, sizeof g_base, "%s", o.url);
     size_t bl = strlen(g_base);
