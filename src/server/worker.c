@@ -462,6 +462,13 @@ static void judge(srv_worker *w, emit_ctx *ec, sst_graph_result *gr, const sst_e
     if (gr != NULL && sst_graph_result_status(gr) == SST_RUN_INTERRUPTED) {
         out->status = SST_QUEUE_INTERRUPTED;
         sst_value *i = interrupts_only(sst_graph_result_interrupts(gr), &err);
+        if (sst_array_len(sst_object_get(i, "__interrupt__")) == 0 &&
+            (ec->user & (SRV_MODE_VALUES | SRV_MODE_UPDATES)) == SRV_MODE_VALUES) {
+            /* interrupt_before/after asked for "values" without "updates" (useStream): the
+             * stream ends with values {"__interrupt__": []} as LangGraph.js's ends it (with
+             * "updates" too, on_event sends both) */
+            publish(ec, "values", NULL, i);
+        }
         out->result = json_of(i);
         sst_value_unref(i);
         out->values = json_of(srv_unroot(sst_graph_result_state(gr)));
