@@ -58,6 +58,9 @@ npm ci --prefix tests/server --no-audit --no-fund --loglevel=error >/dev/null
 # puppeteer-core, pinned (tests/web/package-lock.json), drives Debian's chromium (never a
 # downloaded browser) against the web page.
 npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
+# LangGraph.js's own dev server (@langchain/langgraph-api/-cli, tests/web/peer/package-lock.json)
+# that the useStream page is compared against.
+npm ci --prefix tests/web/peer --no-audit --no-fund --loglevel=error >/dev/null
 # The MCP reference server (@modelcontextprotocol/server-everything, tests/mcp/package-lock.json)
 # that the MCP client is tested against, over stdio and Streamable HTTP.
 npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
