@@ -21,6 +21,7 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
+#include "common/hex.h"
 #include "http_client.h"
 #include "redact.h"
 #include "superstep/json.h"
@@ -60,14 +61,6 @@ static bool is_ows(char c) {
 /* An HTTP token character (RFC 9110), which keys of both lists must be. */
 static bool is_tchar(unsigned char c) {
     return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (char)(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /*
@@ -118,8 +111,8 @@ static sst_value *kv_entry(sst_value *o, const char *p, size_t len, size_t idx, 
         if (c == '%') {
             int hi = -1;
             if (end - q >= 3) {
-                hi = hex_digit(q[1]);
-                int lo = hex_digit(q[2]);
+                hi = sst__hex_digit(q[1]);
+                int lo = sst__hex_digit(q[2]);
                 hi = hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
             }
             if (hi < 0) {
