@@ -7,8 +7,8 @@
 #include <strings.h>
 
 #include <curl/curl.h>
-#include <pthread.h>
 
+#include "http_client.h"
 #include "redact.h"
 
 void sst__http_config_init(sst__http_config *c) {
@@ -71,24 +71,11 @@ static size_t on_body(char *ptr, size_t size, size_t n, void *ud) {
     return bytes;
 }
 
-/* Retry-After in seconds (the HTTP-date form is not honoured: the backoff applies). */
 static size_t on_header(char *line, size_t size, size_t n, void *ud) {
     attempt *a = ud;
-    size_t len = size * n;
-    static const char name[] = "retry-after:";
-    if (len > sizeof name - 1 && strncasecmp(line, name, sizeof name - 1) == 0) {
-        char value[32];
-        size_t k =
-            len - (sizeof name - 1) < sizeof value - 1 ? len - (sizeof name - 1) : sizeof value - 1;
-        memcpy(value, line + sizeof name - 1, k);
-        value[k] = '\0';
-        char *end;
-        double s = strtod(value, &end);
-        if (end != value && s >= 0 && s < 1e9) {
-            a->retry_after_ms = (long)(s * 1000.0);
-        }
-    }
-    return len;
+    int64_t ms = sst__retry_after_header(line, size * n);
+    a->retry_after_ms = ms >= 0 ? (long)ms : a->retry_after_ms;
+    return size * n;
 }
 
 /*
@@ -216,10 +203,6 @@ static sst_code once(sst__http_request *q, const char *body, const sst__http_han
     return code;
 }
 
-static void global_init(void) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /*
  * Adds "Authorization: Bearer KEY" (or "HEADER: KEY") to @p q's headers; the
  * key is one of its secrets. SST_ENOMEM leaves the headers as they were: a
@@ -258,8 +241,7 @@ sst_code sst__http_request_init(sst__http_request *q, const sst__http_config *c,
 sst_code sst__http_request_init_auth(sst__http_request *q, const sst__http_config *c,
                                      const char *base_url, const char *path, const char *accept,
                                      const sst__http_auth *auth, sst_error *err) {
-    static pthread_once_t once_init = PTHREAD_ONCE_INIT;
-    pthread_once(&once_init, global_init);
+    sst__http_global_init();
     memset(q, 0, sizeof *q);
     q->cfg = c;
     size_t blen = strlen(base_url);
@@ -323,25 +305,32 @@ void sst__http_request_free(sst__http_request *q) {
     q->password = NULL;
 }
 
+static bool cancelled(void *ud) {
+    const sst__http_config *c = ud;
+    return c->cancelled != NULL && c->cancelled(c->cancel_ud);
+}
+
 sst_code sst__http_post(sst__http_request *q, const char *body, const sst__http_handler *h,
                         sst_error *err) {
     const sst__http_config *c = q->cfg;
     unsigned attempts = c->max_attempts > 0 ? c->max_attempts : 1;
-    long backoff = c->retry_base_ms;
+    uint64_t cap = c->max_retry_after_ms > 0 ? (uint64_t)c->max_retry_after_ms : 0;
+    /* retry_base_ms doubled each retry, never more than the cap; no jitter. */
+    sst_retry_policy backoff = {.max_attempts = attempts,
+                                .initial_interval_s = (double)c->retry_base_ms / 1000.0,
+                                .backoff_factor = 2.0,
+                                .max_interval_s = (double)cap / 1000.0};
     sst_code code = SST_OK;
     bool transient = false;
     for (unsigned i = 1; i <= attempts; i++) {
         long retry_after = -1;
         sst_error_clear(err);
         code = once(q, body, h, &retry_after, &transient, err);
-        if (code == SST_OK || !transient || i == attempts ||
-            (c->cancelled != NULL && c->cancelled(c->cancel_ud))) {
+        if (code == SST_OK || !transient || i == attempts || cancelled((void *)c) ||
+            !sst__http_wait(c->what, sst__http_retry_wait_ms(&backoff, i, retry_after, cap),
+                            cancelled, (void *)c)) {
             break;
         }
-        long wait = retry_after >= 0 ? retry_after : backoff;
-        wait = wait < c->max_retry_after_ms ? wait : c->max_retry_after_ms;
-        sst__sleep_ms(wait > 0 ? (uint64_t)wait : 0);
-        backoff = backoff < c->max_retry_after_ms ? backoff * 2 : backoff;
     }
     /* Only a failure that every attempt met: the last one did, and it was not permanent. */
     if (code != SST_OK && transient && attempts > 1) {

@@ -13,33 +13,14 @@
 #include <math.h>
 #include <stdarg.h>
 
+#include "common/hex.h"
+#include "common/utf8.h"
 #include "superstep/json.h"
 #include "values/values_num.h"
 
 enum { OK = 0, BAD = 1, STOP = 2 }; /* what evaluating a schema found */
 
 /* ---- small helpers ------------------------------------------------------ */
-
-/* The code point at *p (valid UTF-8, as every sst string is); advances *p. */
-static uint32_t utf8_next(const unsigned char **p, const unsigned char *e) {
-    const unsigned char *s = *p;
-    uint32_t c = s[0];
-    if (c >= 0xF0 && e - s >= 4) {
-        *p = s + 4;
-        return ((c & 0x07u) << 18) | ((s[1] & 0x3Fu) << 12) | ((s[2] & 0x3Fu) << 6) |
-               (s[3] & 0x3Fu);
-    }
-    if (c >= 0xE0 && e - s >= 3) {
-        *p = s + 3;
-        return ((c & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
-    }
-    if (c >= 0xC0 && e - s >= 2) {
-        *p = s + 2;
-        return ((c & 0x1Fu) << 6) | (s[1] & 0x3Fu);
-    }
-    *p = s + 1;
-    return c;
-}
 
 /* Code points in @p n bytes of valid UTF-8. */
 static size_t utf8_count(const char *s, size_t n) {
@@ -385,19 +366,6 @@ static uint32_t rx_set_finish(rxp *P, bool neg) {
     return P->n_sets++;
 }
 
-static int hex_digit(unsigned char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Reads exactly @p n hex digits at P->p; false when they are not there. */
 static bool rx_hex(rxp *P, int n, uint32_t *out) {
     uint32_t v = 0;
@@ -405,7 +373,7 @@ static bool rx_hex(rxp *P, int n, uint32_t *out) {
         return false;
     }
     for (int i = 0; i < n; i++) {
-        int d = hex_digit(P->p[i]);
+        int d = sst__hex_digit(P->p[i]);
         if (d < 0) {
             return false;
         }
@@ -488,8 +456,8 @@ static bool rx_escape(rxp *P, bool in_class, uint32_t *cp, char *cls) {
                 P->p++;
                 uint32_t v = 0;
                 int digits = 0;
-                while (P->p < P->e && hex_digit(*P->p) >= 0 && v <= RX_CP_MAX) {
-                    v = v * 16 + (uint32_t)hex_digit(*P->p++);
+                while (P->p < P->e && sst__hex_digit(*P->p) >= 0 && v <= RX_CP_MAX) {
+                    v = v * 16 + (uint32_t)sst__hex_digit(*P->p++);
                     digits++;
                 }
                 if (digits == 0 || v > RX_CP_MAX || P->p >= P->e || *P->p != '}') {
@@ -529,7 +497,7 @@ static bool rx_escape(rxp *P, bool in_class, uint32_t *cp, char *cls) {
         return rx_fail(P, "unknown escape '\\%c' at offset %zu", c, at);
     }
     P->p--;
-    *cp = utf8_next(&P->p, P->e); /* an escaped punctuation or other character: itself */
+    *cp = sst__utf8_next(&P->p, P->e); /* an escaped punctuation or other character: itself */
     return true;
 }
 
@@ -540,7 +508,7 @@ static bool rx_class_atom(rxp *P, uint32_t *cp, char *cls) {
         return rx_escape(P, true, cp, cls);
     }
     *cls = 0;
-    *cp = utf8_next(&P->p, P->e);
+    *cp = sst__utf8_next(&P->p, P->e);
     return true;
 }
 
@@ -720,7 +688,7 @@ static uint32_t rx_atom(rxp *P, unsigned depth) {
             P->p++; /* a '{' that starts no quantifier is itself (Annex B) */
             return rx_node_new(P, N_CHAR, '{', 0);
         default:
-            return rx_node_new(P, N_CHAR, utf8_next(&P->p, P->e), 0);
+            return rx_node_new(P, N_CHAR, sst__utf8_next(&P->p, P->e), 0);
     }
 }
 
@@ -1055,7 +1023,7 @@ static int rx_search(const jregex *re, const char *s, size_t len, rx_scratch *w,
     uint32_t prev = RX_NONE, n_seeds = 0;
     for (;;) {
         const unsigned char *q = p;
-        uint32_t cur = p < e ? utf8_next(&q, e) : RX_NONE;
+        uint32_t cur = p < e ? sst__utf8_next(&q, e) : RX_NONE;
         if (++w->gen == 0) {
             memset(w->mark, 0, w->cap * sizeof *w->mark);
             w->gen = 1;
@@ -2163,8 +2131,8 @@ static bool percent_decode(char *s, size_t *len) {
             s[o++] = s[i];
             continue;
         }
-        int hi = i + 2 < *len ? hex_digit((unsigned char)s[i + 1]) : -1;
-        int lo = hi >= 0 ? hex_digit((unsigned char)s[i + 2]) : -1;
+        int hi = i + 2 < *len ? sst__hex_digit((unsigned char)s[i + 1]) : -1;
+        int lo = hi >= 0 ? sst__hex_digit((unsigned char)s[i + 2]) : -1;
         if (lo < 0) {
             return false;
         }

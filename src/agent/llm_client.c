@@ -11,14 +11,15 @@
 #include "values/build.h"
 
 void sst__llm_config_init(sst__llm_config *c) {
-    memset(c, 0, sizeof *c);
-    c->connect_timeout_ms = 5000;
-    c->timeout_ms = 60000;
-    c->max_attempts = 3;
-    c->retry_base_ms = 500;
-    c->max_retry_after_ms = 30000;
-    c->max_response = 8u << 20;
-    c->stream = true;
+    sst__http_config h; /* the HTTP defaults are the HTTP layer's (http.c) */
+    sst__http_config_init(&h);
+    *c = (sst__llm_config){.connect_timeout_ms = h.connect_timeout_ms,
+                           .timeout_ms = h.timeout_ms,
+                           .max_attempts = h.max_attempts,
+                           .retry_base_ms = h.retry_base_ms,
+                           .max_retry_after_ms = h.max_retry_after_ms,
+                           .max_response = h.max_response,
+                           .stream = true};
 }
 
 /*

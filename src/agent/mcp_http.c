@@ -18,6 +18,7 @@
 
 #include <curl/curl.h>
 
+#include "http_client.h"
 #include "mcp.h"
 #include "redact.h"
 #include "sse.h"
@@ -52,13 +53,14 @@ typedef struct exchange {
     http_tr *t;
     CURL *easy;
     sst__sse sse;
-    sst__buf body;     /* a JSON reply, or the start of an error body */
-    size_t received;   /* bytes of a JSON reply so far */
-    bool too_large;    /* a JSON reply over max_message */
-    char ctype[128];   /* the reply's Content-Type */
-    char session[256]; /* the reply's Mcp-Session-Id, or "" */
-    sst_error err;     /* a callback's error */
-    char **outbox;     /* messages the sink sent during the transfer, owned */
+    sst__buf body;          /* a JSON reply, or the start of an error body */
+    size_t received;        /* bytes of a JSON reply so far */
+    bool too_large;         /* a JSON reply over max_message */
+    char ctype[128];        /* the reply's Content-Type */
+    char session[256];      /* the reply's Mcp-Session-Id, or "" */
+    int64_t retry_after_ms; /* the reply's Retry-After, or -1 */
+    sst_error err;          /* a callback's error */
+    char **outbox;          /* messages the sink sent during the transfer, owned */
     size_t n_out, cap_out;
 } exchange;
 
@@ -70,10 +72,6 @@ static http_tr *from_base(sst__mcp_transport *t) {
 }
 
 /* ---- handles ------------------------------------------------------------------------------ */
-
-static void global_init(void) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static http_conn *take_conn(http_tr *t) {
     pthread_mutex_lock(&t->mu);
@@ -147,8 +145,11 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud) {
     if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
         x->ctype[0] = '\0'; /* a new response (after a 100 Continue) */
         x->session[0] = '\0';
+        x->retry_after_ms = -1;
         return len;
     }
+    int64_t wait = sst__retry_after_header(line, len);
+    x->retry_after_ms = wait >= 0 ? wait : x->retry_after_ms;
     header_value(line, len, "content-type", x->ctype, sizeof x->ctype);
     header_value(line, len, "mcp-session-id", x->session, sizeof x->session);
     return len;
@@ -355,11 +356,13 @@ static sst_code outcome(exchange *x, CURLcode rc, const char *curl_msg, bool had
 }
 
 /*
- * POSTs @p body (or, @p delete_session, sends DELETE) and hands the reply's
- * messages to the sink. SST_ETIMEOUT / SST_ECANCELLED when @p w stopped it.
+ * One attempt of post(). *busy: the server answered 429 or 503 (it did not
+ * take the message: another attempt may), with *retry_after_ms its
+ * Retry-After or -1.
  */
-static sst_code post(http_tr *t, bool delete_session, const char *body, size_t len,
-                     const sst__mcp_wait *w, sst_error *err) {
+static sst_code post_once(http_tr *t, bool delete_session, const char *body, size_t len,
+                          const sst__mcp_wait *w, bool *busy, int64_t *retry_after_ms,
+                          sst_error *err) {
     http_conn *c = take_conn(t);
     struct curl_slist *headers =
         c != NULL ? request_headers(t, !delete_session, w != NULL ? w->traceparent : NULL) : NULL;
@@ -376,6 +379,7 @@ static sst_code post(http_tr *t, bool delete_session, const char *body, size_t l
     memset(&x, 0, sizeof x);
     x.t = t;
     x.easy = c->easy;
+    x.retry_after_ms = -1;
     sst__sse_init(&x.sse, t->max_message, on_event, &x);
     sst__buf_init(&x.body);
     char curl_msg[CURL_ERROR_SIZE] = "";
@@ -404,6 +408,9 @@ static sst_code post(http_tr *t, bool delete_session, const char *body, size_t l
         sst__error(err, code, "stopped waiting for the reply from %s", t->shown);
     } else {
         code = outcome(&x, rc, curl_msg, had_session, err);
+        long status = status_of(c->easy);
+        *busy = code != SST_OK && rc == CURLE_OK && (status == 429 || status == 503);
+        *retry_after_ms = x.retry_after_ms;
     }
     if (x.session[0] != '\0' && !delete_session) {
         pthread_mutex_lock(&t->mu);
@@ -423,6 +430,39 @@ static sst_code post(http_tr *t, bool delete_session, const char *body, size_t l
     curl_slist_free_all(headers);
     put_conn(t, c);
     return code;
+}
+
+static bool wait_stopped(void *ud) {
+    return sst__mcp_wait_check(ud) != SST_OK;
+}
+
+/*
+ * POSTs @p body (or, @p delete_session, sends DELETE) and hands the reply's
+ * messages to the sink. A 429 or 503 (the server did not take it) is tried
+ * again, up to three attempts, after the server's Retry-After or a backoff
+ * (http_client.h), unless the wait would pass @p w's deadline.
+ * SST_ETIMEOUT / SST_ECANCELLED when @p w stopped it.
+ */
+static sst_code post(http_tr *t, bool delete_session, const char *body, size_t len,
+                     const sst__mcp_wait *w, sst_error *err) {
+    static const sst_retry_policy backoff = {
+        .max_attempts = 3, .initial_interval_s = 0.5, .backoff_factor = 2.0, .max_interval_s = 4};
+    for (unsigned i = 1;; i++) {
+        bool busy = false;
+        int64_t retry_after = -1;
+        sst_code code = post_once(t, delete_session, body, len, w, &busy, &retry_after, err);
+        if (code == SST_OK || !busy || i >= backoff.max_attempts) {
+            return code;
+        }
+        uint64_t wait = sst__http_retry_wait_ms(&backoff, i, retry_after, SST__RETRY_AFTER_MAX_MS);
+        if (w != NULL && w->deadline_ms != 0 && sst__mcp_now_ms() + wait >= w->deadline_ms) {
+            return code; /* the answer would come too late */
+        }
+        if (!sst__http_wait("MCP", wait, wait_stopped, (void *)w)) {
+            return code;
+        }
+        sst_error_clear(err);
+    }
 }
 
 static sst_code http_send(sst__mcp_transport *base, const char *json, size_t len,
@@ -480,8 +520,7 @@ static void http_close(sst__mcp_transport *base) {
 
 sst__mcp_transport *sst__mcp_http_open(const char *url, const sst_mcp_opts *o,
                                        const sst__mcp_sink *sink, sst_error *err) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, global_init);
+    sst__http_global_init();
     if (url == NULL || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)) {
         char shown[256];
         sst__url_redact(url != NULL ? url : "(none)", shown, sizeof shown);

@@ -5,29 +5,22 @@
  * transient error is tried again with backoff, then the same request goes to
  * the next model; the first reply wins.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "middleware.h"
+#include "superstep/pregel.h"
 
 typedef struct fallback {
     const sst__model **models; /* owned array of borrowed models */
     size_t n;
     unsigned retries;
-    long base_ms; /* the first backoff, doubled each retry */
+    sst_retry_policy backoff; /* the waits between retries of one model */
 } fallback;
 
 static void free_fallback(void *ud) {
     fallback *f = ud;
     sst__free(f->models);
     sst__free(f);
-}
-
-static void sleep_ms(long ms) {
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
 }
 
 static sst_value *wrap(sst_model_request *req, sst_model_handler next, void *next_data, void *ud,
@@ -37,7 +30,6 @@ static sst_value *wrap(sst_model_request *req, sst_model_handler next, void *nex
     sst_error last = {0};
     for (size_t m = 0; m <= f->n; m++) {
         req->model = m == 0 ? own : f->models[m - 1];
-        long wait = f->base_ms;
         for (unsigned attempt = 0; attempt <= f->retries; attempt++) {
             sst_error e = {0};
             sst_value *reply = next(req, next_data, &e);
@@ -55,8 +47,7 @@ static sst_value *wrap(sst_model_request *req, sst_model_handler next, void *nex
             if (!sst_code_is_transient(e.code) || attempt == f->retries) {
                 break; /* for good, or out of retries: the next model */
             }
-            sleep_ms(wait);
-            wait = wait < 4000 ? wait * 2 : wait;
+            sst__sleep_ms(sst_retry_policy_delay_ms(&f->backoff, attempt + 1, 0));
         }
     }
     req->model = own;
@@ -89,7 +80,11 @@ sst_middleware *sst_middleware_model_fallback(sst_model *const *fallbacks, size_
     }
     f->n = n;
     f->retries = retries;
-    f->base_ms = 200;
+    /* 200 ms, doubled each retry up to 6.4 s; no jitter. */
+    f->backoff = (sst_retry_policy){.max_attempts = retries + 1,
+                                    .initial_interval_s = 0.2,
+                                    .backoff_factor = 2.0,
+                                    .max_interval_s = 6.4};
     sst_middleware_hooks h = {
         .wrap_model_call = wrap, .user_data = f, .free_user_data = free_fallback};
     sst_middleware *m = sst_middleware_new("ModelFallbackMiddleware", &h, err);

@@ -7,6 +7,8 @@
 
 #include <time.h>
 
+#include "common/hex.h"
+#include "common/utf8.h"
 #include "superstep/json.h"
 #include "superstep/version.h"
 #include "values/build.h"
@@ -69,17 +71,6 @@ void sst__traceparent_format(const sst__trace_ctx *ctx, char out[SST__TRACEPAREN
     sst__hex_lower(&ctx->flags, 1, out + 53);
 }
 
-/* The value of a lowercase hex digit, or -1 (uppercase is not allowed). */
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    return -1;
-}
-
 /*
  * Decodes the @p n bytes of field @p what at @p at (offset @p off in the
  * header); SST_EPARSE naming the first character that is not lowercase hex.
@@ -87,7 +78,7 @@ static int hexval(char c) {
 static sst_code unhex_field(const char *at, size_t off, size_t n, const char *what, uint8_t *out,
                             sst_error *err) {
     for (size_t i = 0; i < 2 * n; i++) {
-        int v = hexval(at[i]);
+        int v = at[i] >= 'A' && at[i] <= 'F' ? -1 : sst__hex_digit(at[i]); /* lowercase only */
         if (v < 0) {
             return sst__error(err, SST_EPARSE,
                               "traceparent: %s has '%c' at offset %zu, not a lowercase hex digit",
@@ -373,19 +364,6 @@ void sst__span_end(sst__span *s) {
 /* Deeper values are sent as their JSON text (a stringValue). */
 #define MAX_ANY_DEPTH 16
 
-/*
- * The length of the UTF-8 character at @p p (@p n bytes left), or 0 when
- * the bytes there are not one.
- */
-static size_t utf8_char(const unsigned char *p, size_t n) {
-    size_t len = p[0] < 0x80                    ? 1
-                 : p[0] >= 0xC2 && p[0] <= 0xDF ? 2
-                 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-                 : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4
-                                                : 0;
-    return len != 0 && len <= n && sst_utf8_valid((const char *)p, len) ? len : 0;
-}
-
 /* A JSON string of @p len bytes: escapes as JSON needs, U+FFFD for bytes that are not UTF-8. */
 static void put_str(sst__buf *b, const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
@@ -414,7 +392,7 @@ static void put_str(sst__buf *b, const char *s, size_t len) {
             }
             p++;
         } else {
-            size_t n = utf8_char(p, (size_t)(end - p));
+            size_t n = sst__utf8_seq(p, end);
             if (n == 0) {
                 sst__buf_append(b, "\xEF\xBF\xBD", 3); /* U+FFFD for the bad byte */
                 p++;

@@ -21,6 +21,8 @@
 #include <curl/curl.h>
 #include <pthread.h>
 
+#include "common/hex.h"
+#include "http_client.h"
 #include "redact.h"
 #include "superstep/json.h"
 #include "superstep/version.h"
@@ -59,14 +61,6 @@ static bool is_ows(char c) {
 /* An HTTP token character (RFC 9110), which keys of both lists must be. */
 static bool is_tchar(unsigned char c) {
     return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (char)(c | 0x20);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /*
@@ -117,8 +111,8 @@ static sst_value *kv_entry(sst_value *o, const char *p, size_t len, size_t idx, 
         if (c == '%') {
             int hi = -1;
             if (end - q >= 3) {
-                hi = hex_digit(q[1]);
-                int lo = hex_digit(q[2]);
+                hi = sst__hex_digit(q[1]);
+                int lo = sst__hex_digit(q[2]);
                 hi = hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
             }
             if (hi < 0) {
@@ -443,10 +437,6 @@ static void wait_until(pthread_cond_t *c, pthread_mutex_t *mu, uint64_t deadline
     pthread_cond_timedwait(c, mu, &ts);
 }
 
-static void global_init(void) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 static size_t on_reply(char *ptr, size_t size, size_t n, void *ud) {
     sst__otlp_exporter *e = ud;
     size_t bytes = size * n;
@@ -457,24 +447,11 @@ static size_t on_reply(char *ptr, size_t size, size_t n, void *ud) {
     return bytes; /* the rest is read and not kept */
 }
 
-/* Retry-After in seconds (the HTTP-date form is not honoured: the backoff applies). */
 static size_t on_header(char *line, size_t size, size_t n, void *ud) {
     sst__otlp_exporter *e = ud;
-    size_t len = size * n;
-    static const char name[] = "retry-after:";
-    if (len > sizeof name - 1 && strncasecmp(line, name, sizeof name - 1) == 0) {
-        char value[32];
-        size_t k = len - (sizeof name - 1);
-        k = k < sizeof value - 1 ? k : sizeof value - 1;
-        memcpy(value, line + sizeof name - 1, k);
-        value[k] = '\0';
-        char *end;
-        long s = strtol(value, &end, 10);
-        if (end != value && s >= 0 && s < 86400) {
-            e->retry_after_ms = s * 1000;
-        }
-    }
-    return len;
+    int64_t ms = sst__retry_after_header(line, size * n);
+    e->retry_after_ms = ms >= 0 ? (long)ms : e->retry_after_ms;
+    return size * n;
 }
 
 /* Frees what @p e holds; its thread must not be running. */
@@ -590,8 +567,7 @@ static sst_code make_headers(sst__otlp_exporter *e, sst_error *err) {
 }
 
 static sst_code make_curl(sst__otlp_exporter *e, sst_error *err) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, global_init);
+    sst__http_global_init();
     e->multi = curl_multi_init();
     e->easy = curl_easy_init();
     if (e->multi == NULL || e->easy == NULL) {
@@ -916,8 +892,12 @@ static sst_code send_batch(sst__otlp_exporter *e, size_t n, uint64_t *rejected, 
     const sst__otlp_opts *o = &e->o;
     uint64_t start = mono_ms();
     uint64_t budget_end = o->export_timeout_ms > 0 ? start + o->export_timeout_ms : UINT64_MAX;
-    uint64_t backoff = o->retry_base_ms;
     unsigned attempts = o->max_attempts > 0 ? o->max_attempts : 1;
+    /* retry_base_ms doubled each retry up to retry_max_ms, then jitter() (not the policy's). */
+    sst_retry_policy backoff = {.max_attempts = attempts,
+                                .initial_interval_s = (double)o->retry_base_ms / 1000.0,
+                                .backoff_factor = 2.0,
+                                .max_interval_s = (double)o->retry_max_ms / 1000.0};
     sst_code rc = SST_OK;
     for (unsigned i = 1;; i++) {
         uint64_t now = mono_ms();
@@ -937,7 +917,9 @@ static sst_code send_batch(sst__otlp_exporter *e, size_t n, uint64_t *rejected, 
             }
             break;
         }
-        uint64_t wait = e->retry_after_ms >= 0 ? (uint64_t)e->retry_after_ms : jitter(backoff);
+        uint64_t wait = sst__http_retry_wait_ms(&backoff, i, e->retry_after_ms,
+                                                SST__RETRY_AFTER_MAX_MS); /* the budget caps it */
+        wait = e->retry_after_ms >= 0 ? wait : jitter(wait);
         if (mono_ms() + wait >= budget_end) {
             sst__error_prefix(err,
                               "gave up after %u attempts (the next would pass the export "
@@ -948,12 +930,11 @@ static sst_code send_batch(sst__otlp_exporter *e, size_t n, uint64_t *rejected, 
         pthread_mutex_lock(&e->mu);
         e->st.retries++;
         pthread_mutex_unlock(&e->mu);
-        if (!pause_ms(e, wait)) {
+        if (sst__http_wait_hooked("OTLP", wait) ? atomic_load(&e->stop) : !pause_ms(e, wait)) {
             sst__error(err, SST_ETIMEOUT, "OTLP export to %s: cut off by the shutdown", e->shown);
             rc = SST_ETIMEOUT;
             break;
         }
-        backoff = backoff * 2 < o->retry_max_ms ? backoff * 2 : o->retry_max_ms;
     }
     sst__buf_free(&b);
     return rc;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "common/hex.h"
 #include "superstep/id.h"
 
 /* The 36 characters of the UUID in @p b, and a NUL. */
@@ -110,7 +111,7 @@ uint64_t sst__uuid7_clock(const char *id) {
         if (*p == '-') {
             continue;
         }
-        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        int d = *p >= 'A' && *p <= 'F' ? -1 : sst__hex_digit(*p); /* lowercase, as written */
         if (d < 0) {
             return 0;
         }
@@ -136,13 +137,6 @@ void sst_uuid7(char out[37]) {
     format7(clock, &ts, out);
 }
 
-static int hex_digit(char c) {
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 sst_code sst_uuid5(const char *ns, const char *name, char out[37], sst_error *err) {
     unsigned char bytes[16];
     size_t n = 0;
@@ -150,7 +144,7 @@ sst_code sst_uuid5(const char *ns, const char *name, char out[37], sst_error *er
         if (*p == '-' && (p - ns == 8 || p - ns == 13 || p - ns == 18 || p - ns == 23)) {
             continue;
         }
-        int d = hex_digit(*p);
+        int d = sst__hex_digit(*p);
         if (d < 0) {
             break;
         }

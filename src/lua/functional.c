@@ -261,30 +261,7 @@ void sst__lua_read_task_retry(lua_State *L, int idx, sst_retry_policy *p) {
     static const char *const known[] = {"max_attempts", "initial_interval", "backoff_factor",
                                         "max_interval", "jitter",           NULL};
     sst__lua_check_options(L, idx, known, "task retry");
-    if (lua_getfield(L, idx, "max_attempts") != LUA_TNIL) {
-        lua_Integer n = lua_tointeger(L, -1);
-        if (!lua_isinteger(L, -1) || n < 1 || n > 1000) {
-            sst__lua_raisef(L, SST_EINVAL, "task: retry.max_attempts must be 1 to 1000");
-        }
-        p->max_attempts = (unsigned)n;
-    }
-    lua_pop(L, 1);
-    const char *const nums[] = {"initial_interval", "backoff_factor", "max_interval"};
-    double *dst[] = {&p->initial_interval_s, &p->backoff_factor, &p->max_interval_s};
-    for (size_t i = 0; i < 3; i++) {
-        if (lua_getfield(L, idx, nums[i]) != LUA_TNIL) {
-            double d = lua_tonumber(L, -1);
-            if (!lua_isnumber(L, -1) || !(d >= 0) || d > 1e9) {
-                sst__lua_raisef(L, SST_EINVAL, "task: retry.%s must be a number >= 0", nums[i]);
-            }
-            *dst[i] = d;
-        }
-        lua_pop(L, 1);
-    }
-    if (lua_getfield(L, idx, "jitter") != LUA_TNIL) {
-        p->jitter = lua_toboolean(L, -1);
-    }
-    lua_pop(L, 1);
+    sst__lua_read_retry_fields(L, idx, "task", p);
 }
 
 /* Reads the options of superstep.task{...} at @p opts into @p t. */

@@ -44,15 +44,42 @@ void sst__lua_check_callable(lua_State *L, int idx, const char *what) {
                     luaL_typename(L, idx));
 }
 
-static double opt_number(lua_State *L, int t, const char *k, double def) {
-    lua_getfield(L, t, k);
-    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER) {
-        sst__lua_raisef(L, SST_EINVAL, "retry.%s: expected a number, got %s", k,
-                        luaL_typename(L, -1));
+void sst__lua_read_retry_fields(lua_State *L, int idx, const char *what, sst_retry_policy *p) {
+    idx = lua_absindex(L, idx);
+    if (lua_getfield(L, idx, "max_attempts") != LUA_TNIL) {
+        lua_Integer n = lua_tointeger(L, -1);
+        if (!lua_isinteger(L, -1) || n < 1 || n > 1000000) {
+            sst__lua_raisef(L, SST_EINVAL,
+                            "%s: retry.max_attempts must be at least 1 (a whole number up to "
+                            "1000000)",
+                            what);
+        }
+        p->max_attempts = (unsigned)n;
     }
-    double d = lua_isnil(L, -1) ? def : lua_tonumber(L, -1);
     lua_pop(L, 1);
-    return d;
+    static const char *const nums[] = {"initial_interval", "backoff_factor", "max_interval"};
+    double *dst[] = {&p->initial_interval_s, &p->backoff_factor, &p->max_interval_s};
+    for (size_t i = 0; i < 3; i++) {
+        if (lua_getfield(L, idx, nums[i]) != LUA_TNIL) {
+            double d = lua_tonumber(L, -1);
+            if (lua_type(L, -1) != LUA_TNUMBER) {
+                sst__lua_raisef(L, SST_EINVAL,
+                                "%s: retry.%s must be a number from 0 to 1e9, got %s", what,
+                                nums[i], luaL_typename(L, -1));
+            }
+            if (!(d >= 0) || d > 1e9) {
+                sst__lua_raisef(L, SST_EINVAL,
+                                "%s: retry.%s must be a number from 0 to 1e9, got %g", what,
+                                nums[i], d);
+            }
+            *dst[i] = d;
+        }
+        lua_pop(L, 1);
+    }
+    if (lua_getfield(L, idx, "jitter") != LUA_TNIL) {
+        p->jitter = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
 }
 
 /* The codes named by the list at @p idx ("SST_ETASK", ...), in a scratch userdata pushed. */
@@ -199,18 +226,7 @@ static void read_policy(lua_State *L, sst__lua_retries *set, int graph, int idx,
     char what[300];
     snprintf(what, sizeof what, "%.255s: retry", name);
     sst__lua_check_options(L, idx, known, what);
-    double attempts = opt_number(L, idx, "max_attempts", p->max_attempts);
-    if (!(attempts >= 1 && attempts <= 1e6)) {
-        sst__lua_raisef(L, SST_EINVAL, "%s: retry.max_attempts must be at least 1", name);
-    }
-    p->max_attempts = (unsigned)attempts;
-    p->initial_interval_s = opt_number(L, idx, "initial_interval", p->initial_interval_s);
-    p->backoff_factor = opt_number(L, idx, "backoff_factor", p->backoff_factor);
-    p->max_interval_s = opt_number(L, idx, "max_interval", p->max_interval_s);
-    if (lua_getfield(L, idx, "jitter") != LUA_TNIL) {
-        p->jitter = lua_toboolean(L, -1);
-    }
-    lua_pop(L, 1);
+    sst__lua_read_retry_fields(L, idx, name, p);
     if (lua_getfield(L, idx, "retry_on") != LUA_TNIL) {
         read_retry_on(L, set, graph, name, key, fns, p);
     } else {

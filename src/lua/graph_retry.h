@@ -36,6 +36,16 @@ void sst__lua_retries_free(sst__lua_retries *r);
 void sst__lua_check_callable(lua_State *L, int idx, const char *what);
 
 /*
+ * Reads the RetryPolicy fields of the table at @p idx (max_attempts,
+ * initial_interval, backoff_factor, max_interval, jitter) into @p p, over
+ * what it holds; the one reader of node, default and task retries. Raises
+ * SST_EINVAL naming @p what (a node, "task") and the field: max_attempts a
+ * whole number from 1 to 1000000, the others numbers from 0 to 1e9. Other
+ * keys are the caller's to check.
+ */
+void sst__lua_read_retry_fields(lua_State *L, int idx, const char *what, sst_retry_policy *p);
+
+/*
  * Reads the retry option at @p idx for @p name (a node, or "set_node_defaults"):
  * nil (none: *n = 0), false (no retry), true (the default policy), a table
  * of fields, or a list of such tables. Fills *policies (a scratch userdata

@@ -15,8 +15,8 @@
  * (srv_crons_start) calls it every second. Schedules are evaluated in UTC
  * (cron_expr.c).
  *
- * Locks: cron_mu serializes the read-modify-write of cron items in this
- * process (PATCH, DELETE and the tick's fire-and-advance), so a tick never
+ * Locks: the server's cron_mu serializes the read-modify-write of its cron
+ * items (PATCH, DELETE and the tick's fire-and-advance), so a tick never
  * brings back a cron deleted meanwhile nor undoes a PATCH. Across processes
  * the store has no compare-and-set: see docs/server.md ("Crons").
  */
@@ -30,35 +30,6 @@
 #include "superstep/id.h"
 
 static const char *const k_ns[] = {SRV_RESERVED_NS, "crons"};
-
-/*
- * Process-wide state, until the server object has room for it (see the report of the
- * change that added crons): the lock above, the ticker threads of the servers of this
- * process (a list under ticker_mu), and the test clock offset, read once.
- */
-static pthread_mutex_t cron_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t ticker_mu = PTHREAD_MUTEX_INITIALIZER;
-
-typedef struct ticker {
-    sst_server *s;
-    pthread_t th;
-    struct ticker *next;
-} ticker;
-static ticker *tickers; /* guarded by ticker_mu */
-
-static pthread_once_t offset_once = PTHREAD_ONCE_INIT;
-static int64_t clock_offset_ms; /* written once under offset_once */
-
-/* SST_SERVE_CRON_CLOCK_OFFSET_MS: a test-only knob (docs/server.md) that moves the clock
- * the tick compares next_run_date with, so a test sees a fire without waiting a minute. */
-static void read_offset(void) {
-    clock_offset_ms = srv_env_offset_ms("SST_SERVE_CRON_CLOCK_OFFSET_MS");
-}
-
-static int64_t offset_ms(void) {
-    pthread_once(&offset_once, read_offset);
-    return clock_offset_ms;
-}
 
 /* The members of a run request (LangGraph's RunCreate) a cron keeps as its payload. */
 static const char *const k_payload_fields[] = {"assistant_id",
@@ -530,10 +501,10 @@ void srv_cron_patch(srv_request *r, srv_response *res) {
         return;
     }
     sst_error err = {0};
-    pthread_mutex_lock(&cron_mu);
+    pthread_mutex_lock(&r->s->cron_mu);
     sst_value *c = load(r->s, id, &err);
     if (c == NULL) {
-        pthread_mutex_unlock(&cron_mu);
+        pthread_mutex_unlock(&r->s->cron_mu);
         srv_fail(res, &err);
         return;
     }
@@ -584,7 +555,7 @@ void srv_cron_patch(srv_request *r, srv_response *res) {
     }
     c = sst__set_take(c, "updated_at", srv_iso_time(now, &err), &err);
     sst_code rc = c != NULL ? save(r->s, c, &err) : sst__code(&err);
-    pthread_mutex_unlock(&cron_mu);
+    pthread_mutex_unlock(&r->s->cron_mu);
     if (rc != SST_OK) {
         sst_value_unref(c);
         srv_fail(res, &err);
@@ -600,10 +571,10 @@ void srv_cron_delete(srv_request *r, srv_response *res) {
         return;
     }
     sst_error err = {0};
-    pthread_mutex_lock(&cron_mu);
+    pthread_mutex_lock(&r->s->cron_mu);
     sst_value *c = load(r->s, id, &err);
     sst_code rc = c != NULL ? sst_store_delete(r->s->store, k_ns, 2, id, &err) : sst__code(&err);
-    pthread_mutex_unlock(&cron_mu);
+    pthread_mutex_unlock(&r->s->cron_mu);
     sst_value_unref(c);
     if (rc != SST_OK) {
         srv_fail(res, &err);
@@ -703,11 +674,11 @@ static void tick_one(sst_server *s, const sst_value *due, int64_t now) {
         return;
     }
     sst_error err = {0};
-    pthread_mutex_lock(&cron_mu);
+    pthread_mutex_lock(&s->cron_mu);
     sst_value *c = load(s, id, &err);
     /* Fired by another tick, changed or deleted since it was listed: nothing to do. */
     if (c == NULL || ms_of(c, M_NEXT) != fire_ms || !srv_true(sst_object_get(c, "enabled"))) {
-        pthread_mutex_unlock(&cron_mu);
+        pthread_mutex_unlock(&s->cron_mu);
         sst_value_unref(c);
         return;
     }
@@ -722,14 +693,14 @@ static void tick_one(sst_server *s, const sst_value *due, int64_t now) {
             if (sst_store_delete(s->store, k_ns, 2, id, &err) != SST_OK) {
                 srv_log(s, "cron %s: %s", id, err.msg);
             }
-            pthread_mutex_unlock(&cron_mu);
+            pthread_mutex_unlock(&s->cron_mu);
             sst_value_unref(c);
             return;
         }
         next = next_fire(&sched, now > fire_ms ? now : fire_ms, end_ms);
     }
     /* Read it again: a PATCH or DELETE another process made while the run was being made
-     * wins (only this process's requests wait for cron_mu). */
+     * wins (only this server's requests wait for its cron_mu). */
     sst_value_unref(c);
     err = (sst_error){0};
     c = load(s, id, &err);
@@ -741,12 +712,12 @@ static void tick_one(sst_server *s, const sst_value *due, int64_t now) {
     } else if (c == NULL && err.code != SST_ENOTFOUND) {
         srv_log(s, "cron %s: %s", id, err.msg);
     }
-    pthread_mutex_unlock(&cron_mu);
+    pthread_mutex_unlock(&s->cron_mu);
     sst_value_unref(c);
 }
 
 void srv_crons_tick(sst_server *s, int64_t now_ms) {
-    int64_t now = now_ms + offset_ms();
+    int64_t now = now_ms + s->cron_offset_ms;
     sst_error err = {0};
     sst_value *lte = sst__set_take(sst_object_empty(), "$lte", sst_int_new(now, &err), &err);
     sst_value *filter = sst__set_take(sst_object_empty(), "enabled", sst_bool(true), &err);
@@ -785,43 +756,26 @@ static void *ticker_main(void *arg) {
 }
 
 sst_code srv_crons_start(sst_server *s, sst_error *err) {
-    if (offset_ms() != 0) {
+    if (s->cron_offset_ms != 0) {
         srv_log(s,
                 "crons: the clock is moved by %lld ms (SST_SERVE_CRON_CLOCK_OFFSET_MS, a "
                 "test knob)",
-                (long long)offset_ms());
+                (long long)s->cron_offset_ms);
     }
-    ticker *t = sst__calloc(1, sizeof *t);
-    if (t == NULL) {
-        srv_log(s, "crons: out of memory: crons will not fire");
-        return sst__enomem(err);
+    if (s->cron_ticker_started) {
+        return SST_OK;
     }
-    t->s = s;
-    if (pthread_create(&t->th, NULL, ticker_main, s) != 0) {
-        sst__free(t);
+    if (pthread_create(&s->cron_ticker, NULL, ticker_main, s) != 0) {
         srv_log(s, "crons: cannot start the ticker thread: crons will not fire");
         return sst__error(err, SST_ENOMEM, "serve: cannot start the cron ticker thread");
     }
-    pthread_mutex_lock(&ticker_mu);
-    t->next = tickers;
-    tickers = t;
-    pthread_mutex_unlock(&ticker_mu);
+    s->cron_ticker_started = true;
     return SST_OK;
 }
 
 void srv_crons_stop(sst_server *s) {
-    pthread_mutex_lock(&ticker_mu);
-    ticker *t = NULL;
-    for (ticker **p = &tickers; *p != NULL; p = &(*p)->next) {
-        if ((*p)->s == s) {
-            t = *p;
-            *p = t->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&ticker_mu);
-    if (t != NULL) {
-        pthread_join(t->th, NULL);
-        sst__free(t);
+    if (s->cron_ticker_started) {
+        pthread_join(s->cron_ticker, NULL);
+        s->cron_ticker_started = false;
     }
 }

@@ -28,7 +28,7 @@ void srv_cron_delete(srv_request *r, srv_response *res);
 
 /*
  * Fires every enabled cron whose next_run_date is at or before @p now_ms
- * (plus the test offset SST_SERVE_CRON_CLOCK_OFFSET_MS, if set) and whose
+ * (plus the server's test offset SST_SERVE_CRON_CLOCK_OFFSET_MS) and whose
  * end_time has not passed: each fire enqueues one background run built from
  * the cron's payload, with the id uuid5(cron_id, "run:<fire ms>") (and, for a
  * stateless cron, a new thread uuid5(cron_id, "thread:<fire ms>")), so that
@@ -44,7 +44,7 @@ void srv_crons_tick(sst_server *s, int64_t now_ms);
  * Starts a thread that calls srv_crons_tick about every second until the
  * server stops (s->stopping, signalled on s->done). Called once the server
  * serves; logs and returns the error if the thread cannot start (the server
- * then runs without firing crons).
+ * then runs without firing crons). The thread is the server's (s->cron_ticker).
  */
 sst_code srv_crons_start(sst_server *s, sst_error *err);
 /* Joins the ticker thread of @p s (after s->stopping is set); a no-op without one. */

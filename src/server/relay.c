@@ -225,7 +225,10 @@ static void *relay_main(void *arg) {
     sst_server *s = arg;
     srv_relay *rl = s->relay;
     PGconn *conn = NULL;
-    uint64_t backoff = 100;
+    /* Reconnecting: 100 ms, doubled up to 2 s. */
+    static const sst_retry_policy reconnect = {
+        .max_attempts = 0, .initial_interval_s = 0.1, .backoff_factor = 2.0, .max_interval_s = 2.0};
+    unsigned failures = 0;
     for (;;) {
         if (conn == NULL) {
             sst_error err = {0};
@@ -233,13 +236,15 @@ static void *relay_main(void *arg) {
             if (conn == NULL) {
                 srv_log(s, "run events: %s (retrying)", err.msg);
             } else {
-                backoff = 100;
+                failures = 0;
                 feed_all(s); /* notifications sent while it was away are lost */
             }
         }
         struct pollfd fds[2] = {{rl->pipe[0], POLLIN, 0},
                                 {conn != NULL ? PQsocket(conn) : -1, POLLIN, 0}};
-        int rc = poll(fds, conn != NULL ? 2 : 1, conn != NULL ? 1000 : (int)backoff);
+        int rc =
+            poll(fds, conn != NULL ? 2 : 1,
+                 conn != NULL ? 1000 : (int)sst_retry_policy_delay_ms(&reconnect, failures + 1, 0));
         if (rc < 0 && errno != EINTR) {
             break;
         }
@@ -247,7 +252,7 @@ static void *relay_main(void *arg) {
             break;
         }
         if (conn == NULL) {
-            backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
+            failures = failures < 32 ? failures + 1 : failures;
             continue;
         }
         if (rc == 0) {

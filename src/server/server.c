@@ -176,9 +176,12 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
     s->db = dup_or_null(o->db);
     s->token = dup_or_null(o->auth_token);
     s->web_dir = dup_or_null(o->web_dir);
+    s->cron_offset_ms = srv_env_offset_ms("SST_SERVE_CRON_CLOCK_OFFSET_MS");
+    s->ttl_offset_ms = srv_env_offset_ms("SST_SERVE_TTL_CLOCK_OFFSET_MS");
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->bmu, NULL);
     pthread_mutex_init(&s->hmu, NULL);
+    pthread_mutex_init(&s->cron_mu, NULL);
     pthread_cond_init(&s->wake, NULL);
     pthread_cond_init(&s->done, NULL);
     if (s->host == NULL || s->db == NULL || (o->auth_token != NULL && s->token == NULL) ||
@@ -297,6 +300,7 @@ void sst_server_free(sst_server *s) {
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->bmu);
     pthread_mutex_destroy(&s->hmu);
+    pthread_mutex_destroy(&s->cron_mu);
     pthread_cond_destroy(&s->wake);
     pthread_cond_destroy(&s->done);
     sst__free(s->host);

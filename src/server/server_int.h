@@ -584,6 +584,23 @@ struct sst_server {
     pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
     bool keeper_started;
 
+    /*
+     * Test clock offsets in ms (docs/server.md: SST_SERVE_CRON_CLOCK_OFFSET_MS,
+     * SST_SERVE_TTL_CLOCK_OFFSET_MS), read from the environment by
+     * sst_server_new; immutable after.
+     */
+    int64_t cron_offset_ms, ttl_offset_ms;
+    /* crons.c: serialises the read-modify-write of this server's cron items (a fire with a
+     * PATCH or a DELETE); crons of other servers do not wait for it. */
+    pthread_mutex_t cron_mu;
+    pthread_t cron_ticker; /* the ticker thread (crons.c), started by sst_server_start */
+    bool cron_ticker_started;
+    /* thread_ttl.c's sweep, guarded by mu: when it last swept (the caller's clock; valid
+     * once ttl_swept) and where in the list of TTLs its next sweep starts. */
+    bool ttl_swept;
+    int64_t ttl_last_ms;
+    size_t ttl_cursor;
+
     pthread_mutex_t bmu;      /* the broker's lock: streams and their waiters */
     pthread_mutex_t hmu;      /* guards tcp */
     struct tcp_conn *tcp;     /* open connections (http.c: the header deadline) */

@@ -126,7 +126,7 @@ static int64_t offset_clock(void *ud) {
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + *offset_ms * 1000;
 }
 
-static sst_code read_ttl(const char *file, const sst_value *ttl, sst_store_opts *so,
+static sst_code read_ttl(sst_server *s, const char *file, const sst_value *ttl, sst_store_opts *so,
                          sst_error *err) {
     static const char *const known[] = {"default_ttl", "refresh_on_read", "sweep_interval_minutes",
                                         NULL};
@@ -154,11 +154,9 @@ static sst_code read_ttl(const char *file, const sst_value *ttl, sst_store_opts 
     }
     /* Items past their TTL are not read even before a sweep removes them. */
     so->omit_expired = true;
-    static int64_t offset_ms;
-    offset_ms = srv_env_offset_ms("SST_SERVE_TTL_CLOCK_OFFSET_MS");
-    if (offset_ms != 0) {
+    if (s->ttl_offset_ms != 0) {
         so->clock = offset_clock;
-        so->clock_user_data = &offset_ms;
+        so->clock_user_data = &s->ttl_offset_ms; /* the server outlives its store */
     }
     return SST_OK;
 }
@@ -179,7 +177,7 @@ sst_code srv_store_configure(sst_server *s, const char *file, const sst_value *s
         rc = read_index(s, file, index, &so, &fields, err);
     }
     if (rc == SST_OK && ttl != NULL && !sst_is_null(ttl)) {
-        rc = read_ttl(file, ttl, &so, err);
+        rc = read_ttl(s, file, ttl, &so, err);
     }
     sst_store *st = NULL;
     if (rc == SST_OK) {

@@ -107,70 +107,28 @@ sst_code srv_thread_ttl_set(sst_server *s, const char *thread_id, const sst_valu
 /* ---- the sweep ------------------------------------------------------------------ */
 
 /*
- * Process-wide state, as crons.c keeps its own until the server object has
- * room for it: the test clock offset (read once), and per server (by
- * address) when it last swept and where its next sweep starts in the list of
- * TTLs. A few slots are enough (one per server of the process); a server
- * beyond them takes the slot used longest ago, which at worst makes a sweep
- * come early or start over from the first TTL.
+ * True when @p s is due to sweep at @p now_ms, with *cursor where to start; the sweep
+ * is then counted as done. *first: its first sweep. The state is the server's own
+ * (ttl_swept, ttl_last_ms, ttl_cursor under s->mu).
  */
-static pthread_once_t offset_once = PTHREAD_ONCE_INIT;
-static int64_t clock_offset_ms; /* written once under offset_once */
-
-typedef struct sweep_slot {
-    const sst_server *s; /* NULL: free; only compared, never dereferenced */
-    int64_t last_ms;     /* when it last swept (the caller's clock) */
-    size_t cursor;       /* the offset in the TTL list its next sweep starts at */
-} sweep_slot;
-
-#define N_SLOTS 8
-static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
-static sweep_slot slots[N_SLOTS]; /* guarded by slots_mu */
-
-/* SST_SERVE_TTL_CLOCK_OFFSET_MS: a test-only knob (docs/server.md) that moves the clock
- * the sweep compares a thread's last update with, so a test sees a TTL pass without
- * waiting minutes. */
-static void read_offset(void) {
-    clock_offset_ms = srv_env_offset_ms("SST_SERVE_TTL_CLOCK_OFFSET_MS");
-}
-
-/* True when @p s is due to sweep at @p now_ms, with *cursor where to start; the sweep
- * is then counted as done. */
-static bool sweep_due(const sst_server *s, int64_t now_ms, size_t *cursor, bool *first) {
-    pthread_mutex_lock(&slots_mu);
-    sweep_slot *slot = NULL, *oldest = &slots[0];
-    for (size_t i = 0; i < N_SLOTS && slot == NULL; i++) {
-        if (slots[i].s == s) {
-            slot = &slots[i];
-        } else if (slots[i].s == NULL ||
-                   (oldest->s != NULL && slots[i].last_ms < oldest->last_ms)) {
-            oldest = &slots[i];
-        }
-    }
-    *first = slot == NULL;
-    bool due = true;
-    if (slot == NULL) {
-        slot = oldest;
-        *slot = (sweep_slot){.s = s};
-    } else {
-        due = now_ms - slot->last_ms >= SRV_TTL_SWEEP_EVERY_MS || now_ms < slot->last_ms;
-    }
+static bool sweep_due(sst_server *s, int64_t now_ms, size_t *cursor, bool *first) {
+    pthread_mutex_lock(&s->mu);
+    *first = !s->ttl_swept;
+    bool due =
+        *first || now_ms - s->ttl_last_ms >= SRV_TTL_SWEEP_EVERY_MS || now_ms < s->ttl_last_ms;
     if (due) {
-        slot->last_ms = now_ms;
-        *cursor = slot->cursor;
+        s->ttl_swept = true;
+        s->ttl_last_ms = now_ms;
+        *cursor = s->ttl_cursor;
     }
-    pthread_mutex_unlock(&slots_mu);
+    pthread_mutex_unlock(&s->mu);
     return due;
 }
 
-static void sweep_moved(const sst_server *s, size_t cursor) {
-    pthread_mutex_lock(&slots_mu);
-    for (size_t i = 0; i < N_SLOTS; i++) {
-        if (slots[i].s == s) {
-            slots[i].cursor = cursor;
-        }
-    }
-    pthread_mutex_unlock(&slots_mu);
+static void sweep_moved(sst_server *s, size_t cursor) {
+    pthread_mutex_lock(&s->mu);
+    s->ttl_cursor = cursor;
+    pthread_mutex_unlock(&s->mu);
 }
 
 typedef struct last_update {
@@ -211,20 +169,20 @@ static ttl_verdict judge(sst_server *s, const char *id, int64_t ttl_ms, int64_t 
 }
 
 void srv_threads_ttl_sweep(sst_server *s, int64_t now_ms) {
-    pthread_once(&offset_once, read_offset);
-    srv_cp_ttl_sweep(s, now_ms, clock_offset_ms); /* langgraph.json's checkpointer.ttl */
+    int64_t offset_ms = s->ttl_offset_ms;
+    srv_cp_ttl_sweep(s, now_ms, offset_ms); /* langgraph.json's checkpointer.ttl */
     size_t cursor = 0;
     bool first = false;
     if (!sweep_due(s, now_ms, &cursor, &first)) {
         return;
     }
-    if (first && clock_offset_ms != 0) {
+    if (first && offset_ms != 0) {
         srv_log(s,
                 "threads: the TTL clock is moved by %lld ms (SST_SERVE_TTL_CLOCK_OFFSET_MS, a "
                 "test knob)",
-                (long long)clock_offset_ms);
+                (long long)offset_ms);
     }
-    now_ms += clock_offset_ms;
+    now_ms += offset_ms;
 
     sst_store_search_opts q;
     sst_store_search_opts_init(&q);

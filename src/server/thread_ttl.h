@@ -45,10 +45,11 @@ sst_code srv_thread_remove(sst_server *s, const char *thread_id, sst_error *err)
 /*
  * Deletes the threads whose TTL has passed: those whose last update (their
  * updated_at, as GET /threads/{id} reports it) is more than their TTL before
- * @p now_ms (plus the test offset SST_SERVE_TTL_CLOCK_OFFSET_MS, read once),
+ * @p now_ms (plus the server's test offset SST_SERVE_TTL_CLOCK_OFFSET_MS),
  * skipping a thread that is busy or has a pending or running run. Drops the
  * TTLs of threads that are gone. Does nothing when this server swept less
- * than SRV_TTL_SWEEP_EVERY_MS ago, and looks at a bounded number of TTLs per
+ * than SRV_TTL_SWEEP_EVERY_MS ago (when and where it swept are the server's
+ * own: servers of one process sweep independently), and looks at a bounded number of TTLs per
  * call (the next ones at the next call), so it never holds up its caller
  * (the keeper thread, which renews leases) for long. Failures are logged.
  * Thread-safety: may be called from any thread; calls for one server should

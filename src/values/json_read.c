@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "superstep/json.h"
 #include "values_int.h"
 #include "values_num.h"
@@ -135,14 +136,8 @@ static sst_value *parse_value(reader *r);
 static int hex4(const unsigned char *p) {
     int v = 0;
     for (int i = 0; i < 4; i++) {
-        int c = p[i], d;
-        if (c >= '0' && c <= '9') {
-            d = c - '0';
-        } else if (c >= 'a' && c <= 'f') {
-            d = c - 'a' + 10;
-        } else if (c >= 'A' && c <= 'F') {
-            d = c - 'A' + 10;
-        } else {
+        int d = sst__hex_digit(p[i]);
+        if (d < 0) {
             return -1;
         }
         v = v * 16 + d;

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 
 #include "common.h"
+#include "common/utf8.h"
 #include "superstep/value.h"
 
 #define SST__IMMORTAL 0x1u
@@ -154,43 +155,6 @@ sst_value *sst__string_new_trusted(const char *s, size_t len);
  * first invalid byte.
  */
 bool sst__utf8_valid(const char *s, size_t len, size_t *bad);
-/* Length of the valid UTF-8 sequence starting at s (1..4), or 0 if invalid. */
-static inline size_t sst__utf8_seq(const unsigned char *s, const unsigned char *end) {
-    unsigned char c = s[0];
-    if (c < 0x80) {
-        return 1;
-    }
-    size_t avail = (size_t)(end - s);
-    if (c >= 0xC2 && c <= 0xDF) {
-        return (avail >= 2 && (s[1] & 0xC0) == 0x80) ? 2 : 0;
-    }
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (avail < 3 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80) {
-            return 0;
-        }
-        if (c == 0xE0 && s[1] < 0xA0) {
-            return 0; /* overlong */
-        }
-        if (c == 0xED && s[1] >= 0xA0) {
-            return 0; /* UTF-16 surrogate */
-        }
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (avail < 4 || (s[1] & 0xC0) != 0x80 || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80) {
-            return 0;
-        }
-        if (c == 0xF0 && s[1] < 0x90) {
-            return 0; /* overlong */
-        }
-        if (c == 0xF4 && s[1] >= 0x90) {
-            return 0; /* above U+10FFFF */
-        }
-        return 4;
-    }
-    return 0;
-}
-
 /* Frees a value whose reference count reached zero (value.c). */
 void sst__value_destroy(sst_value *v);
 

@@ -250,6 +250,11 @@ if not sst.worker then
   check(meta:compile{}:draw_mermaid():find("m", 1, true), "node with metadata compiles")
   raises(function() meta:add_node("bad", function() end, { retry = { max_attempts = 0 } }) end,
          "max_attempts must be at least 1", "bad retry policy")
+  -- One reader of retry fields for nodes and tasks: the same checks, the same words.
+  raises(function() meta:add_node("neg", function() end, { retry = { initial_interval = -1 } }) end,
+         "'neg': retry.initial_interval must be a number from 0 to 1e9, got -1", "a negative interval")
+  raises(function() meta:add_node("half", function() end, { retry = { max_attempts = 2.5 } }) end,
+         "'half': retry.max_attempts must be at least 1", "a fractional max_attempts")
   raises(function() ge:compile{ checkpointer = 42 } end, "checkpointer must be", "bad saver")
 
   -- create_react_agent with the scripted model and a Lua tool

@@ -184,6 +184,8 @@ case("misuse", function()
          "a bad timeout")
   raises(function() sst.task{ name = "x", retry = { max_attempts = 0 } }(function() end) end,
          "max_attempts", "a bad retry")
+  raises(function() sst.task{ name = "x", retry = { max_interval = -1 } }(function() end) end,
+         "task: retry.max_interval must be a number from 0 to 1e9", "a negative interval, as for nodes")
   raises(function() sst.task{ nme = "x" }(function() end) end, "unknown option 'nme'",
          "an unknown option")
   local kept
