@@ -19,7 +19,7 @@ import threading
 import typing
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core
+from . import _core, _schema
 from .config import _local, get_stream_writer
 from .messages import REMOVE_ALL_MESSAGES, _from_list, _from_value
 from .errors import (
@@ -1190,6 +1190,26 @@ class CompiledStateGraph:
         return snap.get("config")
 
     # -- drawing --
+
+    # -- schemas (LangGraph's get_*_jsonschema) --
+
+    @staticmethod
+    def _jsonschema(schema: Any, title: str) -> dict:
+        got = _schema.class_schema(schema) if isinstance(schema, type) else None
+        return got if got is not None else _schema.titled(_schema.schema_of(schema), title)
+
+    def get_input_jsonschema(self, config: Any = None) -> dict:
+        """The JSON schema of the graph's input (its input schema, else its state's)."""
+        return self._jsonschema(self.builder.input_schema, "LangGraphInput")
+
+    def get_output_jsonschema(self, config: Any = None) -> dict:
+        """The JSON schema of the graph's output (its output schema, else its state's)."""
+        return self._jsonschema(self.builder.output_schema, "LangGraphOutput")
+
+    def get_context_jsonschema(self, config: Any = None) -> Optional[dict]:
+        """The JSON schema of the run's context (context_schema=), None without one."""
+        ctx = getattr(self.builder, "context_schema", None)
+        return None if ctx is None else self._jsonschema(ctx, "Context")
 
     def get_graph(self, config: Any = None, *, xray: Union[int, bool] = False) -> DrawableGraph:
         level = 0xFFFFFFFF if xray is True else int(xray)
