@@ -44,7 +44,7 @@ setup(
     name="superstep",
     version="0.1.0",
     description="LangGraph's Python API on superstep's C engine",
-    packages=["superstep"],
+    packages=["superstep", "superstep.prebuilt"],
     ext_modules=[
         Extension(
             "superstep._core",

@@ -351,8 +351,9 @@ static PyTypeObject graph_type;
 static PyTypeObject compiled_type;
 
 typedef struct compiled_obj {
-    PyObject_HEAD sst_compiled_graph *cg; /* owned */
-    PyObject *graph;                      /* the builder, for its keep list */
+    PyObject_HEAD sst_compiled_graph *cg; /* owned, unless borrowed */
+    bool borrowed;                        /* cg belongs to `graph` (an agent: sstpy_compiled_of) */
+    PyObject *graph;                      /* the builder, for its keep list (or cg's owner) */
     PyObject *saver;                      /* the Saver object, or None */
     sst_checkpointer *cp;                 /* a reference of our own, or NULL */
     /*
@@ -583,8 +584,8 @@ static int retry_from(PyObject *t, sst_retry_policy *p) {
  * "__error_handler__<name>" when the node fails for good (node_error() tells what failed).
  */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",     "node",     "retry",         "ends", "defer", "input_fields",
-                          "metadata", "subgraph", "error_handler", NULL};
+    static char *kwn[] = {"name",         "node",     "retry",    "ends",          "defer",
+                          "input_fields", "metadata", "subgraph", "error_handler", NULL};
     graph_obj *o = (graph_obj *)self;
     const char *name;
     PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
@@ -818,6 +819,7 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     }
     c->cg = cg;
+    c->borrowed = false;
     c->workers = workers;
     c->engines = NULL;
     c->n_engines = c->cap_engines = 0;
@@ -857,6 +859,31 @@ static PyTypeObject graph_type = {
 
 /* ---- _core.Compiled ---- */
 
+PyObject *sstpy_compiled_of(const sst_compiled_graph *cg, PyObject *owner, PyObject *saver,
+                            unsigned workers) {
+    sst_checkpointer *cp = NULL;
+    if (saver != Py_None && (cp = sstpy_saver_get(saver)) == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "the checkpointer is closed");
+        }
+        return NULL;
+    }
+    compiled_obj *c = PyObject_GC_New(compiled_obj, &compiled_type);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->cg = (sst_compiled_graph *)cg; /* never freed here: `owner` holds it */
+    c->borrowed = true;
+    c->workers = workers;
+    c->engines = NULL;
+    c->n_engines = c->cap_engines = 0;
+    c->graph = Py_NewRef(owner);
+    c->saver = Py_NewRef(saver);
+    c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
+
 static int compiled_traverse(PyObject *self, visitproc visit, void *arg) {
     compiled_obj *c = (compiled_obj *)self;
     Py_VISIT(c->graph);
@@ -880,7 +907,9 @@ static void compiled_dealloc(PyObject *self) {
     PyMem_Free(c->engines);
     c->engines = NULL;
     c->n_engines = 0;
-    sst_compiled_graph_free(c->cg);
+    if (!c->borrowed) {
+        sst_compiled_graph_free(c->cg);
+    }
     sst_checkpointer_free(c->cp);
     c->cg = NULL;
     c->cp = NULL;

@@ -223,13 +223,14 @@ static PyObject *py_node_error(PyObject *self, PyObject *unused) {
     const sst_value *node = sst_object_get(e, "node");
     const sst_value *error = sst_object_get(e, "error");
     const sst_value *msg = sst_object_get(error, "message");
-    PyObject *exc = sstpy_take_exception(msg != NULL && sst_is_string(msg) ? sst_string_cstr(msg)
-                                                                            : NULL);
+    PyObject *exc =
+        sstpy_take_exception(msg != NULL && sst_is_string(msg) ? sst_string_cstr(msg) : NULL);
     PyObject *err = sstpy_from_value(error != NULL ? error : sst_null());
     PyObject *out = NULL;
     if (err != NULL) {
-        out = Py_BuildValue("(sOO)", node != NULL && sst_is_string(node) ? sst_string_cstr(node) : "",
-                            exc != NULL ? exc : Py_None, err);
+        out =
+            Py_BuildValue("(sOO)", node != NULL && sst_is_string(node) ? sst_string_cstr(node) : "",
+                          exc != NULL ? exc : Py_None, err);
     }
     Py_XDECREF(exc);
     Py_XDECREF(err);
@@ -329,7 +330,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (sstpy_func_init(m) < 0 || sstpy_store_init(m) < 0) {
+    if (sstpy_func_init(m) < 0 || sstpy_store_init(m) < 0 || sstpy_agent_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -229,6 +229,16 @@ def _wants(fn: Callable) -> Tuple[dict, int]:
     return names, positional
 
 
+def _required(fn: Callable) -> int:
+    """How many positional parameters of fn have no default."""
+    try:
+        return sum(1 for p in inspect.signature(fn).parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is p.empty)
+    except (TypeError, ValueError):
+        return 1
+
+
 def _to_update(value: Any, where: str) -> dict:
     if isinstance(value, dict):
         return value
@@ -461,7 +471,9 @@ class _Router:
         self.mapping = mapping
         self.state_cls = state_cls
         names, positional = _wants(fn)
-        self.want_config = "config" in names or positional >= 2
+        # A second positional parameter with a default (tools_condition's messages_key) is
+        # not the config.
+        self.want_config = "config" in names or (positional >= 2 and _required(fn) >= 2)
 
     def _map(self, r: Any) -> Any:
         if self.mapping is None or isinstance(r, Send):

@@ -2,8 +2,11 @@
 threads, and reference leaks (docs/python.md)."""
 
 import gc
+import json
 import operator
+import os
 import sys
+import tempfile
 import threading
 import time
 from typing import Annotated, TypedDict
@@ -575,7 +578,44 @@ def _leak_extras():
     only_default.add_edge(START, "g")
     only_default = only_default.compile()
 
+    # A prebuilt agent (made anew each time) with a Python tool on the scripted model, and
+    # a ToolNode in a graph of our own.
+    from superstep.chat_models import ChatScripted
+    from superstep.prebuilt import ToolNode, create_react_agent, tools_condition
+    from superstep.tools import tool
+
+    @tool
+    def twice(x: int) -> int:
+        """Double x."""
+        return 2 * x
+
+    script = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
+    call = {"id": "c", "type": "function", "function": {"name": "twice", "arguments": '{"x": 2}'}}
+    for _ in range(1200):
+        script.write(json.dumps({"content": "", "tool_calls": [call]}) + "\n")
+        script.write(json.dumps({"content": "4"}) + "\n")
+    script.close()
+    model = ChatScripted(script.name)
+    os.unlink(script.name)
+
+    def ask_tool(s):
+        if len(s["messages"]) > 2:
+            return {"messages": [AIMessage("done")]}
+        return {"messages": [AIMessage("", tool_calls=[
+            {"name": "twice", "args": {"x": 3}, "id": "t", "type": "tool_call"}])]}
+
+    tn = StateGraph(Msgs)
+    tn.add_node("model", ask_tool)
+    tn.add_node("tools", ToolNode([twice]))
+    tn.add_edge(START, "model")
+    tn.add_conditional_edges("model", tools_condition)
+    tn.add_edge("tools", "model")
+    tn = tn.compile()
+
     def run(i):
+        agent = create_react_agent(model, [twice], prompt="p")
+        assert agent.invoke({"messages": [("user", "2?")]})["messages"][-1].content == "4"
+        assert tn.invoke({"messages": [("user", "3?")]})["messages"][2].content == "6"
         assert handled.invoke({"n": i})["note"] == f"f: no {i}"
         try:
             only_default.invoke({"n": i})
