@@ -262,6 +262,14 @@ def test_react_agent_checkpoints_and_interrupts_before_tools(tmp_path):
     out = agent.invoke({"messages": [HumanMessage("and now?")]}, cfg)
     assert [m.content for m in out["messages"]][-2:] == ["and now?", "Still two."]
     assert len(list(agent.get_state_history(cfg))) > 3
+    # Streamed updates are the nodes' (the agent's own names), with the public fields.
+    agent = create_react_agent(ChatScripted(_script(tmp_path, [
+        {"content": "", "tool_calls": [_call("c1", "add", a=1, b=1)]}, {"content": "Two."}])),
+        [add])
+    chunks = list(agent.stream({"messages": [("user", "1+1")]}, stream_mode="updates"))
+    assert [list(c) for c in chunks] == [["llm_call"], ["tool"], ["llm_call"]]
+    assert [list(c.values())[0]["messages"][-1].content for c in chunks] == ["", "2", "Two."]
+    assert all(set(list(c.values())[0]) == {"messages"} for c in chunks)
 
 
 class Contact(TypedDict):

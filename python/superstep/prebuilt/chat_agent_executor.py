@@ -81,14 +81,23 @@ class CompiledAgent(CompiledStateGraph):
         self._before = interrupt_before
         self._after = interrupt_after
 
-    def _output(self, state: Any) -> Any:
-        """The agent's state as LangGraph's agents give it: the conversation, the structured
-        answer and the middleware's counts, without the agent layer's working fields."""
-        state = super()._output(state)
+    @staticmethod
+    def _public(state: Any) -> Any:
         if not isinstance(state, dict):
             return state
         return {k: v for k, v in state.items()
                 if k in ("messages", "structured_response") or k.endswith("_call_count")}
+
+    def _output(self, state: Any) -> Any:
+        """The agent's state as LangGraph's agents give it: the conversation, the structured
+        answer and the middleware's counts, without the agent layer's working fields."""
+        return self._public(super()._output(state))
+
+    def _chunk(self, mode: str, ev: Any) -> Any:
+        ev = super()._chunk(mode, ev)
+        if mode == "updates" and isinstance(ev, dict):  # each node's update, likewise
+            return {k: self._public(v) if k != "__interrupt__" else v for k, v in ev.items()}
+        return ev
 
     @staticmethod
     def _names(v: Any) -> Any:
