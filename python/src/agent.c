@@ -209,6 +209,151 @@ static void mw_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
+/* ---- middleware written in Python: node hooks ---- */
+
+enum { HOOK_BEFORE_AGENT, HOOK_BEFORE_MODEL, HOOK_AFTER_MODEL, HOOK_AFTER_AGENT, N_HOOKS };
+static const char *const hook_names[N_HOOKS] = {"before_agent", "before_model", "after_model",
+                                                "after_agent"};
+
+typedef struct py_hooks {
+    PyObject *fn[N_HOOKS]; /* owned, or NULL: each fn(state) -> (update or None, jump or None) */
+} py_hooks;
+
+static void py_hooks_free(void *ud) {
+    py_hooks *h = ud;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    for (int i = 0; i < N_HOOKS; i++) {
+        Py_XDECREF(h->fn[i]);
+    }
+    PyGILState_Release(gil);
+    PyMem_RawFree(h);
+}
+
+/* A hook's Python exception: an interrupt pauses the run, anything else fails the node. */
+static sst_code hook_exception(sst_node_ctx *ctx) {
+    if (sstpy.graph_interrupt != NULL && PyErr_ExceptionMatches(sstpy.graph_interrupt)) {
+        PyErr_Clear();
+        return SST_EINTERRUPT;
+    }
+    sst_error err = {0};
+    sstpy_fail_with_exception(&err, SST_EINVAL);
+    return sst_node_fail(ctx, SST_EINVAL, "%s", err.msg);
+}
+
+/* Applies a hook's (update, jump_to); a Python error is left set, an engine one in @p err. */
+static sst_code hook_result(sst_node_ctx *ctx, PyObject *r, sst_error *err) {
+    if (r == Py_None) {
+        return SST_OK;
+    }
+    if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+        PyErr_SetString(PyExc_TypeError, "middleware hook wrapper: expected (update, jump_to)");
+        return SST_ETYPE;
+    }
+    PyObject *update = PyTuple_GET_ITEM(r, 0), *jump = PyTuple_GET_ITEM(r, 1);
+    if (update != Py_None) {
+        sst_value *u = sstpy_to_value(update, "middleware update");
+        if (u == NULL) {
+            return SST_ETYPE;
+        }
+        sst_code rc = sst_node_update_all(ctx, u, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    if (jump != Py_None) {
+        const char *to = PyUnicode_Check(jump) ? PyUnicode_AsUTF8(jump) : NULL;
+        if (to == NULL) {
+            PyErr_SetString(PyExc_TypeError, "jump_to: expected \"model\", \"tools\" or \"end\"");
+            return SST_ETYPE;
+        }
+        return sst_agent_jump_to(ctx, to, err);
+    }
+    return SST_OK;
+}
+
+static sst_code call_hook(sst_node_ctx *ctx, const py_hooks *h, int which) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    sst_code rc;
+    PyObject *state = sstpy_from_value(sst_node_state(ctx));
+    if (state == NULL) {
+        rc = hook_exception(ctx);
+        PyGILState_Release(gil);
+        return rc;
+    }
+    sst_node_ctx *prev = sstpy_current_ctx;
+    sstpy_current_ctx = ctx; /* interrupt() and get_stream_writer() work in a hook */
+    PyObject *r = PyObject_CallOneArg(h->fn[which], state);
+    sstpy_current_ctx = prev;
+    Py_DECREF(state);
+    if (r == NULL) {
+        rc = hook_exception(ctx);
+    } else {
+        sst_error err = {0};
+        rc = hook_result(ctx, r, &err);
+        Py_DECREF(r);
+        if (rc != SST_OK && PyErr_Occurred()) {
+            rc = hook_exception(ctx);
+        } else if (rc != SST_OK) {
+            rc = sst_node_fail(ctx, rc, "%s", err.msg);
+        }
+    }
+    PyGILState_Release(gil);
+    return rc;
+}
+
+static sst_code hook_before_agent(sst_node_ctx *ctx, void *ud) {
+    return call_hook(ctx, ud, HOOK_BEFORE_AGENT);
+}
+static sst_code hook_before_model(sst_node_ctx *ctx, void *ud) {
+    return call_hook(ctx, ud, HOOK_BEFORE_MODEL);
+}
+static sst_code hook_after_model(sst_node_ctx *ctx, void *ud) {
+    return call_hook(ctx, ud, HOOK_AFTER_MODEL);
+}
+static sst_code hook_after_agent(sst_node_ctx *ctx, void *ud) {
+    return call_hook(ctx, ud, HOOK_AFTER_AGENT);
+}
+
+/* A middleware named @p name whose node hooks are the callables of @p hooks ({hook: fn}). */
+static sst_middleware *python_middleware(const char *name, PyObject *hooks) {
+    if (name == NULL || !PyDict_Check(hooks)) {
+        PyErr_SetString(PyExc_TypeError, "a Python middleware needs a name and a dict of hooks");
+        return NULL;
+    }
+    py_hooks *h = PyMem_RawCalloc(1, sizeof *h);
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    sst_middleware_hooks mh = {0};
+    sst_code (*const fns[N_HOOKS])(sst_node_ctx *, void *) = {hook_before_agent, hook_before_model,
+                                                              hook_after_model, hook_after_agent};
+    sst_code (**slots[N_HOOKS])(sst_node_ctx *, void *) = {&mh.before_agent, &mh.before_model,
+                                                           &mh.after_model, &mh.after_agent};
+    for (int i = 0; i < N_HOOKS; i++) {
+        PyObject *fn = PyDict_GetItemString(hooks, hook_names[i]);
+        if (fn != NULL && fn != Py_None) {
+            if (!PyCallable_Check(fn)) {
+                PyErr_Format(PyExc_TypeError, "middleware '%s': %s is not callable", name,
+                             hook_names[i]);
+                py_hooks_free(h);
+                return NULL;
+            }
+            h->fn[i] = Py_NewRef(fn);
+            *slots[i] = fns[i];
+        }
+    }
+    mh.user_data = h;
+    mh.free_user_data = py_hooks_free;
+    sst_error err = {0};
+    sst_middleware *m = sst_middleware_new(name, &mh, &err);
+    if (m == NULL) {
+        py_hooks_free(h);
+        sstpy_raise(&err, NULL);
+    }
+    return m;
+}
+
 static int limit_exit(const char *s, sst_limit_behavior *out) {
     if (strcmp(s, "end") == 0) {
         *out = SST_LIMIT_END;
@@ -228,21 +373,25 @@ static int limit_exit(const char *s, sst_limit_behavior *out) {
  * Middleware(kind, ...): "human_in_the_loop" (interrupt_on), "summarization" (model,
  * trigger_tokens, keep_messages), "model_call_limit" (thread_limit, run_limit,
  * exit_behavior), "tool_call_limit" (tool_name, thread_limit, run_limit, exit_behavior),
- * "model_fallback" (models, retries).
+ * "model_fallback" (models, retries), "python" (name, hooks: {"before_model": fn, ...}).
  */
 static int mw_init(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"kind",          "interrupt_on", "model",     "trigger_tokens",
-                          "keep_messages", "thread_limit", "run_limit", "exit_behavior",
-                          "tool_name",     "models",       "retries",   NULL};
+    static char *kwn[] = {"kind",          "interrupt_on",
+                          "model",         "trigger_tokens",
+                          "keep_messages", "thread_limit",
+                          "run_limit",     "exit_behavior",
+                          "tool_name",     "models",
+                          "retries",       "name",
+                          "hooks",         NULL};
     mw_obj *o = (mw_obj *)self;
-    const char *kind, *exit_s = "end", *tool = NULL;
-    PyObject *interrupt_on = Py_None, *model = Py_None, *models = Py_None;
+    const char *kind, *exit_s = "end", *tool = NULL, *name = NULL;
+    PyObject *interrupt_on = Py_None, *model = Py_None, *models = Py_None, *hooks = Py_None;
     long long trigger = 0, thread_limit = -1, run_limit = -1;
     Py_ssize_t keep = 20;
     unsigned retries = 2;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOLnLLszOI", kwn, &kind, &interrupt_on, &model,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOLnLLszOIzO", kwn, &kind, &interrupt_on, &model,
                                      &trigger, &keep, &thread_limit, &run_limit, &exit_s, &tool,
-                                     &models, &retries)) {
+                                     &models, &retries, &name, &hooks)) {
         return -1;
     }
     if (o->m != NULL) {
@@ -259,7 +408,11 @@ static int mw_init(PyObject *self, PyObject *args, PyObject *kw) {
     sst_error err = {0};
     sst_limit_behavior exit_b = SST_LIMIT_END;
     sst_middleware *m = NULL;
-    if (strcmp(kind, "human_in_the_loop") == 0) {
+    if (strcmp(kind, "python") == 0) {
+        if ((m = python_middleware(name, hooks)) == NULL) {
+            return -1;
+        }
+    } else if (strcmp(kind, "human_in_the_loop") == 0) {
         sst_value *on = sstpy_to_value(interrupt_on, "interrupt_on");
         if (on == NULL) {
             return -1;

@@ -581,7 +581,8 @@ def _leak_extras():
     # A prebuilt agent (made anew each time) with a Python tool on the scripted model, and
     # a ToolNode in a graph of our own.
     from superstep.chat_models import ChatScripted
-    from superstep.prebuilt import ToolNode, create_react_agent, tools_condition
+    from superstep.prebuilt import (AgentMiddleware, ToolCallLimitMiddleware, ToolNode,
+                                    create_react_agent, tools_condition)
     from superstep.tools import tool
 
     @tool
@@ -612,9 +613,15 @@ def _leak_extras():
     tn.add_edge("tools", "model")
     tn = tn.compile()
 
+    class Note(AgentMiddleware):
+        def after_model(self, state):
+            return {"messages": [AIMessage("noted")]} if state["messages"][-1].content else None
+
     def run(i):
-        agent = create_react_agent(model, [twice], prompt="p")
-        assert agent.invoke({"messages": [("user", "2?")]})["messages"][-1].content == "4"
+        agent = create_react_agent(model, [twice], prompt="p",
+                                   middleware=[Note(), ToolCallLimitMiddleware(run_limit=5)])
+        assert [m.content for m in agent.invoke({"messages": [("user", "2?")]})["messages"][-2:]
+                ] == ["4", "noted"]
         assert tn.invoke({"messages": [("user", "3?")]})["messages"][2].content == "6"
         assert handled.invoke({"n": i})["note"] == f"f: no {i}"
         try:

@@ -21,6 +21,7 @@ from superstep.checkpoint import InMemorySaver
 from superstep.graph import END, START, MessagesState, StateGraph
 from superstep.messages import AIMessage, HumanMessage, ToolMessage
 from superstep.prebuilt import (
+    AgentMiddleware,
     HumanInTheLoopMiddleware,
     InjectedState,
     InjectedStore,
@@ -35,7 +36,7 @@ from superstep.prebuilt import (
 )
 from superstep.store import InMemoryStore
 from superstep.tools import ToolException, tool
-from superstep.types import Command
+from superstep.types import Command, interrupt
 
 
 @tool
@@ -413,6 +414,71 @@ def test_model_fallback_and_summarization_middleware(tmp_path):
     assert any("They talked." in t for t in texts)
     assert texts[-2:] == ["last", "Answer."]
     assert not any(t == "x" * 100 for t in texts)
+
+
+def test_middleware_written_in_python(tmp_path):
+    seen = []
+
+    class Guard(AgentMiddleware):
+        def __init__(self, limit: int) -> None:
+            self.limit = limit
+            super().__init__()
+
+        def before_agent(self, state):
+            answer = interrupt("may I start?")  # a hook is a node: it may interrupt
+            return {"messages": [HumanMessage(f"approved: {answer}")]}
+
+        def before_model(self, state):
+            seen.append(len(state["messages"]))
+            if len(state["messages"]) > self.limit:
+                return {"jump_to": "end"}
+            return None
+
+        def after_model(self, state, runtime):
+            seen.append(type(state["messages"][-1]).__name__)
+
+    model = ChatScripted(_script(tmp_path, [
+        {"content": "", "tool_calls": [_call("c1", "add", a=1, b=1)]},
+        {"content": "never asked"},
+    ]))
+    agent = create_react_agent(model, [add], middleware=[Guard(3)],
+                               checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "g"}}
+    out = agent.invoke({"messages": [("user", "1+1")]}, cfg)
+    assert out["__interrupt__"][0].value == "may I start?"
+    out = agent.invoke(Command(resume="yes"), cfg)
+    assert [m.content for m in out["messages"]] == ["1+1", "approved: yes", "", "2"]
+    assert seen == [2, "AIMessage", 4]
+    assert "Guard.before_model" in agent.get_graph().draw_mermaid()
+
+    class Bad(AgentMiddleware):
+        def before_model(self, state):
+            return {"jump_to": "nowhere"}
+
+    class Raises(AgentMiddleware):
+        name = "raises"
+
+        def after_model(self, state):
+            raise KeyError("from the hook")
+
+    with pytest.raises(ValueError, match="jump_to must be"):
+        create_react_agent(model, [add], middleware=[Bad()]).invoke({"messages": [("user", "x")]})
+    with pytest.raises(KeyError, match="from the hook"):
+        create_react_agent(ChatScripted(_script(tmp_path, [{"content": "hi"}])), [],
+                           middleware=[Raises()]).invoke({"messages": [("user", "x")]})
+
+    class Empty(AgentMiddleware):
+        pass
+
+    with pytest.raises(ValueError, match="define a hook"):
+        Empty()
+
+    class Wraps(AgentMiddleware):
+        def wrap_model_call(self, request, handler):
+            return handler(request)
+
+    with pytest.raises(NotImplementedError, match="wrap_model_call"):
+        Wraps()
 
 
 # ---- ToolNode and tools_condition ----------------------------------------------------
