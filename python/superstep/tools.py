@@ -10,6 +10,7 @@ left out of the schema and filled by ToolNode (superstep.prebuilt).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import re
@@ -128,7 +129,25 @@ class BaseTool:
         kwargs = dict(args)
         if injected:
             kwargs.update(injected)
-        return self.func(**kwargs)
+        out = self.func(**kwargs)
+        if inspect.iscoroutine(out):  # an async def tool, run to its end here
+            out = asyncio.run(out)
+        return out
+
+    def validate(self, args: Any) -> List[str]:
+        """What is wrong with `args` against the tool's schema (missing, unknown or mistyped
+        arguments); [] when nothing is."""
+        if not isinstance(args, dict):
+            return [f"arguments must be an object, got {type(args).__name__}"]
+        props = self.args_schema.get("properties", {})
+        errors = [f"{k}: Field required" for k in self.args_schema.get("required", [])
+                  if k not in args]
+        errors += [f"{k}: Extra inputs are not permitted" for k in args if k not in props]
+        for k, v in args.items():
+            want = props.get(k, {}).get("type")
+            if want is not None and not _is_type(v, want):
+                errors.append(f"{k}: Input should be a valid {want}")
+        return errors
 
     def invoke(self, input: Union[str, dict], config: Any = None, **kwargs: Any) -> Any:
         """Runs the tool: with its arguments (a dict; a string for a one-argument tool) the
@@ -170,6 +189,15 @@ class BaseTool:
 
 StructuredTool = BaseTool
 
+_JSON_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+               "array": (list, tuple), "object": (dict,), "null": (type(None),)}
+
+
+def _is_type(v: Any, want: str) -> bool:
+    if want in ("integer", "number") and isinstance(v, bool):
+        return False
+    return isinstance(v, _JSON_TYPES.get(want, (object,)))
+
 
 def _content(out: Any) -> Any:
     """A tool's result as a tool message's content: a string, else JSON."""
@@ -186,8 +214,6 @@ def _content(out: Any) -> Any:
 def _make(func: Callable, name: Optional[str], description: Optional[str],
           parse_docstring: bool, return_direct: bool,
           handle_tool_error: Any) -> BaseTool:
-    if inspect.iscoroutinefunction(func):
-        raise NotImplementedError(f"tool {func.__name__!r}: async tools are not supported yet")
     doc = inspect.getdoc(func) or ""
     summary, arg_docs = _parse_docstring(doc) if parse_docstring else (doc, {})
     desc = description if description is not None else summary

@@ -526,7 +526,7 @@ def test_tool_node_runs_tool_calls_with_injection():
 
     g = StateGraph(State)
     g.add_node("model", model)
-    g.add_node("tools", ToolNode([favourite, whoami, fails, goto_end]))
+    g.add_node("tools", ToolNode([favourite, whoami, fails, goto_end], handle_tool_errors=True))
     g.add_edge(START, "model")
     g.add_conditional_edges("model", tools_condition)
     g.add_edge("tools", "model")
