@@ -15,7 +15,7 @@ import inspect
 import json
 import re
 import typing
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from ._schema import schema_of
 from .messages import ToolMessage

@@ -8,7 +8,6 @@ LangGraph's libs/prebuilt/tests are built on langchain_core's chat models and to
 """
 
 import json
-import operator
 import threading
 from dataclasses import dataclass
 from typing import Annotated, Any, List, Literal, Optional, TypedDict

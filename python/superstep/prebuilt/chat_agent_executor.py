@@ -5,7 +5,6 @@ C; Python tools are called with the GIL only while they run."""
 
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, TypedDict, Union
 
 from .. import _core

@@ -5,7 +5,7 @@ written in Python (AgentMiddleware subclasses with node hooks)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional
 
 import inspect
 import weakref
