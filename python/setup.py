@@ -28,7 +28,9 @@ if build_dir:
                  "m", "dl"]
 else:
     def pkg(*args):
-        return shlex.split(subprocess.check_output(["pkg-config", *args, "superstep"], text=True))
+        # superstep-agent (the prebuilt agents: python/src/agent.c) requires superstep.
+        return shlex.split(subprocess.check_output(["pkg-config", *args, "superstep-agent"],
+                                                   text=True))
 
     # The installed libraries have no server: the module is built without `serve`.
     cflags.append("-DSSTPY_NO_SERVER")
@@ -44,7 +46,7 @@ setup(
     name="superstep",
     version="0.1.0",
     description="LangGraph's Python API on superstep's C engine",
-    packages=["superstep"],
+    packages=["superstep", "superstep.prebuilt"],
     ext_modules=[
         Extension(
             "superstep._core",

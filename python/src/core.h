@@ -57,6 +57,15 @@ void sstpy_fail_with_exception(sst_error *err, sst_code code);
 PyObject *sstpy_take_exception(const char *msg);
 
 int sstpy_graph_init(PyObject *m);
+/*
+ * A _core.Compiled running @p cg, which @p owner holds (kept alive by the result; cg is not
+ * freed with it), with @p saver (a Saver or None) and engines of @p workers threads. New
+ * reference, or NULL with an exception set.
+ */
+PyObject *sstpy_compiled_of(const sst_compiled_graph *cg, PyObject *owner, PyObject *saver,
+                            unsigned workers);
+/* The prebuilt agent layer (agent.c): chat models, Python tools, middleware, agents. */
+int sstpy_agent_init(PyObject *m);
 int sstpy_saver_init(PyObject *m);
 
 extern PyTypeObject sstpy_saver_type;

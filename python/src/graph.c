@@ -351,8 +351,9 @@ static PyTypeObject graph_type;
 static PyTypeObject compiled_type;
 
 typedef struct compiled_obj {
-    PyObject_HEAD sst_compiled_graph *cg; /* owned */
-    PyObject *graph;                      /* the builder, for its keep list */
+    PyObject_HEAD sst_compiled_graph *cg; /* owned, unless borrowed */
+    bool borrowed;                        /* cg belongs to `graph` (an agent: sstpy_compiled_of) */
+    PyObject *graph;                      /* the builder, for its keep list (or cg's owner) */
     PyObject *saver;                      /* the Saver object, or None */
     sst_checkpointer *cp;                 /* a reference of our own, or NULL */
     /*
@@ -577,25 +578,37 @@ static int retry_from(PyObject *t, sst_retry_policy *p) {
 
 /*
  * add_node(name, node, retry=None, ends=None, defer=False, input_fields=None,
- *          metadata=None, subgraph=None)
+ *          metadata=None, subgraph=None, error_handler=None)
  * retry: a list of (max_attempts, initial, backoff, max_interval, jitter); subgraph: a
- * Compiled run as the node instead of @p node.
+ * Compiled run as the node instead of @p node; error_handler: a node wrapper run as
+ * "__error_handler__<name>" when the node fails for good (node_error() tells what failed).
  */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",         "node",     "retry",    "ends", "defer",
-                          "input_fields", "metadata", "subgraph", NULL};
+    static char *kwn[] = {"name",         "node",     "retry",    "ends",          "defer",
+                          "input_fields", "metadata", "subgraph", "error_handler", NULL};
     graph_obj *o = (graph_obj *)self;
     const char *name;
     PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
-    PyObject *metadata = Py_None, *subgraph = Py_None;
+    PyObject *metadata = Py_None, *subgraph = Py_None, *handler = Py_None;
     int defer = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOO", kwn, &name, &node, &retry, &ends,
-                                     &defer, &input_fields, &metadata, &subgraph)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOOO", kwn, &name, &node, &retry, &ends,
+                                     &defer, &input_fields, &metadata, &subgraph, &handler)) {
         return NULL;
     }
     sst_node_opts opts;
     sst_node_opts_init(&opts);
     opts.defer = defer != 0;
+    if (handler != Py_None) {
+        if (!PyCallable_Check(handler)) {
+            PyErr_SetString(PyExc_TypeError, "error_handler: expected a callable");
+            return NULL;
+        }
+        if (PyList_Append(o->keep, handler) < 0) {
+            return NULL;
+        }
+        opts.error_handler = node_fn;
+        opts.error_handler_user_data = handler;
+    }
     names en = {0}, in = {0};
     sst_retry_policy *policies = NULL;
     sst_value *meta = NULL;
@@ -660,6 +673,46 @@ done:
     PyMem_Free(policies);
     sst_value_unref(meta);
     return ret;
+}
+
+/* set_default_retry([(max_attempts, initial, backoff, max_interval, jitter), ...]). */
+static PyObject *graph_set_default_retry(PyObject *self, PyObject *list) {
+    graph_obj *o = (graph_obj *)self;
+    Py_ssize_t n = PyList_Check(list) ? PyList_GET_SIZE(list) : -1;
+    if (n < 0) {
+        PyErr_SetString(PyExc_TypeError, "retry: expected a list of tuples");
+        return NULL;
+    }
+    sst_retry_policy *policies = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *policies);
+    if (policies == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (retry_from(PyList_GET_ITEM(list, i), &policies[i]) < 0) {
+            PyMem_Free(policies);
+            return NULL;
+        }
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_set_default_retry(o->g, policies, (size_t)n, &err);
+    PyMem_Free(policies);
+    return check_code(rc, &err);
+}
+
+/* set_default_error_handler(wrapper): set_node_defaults(error_handler=); None clears it. */
+static PyObject *graph_set_default_error_handler(PyObject *self, PyObject *handler) {
+    graph_obj *o = (graph_obj *)self;
+    if (handler != Py_None && !PyCallable_Check(handler)) {
+        PyErr_SetString(PyExc_TypeError, "error_handler: expected a callable");
+        return NULL;
+    }
+    if (handler != Py_None && PyList_Append(o->keep, handler) < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_set_default_error_handler(o->g, handler != Py_None ? node_fn : NULL,
+                                                      handler != Py_None ? handler : NULL, &err);
+    return check_code(rc, &err);
 }
 
 static PyObject *graph_add_edge(PyObject *self, PyObject *args) {
@@ -766,6 +819,7 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
         return NULL;
     }
     c->cg = cg;
+    c->borrowed = false;
     c->workers = workers;
     c->engines = NULL;
     c->n_engines = c->cap_engines = 0;
@@ -782,6 +836,8 @@ static PyMethodDef graph_methods[] = {
     {"set_closed", graph_set_closed, METH_O, NULL},
     {"set_fields", graph_set_fields, METH_VARARGS, NULL},
     {"add_node", (PyCFunction)(void (*)(void))graph_add_node, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"set_default_error_handler", graph_set_default_error_handler, METH_O, NULL},
+    {"set_default_retry", graph_set_default_retry, METH_O, NULL},
     {"add_edge", graph_add_edge, METH_VARARGS, NULL},
     {"add_join", graph_add_join, METH_VARARGS, NULL},
     {"add_conditional_edges", graph_add_conditional_edges, METH_VARARGS, NULL},
@@ -802,6 +858,31 @@ static PyTypeObject graph_type = {
 };
 
 /* ---- _core.Compiled ---- */
+
+PyObject *sstpy_compiled_of(const sst_compiled_graph *cg, PyObject *owner, PyObject *saver,
+                            unsigned workers) {
+    sst_checkpointer *cp = NULL;
+    if (saver != Py_None && (cp = sstpy_saver_get(saver)) == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "the checkpointer is closed");
+        }
+        return NULL;
+    }
+    compiled_obj *c = PyObject_GC_New(compiled_obj, &compiled_type);
+    if (c == NULL) {
+        return NULL;
+    }
+    c->cg = (sst_compiled_graph *)cg; /* never freed here: `owner` holds it */
+    c->borrowed = true;
+    c->workers = workers;
+    c->engines = NULL;
+    c->n_engines = c->cap_engines = 0;
+    c->graph = Py_NewRef(owner);
+    c->saver = Py_NewRef(saver);
+    c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
+    PyObject_GC_Track(c);
+    return (PyObject *)c;
+}
 
 static int compiled_traverse(PyObject *self, visitproc visit, void *arg) {
     compiled_obj *c = (compiled_obj *)self;
@@ -826,7 +907,9 @@ static void compiled_dealloc(PyObject *self) {
     PyMem_Free(c->engines);
     c->engines = NULL;
     c->n_engines = 0;
-    sst_compiled_graph_free(c->cg);
+    if (!c->borrowed) {
+        sst_compiled_graph_free(c->cg);
+    }
     sst_checkpointer_free(c->cp);
     c->cg = NULL;
     c->cp = NULL;

@@ -203,6 +203,40 @@ static PyObject *py_node_info(PyObject *self, PyObject *unused) {
                          (unsigned long long)sst_node_remaining_steps(ctx));
 }
 
+/*
+ * node_error(): in an error handler, (node, exception, error) of what failed: the failed
+ * node's name, the Python exception it raised when this process still holds it (taken from
+ * the registry; None after a restart or for an engine error) and the engine's error dict
+ * ({"code", "message", ...}). None in any other node.
+ */
+static PyObject *py_node_error(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    sst_node_ctx *ctx = running("node_error");
+    if (ctx == NULL) {
+        return NULL;
+    }
+    const sst_value *e = sst_node_error(ctx);
+    if (e == NULL) {
+        Py_RETURN_NONE;
+    }
+    const sst_value *node = sst_object_get(e, "node");
+    const sst_value *error = sst_object_get(e, "error");
+    const sst_value *msg = sst_object_get(error, "message");
+    PyObject *exc =
+        sstpy_take_exception(msg != NULL && sst_is_string(msg) ? sst_string_cstr(msg) : NULL);
+    PyObject *err = sstpy_from_value(error != NULL ? error : sst_null());
+    PyObject *out = NULL;
+    if (err != NULL) {
+        out =
+            Py_BuildValue("(sOO)", node != NULL && sst_is_string(node) ? sst_string_cstr(node) : "",
+                          exc != NULL ? exc : Py_None, err);
+    }
+    Py_XDECREF(exc);
+    Py_XDECREF(err);
+    return out;
+}
+
 /* reduce(name, current, update): a built-in reducer applied to Python values. */
 static PyObject *py_reduce(PyObject *self, PyObject *args) {
     (void)self;
@@ -269,6 +303,7 @@ static PyMethodDef methods[] = {
     {"emit", py_emit, METH_O, "emit(value): a custom stream event of the running node."},
     {"in_node", py_in_node, METH_NOARGS, "True inside a node."},
     {"node_info", py_node_info, METH_NOARGS, "The running node's name, step, attempt, ids."},
+    {"node_error", py_node_error, METH_NOARGS, "In an error handler: what failed."},
     {"reduce", py_reduce, METH_VARARGS, "reduce(name, current, update) with a built-in reducer."},
     {"to_json", py_to_json, METH_O, "A value as compact JSON."},
     {NULL, NULL, 0, NULL}};
@@ -295,7 +330,7 @@ PyMODINIT_FUNC PyInit__core(void) {
         Py_DECREF(m);
         return NULL;
     }
-    if (sstpy_func_init(m) < 0 || sstpy_store_init(m) < 0) {
+    if (sstpy_func_init(m) < 0 || sstpy_store_init(m) < 0 || sstpy_agent_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

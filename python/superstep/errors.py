@@ -79,6 +79,28 @@ class EngineRuntimeError(RuntimeError, SuperstepError):
         SuperstepError.__init__(self, message, code, node)
 
 
+class NodeError:
+    """What failed, as an error handler receives it (LangGraph's NodeError): give a handler
+    a parameter typed NodeError (or named `error`).
+
+    `node` is the node that failed; `error` the exception it raised (the very object while
+    this process holds it; after a restart, an engine error carrying its text)."""
+
+    __slots__ = ("node", "error")
+
+    def __init__(self, node, error):
+        self.node = node
+        self.error = error
+
+    def __repr__(self):
+        return f"NodeError(node={self.node!r}, error={self.error!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, NodeError) and (self.node, self.error) == (other.node, other.error)
+
+    __hash__ = None
+
+
 def _from_code(code, message, node=None):
     """The exception for an engine error (called by superstep._core)."""
     if code == "SST_EINVAL" and "multiple pending interrupts" in message:
@@ -108,4 +130,5 @@ __all__ = [
     "EmptyChannelError",
     "CheckpointNotLatest",
     "SuperstepError",
+    "NodeError",
 ]

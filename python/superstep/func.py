@@ -22,6 +22,7 @@ from typing import Any, Callable, Generic, Optional, Sequence, TypeVar
 
 from . import _core
 from .config import _local, get_stream_writer
+from ._schema import schema_of as _schema_of, titled as _titled
 from .graph import CompiledStateGraph, Runtime
 from .types import CachePolicy, RetryPolicy, _should_retry
 
@@ -179,43 +180,6 @@ def task(__func_or_none__: Optional[Callable] = None, *, name: Optional[str] = N
         return _TaskFunction(fn, name=name, retry_policy=retry_policy, cache_policy=cache_policy)
 
     return wrap(__func_or_none__) if __func_or_none__ is not None else wrap
-
-
-# ---- JSON schemas of type hints (get_input_jsonschema and friends) -------------
-
-
-def _schema_of(hint: Any) -> dict:
-    if hint is Any or hint is inspect.Parameter.empty or hint is None:
-        return {}
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    simple = {int: "integer", float: "number", str: "string", bool: "boolean",
-              type(None): "null"}
-    if hint in simple:
-        return {"type": simple[hint]}
-    if origin in (list, Sequence, typing.List) or hint is list:
-        return {"type": "array", "items": _schema_of(args[0])} if args else {"type": "array"}
-    if origin is tuple:
-        return {"type": "array", "maxItems": len(args), "minItems": len(args),
-                "prefixItems": [_schema_of(a) for a in args]}
-    if origin is dict or hint is dict:
-        return {"type": "object"}
-    if origin is typing.Union:
-        return {"anyOf": [_schema_of(a) for a in args]}
-    if isinstance(hint, type) and typing.is_typeddict(hint):
-        hints = typing.get_type_hints(hint)
-        props = {k: {"title": k.replace("_", " ").title(), **_schema_of(v)}
-                 for k, v in hints.items()}
-        required = [k for k in hints if k in getattr(hint, "__required_keys__", hints)]
-        return {"properties": props, "required": required, "title": hint.__name__,
-                "type": "object"}
-    return {}
-
-
-def _titled(schema: dict, title: str) -> dict:
-    if "title" in schema and schema.get("type") == "object":
-        return schema
-    return {**schema, "title": title}
 
 
 # ---- entrypoints -------------------------------------------------------------

@@ -19,13 +19,14 @@ import threading
 import typing
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core
+from . import _core, _schema
 from .config import _local, get_stream_writer
 from .messages import REMOVE_ALL_MESSAGES, _from_list, _from_value
 from .errors import (
     EngineValueError,
     GraphInterrupt,
     InvalidUpdateError,
+    NodeError,
     ParentCommand,
     SuperstepError,
     _from_code,
@@ -228,6 +229,16 @@ def _wants(fn: Callable) -> Tuple[dict, int]:
     return names, positional
 
 
+def _required(fn: Callable) -> int:
+    """How many positional parameters of fn have no default."""
+    try:
+        return sum(1 for p in inspect.signature(fn).parameters.values()
+                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.default is p.empty)
+    except (TypeError, ValueError):
+        return 1
+
+
 def _to_update(value: Any, where: str) -> dict:
     if isinstance(value, dict):
         return value
@@ -333,21 +344,57 @@ def _node_config(config: dict) -> dict:
     return out
 
 
+_PY_EXC_TAG = re.compile(r"\[py#\d+\] ")
+
+
+def _error_param(fn: Callable) -> Optional[str]:
+    """An error handler's parameter that receives the NodeError: the one typed NodeError,
+    else one named `error` (LangGraph injects by the annotation)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    for p in params:
+        a = p.annotation
+        if a is NodeError or (isinstance(a, str) and a.rsplit(".", 1)[-1] == "NodeError"):
+            return p.name
+    return next((p.name for p in params if p.name == "error"), None)
+
+
+def _node_error() -> Optional[NodeError]:
+    """In an error handler: what failed, as LangGraph's NodeError."""
+    got = _core.node_error()
+    if got is None:
+        return None
+    node, exc, err = got
+    if exc is None:  # not raised in this process (a resume after a restart) or the engine's
+        exc = SuperstepError(_PY_EXC_TAG.sub("", str(err.get("message", ""))), err.get("code"),
+                             node)
+    return NodeError(node, exc)
+
+
 class _Node:
-    """A node as the C layer calls it: node(state, run, is_send) -> (updates, gotos)."""
+    """A node as the C layer calls it: node(state, run, is_send) -> (updates, gotos).
+    An error handler (handler=True) also receives the NodeError of what failed."""
 
     def __init__(self, name: str, fn: Callable, root: bool, retry: Sequence[RetryPolicy],
-                 state_cls: Any = None) -> None:
+                 state_cls: Any = None, handler: bool = False) -> None:
         self.name = name
         self.fn = fn
         self.root = root
         self.retry = tuple(retry)
         self.state_cls = state_cls
+        self.handler = handler
         names, positional = _wants(fn)
-        special = {"writer", "runtime", "store", "config"}
+        self.error_param = _error_param(fn) if handler else None
+        special = {"writer", "runtime", "store", "config", self.error_param}
         extra = [n for n in list(names)[1:positional] if n not in special] if positional >= 2 else []
         self.want_config = "config" in names or bool(extra)
         self.config_positional = "config" not in names and bool(extra)
+        # With the error parameter in the way, a config parameter named otherwise is given by name.
+        self.config_name = (
+            extra[0] if self.error_param is not None and self.config_positional else None
+        )
         self.want_writer = "writer" in names
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
@@ -367,10 +414,16 @@ class _Node:
         kwargs: Dict[str, Any] = {}
         args = [state]
         if self.want_config:
-            if self.config_positional:
+            if self.config_name is not None:
+                kwargs[self.config_name] = config
+            elif self.config_positional:
                 args.append(config)
             else:
                 kwargs["config"] = config
+        if self.handler:  # always taken: the registry does not keep the exception then
+            error = _node_error()
+            if self.error_param is not None:
+                kwargs[self.error_param] = error
         if self.want_writer:
             kwargs["writer"] = get_stream_writer()
         store = getattr(run, "store", None)
@@ -418,7 +471,9 @@ class _Router:
         self.mapping = mapping
         self.state_cls = state_cls
         names, positional = _wants(fn)
-        self.want_config = "config" in names or positional >= 2
+        # A second positional parameter with a default (tools_condition's messages_key) is
+        # not the config.
+        self.want_config = "config" in names or (positional >= 2 and _required(fn) >= 2)
 
     def _map(self, r: Any) -> Any:
         if self.mapping is None or isinstance(r, Send):
@@ -446,6 +501,17 @@ class _Router:
         return self._map(r)
 
 
+def _retry_tuple(policy: Any) -> Tuple[RetryPolicy, ...]:
+    return (policy,) if isinstance(policy, RetryPolicy) else tuple(policy)
+
+
+def _retry_args(policies: Sequence[RetryPolicy]) -> list:
+    return [
+        (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter)
+        for p in policies
+    ]
+
+
 @dataclasses.dataclass
 class _NodeSpec:
     name: str
@@ -455,6 +521,7 @@ class _NodeSpec:
     defer: bool = False
     input_schema: Any = None
     metadata: Optional[dict] = None
+    error_handler: Optional[Callable] = None
 
 
 # ---- the builder -----------------------------------------------------------
@@ -505,6 +572,27 @@ class StateGraph:
         self.joins: List[Tuple[Tuple[str, ...], str]] = []
         self.branches: List[Tuple[str, Callable, Any]] = []
         self.compiled = False
+        # set_node_defaults: the retry policies and error handler of nodes without their own.
+        self.default_retry: Tuple[RetryPolicy, ...] = ()
+        self.default_error_handler: Optional[Callable] = None
+
+    def set_node_defaults(self, *, retry_policy: Any = None, cache_policy: Any = None,
+                          error_handler: Optional[Callable] = None,
+                          timeout: Any = None) -> "StateGraph":
+        """Policies for every node without its own (LangGraph's set_node_defaults), applied
+        at compile: `retry_policy` to every node, error handlers included; `error_handler`
+        to the other nodes, run as node "__default_error_handler__"."""
+        if cache_policy is not None:
+            raise NotImplementedError("set_node_defaults: cache_policy is not supported yet")
+        if timeout is not None:
+            raise NotImplementedError("set_node_defaults: timeout is not supported yet")
+        if retry_policy is not None:
+            self.default_retry = _retry_tuple(retry_policy)
+        if error_handler is not None:
+            if not callable(error_handler):
+                raise TypeError(f"error_handler must be callable, got {error_handler!r}")
+            self.default_error_handler = error_handler
+        return self
 
     # LangGraph's names for the parts
     @property
@@ -525,7 +613,8 @@ class StateGraph:
     def add_node(self, node: Any, action: Any = None, *, defer: bool = False,
                  metadata: Optional[dict] = None, input_schema: Any = None,
                  retry_policy: Any = None, cache_policy: Any = None,
-                 destinations: Any = None, **kwargs: Any) -> "StateGraph":
+                 destinations: Any = None, error_handler: Optional[Callable] = None,
+                 **kwargs: Any) -> "StateGraph":
         input_schema = kwargs.pop("input", input_schema)
         retry_policy = kwargs.pop("retry", retry_policy)
         if kwargs:
@@ -540,18 +629,15 @@ class StateGraph:
         if hasattr(node, "value") and not isinstance(node, str):  # an Enum member
             node = node.value
         self._check_name(node)
-        if retry_policy is None:
-            retry: Tuple[RetryPolicy, ...] = ()
-        elif isinstance(retry_policy, RetryPolicy):
-            retry = (retry_policy,)
-        else:
-            retry = tuple(retry_policy)
+        if error_handler is not None and not callable(error_handler):
+            raise TypeError(f"error_handler must be callable, got {error_handler!r}")
+        retry = () if retry_policy is None else _retry_tuple(retry_policy)
         if isinstance(destinations, dict):
             destinations = tuple(destinations)
         elif destinations is not None:
             destinations = tuple(destinations)
         self.nodes[node] = _NodeSpec(node, action, retry, destinations, defer, input_schema,
-                                     metadata)
+                                     metadata, error_handler)
         return self
 
     def add_edge(self, start_key: Union[str, Sequence[str]], end_key: str) -> "StateGraph":
@@ -646,11 +732,20 @@ class StateGraph:
                 g.set_fields("input", list(_schema_hints(self.input_schema)))
             if self.output_schema is not self.state_schema:
                 g.set_fields("output", list(_schema_hints(self.output_schema)))
+        if self.default_retry:
+            g.set_default_retry(_retry_args(self.default_retry))
+        if self.default_error_handler is not None:
+            if "__default_error_handler__" in self.nodes:
+                raise ValueError(
+                    "Auto-generated default error handler node `__default_error_handler__` "
+                    "already exists."
+                )
+            h = _Node("__default_error_handler__", self.default_error_handler, root,
+                      self.default_retry, self.state_cls, handler=True)
+            h.msg_fields = self.message_fields
+            g.set_default_error_handler(h)
         for spec_ in self.nodes.values():
-            retry = [
-                (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter)
-                for p in spec_.retry
-            ]
+            retry = _retry_args(spec_.retry)
             input_fields = (
                 list(_schema_hints(spec_.input_schema))
                 if spec_.input_schema is not None and spec_.input_schema is not self.state_schema
@@ -665,10 +760,16 @@ class StateGraph:
             subgraph = spec_.action if isinstance(spec_.action, CompiledStateGraph) else None
             wrapper = (
                 None if subgraph is not None
-                else _Node(spec_.name, spec_.action, root, spec_.retry, node_state_cls)
+                else _Node(spec_.name, spec_.action, root, spec_.retry or self.default_retry,
+                           node_state_cls)
             )
             if wrapper is not None:
                 wrapper.msg_fields = self.message_fields
+            handler = None
+            if spec_.error_handler is not None:
+                handler = _Node(f"__error_handler__{spec_.name}", spec_.error_handler, root,
+                                self.default_retry, node_state_cls, handler=True)
+                handler.msg_fields = self.message_fields
             g.add_node(
                 spec_.name,
                 wrapper,
@@ -678,6 +779,7 @@ class StateGraph:
                 input_fields=input_fields,
                 metadata=spec_.metadata,
                 subgraph=subgraph._cg if subgraph is not None else None,
+                error_handler=handler,
             )
         for a, b in self.edges:
             g.add_edge(a, b)
@@ -1100,6 +1202,26 @@ class CompiledStateGraph:
         return snap.get("config")
 
     # -- drawing --
+
+    # -- schemas (LangGraph's get_*_jsonschema) --
+
+    @staticmethod
+    def _jsonschema(schema: Any, title: str) -> dict:
+        got = _schema.class_schema(schema) if isinstance(schema, type) else None
+        return got if got is not None else _schema.titled(_schema.schema_of(schema), title)
+
+    def get_input_jsonschema(self, config: Any = None) -> dict:
+        """The JSON schema of the graph's input (its input schema, else its state's)."""
+        return self._jsonschema(self.builder.input_schema, "LangGraphInput")
+
+    def get_output_jsonschema(self, config: Any = None) -> dict:
+        """The JSON schema of the graph's output (its output schema, else its state's)."""
+        return self._jsonschema(self.builder.output_schema, "LangGraphOutput")
+
+    def get_context_jsonschema(self, config: Any = None) -> Optional[dict]:
+        """The JSON schema of the run's context (context_schema=), None without one."""
+        ctx = getattr(self.builder, "context_schema", None)
+        return None if ctx is None else self._jsonschema(ctx, "Context")
 
     def get_graph(self, config: Any = None, *, xray: Union[int, bool] = False) -> DrawableGraph:
         level = 0xFFFFFFFF if xray is True else int(xray)

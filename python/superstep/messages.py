@@ -284,6 +284,12 @@ def _to_value(o: Any) -> Any:
     return None
 
 
+def ToolCall(name: str, args: Dict[str, Any], id: Optional[str],  # noqa: N802
+             type: str = "tool_call") -> Dict[str, Any]:
+    """A tool call as LangChain's ToolCall (a dict): {"name", "args", "id", "type"}."""
+    return {"name": name, "args": args, "id": id, "type": type}
+
+
 def convert_to_messages(messages: Sequence[Any]) -> List[BaseMessage]:
     """Message-like values (objects, dicts, (role, content) pairs, strings) as objects."""
     out: List[BaseMessage] = []
@@ -315,6 +321,7 @@ __all__ = [
     "REMOVE_ALL_MESSAGES",
     "RemoveMessage",
     "SystemMessage",
+    "ToolCall",
     "ToolMessage",
     "convert_to_messages",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import _local, get_stream_writer
-from .graph import Runtime
+from .graph import ExecutionInfo, Runtime
 
 
 def get_runtime(context_schema: Any = None) -> Runtime:
@@ -16,4 +16,4 @@ def get_runtime(context_schema: Any = None) -> Runtime:
                    get_stream_writer())
 
 
-__all__ = ["Runtime", "get_runtime"]
+__all__ = ["ExecutionInfo", "Runtime", "get_runtime"]

@@ -2,8 +2,11 @@
 threads, and reference leaks (docs/python.md)."""
 
 import gc
+import json
 import operator
+import os
 import sys
+import tempfile
 import threading
 import time
 from typing import Annotated, TypedDict
@@ -11,7 +14,7 @@ from typing import Annotated, TypedDict
 import pytest
 
 from superstep.checkpoint import InMemorySaver, SqliteSaver
-from superstep.errors import GraphRecursionError, InvalidUpdateError
+from superstep.errors import GraphRecursionError, InvalidUpdateError, NodeError, SuperstepError
 from superstep.graph import END, START, StateGraph, add_messages
 from superstep.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from superstep.types import Command, RetryPolicy, Send, interrupt
@@ -434,6 +437,58 @@ def test_checkpoint_tuples(kind, tmp_path):
     assert saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
 
 
+def test_error_handlers():
+    """A handler gets the failed node's very exception, a Send task's arg, the run's
+    config by position; after the exception left the process (the handler that took it
+    failed) a resume gets the engine's error with its text."""
+    boom = ValueError("boom")
+    seen = []
+
+    def fails(s):
+        raise boom
+
+    def handler(s, err: NodeError, cfg):
+        seen.append((s, err.node, err.error, cfg["configurable"].get("thread_id")))
+        if len(seen) == 2:
+            raise RuntimeError("handler failed")
+        return {"items": ["handled"]}
+
+    g = StateGraph(State)
+    g.add_node("fan", lambda s: None)
+    g.add_node("w", fails, error_handler=handler)
+    g.add_edge(START, "fan")
+    g.add_conditional_edges("fan", lambda s: [Send("w", {"arg": 1})])
+    app = g.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "h1"}}
+    assert app.invoke({"n": 0}, cfg)["items"] == ["handled"]
+    assert seen[0][0] == {"arg": 1} and seen[0][1] == "w" and seen[0][2] is boom
+    assert seen[0][3] == "h1"
+    cfg2 = {"configurable": {"thread_id": "h2"}}
+    with pytest.raises(RuntimeError, match="handler failed"):
+        app.invoke({"n": 0}, cfg2)
+    assert app.invoke(None, cfg2)["items"] == ["handled"]
+    err = seen[2][2]
+    assert isinstance(err, SuperstepError) and str(err) == "ValueError('boom')", repr(err)
+    # set_node_defaults' retry applies to error handlers too; a node's own policy wins.
+    tries = []
+
+    def flaky_handler(s, error: NodeError):
+        tries.append(error.node)
+        if len(tries) < 3:
+            raise ConnectionError("again")
+        return {"note": "ok"}
+
+    g = StateGraph(State).set_node_defaults(retry_policy=RetryPolicy(
+        max_attempts=3, initial_interval=0.0, jitter=False))
+    g.add_node("f", fails, error_handler=flaky_handler,
+               retry_policy=RetryPolicy(max_attempts=1))
+    g.add_edge(START, "f")
+    assert g.compile().invoke({"n": 0})["note"] == "ok"
+    assert tries == ["f", "f", "f"]
+    with pytest.raises(NotImplementedError, match="timeout"):
+        StateGraph(State).set_node_defaults(timeout=1.0)
+
+
 def _counts():
     gc.collect()
     return len(gc.get_objects()), sys.getallocatedblocks()
@@ -502,7 +557,78 @@ def _leak_extras():
     parent.add_edge("a", "p")
     parent = parent.compile(checkpointer=saver)
 
+    # Error handlers: a node's own, the graph's default, and one that fails.
+    def fails(s):
+        raise ValueError(f"no {s['n']}")
+
+    def handle(s, error: NodeError):
+        return Command(update={"note": f"{error.node}: {error.error}"}, goto="b")
+
+    def broken(s, error: NodeError):
+        raise KeyError(error.node)
+
+    handled = StateGraph(State).set_node_defaults(error_handler=broken)
+    handled.add_node("f", fails, error_handler=handle, destinations=("b",))
+    handled.add_node("b", lambda s: {"n": 1})
+    handled.add_node("g", fails)
+    handled.add_edge(START, "f")
+    handled = handled.compile()
+    only_default = StateGraph(State).set_node_defaults(error_handler=broken)
+    only_default.add_node("g", fails)
+    only_default.add_edge(START, "g")
+    only_default = only_default.compile()
+
+    # A prebuilt agent (made anew each time) with a Python tool on the scripted model, and
+    # a ToolNode in a graph of our own.
+    from superstep.chat_models import ChatScripted
+    from superstep.prebuilt import (AgentMiddleware, ToolCallLimitMiddleware, ToolNode,
+                                    create_react_agent, tools_condition)
+    from superstep.tools import tool
+
+    @tool
+    def twice(x: int) -> int:
+        """Double x."""
+        return 2 * x
+
+    script = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
+    call = {"id": "c", "type": "function", "function": {"name": "twice", "arguments": '{"x": 2}'}}
+    for _ in range(1200):
+        script.write(json.dumps({"content": "", "tool_calls": [call]}) + "\n")
+        script.write(json.dumps({"content": "4"}) + "\n")
+    script.close()
+    model = ChatScripted(script.name)
+    os.unlink(script.name)
+
+    def ask_tool(s):
+        if len(s["messages"]) > 2:
+            return {"messages": [AIMessage("done")]}
+        return {"messages": [AIMessage("", tool_calls=[
+            {"name": "twice", "args": {"x": 3}, "id": "t", "type": "tool_call"}])]}
+
+    tn = StateGraph(Msgs)
+    tn.add_node("model", ask_tool)
+    tn.add_node("tools", ToolNode([twice]))
+    tn.add_edge(START, "model")
+    tn.add_conditional_edges("model", tools_condition)
+    tn.add_edge("tools", "model")
+    tn = tn.compile()
+
+    class Note(AgentMiddleware):
+        def after_model(self, state):
+            return {"messages": [AIMessage("noted")]} if state["messages"][-1].content else None
+
     def run(i):
+        agent = create_react_agent(model, [twice], prompt="p",
+                                   middleware=[Note(), ToolCallLimitMiddleware(run_limit=5)])
+        assert [m.content for m in agent.invoke({"messages": [("user", "2?")]})["messages"][-2:]
+                ] == ["4", "noted"]
+        assert tn.invoke({"messages": [("user", "3?")]})["messages"][2].content == "6"
+        assert handled.invoke({"n": i})["note"] == f"f: no {i}"
+        try:
+            only_default.invoke({"n": i})
+        except KeyError:
+            pass
+        handled.get_input_jsonschema()
         msgs.invoke({"messages": [HumanMessage(str(i)), ("user", "y")]})
         cfg = {"configurable": {"thread_id": f"x{i % 3}"}}
         parent.invoke({"n": i}, cfg)

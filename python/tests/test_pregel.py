@@ -230,6 +230,48 @@ def test_concurrent_emit_sends() -> None:
     ]
 
 
+def test_conditional_entrypoint_to_multiple_state_graph(
+    snapshot: SnapshotAssertion,
+) -> None:
+    class OverallState(TypedDict):
+        locations: list[str]
+        results: Annotated[list[str], operator.add]
+
+    def get_weather(state: OverallState) -> OverallState:
+        location = state["location"]
+        weather = "sunny" if len(location) > 2 else "cloudy"
+        return {"results": [f"It's {weather} in {location}"]}
+
+    def continue_to_weather(state: OverallState) -> list[Send]:
+        return [
+            Send("get_weather", {"location": location})
+            for location in state["locations"]
+        ]
+
+    workflow = StateGraph(OverallState)
+
+    workflow.add_node("get_weather", get_weather)
+    workflow.add_edge("get_weather", END)
+    workflow.set_conditional_entry_point(continue_to_weather, path_map=["get_weather"])
+
+    app = workflow.compile()
+
+    assert json.dumps(app.get_input_jsonschema()) == snapshot
+    assert json.dumps(app.get_output_jsonschema()) == snapshot
+    assert json.dumps(app.get_graph().to_json(), indent=2) == snapshot
+    assert app.get_graph().draw_mermaid(with_styles=False) == snapshot
+
+    assert app.invoke({"locations": ["sf", "nyc"]}, debug=True) == {
+        "locations": ["sf", "nyc"],
+        "results": ["It's cloudy in sf", "It's sunny in nyc"],
+    }
+
+    assert [*app.stream({"locations": ["sf", "nyc"]}, stream_mode="values")][-1] == {
+        "locations": ["sf", "nyc"],
+        "results": ["It's cloudy in sf", "It's sunny in nyc"],
+    }
+
+
 def test_conditional_state_graph_with_list_edge_inputs(snapshot: SnapshotAssertion):
     class State(TypedDict):
         foo: Annotated[list[str], operator.add]
@@ -246,6 +288,57 @@ def test_conditional_state_graph_with_list_edge_inputs(snapshot: SnapshotAsserti
 
     assert json.dumps(app.get_graph().to_json(), indent=2) == snapshot
     assert app.get_graph().draw_mermaid(with_styles=False) == snapshot
+
+
+def test_conditional_entrypoint_graph_state(snapshot: SnapshotAssertion) -> None:
+    class AgentState(TypedDict, total=False):
+        input: str
+        output: str
+        steps: Annotated[list[str], operator.add]
+
+    def left(data: AgentState) -> AgentState:
+        return {"output": data["input"] + "->left"}
+
+    def right(data: AgentState) -> AgentState:
+        return {"output": data["input"] + "->right"}
+
+    def should_start(data: AgentState) -> str:
+        assert data["steps"] == [], "Expected input to be read from the state"
+        # Logic to decide where to start
+        if len(data["input"]) > 10:
+            return "go-right"
+        else:
+            return "go-left"
+
+    # Define a new graph
+    workflow = StateGraph(AgentState)
+
+    workflow.add_node("left", left)
+    workflow.add_node("right", right)
+
+    workflow.set_conditional_entry_point(
+        should_start, {"go-left": "left", "go-right": "right"}
+    )
+
+    workflow.add_conditional_edges("left", lambda data: END, {END: END})
+    workflow.add_edge("right", END)
+
+    app = workflow.compile()
+
+    assert json.dumps(app.get_input_jsonschema()) == snapshot
+    assert json.dumps(app.get_output_jsonschema()) == snapshot
+    assert json.dumps(app.get_graph().to_json(), indent=2) == snapshot
+    assert app.get_graph().draw_mermaid(with_styles=False) == snapshot
+
+    assert app.invoke({"input": "what is weather in sf"}) == {
+        "input": "what is weather in sf",
+        "output": "what is weather in sf->right",
+        "steps": [],
+    }
+
+    assert [*app.stream({"input": "what is weather in sf"})] == [
+        {"right": {"output": "what is weather in sf->right"}},
+    ]
 
 
 def test_in_one_fan_out_state_graph_waiting_edge_via_branch(
