@@ -71,7 +71,7 @@ struct sst__write_pool {
     pthread_cond_t work; /* a queue is ready, or stop */
     sst__writer *ready_head, *ready_tail;
     pthread_t threads[MAX_THREADS];
-    size_t n_threads, busy; /* threads; those running a queue */
+    size_t n_threads, busy, n_ready; /* threads; those running a queue; ready queues */
     bool stop;
     sst__write_policy policy;
     int64_t w_ns, c_ns, h_ns; /* the averages of the cost model (see above) */
@@ -195,6 +195,7 @@ static void *pool_main(void *arg) {
         if (p->ready_head == NULL) {
             p->ready_tail = NULL;
         }
+        p->n_ready--;
         w->state = Q_RUNNING;
         p->busy++;
         run_queue(p, w, 0);
@@ -220,7 +221,9 @@ static bool make_ready(sst__write_pool *p, sst__writer *w) {
         p->ready_head = w;
     }
     p->ready_tail = w;
-    if (p->n_threads > p->busy) { /* one is parked, or starting: it looks before it parks */
+    p->n_ready++;
+    /* A thread for each ready queue, parked or starting (it looks before it parks). */
+    if (p->n_threads - p->busy >= p->n_ready) {
         pthread_cond_signal(&p->work);
         return true;
     }
@@ -245,6 +248,7 @@ static void unready(sst__write_pool *p, sst__writer *w) {
         p->ready_tail = prev;
     }
     w->ready_next = NULL;
+    p->n_ready--;
 }
 
 /* The caller becomes @p w's runner (it is ready: no thread took it yet) and runs its
