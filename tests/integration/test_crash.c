@@ -344,7 +344,9 @@ static long check_log(const char *path) {
             /* What a kill may cost: the superstep that was running (its checkpoint was not
              * written yet), and with async the one before it (its checkpoint in flight). */
             long long back = g_mode == SST_DURABILITY_ASYNC ? 1 : 0;
-            CHECK(np == 0 || highest[np - 1] < 0 || step >= highest[np - 1] - back,
+            /* No checkpoint at all (-1000) is a start from the input: step -1's. */
+            long long at = step < -1 ? -1 : step;
+            CHECK(np == 0 || highest[np - 1] < 0 || at >= highest[np - 1] - back,
                   "process %d resumed at step %lld, but its predecessor ran step %lld: more "
                   "than %lld superstep(s) whose writes were in flight were lost",
                   pid, step, highest[np - 1], back + 1);
