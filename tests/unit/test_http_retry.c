@@ -160,8 +160,8 @@ static void answer(asker *a, int c) {
                  "Connection: close\r\n\r\n{}");
     }
     size_t n = strlen(reply);
+    atomic_fetch_add(&a->answered, 1); /* before the client can see the reply */
     assert_true(send(c, reply, n, MSG_NOSIGNAL) == (ssize_t)n);
-    atomic_fetch_add(&a->answered, 1);
 }
 
 static void *asker_main(void *arg) {
