@@ -66,6 +66,11 @@ PyObject *sstpy_compiled_of(const sst_compiled_graph *cg, PyObject *owner, PyObj
                             unsigned workers);
 /* The prebuilt agent layer (agent.c): chat models, Python tools, middleware, agents. */
 int sstpy_agent_init(PyObject *m);
+/* A middleware written in Python (agent_mw.c): @p hooks maps hook names ("before_model",
+ * "wrap_tool_call", ...) to the callables of superstep/prebuilt/middleware.py. New
+ * middleware, or NULL with an exception set. (sst_middleware is agent.h's.) */
+struct sst_middleware;
+struct sst_middleware *sstpy_python_middleware(const char *name, PyObject *hooks);
 int sstpy_saver_init(PyObject *m);
 
 extern PyTypeObject sstpy_saver_type;

@@ -617,6 +617,12 @@ def _leak_extras():
         def after_model(self, state):
             return {"messages": [AIMessage("noted")]} if state["messages"][-1].content else None
 
+        def wrap_model_call(self, request, handler):
+            return handler(request.override(system_prompt="q"))
+
+        def wrap_tool_call(self, request, handler):
+            return handler(request)
+
     def run(i):
         agent = create_react_agent(model, [twice], prompt="p",
                                    middleware=[Note(), ToolCallLimitMiddleware(run_limit=5)])

@@ -472,12 +472,58 @@ def test_middleware_written_in_python(tmp_path):
     with pytest.raises(ValueError, match="define a hook"):
         Empty()
 
-    class Wraps(AgentMiddleware):
-        def wrap_model_call(self, request, handler):
-            return handler(request)
 
-    with pytest.raises(NotImplementedError, match="wrap_model_call"):
-        Wraps()
+
+def test_wrap_hooks_written_in_python(tmp_path):
+    class Wraps(AgentMiddleware):
+        def __init__(self) -> None:
+            self.calls = []
+            super().__init__()
+
+        def wrap_model_call(self, request, handler):
+            request = request.override(system_prompt="Changed.")
+            reply = handler(request)
+            if reply.content == "bad":  # ask again: the handler may be called twice
+                reply = handler(request)
+            return reply
+
+        def wrap_tool_call(self, request, handler):
+            self.calls.append(request.tool_call["name"])
+            if request.tool_call["name"] == "blocked":
+                return ToolMessage("not allowed", tool_call_id=request.tool_call["id"])
+            call = dict(request.tool_call, args={**request.tool_call["args"], "a": 10})
+            msg = handler(request.override(tool_call=call))
+            return ToolMessage(msg.content + "!", tool_call_id=msg.tool_call_id, name=msg.name)
+
+    @tool
+    def blocked() -> str:
+        """Never runs."""
+        raise AssertionError("ran")
+
+    replies = [{"content": "bad"},
+               {"content": "", "tool_calls": [_call("c1", "add", a=1, b=2),
+                                              _call("c2", "blocked")]},
+               {"content": "good"}]
+    with ChatServer(replies) as s:
+        mw = Wraps()
+        agent = create_react_agent(ChatOpenAI("m", base_url=s.base_url), [add, blocked],
+                                   prompt="Original.", middleware=[mw])
+        out = agent.invoke({"messages": [("user", "go")]})
+        assert [m.content for m in out["messages"][2:]] == ["12!", "not allowed", "good"]
+        assert sorted(mw.calls) == ["add", "blocked"]  # the two calls run in parallel
+        assert len(s.requests) == 3
+        assert all(r["messages"][0] == {"role": "system", "content": "Changed."}
+                   for r in s.requests)
+
+    class Fails(AgentMiddleware):
+        def wrap_tool_call(self, request, handler):
+            raise LookupError("from the wrapper")
+
+    model = ChatScripted(_script(tmp_path, [
+        {"content": "", "tool_calls": [_call("c1", "add", a=1, b=2)]}]))
+    with pytest.raises(LookupError, match="from the wrapper"):
+        create_react_agent(model, [add], middleware=[Fails()]).invoke(
+            {"messages": [("user", "x")]})
 
 
 # ---- ToolNode and tools_condition ----------------------------------------------------

@@ -5,13 +5,16 @@ written in Python (AgentMiddleware subclasses with node hooks)."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import inspect
+import json
 import weakref
 
 from .. import _core
 from ..graph import Runtime, _with_messages
+from ..messages import AIMessage, BaseMessage, ToolMessage, _from_list, _from_value, \
+    _tool_call, convert_to_messages
 
 _HOOKS = ("before_agent", "before_model", "after_model", "after_agent")
 _JUMPS = ("model", "tools", "end")
@@ -49,6 +52,94 @@ def _hook(fn: Any, where: str) -> Any:
     return call
 
 
+class ToolCallRequest:
+    """A tool call as wrap_tool_call sees it: `tool_call` ({"name", "args", "id"},
+    LangChain's form). `override(tool_call=...)` gives a changed copy."""
+
+    def __init__(self, tool_call: Dict[str, Any]) -> None:
+        self.tool_call = tool_call
+
+    def override(self, **kw: Any) -> "ToolCallRequest":
+        return ToolCallRequest(kw.get("tool_call", self.tool_call))
+
+
+class ModelRequest:
+    """A model call as wrap_model_call sees it: `messages` (message objects, without the
+    system prompt), `system_prompt` (str or None), `tools` (as chat completions lists
+    them). `override(...)` gives a changed copy."""
+
+    def __init__(self, messages: List[Any], system_prompt: Optional[str],
+                 tools: List[dict]) -> None:
+        self.messages = messages
+        self.system_prompt = system_prompt
+        self.tools = tools
+
+    def override(self, **kw: Any) -> "ModelRequest":
+        return ModelRequest(kw.get("messages", self.messages),
+                            kw.get("system_prompt", self.system_prompt),
+                            kw.get("tools", self.tools))
+
+
+def _wrap_tool(fn: Any, where: str) -> Any:
+    """wrap_tool_call(request, handler) as the C layer calls it: (call, next) -> message."""
+    get = weakref.WeakMethod(fn) if inspect.ismethod(fn) else (lambda: fn)
+
+    def call(c_call: dict, c_next: Any) -> dict:
+        f = get()
+        if f is None:
+            raise RuntimeError(f"{where}: the middleware object is gone")
+        tc = _tool_call(c_call)
+        tc.pop("type", None)
+
+        def handler(req: ToolCallRequest) -> ToolMessage:
+            t = req.tool_call
+            return _from_value(c_next({"id": t.get("id"), "type": "function", "function": {
+                "name": t["name"], "arguments": json.dumps(t.get("args") or {})}}))
+
+        out = f(ToolCallRequest(tc), handler)
+        if isinstance(out, str):
+            out = ToolMessage(out, tool_call_id=tc.get("id"), name=tc.get("name"))
+        if isinstance(out, BaseMessage):
+            return out._to_dict()
+        if isinstance(out, dict):
+            return out
+        raise TypeError(f"{where}: return a ToolMessage (the handler's, or one of yours), "
+                        f"got {type(out).__name__}")
+
+    return call
+
+
+def _wrap_model(fn: Any, where: str) -> Any:
+    """wrap_model_call(request, handler) as the C layer calls it:
+    (messages, system_prompt, tools, next) -> reply."""
+    get = weakref.WeakMethod(fn) if inspect.ismethod(fn) else (lambda: fn)
+
+    def call(messages: list, system_prompt: Optional[str], tools: list, c_next: Any) -> dict:
+        f = get()
+        if f is None:
+            raise RuntimeError(f"{where}: the middleware object is gone")
+        made: List[tuple] = []  # (message, the reply it came from), kept alive here
+
+        def handler(req: ModelRequest) -> AIMessage:
+            msgs = [m._to_dict() for m in convert_to_messages(req.messages)]
+            reply = c_next(msgs, req.system_prompt, list(req.tools or []))
+            msg = _from_value(reply)
+            made.append((msg, reply))
+            return msg
+
+        out = f(ModelRequest(_from_list(messages), system_prompt, tools), handler)
+        if isinstance(out, BaseMessage):
+            # The handler's reply unchanged: its dict as the model gave it (usage, metadata,
+            # a structured answer); else the message the hook made.
+            return next((r for m, r in made if m is out), None) or out._to_dict()
+        if isinstance(out, dict):
+            return out
+        raise TypeError(f"{where}: return an AIMessage (the handler's, or one of yours), "
+                        f"got {type(out).__name__}")
+
+    return call
+
+
 class AgentMiddleware(_core.Middleware):
     """A middleware of create_react_agent(middleware=[...]). Subclass it and define node
     hooks, LangChain's: `before_agent`, `before_model`, `after_model`, `after_agent`, each
@@ -56,24 +147,30 @@ class AgentMiddleware(_core.Middleware):
     (e.g. {"messages": [...]}), optionally with "jump_to": "model" | "tools" | "end", or
     None. A hook is a node of the agent's graph: it is checkpointed, and interrupt() in it
     pauses the run. `name` (default: the class's name) names its nodes
-    ("<name>.before_model"). Wrap hooks (wrap_model_call, wrap_tool_call) are the C
-    layer's only."""
+    ("<name>.before_model"). Wrap hooks: `wrap_model_call(self, request, handler)` (a
+    ModelRequest; `handler(request)` calls the rest of the chain and returns its
+    AIMessage) and `wrap_tool_call(self, request, handler)` (a ToolCallRequest;
+    `handler(request)` returns the ToolMessage); each returns the reply (the handler's, a
+    changed one, or its own) and may call the handler zero, one or several times."""
 
     name: Optional[str] = None
 
     def __init__(self) -> None:
         cls = type(self)
-        for wrap in ("wrap_model_call", "wrap_tool_call", "awrap_model_call",
-                     "awrap_tool_call"):
+        for wrap in ("awrap_model_call", "awrap_tool_call"):
             if callable(getattr(cls, wrap, None)):
-                raise NotImplementedError(
-                    f"{cls.__name__}.{wrap}: wrap hooks written in Python are not supported"
-                )
+                raise NotImplementedError(f"{cls.__name__}.{wrap}: async hooks are not supported")
         name = cls.__dict__.get("name") or getattr(self, "name", None) or cls.__name__
         hooks = {h: _hook(getattr(self, h), f"{name}.{h}") for h in _HOOKS
                  if callable(getattr(self, h, None))}
+        if callable(getattr(self, "wrap_tool_call", None)):
+            hooks["wrap_tool_call"] = _wrap_tool(self.wrap_tool_call, f"{name}.wrap_tool_call")
+        if callable(getattr(self, "wrap_model_call", None)):
+            hooks["wrap_model_call"] = _wrap_model(self.wrap_model_call,
+                                                   f"{name}.wrap_model_call")
         if not hooks:
-            raise ValueError(f"middleware {name!r}: define a hook ({', '.join(_HOOKS)})")
+            raise ValueError(f"middleware {name!r}: define a hook ({', '.join(_HOOKS)}, "
+                             f"wrap_model_call, wrap_tool_call)")
         _core.Middleware.__init__(self, "python", name=name, hooks=hooks)
 
 
@@ -168,6 +265,8 @@ class ModelFallbackMiddleware(_BuiltIn):
 
 __all__ = [
     "AgentMiddleware",
+    "ModelRequest",
+    "ToolCallRequest",
     "HumanInTheLoopMiddleware",
     "ModelCallLimitMiddleware",
     "ModelFallbackMiddleware",
