@@ -233,13 +233,11 @@ def test_parallel_nodes_on_workers():
         g.add_node(f"p{i}", make(f"p{i}"))
         g.add_edge(START, f"p{i}")
     app = g.compile(workers=4)
-    t0 = time.monotonic()
     for _ in range(3):
         out = app.invoke({"n": 0})
         assert out["items"] == ["p0", "p1", "p2", "p3"]  # task order, not finish order
         assert out["n"] == 4
-    assert max(peak) >= 2
-    assert time.monotonic() - t0 < 3 * 0.8 * 0.9 * 4 / 2
+    assert max(peak) >= 2  # overlap, counted: no wall-time bound (busy machines, TSan)
 
     # several Python threads invoking one compiled graph at once
     errors = []

@@ -46,6 +46,33 @@ def test_tasks_run_in_parallel_on_workers():
     assert max(peak) >= 2
 
 
+def test_future_ids_read_while_tasks_run():
+    """The entrypoint reads its futures' ids while their tasks run on the workers
+    (each waits until all ids are read). The id is made before the task is queued:
+    made lazily, the caller and the worker both wrote it (test_python_threads, TSan)."""
+    ready = threading.Event()
+
+    @task
+    def hold(i: int) -> int:
+        ready.wait()
+        return i
+
+    @entrypoint(workers=4)
+    def wf(n: int) -> list:
+        futures = [hold(i) for i in range(n)]
+        ids = [f.id for f in futures]
+        ready.set()
+        assert [f.result() for f in futures] == list(range(n))
+        assert [f.id for f in futures] == ids
+        return ids
+
+    for _ in range(3):
+        ready.clear()
+        ids = wf.invoke(8)
+        assert len(set(ids)) == 8
+        assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+
+
 def test_task_exception_is_the_same_object_and_retry():
     boom = ValueError("boom")
     attempts = []

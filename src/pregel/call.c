@@ -150,11 +150,15 @@ sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *
     }
     t->calls_tail = c;
 
+    /* The id is made here, on the caller's thread, before the call is queued: once queued,
+     * the worker running it reads it while the caller may too (sst_call_id, a future's id);
+     * made lazily, the two threads would both write it. */
+    const char *id = sst_task_id(ct);
     sst__run_calls *rc = t->rc;
     /* Only an earlier run (stored) or an earlier attempt of the caller can have a result. */
     if (sst_object_len(rc->stored) > 0 || t->attempt > 1) {
         bool found;
-        sst_value *res = recorded(rc, sst_task_id(ct), &found);
+        sst_value *res = recorded(rc, id, &found);
         if (found) {
             c->result = res;
             c->replayed = true;
@@ -163,7 +167,7 @@ sst_call *sst_task_call(sst_task *t, const char *name, sst_compute_fn fn, void *
         }
     }
     if (rc->resume_map != NULL && sst_object_len(rc->resume_map) > 0) {
-        ct->resume = sst_object_get(rc->resume_map, sst_task_id(ct));
+        ct->resume = sst_object_get(rc->resume_map, id);
     }
     sst_engine *e = rc->e;
     if (!c->opts.pinned && e != NULL && e->nthreads > 0) {

@@ -33,7 +33,9 @@ const char *sst_task_vertex(const sst_task *t) {
 /*
  * The deterministic task id: a 128-bit hash of (run key, superstep, vertex,
  * vertex task or Send index), so stored writes map back to their tasks after
- * a restart. Made on first use: most tasks never need it.
+ * a restart. A vertex's task makes it on first use, on its own thread (most
+ * never need it); a call's is made by sst_task_call before the call is queued,
+ * since its caller and the worker running it both read it.
  */
 #define TASK_NAME_MAX (SST__VERTEX_NAME_MAX + 40)
 
@@ -62,7 +64,7 @@ static void task_id(const char *run_key, uint64_t superstep, uint64_t send_index
 }
 
 const char *sst_task_id(const sst_task *ct) {
-    sst_task *t = (sst_task *)ct; /* the id is a cache, filled by the task's own thread */
+    sst_task *t = (sst_task *)ct; /* a cache: see above for who fills it */
     if (t->id_text[0] == '\0' && t->self != NULL) {
         /* A call: its caller's id, its position among the caller's calls and its name. */
         const sst_call *c = t->self;

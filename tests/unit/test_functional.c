@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The functional API through C (functional.h): an entrypoint submitting
- * tasks that run in parallel on the engine's workers; results replayed, not
+ * tasks that run in parallel on the engine's workers; a future's id read by
+ * its caller while its task runs (TSan); results replayed, not
  * re-run, after an interrupt, a retry of the caller and a kill -9 (a forked
  * child on a SQLite file); interrupts inside tasks answered by id; task
  * errors, retry and cache policies; previous and final; streamed updates.
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +146,85 @@ static void test_parallel_tasks(void **state) {
     sst_engine_free(e);
     sst_compiled_graph_free(cg);
     sst_graph_free(g);
+}
+
+/* ---- a future's id while its task runs ---- */
+
+/*
+ * A task that records the id it runs under, then waits until its caller has read every
+ * future's id: the caller reads them while the tasks run on the workers. Before the id
+ * was made by sst_node_submit, the caller and the worker both wrote it (TSan saw it).
+ */
+typedef struct id_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool open;
+    char seen[8][33]; /* the id each task saw, by its input */
+} id_gate;
+
+static sst_code id_task(sst_node_ctx *ctx, void *ud) {
+    id_gate *g = ud;
+    int64_t i = sst_int_value(sst_node_input(ctx));
+    pthread_mutex_lock(&g->mu);
+    snprintf(g->seen[i], sizeof g->seen[i], "%s", sst_node_task_id(ctx));
+    while (!g->open) {
+        pthread_cond_wait(&g->cv, &g->mu);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return sst_node_return(ctx, sst_int_new(i, NULL), NULL);
+}
+
+static sst_code id_fan(sst_node_ctx *ctx, void *ud) {
+    id_gate *g = ud;
+    sst_task_spec spec;
+    sst_task_spec_init(&spec, "ids", id_task, g);
+    sst_future *f[8];
+    char ids[8][33];
+    for (int i = 0; i < 8; i++) {
+        f[i] = sst_node_submit(ctx, &spec, sst_int_new(i, NULL), NULL);
+        assert_non_null(f[i]);
+        snprintf(ids[i], sizeof ids[i], "%s", sst_future_id(f[i])); /* no lock: must be safe */
+    }
+    pthread_mutex_lock(&g->mu);
+    g->open = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    for (int i = 0; i < 8; i++) {
+        sst_error err;
+        assert_non_null(sst_future_result(f[i], &err));
+        assert_int_equal(strlen(ids[i]), 32);
+        assert_string_equal(ids[i], g->seen[i]); /* seen: ordered by the join */
+        for (int j = 0; j < i; j++) {
+            assert_string_not_equal(ids[i], ids[j]);
+        }
+    }
+    return sst_node_return(ctx, sst_int_new(8, NULL), NULL);
+}
+
+static void test_future_id_while_running(void **state) {
+    (void)state;
+    sst_error err;
+    id_gate gate = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    sst_graph *g;
+    sst_compiled_graph *cg = compile_entry(&g, "id_fan", id_fan, &gate, NULL);
+    sst_engine_opts eo;
+    sst_engine_opts_init(&eo);
+    eo.workers = 4;
+    sst_engine *e = sst_engine_new(&eo, &err);
+    assert_non_null(e);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.engine = e;
+    sst_value *in = tu_json("{}");
+    sst_graph_result *r = sst_graph_invoke(cg, NULL, in, &o, &err);
+    sst_value_unref(in);
+    assert_non_null(r);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_COMPLETED);
+    sst_graph_result_free(r);
+    sst_engine_free(e);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+    pthread_cond_destroy(&gate.cv);
 }
 
 /* ---- traces ---- */
@@ -637,6 +718,7 @@ static void test_kill9_replays_finished_tasks(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_tasks),
+        cmocka_unit_test(test_future_id_while_running),
         cmocka_unit_test(test_task_spans),
         cmocka_unit_test(test_replay_across_interrupts),
         cmocka_unit_test(test_interrupts_in_tasks),
