@@ -6,7 +6,7 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 command -v clang-format >/dev/null || { echo "check-format: clang-format is not installed" >&2; exit 1; }
 # tests/data holds fixtures and bench/peers the peer's npm packages: not our code.
-mapfile -t files < <(find include src tests cli bench examples -name '*.[ch]' -not -path 'tests/data/*' -not -path 'bench/peers/*' -not -path '*/node_modules/*' 2>/dev/null)
+mapfile -t files < <(find include src tests cli bench examples python/src -name '*.[ch]' -not -path 'tests/data/*' -not -path 'bench/peers/*' -not -path '*/node_modules/*' 2>/dev/null)
 # One clang-format process for all files (one per file took minutes on a loaded machine);
 # it names each file that differs in its "code should be clang-formatted" errors.
 existing=()

@@ -156,8 +156,7 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
     }
     /* A task of a graph node: its entry goes once no retry can follow (a retried attempt
      * needs it again). */
-    if (orphan && rc != SST_ETASK &&
-        PyDict_DelItemString(task_args, sst_node_task_id(ctx)) < 0) {
+    if (orphan && rc != SST_ETASK && PyDict_DelItemString(task_args, sst_node_task_id(ctx)) < 0) {
         PyErr_Clear();
     }
     PyGILState_Release(gil);
@@ -416,8 +415,8 @@ static void cache_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-static PyMethodDef cache_methods[] = {
-    {"clear", cache_clear, METH_NOARGS, "Drops every entry."}, {NULL, NULL, 0, NULL}};
+static PyMethodDef cache_methods[] = {{"clear", cache_clear, METH_NOARGS, "Drops every entry."},
+                                      {NULL, NULL, 0, NULL}};
 
 static PyTypeObject cache_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "superstep._core.Cache",
@@ -447,8 +446,8 @@ static PyTypeObject entry_type;
 
 /* Entrypoint(name, owner, checkpointer=None, store=None, cache=None, workers=4, retry=None) */
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",    "owner", "checkpointer", "store", "cache",
-                          "workers", "retry", NULL};
+    static char *kwn[] = {"name",  "owner",   "checkpointer", "store",
+                          "cache", "workers", "retry",        NULL};
     const char *name;
     PyObject *owner, *saver = Py_None, *store = Py_None, *cache = Py_None, *retry = Py_None;
     unsigned workers = 4;
@@ -468,7 +467,8 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
         return NULL;
     }
     if (cache != Py_None && !PyObject_TypeCheck(cache, &cache_type)) {
-        return PyErr_Format(PyExc_TypeError, "entrypoint: cache must be a superstep cache, got %.100s",
+        return PyErr_Format(PyExc_TypeError,
+                            "entrypoint: cache must be a superstep cache, got %.100s",
                             Py_TYPE(cache)->tp_name);
     }
     sst_node_opts no;
@@ -594,9 +594,9 @@ static sst_graph_thread *entry_thread(entry_obj *e, const char *id, const char *
 static const struct {
     const char *name;
     sst_stream_mode mode;
-} modes[] = {{"values", SST_STREAM_VALUES},   {"updates", SST_STREAM_UPDATES},
-             {"custom", SST_STREAM_CUSTOM},   {"debug", SST_STREAM_DEBUG},
-             {"messages", SST_STREAM_MESSAGES}, {"tasks", SST_STREAM_TASKS},
+} modes[] = {{"values", SST_STREAM_VALUES},          {"updates", SST_STREAM_UPDATES},
+             {"custom", SST_STREAM_CUSTOM},          {"debug", SST_STREAM_DEBUG},
+             {"messages", SST_STREAM_MESSAGES},      {"tasks", SST_STREAM_TASKS},
              {"checkpoints", SST_STREAM_CHECKPOINTS}};
 
 static sst_code entry_stream_fn(sst_stream_mode mode, const char *ns, const char *node,
@@ -658,8 +658,10 @@ static sst_value *config_with_run(sst_value *cfg, func_run *run) {
     const sst_value *conf = sst_object_get(cfg, "configurable");
     sst_value *c2 = conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
     sst_value *addr = sst_int_new((int64_t)(intptr_t)run, &err);
-    c2 = addr != NULL ? sst_object_set_take(c2, "__pyfunc__", addr, &err) : (sst_value_unref(c2), NULL);
-    cfg = c2 != NULL ? sst_object_set_take(cfg, "configurable", c2, &err) : (sst_value_unref(cfg), NULL);
+    c2 = addr != NULL ? sst_object_set_take(c2, "__pyfunc__", addr, &err)
+                      : (sst_value_unref(c2), NULL);
+    cfg = c2 != NULL ? sst_object_set_take(cfg, "configurable", c2, &err)
+                     : (sst_value_unref(cfg), NULL);
     if (cfg == NULL) {
         sstpy_raise(&err, NULL);
     }
@@ -673,11 +675,13 @@ static sst_value *config_with_run(sst_value *cfg, func_run *run) {
  * the keywords of CompiledStateGraph._prepare (superstep.graph).
  */
 static PyObject *entry_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"input",           "has_input",  "thread_id",     "checkpoint_id",
-                          "config",          "pyconfig",   "resume",        "has_resume",
-                          "resume_by_id",    "update",     "goto",          "recursion_limit",
-                          "stream_modes",    "on_event",   "interrupt_before", "interrupt_after",
-                          "durability",      "context",    "subgraphs",     NULL};
+    static char *kwn[] = {"input",           "has_input",  "thread_id",
+                          "checkpoint_id",   "config",     "pyconfig",
+                          "resume",          "has_resume", "resume_by_id",
+                          "update",          "goto",       "recursion_limit",
+                          "stream_modes",    "on_event",   "interrupt_before",
+                          "interrupt_after", "durability", "context",
+                          "subgraphs",       NULL};
     entry_obj *e = (entry_obj *)self;
     PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
     PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
@@ -686,15 +690,15 @@ static PyObject *entry_run(PyObject *self, PyObject *args, PyObject *kw) {
     int has_input = 0, has_resume = 0, durability = 0, subgraphs = 0;
     unsigned long long limit = 25;
     unsigned stream_bits = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input,
-                                     &thread_id, &checkpoint_id, &config, &pyconfig, &resume,
-                                     &has_resume, &by_id, &update, &go, &limit, &stream_bits,
-                                     &on_event, &before, &after, &durability, &context,
-                                     &subgraphs)) {
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input, &thread_id, &checkpoint_id,
+            &config, &pyconfig, &resume, &has_resume, &by_id, &update, &go, &limit, &stream_bits,
+            &on_event, &before, &after, &durability, &context, &subgraphs)) {
         return NULL;
     }
     if (before != Py_None || after != Py_None) {
-        PyErr_SetString(PyExc_ValueError, "an entrypoint has no nodes to interrupt before or after");
+        PyErr_SetString(PyExc_ValueError,
+                        "an entrypoint has no nodes to interrupt before or after");
         return NULL;
     }
     sst_value *vin = NULL, *vres = NULL, *vby = NULL, *vupd = NULL, *vgo = NULL, *vctx = NULL;

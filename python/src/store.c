@@ -26,8 +26,8 @@ typedef struct store_obj {
 static PyTypeObject store_type;
 
 sst_store *sstpy_store_get(PyObject *o) {
-    PyObject *inner = PyObject_TypeCheck(o, &store_type) ? Py_NewRef(o)
-                                                         : PyObject_GetAttrString(o, "_store");
+    PyObject *inner =
+        PyObject_TypeCheck(o, &store_type) ? Py_NewRef(o) : PyObject_GetAttrString(o, "_store");
     if (inner == NULL || !PyObject_TypeCheck(inner, &store_type)) {
         PyErr_Clear();
         Py_XDECREF(inner);
@@ -170,17 +170,24 @@ static store_obj *open_store(PyObject *self) {
  * (target: a URL or libpq string; None: the PG* variables).
  */
 static int store_init(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"kind",         "target",          "dims",
-                          "fields",       "embed",           "default_ttl",
-                          "refresh_on_read", "omit_expired", "sweep_interval_minutes",
-                          "manual_clock", NULL};
+    static char *kwn[] = {"kind",
+                          "target",
+                          "dims",
+                          "fields",
+                          "embed",
+                          "default_ttl",
+                          "refresh_on_read",
+                          "omit_expired",
+                          "sweep_interval_minutes",
+                          "manual_clock",
+                          NULL};
     const char *kind, *target = NULL;
     Py_ssize_t dims = 0;
     PyObject *fields = Py_None, *embed = Py_None;
     double ttl = 0.0, sweep = 0.0;
     int refresh = 1, omit = 0, manual = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z$nOOdppdp", kwn, &kind, &target, &dims,
-                                     &fields, &embed, &ttl, &refresh, &omit, &sweep, &manual)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z$nOOdppdp", kwn, &kind, &target, &dims, &fields,
+                                     &embed, &ttl, &refresh, &omit, &sweep, &manual)) {
         return -1;
     }
     store_obj *s = (store_obj *)self;
@@ -392,7 +399,9 @@ static PyObject *store_list_namespaces(PyObject *self, PyObject *args, PyObject 
     }
     if (depth < 0 || limit < 0 || offset < 0) {
         return PyErr_Format(PyExc_ValueError, "list_namespaces: negative %s",
-                            depth < 0 ? "max_depth" : limit < 0 ? "limit" : "offset");
+                            depth < 0   ? "max_depth"
+                            : limit < 0 ? "limit"
+                                        : "offset");
     }
     store_obj *s = open_store(self);
     labels lp, ls;
