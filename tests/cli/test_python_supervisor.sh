@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# examples/python/supervisor.py, the Python twin of examples/lua/supervisor.lua
+# (tests/cli/test_supervisor.sh checks that one the same way): a supervisor with a
+# researcher subgraph (a scripted tool loop that hands off with
+# Command(graph=Command.PARENT)) and a writer subgraph that asks for approval with
+# interrupt(). The run stops at the writer's question, `state` shows it, a feedback
+# answer makes the writer draft again, and a resume in another process finishes
+# without running the researcher (or the writer's draft) again.
+# Usage: test_python_supervisor.sh PYTHON_RUNNER REPO_ROOT
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+py=$(realpath "$1")
+script=$(realpath "$2")/examples/python/supervisor.py
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+
+# shellcheck source=tests/cli/harness.sh
+source "$here/harness.sh"
+
+[ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
+sv() { "$py" "$script" --db "$work/sv.db" --thread t1 "$@"; }
+findings='"findings": ["3 articles on durable graphs", "https://example.org/durable-graphs: checkpoints make long runs resumable", "Done researching durable graphs."]'
+report='Report: 3 articles on durable graphs / https://example.org/durable-graphs: checkpoints make long runs resumable / Done researching durable graphs.'
+
+# 1. The first run: the researcher's tool loop, the handoff, and the writer stops at
+#    its approval question.
+expect_rc 0 sv start "durable graphs"
+contains "$out" "interrupted: {\"question\": \"Approve this draft?\", \"draft\": \"$report\"}" \
+  "the writer's interrupt carries the draft"
+contains "$out" "$findings" "the researcher's findings reached the supervisor"
+contains "$out" '"tool_calls": 2' "two tool calls"
+lacks "$out" '"messages"' "the researcher's conversation stays in the subgraph"
+lacks "$out" '"approved"' "nothing approved yet"
+[ "$(count "$err" 'researcher/model: turn')" = 3 ] || fail "three model turns: $err"
+[ "$(count "$err" 'researcher/tools: search ->')" = 1 ] || fail "one search: $err"
+[ "$(count "$err" 'researcher/tools: read ->')" = 1 ] || fail "one read: $err"
+contains "$err" "researcher/handoff: 3 findings -> writer" "the handoff"
+lacks "$err" "supervisor: next is writer" "the handoff, not the supervisor, picks the writer"
+[ "$(count "$err" 'writer/draft:')" = 1 ] || fail "one draft: $err"
+
+# 2. The state shows the pending interrupt and the writer next.
+expect_rc 0 sv state
+contains "$out" 'next: ["writer"]' "state: next"
+contains "$out" 'interrupts: [{"question": "Approve this draft?"' "state: the question"
+
+# 3. A feedback answer on a copy of the database: the writer drafts again with it and
+#    asks again (the researcher still does not run).
+cp "$work/sv.db" "$work/copy.db"
+expect_rc 0 "$py" "$script" --db "$work/copy.db" --thread t1 resume "shorter please"
+contains "$out" "(revised: shorter please)\"}" "a revised draft"
+contains "$out" '"feedback": "shorter please"' "the feedback is kept"
+lacks "$err" "researcher/" "no research for a revision"
+
+# 4. Resume with "approve" in another process: the writer continues from its own
+#    checkpoint, the supervisor finishes, the researcher does not run again.
+expect_rc 0 sv resume approve
+lacks "$out" "interrupted:" "completed"
+contains "$out" "$findings" "the findings are kept"
+contains "$out" "\"draft\": \"$report\"" "the approved draft"
+contains "$out" '"approved": true' "approved"
+contains "$out" '"tool_calls": 2' "still two tool calls: the researcher did not run again"
+lacks "$out" '"feedback"' "no feedback on an approval"
+lacks "$err" "researcher/" "no researcher node ran on resume"
+lacks "$err" "writer/draft" "the draft was not written again"
+contains "$err" 'writer/review: "approve"' "the review got the answer"
+contains "$err" "supervisor: done" "the supervisor finished"
+
+# 5. Nothing is left pending.
+expect_rc 0 sv state
+contains "$out" 'next: []' "no next node"
+contains "$out" 'interrupts: []' "no interrupt left"
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "all Python supervisor example checks passed"
