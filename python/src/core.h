@@ -15,6 +15,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "superstep/superstep.h"
 
 /* Classes of the Python package the converters and raisers need (set by _init). */
@@ -75,6 +78,98 @@ int sstpy_saver_init(PyObject *m);
 
 extern PyTypeObject sstpy_saver_type;
 sst_checkpointer *sstpy_saver_get(PyObject *o);
+
+/* ---- runner.c: what _core.Compiled (graph.c) and _core.Entrypoint (func.c) share ---- */
+
+/* A list of names as a C array (sstpy_names_from; freed by sstpy_names_free). */
+typedef struct sstpy_names {
+    const char **v; /* PyMem; the strings are borrowed from the list's str objects */
+    size_t n;
+    bool set;      /* a list was given (even empty) */
+    PyObject *seq; /* owned: keeps the strings alive */
+} sstpy_names;
+/* @p o (None: no list) as names; -1 with TypeError naming @p what. */
+int sstpy_names_from(PyObject *o, sstpy_names *out, const char *what);
+void sstpy_names_free(sstpy_names *n);
+/* An optional value argument: *out is NULL for None; -1 with an exception naming @p what. */
+int sstpy_opt_value(PyObject *o, sst_value **out, const char *what);
+
+/*
+ * A compiled graph with its checkpointer and engines of `workers` threads (workers > 1;
+ * else runs use the invoking thread): an engine runs one run at a time, so each run takes
+ * one from the free list (or makes one) and gives it back; touched only under the GIL.
+ */
+typedef struct sstpy_runner {
+    sst_compiled_graph *cg; /* owned, unless borrowed */
+    bool borrowed;          /* cg belongs to someone else (an agent: sstpy_compiled_of) */
+    sst_checkpointer *cp;   /* a reference of our own, or NULL */
+    unsigned workers;
+    sst_engine **engines; /* PyMem, owned engines */
+    size_t n_engines, cap_engines;
+} sstpy_runner;
+/* The objects that hold one: PyObject_HEAD, then the runner (_core.Compiled, Entrypoint). */
+typedef struct sstpy_runner_obj {
+    PyObject_HEAD sstpy_runner r;
+} sstpy_runner_obj;
+#define SSTPY_RUNNER(self) (&((sstpy_runner_obj *)(self))->r)
+
+/* Sets up @p r over @p cg, taking a reference of its own on @p cp (may be NULL). */
+void sstpy_runner_init(sstpy_runner *r, sst_compiled_graph *cg, bool borrowed, sst_checkpointer *cp,
+                       unsigned workers);
+/* Frees its engines, its graph (unless borrowed) and its checkpointer reference. */
+void sstpy_runner_free(sstpy_runner *r);
+/* An engine for one run (NULL without an error when workers <= 1), and back. */
+sst_engine *sstpy_engine_take(sstpy_runner *r, sst_error *err);
+void sstpy_engine_give(sstpy_runner *r, sst_engine *e);
+/* The durable thread @p id (namespace @p ns) of @p r, or NULL with ValueError naming @p what. */
+sst_graph_thread *sstpy_runner_thread(const sstpy_runner *r, const char *id, const char *ns,
+                                      const char *what);
+
+/* One run's Python side, reached by its nodes through a configurable key. */
+typedef struct sstpy_run {
+    PyObject *pyconfig;   /* borrowed: the config the Python wrappers receive */
+    PyObject *on_event;   /* borrowed: stream callback, or NULL */
+    PyObject *stream_exc; /* owned: what on_event raised, or Py_False when the consumer stopped */
+} sstpy_run;
+/* The run of the node @p ctx, from configurable[@p key], or NULL. */
+sstpy_run *sstpy_run_of(const sst_node_ctx *ctx, const char *key);
+/* @p cfg (taken) with configurable[@p key] = @p run's address; NULL with an exception. */
+sst_value *sstpy_config_with_run(sst_value *cfg, const char *key, sstpy_run *run);
+/* The stream modes by name (LangGraph's stream_mode values). */
+typedef struct sstpy_stream_mode {
+    const char *name;
+    sst_stream_mode mode;
+} sstpy_stream_mode;
+extern const sstpy_stream_mode sstpy_stream_modes[];
+extern const size_t sstpy_n_stream_modes;
+/* The stream callback of a run (user data: its sstpy_run): on_event(mode, ns, node, event). */
+sst_code sstpy_stream_fn(sst_stream_mode mode, const char *ns, const char *node,
+                         const sst_value *event, void *ud);
+
+/* What differs between the objects' runs. */
+typedef struct sstpy_run_kind {
+    const char *key; /* the configurable key of the run's address */
+    bool nodes;      /* interrupt_before/after name nodes (an entrypoint has none) */
+    void (*sleep)(uint64_t ms, void *ud); /* retry waits, or NULL for the engine's */
+} sstpy_run_kind;
+/*
+ * The methods both objects answer (self: an sstpy_runner_obj):
+ * run(input, *, has_input, thread_id, checkpoint_id, config, pyconfig, resume, has_resume,
+ *     resume_by_id, update, goto, recursion_limit, stream_modes, on_event, interrupt_before,
+ *     interrupt_after, durability, context, subgraphs) -> (status, state, interrupts), the
+ * keywords of CompiledStateGraph._prepare (superstep.graph); get_state(thread_id,
+ * checkpoint_id=None, ns=None, subgraphs=False); history(thread_id, filter=None, limit=0,
+ * ns=None); update_state(thread_id, checkpoint_id, values, as_node, ns=None, bulk=False);
+ * mermaid(xray=0); graph_json(xray=0); warnings().
+ */
+PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
+                           const sstpy_run_kind *kind);
+PyObject *sstpy_runner_get_state(PyObject *self, PyObject *args);
+PyObject *sstpy_runner_history(PyObject *self, PyObject *args);
+PyObject *sstpy_runner_update_state(PyObject *self, PyObject *args);
+PyObject *sstpy_runner_mermaid(PyObject *self, PyObject *args);
+PyObject *sstpy_runner_graph_json(PyObject *self, PyObject *args);
+PyObject *sstpy_runner_warnings(PyObject *self, PyObject *unused);
 
 /* The functional API (func.c) and stores (store.c). */
 int sstpy_func_init(PyObject *m);

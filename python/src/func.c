@@ -22,20 +22,6 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- one invoke's Python side, reached through configurable.__pyfunc__ ---- */
-
-typedef struct func_run {
-    PyObject *pyconfig;   /* borrowed: what the Python wrappers receive (run info) */
-    PyObject *on_event;   /* borrowed: stream callback, or NULL */
-    PyObject *stream_exc; /* owned: what on_event raised, or Py_False when the consumer stopped */
-} func_run;
-
-static func_run *func_run_of(const sst_node_ctx *ctx) {
-    const sst_value *v =
-        sst_object_get(sst_object_get(sst_node_config(ctx), "configurable"), "__pyfunc__");
-    return v != NULL && sst_is_int(v) ? (func_run *)(intptr_t)sst_int_value(v) : NULL;
-}
-
 /* ---- futures ---- */
 
 typedef struct future_obj {
@@ -128,7 +114,7 @@ static PyObject *call_in_frame(sst_node_ctx *ctx, PyObject *owner, PyObject *arg
 static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *owner = ud;
     PyGILState_STATE gil = PyGILState_Ensure();
-    func_run *r = func_run_of(ctx);
+    sstpy_run *r = sstpy_run_of(ctx, "__pyfunc__");
     const sst_value *in = sst_node_input(ctx);
     PyObject *entry = PyDict_GetItemString(task_args, sst_node_task_id(ctx)); /* borrowed */
     PyObject *input = entry != NULL ? Py_NewRef(PyTuple_GET_ITEM(entry, 0))
@@ -169,7 +155,7 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
 static sst_code entry_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *owner = ud;
     PyGILState_STATE gil = PyGILState_Ensure();
-    func_run *r = func_run_of(ctx);
+    sstpy_run *r = sstpy_run_of(ctx, "__pyfunc__");
     const sst_value *in = sst_entrypoint_input(ctx);
     const sst_value *prev = sst_entrypoint_previous(ctx);
     PyObject *input = sstpy_from_value(in != NULL ? in : sst_null());
@@ -432,14 +418,10 @@ static PyTypeObject cache_type = {
 /* ---- _core.Entrypoint ---- */
 
 typedef struct entry_obj {
-    PyObject_HEAD sst_compiled_graph *cg; /* owned */
-    PyObject *owner;                      /* the Python entrypoint (its _call and _retryable) */
-    PyObject *saver, *store, *cache;      /* the objects behind cp, st, the cache */
-    sst_checkpointer *cp;                 /* a reference of our own, or NULL */
-    sst_store *st;                        /* a reference of our own, or NULL */
-    unsigned workers;
-    sst_engine **engines; /* PyMem: a free list of engines (one run each at a time) */
-    size_t n_engines, cap_engines;
+    PyObject_HEAD sstpy_runner r;    /* first, as sstpy_runner_obj: runner.c's methods use it */
+    PyObject *owner;                 /* the Python entrypoint (its _call and _retryable) */
+    PyObject *saver, *store, *cache; /* the objects behind r.cp, st, the cache */
+    sst_store *st;                   /* a reference of our own, or NULL */
 } entry_obj;
 
 static PyTypeObject entry_type;
@@ -497,19 +479,18 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     sst_compile_opts_init(&co);
     co.store = st;
     co.cache = cache != Py_None ? ((cache_obj *)cache)->c : NULL;
-    e->cg = sst_graph_compile(g, &co, &err);
+    sst_compiled_graph *cg = sst_graph_compile(g, &co, &err);
     sst_graph_free(g);
-    if (e->cg == NULL) {
+    if (cg == NULL) {
         Py_DECREF(e);
         return sstpy_raise(&err, NULL);
     }
+    sstpy_runner_init(&e->r, cg, false, cp, workers);
     e->owner = Py_NewRef(owner);
     e->saver = Py_NewRef(saver);
     e->store = Py_NewRef(store);
     e->cache = Py_NewRef(cache);
-    e->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
     e->st = st != NULL ? sst_store_ref(st) : NULL;
-    e->workers = workers;
     return (PyObject *)e;
 }
 
@@ -531,12 +512,7 @@ static int entry_clear(PyObject *self) {
 static void entry_dealloc(PyObject *self) {
     entry_obj *e = (entry_obj *)self;
     PyObject_GC_UnTrack(self);
-    for (size_t i = 0; i < e->n_engines; i++) {
-        sst_engine_free(e->engines[i]);
-    }
-    PyMem_Free(e->engines);
-    sst_compiled_graph_free(e->cg);
-    sst_checkpointer_free(e->cp);
+    sstpy_runner_free(&e->r);
     sst_store_free(e->st);
     entry_clear(self);
     Py_CLEAR(e->saver);
@@ -545,341 +521,10 @@ static void entry_dealloc(PyObject *self) {
     Py_TYPE(self)->tp_free(self);
 }
 
-static sst_engine *engine_take(entry_obj *e, sst_error *err) {
-    if (e->n_engines > 0) {
-        return e->engines[--e->n_engines];
-    }
-    sst_engine_opts eo;
-    sst_engine_opts_init(&eo);
-    eo.workers = e->workers;
-    return sst_engine_new(&eo, err);
-}
-
-static void engine_give(entry_obj *e, sst_engine *eng) {
-    if (eng == NULL) {
-        return;
-    }
-    if (e->n_engines == e->cap_engines) {
-        size_t cap = e->cap_engines ? e->cap_engines * 2 : 2;
-        sst_engine **v = PyMem_Realloc(e->engines, cap * sizeof *v);
-        if (v == NULL) {
-            sst_engine_free(eng);
-            return;
-        }
-        e->engines = v;
-        e->cap_engines = cap;
-    }
-    e->engines[e->n_engines++] = eng;
-}
-
-static sst_graph_thread *entry_thread(entry_obj *e, const char *id, const char *ns,
-                                      const char *what) {
-    if (e->cp == NULL) {
-        PyErr_Format(PyExc_ValueError, "%s: No checkpointer set", what);
-        return NULL;
-    }
-    if (id == NULL) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: a checkpointer needs a thread_id in config['configurable']", what);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_graph_thread *t = sst_graph_thread_open_ns(e->cg, e->cp, id, ns != NULL ? ns : "", &err);
-    if (t == NULL) {
-        sstpy_raise(&err, NULL);
-    }
-    return t;
-}
-
-static const struct {
-    const char *name;
-    sst_stream_mode mode;
-} modes[] = {{"values", SST_STREAM_VALUES},          {"updates", SST_STREAM_UPDATES},
-             {"custom", SST_STREAM_CUSTOM},          {"debug", SST_STREAM_DEBUG},
-             {"messages", SST_STREAM_MESSAGES},      {"tasks", SST_STREAM_TASKS},
-             {"checkpoints", SST_STREAM_CHECKPOINTS}};
-
-static sst_code entry_stream_fn(sst_stream_mode mode, const char *ns, const char *node,
-                                const sst_value *event, void *ud) {
-    func_run *r = ud;
-    const char *name = "unknown";
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        if (modes[i].mode == mode) {
-            name = modes[i].name;
-        }
-    }
-    PyGILState_STATE gil = PyGILState_Ensure();
-    sst_code rc = SST_OK;
-    if (r->stream_exc != NULL) {
-        rc = SST_ECANCELLED;
-    } else {
-        PyObject *ev = sstpy_from_value(event);
-        PyObject *res =
-            ev != NULL ? PyObject_CallFunction(r->on_event, "szzO", name, ns, node, ev) : NULL;
-        Py_XDECREF(ev);
-        if (res == NULL) {
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
-            if (tb != NULL && value != NULL) {
-                PyException_SetTraceback(value, tb);
-            }
-            r->stream_exc = value != NULL ? value : Py_NewRef(Py_None);
-            Py_XDECREF(type);
-            Py_XDECREF(tb);
-            rc = SST_ECANCELLED;
-        } else {
-            if (res == Py_False) {
-                rc = SST_ECANCELLED;
-                r->stream_exc = Py_NewRef(Py_False);
-            }
-            Py_DECREF(res);
-        }
-    }
-    PyGILState_Release(gil);
-    return rc;
-}
-
-static int opt_value(PyObject *o, sst_value **out, const char *what) {
-    *out = NULL;
-    if (o == NULL || o == Py_None) {
-        return 0;
-    }
-    return (*out = sstpy_to_value(o, what)) != NULL ? 0 : -1;
-}
-
-/* @p cfg (taken) with configurable.__pyfunc__ = @p run; NULL with an exception. */
-static sst_value *config_with_run(sst_value *cfg, func_run *run) {
-    sst_error err = {0};
-    if (cfg == NULL || !sst_is_object(cfg)) {
-        sst_value_unref(cfg);
-        cfg = sst_object_empty();
-    }
-    const sst_value *conf = sst_object_get(cfg, "configurable");
-    sst_value *c2 = conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
-    sst_value *addr = sst_int_new((int64_t)(intptr_t)run, &err);
-    c2 = addr != NULL ? sst_object_set_take(c2, "__pyfunc__", addr, &err)
-                      : (sst_value_unref(c2), NULL);
-    cfg = c2 != NULL ? sst_object_set_take(cfg, "configurable", c2, &err)
-                     : (sst_value_unref(cfg), NULL);
-    if (cfg == NULL) {
-        sstpy_raise(&err, NULL);
-    }
-    return cfg;
-}
-
-/*
- * run(input, *, has_input, thread_id, checkpoint_id, config, pyconfig, resume, has_resume,
- *     resume_by_id, update, goto, recursion_limit, stream_modes, on_event, interrupt_before,
- *     interrupt_after, durability, context, subgraphs) -> (status, state, interrupts):
- * the keywords of CompiledStateGraph._prepare (superstep.graph).
- */
+/* run(...): sstpy_runner_run; an entrypoint has no nodes to interrupt before or after. */
 static PyObject *entry_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"input",           "has_input",  "thread_id",
-                          "checkpoint_id",   "config",     "pyconfig",
-                          "resume",          "has_resume", "resume_by_id",
-                          "update",          "goto",       "recursion_limit",
-                          "stream_modes",    "on_event",   "interrupt_before",
-                          "interrupt_after", "durability", "context",
-                          "subgraphs",       NULL};
-    entry_obj *e = (entry_obj *)self;
-    PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
-    PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
-    PyObject *before = Py_None, *after = Py_None, *context = Py_None;
-    const char *thread_id = NULL, *checkpoint_id = NULL;
-    int has_input = 0, has_resume = 0, durability = 0, subgraphs = 0;
-    unsigned long long limit = 25;
-    unsigned stream_bits = 0;
-    if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input, &thread_id, &checkpoint_id,
-            &config, &pyconfig, &resume, &has_resume, &by_id, &update, &go, &limit, &stream_bits,
-            &on_event, &before, &after, &durability, &context, &subgraphs)) {
-        return NULL;
-    }
-    if (before != Py_None || after != Py_None) {
-        PyErr_SetString(PyExc_ValueError,
-                        "an entrypoint has no nodes to interrupt before or after");
-        return NULL;
-    }
-    sst_value *vin = NULL, *vres = NULL, *vby = NULL, *vupd = NULL, *vgo = NULL, *vctx = NULL;
-    sst_value *vcfg = NULL;
-    sst_graph_thread *t = NULL;
-    PyObject *ret = NULL;
-    func_run run = {pyconfig, on_event != Py_None ? on_event : NULL, NULL};
-    sst_error err = {0};
-    if ((has_input && input != Py_None && (vin = sstpy_to_value(input, "input")) == NULL) ||
-        (has_resume && (vres = sstpy_to_value(resume, "Command resume")) == NULL) ||
-        opt_value(by_id, &vby, "Command resume") < 0 ||
-        opt_value(update, &vupd, "Command update") < 0 || opt_value(go, &vgo, "Command goto") < 0 ||
-        opt_value(context, &vctx, "context") < 0 || opt_value(config, &vcfg, "config") < 0 ||
-        (vcfg = config_with_run(vcfg, &run)) == NULL) {
-        goto done;
-    }
-    if (e->cp != NULL && (t = entry_thread(e, thread_id, NULL, "invoke")) == NULL) {
-        goto done;
-    }
-    sst_invoke_opts o;
-    sst_invoke_opts_init(&o);
-    o.recursion_limit = limit;
-    o.resume = vres;
-    o.resume_by_id = vby;
-    o.update = vupd;
-    o.goto_targets = vgo;
-    o.context = vctx;
-    o.config = vcfg;
-    o.checkpoint_id = checkpoint_id;
-    o.durability = (sst_durability)durability;
-    o.subgraphs = subgraphs != 0;
-    if (e->workers > 1 && (o.engine = engine_take(e, &err)) == NULL) {
-        sstpy_raise(&err, NULL);
-        goto done;
-    }
-    if (run.on_event != NULL && stream_bits != 0) {
-        o.stream_modes = stream_bits;
-        o.stream_ns = entry_stream_fn;
-        o.stream_user_data = &run;
-    }
-    sst_graph_result *r;
-    Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(e->cg, t, vin, &o, &err);
-    Py_END_ALLOW_THREADS engine_give(e, o.engine);
-    if (r == NULL) {
-        sstpy_raise(&err, NULL);
-        goto done;
-    }
-    if (sst_graph_result_status(r) == SST_RUN_FAILED) {
-        if (run.stream_exc != NULL && run.stream_exc != Py_False && run.stream_exc != Py_None) {
-            PyErr_SetObject((PyObject *)Py_TYPE(run.stream_exc), run.stream_exc);
-        } else if (run.stream_exc == Py_False) {
-            ret = Py_BuildValue("(sOO)", "stopped", Py_None, Py_None);
-        } else {
-            sstpy_raise(sst_graph_result_error(r), sst_graph_result_error_node(r));
-        }
-        sst_graph_result_free(r);
-        goto done;
-    }
-    PyObject *state = sstpy_from_value(sst_graph_result_state(r));
-    PyObject *ints = state != NULL ? sstpy_from_value(sst_graph_result_interrupts(r)) : NULL;
-    if (ints != NULL) {
-        ret = Py_BuildValue("(sNN)", sst_run_status_name(sst_graph_result_status(r)), state, ints);
-    } else {
-        Py_XDECREF(state);
-    }
-    sst_graph_result_free(r);
-done:
-    sst_graph_thread_free(t);
-    sst_value_unref(vin);
-    sst_value_unref(vres);
-    sst_value_unref(vby);
-    sst_value_unref(vupd);
-    sst_value_unref(vgo);
-    sst_value_unref(vctx);
-    sst_value_unref(vcfg);
-    Py_XDECREF(run.stream_exc);
-    return ret;
-}
-
-/* get_state(thread_id, checkpoint_id=None, ns=None, subgraphs=False) -> dict */
-static PyObject *entry_get_state(PyObject *self, PyObject *args) {
-    const char *id, *cp = NULL, *ns = NULL;
-    int nested = 0;
-    if (!PyArg_ParseTuple(args, "z|zzp", &id, &cp, &ns, &nested)) {
-        return NULL;
-    }
-    sst_graph_thread *t = entry_thread((entry_obj *)self, id, ns, "get_state");
-    if (t == NULL) {
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *st;
-    Py_BEGIN_ALLOW_THREADS st = sst_graph_get_state(t, cp, &err);
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    return sstpy_take_value(st, &err, NULL);
-}
-
-/* history(thread_id, filter=None, limit=0, ns=None) -> [dict] newest first */
-static PyObject *entry_history(PyObject *self, PyObject *args) {
-    const char *id, *ns = NULL;
-    PyObject *filter = Py_None;
-    unsigned long long limit = 0;
-    if (!PyArg_ParseTuple(args, "z|OKz", &id, &filter, &limit, &ns)) {
-        return NULL;
-    }
-    sst_value *f = NULL;
-    if (opt_value(filter, &f, "filter") < 0) {
-        return NULL;
-    }
-    sst_graph_thread *t = entry_thread((entry_obj *)self, id, ns, "get_state_history");
-    if (t == NULL) {
-        sst_value_unref(f);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *h;
-    Py_BEGIN_ALLOW_THREADS h = sst_graph_get_state_history(t, f, (size_t)limit, &err);
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    sst_value_unref(f);
-    return sstpy_take_value(h, &err, NULL);
-}
-
-/* update_state(thread_id, checkpoint_id, values, as_node, ns=None, bulk=False) -> snapshot */
-static PyObject *entry_update_state(PyObject *self, PyObject *args) {
-    const char *id, *cp, *as_node, *ns = NULL;
-    PyObject *values;
-    int bulk = 0;
-    if (!PyArg_ParseTuple(args, "zzOz|zp", &id, &cp, &values, &as_node, &ns, &bulk)) {
-        return NULL;
-    }
-    sst_value *v = NULL;
-    if (opt_value(values, &v, "update_state values") < 0) {
-        return NULL;
-    }
-    sst_graph_thread *t = entry_thread((entry_obj *)self, id, ns, "update_state");
-    if (t == NULL) {
-        sst_value_unref(v);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_code rc;
-    sst_value *st = NULL;
-    Py_BEGIN_ALLOW_THREADS rc = bulk ? sst_graph_bulk_update_state(t, cp, v, &err)
-                                     : sst_graph_update_state(t, cp, v, as_node, &err);
-    if (rc == SST_OK) {
-        st = sst_graph_get_state(t, NULL, &err);
-    }
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    sst_value_unref(v);
-    return sstpy_take_value(st, &err, as_node);
-}
-
-static PyObject *entry_mermaid(PyObject *self, PyObject *args) {
-    unsigned xray = 0;
-    if (!PyArg_ParseTuple(args, "|I", &xray)) {
-        return NULL;
-    }
-    sst_error err = {0};
-    char *s = sst_compiled_graph_mermaid_xray(((entry_obj *)self)->cg, xray, &err);
-    if (s == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = PyUnicode_FromString(s);
-    sst_free(s);
-    return o;
-}
-
-static PyObject *entry_graph_json(PyObject *self, PyObject *args) {
-    unsigned xray = 0;
-    if (!PyArg_ParseTuple(args, "|I", &xray)) {
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *v = sst_compiled_graph_json(((entry_obj *)self)->cg, xray, &err);
-    return sstpy_take_value(v, &err, NULL);
-}
-
-static PyObject *entry_warnings(PyObject *self, PyObject *unused) {
-    (void)self;
-    (void)unused;
-    return PyList_New(0);
+    static const sstpy_run_kind kind = {"__pyfunc__", false, NULL};
+    return sstpy_runner_run(self, args, kw, &kind);
 }
 
 /* clear_task_cache(name): drops task @p name's cached results (task.clear_cache). */
@@ -889,7 +534,7 @@ static PyObject *entry_clear_task_cache(PyObject *self, PyObject *arg) {
         return NULL;
     }
     sst_error err = {0};
-    if (sst_compiled_graph_clear_task_cache(((entry_obj *)self)->cg, name, &err) != SST_OK) {
+    if (sst_compiled_graph_clear_task_cache(SSTPY_RUNNER(self)->cg, name, &err) != SST_OK) {
         return sstpy_raise(&err, NULL);
     }
     Py_RETURN_NONE;
@@ -897,12 +542,12 @@ static PyObject *entry_clear_task_cache(PyObject *self, PyObject *arg) {
 
 static PyMethodDef entry_methods[] = {
     {"run", (PyCFunction)(void (*)(void))entry_run, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"get_state", entry_get_state, METH_VARARGS, NULL},
-    {"history", entry_history, METH_VARARGS, NULL},
-    {"update_state", entry_update_state, METH_VARARGS, NULL},
-    {"mermaid", entry_mermaid, METH_VARARGS, NULL},
-    {"graph_json", entry_graph_json, METH_VARARGS, NULL},
-    {"warnings", entry_warnings, METH_NOARGS, NULL},
+    {"get_state", sstpy_runner_get_state, METH_VARARGS, NULL},
+    {"history", sstpy_runner_history, METH_VARARGS, NULL},
+    {"update_state", sstpy_runner_update_state, METH_VARARGS, NULL},
+    {"mermaid", sstpy_runner_mermaid, METH_VARARGS, NULL},
+    {"graph_json", sstpy_runner_graph_json, METH_VARARGS, NULL},
+    {"warnings", sstpy_runner_warnings, METH_NOARGS, NULL},
     {"clear_task_cache", entry_clear_task_cache, METH_O, NULL},
     {NULL, NULL, 0, NULL}};
 

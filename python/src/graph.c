@@ -9,74 +9,17 @@
  * graph holds. A node object is called as node(state, config, is_send) and
  * returns None or (updates, gotos); see python/superstep/graph.py.
  *
- * An invoke's run_ctx reaches its nodes through the run's config: its
- * address is the configurable key "__pyrun__" (keys starting "__" are never
- * copied into checkpoint metadata), valid while that invoke runs.
+ * An invoke's sstpy_run (runner.c) reaches its nodes through the run's
+ * config: its address is the configurable key "__pyrun__" (keys starting
+ * "__" are never copied into checkpoint metadata), valid while that invoke
+ * runs. The run and state methods of _core.Compiled are runner.c's.
  */
 #include "core.h"
 
 #include <stdint.h>
 #include <string.h>
 
-/* ---- a list of names as a C array ---- */
-
-typedef struct names {
-    const char **v; /* PyMem; the strings are borrowed from the list's str objects */
-    size_t n;
-    bool set;      /* a list was given (even empty) */
-    PyObject *seq; /* owned: keeps the strings alive */
-} names;
-
-static int names_from(PyObject *o, names *out, const char *what) {
-    memset(out, 0, sizeof *out);
-    if (o == NULL || o == Py_None) {
-        return 0;
-    }
-    if ((out->seq = PySequence_Fast(o, what)) == NULL) {
-        return -1;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(out->seq);
-    out->v = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof *out->v);
-    if (out->v == NULL) {
-        Py_CLEAR(out->seq);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *s = PySequence_Fast_GET_ITEM(out->seq, i);
-        if (!PyUnicode_Check(s) || (out->v[i] = PyUnicode_AsUTF8(s)) == NULL) {
-            if (!PyErr_Occurred()) {
-                PyErr_Format(PyExc_TypeError, "%s: item %zd is not a str", what, i);
-            }
-            PyMem_Free(out->v);
-            Py_CLEAR(out->seq);
-            return -1;
-        }
-    }
-    out->n = (size_t)n;
-    out->set = true;
-    return 0;
-}
-
-static void names_free(names *n) {
-    PyMem_Free(n->v);
-    Py_CLEAR(n->seq);
-    n->v = NULL;
-}
-
 /* ---- per-invoke context ---- */
-
-typedef struct run_ctx {
-    PyObject *pyconfig;   /* borrowed: the config nodes receive */
-    PyObject *on_event;   /* borrowed: stream callback, or NULL */
-    PyObject *stream_exc; /* owned: what on_event raised */
-} run_ctx;
-
-static run_ctx *run_of(const sst_node_ctx *ctx) {
-    const sst_value *cfg = sst_node_config(ctx);
-    const sst_value *v = sst_object_get(sst_object_get(cfg, "configurable"), "__pyrun__");
-    return v != NULL && sst_is_int(v) ? (run_ctx *)(intptr_t)sst_int_value(v) : NULL;
-}
 
 /* ---- trampolines: the engine calls Python ---- */
 
@@ -202,7 +145,7 @@ static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
 static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *node = ud;
     PyGILState_STATE gil = PyGILState_Ensure();
-    run_ctx *r = run_of(ctx);
+    sstpy_run *r = sstpy_run_of(ctx, "__pyrun__");
     const sst_value *in = sst_node_input(ctx);
     sst_code rc = SST_OK;
     PyObject *arg = sstpy_from_value(in != NULL ? in : sst_node_state(ctx));
@@ -291,55 +234,6 @@ static void sleep_fn(uint64_t ms, void *ud) {
     PyGILState_Release(gil);
 }
 
-static const struct {
-    const char *name;
-    sst_stream_mode mode;
-} stream_modes[] = {{"values", SST_STREAM_VALUES},          {"updates", SST_STREAM_UPDATES},
-                    {"custom", SST_STREAM_CUSTOM},          {"debug", SST_STREAM_DEBUG},
-                    {"messages", SST_STREAM_MESSAGES},      {"tasks", SST_STREAM_TASKS},
-                    {"checkpoints", SST_STREAM_CHECKPOINTS}};
-
-static sst_code stream_fn(sst_stream_mode mode, const char *ns, const char *node,
-                          const sst_value *event, void *ud) {
-    run_ctx *r = ud;
-    const char *name = "unknown";
-    for (size_t i = 0; i < sizeof stream_modes / sizeof stream_modes[0]; i++) {
-        if (stream_modes[i].mode == mode) {
-            name = stream_modes[i].name;
-        }
-    }
-    PyGILState_STATE gil = PyGILState_Ensure();
-    sst_code rc = SST_OK;
-    if (r->stream_exc != NULL) {
-        rc = SST_ECANCELLED;
-    } else {
-        PyObject *ev = sstpy_from_value(event);
-        PyObject *res =
-            ev != NULL ? PyObject_CallFunction(r->on_event, "szzO", name, ns, node, ev) : NULL;
-        Py_XDECREF(ev);
-        if (res == NULL) {
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
-            if (tb != NULL && value != NULL) {
-                PyException_SetTraceback(value, tb);
-            }
-            r->stream_exc = value != NULL ? value : Py_NewRef(Py_None);
-            Py_XDECREF(type);
-            Py_XDECREF(tb);
-            rc = SST_ECANCELLED;
-        } else {
-            if (res == Py_False) {
-                rc = SST_ECANCELLED;
-                r->stream_exc = Py_NewRef(Py_False); /* stopped by the consumer */
-            }
-            Py_DECREF(res);
-        }
-    }
-    PyGILState_Release(gil);
-    return rc;
-}
-
 /* ---- _core.Graph ---- */
 
 typedef struct graph_obj {
@@ -351,50 +245,10 @@ static PyTypeObject graph_type;
 static PyTypeObject compiled_type;
 
 typedef struct compiled_obj {
-    PyObject_HEAD sst_compiled_graph *cg; /* owned, unless borrowed */
-    bool borrowed;                        /* cg belongs to `graph` (an agent: sstpy_compiled_of) */
-    PyObject *graph;                      /* the builder, for its keep list (or cg's owner) */
-    PyObject *saver;                      /* the Saver object, or None */
-    sst_checkpointer *cp;                 /* a reference of our own, or NULL */
-    /*
-     * Engines with `workers` threads each (workers > 1; else runs use the invoking
-     * thread): an engine runs one run at a time, so each invoke takes one from this
-     * free list (or makes one) and gives it back; touched only under the GIL.
-     */
-    unsigned workers;
-    sst_engine **engines; /* PyMem, owned engines */
-    size_t n_engines, cap_engines;
+    PyObject_HEAD sstpy_runner r; /* first, as sstpy_runner_obj: runner.c's methods use it */
+    PyObject *graph;              /* the builder, for its keep list (or cg's owner) */
+    PyObject *saver;              /* the Saver object, or None */
 } compiled_obj;
-
-static sst_engine *engine_take(compiled_obj *c, sst_error *err) {
-    if (c->workers <= 1) {
-        return NULL;
-    }
-    if (c->n_engines > 0) {
-        return c->engines[--c->n_engines];
-    }
-    sst_engine_opts eo;
-    sst_engine_opts_init(&eo);
-    eo.workers = c->workers;
-    return sst_engine_new(&eo, err);
-}
-
-static void engine_give(compiled_obj *c, sst_engine *e) {
-    if (e == NULL) {
-        return;
-    }
-    if (c->n_engines == c->cap_engines) {
-        size_t cap = c->cap_engines ? c->cap_engines * 2 : 2;
-        sst_engine **v = PyMem_Realloc(c->engines, cap * sizeof *v);
-        if (v == NULL) {
-            sst_engine_free(e);
-            return;
-        }
-        c->engines = v;
-        c->cap_engines = cap;
-    }
-    c->engines[c->n_engines++] = e;
-}
 
 static int graph_init(PyObject *self, PyObject *args, PyObject *kw) {
     (void)args;
@@ -547,8 +401,8 @@ static PyObject *graph_set_fields(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "sO", &kind, &list)) {
         return NULL;
     }
-    names n;
-    if (names_from(list, &n, "fields") < 0) {
+    sstpy_names n;
+    if (sstpy_names_from(list, &n, "fields") < 0) {
         return NULL;
     }
     sst_error err = {0};
@@ -560,7 +414,7 @@ static PyObject *graph_set_fields(PyObject *self, PyObject *args) {
     } else {
         rc = sst_graph_set_untracked_fields(o->g, n.v, n.n, &err);
     }
-    names_free(&n);
+    sstpy_names_free(&n);
     return check_code(rc, &err);
 }
 
@@ -609,12 +463,12 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
         opts.error_handler = node_fn;
         opts.error_handler_user_data = handler;
     }
-    names en = {0}, in = {0};
+    sstpy_names en = {0}, in = {0};
     sst_retry_policy *policies = NULL;
     sst_value *meta = NULL;
     PyObject *ret = NULL;
-    if (names_from(ends, &en, "destinations") < 0 ||
-        names_from(input_fields, &in, "input_schema") < 0) {
+    if (sstpy_names_from(ends, &en, "destinations") < 0 ||
+        sstpy_names_from(input_fields, &in, "input_schema") < 0) {
         goto done;
     }
     opts.ends = en.v;
@@ -659,7 +513,7 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
         if (PyList_Append(o->keep, subgraph) < 0) {
             goto done;
         }
-        rc = sst_graph_add_subgraph(o->g, name, ((compiled_obj *)subgraph)->cg, &opts, &err);
+        rc = sst_graph_add_subgraph(o->g, name, ((compiled_obj *)subgraph)->r.cg, &opts, &err);
     } else {
         if (PyList_Append(o->keep, node) < 0) {
             goto done;
@@ -668,8 +522,8 @@ static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
     }
     ret = check_code(rc, &err);
 done:
-    names_free(&en);
-    names_free(&in);
+    sstpy_names_free(&en);
+    sstpy_names_free(&in);
     PyMem_Free(policies);
     sst_value_unref(meta);
     return ret;
@@ -733,13 +587,13 @@ static PyObject *graph_add_join(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Os", &from, &to)) {
         return NULL;
     }
-    names n;
-    if (names_from(from, &n, "sources") < 0) {
+    sstpy_names n;
+    if (sstpy_names_from(from, &n, "sources") < 0) {
         return NULL;
     }
     sst_error err = {0};
     sst_code rc = sst_graph_add_join(o->g, n.v, n.n, to, &err);
-    names_free(&n);
+    sstpy_names_free(&n);
     return check_code(rc, &err);
 }
 
@@ -791,12 +645,12 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
         PyErr_SetString(PyExc_ValueError, "compile: the checkpointer is closed");
         return NULL;
     }
-    names nb, na;
-    if (names_from(before, &nb, "interrupt_before") < 0) {
+    sstpy_names nb, na;
+    if (sstpy_names_from(before, &nb, "interrupt_before") < 0) {
         return NULL;
     }
-    if (names_from(after, &na, "interrupt_after") < 0) {
-        names_free(&nb);
+    if (sstpy_names_from(after, &na, "interrupt_after") < 0) {
+        sstpy_names_free(&nb);
         return NULL;
     }
     sst_compile_opts co;
@@ -808,8 +662,8 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     co.checkpoints = (sst_subgraph_checkpoints)checkpoints;
     sst_error err = {0};
     sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
-    names_free(&nb);
-    names_free(&na);
+    sstpy_names_free(&nb);
+    sstpy_names_free(&na);
     if (cg == NULL) {
         return sstpy_raise(&err, NULL);
     }
@@ -818,14 +672,9 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
         sst_compiled_graph_free(cg);
         return NULL;
     }
-    c->cg = cg;
-    c->borrowed = false;
-    c->workers = workers;
-    c->engines = NULL;
-    c->n_engines = c->cap_engines = 0;
+    sstpy_runner_init(&c->r, cg, false, cp, workers);
     c->graph = Py_NewRef(self);
     c->saver = Py_NewRef(saver);
-    c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
     PyObject_GC_Track(c);
     return (PyObject *)c;
 }
@@ -872,14 +721,10 @@ PyObject *sstpy_compiled_of(const sst_compiled_graph *cg, PyObject *owner, PyObj
     if (c == NULL) {
         return NULL;
     }
-    c->cg = (sst_compiled_graph *)cg; /* never freed here: `owner` holds it */
-    c->borrowed = true;
-    c->workers = workers;
-    c->engines = NULL;
-    c->n_engines = c->cap_engines = 0;
+    /* cg is never freed here: `owner` holds it */
+    sstpy_runner_init(&c->r, (sst_compiled_graph *)cg, true, cp, workers);
     c->graph = Py_NewRef(owner);
     c->saver = Py_NewRef(saver);
-    c->cp = cp != NULL ? sst_checkpointer_ref(cp) : NULL;
     PyObject_GC_Track(c);
     return (PyObject *)c;
 }
@@ -901,183 +746,15 @@ static int compiled_clear(PyObject *self) {
 static void compiled_dealloc(PyObject *self) {
     compiled_obj *c = (compiled_obj *)self;
     PyObject_GC_UnTrack(self);
-    for (size_t i = 0; i < c->n_engines; i++) {
-        sst_engine_free(c->engines[i]);
-    }
-    PyMem_Free(c->engines);
-    c->engines = NULL;
-    c->n_engines = 0;
-    if (!c->borrowed) {
-        sst_compiled_graph_free(c->cg);
-    }
-    sst_checkpointer_free(c->cp);
-    c->cg = NULL;
-    c->cp = NULL;
+    sstpy_runner_free(&c->r);
     compiled_clear(self);
     PyObject_GC_Del(self);
 }
 
-/* The durable thread @p id of @p c (with @p ns), or NULL with an exception set. */
-static sst_graph_thread *open_thread(compiled_obj *c, const char *id, const char *ns,
-                                     const char *what) {
-    if (c->cp == NULL) {
-        PyErr_Format(PyExc_ValueError, "%s: No checkpointer set", what);
-        return NULL;
-    }
-    if (id == NULL) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: a checkpointer needs a thread_id in config['configurable']", what);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_graph_thread *t = sst_graph_thread_open_ns(c->cg, c->cp, id, ns != NULL ? ns : "", &err);
-    if (t == NULL) {
-        sstpy_raise(&err, NULL);
-    }
-    return t;
-}
-
-/* An optional value argument: NULL for None when @p none_is_null is false. */
-static int opt_value(PyObject *o, sst_value **out, const char *what) {
-    *out = NULL;
-    if (o == NULL || o == Py_None) {
-        return 0;
-    }
-    return (*out = sstpy_to_value(o, what)) != NULL ? 0 : -1;
-}
-
-/*
- * run(input, *, has_input, thread_id, checkpoint_id, config, pyconfig, resume,
- *     has_resume, resume_by_id, update, goto, recursion_limit, stream_modes, on_event,
- *     interrupt_before, interrupt_after, durability, context, subgraphs)
- *   -> (status, state, interrupts)
- */
+/* run(...): sstpy_runner_run; a node's retry waits sleep in Python (time.sleep). */
 static PyObject *compiled_run(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"input",           "has_input",  "thread_id",
-                          "checkpoint_id",   "config",     "pyconfig",
-                          "resume",          "has_resume", "resume_by_id",
-                          "update",          "goto",       "recursion_limit",
-                          "stream_modes",    "on_event",   "interrupt_before",
-                          "interrupt_after", "durability", "context",
-                          "subgraphs",       NULL};
-    compiled_obj *c = (compiled_obj *)self;
-    PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
-    PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
-    PyObject *before = Py_None, *after = Py_None, *context = Py_None;
-    const char *thread_id = NULL, *checkpoint_id = NULL;
-    int has_input = 0, has_resume = 0, durability = 0, subgraphs = 0;
-    unsigned long long limit = 25;
-    unsigned modes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input,
-                                     &thread_id, &checkpoint_id, &config, &pyconfig, &resume,
-                                     &has_resume, &by_id, &update, &go, &limit, &modes, &on_event,
-                                     &before, &after, &durability, &context, &subgraphs)) {
-        return NULL;
-    }
-    sst_value *vin = NULL, *vres = NULL, *vby = NULL, *vupd = NULL, *vgo = NULL, *vctx = NULL;
-    sst_value *vcfg = NULL;
-    names nb = {0}, na = {0};
-    sst_graph_thread *t = NULL;
-    PyObject *ret = NULL;
-    run_ctx run = {pyconfig, on_event != Py_None ? on_event : NULL, NULL};
-    sst_error err = {0};
-
-    if ((has_input && input != Py_None && (vin = sstpy_to_value(input, "input")) == NULL) ||
-        (has_resume && (vres = sstpy_to_value(resume, "Command resume")) == NULL) ||
-        opt_value(by_id, &vby, "Command resume") < 0 ||
-        opt_value(update, &vupd, "Command update") < 0 || opt_value(go, &vgo, "Command goto") < 0 ||
-        opt_value(context, &vctx, "context") < 0 || opt_value(config, &vcfg, "config") < 0 ||
-        names_from(before, &nb, "interrupt_before") < 0 ||
-        names_from(after, &na, "interrupt_after") < 0) {
-        goto done;
-    }
-    /* The run's address for its nodes, in configurable. */
-    if (vcfg == NULL || !sst_is_object(vcfg)) {
-        sst_value_unref(vcfg);
-        vcfg = sst_object_empty();
-    }
-    const sst_value *conf = sst_object_get(vcfg, "configurable");
-    sst_value *conf2 =
-        conf != NULL && sst_is_object(conf) ? sst_value_ref(conf) : sst_object_empty();
-    sst_value *addr = sst_int_new((int64_t)(intptr_t)&run, &err);
-    conf2 = addr != NULL ? sst_object_set_take(conf2, "__pyrun__", addr, &err) : NULL;
-    vcfg = conf2 != NULL ? sst_object_set_take(vcfg, "configurable", conf2, &err) : NULL;
-    if (vcfg == NULL) {
-        sstpy_raise(&err, NULL);
-        goto done;
-    }
-    if (c->cp != NULL && (t = open_thread(c, thread_id, NULL, "invoke")) == NULL) {
-        goto done;
-    }
-    sst_invoke_opts o;
-    sst_invoke_opts_init(&o);
-    o.recursion_limit = limit;
-    o.resume = vres;
-    o.resume_by_id = vby;
-    o.update = vupd;
-    o.goto_targets = vgo;
-    o.context = vctx;
-    o.config = vcfg;
-    if (c->workers > 1 && (o.engine = engine_take(c, &err)) == NULL) {
-        sstpy_raise(&err, NULL);
-        goto done;
-    }
-    o.checkpoint_id = checkpoint_id;
-    o.sleep = sleep_fn;
-    o.durability = (sst_durability)durability;
-    o.subgraphs = subgraphs != 0;
-    if (nb.set) {
-        o.interrupt_before = nb.v;
-        o.n_before = nb.n;
-    }
-    if (na.set) {
-        o.interrupt_after = na.v;
-        o.n_after = na.n;
-    }
-    if (run.on_event != NULL && modes != 0) {
-        o.stream_modes = modes;
-        o.stream_ns = stream_fn;
-        o.stream_user_data = &run;
-    }
-    sst_graph_result *r;
-    Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
-    Py_END_ALLOW_THREADS engine_give(c, o.engine);
-    if (r == NULL) {
-        sstpy_raise(&err, NULL);
-        goto done;
-    }
-    if (sst_graph_result_status(r) == SST_RUN_FAILED) {
-        if (run.stream_exc != NULL && run.stream_exc != Py_False && run.stream_exc != Py_None) {
-            PyErr_SetObject((PyObject *)Py_TYPE(run.stream_exc), run.stream_exc);
-        } else if (run.stream_exc == Py_False) {
-            ret = Py_BuildValue("(sOO)", "stopped", Py_None, Py_None);
-        } else {
-            sstpy_raise(sst_graph_result_error(r), sst_graph_result_error_node(r));
-        }
-        sst_graph_result_free(r);
-        goto done;
-    }
-    PyObject *state = sstpy_from_value(sst_graph_result_state(r));
-    PyObject *ints = state != NULL ? sstpy_from_value(sst_graph_result_interrupts(r)) : NULL;
-    if (ints != NULL) {
-        ret = Py_BuildValue("(sNN)", sst_run_status_name(sst_graph_result_status(r)), state, ints);
-    } else {
-        Py_XDECREF(state);
-    }
-    sst_graph_result_free(r);
-done:
-    sst_graph_thread_free(t);
-    sst_value_unref(vin);
-    sst_value_unref(vres);
-    sst_value_unref(vby);
-    sst_value_unref(vupd);
-    sst_value_unref(vgo);
-    sst_value_unref(vctx);
-    sst_value_unref(vcfg);
-    names_free(&nb);
-    names_free(&na);
-    Py_XDECREF(run.stream_exc);
-    return ret;
+    static const sstpy_run_kind kind = {"__pyrun__", true, sleep_fn};
+    return sstpy_runner_run(self, args, kw, &kind);
 }
 
 /* superstep.errors.ParentCommand (borrowed, kept for the process), or NULL with an error. */
@@ -1107,7 +784,7 @@ static PyObject *compiled_run_in_node(PyObject *self, PyObject *input) {
         return NULL;
     }
     sst_value *in = NULL;
-    if (opt_value(input, &in, "input") < 0) {
+    if (sstpy_opt_value(input, &in, "input") < 0) {
         return NULL;
     }
     if (in != NULL && !sst_is_object(in)) {
@@ -1118,7 +795,7 @@ static PyObject *compiled_run_in_node(PyObject *self, PyObject *input) {
     sst_error err = {0};
     sst_value *out = NULL;
     sst_code rc;
-    Py_BEGIN_ALLOW_THREADS rc = sst_node_run_subgraph(ctx, c->cg, in, &out, &err);
+    Py_BEGIN_ALLOW_THREADS rc = sst_node_run_subgraph(ctx, c->r.cg, in, &out, &err);
     Py_END_ALLOW_THREADS sstpy_current_ctx = ctx;
     sst_value_unref(in);
     if (rc == SST_OK) {
@@ -1138,140 +815,15 @@ static PyObject *compiled_run_in_node(PyObject *self, PyObject *input) {
     return sstpy_raise(&err, sst_node_name(ctx));
 }
 
-/* get_state(thread_id, checkpoint_id=None, ns=None, subgraphs=False) -> dict */
-static PyObject *compiled_get_state(PyObject *self, PyObject *args) {
-    compiled_obj *c = (compiled_obj *)self;
-    const char *id, *cp = NULL, *ns = NULL;
-    int nested = 0;
-    if (!PyArg_ParseTuple(args, "z|zzp", &id, &cp, &ns, &nested)) {
-        return NULL;
-    }
-    sst_graph_thread *t = open_thread(c, id, ns, "get_state");
-    if (t == NULL) {
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *st;
-    Py_BEGIN_ALLOW_THREADS st =
-        nested ? sst_graph_get_state_nested(t, cp, &err) : sst_graph_get_state(t, cp, &err);
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    return sstpy_take_value(st, &err, NULL);
-}
-
-/* history(thread_id, filter=None, limit=0, ns=None) -> [dict] newest first */
-static PyObject *compiled_history(PyObject *self, PyObject *args) {
-    compiled_obj *c = (compiled_obj *)self;
-    const char *id, *ns = NULL;
-    PyObject *filter = Py_None;
-    unsigned long long limit = 0;
-    if (!PyArg_ParseTuple(args, "z|OKz", &id, &filter, &limit, &ns)) {
-        return NULL;
-    }
-    sst_value *f = NULL;
-    if (opt_value(filter, &f, "filter") < 0) {
-        return NULL;
-    }
-    sst_graph_thread *t = open_thread(c, id, ns, "get_state_history");
-    if (t == NULL) {
-        sst_value_unref(f);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *h;
-    Py_BEGIN_ALLOW_THREADS h = sst_graph_get_state_history(t, f, (size_t)limit, &err);
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    sst_value_unref(f);
-    return sstpy_take_value(h, &err, NULL);
-}
-
-/*
- * update_state(thread_id, checkpoint_id, values, as_node, ns=None, bulk=False) -> the new
- * head's snapshot (dict). With bulk, @p values is a list of supersteps of {values, as_node}.
- */
-static PyObject *compiled_update_state(PyObject *self, PyObject *args) {
-    compiled_obj *c = (compiled_obj *)self;
-    const char *id, *cp, *as_node, *ns = NULL;
-    PyObject *values;
-    int bulk = 0;
-    if (!PyArg_ParseTuple(args, "zzOz|zp", &id, &cp, &values, &as_node, &ns, &bulk)) {
-        return NULL;
-    }
-    sst_value *v = NULL;
-    if (opt_value(values, &v, "update_state values") < 0) {
-        return NULL;
-    }
-    sst_graph_thread *t = open_thread(c, id, ns, "update_state");
-    if (t == NULL) {
-        sst_value_unref(v);
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_code rc;
-    sst_value *st = NULL;
-    Py_BEGIN_ALLOW_THREADS rc = bulk ? sst_graph_bulk_update_state(t, cp, v, &err)
-                                     : sst_graph_update_state(t, cp, v, as_node, &err);
-    if (rc == SST_OK) {
-        st = sst_graph_get_state(t, NULL, &err);
-    }
-    Py_END_ALLOW_THREADS sst_graph_thread_free(t);
-    sst_value_unref(v);
-    return sstpy_take_value(st, &err, as_node);
-}
-
-/* mermaid(xray=0) -> str */
-static PyObject *compiled_mermaid(PyObject *self, PyObject *args) {
-    compiled_obj *c = (compiled_obj *)self;
-    unsigned xray = 0;
-    if (!PyArg_ParseTuple(args, "|I", &xray)) {
-        return NULL;
-    }
-    sst_error err = {0};
-    char *s = sst_compiled_graph_mermaid_xray(c->cg, xray, &err);
-    if (s == NULL) {
-        return sstpy_raise(&err, NULL);
-    }
-    PyObject *o = PyUnicode_FromString(s);
-    sst_free(s);
-    return o;
-}
-
-/* graph_json(xray=0) -> dict (LangGraph's Graph.to_json()) */
-static PyObject *compiled_graph_json(PyObject *self, PyObject *args) {
-    compiled_obj *c = (compiled_obj *)self;
-    unsigned xray = 0;
-    if (!PyArg_ParseTuple(args, "|I", &xray)) {
-        return NULL;
-    }
-    sst_error err = {0};
-    sst_value *v = sst_compiled_graph_json(c->cg, xray, &err);
-    return sstpy_take_value(v, &err, NULL);
-}
-
-static PyObject *compiled_warnings(PyObject *self, PyObject *unused) {
-    (void)unused;
-    compiled_obj *c = (compiled_obj *)self;
-    size_t n = sst_compiled_graph_warning_count(c->cg);
-    PyObject *l = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; l != NULL && i < n; i++) {
-        PyObject *s = PyUnicode_FromString(sst_compiled_graph_warning(c->cg, i));
-        if (s == NULL) {
-            Py_CLEAR(l);
-            break;
-        }
-        PyList_SET_ITEM(l, (Py_ssize_t)i, s);
-    }
-    return l;
-}
-
 static PyMethodDef compiled_methods[] = {
     {"run", (PyCFunction)(void (*)(void))compiled_run, METH_VARARGS | METH_KEYWORDS, NULL},
     {"run_in_node", compiled_run_in_node, METH_O, NULL},
-    {"get_state", compiled_get_state, METH_VARARGS, NULL},
-    {"history", compiled_history, METH_VARARGS, NULL},
-    {"update_state", compiled_update_state, METH_VARARGS, NULL},
-    {"mermaid", compiled_mermaid, METH_VARARGS, NULL},
-    {"graph_json", compiled_graph_json, METH_VARARGS, NULL},
-    {"warnings", compiled_warnings, METH_NOARGS, NULL},
+    {"get_state", sstpy_runner_get_state, METH_VARARGS, NULL},
+    {"history", sstpy_runner_history, METH_VARARGS, NULL},
+    {"update_state", sstpy_runner_update_state, METH_VARARGS, NULL},
+    {"mermaid", sstpy_runner_mermaid, METH_VARARGS, NULL},
+    {"graph_json", sstpy_runner_graph_json, METH_VARARGS, NULL},
+    {"warnings", sstpy_runner_warnings, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject compiled_type = {
@@ -1333,9 +885,9 @@ int sstpy_graph_init(PyObject *m) {
         return -1;
     }
     PyObject *modes = PyDict_New();
-    for (size_t i = 0; modes != NULL && i < sizeof stream_modes / sizeof stream_modes[0]; i++) {
-        PyObject *v = PyLong_FromUnsignedLong((unsigned long)stream_modes[i].mode);
-        if (v == NULL || PyDict_SetItemString(modes, stream_modes[i].name, v) < 0) {
+    for (size_t i = 0; modes != NULL && i < sstpy_n_stream_modes; i++) {
+        PyObject *v = PyLong_FromUnsignedLong((unsigned long)sstpy_stream_modes[i].mode);
+        if (v == NULL || PyDict_SetItemString(modes, sstpy_stream_modes[i].name, v) < 0) {
             Py_XDECREF(v);
             Py_CLEAR(modes);
             break;
