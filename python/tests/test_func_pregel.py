@@ -8,6 +8,7 @@ are listed with their reasons in docs/python.md.
 """
 
 import functools
+import threading
 import time
 import uuid
 from typing import Any, TypedDict
@@ -395,36 +396,33 @@ def test_sync_streaming_with_functional_api() -> None:
     This test verifies that we're able to stream results as they're being generated
     rather than have all the results arrive at once after the graph has completed.
 
-    The time of arrival between the two updates corresponding to the two `slow` tasks
-    should be roughly the task delay. If results are buffered until graph completion,
-    the two updates arrive back-to-back instead.
+    Restated without wall time (LangGraph's version compares the arrival gap with
+    the tasks' sleep, which a busy machine breaks): the second task waits until the
+    consumer has received the first task's update. Were updates held back until
+    the graph completed, the first would never arrive while the second waits.
     """
-
-    time_delay = 0.05
+    got_first = threading.Event()
 
     @task()
-    def slow() -> dict:
-        time.sleep(time_delay)
-        return {"tic": time.monotonic()}
+    def slow(n: int) -> dict:
+        if n == 2:
+            return {"saw_first": got_first.wait(timeout=120)}
+        return {"saw_first": None}
 
     @entrypoint()
     def graph(inputs: dict) -> list:
-        first = slow().result()
-        second = slow().result()
+        first = slow(1).result()
+        second = slow(2).result()
         return [first, second]
 
-    arrival_times = []
-
+    updates = []
     for chunk in graph.stream({}):
         if "slow" not in chunk:  # We'll just look at the updates from `slow`
             continue
-        arrival_times.append(time.monotonic())
+        updates.append(chunk["slow"])
+        got_first.set()
 
-    assert len(arrival_times) == 2
-    delta = arrival_times[1] - arrival_times[0]
-    # Allow a small amount of scheduler jitter while still verifying the chunks
-    # arrived separately rather than back-to-back after graph completion.
-    assert delta > time_delay * 0.8
+    assert updates == [{"saw_first": None}, {"saw_first": True}]
 
 
 def test_entrypoint_without_checkpointer() -> None:
