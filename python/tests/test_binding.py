@@ -189,8 +189,12 @@ def test_interrupt_resume_across_savers(tmp_path):
 
 
 def test_gil_is_released_during_invoke():
+    """Another Python thread runs while invoke() is under way: the node waits
+    until that thread has ticked ten times (no wall time; a held GIL would make
+    the wait run out and the node answer n = 0)."""
+    enough = threading.Event()
     g = StateGraph(State)
-    g.add_node("a", lambda s: time.sleep(0.3) or {"n": 1})
+    g.add_node("a", lambda s: {"n": 1 if enough.wait(timeout=120) else 0})
     g.add_edge(START, "a")
     app = g.compile()
     ticks = []
@@ -199,14 +203,17 @@ def test_gil_is_released_during_invoke():
     def ticker():
         while not stop.is_set():
             ticks.append(1)
-            time.sleep(0.01)
+            if len(ticks) >= 10:
+                enough.set()
+            time.sleep(0.001)
 
     t = threading.Thread(target=ticker)
     t.start()
-    app.invoke({"n": 0})
+    out = app.invoke({"n": 0})
     stop.set()
     t.join()
-    assert len(ticks) > 10
+    assert out["n"] == 1
+    assert len(ticks) >= 10
 
 
 def test_parallel_nodes_on_workers():
