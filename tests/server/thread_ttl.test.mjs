@@ -113,7 +113,8 @@ describe("thread TTL (SST_SERVE_TTL_CLOCK_OFFSET_MS: 61 minutes ahead)", { skip 
       }
     }
     // The SDK's own shapes are accepted; the Thread object (schema.d.ts) has no ttl member.
-    for (const ttl of [5, 0.5, { ttl: 5 }, { strategy: "delete", ttl: 5 }]) {
+    // TTLs longer than the knob's 61 minutes, so that no sweep takes them before the delete.
+    for (const ttl of [120, 120.5, { ttl: 120 }, { strategy: "delete", ttl: 120 }]) {
       const made = await c.threads.create({ ttl });
       assert.ok(!("ttl" in made), "Thread has no ttl member");
       await c.threads.delete(made.thread_id);
