@@ -16,11 +16,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import types
 import typing
 import weakref
 from typing import Any, Callable, Generic, Optional, Sequence, TypeVar
 
-from . import _core
+from . import _aio, _core
 from .config import _local, get_stream_writer
 from ._schema import schema_of as _schema_of, titled as _titled
 from .graph import CompiledStateGraph, Runtime
@@ -36,12 +37,13 @@ _INJECTED = ("config", "writer", "store", "runtime", "previous")
 class _FuncRun:
     """What an entrypoint's wrappers and its tasks receive about their invoke."""
 
-    __slots__ = ("config", "context", "store")
+    __slots__ = ("config", "context", "store", "loop")
 
-    def __init__(self, config: dict, context: Any, store: Any) -> None:
+    def __init__(self, config: dict, context: Any, store: Any, loop: Any = None) -> None:
         self.config = config
         self.context = context
         self.store = store
+        self.loop = loop  # the loop of coroutines (superstep._aio), None: the module's
 
 
 def _retry_tuple(policy: Any) -> Optional[tuple]:
@@ -81,6 +83,7 @@ class _Scope:
     """Sets the thread's config, store and context for a wrapped call."""
 
     __slots__ = ("run", "saved")
+    # (Sets _local.loop too: the loop a task called from here runs its coroutine on.)
 
     def __init__(self, run: Any) -> None:
         self.run = run
@@ -88,13 +91,14 @@ class _Scope:
 
     def __enter__(self) -> None:
         self.saved = (getattr(_local, "config", None), getattr(_local, "store", None),
-                      getattr(_local, "context", None))
+                      getattr(_local, "context", None), getattr(_local, "loop", None))
         _local.config = self.run.config
         _local.store = self.run.store
         _local.context = self.run.context
+        _local.loop = self.run.loop
 
     def __exit__(self, *exc: Any) -> None:
-        _local.config, _local.store, _local.context = self.saved
+        _local.config, _local.store, _local.context, _local.loop = self.saved
 
 
 def _run_of(run: Any, config: Any) -> Any:
@@ -102,7 +106,8 @@ def _run_of(run: Any, config: Any) -> Any:
     if isinstance(run, _FuncRun):
         return run
     cfg = getattr(_local, "config", None) or (config if isinstance(config, dict) else {})
-    return _FuncRun(cfg, getattr(_local, "context", None), getattr(_local, "store", None))
+    return _FuncRun(cfg, getattr(_local, "context", None), getattr(_local, "store", None),
+                    getattr(_local, "loop", None))
 
 
 def _inject(params: dict, run: Any, kwargs: dict) -> None:
@@ -132,8 +137,6 @@ class _TaskFunction(Generic[T]):
             raise TypeError(f"task: expected a function, got {type(func).__name__}")
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
             raise NotImplementedError("task: generators are not supported")
-        if inspect.iscoroutinefunction(func):
-            raise NotImplementedError("task: async def tasks are not supported yet")
         self.func = func
         self.name = name if name is not None else _fn_name(func)
         self.retry_policy = _policies(retry_policy)
@@ -145,9 +148,17 @@ class _TaskFunction(Generic[T]):
         ttl = None
         if self.cache_policy is not None:
             ttl = float(getattr(self.cache_policy, "ttl", None) or 0)
+        home = _aio.home()
+        if home is not None:
+            # Called in a coroutine: submitted from its home thread (the engine's calls
+            # belong to it); the future is awaitable.
+            run = _FuncRun(home.config or {}, home.context, home.store, home.loop)
+            fut = home.call(_core.submit, self, [list(args), kwargs], self.name,
+                            _retry_tuple(self.retry_policy), ttl, run)
+            return _aio.TaskFuture(fut, home)
         # The caller's config, store and context, for the task's thread.
         run = _FuncRun(getattr(_local, "config", None) or {}, getattr(_local, "context", None),
-                       getattr(_local, "store", None))
+                       getattr(_local, "store", None), getattr(_local, "loop", None))
         return _core.submit(self, [list(args), kwargs], self.name,
                             retry=_retry_tuple(self.retry_policy), cache_ttl=ttl, run=run)
 
@@ -157,7 +168,10 @@ class _TaskFunction(Generic[T]):
         kwargs = dict(kwargs)
         _inject(self._params, run, kwargs)
         with _Scope(run):
-            return self.func(*args, **kwargs)
+            result = self.func(*args, **kwargs)
+            if type(result) is types.CoroutineType:  # an async def task
+                result = _aio.run(result, run.loop, run.config, run.store, run.context)
+            return result
 
     def _retryable(self, exc: BaseException) -> bool:
         return any(_should_retry(p, exc) for p in self.retry_policy)
@@ -209,6 +223,8 @@ class _Entry:
         _inject(self.params, run, kwargs)
         with _Scope(run):
             result = self.func(input, **kwargs)
+            if type(result) is types.CoroutineType:  # an async def entrypoint
+                result = _aio.run(result, run.loop, run.config, run.store, run.context)
         if isinstance(result, entrypoint.final):
             return (result.value, result.save, True)
         return (result, None, False)
@@ -249,7 +265,7 @@ class EntrypointGraph(CompiledStateGraph):
     def _prepare(self, input: Any, config: Any, context: Any, *args: Any, **kwargs: Any) -> dict:
         kw = super()._prepare(input, config, context, *args, **kwargs)
         run = kw["pyconfig"]
-        kw["pyconfig"] = _FuncRun(run.config, run.context, self.store)
+        kw["pyconfig"] = _FuncRun(run.config, run.context, self.store, run.loop)
         return kw
 
     def stream(self, input: Any, config: Optional[dict] = None, **kwargs: Any) -> Any:
@@ -313,8 +329,6 @@ class entrypoint:
     def __call__(self, func: Callable) -> EntrypointGraph:
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
             raise NotImplementedError("entrypoint: generators are not supported")
-        if inspect.iscoroutinefunction(func):
-            raise NotImplementedError("entrypoint: async def entrypoints are not supported yet")
         hints = {}
         try:
             hints = typing.get_type_hints(func)

@@ -16,10 +16,11 @@ import operator
 import queue
 import re
 import threading
+import types
 import typing
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from . import _core, _schema
+from . import _aio, _core, _schema
 from .config import _local, get_stream_writer
 from .messages import REMOVE_ALL_MESSAGES, _from_list, _from_value
 from .errors import (
@@ -207,12 +208,20 @@ class Runtime:
 class _Run:
     """What nodes of one invoke receive besides the state."""
 
-    __slots__ = ("config", "context", "store")
+    __slots__ = ("config", "context", "store", "loop")
 
-    def __init__(self, config: dict, context: Any, store: Any = None) -> None:
+    def __init__(self, config: dict, context: Any, store: Any = None, loop: Any = None) -> None:
         self.config = config
         self.context = context
         self.store = store
+        self.loop = loop  # the loop of coroutine nodes (superstep._aio), None: the module's
+
+
+def _is_async(fn: Any) -> bool:
+    """An `async def` function (or a callable object whose __call__ is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
 
 
 def _wants(fn: Callable) -> Tuple[dict, int]:
@@ -398,6 +407,7 @@ class _Node:
         self.want_writer = "writer" in names
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
+        self.is_async = _is_async(fn)
 
     msg_fields: Tuple[str, ...] = ()
 
@@ -425,11 +435,12 @@ class _Node:
             if self.error_param is not None:
                 kwargs[self.error_param] = error
         if self.want_writer:
-            kwargs["writer"] = get_stream_writer()
+            kwargs["writer"] = _aio.emit if self.is_async else get_stream_writer()
         store = getattr(run, "store", None)
         if self.want_runtime:
             kwargs["runtime"] = Runtime(
-                run.context if run is not None else None, store, get_stream_writer(),
+                run.context if run is not None else None, store,
+                _aio.emit if self.is_async else get_stream_writer(),
                 execution_info=_execution_info(config),
             )
         if self.want_store:
@@ -440,6 +451,9 @@ class _Node:
         _local.store = store
         try:
             result = self.fn(*args, **kwargs)
+            if self.is_async or type(result) is types.CoroutineType:
+                result = _aio.run(result, getattr(run, "loop", None), config, store,
+                                  getattr(run, "context", None))
         except ParentCommand:
             # A graph this node invoked ended with Command(graph=Command.PARENT): its
             # update and goto are this node's already (sst_node_run_subgraph).
@@ -496,6 +510,8 @@ class _Router:
             r = self.fn(state, getattr(_local, "config", None) or {})
         else:
             r = self.fn(state)
+        if type(r) is types.CoroutineType:  # an async def router (on the module's loop)
+            r = _aio.run(r, None, {}, None, None)
         if isinstance(r, (list, tuple)):
             return [self._map(x) for x in r]
         return self._map(r)
@@ -900,7 +916,7 @@ class CompiledStateGraph:
             thread_id=conf.get("thread_id") if self.checkpointer is not None else None,
             checkpoint_id=conf.get("checkpoint_id"),
             config=_json_config(config),
-            pyconfig=_Run(config, context, getattr(self, "store", None)),
+            pyconfig=_Run(config, context, getattr(self, "store", None), _aio.caller_loop()),
             recursion_limit=limit,
             durability=_DURABILITY[durability],
             subgraphs=subgraphs,
@@ -1118,11 +1134,56 @@ class CompiledStateGraph:
         return [self.invoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
 
     async def ainvoke(self, input: Any, config: Optional[dict] = None, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(self.invoke, input, config, **kwargs)
+        """invoke() on a thread; `async def` nodes run on this (the caller's) loop."""
+        token = _aio._LOOP.set(asyncio.get_running_loop())
+        try:
+            return await asyncio.to_thread(self.invoke, input, config, **kwargs)
+        finally:
+            _aio._LOOP.reset(token)
 
     async def astream(self, input: Any, config: Optional[dict] = None, **kwargs: Any):
-        for chunk in await asyncio.to_thread(lambda: list(self.stream(input, config, **kwargs))):
-            yield chunk
+        """stream() on a thread, its chunks handed to this loop as they come; `async def`
+        nodes run on this (the caller's) loop."""
+        loop = asyncio.get_running_loop()
+        q: "asyncio.Queue[Any]" = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(q.put_nowait, item)
+            except RuntimeError:  # the loop closed: nobody listens any more
+                stop.set()
+
+        def produce() -> None:
+            gen = self.stream(input, config, **kwargs)
+            try:
+                for chunk in gen:
+                    put((0, chunk))
+                    if stop.is_set():
+                        break
+            except BaseException as e:  # handed to the consumer, raised there
+                put((2, e))
+                return
+            finally:
+                gen.close()
+            put((1, None))
+
+        token = _aio._LOOP.set(loop)
+        try:
+            producer = asyncio.ensure_future(asyncio.to_thread(produce))
+        finally:
+            _aio._LOOP.reset(token)
+        try:
+            while True:
+                kind, item = await q.get()
+                if kind == 1:
+                    break
+                if kind == 2:
+                    raise item
+                yield item
+        finally:
+            stop.set()  # the run stops at its next event (stream())
+            await asyncio.shield(producer)
 
     # -- state --
 

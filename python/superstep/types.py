@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Literal, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
-from . import _core
+from . import _aio, _core
 
 All = Literal["*"]
 StreamMode = Literal["values", "updates", "checkpoints", "tasks", "debug", "messages", "custom"]
@@ -166,7 +166,8 @@ class StateUpdate(NamedTuple):
 
 def interrupt(value: Any) -> Any:
     """Pause the run and surface `value`; on resume, returns the resume value."""
-    return _core.interrupt(value)
+    home = _aio.home()  # in a coroutine node: on its node's thread
+    return home.call(_core.interrupt, value) if home is not None else _core.interrupt(value)
 
 
 __all__ = [
