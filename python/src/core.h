@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -130,7 +131,17 @@ typedef struct sstpy_run {
     PyObject *pyconfig;   /* borrowed: the config the Python wrappers receive */
     PyObject *on_event;   /* borrowed: stream callback, or NULL */
     PyObject *stream_exc; /* owned: what on_event raised, or Py_False when the consumer stopped */
+    /* Ctrl-C (runner.c, run_cancelled): a run invoked on the main thread checks Python's
+     * signal handlers between supersteps; a run given `stop` (an Event: stream()'s consumer
+     * went away) asks stop.is_set() there. Either stops the run before its next superstep. */
+    PyObject *stop;        /* borrowed, or NULL */
+    bool main_thread;      /* invoked on the interpreter's main thread */
+    _Atomic int cancelled; /* set once: the run stops (nodes asking sst_node_cancelled see it) */
+    PyObject *cancel_exc;  /* owned: what a signal handler raised (KeyboardInterrupt), or NULL */
 } sstpy_run;
+/* A node of the run at @p ctx (configurable key @p key) saw KeyboardInterrupt: the run stops
+ * before its next superstep whatever error handlers do with the node's failure. */
+void sstpy_run_cancel(const sst_node_ctx *ctx, const char *key);
 /* The run of the node @p ctx, from configurable[@p key], or NULL. */
 sstpy_run *sstpy_run_of(const sst_node_ctx *ctx, const char *key);
 /* @p cfg (taken) with configurable[@p key] = @p run's address; NULL with an exception. */

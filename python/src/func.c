@@ -70,6 +70,12 @@ static sst_code fail_from_python(sst_node_ctx *ctx, PyObject *owner) {
         PyErr_Clear();
         return SST_EINTERRUPT;
     }
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) { /* Ctrl-C: as graph.c's nodes */
+        sstpy_run_cancel(ctx, "__pyfunc__");
+        sst_error err = {0};
+        sstpy_fail_with_exception(&err, SST_ECANCELLED);
+        return sst_node_fail(ctx, SST_ECANCELLED, "%s", err.msg);
+    }
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);

@@ -29,6 +29,14 @@ static sst_code node_exception(sst_node_ctx *ctx, PyObject *node) {
         PyErr_Clear();
         return SST_EINTERRUPT;
     }
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        /* Ctrl-C landed in this node's Python code (the main thread): the task is
+         * cancelled (never retried; its work runs again on resume) and the run stops. */
+        sstpy_run_cancel(ctx, "__pyrun__");
+        sst_error err = {0};
+        sstpy_fail_with_exception(&err, SST_ECANCELLED);
+        return sst_node_fail(ctx, SST_ECANCELLED, "%s", err.msg);
+    }
     /* Ask the node's retry policy (RetryPolicy.retry_on) whether this one is retried. */
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);

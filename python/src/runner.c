@@ -209,6 +209,81 @@ sst_code sstpy_stream_fn(sst_stream_mode mode, const char *ns, const char *node,
     return rc;
 }
 
+/* ---- Ctrl-C: the run stops between supersteps ---- */
+
+/* The main thread's id (threading.main_thread().ident), read once under the GIL. */
+static unsigned long main_thread_ident(void) {
+    static unsigned long ident;
+    static bool known;
+    if (!known) {
+        PyObject *th = PyImport_ImportModule("threading");
+        PyObject *mt = th != NULL ? PyObject_CallMethod(th, "main_thread", NULL) : NULL;
+        PyObject *id = mt != NULL ? PyObject_GetAttrString(mt, "ident") : NULL;
+        if (id != NULL && PyLong_Check(id)) {
+            ident = PyLong_AsUnsignedLong(id);
+            known = !PyErr_Occurred();
+        }
+        PyErr_Clear();
+        Py_XDECREF(id);
+        Py_XDECREF(mt);
+        Py_XDECREF(th);
+    }
+    return ident;
+}
+
+/*
+ * sst_invoke_opts.cancelled of a run invoked on the main thread or given `stop`. Before a
+ * superstep (on the invoking thread) it runs Python's pending signal handlers: the
+ * KeyboardInterrupt of a Ctrl-C that came while the engine ran (the main thread waiting
+ * without the GIL) is kept and stops the run there, its committed supersteps kept (the
+ * thread is left idle, as a server's cancel leaves it). Nodes asking get the answer given.
+ */
+static bool run_cancelled(void *ud, bool in_node) {
+    sstpy_run *r = ud;
+    if (in_node || atomic_load(&r->cancelled)) {
+        return atomic_load(&r->cancelled) != 0;
+    }
+    bool on_main = r->main_thread && PyThread_get_thread_ident() == main_thread_ident();
+    if (!on_main && r->stop == NULL) {
+        return false; /* a subgraph's superstep on a worker: its parent's boundary checks */
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    bool stop = false;
+    if (on_main && PyErr_CheckSignals() < 0) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (value != NULL && tb != NULL) {
+            PyException_SetTraceback(value, tb);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        if (r->cancel_exc == NULL) {
+            r->cancel_exc = value != NULL ? value : Py_NewRef(PyExc_KeyboardInterrupt);
+        } else {
+            Py_XDECREF(value);
+        }
+        stop = true;
+    } else if (r->stop != NULL) {
+        PyObject *yes = PyObject_CallMethod(r->stop, "is_set", NULL);
+        stop = yes != NULL && PyObject_IsTrue(yes) == 1;
+        Py_XDECREF(yes);
+        PyErr_Clear();
+    }
+    if (stop) {
+        atomic_store(&r->cancelled, 1);
+    }
+    PyGILState_Release(gil);
+    return stop;
+}
+
+void sstpy_run_cancel(const sst_node_ctx *ctx, const char *key) {
+    sstpy_run *r = sstpy_run_of(ctx, key);
+    if (r != NULL) {
+        atomic_store(&r->cancelled, 1);
+    }
+}
+
 /* ---- the methods both objects answer ---- */
 
 PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
@@ -219,19 +294,19 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
                           "update",          "goto",       "recursion_limit",
                           "stream_modes",    "on_event",   "interrupt_before",
                           "interrupt_after", "durability", "context",
-                          "subgraphs",       NULL};
+                          "subgraphs",       "stop",       NULL};
     sstpy_runner *c = SSTPY_RUNNER(self);
     PyObject *input = Py_None, *config = Py_None, *pyconfig = Py_None, *resume = Py_None;
     PyObject *by_id = Py_None, *update = Py_None, *go = Py_None, *on_event = Py_None;
-    PyObject *before = Py_None, *after = Py_None, *context = Py_None;
+    PyObject *before = Py_None, *after = Py_None, *context = Py_None, *stop = Py_None;
     const char *thread_id = NULL, *checkpoint_id = NULL;
     int has_input = 0, has_resume = 0, durability = 0, subgraphs = 0;
     unsigned long long limit = 25;
     unsigned modes = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pzzOOOpOOOKIOOOiOp", kwn, &input, &has_input,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pzzOOOpOOOKIOOOiOpO", kwn, &input, &has_input,
                                      &thread_id, &checkpoint_id, &config, &pyconfig, &resume,
                                      &has_resume, &by_id, &update, &go, &limit, &modes, &on_event,
-                                     &before, &after, &durability, &context, &subgraphs)) {
+                                     &before, &after, &durability, &context, &subgraphs, &stop)) {
         return NULL;
     }
     if (!kind->nodes && (before != Py_None || after != Py_None)) {
@@ -244,7 +319,11 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
     sstpy_names nb = {0}, na = {0};
     sst_graph_thread *t = NULL;
     PyObject *ret = NULL;
-    sstpy_run run = {pyconfig, on_event != Py_None ? on_event : NULL, NULL};
+    sstpy_run run = {pyconfig, on_event != Py_None ? on_event : NULL,
+                     NULL,     stop != Py_None ? stop : NULL,
+                     false,    0,
+                     NULL};
+    run.main_thread = PyThread_get_thread_ident() == main_thread_ident();
     sst_error err = {0};
 
     if ((has_input && input != Py_None && (vin = sstpy_to_value(input, "input")) == NULL) ||
@@ -289,6 +368,10 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
         o.interrupt_after = na.v;
         o.n_after = na.n;
     }
+    if (run.main_thread || run.stop != NULL) {
+        o.cancelled = run_cancelled;
+        o.cancel_user_data = &run;
+    }
     if (run.on_event != NULL && modes != 0) {
         o.stream_modes = modes;
         o.stream_ns = sstpy_stream_fn;
@@ -306,6 +389,10 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
             PyErr_SetObject((PyObject *)Py_TYPE(run.stream_exc), run.stream_exc);
         } else if (run.stream_exc == Py_False) {
             ret = Py_BuildValue("(sOO)", "stopped", Py_None, Py_None);
+        } else if (run.cancel_exc != NULL &&
+                   strstr(sst_graph_result_error(r)->msg, "[py#") == NULL) {
+            /* Stopped between supersteps by a Ctrl-C: its KeyboardInterrupt. */
+            PyErr_SetObject((PyObject *)Py_TYPE(run.cancel_exc), run.cancel_exc);
         } else {
             sstpy_raise(sst_graph_result_error(r), sst_graph_result_error_node(r));
         }
@@ -332,6 +419,7 @@ done:
     sstpy_names_free(&nb);
     sstpy_names_free(&na);
     Py_XDECREF(run.stream_exc);
+    Py_XDECREF(run.cancel_exc);
     return ret;
 }
 

@@ -1105,7 +1105,7 @@ class CompiledStateGraph:
 
         def runner() -> None:
             try:
-                q.put((1, self._cg.run(on_event=on_event, stream_modes=bits, **kw)))
+                q.put((1, self._cg.run(on_event=on_event, stream_modes=bits, stop=stop, **kw)))
             except BaseException as e:  # handed to the consumer, raised there
                 q.put((2, e))
 
