@@ -1110,8 +1110,8 @@ class CompiledStateGraph:
                 q.put((2, e))
 
         t = threading.Thread(target=runner, name="superstep-stream", daemon=True)
-        t.start()
         try:
+            t.start()  # (a Ctrl-C may land in its wait: the run is stopped too)
             while True:
                 item = q.get()
                 if item[0] == 1:
@@ -1127,7 +1127,10 @@ class CompiledStateGraph:
                     yield chunk if single else (mode, chunk)
         finally:
             stop.set()
-            t.join()
+            try:
+                t.join()
+            except RuntimeError:  # interrupted before the thread said it started
+                pass
 
     def batch(self, inputs: Sequence[Any], config: Any = None, **kwargs: Any) -> List[Any]:
         configs = config if isinstance(config, list) else [config] * len(inputs)

@@ -108,8 +108,11 @@ def test_sigint_during_stream_stops_at_a_superstep_boundary(default_sigint):
     main_id = threading.main_thread().ident
 
     def ctrl_c():
-        # to the main thread, as a terminal's Ctrl-C mostly lands: its wait for the next
-        # chunk is interrupted (raised on this thread, the signal would not wake it)
+        # once the main thread waits for a chunk (in stream(), not starting its thread),
+        # to the main thread, as a terminal's Ctrl-C mostly lands: that wait is interrupted
+        # (raised on this thread, the signal would not wake it)
+        while sys._current_frames()[main_id].f_code.co_name != "stream":
+            threading.Event().wait(0.001)
         signal.pthread_kill(main_id, signal.SIGINT)
         # b ends once the consumer has let go of the stream (it waits in stream()'s
         # t.join(), after it set the run's stop event)
