@@ -17,7 +17,11 @@
  * graph is freed, so an invoke costs no thread. A queue with jobs is on the pool's
  * ready list or held by exactly one runner, which runs its jobs in order: a pool
  * thread, or a caller that waits for a job no pool thread has taken yet (it takes
- * the queue and runs the jobs itself instead of sleeping), or the submitter.
+ * the queue and runs the jobs itself instead of sleeping), or the submitter. An idle
+ * queue has no job: a runner that is done lets the queue go (let_go), which puts it
+ * back on the ready list if jobs came meanwhile, in particular those handed over
+ * while a caller wrote a job in place (sst__writer_claim ... sst__writer_release).
+ * A job on an idle queue would have no runner, and a wait for it would sleep forever.
  *
  * Handing a job to another thread costs a wake-up on each side. It pays only when
  * the job takes longer than that and the superstep computed meanwhile does too:
@@ -219,6 +223,7 @@ static void *pool_main(void *arg) {
         p->busy++;
         run_queue(p, w, 0);
         p->busy--;
+        SST_ASSERT(w->head == NULL);
         w->state = Q_IDLE; /* the last touch: its owner may free it once it sees this */
         if (w->waiters > 0) {
             pthread_cond_broadcast(&w->done);
@@ -228,8 +233,24 @@ static void *pool_main(void *arg) {
     return NULL;
 }
 
+/* Takes @p w off the ready list (it is on it). Mutex held. */
+static void unready(sst__write_pool *p, sst__writer *w) {
+    sst__writer **at = &p->ready_head, *prev = NULL;
+    while (*at != w) {
+        prev = *at;
+        at = &(*at)->ready_next;
+    }
+    *at = w->ready_next;
+    if (p->ready_tail == w) {
+        p->ready_tail = prev;
+    }
+    w->ready_next = NULL;
+    p->n_ready--;
+}
+
 /* Puts @p w (with jobs, no runner) on the ready list and wakes a thread for it, or
- * starts one; false when the pool has no thread and cannot start one. Mutex held. */
+ * starts one; false when the pool has no thread and cannot start one (@p w is then
+ * not on the list). Mutex held. */
 static bool make_ready(sst__write_pool *p, sst__writer *w) {
     w->state = Q_READY;
     w->ready_ns = now_ns();
@@ -252,22 +273,29 @@ static bool make_ready(sst__write_pool *p, sst__writer *w) {
         p->stats.threads_started++;
         return true;
     }
-    return p->n_threads > 0; /* busy threads come back to the list */
+    if (p->n_threads > 0) {
+        return true; /* busy threads come back to the list */
+    }
+    unready(p, w);
+    return false;
 }
 
-/* Takes @p w off the ready list (it is on it). Mutex held. */
-static void unready(sst__write_pool *p, sst__writer *w) {
-    sst__writer **at = &p->ready_head, *prev = NULL;
-    while (*at != w) {
-        prev = *at;
-        at = &(*at)->ready_next;
+/* The caller, @p w's runner or the submitter of its first job (it is idle), lets it
+ * go: idle when no job is left, else ready (a pool thread or a waiter runs what was
+ * queued), or with no thread to be had, the caller runs the rest, in order. Never
+ * idle with a job queued. Mutex held. */
+static void let_go(sst__write_pool *p, sst__writer *w) {
+    if (w->head != NULL && !make_ready(p, w)) {
+        w->state = Q_RUNNING;
+        run_queue(p, w, 0);
     }
-    *at = w->ready_next;
-    if (p->ready_tail == w) {
-        p->ready_tail = prev;
+    if (w->state != Q_READY) {
+        SST_ASSERT(w->head == NULL);
+        w->state = Q_IDLE;
     }
-    w->ready_next = NULL;
-    p->n_ready--;
+    if (w->waiters > 0) {
+        pthread_cond_broadcast(&w->done);
+    }
 }
 
 /* The caller becomes @p w's runner (it is ready: no thread took it yet) and runs its
@@ -277,15 +305,7 @@ static void take_over(sst__write_pool *p, sst__writer *w, uint64_t ticket) {
     w->state = Q_RUNNING;
     p->stats.taken_over++;
     run_queue(p, w, ticket);
-    w->state = Q_IDLE;
-    if (w->head != NULL && !make_ready(p, w)) {
-        w->state = Q_RUNNING;
-        run_queue(p, w, 0);
-        w->state = Q_IDLE;
-    }
-    if (w->waiters > 0) {
-        pthread_cond_broadcast(&w->done);
-    }
+    let_go(p, w);
 }
 
 sst__writer *sst__writer_new(sst__write_pool *pool, sst_error *err) {
@@ -328,6 +348,7 @@ bool sst__writer_claim(sst__writer *w, bool after_compute, uint64_t *ticket) {
     }
     /* Not after a failure: the job is handed over to be skipped, as every later one. */
     bool here = w->state == Q_IDLE && w->rc == SST_OK && run_here(p);
+    SST_ASSERT(w->state != Q_IDLE || w->head == NULL);
     if (here) {
         p->stats.inline_jobs++;
         w->state = Q_RUNNING;
@@ -351,12 +372,10 @@ void sst__writer_release(sst__writer *w, sst_code rc, const sst_error *err) {
         }
     }
     w->finished++;
-    w->state = Q_IDLE;
     w->last_ns = t;
     w->waited_ns = 0;
-    if (w->waiters > 0) {
-        pthread_cond_broadcast(&w->done);
-    }
+    /* Jobs handed over meanwhile were only queued (the queue was held): hand them on. */
+    let_go(p, w);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -380,8 +399,8 @@ sst_code sst__writer_submit(sst__writer *w, sst__write_fn run, sst__write_free f
         w->head = j;
     }
     w->tail = j;
-    if (w->state == Q_IDLE && !make_ready(p, w)) {
-        take_over(p, w, 0); /* no thread to be had: the caller writes, still in order */
+    if (w->state == Q_IDLE) {
+        let_go(p, w); /* to a pool thread; with none to be had, the caller writes it */
     }
     w->last_ns = now_ns();
     w->waited_ns = 0;
@@ -398,6 +417,7 @@ sst_code sst__writer_wait(sst__writer *w, uint64_t ticket, sst_error *err) {
             take_over(p, w, ticket); /* no thread took it yet: write it rather than sleep */
             continue;
         }
+        SST_ASSERT(w->state == Q_RUNNING); /* an unfinished job is queued or being run */
         w->waiters++;
         pthread_cond_wait(&w->done, &p->mu);
         w->waiters--;

@@ -12,7 +12,12 @@
  *     needs), and measures every write;
  *   - four threads invoking one graph at once, the pool choosing where each
  *     write goes: every run completes and stores its whole state, the pool has
- *     at most one thread per invoke in flight. Run under ThreadSanitizer.
+ *     at most one thread per invoke in flight. Run under ThreadSanitizer;
+ *   - a job handed over while the caller writes one in place (claim ... release)
+ *     is run once the caller releases the queue: a wait for its ticket returns
+ *     (it used to sleep forever, the queue idle with the job on it), whether the
+ *     wait starts after the release or before it. The wait runs on a thread the
+ *     test gives a bound to, so a lost job fails the test instead of hanging it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -223,12 +228,112 @@ static void test_concurrent_invokes(void **state) {
     sst_checkpointer_free(cp);
 }
 
+/* A job that counts its runs. */
+static sst_code count_run(void *data, sst_error *err) {
+    (void)err;
+    (*(int *)data)++;
+    return SST_OK;
+}
+
+typedef struct waiter {
+    sst__writer *w;
+    uint64_t ticket;
+    sst_code rc;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+} waiter;
+
+static void *waiter_main(void *arg) {
+    waiter *wt = arg;
+    sst_error err;
+    sst_code rc = sst__writer_wait(wt->w, wt->ticket, &err);
+    pthread_mutex_lock(&wt->mu);
+    wt->rc = rc;
+    wt->done = true;
+    pthread_cond_signal(&wt->cv);
+    pthread_mutex_unlock(&wt->mu);
+    return NULL;
+}
+
+/* Whether @p wt's wait returned within a generous bound (10 s times tu_time_scale). */
+static bool waiter_returned(waiter *wt) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double bound = 10 * tu_time_scale();
+    until.tv_sec += (time_t)bound;
+    pthread_mutex_lock(&wt->mu);
+    while (!wt->done) {
+        if (pthread_cond_timedwait(&wt->cv, &wt->mu, &until) != 0) {
+            break;
+        }
+    }
+    bool done = wt->done;
+    pthread_mutex_unlock(&wt->mu);
+    return done;
+}
+
+/*
+ * The caller claims the queue and writes a job in place; meanwhile a second job is
+ * handed over (the queue is held: it is only queued); then the caller releases. The
+ * second job must still run: a wait for its ticket returns, the job ran once.
+ * @p wait_first: the waiting thread starts before the release, else after it.
+ */
+static void job_queued_during_claim(sst__write_policy policy, bool wait_first) {
+    sst_error err;
+    sst__write_pool *pool = sst__write_pool_new();
+    assert_non_null(pool);
+    sst__write_pool_set_policy(pool, SST__WRITE_INLINE);
+    sst__writer *w = sst__writer_new(pool, &err);
+    assert_non_null(w);
+    uint64_t first = 0, second = 0;
+    assert_true(sst__writer_claim(w, false, &first));
+    /* What the pool does once the claim is released (in place or handed over). */
+    sst__write_pool_set_policy(pool, policy);
+    int runs = 0;
+    assert_sst_ok(sst__writer_submit(w, count_run, NULL, &runs, &second, &err), &err);
+    assert_true(second > first);
+    waiter wt = {.w = w, .ticket = second, .rc = SST_OK, .done = false};
+    pthread_mutex_init(&wt.mu, NULL);
+    pthread_cond_init(&wt.cv, NULL);
+    pthread_t t;
+    if (wait_first) {
+        assert_int_equal(pthread_create(&t, NULL, waiter_main, &wt), 0);
+    }
+    sst__writer_release(w, SST_OK, NULL);
+    if (!wait_first) {
+        assert_int_equal(pthread_create(&t, NULL, waiter_main, &wt), 0);
+    }
+    if (!waiter_returned(&wt)) {
+        fail_msg("the wait for ticket %llu (handed over while ticket %llu was written in "
+                 "place) never returned: the job was left on an idle queue",
+                 (unsigned long long)second, (unsigned long long)first);
+    }
+    pthread_join(t, NULL);
+    assert_int_equal(wt.rc, SST_OK);
+    assert_int_equal(runs, 1);
+    assert_sst_ok(sst__writer_drain(w, &err), &err);
+    sst__writer_free(w);
+    sst__write_pool_free(pool);
+    pthread_cond_destroy(&wt.cv);
+    pthread_mutex_destroy(&wt.mu);
+}
+
+static void test_job_queued_during_claim_runs(void **state) {
+    (void)state;
+    job_queued_during_claim(SST__WRITE_INLINE, false);
+    job_queued_during_claim(SST__WRITE_INLINE, true);
+    job_queued_during_claim(SST__WRITE_HANDOFF, false);
+    job_queued_during_claim(SST__WRITE_HANDOFF, true);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread_for_many_invokes),
         cmocka_unit_test(test_inline_writes_start_no_thread),
         cmocka_unit_test(test_fresh_graph_measures_first),
         cmocka_unit_test(test_concurrent_invokes),
+        cmocka_unit_test(test_job_queued_during_claim_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
