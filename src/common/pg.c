@@ -533,6 +533,8 @@ typedef struct pg_batch {
     bool sync;       /* a sync transaction joined it: commit with the flush */
     bool hand_over;  /* the next transaction on this thread commits it */
     sst_code failed; /* a transaction in it lost the connection: commit fails with this */
+    void (*on_commit)(void *ud); /* sst__pg_batch_on_commit: called once it committed */
+    void *on_commit_ud;
 } pg_batch;
 static _Thread_local pg_batch tl_batch;
 
@@ -750,6 +752,13 @@ sst_code sst__pg_batch_begin(sst_pg *pg, sst_error *err) {
     return SST_OK;
 }
 
+void sst__pg_batch_on_commit(sst_pg *pg, void (*fn)(void *ud), void *ud) {
+    if (tl_batch.depth > 0 && tl_batch.pg == pg) {
+        tl_batch.on_commit = fn;
+        tl_batch.on_commit_ud = ud;
+    }
+}
+
 void sst__pg_batch_hand_over(sst_pg *pg) {
     if (tl_batch.depth > 0 && tl_batch.pg == pg) {
         tl_batch.hand_over = true;
@@ -792,8 +801,13 @@ sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {
     if (!ok || rc != SST_OK) {
         roll_back(c);
     }
+    void (*on_commit)(void *) = ok && rc == SST_OK ? b->on_commit : NULL;
+    void *on_commit_ud = b->on_commit_ud;
     *b = (pg_batch){0};
     sst__pg_put(c);
+    if (on_commit != NULL) {
+        on_commit(on_commit_ud);
+    }
     return rc;
 }
 

@@ -126,6 +126,11 @@ sst_code sst__pg_batch_commit(struct sst_pg *pg, bool ok, sst_error *err);
  * batch with it (a claim's transaction then ends with the run's first checkpoint:
  * one flush for both). No-op without an open batch. */
 void sst__pg_batch_hand_over(struct sst_pg *pg);
+/* Calls @p fn with @p ud on the calling thread once its open batch on @p pg has
+ * committed (not when it is rolled back or lost). A handed-over batch commits inside
+ * another transaction's call: who must not act on the batch's writes before they are
+ * committed (a claim other threads see as held) learns it here. No-op without a batch. */
+void sst__pg_batch_on_commit(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
 /* Whether the calling thread has a batch open on @p pg. */
 bool sst__pg_batch_open(const struct sst_pg *pg);
 

@@ -540,6 +540,8 @@ void srv_workers_wake(sst_server *s);
 void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
+/* Whether the calling thread is one of @p s's workers (tests). */
+bool srv_is_worker_thread(sst_server *s);
 
 /* ---- langgraph.json (config.c, config_keys.c) -------------------------------- */
 
@@ -591,7 +593,8 @@ struct sst_server {
     uint64_t wake_gen; /* bumped by srv_workers_wake */
     pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
     bool keeper_started;
-    _Atomic uint64_t renewals; /* leases the keeper renewed (tests count their commits) */
+    _Atomic uint64_t renewals;      /* leases the keeper renewed (tests count their commits) */
+    _Atomic uint64_t keeper_passes; /* the keeper's rounds over the workers (tests) */
 
     /*
      * Test clock offsets in ms (docs/server.md: SST_SERVE_CRON_CLOCK_OFFSET_MS,

@@ -39,6 +39,10 @@ struct srv_worker {
     /* The run being run (guarded by s->mu): its id and token, for cancels and renewals. */
     char run_id[64];
     uint64_t token;
+    /* The keeper may renew its lease: its claim is committed (one handed over to the
+     * run's first checkpoint is not, at first: a renewal would not see it and judge the
+     * lease lost) and its finish has not begun (which gives the lease back). */
+    bool renewable;
     atomic_int cancel;
 };
 
@@ -576,6 +580,7 @@ static void clear_current(srv_worker *w) {
     pthread_mutex_lock(&w->s->mu);
     w->run_id[0] = '\0';
     w->token = 0;
+    w->renewable = false;
     pthread_mutex_unlock(&w->s->mu);
 }
 
@@ -594,6 +599,9 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
                    outcome *out, int64_t started, bool locked) {
     sst_server *s = w->s;
     sst_error err = {0};
+    pthread_mutex_lock(&s->mu);
+    w->renewable = false; /* from here on the keeper leaves the run to its finish */
+    pthread_mutex_unlock(&s->mu);
     if (s->pg != NULL && sst__pg_batch_open(s->pg) &&
         sst__pg_batch_commit(s->pg, true, &err) != SST_OK) {
         /* The claim (left open for a first checkpoint that never came) was lost. */
@@ -836,6 +844,15 @@ static bool first_write_is_input(const run_copy *c) {
            (dur == NULL || strcmp(dur, "exit") != 0);
 }
 
+/* The claim's transaction (left open, handed over) has committed: the run's lease is
+ * in the database now, and the keeper may renew it. */
+static void claim_committed(void *ud) {
+    srv_worker *w = ud;
+    pthread_mutex_lock(&w->s->mu);
+    w->renewable = true;
+    pthread_mutex_unlock(&w->s->mu);
+}
+
 /*
  * Claims the next run and takes its thread's lock in the same transaction (*locked; the
  * run then holds it until finish), on a shared SQLite connection or on PostgreSQL.
@@ -857,6 +874,7 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
     }
     if (rc == SST_OK && c->found && *locked && s->pg != NULL && first_write_is_input(c)) {
         sst__pg_batch_hand_over(s->pg);
+        sst__pg_batch_on_commit(s->pg, claim_committed, w);
         *open = true;
         return rc;
     }
@@ -889,6 +907,7 @@ static void *worker_main(void *arg) {
             pthread_mutex_lock(&s->mu);
             snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
             w->token = c.run.token;
+            w->renewable = !open;
             atomic_store(&w->cancel, s->stopping ? CANCEL_STOP : CANCEL_NONE);
             pthread_mutex_unlock(&s->mu);
             execute(w, &c, locked, open);
@@ -928,9 +947,10 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     pthread_mutex_lock(&s->mu);
     snprintf(run_id, sizeof run_id, "%s", w->run_id);
     uint64_t token = w->token;
+    bool renewable = w->renewable;
     pthread_mutex_unlock(&s->mu);
-    if (run_id[0] == '\0') {
-        return;
+    if (run_id[0] == '\0' || !renewable) {
+        return; /* nothing to renew: no run, a claim not committed yet, or a finish begun */
     }
     char *cancel = NULL;
     sst_error err = {0};
@@ -944,16 +964,17 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     if (flag == CANCEL_NONE) {
         return;
     }
-    if (flag == CANCEL_LOST) {
-        srv_log(s, "run %s: its lease was taken over (%s); stopping it without committing", run_id,
-                err.msg);
-    }
     pthread_mutex_lock(&s->mu);
-    if (strcmp(w->run_id, run_id) == 0 && w->token == token &&
-        atomic_load(&w->cancel) == CANCEL_NONE) {
+    /* A renewal that met the run's own finish (begun meanwhile) lost nothing. */
+    bool current = strcmp(w->run_id, run_id) == 0 && w->token == token && w->renewable;
+    if (current && atomic_load(&w->cancel) == CANCEL_NONE) {
         atomic_store(&w->cancel, flag);
     }
     pthread_mutex_unlock(&s->mu);
+    if (flag == CANCEL_LOST && current) {
+        srv_log(s, "run %s: its lease was taken over (%s); stopping it without committing", run_id,
+                err.msg);
+    }
 }
 
 static void *keeper_main(void *arg) {
@@ -978,6 +999,7 @@ static void *keeper_main(void *arg) {
         for (size_t i = 0; i < s->n_workers; i++) {
             renew(&s->workers[i], lease_ms);
         }
+        atomic_fetch_add(&s->keeper_passes, 1);
         if (stop) {
             return NULL;
         }
@@ -986,6 +1008,15 @@ static void *keeper_main(void *arg) {
         srv_threads_ttl_sweep(s, srv_now()); /* at most every SRV_TTL_SWEEP_EVERY_MS */
         srv_relay_purge(s, srv_now());       /* at most once a minute */
     }
+}
+
+bool srv_is_worker_thread(sst_server *s) {
+    for (size_t i = 0; i < s->n_workers; i++) {
+        if (s->workers[i].started && pthread_equal(s->workers[i].th, pthread_self())) {
+            return true;
+        }
+    }
+    return false;
 }
 
 sst_code srv_workers_start(sst_server *s, sst_error *err) {

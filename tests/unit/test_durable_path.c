@@ -12,7 +12,8 @@
  *  - a chain run through `serve` (its queue, its worker) in durability "sync"
  *    costs at most its checkpoints + 2 flushed commits: the enqueue, the claim
  *    with its lease and its first checkpoint, one per later checkpoint, and the
- *    last with nothing more than the run's finish and its lease given back.
+ *    last with nothing more than the run's finish and its lease given back;
+ *  - the lease keeper leaves a claim alone until it is committed.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -363,12 +364,97 @@ static void chain_run_commits(void **state) {
     sst_server_free(s);
 }
 
+/* ---- the keeper while a claim is left open for its first checkpoint ----
+ *
+ * A worker's claim on PostgreSQL stays uncommitted until the run's first checkpoint
+ * commits it. The keeper, renewing the lease of every run in flight, must not renew it
+ * meanwhile: its UPDATE does not see the claim (only the run pending), would judge the
+ * lease lost, and the worker would stop the run without committing, leaving it running
+ * under a token nobody holds until the lease ran out (bench/postgres.sh's 30 s stalls).
+ * The worker is stopped at that COMMIT (the commit hook) while the keeper goes round
+ * twice; the run must then finish on its first attempt. */
+
+#define THREAD2 "0b7e2f4a-8c1d-4e6f-9a3b-5d2c7e1f0a9b"
+
+typedef struct worker_gate {
+    gate g;
+    sst_server *s;
+} worker_gate;
+
+/* Holds the first COMMIT a worker of the server sends after arming (the claim's). */
+static void worker_gate_hook(void *ud) {
+    worker_gate *wg = ud;
+    pthread_mutex_lock(&wg->g.mu);
+    bool mine = wg->g.state == 1 && srv_is_worker_thread(wg->s);
+    pthread_mutex_unlock(&wg->g.mu);
+    if (mine) {
+        gate_hook(&wg->g);
+    }
+}
+
+/* Waits for the held COMMIT, then for two rounds of the keeper, then lets it go. */
+static void *releaser_main(void *arg) {
+    worker_gate *wg = arg;
+    gate_wait_holding(&wg->g);
+    uint64_t from = atomic_load(&wg->s->keeper_passes);
+    while (atomic_load(&wg->s->keeper_passes) < from + 2) {
+        sst__sleep_ms(20); /* polling a counter the keeper bumps: no timing assumed */
+    }
+    gate_set(&wg->g, 3);
+    return NULL;
+}
+
+static void keeper_leaves_open_claim(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_error err = {0};
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = g_url;
+    o.port = 0;
+    o.workers = 1;
+    o.no_web = true;
+    o.lease_s = 5; /* a lost run would come back after it, on attempt 2 */
+    sst_server *s = sst_server_new(&o, E);
+    assert_non_null(s);
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    worker_gate wg = {{PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0}, s};
+    sst__pg_set_commit_hook(s->pg, worker_gate_hook, &wg); /* before any thread uses the pool */
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    unsigned port = sst_server_port(s);
+    int status = 0;
+    char *t = http_post(port, "/threads", "{\"thread_id\":\"" THREAD2 "\"}", &status);
+    assert_int_equal(status, 200);
+    free(t);
+    gate_set(&wg.g, 1);
+    pthread_t rel;
+    assert_int_equal(pthread_create(&rel, NULL, releaser_main, &wg), 0);
+    char *body = http_post(port, "/threads/" THREAD2 "/runs/wait",
+                           "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                           "\"durability\":\"sync\"}",
+                           &status);
+    assert_int_equal(pthread_join(rel, NULL), 0);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(body, "\"c\""));
+    free(body);
+    /* Finished by the worker that claimed it, not taken over once its lease ran out. */
+    assert_int_equal(count_rows("SELECT max(attempt) FROM sst_runs WHERE thread_id = '" THREAD2
+                                "' AND status = 'success'"),
+                     1);
+    sst_server_stop(s);
+    sst__pg_set_commit_hook(s->pg, NULL, NULL);
+    sst_server_free(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(group_commit_gathers),
-        cmocka_unit_test(group_commit_many_threads),
-        cmocka_unit_test(batch_hand_over),
-        cmocka_unit_test(chain_run_commits),
+        cmocka_unit_test(group_commit_gathers),     cmocka_unit_test(group_commit_many_threads),
+        cmocka_unit_test(batch_hand_over),          cmocka_unit_test(chain_run_commits),
+        cmocka_unit_test(keeper_leaves_open_claim),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
