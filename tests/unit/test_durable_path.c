@@ -25,10 +25,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "common.h"
 #include "common/pg.h"
 #include "server/server_int.h"
 #include "superstep/server.h"
+#include "superstep/sqlite.h"
 #include "test_util.h"
 
 #define E (&err)
@@ -450,11 +453,88 @@ static void keeper_leaves_open_claim(void **state) {
     sst_server_free(s);
 }
 
+/* ---- the same run on SQLite: a commit per checkpoint, and two more ----
+ *
+ * `serve --db FILE`: the API, its queue and its worker share one connection
+ * (sst_sqlite_db); every COMMIT of it is counted through SQLite's commit hook. */
+
+static int count_commit(void *ud) {
+    (*(int *)ud)++;
+    return 0; /* let it commit */
+}
+
+static void sqlite_chain_run_commits(void **state) {
+    (void)state;
+    sst_error err = {0};
+    char dir[256], file[300];
+    assert_int_equal(tu_temp_dir("durpath", dir, sizeof dir), 0);
+    snprintf(file, sizeof file, "%s/app.db", dir);
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = file;
+    o.port = 0;
+    o.workers = 1;
+    o.no_web = true;
+    sst_server *s = sst_server_new(&o, E);
+    assert_non_null(s);
+    assert_non_null(s->sdb);
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    sqlite3 *db = NULL;
+    pthread_mutex_t *mu = NULL;
+    sst_sqlite_db *ref = sst__sqlite_db_attach(s->sdb, NULL, 0, "test", &db, &mu, E);
+    assert_non_null(ref);
+    unsigned port = sst_server_port(s);
+    int status = 0;
+    char *t = http_post(port, "/threads", "{\"thread_id\":\"" THREAD "\"}", &status);
+    assert_int_equal(status, 200);
+    free(t);
+    int commits = 0;
+    pthread_mutex_lock(mu);
+    sqlite3_commit_hook(db, count_commit, &commits);
+    pthread_mutex_unlock(mu);
+    for (int round = 0; round < 2; round++) { /* a new thread, then one with checkpoints */
+        pthread_mutex_lock(mu);
+        int before = commits;
+        pthread_mutex_unlock(mu);
+        char *body = http_post(port, "/threads/" THREAD "/runs/wait",
+                               "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                               "\"durability\":\"sync\"}",
+                               &status);
+        assert_int_equal(status, 200);
+        assert_non_null(strstr(body, "\"c\""));
+        free(body);
+        pthread_mutex_lock(mu);
+        int made = commits - before;
+        pthread_mutex_unlock(mu);
+        int checkpoints = 0;
+        sst_checkpoint_query q = {.thread_id = THREAD, .ns = ""};
+        assert_int_equal(sst_checkpointer_list(s->cp, &q, count_rec, &checkpoints, E), SST_OK);
+        checkpoints = round == 0 ? checkpoints : checkpoints / 2; /* this run's */
+        print_message("SQLite round %d: %d checkpoints, %d commits\n", round, checkpoints, made);
+        assert_int_equal(checkpoints, 5);
+        /* The enqueue; the claim with its lease; one per checkpoint; the finish with the
+         * lease given back. */
+        assert_true(made <= checkpoints + 3);
+    }
+    pthread_mutex_lock(mu);
+    sqlite3_commit_hook(db, NULL, NULL);
+    pthread_mutex_unlock(mu);
+    sst_sqlite_db_release(ref);
+    sst_server_stop(s);
+    sst_server_free(s);
+    tu_rm_rf(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(group_commit_gathers),     cmocka_unit_test(group_commit_many_threads),
         cmocka_unit_test(batch_hand_over),          cmocka_unit_test(chain_run_commits),
-        cmocka_unit_test(keeper_leaves_open_claim),
+        cmocka_unit_test(keeper_leaves_open_claim), cmocka_unit_test(sqlite_chain_run_commits),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
