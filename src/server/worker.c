@@ -575,6 +575,13 @@ sst_code srv_batch_commit(sst_server *s, bool ok, sst_error *err) {
                           : sst__pg_batch_commit(s->pg, ok, err);
 }
 
+/* Whether the calling thread holds a batch open (a claim not handed over yet). */
+static bool batch_open_here(sst_server *s) {
+    return s->sdb != NULL  ? sst__sqlite_db_batch_mine(s->sdb)
+           : s->pg != NULL ? sst__pg_batch_open(s->pg)
+                           : false;
+}
+
 /* Forgets the run being run (cancels then go nowhere). */
 static void clear_current(srv_worker *w) {
     pthread_mutex_lock(&w->s->mu);
@@ -602,8 +609,7 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     pthread_mutex_lock(&s->mu);
     w->renewable = false; /* from here on the keeper leaves the run to its finish */
     pthread_mutex_unlock(&s->mu);
-    if (s->pg != NULL && sst__pg_batch_open(s->pg) &&
-        sst__pg_batch_commit(s->pg, true, &err) != SST_OK) {
+    if (batch_open_here(s) && srv_batch_commit(s, true, &err) != SST_OK) {
         /* The claim (left open for a first checkpoint that never came) was lost. */
         srv_log(s, "run %s: committing its claim: %s", c->run_id, err.msg);
         clear_current(w);
@@ -725,11 +731,11 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
  * when it was open. Should that commit fail, the claim never happened: the run is
  * judged as lost to the database (given back, which finds it pending). */
 static bool settle_claim(sst_server *s, const run_copy *c, sst_graph_result **gr, sst_error *err) {
-    if (s->pg == NULL || !sst__pg_batch_open(s->pg)) {
+    if (!batch_open_here(s)) {
         return false;
     }
     sst_error cerr = {0};
-    if (sst__pg_batch_commit(s->pg, true, &cerr) != SST_OK) {
+    if (srv_batch_commit(s, true, &cerr) != SST_OK) {
         srv_log(s, "run %s: committing its claim: %s", c->run_id, cerr.msg);
         sst_graph_result_free(*gr);
         *gr = NULL;
@@ -857,9 +863,9 @@ static void claim_committed(void *ud) {
  * Claims the next run and takes its thread's lock in the same transaction (*locked; the
  * run then holds it until finish), on a shared SQLite connection or on PostgreSQL.
  * Without the lock (another process holds it, or memory) the invoke takes it itself, as
- * for any caller. On PostgreSQL a new run's transaction stays open (*open) and is handed
- * over to its input checkpoint, written first thing by the invoke on this thread: claim,
- * lock and first checkpoint are one commit (one flush). execute commits it if nothing did.
+ * for any caller. A new run's transaction stays open (*open) and is handed over to its
+ * input checkpoint, written first thing by the invoke on this thread: claim, lock and
+ * first checkpoint are one commit (one flush). execute commits it if nothing did.
  */
 static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, bool *open,
                       sst_error *err) {
@@ -872,9 +878,15 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
     if (rc == SST_OK && c->found && c->run.attempt <= SRV_MAX_ATTEMPTS) {
         *locked = sst_checkpointer_lock(s->cp, c->thread_id, false, NULL) == SST_OK;
     }
-    if (rc == SST_OK && c->found && *locked && s->pg != NULL && first_write_is_input(c)) {
-        sst__pg_batch_hand_over(s->pg);
-        sst__pg_batch_on_commit(s->pg, claim_committed, w);
+    if (rc == SST_OK && c->found && *locked && first_write_is_input(c)) {
+        if (s->pg != NULL) {
+            sst__pg_batch_hand_over(s->pg);
+            sst__pg_batch_on_commit(s->pg, claim_committed, w);
+        } else {
+            /* The connection's mutex stays held until then: the keeper's renewal waits
+             * for the commit and sees the claim, so the run is renewable at once. */
+            sst__sqlite_db_hand_over(s->sdb);
+        }
         *open = true;
         return rc;
     }
@@ -907,7 +919,7 @@ static void *worker_main(void *arg) {
             pthread_mutex_lock(&s->mu);
             snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
             w->token = c.run.token;
-            w->renewable = !open;
+            w->renewable = !open || s->pg == NULL;
             atomic_store(&w->cancel, s->stopping ? CANCEL_STOP : CANCEL_NONE);
             pthread_mutex_unlock(&s->mu);
             execute(w, &c, locked, open);
