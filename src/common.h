@@ -236,9 +236,10 @@ bool sst__sqlite_tx(struct sst_sqlite_db *d, int what);
  * that commits (its outermost savepoint released) commits the batch with it: a claim
  * and the run's first checkpoint, one commit. No-op without such a batch. */
 void sst__sqlite_db_hand_over(struct sst_sqlite_db *d);
-/* Inside a batch (mutex held): a write in it wants a flushed commit (synchronous=FULL),
- * as it would have had alone. */
-void sst__sqlite_db_batch_sync(struct sst_sqlite_db *d);
+/* Whether @p d's commits are flushed (synchronous FULL or EXTRA; call holding its
+ * mutex). SQLite applies a change of the setting to the transactions begun after it only,
+ * so a batch commits as the connection was set when it began. */
+bool sst__sqlite_db_flushes(struct sst_sqlite_db *d);
 
 /* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
 void sst__sha1(const void *data, size_t len, unsigned char out[20]);

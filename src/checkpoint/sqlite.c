@@ -146,9 +146,6 @@ static bool run_tx(sqlite_saver *s, int which, const char *what, sst_error *err)
 
 bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
     if (sst__sqlite_db_batch(s->conn)) { /* a savepoint of the caller's transaction */
-        if (sync) {
-            sst__sqlite_db_batch_sync(s->conn); /* which then commits flushed */
-        }
         return sst__sqlite_tx(s->conn, SST__TX_BEGIN) ||
                (sst__sq_db_error(s, err, "beginning a transaction"), false);
     }

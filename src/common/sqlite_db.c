@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "common.h"
@@ -29,10 +28,9 @@ struct sst_sqlite_db {
     _Atomic(unsigned long) batch_owner;
     _Atomic bool batch_open;
     /* Under mu, by the batch's thread: the backends' savepoints open in it; the next one
-     * to be released at depth 0 commits the batch (sst__sqlite_db_hand_over); a write in
-     * it asked for a flushed commit (sst__sqlite_db_batch_sync). */
+     * to be released at depth 0 commits the batch (sst__sqlite_db_hand_over). */
     int savepoints;
-    bool hand_over, sync;
+    bool hand_over;
 };
 
 /* The busy timeout until a backend sets its own (each does, on opening). */
@@ -155,27 +153,17 @@ sst_code sst_sqlite_db_commit(sst_sqlite_db *d, bool ok, sst_error *err) {
         pthread_mutex_unlock(&d->mu);
         return SST_OK;
     }
-    /* A write that asked for a flush (a sync checkpoint) commits with synchronous=FULL,
-     * as it would alone; the connection's own setting is put back afterwards. */
-    int was = d->sync && ok ? synchronous_of(d->db) : 2;
-    bool full = was >= 0 && was < 2 &&
-                sqlite3_exec(d->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL) == SQLITE_OK;
     if (ok && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         rc = sst__error(err, SST_EIO, "database '%s': committing: %s", d->path,
                         sqlite3_errmsg(d->db));
         ok = false;
-    }
-    if (full) {
-        char sql[48];
-        snprintf(sql, sizeof sql, "PRAGMA synchronous=%d", was);
-        sqlite3_exec(d->db, sql, NULL, NULL, NULL);
     }
     if (!ok && sqlite3_get_autocommit(d->db) == 0) {
         sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
     }
     d->batch = 0;
     d->savepoints = 0;
-    d->hand_over = d->sync = false;
+    d->hand_over = false;
     atomic_store(&d->batch_open, false);
     pthread_mutex_unlock(&d->mu);
     return rc;
@@ -213,10 +201,8 @@ void sst__sqlite_db_hand_over(sst_sqlite_db *d) {
     }
 }
 
-void sst__sqlite_db_batch_sync(sst_sqlite_db *d) {
-    if (d->batch > 0) {
-        d->sync = true;
-    }
+bool sst__sqlite_db_flushes(sst_sqlite_db *d) {
+    return synchronous_of(d->db) >= 2; /* FULL or EXTRA */
 }
 
 sst_code sst_sqlite_db_set_flush(sst_sqlite_db *d, bool flush, sst_error *err) {

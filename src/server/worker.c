@@ -837,17 +837,24 @@ static void execute(srv_worker *w, run_copy *c, bool locked, bool open) {
     srv_stream_unref(s, ec.st);
 }
 
-/* Whether the run's first write is its input checkpoint, made before any of its nodes
- * runs: a new run (attempt 1) with input and none of what starts elsewhere (a command, a
- * checkpoint to start from, durability "exit", which writes nothing until the end). */
-static bool first_write_is_input(const run_copy *c) {
+/* Whether the run's first write is its input checkpoint, made on the worker's thread
+ * before any of its nodes runs: a new run (attempt 1) with input and none of what starts
+ * elsewhere (a command, a checkpoint to start from) in durability "sync". Not "async":
+ * its checkpoints are written by the invoke's writer thread, which would wait for the
+ * claim's open transaction while the worker waits for it (a SQLite connection's mutex, a
+ * PostgreSQL row lock until the idle-transaction timeout); nor "exit", which writes
+ * nothing until the end. On SQLite only when the connection flushes: a commit it does
+ * not flush costs little, and a batch commits as the connection was set when it began
+ * (a sync checkpoint alone commits with synchronous=FULL). */
+static bool first_write_is_input(sst_server *s, const run_copy *c) {
     const sst_value *kw = c->kwargs, *in = sst_object_get(kw, "input");
     const sst_value *cmd = sst_object_get(kw, "command"),
                     *from = sst_object_get(kw, "checkpoint_id");
     const char *dur = sst_string_cstr(sst_object_get(kw, "durability"));
+    bool sync = dur == NULL ? s->o.durability == SST_DURABILITY_SYNC : strcmp(dur, "sync") == 0;
     return c->run.attempt == 1 && in != NULL && !sst_is_null(in) &&
-           (cmd == NULL || sst_is_null(cmd)) && (from == NULL || sst_is_null(from)) &&
-           (dur == NULL || strcmp(dur, "exit") != 0);
+           (cmd == NULL || sst_is_null(cmd)) && (from == NULL || sst_is_null(from)) && sync &&
+           (s->sdb == NULL || sst__sqlite_db_flushes(s->sdb));
 }
 
 /* The claim's transaction (left open, handed over) has committed: the run's lease is
@@ -878,7 +885,7 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
     if (rc == SST_OK && c->found && c->run.attempt <= SRV_MAX_ATTEMPTS) {
         *locked = sst_checkpointer_lock(s->cp, c->thread_id, false, NULL) == SST_OK;
     }
-    if (rc == SST_OK && c->found && *locked && first_write_is_input(c)) {
+    if (rc == SST_OK && c->found && *locked && first_write_is_input(s, c)) {
         if (s->pg != NULL) {
             sst__pg_batch_hand_over(s->pg);
             sst__pg_batch_on_commit(s->pg, claim_committed, w);

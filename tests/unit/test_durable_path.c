@@ -475,6 +475,7 @@ static void sqlite_chain_run_commits(void **state) {
     o.port = 0;
     o.workers = 1;
     o.no_web = true;
+    o.flush = SST_FLUSH_ON; /* the claim is handed over to a flushed first checkpoint */
     sst_server *s = sst_server_new(&o, E);
     assert_non_null(s);
     assert_non_null(s->sdb);
@@ -530,11 +531,104 @@ static void sqlite_chain_run_commits(void **state) {
     tu_rm_rf(dir);
 }
 
+/* ---- every durability mode through the queue, on both backends ----
+ *
+ * Only a "sync" run's input checkpoint is written on the worker's thread; an "async"
+ * run's go through the invoke's writer thread. Were its claim handed over all the same,
+ * that thread would wait for the claim's open transaction while the worker waits for it
+ * (on SQLite the connection's mutex: forever). Each run must finish on its first
+ * attempt. */
+
+typedef struct attempts {
+    uint32_t max;
+    int runs, done;
+} attempts;
+
+static bool note_attempt(const sst_queued_run *run, void *ud) {
+    attempts *a = ud;
+    a->runs++;
+    a->done += run->status == SST_QUEUE_SUCCESS;
+    a->max = run->attempt > a->max ? run->attempt : a->max;
+    return true;
+}
+
+static void each_durability(const char *db, sst_flush_policy flush) {
+    static const char *const modes[] = {"sync", "async", "exit"};
+    sst_error err = {0};
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = db;
+    o.port = 0;
+    o.workers = 2;
+    o.no_web = true;
+    o.flush = flush;
+    sst_server *s = sst_server_new(&o, E);
+    if (s == NULL) {
+        print_error("%s\n", err.msg);
+    }
+    assert_non_null(s);
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    unsigned port = sst_server_port(s);
+    for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+        char thread[64], url[160], req[200];
+        snprintf(thread, sizeof thread, "5d0c4e2a-1b3f-4a6e-8c7d-%012zu", m + 1);
+        int status = 0;
+        snprintf(req, sizeof req, "{\"thread_id\":\"%s\"}", thread);
+        free(http_post(port, "/threads", req, &status));
+        assert_int_equal(status, 200);
+        for (int round = 0; round < 2; round++) {
+            snprintf(url, sizeof url, "/threads/%s/runs/wait", thread);
+            snprintf(req, sizeof req,
+                     "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                     "\"durability\":\"%s\"}",
+                     modes[m]);
+            char *body = http_post(port, url, req, &status);
+            if (status != 200 || strstr(body, "\"c\"") == NULL) {
+                print_error("%s: %s\n", modes[m], body);
+            }
+            assert_int_equal(status, 200);
+            assert_non_null(strstr(body, "\"c\""));
+            free(body);
+        }
+        attempts a = {0};
+        sst_queue_query q = {.thread_id = thread};
+        assert_int_equal(sst_queue_list(s->queue, &q, note_attempt, &a, E), SST_OK);
+        assert_int_equal(a.runs, 2);
+        assert_int_equal(a.done, 2);
+        assert_int_equal(a.max, 1);
+    }
+    sst_server_stop(s);
+    sst_server_free(s);
+}
+
+static void durability_modes_pg(void **state) {
+    (void)state;
+    NEED_PG();
+    each_durability(g_url, SST_FLUSH_DEFAULT);
+}
+
+static void durability_modes_sqlite(void **state) {
+    (void)state;
+    char dir[256], file[300];
+    assert_int_equal(tu_temp_dir("durpath", dir, sizeof dir), 0);
+    snprintf(file, sizeof file, "%s/default.db", dir);
+    each_durability(file, SST_FLUSH_DEFAULT);
+    snprintf(file, sizeof file, "%s/flushed.db", dir);
+    each_durability(file, SST_FLUSH_ON);
+    tu_rm_rf(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(group_commit_gathers),     cmocka_unit_test(group_commit_many_threads),
         cmocka_unit_test(batch_hand_over),          cmocka_unit_test(chain_run_commits),
         cmocka_unit_test(keeper_leaves_open_claim), cmocka_unit_test(sqlite_chain_run_commits),
+        cmocka_unit_test(durability_modes_pg),      cmocka_unit_test(durability_modes_sqlite),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
