@@ -29,8 +29,9 @@ struct sst_pg {
     pthread_mutex_t gmu;
     pthread_cond_t gcv;
     struct pg_job *ghead, *gtail;
-    size_t gqueued; /* jobs in the queue */
-    bool leading;   /* a caller is running a group's transaction */
+    size_t gqueued;   /* jobs in the queue */
+    size_t gwatchers; /* callers of sst__pg_group_waiting (tests): woken by each enqueue */
+    bool leading;     /* a caller is running a group's transaction */
     /* Commits sent (flushed: synchronous_commit on), and the transactions they held. */
     _Atomic uint64_t flushed, unflushed, jobs;
 };
@@ -538,7 +539,10 @@ typedef struct pg_batch {
 } pg_batch;
 static _Thread_local pg_batch tl_batch;
 
-/* Runs one job in @p c's open transaction, in a savepoint when @p sp. */
+/* Runs one job in @p c's open transaction, in a savepoint when @p sp. A job that
+ * succeeded leaves its savepoint in place (the COMMIT ends them all; a RELEASE would
+ * cost a round trip per job): a later job's SAVEPOINT of the same name shadows it, so
+ * that job's ROLLBACK TO undoes that job alone. */
 static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
     sst_error_clear(&j->err);
     if (sp && !frame(c, "SAVEPOINT sst_job")) {
@@ -547,8 +551,6 @@ static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
     sst_code rc = j->fn(c, j->user, &j->err);
     if (rc != SST_OK && sp && !c->broken) {
         (void)frame(c, "ROLLBACK TO SAVEPOINT sst_job");
-    } else if (rc == SST_OK && sp && !frame(c, "RELEASE SAVEPOINT sst_job")) {
-        rc = sst__error(&j->err, SST_EUNAVAILABLE, "PostgreSQL %s: connection lost", c->pg->name);
     }
     return rc;
 }
@@ -669,7 +671,9 @@ static sst_code run_grouped(sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user,
     }
     pg->gtail = &me;
     pg->gqueued++;
-    pthread_cond_broadcast(&pg->gcv); /* for sst__pg_group_waiting */
+    if (pg->gwatchers > 0) {
+        pthread_cond_broadcast(&pg->gcv); /* for sst__pg_group_waiting */
+    }
     while (!me.done) {
         if (pg->leading) {
             pthread_cond_wait(&pg->gcv, &pg->gmu);
@@ -824,9 +828,11 @@ void sst__pg_commit_stats(sst_pg *pg, sst__pg_stats *out) {
 
 size_t sst__pg_group_waiting(sst_pg *pg, size_t at_least) {
     pthread_mutex_lock(&pg->gmu);
+    pg->gwatchers++;
     while (pg->gqueued < at_least) {
         pthread_cond_wait(&pg->gcv, &pg->gmu);
     }
+    pg->gwatchers--;
     size_t n = pg->gqueued;
     pthread_mutex_unlock(&pg->gmu);
     return n;
