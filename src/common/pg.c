@@ -743,17 +743,27 @@ sst_code sst__pg_batch_begin(sst_pg *pg, sst_error *err) {
         b->depth++;
         return SST_OK;
     }
-    sst__pg_conn *c = sst__pg_get(pg, err);
-    if (c == NULL) {
-        return sst__code(err);
+    /* An idle connection of the pool may have been lost meanwhile (the server
+     * restarted, the backend was ended): nothing ran on it yet, so BEGIN is tried
+     * once more, on a new connection. */
+    for (int attempt = 0;; attempt++) {
+        sst__pg_conn *c = sst__pg_get(pg, err);
+        if (c == NULL) {
+            return sst__code(err);
+        }
+        if (frame(c, "BEGIN")) {
+            *b = (pg_batch){.pg = pg, .c = c, .depth = 1};
+            return SST_OK;
+        }
+        sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: beginning a transaction: %s", pg->name,
+                   PQerrorMessage(c->conn));
+        c->broken = true;
+        sst__pg_put(c); /* closed: c is not touched after this */
+        if (attempt > 0) {
+            return SST_EUNAVAILABLE;
+        }
+        sst_error_clear(err);
     }
-    if (!frame(c, "BEGIN")) {
-        sst__pg_put(c);
-        return sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: beginning a transaction: %s",
-                          pg->name, PQerrorMessage(c->conn));
-    }
-    *b = (pg_batch){.pg = pg, .c = c, .depth = 1};
-    return SST_OK;
 }
 
 void sst__pg_batch_on_commit(sst_pg *pg, void (*fn)(void *ud), void *ud) {

@@ -9,6 +9,8 @@
  *    one transaction's failing statement fails it alone; many threads at once
  *    commit every row once (TSan);
  *  - a batch handed over to the next transaction commits with it (one flush);
+ *  - a batch begun on a pooled connection whose backend was ended meanwhile
+ *    begins on a new one (it used to read the lost connection after freeing it);
  *  - a chain run through `serve` (its queue, its worker) in durability "sync"
  *    costs at most its checkpoints + 2 flushed commits: the enqueue, the claim
  *    with its lease and its first checkpoint, one per later checkpoint, and the
@@ -262,6 +264,35 @@ static void batch_hand_over(void **state) {
     assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g3 VALUES (3)", E), SST_OK);
     assert_int_equal(sst__pg_batch_commit(pg, false, E), SST_OK);
     assert_int_equal(count_rows("SELECT count(*) FROM g3"), 2);
+    sst_pg_release(pg);
+}
+
+/* A batch begun while the pool's idle connection is lost (its backend ended, as a
+ * server restart would) begins on a new connection; nothing is read after the lost
+ * one is closed (ASan, TSan). */
+static void batch_begin_on_lost_connection(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg *pg = pool(1);
+    sst_error err = {0};
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g4(k int PRIMARY KEY)", E),
+                     SST_OK);
+    sst__pg_conn *c = sst__pg_get(pg, E);
+    assert_non_null(c);
+    PGresult *r = sst__pg_exec(c, "pid", "SELECT pg_backend_pid()", NULL, "pid", E);
+    assert_non_null(r);
+    int64_t pid = sst__pg_int(r, 0, 0);
+    PQclear(r);
+    sst__pg_put(c); /* idle in the pool: the next batch takes it */
+    char sql[128];
+    /* pg_terminate_backend waits (up to the timeout, ms) until the backend is gone. */
+    snprintf(sql, sizeof sql, "SELECT pg_terminate_backend(%lld, %d)", (long long)pid,
+             (int)(10000 * tu_time_scale()));
+    assert_int_equal(tu_pg_exec(g_url, sql), 0);
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g4 VALUES (1)", E), SST_OK);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g4"), 1);
     sst_pg_release(pg);
 }
 
@@ -625,10 +656,15 @@ static void durability_modes_sqlite(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(group_commit_gathers),     cmocka_unit_test(group_commit_many_threads),
-        cmocka_unit_test(batch_hand_over),          cmocka_unit_test(chain_run_commits),
-        cmocka_unit_test(keeper_leaves_open_claim), cmocka_unit_test(sqlite_chain_run_commits),
-        cmocka_unit_test(durability_modes_pg),      cmocka_unit_test(durability_modes_sqlite),
+        cmocka_unit_test(group_commit_gathers),
+        cmocka_unit_test(group_commit_many_threads),
+        cmocka_unit_test(batch_hand_over),
+        cmocka_unit_test(batch_begin_on_lost_connection),
+        cmocka_unit_test(chain_run_commits),
+        cmocka_unit_test(keeper_leaves_open_claim),
+        cmocka_unit_test(sqlite_chain_run_commits),
+        cmocka_unit_test(durability_modes_pg),
+        cmocka_unit_test(durability_modes_sqlite),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
