@@ -232,6 +232,14 @@ bool sst__sqlite_db_batch(struct sst_sqlite_db *d);
 bool sst__sqlite_db_batch_mine(struct sst_sqlite_db *d);
 enum { SST__TX_BEGIN = 0, SST__TX_COMMIT = 1, SST__TX_ROLLBACK = 2 };
 bool sst__sqlite_tx(struct sst_sqlite_db *d, int what);
+/* With a batch of the calling thread open on @p d: the next backend transaction of it
+ * that commits (its outermost savepoint released) commits the batch with it: a claim
+ * and the run's first checkpoint, one commit. No-op without such a batch. */
+void sst__sqlite_db_hand_over(struct sst_sqlite_db *d);
+/* Whether @p d's commits are flushed (synchronous FULL or EXTRA; call holding its
+ * mutex). SQLite applies a change of the setting to the transactions begun after it only,
+ * so a batch commits as the connection was set when it began. */
+bool sst__sqlite_db_flushes(struct sst_sqlite_db *d);
 
 /* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
 void sst__sha1(const void *data, size_t len, unsigned char out[20]);

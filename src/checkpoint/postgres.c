@@ -160,7 +160,7 @@ static void saver_destroy(void *self) {
     pg_saver *s = self;
     sst__pgs_leases_free(s);
     pthread_mutex_destroy(&s->mu);
-    pthread_mutex_destroy(&s->lock_mu);
+    pthread_cond_destroy(&s->cv);
     sst_pg_release(s->pg);
     sst__free(s);
 }
@@ -195,7 +195,7 @@ static sst_checkpointer *saver_open(sst_pg *pg, const sst_postgres_saver_opts *o
     s->max_record_bytes =
         o.max_record_bytes > 0 && o.max_record_bytes < cap ? o.max_record_bytes : cap;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_mutex_init(&s->lock_mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
     static const sst_checkpointer_ops ops = {
         .size = sizeof(sst_checkpointer_ops),
         .destroy = saver_destroy,

@@ -20,9 +20,16 @@
  * machines whose clocks differ agree on when a lease is over. */
 #define PGS_NOW_MS "(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
 
-/* A lease this saver holds, renewed by the commits made under it. */
+/* Where a lease of this saver is: its row being taken, held, or being given back. */
+enum { PGS_TAKING, PGS_HELD, PGS_GIVING };
+
+/* A lease this saver holds (or is taking or giving back), renewed by the commits made
+ * under it. One entry per thread: the entry stands for the row while its transaction
+ * runs, so a lock and an unlock of one thread never overlap, and no mutex is held
+ * across a transaction (other threads' locks and puts go on meanwhile). */
 typedef struct pgs_lease {
     char *thread;      /* owned */
+    int state;         /* PGS_* */
     uint64_t renew_at; /* ms since the epoch: renew at the first commit after this */
     struct pgs_lease *next;
 } pgs_lease;
@@ -36,10 +43,8 @@ typedef struct pg_saver {
     bool sync_all;           /* every write with synchronous_commit on (opts) */
     size_t max_record_bytes; /* the largest payload written */
     pthread_mutex_t mu;      /* guards leases (this process's bookkeeping only) */
-    /* Held across a lock's or an unlock's transaction and the change to leases, so that
-     * the list says exactly which rows of this saver are live (postgres_lease.c). */
-    pthread_mutex_t lock_mu;
-    pgs_lease *leases; /* protected by mu */
+    pthread_cond_t cv;       /* signalled when an entry of leases leaves PGS_TAKING/GIVING */
+    pgs_lease *leases;       /* protected by mu */
 } pg_saver;
 
 /*

@@ -104,8 +104,8 @@ static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     PQclear(r);
     if (strcmp(owner, j->owner) == 0) {
         /* This saver's row, though it holds no lease on the thread (try_lock checked its
-         * list under lock_mu): the earlier attempt's COMMIT applied, or an unlock's DELETE
-         * was lost with the server. The row is ours to take again. */
+         * list, where its entry stands for this call): the earlier attempt's COMMIT applied, or an
+         * unlock's DELETE was lost with the server. The row is ours to take again. */
         return lease_stmt(c, j, "sst_cp_lock_takeover", k_takeover_sql, owner, &taken, err);
     }
     if (owner[0] != '\0' && strcmp(owner, j->owner) != 0 && sst__owner_gone(owner)) {
@@ -123,57 +123,75 @@ static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
 }
 
 /* A lease record for @p thread, made before the row is taken (nothing to undo after). */
-static pgs_lease *lease_new(const char *thread) {
+static pgs_lease *lease_new(const char *thread, int state) {
     pgs_lease *l = sst__calloc(1, sizeof *l);
     if (l == NULL || (l->thread = sst__strndup(thread, strlen(thread))) == NULL) {
         sst__free(l);
         return NULL;
     }
+    l->state = state;
     return l;
 }
 
-/* Whether this saver's list has a lease on @p thread. */
-static bool held_here(pg_saver *s, const char *thread) {
-    bool held = false;
-    pthread_mutex_lock(&s->mu);
-    for (pgs_lease *l = s->leases; l != NULL && !held; l = l->next) {
-        held = strcmp(l->thread, thread) == 0;
+/* This saver's entry for @p thread (under mu), or NULL. */
+static pgs_lease **entry_of(pg_saver *s, const char *thread) {
+    for (pgs_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
+        if (strcmp((*p)->thread, thread) == 0) {
+            return p;
+        }
     }
-    pthread_mutex_unlock(&s->mu);
-    return held;
+    return NULL;
+}
+
+/* Takes @p l (under mu) out of the list and frees it; wakes who waits for its thread. */
+static void entry_drop(pg_saver *s, pgs_lease *l) {
+    for (pgs_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
+        if (*p == l) {
+            *p = l->next;
+            break;
+        }
+    }
+    sst__free(l->thread);
+    sst__free(l);
+    pthread_cond_broadcast(&s->cv);
 }
 
 static sst_code try_lock(pg_saver *s, const char *thread, sst_error *err) {
-    pgs_lease *l = lease_new(thread);
+    pgs_lease *l = lease_new(thread, PGS_TAKING);
     if (l == NULL) {
         return sst__enomem(err);
     }
     lock_job j = {.s = s, .thread = thread};
     sst__owner_self(j.owner, &j.pid);
     sst__pgs_owner(s, j.owner);
-    pthread_mutex_lock(&s->lock_mu);
-    sst_code rc = SST_OK;
-    if (held_here(s, thread)) {
-        rc = sst__error(err, SST_EBUSY,
-                        "thread '%s' is busy with another invoke (process %lld, through this "
-                        "checkpointer)",
-                        thread, (long long)j.pid);
-    } else {
-        rc = sst__pg_tx(s->pg, true, lock_tx, &j, err);
+    pthread_mutex_lock(&s->mu);
+    pgs_lease **at;
+    while ((at = entry_of(s, thread)) != NULL && (*at)->state == PGS_GIVING) {
+        pthread_cond_wait(&s->cv, &s->mu); /* its row is being given back: then take it */
     }
-    if (rc != SST_OK) {
-        pthread_mutex_unlock(&s->lock_mu);
+    if (at != NULL) {
+        pthread_mutex_unlock(&s->mu);
         sst__free(l->thread);
         sst__free(l);
-        return rc;
+        return sst__error(err, SST_EBUSY,
+                          "thread '%s' is busy with another invoke (process %lld, through this "
+                          "checkpointer)",
+                          thread, (long long)j.pid);
     }
-    pthread_mutex_lock(&s->mu);
-    l->renew_at = sst__now_ms() + (uint64_t)s->lease_ms / 3;
     l->next = s->leases;
     s->leases = l;
     pthread_mutex_unlock(&s->mu);
-    pthread_mutex_unlock(&s->lock_mu);
-    return SST_OK;
+    /* The entry (PGS_TAKING) keeps this saver's other calls on the thread away. */
+    sst_code rc = sst__pg_tx(s->pg, true, lock_tx, &j, err);
+    pthread_mutex_lock(&s->mu);
+    if (rc != SST_OK) {
+        entry_drop(s, l);
+    } else {
+        l->state = PGS_HELD;
+        l->renew_at = sst__now_ms() + (uint64_t)s->lease_ms / 3;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 sst_code sst__pgs_lock(void *self, const char *thread, bool wait, sst_error *err) {
@@ -191,12 +209,10 @@ bool sst__pgs_renew_due(pg_saver *s, const char *thread, bool *held) {
     bool due = false;
     *held = false;
     pthread_mutex_lock(&s->mu);
-    for (pgs_lease *l = s->leases; l != NULL; l = l->next) {
-        if (strcmp(l->thread, thread) == 0) {
-            *held = true;
-            due = sst__now_ms() >= l->renew_at;
-            break;
-        }
+    pgs_lease **at = entry_of(s, thread);
+    if (at != NULL && (*at)->state == PGS_HELD) {
+        *held = true;
+        due = sst__now_ms() >= (*at)->renew_at;
     }
     pthread_mutex_unlock(&s->mu);
     return due;
@@ -204,11 +220,9 @@ bool sst__pgs_renew_due(pg_saver *s, const char *thread, bool *held) {
 
 void sst__pgs_renewed(pg_saver *s, const char *thread) {
     pthread_mutex_lock(&s->mu);
-    for (pgs_lease *l = s->leases; l != NULL; l = l->next) {
-        if (strcmp(l->thread, thread) == 0) {
-            l->renew_at = sst__now_ms() + (uint64_t)s->lease_ms / 3;
-            break;
-        }
+    pgs_lease **at = entry_of(s, thread);
+    if (at != NULL) {
+        (*at)->renew_at = sst__now_ms() + (uint64_t)s->lease_ms / 3;
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -230,24 +244,35 @@ static sst_code unlock_tx(sst__pg_conn *c, void *user, sst_error *err) {
 
 void sst__pgs_unlock(void *self, const char *thread) {
     pg_saver *s = self;
-    pthread_mutex_lock(&s->lock_mu);
+    pgs_lease *fresh = lease_new(thread, PGS_GIVING);
     pthread_mutex_lock(&s->mu);
-    for (pgs_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
-        if (strcmp((*p)->thread, thread) == 0) {
-            pgs_lease *l = *p;
-            *p = l->next;
-            sst__free(l->thread);
-            sst__free(l);
-            break;
-        }
+    pgs_lease **at = entry_of(s, thread), *l = NULL;
+    if (at != NULL && (*at)->state == PGS_HELD) {
+        l = *at;
+        l->state = PGS_GIVING;
+    } else if (at == NULL && fresh != NULL) {
+        /* Not in the list (a row left behind by a lost DELETE): delete it all the same. */
+        l = fresh;
+        l->next = s->leases;
+        s->leases = l;
+        fresh = NULL;
     }
     pthread_mutex_unlock(&s->mu);
+    if (fresh != NULL) {
+        sst__free(fresh->thread);
+        sst__free(fresh);
+    }
+    if (l == NULL) {
+        return; /* being taken or given back by another call: not this call's to give */
+    }
     unlock_job j = {.thread = thread};
     sst__pgs_owner(s, j.owner);
     /* Best effort: a lease left behind expires, is taken over once this process is gone,
      * or is taken again by this saver's next lock of the thread. */
     (void)sst__pg_tx(s->pg, true, unlock_tx, &j, NULL);
-    pthread_mutex_unlock(&s->lock_mu);
+    pthread_mutex_lock(&s->mu);
+    entry_drop(s, l);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void sst__pgs_leases_free(pg_saver *s) {

@@ -25,6 +25,15 @@ struct sst_pg {
     /* Tests only (sst__pg_set_commit_hook): called before each COMMIT; NULL otherwise. */
     void (*before_commit)(void *ud);
     void *before_commit_ud;
+    /* The committer (see "group commit"): jobs waiting for a transaction, under gmu. */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    struct pg_job *ghead, *gtail;
+    size_t gqueued;   /* jobs in the queue */
+    size_t gwatchers; /* callers of sst__pg_group_waiting (tests): woken by each enqueue */
+    bool leading;     /* a caller is running a group's transaction */
+    /* Commits sent (flushed: synchronous_commit on), and the transactions they held. */
+    _Atomic uint64_t flushed, unflushed, jobs;
 };
 
 /* ---- options and names ---- */
@@ -231,6 +240,8 @@ sst_pg *sst_pg_open(const char *url, const sst_pg_opts *opts, sst_error *err) {
     snprintf(pg->name, sizeof pg->name, "%s", url[0] != '\0' ? "(given)" : "(environment)");
     pthread_mutex_init(&pg->mu, NULL);
     pthread_cond_init(&pg->cv, NULL);
+    pthread_mutex_init(&pg->gmu, NULL);
+    pthread_cond_init(&pg->gcv, NULL);
     atomic_init(&pg->refs, 1);
     /* The first connection: a wrong address fails now, at once (no retrying). */
     PGconn *conn = connect_once(pg);
@@ -279,6 +290,8 @@ void sst_pg_release(sst_pg *pg) {
     }
     pthread_cond_destroy(&pg->cv);
     pthread_mutex_destroy(&pg->mu);
+    pthread_cond_destroy(&pg->gcv);
+    pthread_mutex_destroy(&pg->gmu);
     sst__free(pg->conninfo);
     sst__free(pg);
 }
@@ -436,44 +449,39 @@ static bool retryable(const sst__pg_conn *c, sst_code code) {
     return strcmp(c->sqlstate, "40001") == 0 || strcmp(c->sqlstate, "40P01") == 0;
 }
 
-static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *user,
-                       sst_error *err) {
-    SST__ERR_LOCAL(err);
+/* A statement of the transaction's frame (BEGIN, SAVEPOINT...): false when it failed
+ * (the connection is then unusable for this transaction: marked broken). */
+static bool frame(sst__pg_conn *c, const char *sql) {
+    if (c->broken) {
+        return false;
+    }
+    PGresult *r = PQexec(c->conn, sql);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        c->broken = true;
+    }
+    return ok;
+}
+
+/* Rolls back what @p c has open (a failed transaction); a failure breaks the connection. */
+static void roll_back(sst__pg_conn *c) {
+    if (!c->broken && PQtransactionStatus(c->conn) != PQTRANS_IDLE) {
+        (void)frame(c, "ROLLBACK");
+    }
+}
+
+/* Reads: one statement-level snapshot per statement, no BEGIN, retried whole. */
+static sst_code run_read(sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err) {
     uint64_t deadline = sst__now_ms() + (uint64_t)pg->opts.retry_ms;
     uint64_t wait = 50;
-    bool lost_commit = false;
     for (;;) {
         sst_error_clear(err);
         sst__pg_conn *c = sst__pg_get(pg, err);
-        sst_code code = c == NULL ? sst__code(err) : SST_OK;
-        bool committing = false;
-        if (c != NULL) {
-            c->after_lost_commit = lost_commit;
-            if (tx) {
-                code =
-                    sst__pg_simple(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off",
-                                   "beginning a transaction", err);
-            }
-            if (code == SST_OK) {
-                code = fn(c, user, err);
-            }
-            if (tx && code == SST_OK) {
-                committing = true;
-                if (pg->before_commit != NULL) {
-                    pg->before_commit(pg->before_commit_ud);
-                }
-                code = sst__pg_simple(c, "COMMIT", "committing", err);
-            } else if (tx && !c->broken && PQtransactionStatus(c->conn) != PQTRANS_IDLE) {
-                PGresult *r = PQexec(c->conn, "ROLLBACK");
-                if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-                    c->broken = true;
-                }
-                PQclear(r);
-            }
-        }
+        sst_code code = c == NULL ? sst__code(err) : fn(c, user, err);
         bool again = code != SST_OK && code != SST_ENOMEM && retryable(c, code);
-        if (c != NULL && c->broken && committing) {
-            lost_commit = true; /* the COMMIT may have been applied before the line dropped */
+        if (c != NULL && code != SST_OK) {
+            roll_back(c); /* a read that began one (it should not) */
         }
         sst__pg_put(c);
         if (!again || pg->opts.retry_ms == 0 || sst__now_ms() + wait > deadline) {
@@ -484,17 +492,388 @@ static sst_code run_tx(sst_pg *pg, bool tx, bool sync, sst__pg_tx_fn fn, void *u
     }
 }
 
+/* ---- group commit ----
+ *
+ * Every transaction of a pool (sst__pg_tx) is a job given to the pool's committer. When
+ * no flush is under way the caller takes the lead at once and commits its job alone: one
+ * run in flight waits for nothing more than before. While a leader is flushing, new jobs
+ * wait; when it is done, one of their callers takes the lead and runs all of them in one
+ * transaction, each in a savepoint of its own, and commits once: one flush for every run
+ * in flight. A job whose statement fails is rolled back to its savepoint alone (the others
+ * commit); one that hit a deadlock or a serialization failure runs again in the next
+ * transaction; a lost connection or COMMIT runs every job of the transaction again (each
+ * fn is redoable, as sst__pg_tx asks). The committer's mutex guards the queue only: it is
+ * never held across a statement or a flush. A caller waits for the flush that holds its
+ * own job, no other.
+ */
+
+/* At most this many jobs share a transaction (the rest take the next one). */
+#define GROUP_MAX 64
+
+typedef struct pg_job {
+    sst__pg_tx_fn fn;
+    void *user;
+    bool sync;
+    sst_code rc;
+    sst_error err;
+    bool done;  /* rc and err hold the outcome (set under the committer's mutex) */
+    bool fin;   /* within the leader: the outcome is final */
+    bool again; /* within the leader: run it in the next transaction */
+    struct pg_job *next;
+} pg_job;
+
+/* The thread leading a group (its jobs' fns run on it): a transaction a fn starts on the
+ * pool runs outside the committer, on a connection of its own, as it did before. */
+static _Thread_local sst_pg *tl_leading;
+
+/* The transaction of sst__pg_batch_begin bound to the calling thread, if any. */
+typedef struct pg_batch {
+    sst_pg *pg;
+    sst__pg_conn *c;
+    int depth;
+    bool sync;       /* a sync transaction joined it: commit with the flush */
+    bool hand_over;  /* the next transaction on this thread commits it */
+    sst_code failed; /* a transaction in it lost the connection: commit fails with this */
+    void (*on_commit)(void *ud); /* sst__pg_batch_on_commit: called once it committed */
+    void *on_commit_ud;
+} pg_batch;
+static _Thread_local pg_batch tl_batch;
+
+/* Runs one job in @p c's open transaction, in a savepoint when @p sp. A job that
+ * succeeded leaves its savepoint in place (the COMMIT ends them all; a RELEASE would
+ * cost a round trip per job): a later job's SAVEPOINT of the same name shadows it, so
+ * that job's ROLLBACK TO undoes that job alone. */
+static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
+    sst_error_clear(&j->err);
+    if (sp && !frame(c, "SAVEPOINT sst_job")) {
+        return sst__error(&j->err, SST_EUNAVAILABLE, "PostgreSQL %s: connection lost", c->pg->name);
+    }
+    sst_code rc = j->fn(c, j->user, &j->err);
+    if (rc != SST_OK && sp && !c->broken) {
+        (void)frame(c, "ROLLBACK TO SAVEPOINT sst_job");
+    }
+    return rc;
+}
+
+/* Commits the jobs of @p head (a list): sets each one's rc and err. */
+static void run_group(sst_pg *pg, pg_job *head) {
+    uint64_t deadline = sst__now_ms() + (uint64_t)pg->opts.retry_ms;
+    uint64_t wait = 50;
+    bool lost_commit = false;
+    for (pg_job *j = head; j != NULL; j = j->next) {
+        j->fin = false;
+        j->rc = SST_OK;
+    }
+    tl_leading = pg;
+    for (;;) {
+        size_t n = 0;
+        bool sync = false;
+        for (pg_job *j = head; j != NULL; j = j->next) {
+            if (!j->fin) {
+                n++;
+                sync |= j->sync;
+            }
+        }
+        if (n == 0) {
+            break;
+        }
+        sst_error cerr = {0};
+        sst__pg_conn *c = sst__pg_get(pg, &cerr);
+        bool lost = c == NULL; /* no connection, or it (or the COMMIT) was lost */
+        if (c != NULL) {
+            c->after_lost_commit = lost_commit;
+            lost = !frame(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
+        }
+        size_t ok = 0;
+        for (pg_job *j = head; !lost && j != NULL; j = j->next) {
+            if (j->fin) {
+                continue;
+            }
+            j->again = false;
+            j->rc = run_job(c, j, n > 1);
+            if (c->broken) {
+                lost = true;
+            } else if (j->rc == SST_OK) {
+                ok++;
+            } else {
+                /* A deadlock victim or a serialization failure runs again. */
+                j->again = j->rc != SST_ENOMEM && retryable(c, j->rc);
+                if (n == 1) {
+                    roll_back(c);
+                }
+            }
+        }
+        bool committed = false;
+        if (!lost && ok > 0) {
+            if (pg->before_commit != NULL) {
+                pg->before_commit(pg->before_commit_ud);
+            }
+            committed = frame(c, "COMMIT");
+            if (committed) {
+                atomic_fetch_add(sync ? &pg->flushed : &pg->unflushed, 1);
+                atomic_fetch_add(&pg->jobs, ok);
+            } else {
+                lost = true;
+                lost_commit = true; /* the COMMIT may have been applied before the line dropped */
+            }
+        } else if (!lost) {
+            roll_back(c); /* every job failed: nothing to commit */
+        }
+        if (lost && c != NULL) {
+            c->broken = true;
+        }
+        sst__pg_put(c);
+        /* Settle what is final; what is left runs again. */
+        bool left = false;
+        for (pg_job *j = head; j != NULL; j = j->next) {
+            if (j->fin) {
+                continue;
+            }
+            if (lost) {
+                sst_code code = c == NULL ? cerr.code : SST_EUNAVAILABLE;
+                if (c == NULL || j->rc == SST_OK || j->rc == SST_EUNAVAILABLE) {
+                    sst_error_clear(&j->err);
+                    sst__error(&j->err, code, "%s",
+                               c == NULL ? cerr.msg : "PostgreSQL: the connection was lost");
+                    j->rc = code;
+                }
+                j->again = code == SST_EUNAVAILABLE;
+            }
+            if ((committed && j->rc == SST_OK) || !j->again) {
+                j->fin = true;
+            } else {
+                left = true;
+            }
+        }
+        if (!left) {
+            break;
+        }
+        if (pg->opts.retry_ms == 0 || sst__now_ms() + wait > deadline) {
+            for (pg_job *j = head; j != NULL; j = j->next) {
+                j->fin = true;
+            }
+            break;
+        }
+        sst__sleep_ms(wait);
+        wait = wait * 2 > 1000 ? 1000 : wait * 2;
+    }
+    tl_leading = NULL;
+}
+
+/* sst__pg_tx through the committer (see above). */
+static sst_code run_grouped(sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err) {
+    pg_job me = {.fn = fn, .user = user, .sync = sync};
+    pthread_mutex_lock(&pg->gmu);
+    if (pg->gtail != NULL) {
+        pg->gtail->next = &me;
+    } else {
+        pg->ghead = &me;
+    }
+    pg->gtail = &me;
+    pg->gqueued++;
+    if (pg->gwatchers > 0) {
+        pthread_cond_broadcast(&pg->gcv); /* for sst__pg_group_waiting */
+    }
+    while (!me.done) {
+        if (pg->leading) {
+            pthread_cond_wait(&pg->gcv, &pg->gmu);
+            continue;
+        }
+        /* Idle: lead. Take the queue (this caller's job among it) up to GROUP_MAX. */
+        pg->leading = true;
+        pg_job *head = pg->ghead, *last = head;
+        size_t n = 1;
+        while (last->next != NULL && n < GROUP_MAX) {
+            last = last->next;
+            n++;
+        }
+        pg->ghead = last->next;
+        if (pg->ghead == NULL) {
+            pg->gtail = NULL;
+        }
+        last->next = NULL;
+        pg->gqueued -= n;
+        pthread_mutex_unlock(&pg->gmu);
+        run_group(pg, head);
+        pthread_mutex_lock(&pg->gmu);
+        pg->leading = false;
+        for (pg_job *j = head, *next; j != NULL; j = next) {
+            next = j->next; /* a follower's job lives on its stack: read it before waking it */
+            j->done = true;
+        }
+        pthread_cond_broadcast(&pg->gcv);
+    }
+    pthread_mutex_unlock(&pg->gmu);
+    if (me.rc != SST_OK && err != NULL) {
+        *err = me.err;
+    }
+    return me.rc;
+}
+
+/* A transaction inside the thread's batch: a savepoint of its transaction. */
+static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err) {
+    pg_job j = {.fn = fn, .user = user, .sync = sync};
+    sst_code rc =
+        b->failed != SST_OK
+            ? sst__error(&j.err, b->failed, "PostgreSQL %s: the transaction was lost", b->pg->name)
+            : run_job(b->c, &j, true);
+    if (b->c->broken && b->failed == SST_OK) {
+        b->failed = SST_EUNAVAILABLE;
+    }
+    if (rc == SST_OK) {
+        b->sync |= sync;
+    } else if (err != NULL) {
+        *err = j.err;
+    }
+    if (b->hand_over && b->depth > 0 && rc == SST_OK) {
+        /* The transaction the batch was handed over to: it commits the batch. */
+        b->depth = 1;
+        return sst__pg_batch_commit(b->pg, true, err);
+    }
+    return rc;
+}
+
+sst_code sst__pg_batch_begin(sst_pg *pg, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pg_batch *b = &tl_batch;
+    if (b->depth > 0) {
+        if (b->pg != pg) {
+            return sst__error(err, SST_EINVAL, "PostgreSQL: a batch of another pool is open");
+        }
+        b->depth++;
+        return SST_OK;
+    }
+    /* An idle connection of the pool may have been lost meanwhile (the server
+     * restarted, the backend was ended): nothing ran on it yet, so BEGIN is tried
+     * once more, on a new connection. */
+    for (int attempt = 0;; attempt++) {
+        sst__pg_conn *c = sst__pg_get(pg, err);
+        if (c == NULL) {
+            return sst__code(err);
+        }
+        if (frame(c, "BEGIN")) {
+            *b = (pg_batch){.pg = pg, .c = c, .depth = 1};
+            return SST_OK;
+        }
+        sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: beginning a transaction: %s", pg->name,
+                   PQerrorMessage(c->conn));
+        c->broken = true;
+        sst__pg_put(c); /* closed: c is not touched after this */
+        if (attempt > 0) {
+            return SST_EUNAVAILABLE;
+        }
+        sst_error_clear(err);
+    }
+}
+
+void sst__pg_batch_on_commit(sst_pg *pg, void (*fn)(void *ud), void *ud) {
+    if (tl_batch.depth > 0 && tl_batch.pg == pg) {
+        tl_batch.on_commit = fn;
+        tl_batch.on_commit_ud = ud;
+    }
+}
+
+void sst__pg_batch_hand_over(sst_pg *pg) {
+    if (tl_batch.depth > 0 && tl_batch.pg == pg) {
+        tl_batch.hand_over = true;
+    }
+}
+
+bool sst__pg_batch_open(const sst_pg *pg) {
+    return tl_batch.depth > 0 && tl_batch.pg == pg;
+}
+
+sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pg_batch *b = &tl_batch;
+    if (b->depth == 0 || b->pg != pg) {
+        return SST_OK; /* handed over and committed already */
+    }
+    if (--b->depth > 0) {
+        return SST_OK;
+    }
+    sst__pg_conn *c = b->c;
+    sst_code rc = b->failed;
+    if (rc != SST_OK) {
+        sst__error(err, rc, "PostgreSQL %s: the transaction was lost; nothing of it was committed",
+                   pg->name);
+    } else if (ok) {
+        if (!b->sync) {
+            (void)frame(c, "SET LOCAL synchronous_commit = off");
+        }
+        if (pg->before_commit != NULL) {
+            pg->before_commit(pg->before_commit_ud);
+        }
+        if (frame(c, "COMMIT")) {
+            atomic_fetch_add(b->sync ? &pg->flushed : &pg->unflushed, 1);
+            atomic_fetch_add(&pg->jobs, 1);
+        } else {
+            rc = sst__error(err, SST_EUNAVAILABLE, "PostgreSQL %s: committing: connection lost",
+                            pg->name);
+        }
+    }
+    if (!ok || rc != SST_OK) {
+        roll_back(c);
+    }
+    void (*on_commit)(void *) = ok && rc == SST_OK ? b->on_commit : NULL;
+    void *on_commit_ud = b->on_commit_ud;
+    *b = (pg_batch){0};
+    sst__pg_put(c);
+    if (on_commit != NULL) {
+        on_commit(on_commit_ud);
+    }
+    return rc;
+}
+
 void sst__pg_set_commit_hook(sst_pg *pg, void (*fn)(void *ud), void *ud) {
     pg->before_commit = fn;
     pg->before_commit_ud = ud;
 }
 
+void sst__pg_commit_stats(sst_pg *pg, sst__pg_stats *out) {
+    out->flushed = atomic_load(&pg->flushed);
+    out->unflushed = atomic_load(&pg->unflushed);
+    out->jobs = atomic_load(&pg->jobs);
+}
+
+size_t sst__pg_group_waiting(sst_pg *pg, size_t at_least) {
+    pthread_mutex_lock(&pg->gmu);
+    pg->gwatchers++;
+    while (pg->gqueued < at_least) {
+        pthread_cond_wait(&pg->gcv, &pg->gmu);
+    }
+    pg->gwatchers--;
+    size_t n = pg->gqueued;
+    pthread_mutex_unlock(&pg->gmu);
+    return n;
+}
+
 sst_code sst__pg_tx(sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err) {
-    return run_tx(pg, true, sync, fn, user, err);
+    SST__ERR_LOCAL(err);
+    if (tl_batch.depth > 0 && tl_batch.pg == pg) {
+        return run_in_batch(&tl_batch, sync, fn, user, err);
+    }
+    if (tl_leading == pg) {
+        /* A fn of a group starting a transaction of its own: outside the group. */
+        pg_job j = {.fn = fn, .user = user, .sync = sync};
+        run_group(pg, &j);
+        tl_leading = pg;
+        if (j.rc != SST_OK) {
+            *err = j.err;
+        }
+        return j.rc;
+    }
+    return run_grouped(pg, sync, fn, user, err);
 }
 
 sst_code sst__pg_read(sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err) {
-    return run_tx(pg, false, true, fn, user, err);
+    SST__ERR_LOCAL(err);
+    if (tl_batch.depth > 0 && tl_batch.pg == pg) {
+        /* On the batch's connection: it sees the batch's writes, and a worker holding a
+         * batch never waits for a second connection of a pool it may have exhausted. */
+        return run_in_batch(&(pg_batch){.pg = pg, .c = tl_batch.c}, false, fn, user, err);
+    }
+    return run_read(pg, fn, user, err);
 }
 
 /* ---- schema versions ---- */

@@ -14,6 +14,7 @@
 
 #include <libpq-fe.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common.h"
@@ -87,17 +88,68 @@ sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_
  * must therefore keep no state across calls but what it can redo. @p sync
  * false commits with synchronous_commit off (a server crash may lose the last
  * few hundred milliseconds of such commits, never corrupt them).
+ *
+ * Group commit: the transactions of the pool's threads go through one committer
+ * (pg.c, "group commit"). When none is being committed, fn runs at once, alone;
+ * while one is, the transactions that come meanwhile are run together next, each
+ * in a savepoint, and committed with one COMMIT (one flush). fn may therefore run
+ * on another thread than the caller's, inside a transaction that holds other
+ * callers' savepoints: it must not depend on thread-local state, and its failure
+ * rolls back its own statements only. The call returns once the COMMIT that holds
+ * fn's statements is done (or fn failed).
+ *
+ * Inside a batch the calling thread opened on @p pg (sst__pg_batch_begin) fn runs
+ * in a savepoint of the batch's transaction instead, and is committed with it.
  */
 typedef sst_code (*sst__pg_tx_fn)(sst__pg_conn *c, void *user, sst_error *err);
 sst_code sst__pg_tx(struct sst_pg *pg, bool sync, sst__pg_tx_fn fn, void *user, sst_error *err);
 /* The same for reads: one statement-level snapshot per statement, no BEGIN. Retried
- * like sst__pg_tx. */
+ * like sst__pg_tx. Inside a batch of the calling thread: on the batch's connection. */
 sst_code sst__pg_read(struct sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err);
-/* Tests only: @p fn (NULL: none) is called with @p ud on the transaction's thread before
- * each COMMIT that sst__pg_tx sends through @p pg, its statements run and its locks held:
- * a hook that blocks there is a process stopped mid-transaction. Set it while no
- * transaction of the pool runs. */
+
+/*
+ * A batch: one transaction of the calling thread, on a connection it holds, that
+ * every sst__pg_tx and sst__pg_read of the thread on @p pg joins until
+ * sst__pg_batch_commit (as sst_sqlite_db_begin does for SQLite): a claim and the
+ * thread lease it takes, or a run's finish and the lease it gives back, commit
+ * together. Nested begins count; the outermost commit commits. A transaction
+ * inside it that fails rolls back its own savepoint only; one that lost the
+ * connection fails the batch (its commit returns SST_EUNAVAILABLE, nothing of
+ * it was committed) and is not retried. Commits with synchronous_commit on when
+ * any transaction in it asked for sync.
+ */
+sst_code sst__pg_batch_begin(struct sst_pg *pg, sst_error *err);
+/* Ends the batch: commits when @p ok, else rolls back. SST_OK when the calling thread
+ * has no batch on @p pg open (handed over and committed already). */
+sst_code sst__pg_batch_commit(struct sst_pg *pg, bool ok, sst_error *err);
+/* The next sst__pg_tx of the calling thread on @p pg that succeeds commits the open
+ * batch with it (a claim's transaction then ends with the run's first checkpoint:
+ * one flush for both). No-op without an open batch. */
+void sst__pg_batch_hand_over(struct sst_pg *pg);
+/* Calls @p fn with @p ud on the calling thread once its open batch on @p pg has
+ * committed (not when it is rolled back or lost). A handed-over batch commits inside
+ * another transaction's call: who must not act on the batch's writes before they are
+ * committed (a claim other threads see as held) learns it here. No-op without a batch. */
+void sst__pg_batch_on_commit(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
+/* Whether the calling thread has a batch open on @p pg. */
+bool sst__pg_batch_open(const struct sst_pg *pg);
+
+/* Tests only: @p fn (NULL: none) is called with @p ud before each COMMIT the pool
+ * sends for sst__pg_tx (on the committing thread), its statements run and its locks
+ * held: a hook that blocks there is a process stopped mid-transaction, and the pool's
+ * next transactions gather behind it. Set it while no transaction of the pool runs. */
 void sst__pg_set_commit_hook(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
+
+/* What a pool has committed: COMMITs sent with synchronous_commit on (each a flush
+ * the caller waited for) and off, and the transactions (sst__pg_tx calls and
+ * batches) those COMMITs held. Tests and benchmarks read them. */
+typedef struct sst__pg_stats {
+    uint64_t flushed, unflushed, jobs;
+} sst__pg_stats;
+void sst__pg_commit_stats(struct sst_pg *pg, sst__pg_stats *out);
+/* Tests only: waits until at least @p at_least transactions wait for the committer
+ * (queued behind a COMMIT under way); returns how many do. */
+size_t sst__pg_group_waiting(struct sst_pg *pg, size_t at_least);
 
 /*
  * Brings component @p name's tables to version @p n_steps: steps[i] is the SQL

@@ -27,6 +27,10 @@ struct sst_sqlite_db {
     /* The thread inside sst_sqlite_db_begin .. commit, read without mu by the store. */
     _Atomic(unsigned long) batch_owner;
     _Atomic bool batch_open;
+    /* Under mu, by the batch's thread: the backends' savepoints open in it; the next one
+     * to be released at depth 0 commits the batch (sst__sqlite_db_hand_over). */
+    int savepoints;
+    bool hand_over;
 };
 
 /* The busy timeout until a backend sets its own (each does, on opening). */
@@ -109,6 +113,18 @@ const char *sst_sqlite_db_path(const sst_sqlite_db *d) {
     return d->path;
 }
 
+/* The connection's PRAGMA synchronous (0 OFF .. 3 EXTRA), or -1. */
+static int synchronous_of(sqlite3 *db) {
+    sqlite3_stmt *st = NULL;
+    int v = -1;
+    if (sqlite3_prepare_v2(db, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
 sst_code sst_sqlite_db_begin(sst_sqlite_db *d, sst_error *err) {
     SST__ERR_LOCAL(err);
     pthread_mutex_lock(&d->mu);
@@ -146,6 +162,8 @@ sst_code sst_sqlite_db_commit(sst_sqlite_db *d, bool ok, sst_error *err) {
         sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
     }
     d->batch = 0;
+    d->savepoints = 0;
+    d->hand_over = false;
     atomic_store(&d->batch_open, false);
     pthread_mutex_unlock(&d->mu);
     return rc;
@@ -163,7 +181,28 @@ bool sst__sqlite_db_batch(sst_sqlite_db *d) {
 bool sst__sqlite_tx(sst_sqlite_db *d, int what) {
     static const char *const sql[] = {"SAVEPOINT sst_tx", "RELEASE sst_tx",
                                       "ROLLBACK TO sst_tx; RELEASE sst_tx"};
-    return sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
+    bool ok = sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
+    if (what == SST__TX_BEGIN) {
+        d->savepoints += ok;
+        return ok;
+    }
+    d->savepoints -= d->savepoints > 0;
+    if (ok && what == SST__TX_COMMIT && d->hand_over && d->savepoints == 0 && d->batch == 1) {
+        /* The transaction the batch was handed over to commits the batch: that lets go
+         * of sst_sqlite_db_begin's hold of the mutex; the caller's own stays. */
+        ok = sst_sqlite_db_commit(d, true, NULL) == SST_OK;
+    }
+    return ok;
+}
+
+void sst__sqlite_db_hand_over(sst_sqlite_db *d) {
+    if (sst__sqlite_db_batch_mine(d)) {
+        d->hand_over = true;
+    }
+}
+
+bool sst__sqlite_db_flushes(sst_sqlite_db *d) {
+    return synchronous_of(d->db) >= 2; /* FULL or EXTRA */
 }
 
 sst_code sst_sqlite_db_set_flush(sst_sqlite_db *d, bool flush, sst_error *err) {

@@ -830,6 +830,7 @@ void sst_compiled_graph_free(sst_compiled_graph *cg) {
     sst__free(cg->routes);
     sst__free(cg->refs);
     sst__free((void *)cg->ran_sub);
+    sst__write_pool_free(cg->writers);
     sst_pregel_free(cg->pregel);
     sst_schema_free(cg->schema);
     sst_reducer_free(cg->barrier_reducer);
@@ -991,10 +992,11 @@ static sst_compiled_graph *compiled_new(const sst_graph *g, bool end_reached,
     cg->routes = sst__calloc(n, sizeof *cg->routes);
     cg->refs = sst__calloc(n, sizeof *cg->refs);
     cg->ran_sub = sst__calloc(n, sizeof *cg->ran_sub);
+    cg->writers = sst__write_pool_new();
     cg->schema = sst_schema_copy(g->schema, err);
     cg->barrier_reducer = sst_reducer_new("barrier", barrier_reduce, NULL, err);
-    if (cg->routes == NULL || cg->refs == NULL || cg->ran_sub == NULL || cg->schema == NULL ||
-        cg->barrier_reducer == NULL || !build_routes(cg) ||
+    if (cg->routes == NULL || cg->refs == NULL || cg->ran_sub == NULL || cg->writers == NULL ||
+        cg->schema == NULL || cg->barrier_reducer == NULL || !build_routes(cg) ||
         sst_schema_add_field(cg->schema, SST__BARRIERS, cg->barrier_reducer, NULL, err) != SST_OK ||
         (unreachable != NULL && !add_warning(cg, unreachable)) ||
         (!end_reached &&

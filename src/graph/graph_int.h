@@ -126,6 +126,7 @@ struct sst_compiled_graph {
     /* Per node: the graph it ran first through sst_node_run_subgraph, so that snapshots
      * can show that subgraph's state (set once, read by any thread). */
     _Atomic(const sst_compiled_graph *) *ran_sub;
+    struct sst__write_pool *writers; /* owned: the threads of durability "async" (writer.c) */
 };
 
 #define SST__STATE_CACHE 8
@@ -410,10 +411,41 @@ void sst__cache_put(sst_checkpointer *cp, const char *thread, const char *id,
 /* ---- the checkpoint writer of durability "async" (writer.c) ---- */
 
 typedef struct sst__writer sst__writer;
+typedef struct sst__write_pool sst__write_pool;
 typedef sst_code (*sst__write_fn)(void *data, sst_error *err);
 typedef void (*sst__write_free)(void *data);
-/* A writer with no thread yet (the first job starts it). */
-sst__writer *sst__writer_new(sst_error *err);
+/* A compiled graph's writer threads (none until a job needs one); NULL when out of memory. */
+sst__write_pool *sst__write_pool_new(void);
+/* Stops and joins the pool's threads (no invoke may be running), frees it (NULL: no-op). */
+void sst__write_pool_free(sst__write_pool *p);
+/* Where jobs run: measured (the default), always in the caller, always handed over. */
+typedef enum { SST__WRITE_AUTO, SST__WRITE_INLINE, SST__WRITE_HANDOFF } sst__write_policy;
+/* For tests: fixes where @p p's jobs run. */
+void sst__write_pool_set_policy(sst__write_pool *p, sst__write_policy policy);
+/* What a pool did so far, and its cost model's averages (writer.c). */
+typedef struct sst__write_stats {
+    size_t threads;           /* threads it has now */
+    uint64_t threads_started; /* threads it ever started */
+    uint64_t inline_jobs;     /* jobs run at once by the caller that handed them over */
+    uint64_t handed_jobs;     /* jobs queued for a thread */
+    uint64_t taken_over;      /* queues whose waiting caller ran them, no thread having yet */
+    uint64_t write_samples, compute_samples, handoff_samples;
+    int64_t w_ns, c_ns, h_ns; /* a write, a superstep's compute, a handoff's wait (averages) */
+} sst__write_stats;
+void sst__write_pool_stats(sst__write_pool *p, sst__write_stats *out);
+/* One root invoke's writer: its jobs run one at a time, in order, by @p pool's threads. */
+sst__writer *sst__writer_new(sst__write_pool *pool, sst_error *err);
+/*
+ * Before a job: true when the caller is to run it itself, at once (the pool measured
+ * that a handoff would not pay, or was told to; the writer has nothing in flight):
+ * *ticket is its number, and the caller calls sst__writer_release after it. False:
+ * hand it over (sst__writer_submit). @p after_compute: the engine computed a superstep
+ * since the writer's last job (the time since then is a sample of what a handoff
+ * could overlap).
+ */
+bool sst__writer_claim(sst__writer *w, bool after_compute, uint64_t *ticket);
+/* The end of a job the caller ran (sst__writer_claim): its result (@p err if failed). */
+void sst__writer_release(sst__writer *w, sst_code rc, const sst_error *err);
 /* Hands @p data to the writer (takes it: @p free_fn runs once, after @p run or instead of
  * it when an earlier job failed); *ticket gets its number (1, 2, ...). Jobs run in order. */
 sst_code sst__writer_submit(sst__writer *w, sst__write_fn run, sst__write_free free_fn, void *data,
@@ -422,7 +454,7 @@ sst_code sst__writer_submit(sst__writer *w, sst__write_fn run, sst__write_free f
 sst_code sst__writer_wait(sst__writer *w, uint64_t ticket, sst_error *err);
 /* Waits for every job handed over so far; the first failure, if any. */
 sst_code sst__writer_drain(sst__writer *w, sst_error *err);
-/* Runs what is queued, stops the thread and frees @p w (NULL: no-op). */
+/* Runs what is queued, waits for it and frees @p w (NULL: no-op). */
 void sst__writer_free(sst__writer *w);
 /* Waits for the checkpoints @p th handed to its writer (none: SST_OK at once). */
 sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err);

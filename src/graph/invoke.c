@@ -882,7 +882,7 @@ static bool start_writes(invoke_ctx *c, const sst__nested *nested, sst__writer *
         return true;
     }
     if (nested == NULL || nested->writer == NULL) {
-        *own = sst__writer_new(err);
+        *own = sst__writer_new(c->cg->writers, err);
         if (*own == NULL) {
             return false;
         }

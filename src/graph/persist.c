@@ -482,6 +482,15 @@ static sst_code put_async(sst_graph_thread *th, const sst__put *w, sst_error *er
     if (!chained && th->ticket != 0 && sst__writer_wait(th->writer, th->ticket, err) != SST_OK) {
         return sst__code(err);
     }
+    if (sst__writer_claim(th->writer, !chained, &th->ticket)) {
+        /* A handoff would cost more than it overlaps (writer.c): written here, in order. */
+        sst_code rc = sst__record_put(th, w, err);
+        if (rc != SST_OK) {
+            sst__error_prefix(err, "async write of step %lld", (long long)w->step);
+        }
+        sst__writer_release(th->writer, rc, err);
+        return rc;
+    }
     put_job *j = sst__calloc(1, sizeof *j);
     char *key = w->run_key != NULL ? sst__strndup(w->run_key, strlen(w->run_key)) : NULL;
     if (j == NULL || (w->run_key != NULL && key == NULL)) {

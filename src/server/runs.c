@@ -291,12 +291,11 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
     } else {
         srv_new_id(run_id);
     }
-    /* The thread's tags and the run in one commit, on a shared SQLite connection. */
-    sst_sqlite_db *db = r->s->sdb;
-    bool batch = db != NULL && sst_sqlite_db_begin(db, NULL) == SST_OK;
+    /* The thread's tags and the run in one commit. */
+    bool batch = srv_batch_begin(r->s);
     if (!prepare_thread(r, res, thread_id, stateless, &q, assistant)) {
         if (batch) {
-            (void)sst_sqlite_db_commit(db, false, NULL);
+            (void)srv_batch_commit(r->s, false, NULL);
         }
         sst_value_unref(assistant);
         return;
@@ -325,7 +324,7 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
         srv_publish_metadata(r->s, st, run_id, 1);
     }
     bool ok = st != NULL && enqueue(r, res, &run, stateless ? "enqueue" : q.multitask);
-    if (batch && sst_sqlite_db_commit(db, ok, &err) != SST_OK && ok) {
+    if (batch && srv_batch_commit(r->s, ok, &err) != SST_OK && ok) {
         ok = false;
         srv_fail(res, &err);
     }

@@ -363,6 +363,14 @@ sst_value *srv_assistants_all(sst_server *s, sst_error *err);
 /* The input JSON Schema of graph @p g as GET /assistants/{id}/schemas gives it (new). */
 sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err);
 
+/* One transaction for what the calling thread writes next through the server's database
+ * (its saver, store, queue and relay share it): a batch of the shared SQLite connection
+ * (sst_sqlite_db_begin) or of the PostgreSQL pool (sst__pg_batch_begin). False when
+ * there is none (:memory:) or it could not begin; then each write commits alone. */
+bool srv_batch_begin(sst_server *s);
+/* Ends srv_batch_begin's transaction: commits when @p ok, else rolls back. */
+sst_code srv_batch_commit(sst_server *s, bool ok, sst_error *err);
+
 /* ---- run streams (broker.c) ------------------------------------------------ */
 
 /* Stream modes as bits, LangGraph's names. */
@@ -532,6 +540,8 @@ void srv_workers_wake(sst_server *s);
 void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
+/* Whether the calling thread is one of @p s's workers (tests). */
+bool srv_is_worker_thread(sst_server *s);
 
 /* ---- langgraph.json (config.c, config_keys.c) -------------------------------- */
 
@@ -583,6 +593,8 @@ struct sst_server {
     uint64_t wake_gen; /* bumped by srv_workers_wake */
     pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
     bool keeper_started;
+    _Atomic uint64_t renewals;      /* leases the keeper renewed (tests count their commits) */
+    _Atomic uint64_t keeper_passes; /* the keeper's rounds over the workers (tests) */
 
     /*
      * Test clock offsets in ms (docs/server.md: SST_SERVE_CRON_CLOCK_OFFSET_MS,

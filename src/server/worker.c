@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/pg.h"
 #include "server_int.h"
 #include "superstep/functional.h"
 #include "superstep/json.h"
@@ -38,6 +39,10 @@ struct srv_worker {
     /* The run being run (guarded by s->mu): its id and token, for cancels and renewals. */
     char run_id[64];
     uint64_t token;
+    /* The keeper may renew its lease: its claim is committed (one handed over to the
+     * run's first checkpoint is not, at first: a renewal would not see it and judge the
+     * lease lost) and its finish has not begun (which gives the lease back). */
+    bool renewable;
     atomic_int cancel;
 };
 
@@ -559,11 +564,30 @@ static void roll_back(sst_server *s, sst_graph_thread *th, const run_copy *c) {
     }
 }
 
+bool srv_batch_begin(sst_server *s) {
+    return s->sdb != NULL  ? sst_sqlite_db_begin(s->sdb, NULL) == SST_OK
+           : s->pg != NULL ? sst__pg_batch_begin(s->pg, NULL) == SST_OK
+                           : false;
+}
+
+sst_code srv_batch_commit(sst_server *s, bool ok, sst_error *err) {
+    return s->sdb != NULL ? sst_sqlite_db_commit(s->sdb, ok, err)
+                          : sst__pg_batch_commit(s->pg, ok, err);
+}
+
+/* Whether the calling thread holds a batch open (a claim not handed over yet). */
+static bool batch_open_here(sst_server *s) {
+    return s->sdb != NULL  ? sst__sqlite_db_batch_mine(s->sdb)
+           : s->pg != NULL ? sst__pg_batch_open(s->pg)
+                           : false;
+}
+
 /* Forgets the run being run (cancels then go nowhere). */
 static void clear_current(srv_worker *w) {
     pthread_mutex_lock(&w->s->mu);
     w->run_id[0] = '\0';
     w->token = 0;
+    w->renewable = false;
     pthread_mutex_unlock(&w->s->mu);
 }
 
@@ -582,6 +606,17 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
                    outcome *out, int64_t started, bool locked) {
     sst_server *s = w->s;
     sst_error err = {0};
+    pthread_mutex_lock(&s->mu);
+    w->renewable = false; /* from here on the keeper leaves the run to its finish */
+    pthread_mutex_unlock(&s->mu);
+    if (batch_open_here(s) && srv_batch_commit(s, true, &err) != SST_OK) {
+        /* The claim (left open for a first checkpoint that never came) was lost. */
+        srv_log(s, "run %s: committing its claim: %s", c->run_id, err.msg);
+        clear_current(w);
+        sst__free(out->result);
+        sst__free(out->values);
+        return;
+    }
     bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
     bool stop = out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST);
     if (stop || rollback) {
@@ -600,11 +635,11 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     if (rollback && th != NULL) {
         roll_back(s, th, c);
     }
-    /* One commit for both, on a shared SQLite connection. */
-    bool batch = locked && s->sdb != NULL && sst_sqlite_db_begin(s->sdb, NULL) == SST_OK;
+    /* One commit for both: the lease given back and the run finished. */
+    bool batch = locked && srv_batch_begin(s);
     unlock_thread(s, c, &locked);
     sst_code rc = sst_queue_finish(s->queue, c->run_id, c->run.token, out->status, srv_now(), &err);
-    if (batch && sst_sqlite_db_commit(s->sdb, true, rc == SST_OK ? &err : NULL) != SST_OK) {
+    if (batch && srv_batch_commit(s, true, rc == SST_OK ? &err : NULL) != SST_OK) {
         rc = rc == SST_OK ? SST_EIO : rc;
     }
     if (rc != SST_OK) {
@@ -692,8 +727,26 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
     }
 }
 
+/* Commits the claim's transaction when the invoke wrote nothing that did (claim): true
+ * when it was open. Should that commit fail, the claim never happened: the run is
+ * judged as lost to the database (given back, which finds it pending). */
+static bool settle_claim(sst_server *s, const run_copy *c, sst_graph_result **gr, sst_error *err) {
+    if (!batch_open_here(s)) {
+        return false;
+    }
+    sst_error cerr = {0};
+    if (srv_batch_commit(s, true, &cerr) != SST_OK) {
+        srv_log(s, "run %s: committing its claim: %s", c->run_id, cerr.msg);
+        sst_graph_result_free(*gr);
+        *gr = NULL;
+        *err = cerr;
+        err->code = SST_EUNAVAILABLE;
+    }
+    return true;
+}
+
 /* Runs the claimed run @p c to its end (or to a cancel) and finishes it in the queue. */
-static void execute(srv_worker *w, run_copy *c, bool locked) {
+static void execute(srv_worker *w, run_copy *c, bool locked, bool open) {
     sst_server *s = w->s;
     int64_t started = srv_now();
     sst_error err = {0};
@@ -766,6 +819,7 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
         }
         gr = sst_graph_invoke(graph, th, input, &o, &err);
         sst_value_unref(wrapped);
+        open = open && !settle_claim(s, c, &gr, &err);
         if (o.trace_parent != NULL && tr->parent_free != NULL) {
             tr->parent_free(tr->user_data, o.trace_parent);
         }
@@ -783,14 +837,47 @@ static void execute(srv_worker *w, run_copy *c, bool locked) {
     srv_stream_unref(s, ec.st);
 }
 
+/* Whether the run's first write is its input checkpoint, made on the worker's thread
+ * before any of its nodes runs: a new run (attempt 1) with input and none of what starts
+ * elsewhere (a command, a checkpoint to start from) in durability "sync". Not "async":
+ * its checkpoints are written by the invoke's writer thread, which would wait for the
+ * claim's open transaction while the worker waits for it (a SQLite connection's mutex, a
+ * PostgreSQL row lock until the idle-transaction timeout); nor "exit", which writes
+ * nothing until the end. On SQLite only when the connection flushes: a commit it does
+ * not flush costs little, and a batch commits as the connection was set when it began
+ * (a sync checkpoint alone commits with synchronous=FULL). */
+static bool first_write_is_input(sst_server *s, const run_copy *c) {
+    const sst_value *kw = c->kwargs, *in = sst_object_get(kw, "input");
+    const sst_value *cmd = sst_object_get(kw, "command"),
+                    *from = sst_object_get(kw, "checkpoint_id");
+    const char *dur = sst_string_cstr(sst_object_get(kw, "durability"));
+    bool sync = dur == NULL ? s->o.durability == SST_DURABILITY_SYNC : strcmp(dur, "sync") == 0;
+    return c->run.attempt == 1 && in != NULL && !sst_is_null(in) &&
+           (cmd == NULL || sst_is_null(cmd)) && (from == NULL || sst_is_null(from)) && sync &&
+           (s->sdb == NULL || sst__sqlite_db_flushes(s->sdb));
+}
+
+/* The claim's transaction (left open, handed over) has committed: the run's lease is
+ * in the database now, and the keeper may renew it. */
+static void claim_committed(void *ud) {
+    srv_worker *w = ud;
+    pthread_mutex_lock(&w->s->mu);
+    w->renewable = true;
+    pthread_mutex_unlock(&w->s->mu);
+}
+
 /*
- * Claims the next run and, on a shared SQLite connection, takes its thread's lock in the
- * same commit (*locked; the run then holds it until finish). Without the lock (another
- * process holds it, or memory) the invoke takes it itself, as for any caller.
+ * Claims the next run and takes its thread's lock in the same transaction (*locked; the
+ * run then holds it until finish), on a shared SQLite connection or on PostgreSQL.
+ * Without the lock (another process holds it, or memory) the invoke takes it itself, as
+ * for any caller. A new run's transaction stays open (*open) and is handed over to its
+ * input checkpoint, written first thing by the invoke on this thread: claim, lock and
+ * first checkpoint are one commit (one flush). execute commits it if nothing did.
  */
-static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, sst_error *err) {
+static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, bool *open,
+                      sst_error *err) {
     sst_server *s = w->s;
-    bool batch = s->sdb != NULL && sst_sqlite_db_begin(s->sdb, NULL) == SST_OK;
+    bool batch = srv_batch_begin(s);
     sst_code rc = sst_queue_claim(s->queue, w->owner, srv_now(), lease_ms, srv_run_copy_fn, c, err);
     if (!batch) {
         return rc;
@@ -798,7 +885,20 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
     if (rc == SST_OK && c->found && c->run.attempt <= SRV_MAX_ATTEMPTS) {
         *locked = sst_checkpointer_lock(s->cp, c->thread_id, false, NULL) == SST_OK;
     }
-    if (sst_sqlite_db_commit(s->sdb, true, err) != SST_OK) {
+    if (rc == SST_OK && c->found && *locked && first_write_is_input(s, c)) {
+        if (s->pg != NULL) {
+            sst__pg_batch_hand_over(s->pg);
+            sst__pg_batch_on_commit(s->pg, claim_committed, w);
+        } else {
+            /* The connection's mutex stays held until then: the keeper's renewal waits
+             * for the commit and sees the claim, so the run is renewable at once. */
+            sst__sqlite_db_hand_over(s->sdb);
+        }
+        *open = true;
+        return rc;
+    }
+    /* Nothing claimed: nothing to commit (a poll costs no flush). */
+    if (srv_batch_commit(s, rc == SST_OK && c->found, err) != SST_OK) {
         *locked = false; /* nothing of it happened */
         c->found = false;
         return sst__code(err);
@@ -820,15 +920,16 @@ static void *worker_main(void *arg) {
         }
         run_copy c = {0};
         sst_error err = {0};
-        bool locked = false;
-        sst_code rc = claim(w, lease_ms, &c, &locked, &err);
+        bool locked = false, open = false;
+        sst_code rc = claim(w, lease_ms, &c, &locked, &open, &err);
         if (rc == SST_OK && c.found) {
             pthread_mutex_lock(&s->mu);
             snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
             w->token = c.run.token;
+            w->renewable = !open || s->pg == NULL;
             atomic_store(&w->cancel, s->stopping ? CANCEL_STOP : CANCEL_NONE);
             pthread_mutex_unlock(&s->mu);
-            execute(w, &c, locked);
+            execute(w, &c, locked, open);
             srv_run_copy_free(&c);
             continue;
         }
@@ -865,13 +966,15 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     pthread_mutex_lock(&s->mu);
     snprintf(run_id, sizeof run_id, "%s", w->run_id);
     uint64_t token = w->token;
+    bool renewable = w->renewable;
     pthread_mutex_unlock(&s->mu);
-    if (run_id[0] == '\0') {
-        return;
+    if (run_id[0] == '\0' || !renewable) {
+        return; /* nothing to renew: no run, a claim not committed yet, or a finish begun */
     }
     char *cancel = NULL;
     sst_error err = {0};
     sst_code rc = sst_queue_renew(s->queue, run_id, token, srv_now(), lease_ms, &cancel, &err);
+    atomic_fetch_add(&s->renewals, 1);
     int flag = rc == SST_ECONFLICT               ? CANCEL_LOST
                : cancel == NULL                  ? CANCEL_NONE
                : strcmp(cancel, "rollback") == 0 ? CANCEL_ROLLBACK
@@ -880,16 +983,17 @@ static void renew(srv_worker *w, int64_t lease_ms) {
     if (flag == CANCEL_NONE) {
         return;
     }
-    if (flag == CANCEL_LOST) {
-        srv_log(s, "run %s: its lease was taken over (%s); stopping it without committing", run_id,
-                err.msg);
-    }
     pthread_mutex_lock(&s->mu);
-    if (strcmp(w->run_id, run_id) == 0 && w->token == token &&
-        atomic_load(&w->cancel) == CANCEL_NONE) {
+    /* A renewal that met the run's own finish (begun meanwhile) lost nothing. */
+    bool current = strcmp(w->run_id, run_id) == 0 && w->token == token && w->renewable;
+    if (current && atomic_load(&w->cancel) == CANCEL_NONE) {
         atomic_store(&w->cancel, flag);
     }
     pthread_mutex_unlock(&s->mu);
+    if (flag == CANCEL_LOST && current) {
+        srv_log(s, "run %s: its lease was taken over (%s); stopping it without committing", run_id,
+                err.msg);
+    }
 }
 
 static void *keeper_main(void *arg) {
@@ -914,6 +1018,7 @@ static void *keeper_main(void *arg) {
         for (size_t i = 0; i < s->n_workers; i++) {
             renew(&s->workers[i], lease_ms);
         }
+        atomic_fetch_add(&s->keeper_passes, 1);
         if (stop) {
             return NULL;
         }
@@ -922,6 +1027,15 @@ static void *keeper_main(void *arg) {
         srv_threads_ttl_sweep(s, srv_now()); /* at most every SRV_TTL_SWEEP_EVERY_MS */
         srv_relay_purge(s, srv_now());       /* at most once a minute */
     }
+}
+
+bool srv_is_worker_thread(sst_server *s) {
+    for (size_t i = 0; i < s->n_workers; i++) {
+        if (s->workers[i].started && pthread_equal(s->workers[i].th, pthread_self())) {
+            return true;
+        }
+    }
+    return false;
 }
 
 sst_code srv_workers_start(sst_server *s, sst_error *err) {

@@ -20,6 +20,12 @@
  *   - the flush policy is the saver's, apart from the mode: a SQLite saver's
  *     connection runs synchronous NORMAL by default and FULL with SST_FLUSH_ON,
  *     whatever the durability of the runs on it.
+ *
+ * Where an async checkpoint is written is the compiled graph's writer pool's choice
+ * (src/graph/writer.c: handed to a writer thread, or written at once by the engine's
+ * thread when the pool measured that a handoff does not pay). The cases pin it: every
+ * one runs with handoffs, and those whose guarantee holds either way run again with
+ * every write made in the engine's thread ("_inline").
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -30,6 +36,7 @@
 #include <time.h>
 
 #include "checkpoint/sqlite_int.h"
+#include "graph/graph_int.h"
 #include "superstep/superstep.h"
 #include "test_util.h"
 
@@ -179,6 +186,7 @@ static void w_unlock(void *self, const char *thread_id) {
 
 static char g_dir[64];
 static int g_files;
+static sst__write_policy g_policy = SST__WRITE_HANDOFF; /* for every graph compiled here */
 
 /* A wrapper on a new SQLite file of the test's directory. */
 static sst_checkpointer *wrapped_saver(void) {
@@ -231,6 +239,7 @@ static sst_compiled_graph *chain(sst_graph **out) {
     assert_sst_ok(sst_graph_add_edge(g, "c", SST_END, &err), &err);
     sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
     assert_non_null(cg);
+    sst__write_pool_set_policy(cg->writers, g_policy);
     *out = g;
     return cg;
 }
@@ -276,6 +285,9 @@ static sst_graph_result *invoke(const sst_compiled_graph *cg, sst_checkpointer *
     pthread_cond_broadcast(&S.cv);
     pthread_mutex_unlock(&S.mu);
     assert_non_null(r);
+    sst__write_stats ws;
+    sst__write_pool_stats(cg->writers, &ws); /* the writes went where the case says */
+    assert_int_equal(g_policy == SST__WRITE_INLINE ? ws.handed_jobs : ws.inline_jobs, 0);
     sst_value_unref(in);
     sst_graph_thread_free(th);
     return r;
@@ -423,6 +435,7 @@ static void test_async_subgraph_order(void **state) {
     assert_sst_ok(sst_graph_add_edge(g, "sub", SST_END, &err), &err);
     sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
     assert_non_null(cg);
+    sst__write_pool_set_policy(cg->writers, g_policy);
     sst_checkpointer *cp = wrapped_saver();
     /* The root's checkpoint at step 1 (next sub) is held until a child checkpoint is put
      * (a child ahead of its parent: wrong) or for a while (right). */
@@ -526,6 +539,21 @@ static int teardown(void **state) {
     return tu_rm_rf(g_dir);
 }
 
+static int writes_inline(void **state) {
+    (void)state;
+    g_policy = SST__WRITE_INLINE;
+    return 0;
+}
+
+static int writes_handed(void **state) {
+    (void)state;
+    g_policy = SST__WRITE_HANDOFF;
+    return 0;
+}
+
+#define INLINE_TEST(f)                                                                             \
+    { #f "_inline", f, writes_inline, writes_handed, NULL }
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_async_overlaps),
@@ -533,6 +561,10 @@ int main(void) {
         cmocka_unit_test(test_async_end_waits),
         cmocka_unit_test(test_async_interrupt_waits),
         cmocka_unit_test(test_async_subgraph_order),
+        INLINE_TEST(test_async_failed_put_fails_the_run),
+        INLINE_TEST(test_async_end_waits),
+        INLINE_TEST(test_async_interrupt_waits),
+        INLINE_TEST(test_async_subgraph_order),
         cmocka_unit_test(test_flush_policy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
