@@ -63,6 +63,11 @@ export const tests = [
       // An exact thread id.
       await t.type("[data-testid=threads-search]", interrupted[1]);
       await t.page.keyboard.press("Enter");
+      // The range already reads 1–1 from the search before: wait for the rows themselves.
+      await t.waitFor((id) => {
+        const rows = document.querySelectorAll("[data-testid=thread-row]");
+        return rows.length === 1 && rows[0].dataset.threadId === id;
+      }, interrupted[1]);
       await t.waitText("[data-testid=threads-range]", "1–1");
       rows = await rowsOf(t);
       assert.deepEqual(rows.map((r) => r.id), [interrupted[1]]);
