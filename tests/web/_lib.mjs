@@ -66,7 +66,8 @@ export function context({ page, ctx, browser, url, superstep, shots, tmp, here, 
       })));
     },
     // Clicks selector once it is visible. A live page may redraw it between the lookup
-    // and the click ("Node is detached"): then it is looked up again, as a user would.
+    // and the click ("Node is detached", or "not clickable" while it is laid out anew):
+    // then it is looked up again, as a user would.
     async click(selector) {
       for (let tries = 0; ; tries++) {
         await page.waitForSelector(selector, { visible: true, timeout: WAIT });
@@ -74,7 +75,7 @@ export function context({ page, ctx, browser, url, superstep, shots, tmp, here, 
           await page.click(selector);
           return;
         } catch (e) {
-          if (tries >= 20 || !/detached/i.test(String(e && e.message))) throw e;
+          if (tries >= 20 || !/detached|not clickable/i.test(String(e && e.message))) throw e;
         }
       }
     },
