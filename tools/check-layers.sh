@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Fails when a lower layer includes a higher one (DESIGN.md "Layers").
 # Public headers belong to layers too. The CLI may use only public headers.
+# Within src/graph the files form a stack of their own (graph_level below,
+# docs/graph.md "Source layout"): a file includes the private headers of its
+# level and the levels below only.
 # Usage: tools/check-layers.sh [REPO_ROOT]
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -34,7 +37,42 @@ header_layer() {
   esac
 }
 
+# The level of a file of src/graph (.c or private header), lowest first.
+graph_level() {
+  case "$1" in
+    graph_int.h|names.c|route.c|public.c|pending.c|interrupts.c|node_opts.c|record.c|thread.c|writer.c)
+      echo 0 ;; # state: records, names, routing values, pending writes, checkpoint records
+    graph_persist.h|persist.c|snapshot.c|history.c)
+      echo 1 ;; # persist: a durable thread's checkpoints, snapshots, history
+    graph_run.h|stream.h|node.c|invoke.c|subgraph.c|functional.c|command.c|update.c|stream.c|live.c)
+      echo 2 ;; # run: an invoke, its nodes, subgraphs, functional API, Command, streams
+    builder.c|introspect.c)
+      echo 3 ;; # compile: the builder, compiling onto the run level
+    draw.h|draw.c|drawable.c)
+      echo 4 ;; # draw: drawings of a compiled graph
+    *) echo -1 ;;
+  esac
+}
+graph_level_name() {
+  case "$1" in 0) echo state ;; 1) echo persist ;; 2) echo run ;; 3) echo compile ;; 4) echo draw ;; esac
+}
+
 bad=0
+# A file of src/graph including a header of the same folder: never one of a higher level.
+check_graph_include() { # file header
+  local f=$1 inc=$2 own target
+  own=$(graph_level "$(basename "$f")")
+  target=$(graph_level "$inc")
+  if [ "$own" = -1 ]; then
+    return # the loop below names a file with no level
+  elif [ "$target" = -1 ]; then
+    echo "check-layers: $f includes $inc, whose level in src/graph's stack is unknown (add it to graph_level)"
+    bad=1
+  elif [ "$target" -gt "$own" ]; then
+    echo "check-layers: $f ($(graph_level_name "$own")) includes $inc ($(graph_level_name "$target")), a higher level of src/graph"
+    bad=1
+  fi
+}
 check_file() { # file own_layer
   local f=$1 own=$2 own_rank inc target tr
   own_rank=$(layer_rank "$own")
@@ -47,6 +85,8 @@ check_file() { # file own_layer
       target=${inc%%/*}
     elif [[ $inc == common.h ]]; then
       target=common
+    elif [ "$own" = graph ] && [ -f "$(dirname "$f")/$inc" ]; then
+      check_graph_include "$f" "$inc"; continue
     else
       continue # a header of the same folder or a system header
     fi
@@ -72,7 +112,14 @@ check_file() { # file own_layer
 for dir in src/*/; do
   layer=$(basename "$dir")
   [ "$(layer_rank "$layer")" = -1 ] && { echo "check-layers: unknown layer folder $dir"; bad=1; continue; }
-  for f in "$dir"*.[ch]; do [ -f "$f" ] && check_file "$f" "$layer"; done
+  for f in "$dir"*.[ch]; do
+    [ -f "$f" ] || continue
+    check_file "$f" "$layer"
+    if [ "$layer" = graph ] && [ "$(graph_level "$(basename "$f")")" = -1 ]; then
+      echo "check-layers: $f has no level in src/graph's stack (add it to graph_level in tools/check-layers.sh)"
+      bad=1
+    fi
+  done
 done
 for f in include/superstep/*.h; do
   [ -f "$f" ] || continue

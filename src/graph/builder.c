@@ -7,7 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
+#include "superstep/functional.h"
 #include "values/build.h"
 
 #define GROW(arr, n, cap) ((n) < (cap) ? true : grow_array((void **)&(arr), &(cap), sizeof *(arr)))
@@ -110,15 +111,6 @@ sst_code sst_graph_add_field(sst_graph *g, const char *field, const sst_reducer 
                           field);
     }
     return sst_schema_add_field(g->schema, field, r, default_value, err);
-}
-
-size_t sst__graph_find(const sst_graph *g, const char *name) {
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if (strcmp(g->nodes[i].name, name) == 0) {
-            return i;
-        }
-    }
-    return SIZE_MAX;
 }
 
 void sst_node_opts_init(sst_node_opts *o) {
@@ -414,37 +406,55 @@ sst_code sst_graph_add_conditional_edges(sst_graph *g, const char *from, sst_rou
     return SST_OK;
 }
 
-sst_value *sst_send_new(const char *node, sst_value *arg, sst_error *err) {
-    if (node == NULL) {
-        sst_value_unref(arg);
-        sst__error(err, SST_EINVAL, "Send: NULL node");
-        return NULL;
+/* ---- subgraph and entrypoint nodes (run by subgraph.c and functional.c) ---- */
+
+sst_code sst_graph_add_subgraph(sst_graph *g, const char *name, const sst_compiled_graph *child,
+                                const sst_node_opts *opts, sst_error *err) {
+    if (child == NULL) {
+        return sst__error(err, SST_EINVAL, "graph: subgraph node '%s': NULL compiled graph",
+                          name != NULL ? name : "(null)");
     }
-    sst_value *name = sst_string_new(node, err);
-    sst_value *o =
-        name != NULL ? sst_object_set_take(sst_object_empty(), "__send__", name, err) : NULL;
-    if (o == NULL) {
-        sst_value_unref(arg);
-        return NULL;
+    /* The child is the node's user data: a compiled graph is immutable. */
+    sst_code rc = sst_graph_add_node(g, name, sst__subgraph_node, (void *)child, opts, err);
+    if (rc == SST_OK) {
+        g->nodes[sst__graph_find(g, name)].sub = child; /* its error handler may follow it */
     }
-    return sst_object_set_take(o, "arg", arg != NULL ? arg : sst_null(), err);
+    return rc;
 }
 
-sst_value *sst_send_new_timeout(const char *node, sst_value *arg, const sst_timeout_policy *timeout,
-                                sst_error *err) {
+sst_code sst_graph_set_entrypoint(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
+                                  const sst_node_opts *opts, sst_error *err) {
     SST__ERR_LOCAL(err);
-    if (timeout != NULL && !sst_timeout_policy_valid(timeout)) {
-        sst_value_unref(arg);
-        sst__error(err, SST_EINVAL, "Send to '%s': a timeout must be a positive number of seconds",
-                   node != NULL ? node : "(null)");
-        return NULL;
+    if (g == NULL || fn == NULL) {
+        return sst__error(err, SST_EINVAL, "entrypoint: %s",
+                          g == NULL ? "NULL graph" : "NULL function");
     }
-    sst_value *s = sst_send_new(node, arg, err);
-    if (s == NULL || timeout == NULL ||
-        (timeout->run_timeout_s == 0 && timeout->idle_timeout_s == 0)) {
-        return s;
+    if (g->n_nodes > 0 || g->root || g->entrypoint || sst_schema_field_count(g->schema) > 0) {
+        return sst__error(err, SST_EINVAL,
+                          "entrypoint: the graph must be empty (no fields, nodes or root state)");
     }
-    return sst__set_take(s, "timeout", sst_timeout_policy_value(timeout, err), err);
+    sst_code rc = sst_graph_set_root(g, NULL, NULL, err);
+    if (rc == SST_OK) {
+        rc = sst_schema_add_field(g->schema, SST_ENTRY_INPUT, sst_reducer_replace(), NULL, err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_schema_add_field(g->schema, SST_ENTRY_PREVIOUS, sst_reducer_replace(), NULL, err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_node(g, name, sst__entry_node, NULL, opts, err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_edge(g, SST_START, name, err);
+    }
+    if (rc == SST_OK) {
+        rc = sst_graph_add_edge(g, name, SST_END, err);
+    }
+    if (rc == SST_OK) {
+        g->entrypoint = true;
+        g->entry_fn = fn;
+        g->entry_user_data = user_data;
+    }
+    return rc;
 }
 
 /* ---- compile ---- */
@@ -452,6 +462,9 @@ sst_value *sst_send_new_timeout(const char *node, sst_value *arg, const sst_time
 void sst_compile_opts_init(sst_compile_opts *o) {
     memset(o, 0, sizeof *o);
 }
+
+/* Adds the default error handler node to a graph copy and names it on every node without one. */
+static sst_code add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err);
 
 /* Copies the builder's records so the compiled graph does not depend on it. */
 static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
@@ -498,7 +511,7 @@ static sst_graph *graph_copy(const sst_graph *g, sst_error *err) {
                                   g->n_default_retry, err);
     }
     if (rc == SST_OK && g->default_handler != NULL) {
-        rc = sst__add_default_handler(c, g->default_handler, g->default_handler_user_data, err);
+        rc = add_default_handler(c, g->default_handler, g->default_handler_user_data, err);
     }
     for (size_t i = 0; rc == SST_OK && i < g->n_edges; i++) {
         rc = sst_graph_add_edge(c, g->edges[i].from, g->edges[i].to, err);
@@ -892,23 +905,6 @@ static void mark_interrupt(sst_compiled_graph *cg, size_t k, bool after) {
     }
 }
 
-sst_code sst__check_interrupt_lists(const sst_graph *g, const char *const *before, size_t n_before,
-                                    const char *const *after, size_t n_after, const char *who,
-                                    sst_error *err) {
-    for (int k = 0; k < 2; k++) {
-        const char *const *list = k ? after : before;
-        size_t n = k ? n_after : n_before;
-        for (size_t i = 0; list != NULL && i < n; i++) {
-            if (list[i] == NULL ||
-                (strcmp(list[i], SST_ALL_NODES) != 0 && sst__graph_find(g, list[i]) == SIZE_MAX)) {
-                return sst__error(err, SST_EINVAL, "%s: interrupt_%s names unknown node '%s'", who,
-                                  k ? "after" : "before", list[i] != NULL ? list[i] : "(NULL)");
-            }
-        }
-    }
-    return SST_OK;
-}
-
 /* Applies the interrupt lists (SST_ALL_NODES: every node); errors name an unknown node. */
 static sst_code mark_interrupts(sst_compiled_graph *cg, const sst_compile_opts *o, sst_error *err) {
     sst_code rc = sst__check_interrupt_lists(cg->g, o->interrupt_before, o->n_before,
@@ -1144,7 +1140,7 @@ sst_value *sst_compiled_graph_state_fields(const sst_compiled_graph *cg, sst_err
     return out;
 }
 
-sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err) {
+static sst_code add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err) {
     sst_code rc = add_node(g, SST__DEFAULT_HANDLER, fn, user_data, NULL, true, err);
     for (size_t i = 0; rc == SST_OK && i < g->n_nodes; i++) {
         sst__node *n = &g->nodes[i];

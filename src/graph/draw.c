@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "graph_int.h"
+#include "draw.h"
 #include "values/build.h"
 
 /* Mermaid node ids may not contain spaces or punctuation: quote labels, sanitize ids. */

@@ -24,7 +24,7 @@
  */
 #include <string.h>
 
-#include "graph_int.h"
+#include "draw.h"
 #include "values/build.h"
 
 typedef enum dkind { D_START, D_END, D_NODE, D_GRAPH } dkind;

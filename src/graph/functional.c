@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
 #include "stream.h"
 #include "superstep/functional.h"
 #include "values/build.h"
@@ -26,41 +26,6 @@ struct sst_future {
     sst_task_spec spec; /* name borrowed from the call */
     sst_future *next;
 };
-
-sst_code sst_graph_set_entrypoint(sst_graph *g, const char *name, sst_node_fn fn, void *user_data,
-                                  const sst_node_opts *opts, sst_error *err) {
-    SST__ERR_LOCAL(err);
-    if (g == NULL || fn == NULL) {
-        return sst__error(err, SST_EINVAL, "entrypoint: %s",
-                          g == NULL ? "NULL graph" : "NULL function");
-    }
-    if (g->n_nodes > 0 || g->root || g->entrypoint || sst_schema_field_count(g->schema) > 0) {
-        return sst__error(err, SST_EINVAL,
-                          "entrypoint: the graph must be empty (no fields, nodes or root state)");
-    }
-    sst_code rc = sst_graph_set_root(g, NULL, NULL, err);
-    if (rc == SST_OK) {
-        rc = sst_schema_add_field(g->schema, SST_ENTRY_INPUT, sst_reducer_replace(), NULL, err);
-    }
-    if (rc == SST_OK) {
-        rc = sst_schema_add_field(g->schema, SST_ENTRY_PREVIOUS, sst_reducer_replace(), NULL, err);
-    }
-    if (rc == SST_OK) {
-        rc = sst_graph_add_node(g, name, sst__entry_node, NULL, opts, err);
-    }
-    if (rc == SST_OK) {
-        rc = sst_graph_add_edge(g, SST_START, name, err);
-    }
-    if (rc == SST_OK) {
-        rc = sst_graph_add_edge(g, name, SST_END, err);
-    }
-    if (rc == SST_OK) {
-        g->entrypoint = true;
-        g->entry_fn = fn;
-        g->entry_user_data = user_data;
-    }
-    return rc;
-}
 
 bool sst_compiled_graph_is_entrypoint(const sst_compiled_graph *cg) {
     return cg != NULL && cg->g->entrypoint;

@@ -1,8 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private parts of the graph layer: the builder's records, the compiled
- * graph (a Pregel vertex set plus routing tables) and the node context.
- * docs/graph.md describes how a StateGraph maps onto the engine.
+ * Private parts of the graph layer, its lowest level ("state"): the
+ * builder's records, the compiled graph (a Pregel vertex set plus routing
+ * tables), the thread, and the helpers every level uses. docs/graph.md
+ * describes how a StateGraph maps onto the engine.
+ *
+ * The files of src/graph form a one-way stack; a file includes the private
+ * headers of its own level and the levels below, never above
+ * (tools/check-layers.sh checks it; docs/graph.md "Source layout"):
+ *
+ *   0 state    graph_int.h: names.c route.c public.c pending.c interrupts.c
+ *              node_opts.c record.c thread.c writer.c
+ *   1 persist  graph_persist.h: persist.c snapshot.c history.c
+ *   2 run      graph_run.h, stream.h: node.c invoke.c subgraph.c functional.c
+ *              command.c update.c stream.c live.c
+ *   3 compile  builder.c introspect.c (the builder compiles onto the run level)
+ *   4 draw     draw.h: draw.c drawable.c
  */
 #ifndef SUPERSTEP_GRAPH_INT_H
 #define SUPERSTEP_GRAPH_INT_H
@@ -40,12 +53,8 @@ typedef struct sst__node {
 #define SST__HANDLER_PREFIX  "__error_handler__"
 #define SST__DEFAULT_HANDLER "__default_error_handler__"
 
-/* The store of the run (sst_node_store), from the invoke context. */
-sst_store *sst__invoke_store(void *run_user_data);
 /* The vertex cache key of a node (sst_cache_key_fn; user data: its sst__node_ref). */
 sst_value *sst__node_cache_key(const sst_task *t, void *user_data, sst_error *err);
-/* Adds the default error handler node to a graph copy and names it on every node without one. */
-sst_code sst__add_default_handler(sst_graph *g, sst_node_fn fn, void *user_data, sst_error *err);
 
 typedef struct sst__edge {
     char *from, *to; /* owned */
@@ -180,72 +189,10 @@ struct sst_graph_thread {
     bool chain;      /* the next checkpoint goes without waiting for the last (a run's start) */
 };
 
-/* ---- live message events (invoke.c), for sst_node_stream_message ---- */
+/* ---- names and namespaces (names.c; sst__thread_open: thread.c) ---- */
 
-bool sst__invoke_streams_messages(void *run_user_data);
-/* Takes @p event. */
-sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
-                                    sst_error *err);
-
-/* The tracer of the invoke of @p run_user_data (NULL: none) and its superstep's span. */
-const sst_tracer *sst__invoke_tracer(void *run_user_data, void **step_span);
-/* Adds @p usage (borrowed object) to the model usage of the invoke of @p run_user_data. */
-sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_error *err);
-
-/* ---- subgraphs (subgraph.c) ---- */
-
-/* The durable thread of the invoke whose run user data is @p run_user_data, or NULL. */
-sst_graph_thread *sst__invoke_thread(void *run_user_data);
-/*
- * Records Command{graph = PARENT} @p cmd (takes: {"update"?, "goto"?}) for the invoke of
- * @p run_user_data: the first one wins. SST_EPARENT when the invoke runs no subgraph.
- */
-sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd);
-/* The Command{graph = PARENT} that ended the run of @p r (borrowed), or NULL. */
-const sst_value *sst__result_parent_command(const sst_graph_result *r);
-/* What a subgraph's run gets from its parent's (subgraph.c -> invoke.c). */
-typedef struct sst__nested {
-    const char *replay_from;  /* the root's time travel: the checkpoint replayed from, or NULL */
-    bool start_empty;         /* the thread starts with no state: it had none at that point */
-    const sst_value *targets; /* time travel to a subgraph's checkpoint: {ns: id}, or NULL */
-    bool loaded; /* the thread is loaded at the invoke's checkpoint_id already: not read again */
-    struct sst__writer *writer; /* durability "async": the root invoke's writer, or NULL */
-} sst__nested;
-/*
- * Invokes as sst_graph_invoke, as a subgraph's run (@p nested NULL: nothing more), without
- * taking the thread's lock (its parent holds it).
- */
-sst_graph_result *sst__graph_invoke_nested(const sst_compiled_graph *cg, sst_graph_thread *thread,
-                                           const sst_value *input, const sst_invoke_opts *opts,
-                                           const sst__nested *nested, sst_error *err);
-/* The checkpoint the invoke of @p run_user_data replays from (time travel), or NULL. */
-const char *sst__invoke_replay_from(void *run_user_data);
-/*
- * Time travel to a subgraph's checkpoint (a config naming one, with its checkpoint map):
- * {namespace: checkpoint id} of the subgraphs to go on from, or NULL.
- */
-const sst_value *sst__invoke_targets(void *run_user_data);
-/* True the first time the invoke of @p run_user_data asks for subgraph path @p path. */
-bool sst__invoke_first_visit(void *run_user_data, const char *path);
 /* The subgraph node @p node runs: its own (sst_graph_add_subgraph) or one it ran, or NULL. */
 const sst_compiled_graph *sst__subgraph_of(const sst_compiled_graph *cg, const char *node);
-/* The node function of every subgraph node: runs the child graph @p user_data. */
-sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data);
-/* Adds Command goto @p go (borrowed: a name, a Send or a list of them) to the node's gotos. */
-sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error *err);
-/* The compiled graph a node context's node belongs to. */
-const sst_compiled_graph *sst__node_graph(const sst_node_ctx *ctx);
-/* The index of the subgraph the node runs now among those of this run (0, 1, ...). */
-size_t sst__node_subgraph_call(sst_node_ctx *ctx);
-/* The task of a node context. */
-sst_task *sst__node_task(sst_node_ctx *ctx);
-/*
- * Interrupts the task with the child's interrupts @p list (borrowed: [{id, node, value}]),
- * kept as one interrupt {"index": 0, "value", "sub": list} (node.c). Returns SST_EINTERRUPT.
- */
-sst_code sst__node_forward_interrupts(sst_node_ctx *ctx, const sst_value *list);
-/* The namespace of the graph the invoke of @p run_user_data runs ("" for a root graph). */
-const char *sst__graph_ns(void *run_user_data);
 /*
  * The namespace of the subgraph node @p node of task @p task_id under @p parent_ns (new):
  * "parent_ns|node:task_id", or "parent_ns|node" for an SST_SUBGRAPH_KEEP @p child (NULL:
@@ -259,14 +206,6 @@ size_t sst__parent_ns_len(const char *ns, size_t len);
 /* Opens thread @p thread_id at namespace @p ns of @p cg (the graph the namespace names). */
 sst_graph_thread *sst__thread_open(const sst_compiled_graph *cg, sst_checkpointer *cp,
                                    const char *thread_id, const char *ns, sst_error *err);
-
-/*
- * Snapshot @p snap (taken) of @p t with each task of a subgraph node given its "state":
- * the subgraph's config {configurable: {thread_id, checkpoint_ns}}, or with @p nested the
- * subgraph's own snapshot (nested in turn) when it has checkpoints. NULL on failure.
- */
-sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
-                                   sst_error *err);
 
 /* ---- interrupts and their answers (interrupts.c) ---- */
 
@@ -288,98 +227,6 @@ bool sst__resume_is_id_map(const sst_value *pending, const sst_value *resume);
 sst_value *sst__resume_point_with_values(const sst_graph_thread *th, const sst_invoke_opts *o,
                                          sst_error *err);
 
-/* ---- durable threads (persist.c) ---- */
-
-/*
- * Time travel into another namespace: @p th (a new namespace, loaded) starts with a copy
- * of the checkpoint @p from loaded (its state, tasks, siblings' writes and run), written
- * as a "fork" with no parent; the stored answers are dropped.
- */
-sst_code sst__persist_copy(sst_graph_thread *th, const sst_graph_thread *from, sst_error *err);
-/* Makes @p th (loaded) start from no state: its next checkpoint is a root of its own. */
-sst_code sst__persist_empty(sst_graph_thread *th, sst_error *err);
-/* Loads the checkpoint @p id (NULL: latest) into @p th's run fields. */
-sst_code sst__persist_load(sst_graph_thread *th, const char *id, sst_error *err);
-/*
- * Writes one checkpoint after th->last_id: a snapshot of @p state every K
- * checkpoints (and after sst__persist_rebase), else the delta @p groups.
- */
-sst_code sst__persist_put(sst_graph_thread *th, int64_t step, const char *source,
-                          const sst_value *state, const sst_value *groups, const sst_value *next,
-                          const sst_value *writes_meta, const sst_invoke_opts *o, sst_error *err);
-/*
- * Replaying from an older checkpoint: writes a copy of it (source "fork",
- * parent the replayed checkpoint) to run on, whose tasks all run again: the
- * stored resume values, pending writes and interrupts are dropped.
- */
-sst_code sst__persist_replay(sst_graph_thread *th, const sst_invoke_opts *o, sst_error *err);
-/* The next checkpoint hangs off @p parent_id (NULL: none) at @p parent_step, as a snapshot. */
-sst_code sst__persist_rebase(sst_graph_thread *th, const char *parent_id, int64_t parent_step,
-                             sst_error *err);
-/* The routing of @p node (as if it had just written) on @p state: names and Sends. */
-sst_code sst__route_as(const sst_compiled_graph *cg, size_t node, const sst_value *state,
-                       sst_value **targets, sst_error *err);
-/*
- * Command{update, goto} on an interrupted run (command.c): the state and the
- * resume point of @p th changed, and on a durable thread written as a
- * checkpoint that keeps the pending interrupts.
- */
-sst_code sst__apply_command(const sst_compiled_graph *cg, sst_graph_thread *th,
-                            const sst_invoke_opts *o, bool durable, sst_error *err);
-/* Appends Command{goto} @p go (checked; NULL: nothing) to *targets. */
-sst_code sst__command_targets(const sst_compiled_graph *cg, const sst_value *go,
-                              sst_value **targets, sst_error *err);
-/* The options of the invoke whose run user data is @p run_user_data, or NULL (invoke.c). */
-const sst_invoke_opts *sst__invoke_opts(void *run_user_data);
-/* The first superstep that invoke may not run (its recursion limit). */
-uint64_t sst__invoke_stop_step(void *run_user_data);
-/*
- * @p view (taken) with the keys of @p delta a closed schema dropped (node.c):
- * routers still see them, as LangGraph's see a node's extra keys.
- */
-sst_value *sst__router_extra(const sst_compiled_graph *cg, sst_value *view, const sst_value *delta,
-                             sst_error *err);
-/*
- * Checks interrupt lists (compile's or an invoke's): every name is a node or
- * SST_ALL_NODES, else SST_EINVAL "WHO: interrupt_before names unknown node 'x'".
- */
-sst_code sst__check_interrupt_lists(const sst_graph *g, const char *const *before, size_t n_before,
-                                    const char *const *after, size_t n_after, const char *who,
-                                    sst_error *err);
-/* START's routing on @p state (invoke.c). */
-sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state,
-                            sst_value **targets, sst_error *err);
-/* The state stored by checkpoint record @p rec (replaying deltas onto a snapshot). */
-sst_value *sst__persist_materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err);
-/* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
-sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
-                            const sst_value *prepared, const sst_value *state_after,
-                            const sst_value *rp, bool fork, const sst_invoke_opts *o,
-                            sst_error *err);
-/* Writes the checkpoint after a committed superstep. */
-sst_code sst__persist_superstep(sst_graph_thread *th, const sst_superstep_stats *st,
-                                const sst_invoke_opts *o, sst_error *err);
-/*
- * Records on @p th's latest checkpoint what its resume point @p rp holds (the pending
- * writes and answers), @p interrupts (NULL: none) and skip_before; with @p error (NULL:
- * none) the thread's status is error, else idle when @p idle (a cancelled run), else
- * interrupted. Written in the caller's thread, after every checkpoint handed to the
- * writer (durability "async") is stored.
- */
-sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const sst_value *interrupts,
-                             bool skip_before, const char *error, bool idle, sst_error *err);
-/*
- * The snapshots (sst_graph_get_state's, subgraph tasks' configs included) of the records
- * @p list (newest first, as sst__record_list gives them), each task's result read from
- * its newer neighbour when that is its child; @p newer (NULL: none) is the record above
- * the first. @return new array; NULL on failure.
- */
-sst_value *sst__snapshots_of(sst_graph_thread *t, const sst_value *list, const char *newer,
-                             sst_error *err);
-/* Records how a run stopped (pending writes, interrupts) on the latest checkpoint. */
-sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
-                           const sst_value *interrupts, bool skip_before, const sst_invoke_opts *o,
-                           sst_error *err);
 /* ---- checkpoint records (record.c) ---- */
 
 /* One checkpoint to write (sst__record_put). */
@@ -456,16 +303,11 @@ sst_code sst__writer_wait(sst__writer *w, uint64_t ticket, sst_error *err);
 sst_code sst__writer_drain(sst__writer *w, sst_error *err);
 /* Runs what is queued, waits for it and frees @p w (NULL: no-op). */
 void sst__writer_free(sst__writer *w);
-/* Waits for the checkpoints @p th handed to its writer (none: SST_OK at once). */
-sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err);
 
 /* Names a new run of @p th (the one run-key format) in th->run_key. */
 sst_code sst__name_run(sst_graph_thread *th, sst_error *err);
 /* Sets th->run_key to a copy of @p key (any length). */
 sst_code sst__set_run_key(sst_graph_thread *th, const char *key, sst_error *err);
-/* The resume point that starts a run at @p superstep with @p targets (names and Sends). */
-sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
-                            const sst_value *targets, sst_error *err);
 
 /* ---- node options (node_opts.c) ---- */
 
@@ -484,16 +326,22 @@ static inline bool sst__hidden_field(const char *field) {
     return strncmp(field, "__", 2) == 0 && strcmp(field, SST_ROOT) != 0;
 }
 
+/* ---- names (names.c), routing values (route.c), the public state (public.c) ---- */
+
+/* True for a Send (sst_send_new's value) among routing values. */
+static inline bool sst__is_send(const sst_value *v) {
+    return sst_is_object(v) && sst_is_string(sst_object_get(v, "__send__"));
+}
+
 /* The node index of @p name, or SIZE_MAX. */
 size_t sst__graph_find(const sst_graph *g, const char *name);
-
 /*
- * The drawings' reading of a branch (draw.c): how many places @p br may go
- * to (a router without a path map: every node, then END), and the k-th with
- * its path-map key as @p label (NULL when the key is the target's name).
+ * Checks interrupt lists (compile's or an invoke's): every name is a node or
+ * SST_ALL_NODES, else SST_EINVAL "WHO: interrupt_before names unknown node 'x'".
  */
-size_t sst__branch_count(const sst_graph *g, const sst__branch *br);
-const char *sst__branch_at(const sst_graph *g, const sst__branch *br, size_t k, const char **label);
+sst_code sst__check_interrupt_lists(const sst_graph *g, const char *const *before, size_t n_before,
+                                    const char *const *after, size_t n_after, const char *who,
+                                    sst_error *err);
 
 /*
  * Resolves a router's result @p v for the branch @p b of node @p from into
@@ -502,15 +350,10 @@ const char *sst__branch_at(const sst_graph *g, const sst__branch *br, size_t k, 
 sst_code sst__route_result(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
                            const sst_value *v, sst_value **targets, sst_error *err);
 
-/* The vertex compute function of every node (node.c). */
-sst_code sst__node_vertex(sst_task *t, void *user_data);
-/* The commit hook that fires joins (node.c). */
-sst_code sst__graph_commit(sst_commit *c, void *user_data);
-
 /* A copy of @p state without the hidden "__" fields (SST_ROOT is kept; new reference). */
 sst_value *sst__graph_public_state(const sst_value *state, sst_error *err);
 /*
- * A task's update as the updates stream shows it (node.c): the delta without
+ * A task's update as the updates stream shows it: the delta without
  * hidden fields, or, when a field was written more than once ($writes), the
  * list of {field: value}, one per write, as LangGraph streams it.
  */
@@ -532,55 +375,9 @@ sst_value *sst__asked_afresh(const sst_value *rp, bool keep_pending, sst_error *
 sst_value *sst__with_pending(const sst_compiled_graph *cg, sst_value *state,
                              const sst_value *pending, sst_error *err);
 
-/* ---- snapshots (snapshot.c) ---- */
-
-/*
- * LangGraph's metadata "parents" of a checkpoint of @p t with metadata @p meta: each
- * ancestor graph's namespace -> the checkpoint its task ran from (new; {} for a root
- * graph's). Read back through the "pp" chain, one record a level (the last answer kept).
- */
-sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error *err);
-
-/*
- * LangGraph's StateSnapshot of record @p rec (with body and writes) whose
- * state is @p state; @p child is the record that committed rec's tasks (for
- * their results in the history) or NULL; @p head applies successful pending
- * writes to the values.
- */
-sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
-                         const sst_value *child, bool head, sst_error *err);
-
-/* ---- the node context (node.c; functional.c for entrypoints and tasks) ---- */
-
-typedef struct sst_future sst_future; /* functional.h */
-
-struct sst_node_ctx {
-    sst_task *task;
-    const sst_compiled_graph *cg;
-    size_t node;
-    sst_value *gotos;         /* owned list of names and Sends, or NULL: no Command goto */
-    size_t interrupt_calls;   /* how many times sst_node_interrupt was called */
-    sst_value *view;          /* owned: the state restricted to the node's input fields, or NULL */
-    char *task_ns;            /* owned: the task's namespace once asked for, or NULL */
-    size_t subgraph_calls;    /* subgraphs this run of the node ran (sst_node_run_subgraph) */
-    const sst_tracer *tracer; /* the invoke's, or NULL */
-    void *span;               /* this task's span, or NULL */
-    /* The functional API (functional.c). */
-    const char *call_name; /* a task's context: the task's name (borrowed), else NULL */
-    bool functional;       /* an entrypoint's or a task's context: sst_node_return works */
-    sst_value *ret;        /* owned: what sst_node_return gave, or NULL */
-    sst_value *save;       /* owned: sst_node_return_final's save, or NULL */
-    sst_future *futures;   /* owned: the tasks submitted, in order */
-    sst_future *futures_tail;
-};
-
 /* True when interrupt @p x (a pending one, or the engine's) is task @p id's or one of its
  * functional tasks' ("owner"). */
 bool sst__interrupt_of_task(const sst_value *x, const char *id);
-/* Frees what the functional API left on @p ctx (its futures, return values). */
-void sst__functional_ctx_free(sst_node_ctx *ctx);
-/* The entrypoint node's function (sst_graph_set_entrypoint). */
-sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data);
 /*
  * LangGraph's step of engine superstep @p superstep of @p cg: one more for a StateGraph
  * (its START runs as a step of its own there, before the first nodes), the same for an
@@ -589,15 +386,5 @@ sst_code sst__entry_node(sst_node_ctx *ctx, void *user_data);
 static inline int64_t sst__lg_step(const sst_compiled_graph *cg, uint64_t superstep) {
     return (int64_t)superstep + (cg->g->entrypoint ? 0 : 1);
 }
-/*
- * An entrypoint run's start on a durable thread: its input checkpoint, with the input
- * applied (@p prepared, @p state_after) and the entrypoint as its next task (@p rp), as
- * LangGraph's; no loop checkpoint before the entrypoint runs. Durability "exit" holds it
- * back as sst__persist_start does.
- */
-sst_code sst__entry_persist_start(sst_graph_thread *th, const sst_value *input,
-                                  const sst_value *prepared, const sst_value *state_after,
-                                  const sst_value *rp, bool fork, const sst_invoke_opts *o,
-                                  sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_INT_H */

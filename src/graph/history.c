@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_persist.h"
 #include "values/build.h"
 
 /*

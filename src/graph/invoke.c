@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
 #include "stream.h"
 #include "superstep/functional.h"
 #include "values/build.h"

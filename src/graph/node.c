@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
 #include "stream.h"
 #include "values/build.h"
 
@@ -415,101 +415,12 @@ sst_code sst_node_fail(sst_node_ctx *ctx, sst_code code, const char *fmt, ...) {
     return sst_task_fail(ctx->task, code, "%s", msg);
 }
 
-/* ---- routing ---- */
-
-static bool is_send(const sst_value *v) {
-    return sst_is_object(v) && sst_is_string(sst_object_get(v, "__send__"));
-}
-
-/* A short description of a routing value for error messages. */
-static void show(const sst_value *v, char *out, size_t n) {
-    char *text = sst_json_write(v, SST_JSON_COMPACT, NULL, NULL);
-    if (text == NULL) {
-        snprintf(out, n, "(%s)", sst_type_name(sst_value_type(v)));
-        return;
-    }
-    if (strlen(text) >= n) {
-        snprintf(out, n, "%.*s...", (int)(n - 4), text);
-    } else {
-        snprintf(out, n, "%s", text);
-    }
-    sst_free(text);
-}
-
-/* One element of a routing result: appends a name or a Send to *targets (END dropped). */
-static sst_code route_one(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
-                          const sst_value *v, sst_value **targets, sst_error *err) {
-    const char *who = b != NULL ? "router of" : "goto of";
-    char shown[96];
-    if (is_send(v)) {
-        const char *node = sst_string_cstr(sst_object_get(v, "__send__"));
-        if (sst__graph_find(cg->g, node) == SIZE_MAX) {
-            return sst__error(err, SST_EINVAL, "%s node '%s' sends to unknown node '%s'", who, from,
-                              node);
-        }
-        *targets = sst_array_push_take(*targets, sst_value_ref(v), err);
-        return *targets != NULL ? SST_OK : sst__code(err);
-    }
-    if (!sst_is_string(v)) {
-        show(v, shown, sizeof shown);
-        return sst__error(err, SST_ETYPE,
-                          "%s node '%s' returned %s (expected a node name, a list of names, END "
-                          "or Send)",
-                          who, from, shown);
-    }
-    const char *name = sst_string_cstr(v);
-    if (b != NULL && b->path_map != NULL) {
-        const sst_value *mapped = NULL;
-        if (sst_is_object(b->path_map)) {
-            mapped = sst_object_getn(b->path_map, name, sst_string_len(v));
-        } else {
-            for (size_t i = 0; i < sst_array_len(b->path_map) && mapped == NULL; i++) {
-                if (sst_value_equal(sst_array_get(b->path_map, i), v)) {
-                    mapped = sst_array_get(b->path_map, i);
-                }
-            }
-        }
-        if (mapped == NULL) {
-            show(v, shown, sizeof shown);
-            return sst__error(err, SST_EINVAL,
-                              "router of node '%s' returned %s, which is not in its path map", from,
-                              shown);
-        }
-        name = sst_string_cstr(mapped);
-    }
-    if (strcmp(name, SST_END) == 0) {
-        return SST_OK;
-    }
-    if (sst__graph_find(cg->g, name) == SIZE_MAX) {
-        return sst__error(err, SST_EINVAL, "%s node '%s' returned unknown node '%s'", who, from,
-                          name);
-    }
-    sst_value *s = sst_string_new(name, err);
-    *targets =
-        s != NULL ? sst_array_push_take(*targets, s, err) : (sst_value_unref(*targets), NULL);
-    return *targets != NULL ? SST_OK : sst__code(err);
-}
-
-sst_code sst__route_result(const sst_compiled_graph *cg, const sst__branch *b, const char *from,
-                           const sst_value *v, sst_value **targets, sst_error *err) {
-    if (sst_is_array(v)) {
-        for (size_t i = 0; i < sst_array_len(v); i++) {
-            sst_code rc = route_one(cg, b, from, sst_array_get(v, i), targets, err);
-            if (rc != SST_OK) {
-                return rc;
-            }
-        }
-        return SST_OK;
-    }
-    return route_one(cg, b, from, v, targets, err);
-}
-
 /* Turns resolved targets into activations and Sends of the task. */
 static sst_code go(sst_task *t, const sst_value *targets, sst_error *err) {
     for (size_t i = 0; i < sst_array_len(targets); i++) {
         const sst_value *x = sst_array_get(targets, i);
         sst_code rc;
-        if (is_send(x)) {
+        if (sst__is_send(x)) {
             sst_timeout_policy tp;
             bool own = sst_timeout_policy_from_value(sst_object_get(x, "timeout"), &tp);
             rc = sst_task_send_timeout(t, sst_string_cstr(sst_object_get(x, "__send__")),
@@ -780,56 +691,4 @@ sst_code sst__graph_commit(sst_commit *c, void *user_data) {
         }
     }
     return SST_OK;
-}
-
-sst_value *sst__graph_public_state(const sst_value *state, sst_error *err) {
-    bool hidden = false;
-    for (size_t i = 0; i < sst_object_len(state) && !hidden; i++) {
-        const char *k = sst_string_cstr(sst_object_key_at(state, i));
-        hidden = sst__hidden_field(k);
-    }
-    if (!hidden) {
-        return sst_value_ref(state);
-    }
-    sst_value *out = sst_object_empty();
-    for (size_t i = 0; i < sst_object_len(state) && out != NULL; i++) {
-        const sst_value *k = sst_object_key_at(state, i);
-        if (!sst__hidden_field(sst_string_cstr(k))) {
-            out = sst_object_setv_take(out, k, sst_value_ref(sst_object_value_at(state, i)), err);
-        }
-    }
-    return out;
-}
-
-/* Appends {field: w} to *list for each write of member @p i of @p delta. */
-static sst_value *push_writes(sst_value *list, const sst_value *delta, size_t i, sst_error *err) {
-    const sst_value *k = sst_object_key_at(delta, i);
-    const sst_value *v = sst_object_value_at(delta, i);
-    const sst_value *writes = sst_object_len(v) == 1 ? sst_object_get(v, SST_WRITES_KEY) : NULL;
-    size_t n = sst_is_array(writes) ? sst_array_len(writes) : 1;
-    for (size_t j = 0; j < n && list != NULL; j++) {
-        const sst_value *w = sst_is_array(writes) ? sst_array_get(writes, j) : v;
-        sst_value *one = sst_object_setv_take(sst_object_empty(), k, sst_value_ref(w), err);
-        list = one != NULL ? sst_array_push_take(list, one, err) : (sst_value_unref(list), NULL);
-    }
-    return list;
-}
-
-sst_value *sst__graph_public_update(const sst_value *delta, sst_error *err) {
-    sst_value *pub = sst__graph_public_state(delta, err);
-    bool repeated = false;
-    for (size_t i = 0; pub != NULL && i < sst_object_len(pub) && !repeated; i++) {
-        const sst_value *v = sst_object_value_at(pub, i);
-        repeated = sst_object_len(v) == 1 && sst_is_array(sst_object_get(v, SST_WRITES_KEY));
-    }
-    if (!repeated) {
-        return pub;
-    }
-    /* A field written more than once: one {field: value} per write (LangGraph's updates). */
-    sst_value *list = sst_array_empty();
-    for (size_t i = 0; list != NULL && i < sst_object_len(pub); i++) {
-        list = push_writes(list, pub, i, err);
-    }
-    sst_value_unref(pub);
-    return list;
 }

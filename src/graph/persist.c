@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_persist.h"
 #include "values/build.h"
 
 #define DEFAULT_SNAPSHOT_EVERY 64

@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "checkpoint/checkpoint_int.h"
-#include "graph_int.h"
+#include "graph_persist.h"
 #include "values/build.h"
 
 static sst_value *str(const char *s, sst_error *err) {
@@ -478,4 +478,66 @@ sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const 
                       interrupts_of(sst_object_get(writes, "interrupts"), NULL, err), err);
     sst_value_unref(parents);
     return s != NULL ? legacy_keys(s, rec, err) : NULL;
+}
+
+/* ---- subgraph tasks (the "state" of a snapshot's subgraph tasks) ---- */
+
+/* {"configurable": {"thread_id", "checkpoint_ns"}}: how a snapshot points at a subgraph. */
+static sst_value *ns_config(const char *thread_id, const char *ns, sst_error *err) {
+    sst_value *c =
+        sst__set_take(sst_object_empty(), "thread_id", sst_string_new(thread_id, err), err);
+    c = sst__set_take(c, "checkpoint_ns", sst_string_new(ns, err), err);
+    return sst__set_take(sst_object_empty(), "configurable", c, err);
+}
+
+/* The "state" of subgraph task @p tk: the nested snapshot, else the subgraph's config. */
+static sst_value *task_state(sst_graph_thread *t, const sst_compiled_graph *sub, const char *ns,
+                             bool nested, sst_error *err) {
+    if (nested && sub->checkpoints != SST_SUBGRAPH_NONE) {
+        sst_error e;
+        sst_error_clear(&e);
+        sst_graph_thread *cth = sst__thread_open(sub, t->cp, t->thread_id, ns, &e);
+        sst_value *snap = cth != NULL ? sst_graph_get_state_nested(cth, NULL, &e) : NULL;
+        sst_graph_thread_free(cth);
+        if (snap != NULL) {
+            return snap;
+        }
+        if (e.code != SST_ENOTFOUND) {
+            *err = e;
+            return NULL;
+        }
+    }
+    return ns_config(t->thread_id, ns, err);
+}
+
+sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
+                                   sst_error *err) {
+    const sst_value *tasks = sst_object_get(snap, "tasks");
+    sst_value *out = sst_array_empty();
+    bool any = false;
+    for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
+        const sst_value *tk = sst_array_get(tasks, i);
+        const char *name = sst_string_cstr(sst_object_get(tk, "name"));
+        const sst_compiled_graph *sub = sst__subgraph_of(t->cg, name);
+        if (sub == NULL) {
+            out = sst__push_take(out, sst_value_ref(tk), err);
+            continue;
+        }
+        any = true;
+        char *ns = sst__subgraph_ns(sub, t->ns, name, sst_string_cstr(sst_object_get(tk, "id")));
+        sst_value *st = ns != NULL ? task_state(t, sub, ns, nested, err) : NULL;
+        sst__free(ns);
+        if (st == NULL) {
+            sst__error_unless_set(err, SST_ENOMEM, "out of memory");
+            sst_value_unref(out);
+            sst_value_unref(snap);
+            return NULL;
+        }
+        out = sst__push_take(out, sst__set_take(sst_value_ref(tk), "state", st, err), err);
+    }
+    if (!any || out == NULL) {
+        sst_value_unref(out);
+        return any ? (sst_value_unref(snap), NULL) : snap;
+    }
+    return sst__set_take(snap, "tasks", out, err);
 }

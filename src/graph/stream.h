@@ -10,7 +10,7 @@
 #ifndef SUPERSTEP_GRAPH_STREAM_H
 #define SUPERSTEP_GRAPH_STREAM_H
 
-#include "graph_int.h"
+#include "graph_run.h"
 
 /* True when @p o has a stream callback (stream or stream_ns). */
 static inline bool sst__has_stream(const sst_invoke_opts *o) {

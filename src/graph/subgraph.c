@@ -21,39 +21,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
 #include "stream.h"
 #include "superstep/id.h"
 #include "values/build.h"
 
-/* ---- building ---- */
-
-sst_code sst_graph_add_subgraph(sst_graph *g, const char *name, const sst_compiled_graph *child,
-                                const sst_node_opts *opts, sst_error *err) {
-    if (child == NULL) {
-        return sst__error(err, SST_EINVAL, "graph: subgraph node '%s': NULL compiled graph",
-                          name != NULL ? name : "(null)");
-    }
-    /* The child is the node's user data: a compiled graph is immutable. */
-    sst_code rc = sst_graph_add_node(g, name, sst__subgraph_node, (void *)child, opts, err);
-    if (rc == SST_OK) {
-        g->nodes[sst__graph_find(g, name)].sub = child; /* its error handler may follow it */
-    }
-    return rc;
-}
+/* ---- lookups ---- */
 
 const sst_compiled_graph *sst_compiled_graph_subgraph(const sst_compiled_graph *cg,
                                                       const char *node) {
     size_t i = cg != NULL && node != NULL ? sst__graph_find(cg->g, node) : SIZE_MAX;
     return i != SIZE_MAX ? cg->g->nodes[i].sub : NULL;
-}
-
-const sst_compiled_graph *sst__subgraph_of(const sst_compiled_graph *cg, const char *node) {
-    size_t i = cg != NULL && node != NULL ? sst__graph_find(cg->g, node) : SIZE_MAX;
-    if (i == SIZE_MAX) {
-        return NULL;
-    }
-    return cg->g->nodes[i].sub != NULL ? cg->g->nodes[i].sub : atomic_load(&cg->ran_sub[i]);
 }
 
 /* Remembers that node @p node of @p cg ran @p child (the first one it ran is kept). */
@@ -64,29 +42,6 @@ static void note_ran(const sst_compiled_graph *cg, const char *node,
         const sst_compiled_graph *none = NULL;
         atomic_compare_exchange_strong(&cg->ran_sub[i], &none, child);
     }
-}
-
-/* ---- namespaces ---- */
-
-char *sst__subgraph_ns(const sst_compiled_graph *child, const char *parent_ns, const char *node,
-                       const char *task_id) {
-    sst__buf b;
-    sst__buf_init(&b);
-    sst__buf_printf(&b, "%s%s%s", parent_ns, parent_ns[0] != '\0' ? "|" : "", node);
-    if (child == NULL || child->checkpoints != SST_SUBGRAPH_KEEP) {
-        sst__buf_printf(&b, ":%s", task_id);
-    } else if (strchr(task_id, '|') != NULL) {
-        /* a kept child keeps the subgraph counter: "node|k" for a node's k-th subgraph */
-        sst__buf_printf(&b, "%s", strchr(task_id, '|'));
-    }
-    return sst__buf_detach(&b, NULL);
-}
-
-size_t sst__parent_ns_len(const char *ns, size_t len) {
-    while (len > 0 && ns[len - 1] != '|') {
-        len--;
-    }
-    return len > 0 ? len - 1 : 0;
 }
 
 /* The graph namespace @p ns names under @p cg, or NULL with @p err set. */
@@ -660,66 +615,4 @@ sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data) {
         return sst_node_fail(ctx, rc, "%s", err.msg[0] != '\0' ? err.msg : sst_strerror(rc));
     }
     return rc;
-}
-
-/* ---- snapshots ---- */
-
-/* {"configurable": {"thread_id", "checkpoint_ns"}}: how a snapshot points at a subgraph. */
-static sst_value *ns_config(const char *thread_id, const char *ns, sst_error *err) {
-    sst_value *c =
-        sst__set_take(sst_object_empty(), "thread_id", sst_string_new(thread_id, err), err);
-    c = sst__set_take(c, "checkpoint_ns", sst_string_new(ns, err), err);
-    return sst__set_take(sst_object_empty(), "configurable", c, err);
-}
-
-/* The "state" of subgraph task @p tk: the nested snapshot, else the subgraph's config. */
-static sst_value *task_state(sst_graph_thread *t, const sst_compiled_graph *sub, const char *ns,
-                             bool nested, sst_error *err) {
-    if (nested && sub->checkpoints != SST_SUBGRAPH_NONE) {
-        sst_error e;
-        sst_error_clear(&e);
-        sst_graph_thread *cth = sst__thread_open(sub, t->cp, t->thread_id, ns, &e);
-        sst_value *snap = cth != NULL ? sst_graph_get_state_nested(cth, NULL, &e) : NULL;
-        sst_graph_thread_free(cth);
-        if (snap != NULL) {
-            return snap;
-        }
-        if (e.code != SST_ENOTFOUND) {
-            *err = e;
-            return NULL;
-        }
-    }
-    return ns_config(t->thread_id, ns, err);
-}
-
-sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
-                                   sst_error *err) {
-    const sst_value *tasks = sst_object_get(snap, "tasks");
-    sst_value *out = sst_array_empty();
-    bool any = false;
-    for (size_t i = 0; i < sst_array_len(tasks) && out != NULL; i++) {
-        const sst_value *tk = sst_array_get(tasks, i);
-        const char *name = sst_string_cstr(sst_object_get(tk, "name"));
-        const sst_compiled_graph *sub = sst__subgraph_of(t->cg, name);
-        if (sub == NULL) {
-            out = sst__push_take(out, sst_value_ref(tk), err);
-            continue;
-        }
-        any = true;
-        char *ns = sst__subgraph_ns(sub, t->ns, name, sst_string_cstr(sst_object_get(tk, "id")));
-        sst_value *st = ns != NULL ? task_state(t, sub, ns, nested, err) : NULL;
-        sst__free(ns);
-        if (st == NULL) {
-            sst__error_unless_set(err, SST_ENOMEM, "out of memory");
-            sst_value_unref(out);
-            sst_value_unref(snap);
-            return NULL;
-        }
-        out = sst__push_take(out, sst__set_take(sst_value_ref(tk), "state", st, err), err);
-    }
-    if (!any || out == NULL) {
-        sst_value_unref(out);
-        return any ? (sst_value_unref(snap), NULL) : snap;
-    }
-    return sst__set_take(snap, "tasks", out, err);
 }

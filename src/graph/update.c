@@ -21,7 +21,7 @@
  */
 #include <string.h>
 
-#include "graph_int.h"
+#include "graph_run.h"
 #include "superstep/functional.h"
 #include "values/build.h"
 

@@ -1,0 +1,4 @@
+/* The run level may include the levels below it. */
+#include "graph_int.h"
+#include "graph_persist.h"
+#include "graph_run.h"

@@ -1,0 +1,2 @@
+/* fixture: the persist level */
+#include "graph_int.h"

@@ -1,0 +1,2 @@
+/* fixture: the run level */
+#include "graph_persist.h"

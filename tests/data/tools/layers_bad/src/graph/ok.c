@@ -1,2 +1,0 @@
-/* fine */
-#include "superstep/value.h"
