@@ -241,6 +241,25 @@ void sst__sqlite_db_hand_over(struct sst_sqlite_db *d);
  * so a batch commits as the connection was set when it began. */
 bool sst__sqlite_db_flushes(struct sst_sqlite_db *d);
 
+/*
+ * The statement helpers of every SQLite backend (sqlite_db.c). Errors read
+ * "KIND 'PATH': WHAT: <SQLite's message>" (KIND names the backend: "queue",
+ * "store", "cache", "checkpoint store") with SST_ENOMEM when SQLite ran out
+ * of memory, @p busy for a lock still held when the busy timeout ran out
+ * (SQLITE_BUSY, SQLITE_LOCKED; each backend says which code its callers
+ * retry on), else SST_EIO.
+ */
+/* The first column of the first row of @p sql (a PRAGMA, a count); *ok false when it failed. */
+int64_t sst__sqlite_int(struct sqlite3 *db, const char *sql, bool *ok);
+/* The code of SQLite result @p rc as above. */
+sst_code sst__sqlite_code(int rc, sst_code busy);
+/* Fills @p err for @p db's last error as above; returns its code. */
+sst_code sst__sqlite_error(struct sqlite3 *db, const char *kind, const char *path, sst_code busy,
+                           const char *what, sst_error *err);
+/* Runs @p sql (statements without rows); false with @p err filled as above. */
+bool sst__sqlite_exec(struct sqlite3 *db, const char *sql, const char *kind, const char *path,
+                      sst_code busy, const char *what, sst_error *err);
+
 /* The SHA-1 digest of @p len bytes (name-based UUIDs only; never for security). */
 void sst__sha1(const void *data, size_t len, unsigned char out[20]);
 

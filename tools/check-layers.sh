@@ -22,7 +22,7 @@ layer_rank() {
 header_layer() {
   case "$1" in
     superstep.h) echo umbrella ;; # includes every layer by design
-    error.h|version.h|export.h|id.h|sqlite.h|postgres.h) echo common ;;
+    error.h|version.h|export.h|id.h|sqlite.h|postgres.h|retry.h) echo common ;;
     value.h|json.h) echo values ;;
     reducer.h) echo reducers ;;
     pregel.h) echo pregel ;;

@@ -13,6 +13,7 @@
 #include "superstep/postgres.h"
 #include "superstep/pregel.h"
 #include "superstep/reducer.h"
+#include "superstep/retry.h"
 #include "superstep/sqlite.h"
 #include "superstep/store.h"
 #include "superstep/value.h"

@@ -17,8 +17,8 @@
 #include <time.h>
 
 #include "sqlite_int.h"
-#include "sqlite_util.h"
 #include "superstep/cache.h"
+#include "superstep/retry.h"
 
 enum { CQ_GET, CQ_SET, CQ_DROP_EXPIRED, CQ_CLEAR_NS, CQ_CLEAR_ALL, CQ_COUNT };
 
@@ -40,6 +40,14 @@ static const char k_cache_schema[] =
     " PRIMARY KEY(ns, key)) WITHOUT ROWID";
 
 #define CACHE_BUSY_TIMEOUT_MS 5000
+/* The backoff of opening a busy file (open_file): 2 ms doubling up to 100 ms, no jitter. */
+static const sst_retry_policy k_open_retry = {
+    .max_attempts = 0, /* unused: the busy timeout bounds the attempts */
+    .initial_interval_s = 0.002,
+    .backoff_factor = 2.0,
+    .max_interval_s = 0.1,
+    .jitter = false,
+};
 
 typedef struct sqlite_cache {
     sqlite3 *db; /* one connection (SQLITE_OPEN_NOMUTEX): only used under mu */
@@ -59,20 +67,14 @@ static bool last_was_busy(const sqlite_cache *s) {
     return c == SQLITE_BUSY || c == SQLITE_LOCKED;
 }
 
-/* Fills err with "cache 'path': what: sqlite's message" (copied now: the next call
- * overwrites it); SST_ENOMEM or SST_EIO. */
+/* Fills err with "cache 'path': what: sqlite's message": SST_ENOMEM or SST_EIO (the open
+ * retries a busy file itself; a busy get or put is an I/O error to the caller). */
 static sst_code db_error(const sqlite_cache *s, sst_error *err, const char *what) {
-    int c = sqlite3_extended_errcode(s->db) & 0xff;
-    return sst__error(err, c == SQLITE_NOMEM ? SST_ENOMEM : SST_EIO, "cache '%s': %s: %s", s->path,
-                      what, sqlite3_errmsg(s->db));
+    return sst__sqlite_error(s->db, "cache", s->path, SST_EIO, what, err);
 }
 
 static bool exec(sqlite_cache *s, const char *sql, const char *what, sst_error *err) {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-        db_error(s, err, what);
-        return false;
-    }
-    return true;
+    return sst__sqlite_exec(s->db, sql, "cache", s->path, SST_EIO, what, err);
 }
 
 /* ---- opening ---- */
@@ -129,19 +131,21 @@ static sst_code open_file(sqlite_cache *s, sst_error *err) {
     }
     sst__sqlite_busy(s->db, CACHE_BUSY_TIMEOUT_MS); /* before anything touches the file */
     /* The busy handler does not cover every step (a journal mode change may fail at
-     * once while another connection opens the file): retry those with backoff. */
+     * once while another connection opens the file): retry those with backoff, 2 ms
+     * doubling up to 100 ms (k_open_retry), for a second more than the busy timeout. */
     sst_code rc = SST_OK;
     uint64_t waited = 0;
-    for (uint64_t pause = 2;; pause = pause < 100 ? pause * 2 : 100) {
-        sst_error attempt;
-        sst_error_clear(&attempt);
-        rc = prepare_file(s, &attempt);
+    for (unsigned attempt = 1;; attempt++) {
+        sst_error failed;
+        sst_error_clear(&failed);
+        rc = prepare_file(s, &failed);
         if (rc == SST_OK || !last_was_busy(s) || waited >= CACHE_BUSY_TIMEOUT_MS + 1000) {
             if (rc != SST_OK && err != NULL) {
-                *err = attempt;
+                *err = failed;
             }
             break;
         }
+        uint64_t pause = sst_retry_policy_delay_ms(&k_open_retry, attempt, 0);
         sst__sleep_ms(pause);
         waited += pause;
     }

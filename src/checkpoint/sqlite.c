@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "sqlite_int.h"
-#include "sqlite_util.h"
 
 static const char *const k_sql[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
@@ -90,28 +89,16 @@ void sst_sqlite_opts_init(sst_sqlite_opts *o) {
 
 /* ---- helpers shared by the saver's files ---- */
 
-static sst_code code_of(int sqlite_code) {
-    int c = sqlite_code & 0xff;
-    return c == SQLITE_BUSY || c == SQLITE_LOCKED ? SST_EBUSY
-           : c == SQLITE_NOMEM                    ? SST_ENOMEM
-                                                  : SST_EIO;
+static sst_code code_of(int rc) {
+    return sst__sqlite_code(rc, SST_EBUSY);
 }
 
 sst_code sst__sq_db_error(const sqlite_saver *s, sst_error *err, const char *what) {
-    return sst__error(err, code_of(sqlite3_extended_errcode(s->db)),
-                      "checkpoint store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return sst__sqlite_error(s->db, "checkpoint store", s->path, SST_EBUSY, what, err);
 }
 
 bool sst__sq_exec(sqlite_saver *s, const char *sql, sst_error *err) {
-    char *msg = NULL;
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) {
-        sst__error(err, code_of(rc), "checkpoint store '%s': %s: %s", s->path, sql,
-                   msg != NULL ? msg : sqlite3_errmsg(s->db));
-        sqlite3_free(msg);
-        return false;
-    }
-    return true;
+    return sst__sqlite_exec(s->db, sql, "checkpoint store", s->path, SST_EBUSY, sql, err);
 }
 
 sqlite3_stmt *sst__sq_stmt(sqlite_saver *s, int which) {

@@ -5,6 +5,9 @@
  * Every SQLite backend works through one of these: its path-taking open
  * makes a private one, its `_db` open takes a reference on a shared one.
  *
+ * Also the statement helpers every backend uses (sst__sqlite_int, _error,
+ * _exec in common.h).
+ *
  * The mutex is recursive: a backend calls its callbacks holding it (a saver's
  * list, a store's search), and a callback may use another backend on the same
  * connection. The connection is opened NOMUTEX: this mutex is the only one.
@@ -219,4 +222,41 @@ sst_code sst_sqlite_db_set_flush(sst_sqlite_db *d, bool flush, sst_error *err) {
     }
     pthread_mutex_unlock(&d->mu);
     return rc;
+}
+
+/* ---- statement helpers of every backend ---- */
+
+int64_t sst__sqlite_int(sqlite3 *db, const char *sql, bool *ok) {
+    sqlite3_stmt *st = NULL;
+    int64_t v = 0;
+    *ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    if (*ok) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+sst_code sst__sqlite_code(int rc, sst_code busy) {
+    int c = rc & 0xff;
+    return c == SQLITE_BUSY || c == SQLITE_LOCKED ? busy : c == SQLITE_NOMEM ? SST_ENOMEM : SST_EIO;
+}
+
+sst_code sst__sqlite_error(sqlite3 *db, const char *kind, const char *path, sst_code busy,
+                           const char *what, sst_error *err) {
+    return sst__error(err, sst__sqlite_code(sqlite3_extended_errcode(db), busy), "%s '%s': %s: %s",
+                      kind, path, what, sqlite3_errmsg(db));
+}
+
+bool sst__sqlite_exec(sqlite3 *db, const char *sql, const char *kind, const char *path,
+                      sst_code busy, const char *what, sst_error *err) {
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        sst__error(err, sst__sqlite_code(rc, busy), "%s '%s': %s: %s", kind, path, what,
+                   msg != NULL ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return false;
+    }
+    return true;
 }

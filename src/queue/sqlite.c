@@ -110,16 +110,13 @@ static const char k_schema[] =
 /* ---- helpers shared by the queue's files ---- */
 
 /* A lock still held by another connection when the busy timeout ran out is worth a retry. */
-static sst_code code_of(int sqlite_code) {
-    int c = sqlite_code & 0xff;
-    return c == SQLITE_BUSY || c == SQLITE_LOCKED ? SST_EUNAVAILABLE
-           : c == SQLITE_NOMEM                    ? SST_ENOMEM
-                                                  : SST_EIO;
+#define QUEUE_BUSY SST_EUNAVAILABLE
+static sst_code code_of(int rc) {
+    return sst__sqlite_code(rc, QUEUE_BUSY);
 }
 
 sst_code sst__qs_error(const sqlite_queue *s, sst_error *err, const char *what) {
-    return sst__error(err, code_of(sqlite3_extended_errcode(s->db)), "queue '%s': %s: %s", s->path,
-                      what, sqlite3_errmsg(s->db));
+    return sst__sqlite_error(s->db, "queue", s->path, QUEUE_BUSY, what, err);
 }
 
 sqlite3_stmt *sst__qs_stmt(sqlite_queue *s, int which) {
@@ -183,32 +180,15 @@ static void owner_gone_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 
 /* ---- opening ---- */
 
-/* The first column of the first row of @p sql; *ok false when it failed. */
-static int64_t query_int(sqlite_queue *s, const char *sql, bool *ok) {
-    sqlite3_stmt *st = NULL;
-    int64_t v = 0;
-    *ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
-          sqlite3_step(st) == SQLITE_ROW;
-    if (*ok) {
-        v = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
 static bool exec(sqlite_queue *s, const char *sql, const char *what, sst_error *err) {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-        sst__qs_error(s, err, what);
-        return false;
-    }
-    return true;
+    return sst__sqlite_exec(s->db, sql, "queue", s->path, QUEUE_BUSY, what, err);
 }
 
 static bool has_table(sqlite_queue *s, const char *name, bool *ok) {
     char sql[128];
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", name);
-    return query_int(s, sql, ok) > 0;
+    return sst__sqlite_int(s->db, sql, ok) > 0;
 }
 
 /* PRAGMA quick_check of the queue's tables and their indexes only (a shared file may be big). */
@@ -233,7 +213,7 @@ static sst_code quick_check(sqlite_queue *s, sst_error *err) {
 /* The checks of a file that has tables: ours, with queue tables this build reads. */
 static sst_code check_tables(sqlite_queue *s, bool *has_queue, sst_error *err) {
     bool ok;
-    int64_t app = query_int(s, "PRAGMA application_id", &ok);
+    int64_t app = sst__sqlite_int(s->db, "PRAGMA application_id", &ok);
     if (!ok || app != SST__QUEUE_SQLITE_APP_ID) {
         return sst__error(err, ok ? SST_EIO : code_of(sqlite3_errcode(s->db)),
                           "queue '%s' is not a superstep database (application_id 0x%08llx, "
@@ -244,7 +224,8 @@ static sst_code check_tables(sqlite_queue *s, bool *has_queue, sst_error *err) {
     if (!ok || !*has_queue) {
         return ok ? SST_OK : sst__qs_error(s, err, "reading the schema");
     }
-    int64_t schema = query_int(s, "SELECT value FROM sst_queue_meta WHERE key = 'schema'", &ok);
+    int64_t schema =
+        sst__sqlite_int(s->db, "SELECT value FROM sst_queue_meta WHERE key = 'schema'", &ok);
     if (!ok || !has_table(s, "sst_runs", &ok) || !ok) {
         return sst__error(err, SST_EIO, "queue '%s' has damaged queue tables: %s", s->path,
                           ok ? "sst_runs is missing" : sqlite3_errmsg(s->db));
@@ -264,7 +245,7 @@ static sst_code create_schema(sqlite_queue *s, sst_error *err) {
         return sst__code(err);
     }
     bool ok;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     bool has = ok && has_table(s, "sst_queue_meta", &ok);
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA application_id=%d", SST__QUEUE_SQLITE_APP_ID);
@@ -283,7 +264,7 @@ static sst_code create_schema(sqlite_queue *s, sst_error *err) {
 /* One attempt at checking and preparing the file; SST_EUNAVAILABLE means try again. */
 static sst_code prepare_file(sqlite_queue *s, sst_error *err) {
     bool ok, has_queue = false;
-    int64_t tables = query_int(s, "SELECT count(*) FROM sqlite_master", &ok);
+    int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {
         sst_code code =
             code_of(sqlite3_errcode(s->db)) == SST_EUNAVAILABLE ? SST_EUNAVAILABLE : SST_EIO;

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "checkpoint/sqlite_util.h"
 #include "sqlite_int.h"
 
 static const char *const k_sql[Q_COUNT] = {
@@ -63,10 +62,7 @@ static const char k_schema[] =
 /* ---- helpers ---- */
 
 sst_code sst__sqs_error(sqstore *s, sst_error *err, const char *what) {
-    int ext = sqlite3_extended_errcode(s->db);
-    int prim = ext & 0xff;
-    sst_code code = prim == SQLITE_BUSY || prim == SQLITE_LOCKED ? SST_EBUSY : SST_EIO;
-    return sst__error(err, code, "store '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return sst__sqlite_error(s->db, "store", s->path, SST_EBUSY, what, err);
 }
 
 /* Inside sst_sqlite_db_begin: the transaction statements as savepoints of that one. */
@@ -153,11 +149,7 @@ void sst__sqs_floats_out(void *dst, const float *src, size_t n) {
 }
 
 static bool exec(sqstore *s, const char *sql, const char *what, sst_error *err) {
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-        sst__sqs_error(s, err, what);
-        return false;
-    }
-    return true;
+    return sst__sqlite_exec(s->db, sql, "store", s->path, SST_EBUSY, what, err);
 }
 
 /* ---- the in-memory index ---- */
