@@ -59,28 +59,18 @@ sst_code sst__entry_persist_start(sst_graph_thread *th, const sst_value *input,
                                   const sst_value *prepared, const sst_value *state_after,
                                   const sst_value *rp, bool fork, const sst_invoke_opts *o,
                                   sst_error *err) {
-    th->restart = false;
-    sst_value *group = prepared != NULL
-                           ? sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err)
-                           : sst_array_empty();
-    sst_value *groups = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
-    if (groups == NULL) {
-        return sst__code(err);
-    }
-    if (o->durability == SST_DURABILITY_EXIT) {
-        /* Held back with the supersteps' deltas; sst__persist_stop writes the input
-         * checkpoint when the entrypoint stopped in its step. */
-        sst_value_unref(th->exit_groups);
-        sst_value_unref(th->exit_writes);
-        th->exit_writes = NULL;
-        th->exit_groups = groups;
-        return SST_OK;
+    /* With durability "exit" the input is held back with the supersteps' deltas;
+     * sst__persist_stop writes the input checkpoint when the entrypoint stopped in its step. */
+    sst_value *groups;
+    sst_code rc = sst__persist_start_groups(th, prepared, o, &groups, err);
+    if (rc != SST_OK || groups == NULL) {
+        return rc;
     }
     sst_value *meta = sst__set_take(sst_object_empty(), SST_START,
                                     sst_value_ref(input != NULL ? input : sst_null()), err);
-    sst_code rc = meta != NULL ? sst__persist_put(th, th->last_step + 1, fork ? "fork" : "input",
-                                                  state_after, groups, rp, meta, o, err)
-                               : sst__code(err);
+    rc = meta != NULL ? sst__persist_put(th, th->last_step + 1, fork ? "fork" : "input",
+                                         state_after, groups, rp, meta, o, err)
+                      : sst__code(err);
     sst_value_unref(meta);
     sst_value_unref(groups);
     return rc;

@@ -48,6 +48,14 @@ sst_code sst__route_as(const sst_compiled_graph *cg, size_t node, const sst_valu
                        sst_value **targets, sst_error *err);
 /* The state stored by checkpoint record @p rec (replaying deltas onto a snapshot). */
 sst_value *sst__persist_materialize(sst_graph_thread *th, const sst_value *rec, sst_error *err);
+/*
+ * The start of a run's checkpoints (sst__persist_start, and an entrypoint's start in
+ * functional.c): clears th->restart and gives in *groups (new) the one delta group of the
+ * input @p prepared (NULL: an empty group); with durability "exit" holds it back on @p th
+ * instead (th->exit_groups; *groups NULL), to be written with the run's last checkpoint.
+ */
+sst_code sst__persist_start_groups(sst_graph_thread *th, const sst_value *prepared,
+                                   const sst_invoke_opts *o, sst_value **groups, sst_error *err);
 /* Writes the input and first loop checkpoints of a new run; sets th->last_id. */
 sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
                             const sst_value *prepared, const sst_value *state_after,

@@ -608,16 +608,15 @@ static sst_code put_input_checkpoint(sst_graph_thread *th, const sst_value *inpu
     return rc;
 }
 
-sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
-                            const sst_value *prepared, const sst_value *state_after,
-                            const sst_value *rp, bool fork, const sst_invoke_opts *o,
-                            sst_error *err) {
+sst_code sst__persist_start_groups(sst_graph_thread *th, const sst_value *prepared,
+                                   const sst_invoke_opts *o, sst_value **groups, sst_error *err) {
+    *groups = NULL;
     th->restart = false;
     sst_value *group = prepared != NULL
                            ? sst_array_push_take(sst_array_empty(), sst_value_ref(prepared), err)
                            : sst_array_empty();
-    sst_value *groups = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
-    if (groups == NULL) {
+    sst_value *all = group != NULL ? sst_array_push_take(sst_array_empty(), group, err) : NULL;
+    if (all == NULL) {
         return sst__code(err);
     }
     if (o->durability == SST_DURABILITY_EXIT) {
@@ -625,12 +624,24 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
         sst_value_unref(th->exit_groups);
         sst_value_unref(th->exit_writes);
         th->exit_writes = NULL;
-        th->exit_groups = groups;
+        th->exit_groups = all;
         return SST_OK;
+    }
+    *groups = all;
+    return SST_OK;
+}
+
+sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value *input,
+                            const sst_value *prepared, const sst_value *state_after,
+                            const sst_value *rp, bool fork, const sst_invoke_opts *o,
+                            sst_error *err) {
+    sst_value *groups;
+    sst_code rc = sst__persist_start_groups(th, prepared, o, &groups, err);
+    if (rc != SST_OK || groups == NULL) {
+        return rc; /* failed, or held back (durability "exit") */
     }
     /* The input checkpoint (step -1 of a new thread): the state before the input.
      * A restarted run has it already. With a writer, both go to it at once. */
-    sst_code rc = SST_OK;
     if (!restart) {
         rc = put_input_checkpoint(th, input, fork, o, err);
         th->chain = rc == SST_OK;

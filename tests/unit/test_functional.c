@@ -604,6 +604,56 @@ static void test_previous_and_final(void **state) {
     sst_graph_free(g);
 }
 
+/* Runs remember three times on a new thread under @p d; the sources of its checkpoints,
+ * oldest first, into @p out ("input,loop,..."). */
+static void entry_sources(sst_durability d, char *out, size_t n) {
+    sst_error err;
+    sst_graph *g;
+    sst_compiled_graph *cg = compile_entry(&g, "foo", remember, NULL, NULL);
+    sst_checkpointer *cp = sst_memory_saver_new(&err);
+    sst_graph_thread *th = sst_graph_thread_open(cg, cp, "d", &err);
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.durability = d;
+    for (int i = 0; i < 3; i++) {
+        sst_value *in = tu_json("{\"__root__\": \"m\"}");
+        sst_graph_result *r = sst_graph_invoke(cg, th, in, &o, &err);
+        sst_value_unref(in);
+        sst_value *v = root_of(sst_graph_result_state(r));
+        char want[8];
+        snprintf(want, sizeof want, "%d", i); /* previous survives each durability */
+        assert_json_eq(v, want);
+        sst_value_unref(v);
+        sst_graph_result_free(r);
+    }
+    sst_value *h = sst_graph_get_state_history(th, NULL, 0, &err);
+    assert_non_null(h);
+    out[0] = '\0';
+    for (size_t i = sst_array_len(h); i-- > 0;) {
+        const sst_value *meta = sst_object_get(sst_array_get(h, i), "metadata");
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%s", len > 0 ? "," : "",
+                 sst_string_cstr(sst_object_get(meta, "source")));
+    }
+    sst_value_unref(h);
+    sst_graph_thread_free(th);
+    sst_checkpointer_free(cp);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
+/* An entrypoint's start (sst__entry_persist_start): an input checkpoint and no loop one
+ * before the entrypoint runs; durability "exit" holds the input back and writes one
+ * checkpoint at the invoke's end; sst_entrypoint_previous reads the same under each. */
+static void test_entry_durability(void **state) {
+    (void)state;
+    char sync[256], exit_[256];
+    entry_sources(SST_DURABILITY_SYNC, sync, sizeof sync);
+    entry_sources(SST_DURABILITY_EXIT, exit_, sizeof exit_);
+    assert_string_equal(sync, "input,loop,input,loop,input,loop");
+    assert_string_equal(exit_, "loop,loop,loop"); /* one checkpoint an invoke */
+}
+
 /* ---- kill -9 ---- */
 
 static const char *g_log; /* the side-effect log of the crash test */
@@ -725,6 +775,7 @@ int main(void) {
         cmocka_unit_test(test_errors_and_retry),
         cmocka_unit_test(test_cache_policy),
         cmocka_unit_test(test_previous_and_final),
+        cmocka_unit_test(test_entry_durability),
         cmocka_unit_test(test_kill9_replays_finished_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
