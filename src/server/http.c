@@ -39,6 +39,11 @@ typedef struct tcp_conn {
  * accepting, so the clients past it would wait in the kernel's backlog until they give
  * up; its limit is set above ours (SRV_CONN_RESERVE more) so that each connection past ours
  * is accepted, answered 503 at once and closed, and the backlog drains as fast as it fills.
+ *
+ * Such a connection's socket context is &k_over. Process-wide on purpose, and no state:
+ * only its address is used, as a mark that no tracked tcp_conn (each its own allocation)
+ * can have; nothing reads or writes its fields, so every server of the process may compare
+ * against it from any thread without a lock. Its count lives in the server (n_tcp, hmu).
  */
 static tcp_conn k_over;
 #define SRV_CONN_RESERVE 64

@@ -3,9 +3,16 @@
  * Graphviz's dot layout as SVG (libgvc, Debian libgraphviz-dev): the picture of
  * a graph that `superstep graph --svg` prints and the web page shows.
  *
- * Graphviz keeps global state (its error handler, the cgraph dictionaries) and is
- * not thread-safe, so every call goes through one mutex; the context lives as long
- * as the process.
+ * Process-wide state, on purpose: g_mu, g_gvc and g_msg below belong to no object.
+ * sst_dot_to_svg is a free function (the CLI calls it with no server; every server
+ * of the process shares it), and Graphviz itself is process-wide: its error handler
+ * (agseterrf) is one global callback without user data, so its message can only land
+ * in a global (g_msg), and cgraph keeps its error state (level, count, last text) in
+ * globals too, so two contexts (one a server) would still share them and race. Thread
+ * safety: every call, from any thread, holds g_mu for the whole of its Graphviz
+ * work, reading and writing g_gvc and g_msg only then. The context is made on the
+ * first call and lives as long as the process (a cache: made once, then only used
+ * under g_mu); it is not freed at exit, as Graphviz's globals are not.
  *
  * The context has two plugins only: the dot layout and the core renderers (SVG),
  * loaded from Graphviz's plugin folder beside libgvc. Without the others (pango above
@@ -25,9 +32,9 @@
 #include "common.h"
 #include "superstep/server.h"
 
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static GVC_t *g_gvc;
-static char g_msg[200]; /* Graphviz's last error message */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* every call's Graphviz work */
+static GVC_t *g_gvc;    /* under g_mu: the context, made by the first call */
+static char g_msg[200]; /* under g_mu: Graphviz's last error message (on_error) */
 
 static int on_error(char *msg) {
     snprintf(g_msg, sizeof g_msg, "%s", msg);
