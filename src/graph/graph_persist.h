@@ -10,13 +10,8 @@
 
 #include "graph_int.h"
 
-/*
- * Snapshot @p snap (taken) of @p t with each task of a subgraph node given its "state":
- * the subgraph's config {configurable: {thread_id, checkpoint_ns}}, or with @p nested the
- * subgraph's own snapshot (nested in turn) when it has checkpoints. NULL on failure.
- */
-sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
-                                   sst_error *err);
+/* ---- durable threads (persist.c) ---- */
+
 /*
  * Time travel into another namespace: @p th (a new namespace, loaded) starts with a copy
  * of the checkpoint @p from loaded (its state, tasks, siblings' writes and run), written
@@ -90,6 +85,9 @@ sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err);
 /* The resume point that starts a run at @p superstep with @p targets (names and Sends). */
 sst_value *sst__start_point(const sst_compiled_graph *cg, uint64_t superstep,
                             const sst_value *targets, sst_error *err);
+
+/* ---- snapshots (snapshot.c) ---- */
+
 /*
  * LangGraph's metadata "parents" of a checkpoint of @p t with metadata @p meta: each
  * ancestor graph's namespace -> the checkpoint its task ran from (new; {} for a root
@@ -104,5 +102,13 @@ sst_value *sst__parents_of(sst_graph_thread *t, const sst_value *meta, sst_error
  */
 sst_value *sst__snapshot(const sst_graph_thread *t, const sst_value *rec, const sst_value *state,
                          const sst_value *child, bool head, sst_error *err);
+
+/*
+ * Snapshot @p snap (taken) of @p t with each task of a subgraph node given its "state":
+ * the subgraph's config {configurable: {thread_id, checkpoint_ns}}, or with @p nested the
+ * subgraph's own snapshot (nested in turn) when it has checkpoints. NULL on failure.
+ */
+sst_value *sst__snapshot_subgraphs(sst_graph_thread *t, sst_value *snap, bool nested,
+                                   sst_error *err);
 
 #endif /* SUPERSTEP_GRAPH_PERSIST_H */

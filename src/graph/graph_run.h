@@ -12,8 +12,11 @@
 #include "graph_int.h"
 #include "graph_persist.h"
 
+/* ---- the run context of an invoke (invoke.c), read by the files of this level ---- */
+
 /* The store of the run (sst_node_store), from the invoke context. */
 sst_store *sst__invoke_store(void *run_user_data);
+/* True when the invoke streams messages events (sst_node_stream_message). */
 bool sst__invoke_streams_messages(void *run_user_data);
 /* Takes @p event. */
 sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
@@ -29,6 +32,8 @@ sst_graph_thread *sst__invoke_thread(void *run_user_data);
  * @p run_user_data: the first one wins. SST_EPARENT when the invoke runs no subgraph.
  */
 sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd);
+/* ---- subgraphs (subgraph.c, invoke.c) ---- */
+
 /* The Command{graph = PARENT} that ended the run of @p r (borrowed), or NULL. */
 const sst_value *sst__result_parent_command(const sst_graph_result *r);
 /* What a subgraph's run gets from its parent's (subgraph.c -> invoke.c). */
@@ -57,6 +62,8 @@ const sst_value *sst__invoke_targets(void *run_user_data);
 bool sst__invoke_first_visit(void *run_user_data, const char *path);
 /* The node function of every subgraph node: runs the child graph @p user_data. */
 sst_code sst__subgraph_node(sst_node_ctx *ctx, void *user_data);
+/* ---- the node runner and its context (node.c; functional.c for entrypoints and tasks) ---- */
+
 /* Adds Command goto @p go (borrowed: a name, a Send or a list of them) to the node's gotos. */
 sst_code sst__node_goto_value(sst_node_ctx *ctx, const sst_value *go, sst_error *err);
 /* The compiled graph a node context's node belongs to. */
@@ -72,6 +79,8 @@ sst_task *sst__node_task(sst_node_ctx *ctx);
 sst_code sst__node_forward_interrupts(sst_node_ctx *ctx, const sst_value *list);
 /* The namespace of the graph the invoke of @p run_user_data runs ("" for a root graph). */
 const char *sst__graph_ns(void *run_user_data);
+/* ---- Command and START (command.c, invoke.c) ---- */
+
 /*
  * Command{update, goto} on an interrupted run (command.c): the state and the
  * resume point of @p th changed, and on a durable thread written as a
@@ -99,6 +108,7 @@ sst_code sst__start_routing(const sst_compiled_graph *cg, const sst_value *state
 sst_code sst__node_vertex(sst_task *t, void *user_data);
 /* The commit hook that fires joins (node.c). */
 sst_code sst__graph_commit(sst_commit *c, void *user_data);
+
 typedef struct sst_future sst_future; /* functional.h */
 
 struct sst_node_ctx {
@@ -120,6 +130,7 @@ struct sst_node_ctx {
     sst_future *futures;   /* owned: the tasks submitted, in order */
     sst_future *futures_tail;
 };
+
 /* Frees what the functional API left on @p ctx (its futures, return values). */
 void sst__functional_ctx_free(sst_node_ctx *ctx);
 /* The entrypoint node's function (sst_graph_set_entrypoint). */
