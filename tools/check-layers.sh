@@ -44,17 +44,28 @@ graph_level() {
       echo 0 ;; # state: records, names, routing values, pending writes, checkpoint records
     graph_persist.h|persist.c|snapshot.c|history.c)
       echo 1 ;; # persist: a durable thread's checkpoints, snapshots, history
-    graph_run.h|stream.h|node.c|invoke.c|subgraph.c|functional.c|command.c|update.c|stream.c|live.c)
-      echo 2 ;; # run: an invoke, its nodes, subgraphs, functional API, Command, streams
+    stream.h|stream.c|live.c)
+      echo 2 ;; # stream: an invoke's stream and live events
+    run_ctx.h|run_ctx.c)
+      echo 3 ;; # run context: an invoke's context and its accessors
+    graph_node.h|node.c|functional.c|command.c)
+      echo 4 ;; # node: the node runner, the functional API, Command
+    graph_invoke.h|invoke.c)
+      echo 5 ;; # invoke: a run of a graph
+    graph_subgraph.h|subgraph.c|update.c)
+      echo 6 ;; # subgraph: subgraph nodes and update_state, both invoking graphs
     builder.c|introspect.c)
-      echo 3 ;; # compile: the builder, compiling onto the run level
+      echo 7 ;; # compile: the builder, compiling onto the levels below
     draw.h|draw.c|drawable.c)
-      echo 4 ;; # draw: drawings of a compiled graph
+      echo 8 ;; # draw: drawings of a compiled graph
     *) echo -1 ;;
   esac
 }
 graph_level_name() {
-  case "$1" in 0) echo state ;; 1) echo persist ;; 2) echo run ;; 3) echo compile ;; 4) echo draw ;; esac
+  case "$1" in
+    0) echo state ;; 1) echo persist ;; 2) echo stream ;; 3) echo run-context ;; 4) echo node ;;
+    5) echo invoke ;; 6) echo subgraph ;; 7) echo compile ;; 8) echo draw ;;
+  esac
 }
 
 bad=0

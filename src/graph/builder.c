@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_subgraph.h"
 #include "superstep/functional.h"
 #include "values/build.h"
 

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_node.h"
 #include "values/build.h"
 
 /* The targets of @p resume_point's tasks plus @p go (checked): names, then Sends. */

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_node.h"
 #include "stream.h"
 #include "superstep/functional.h"
 #include "values/build.h"

@@ -9,13 +9,16 @@
  * headers of its own level and the levels below, never above
  * (tools/check-layers.sh checks it; docs/graph.md "Source layout"):
  *
- *   0 state    graph_int.h: names.c route.c public.c pending.c interrupts.c
- *              node_opts.c record.c thread.c writer.c
- *   1 persist  graph_persist.h: persist.c snapshot.c history.c
- *   2 run      graph_run.h, stream.h: node.c invoke.c subgraph.c functional.c
- *              command.c update.c stream.c live.c
- *   3 compile  builder.c introspect.c (the builder compiles onto the run level)
- *   4 draw     draw.h: draw.c drawable.c
+ *   0 state        graph_int.h: names.c route.c public.c pending.c interrupts.c
+ *                  node_opts.c record.c thread.c writer.c
+ *   1 persist      graph_persist.h: persist.c snapshot.c history.c
+ *   2 stream       stream.h: stream.c live.c
+ *   3 run context  run_ctx.h: run_ctx.c (an invoke's context and its accessors)
+ *   4 node         graph_node.h: node.c functional.c command.c
+ *   5 invoke       graph_invoke.h: invoke.c
+ *   6 subgraph     graph_subgraph.h: subgraph.c update.c
+ *   7 compile      builder.c introspect.c (the builder compiles onto the levels below)
+ *   8 draw         draw.h: draw.c drawable.c
  */
 #ifndef SUPERSTEP_GRAPH_INT_H
 #define SUPERSTEP_GRAPH_INT_H

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_invoke.h"
 #include "stream.h"
 #include "superstep/functional.h"
 #include "values/build.h"
@@ -27,141 +27,12 @@ struct sst_graph_result {
     sst_value *usage;      /* owned: the model usage reported, or NULL */
 };
 
-/* What the engine hooks need. */
-typedef struct invoke_ctx {
-    const sst_compiled_graph *cg;
-    const sst_invoke_opts *o;
-    uint64_t first_step;  /* the superstep this invoke starts at */
-    bool skip_before;     /* do not interrupt before the first superstep (a resume) */
-    uint64_t step;        /* the superstep being run */
-    const char *stopped;  /* "before" or "after" when a static interrupt stopped the run */
-    sst_value *nodes;     /* owned: the nodes that caused it */
-    sst__streamer s;      /* the stream (its callback's failure in s.rc, s.err) */
-    sst_graph_thread *th; /* durable threads: where checkpoints go; else NULL */
-    sst_code persist_rc;  /* a checkpoint that could not be written */
-    sst_error persist_err;
-    sst__live live;          /* what nodes stream while they run (live.c) */
-    bool nested;             /* a subgraph's run: Command{graph = PARENT} goes to its parent */
-    sst_value *parent_cmd;   /* owned: the first such Command (under live.mu), or NULL */
-    const char *replay_from; /* time travel: the checkpoint replayed from (subgraphs load theirs) */
-    sst_value *visited;      /* owned (under live.mu): subgraph paths loaded for that, or NULL */
-    const sst_value *targets; /* time travel to subgraph checkpoints: {ns: id}, or NULL */
-    sst_value *usage;         /* owned (under live.mu): model usage reported, or NULL */
-    void *run_span;           /* the tracer's span of this run, or NULL */
-    void *step_span;          /* of the superstep running (set before its tasks), or NULL */
-    /* Calls (the functional API's tasks) that finished in the running superstep. */
-    pthread_mutex_t calls_mu; /* guards what follows (taken on the calls' threads) */
-    const sst_value *run_rp;  /* borrowed: the resume point the engine started from */
-    sst_value *calls_rp;      /* owned: the resume point written with their results, or NULL */
-    uint64_t calls_step;      /* the superstep calls_rp belongs to */
-} invoke_ctx;
-
-const sst_invoke_opts *sst__invoke_opts(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    return c != NULL ? c->o : NULL;
-}
-
-sst_store *sst__invoke_store(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    if (c == NULL) {
-        return NULL;
-    }
-    return c->o->store != NULL ? c->o->store : c->cg->store;
-}
-
-uint64_t sst__invoke_stop_step(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    return c != NULL ? c->first_step + c->o->recursion_limit : UINT64_MAX;
-}
-
-sst_graph_thread *sst__invoke_thread(void *run_user_data) {
-    invoke_ctx *c = run_user_data;
-    return c != NULL ? c->th : NULL;
-}
-
-sst_code sst__invoke_parent_command(void *run_user_data, sst_value *cmd) {
-    invoke_ctx *c = run_user_data;
-    if (c == NULL || !c->nested) {
-        sst_value_unref(cmd);
-        return SST_EPARENT;
-    }
-    pthread_mutex_lock(&c->live.mu);
-    if (c->parent_cmd == NULL) {
-        c->parent_cmd = cmd;
-        cmd = NULL;
-    }
-    pthread_mutex_unlock(&c->live.mu);
-    sst_value_unref(cmd);
-    return SST_OK;
-}
-
-const char *sst__invoke_replay_from(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    return c != NULL ? c->replay_from : NULL;
-}
-
-const sst_value *sst__invoke_targets(void *run_user_data) {
-    const invoke_ctx *c = run_user_data;
-    return c != NULL ? c->targets : NULL;
-}
-
-bool sst__invoke_first_visit(void *run_user_data, const char *path) {
-    invoke_ctx *c = run_user_data;
-    if (c == NULL) {
-        return false;
-    }
-    pthread_mutex_lock(&c->live.mu);
-    bool first = c->visited == NULL || sst_object_get(c->visited, path) == NULL;
-    if (first) {
-        sst_value *v = c->visited != NULL ? c->visited : sst_object_empty();
-        c->visited = v != NULL ? sst_object_set_take(v, path, sst_bool(true), NULL) : NULL;
-    }
-    pthread_mutex_unlock(&c->live.mu);
-    return first;
-}
-
 const sst_value *sst__result_parent_command(const sst_graph_result *r) {
     return r != NULL ? r->parent_cmd : NULL;
 }
 
-sst__live *sst__invoke_live(void *run_user_data) {
-    invoke_ctx *c = run_user_data;
-    return c != NULL ? &c->live : NULL;
-}
-
-bool sst__invoke_streams_messages(void *run_user_data) {
-    return sst__live_on(sst__invoke_live(run_user_data), SST_STREAM_MESSAGES);
-}
-
-sst_code sst__invoke_stream_message(void *run_user_data, const char *node, sst_value *event,
-                                    sst_error *err) {
-    return sst__live_token(sst__invoke_live(run_user_data), node, event, err);
-}
-
-sst_code sst__invoke_add_usage(void *run_user_data, const sst_value *usage, sst_error *err) {
-    invoke_ctx *c = run_user_data;
-    if (!sst_is_object(usage)) {
-        return sst__error(err, SST_EINVAL, "usage: expected an object, got %s",
-                          sst_type_name(sst_value_type(usage)));
-    }
-    if (c == NULL) {
-        return SST_OK;
-    }
-    pthread_mutex_lock(&c->live.mu);
-    sst_value *sum = sst__counts_add(c->usage, usage, err);
-    c->usage = sum;
-    pthread_mutex_unlock(&c->live.mu);
-    return sum != NULL ? SST_OK : sst__code(err);
-}
-
-const sst_tracer *sst__invoke_tracer(void *run_user_data, void **step_span) {
-    const invoke_ctx *c = run_user_data;
-    *step_span = c != NULL ? c->step_span : NULL;
-    return c != NULL ? c->o->tracer : NULL;
-}
-
 /* Ends the superstep's span, if one is open. */
-static void end_step_span(invoke_ctx *c, sst_code code, const char *message) {
+static void end_step_span(sst__invoke_ctx *c, sst_code code, const char *message) {
     if (c->step_span != NULL) {
         c->o->tracer->end(c->o->tracer->user_data, c->step_span, code, message, NULL);
         c->step_span = NULL;
@@ -169,7 +40,7 @@ static void end_step_span(invoke_ctx *c, sst_code code, const char *message) {
 }
 
 /* Opens the span of superstep @p step (@p n tasks) under the run's. */
-static void start_step_span(invoke_ctx *c, uint64_t step, size_t n) {
+static void start_step_span(sst__invoke_ctx *c, uint64_t step, size_t n) {
     const sst_tracer *t = c->o->tracer;
     if (t == NULL) {
         return;
@@ -186,7 +57,7 @@ static void start_step_span(invoke_ctx *c, uint64_t step, size_t n) {
 }
 
 /* Opens the run's span under the invoke's trace_parent. */
-static void start_run_span(invoke_ctx *c, const sst_graph_thread *th) {
+static void start_run_span(sst__invoke_ctx *c, const sst_graph_thread *th) {
     const sst_tracer *t = c->o->tracer;
     if (t == NULL) {
         return;
@@ -206,7 +77,7 @@ static void start_run_span(invoke_ctx *c, const sst_graph_thread *th) {
 }
 
 /* Ends the run's span (and a superstep's left open by a failure) with the outcome. */
-static void end_run_span(invoke_ctx *c, const sst_graph_result *r, const sst_error *err) {
+static void end_run_span(sst__invoke_ctx *c, const sst_graph_result *r, const sst_error *err) {
     const sst_tracer *t = c->o->tracer;
     if (t == NULL) {
         return;
@@ -230,7 +101,7 @@ static void end_run_span(invoke_ctx *c, const sst_graph_result *r, const sst_err
 }
 
 /* The usage so far (new reference, or NULL), for the checkpoint being written. */
-static void usage_to_thread(invoke_ctx *c) {
+static void usage_to_thread(sst__invoke_ctx *c) {
     if (c->th == NULL) {
         return;
     }
@@ -296,12 +167,12 @@ static sst_value *str(const char *s) {
 
 /* ---- engine hooks ---- */
 
-static size_t node_index(const invoke_ctx *c, const char *vertex) {
+static size_t node_index(const sst__invoke_ctx *c, const char *vertex) {
     return sst__graph_find(c->cg->g, vertex);
 }
 
 /* True when the invoke stops before (or after) node @p k: its own list, else the compiled one. */
-static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
+static bool stops_at(const sst__invoke_ctx *c, size_t k, bool before) {
     const char *const *list = before ? c->o->interrupt_before : c->o->interrupt_after;
     size_t n = before ? c->o->n_before : c->o->n_after;
     if (list == NULL) {
@@ -316,7 +187,7 @@ static bool stops_at(const invoke_ctx *c, size_t k, bool before) {
 }
 
 static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void *ud) {
-    invoke_ctx *c = ud;
+    sst__invoke_ctx *c = ud;
     c->step = step;
     start_step_span(c, step, n);
     if (c->o->cancelled != NULL && c->o->cancelled(c->o->cancel_user_data, false)) {
@@ -348,7 +219,7 @@ static sst_code before_hook(uint64_t step, const char *const *v, size_t n, void 
 }
 
 static void sleep_hook(uint64_t ms, void *ud) {
-    invoke_ctx *c = ud;
+    sst__invoke_ctx *c = ud;
     if (c->o->sleep != NULL) {
         c->o->sleep(ms, c->o->sleep_user_data);
         return;
@@ -357,7 +228,7 @@ static void sleep_hook(uint64_t ms, void *ud) {
 }
 
 /* Stops the run after a superstep that ran an interrupt_after node (each named once). */
-static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
+static sst_code interrupt_after(sst__invoke_ctx *c, const sst_superstep_stats *st) {
     sst_value *nodes = sst_array_empty();
     for (size_t i = 0; i < st->tasks && nodes != NULL; i++) {
         size_t k = node_index(c, st->task[i].vertex);
@@ -385,7 +256,7 @@ static sst_code interrupt_after(invoke_ctx *c, const sst_superstep_stats *st) {
 
 /* Streams a committed superstep, then applies interrupt_after. */
 static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
-    invoke_ctx *c = ud;
+    sst__invoke_ctx *c = ud;
     end_step_span(c, SST_OK, NULL);
     if (c->th != NULL) {
         usage_to_thread(c);
@@ -512,9 +383,9 @@ static sst_value *apply_input(const sst_compiled_graph *cg, sst_value *state,
  * (owned) in *rp. On failure returns false with *state consumed and set to NULL; *early is then
  * the result for a failed START router, or NULL with @p err set.
  */
-static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *input, bool restart,
-                      bool fork, sst_value **state, sst_value **rp, sst_graph_result **early,
-                      sst_error *err) {
+static bool begin_run(sst__invoke_ctx *c, sst_graph_thread *th, const sst_value *input,
+                      bool restart, bool fork, sst_value **state, sst_value **rp,
+                      sst_graph_result **early, sst_error *err) {
     const sst_compiled_graph *cg = c->cg;
     bool durable = c->th != NULL;
     *early = NULL;
@@ -583,7 +454,7 @@ static bool begin_run(invoke_ctx *c, sst_graph_thread *th, const sst_value *inpu
  * replays it instead of running it again.
  */
 static void call_hook(const sst_task *t, const sst_value *entry, void *user_data) {
-    invoke_ctx *c = user_data;
+    sst__invoke_ctx *c = user_data;
     const char *name = sst_string_cstr(sst_object_get(entry, "name"));
     if (sst__live_on(&c->live, SST_STREAM_UPDATES)) {
         (void)sst__live_send(&c->live, SST_STREAM_UPDATES, name,
@@ -644,7 +515,7 @@ static void call_hook(const sst_task *t, const sst_value *entry, void *user_data
     pthread_mutex_unlock(&c->calls_mu);
 }
 
-static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state,
+static sst_run_result *run_engine(sst__invoke_ctx *c, sst_value *rp, sst_value *state,
                                   const char *run_key, sst_error *err) {
     c->first_step = (uint64_t)sst_int_value(sst_object_get(rp, "superstep"));
     sst_run_opts ro;
@@ -682,7 +553,7 @@ static sst_run_result *run_engine(invoke_ctx *c, sst_value *rp, sst_value *state
 
 /* Keeps what the next invoke of @p th needs after the run @p rr (borrowed), and writes the
  * final checkpoint of a durable thread; a failure to write it fails @p r. */
-static void remember_run(invoke_ctx *c, sst_graph_thread *th, const sst_run_result *rr,
+static void remember_run(sst__invoke_ctx *c, sst_graph_thread *th, const sst_run_result *rr,
                          const char *run_key, sst_graph_result *r) {
     set_thread_state(th, sst_run_result_state(rr));
     sst_value_unref(th->resume_point);
@@ -723,7 +594,7 @@ static sst_value *interrupted_state(const sst_compiled_graph *cg, const sst_run_
                              sst_object_get(sst_run_result_resume_point(rr), "pending"), &err);
 }
 
-static sst_graph_result *finish_run(invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
+static sst_graph_result *finish_run(sst__invoke_ctx *c, sst_graph_thread *th, sst_run_result *rr,
                                     const char *run_key, sst_error *err) {
     sst_graph_result *r = new_result(err);
     if (r == NULL) {
@@ -777,8 +648,9 @@ typedef struct run_how {
 } run_how;
 
 /* Resumes the thread's run or starts a new one on @p state (takes it), then runs it. */
-static sst_graph_result *run_thread(invoke_ctx *c, sst_graph_thread *th, const sst_value *input,
-                                    const run_how *how, sst_value *state, sst_error *err) {
+static sst_graph_result *run_thread(sst__invoke_ctx *c, sst_graph_thread *th,
+                                    const sst_value *input, const run_how *how, sst_value *state,
+                                    sst_error *err) {
     const sst_invoke_opts *o = c->o;
     sst_value *rp = NULL;
     if (how->resuming && how->fork && sst__persist_replay(th, o, err) != SST_OK) {
@@ -875,7 +747,7 @@ static const sst_value *subgraph_targets(const sst_invoke_opts **o, sst_invoke_o
  * for a root (in *own), its root's for a subgraph (one order for the whole tree, see
  * writer.c). False when out of memory.
  */
-static bool start_writes(invoke_ctx *c, const sst__nested *nested, sst__writer **own,
+static bool start_writes(sst__invoke_ctx *c, const sst__nested *nested, sst__writer **own,
                          sst_error *err) {
     *own = NULL;
     if (c->th == NULL || c->o->durability != SST_DURABILITY_ASYNC) {
@@ -898,7 +770,7 @@ static bool start_writes(invoke_ctx *c, const sst__nested *nested, sst__writer *
  * the root, every one of its subgraphs'; the writer goes) before the invoke returns. A
  * write that failed fails the run with the saver's error, if nothing failed it before.
  */
-static void end_writes(invoke_ctx *c, sst__writer *own, sst_graph_result *r) {
+static void end_writes(sst__invoke_ctx *c, sst__writer *own, sst_graph_result *r) {
     sst_error e;
     sst_error_clear(&e);
     sst_code rc = own != NULL ? sst__writer_drain(own, &e) : sst__persist_flush(c->th, &e);
@@ -962,7 +834,7 @@ static sst_graph_result *invoke_locked(const sst_compiled_graph *cg, sst_graph_t
     if (state == NULL) {
         return NULL;
     }
-    invoke_ctx c;
+    sst__invoke_ctx c;
     memset(&c, 0, sizeof c);
     c.cg = cg;
     c.o = o;

@@ -130,6 +130,18 @@ sst_code sst__live_note_input(sst__live *l, const sst_value *input, sst_error *e
     return ok ? SST_OK : sst__enomem(err);
 }
 
+const char *sst__live_ns(const sst__live *l) {
+    if (l == NULL) {
+        return "";
+    }
+    if (l->th != NULL && l->th->ns != NULL) {
+        return l->th->ns;
+    }
+    const sst_value *v =
+        sst_object_get(sst_object_get(l->o->config, "configurable"), "checkpoint_ns");
+    return sst_is_string(v) ? sst_string_cstr(v) : "";
+}
+
 /* The configurable keys LangGraph copies into the metadata of a "messages" chunk. */
 static const char *const k_meta_keys[] = {"thread_id", "checkpoint_id", "checkpoint_ns", "task_id",
                                           "run_id",    "assistant_id",  "graph_id"};
@@ -160,8 +172,7 @@ static sst_value *metadata(const sst__live *l, sst_task *t, const char *node) {
         trig != NULL ? sst__push_take(sst_array_empty(), sst_string_new(trig, NULL), NULL) : NULL,
         NULL);
     sst__free(trig);
-    char *ns =
-        sst__subgraph_ns(NULL, sst__graph_ns(sst_task_run_user_data(t)), node, sst_task_id(t));
+    char *ns = sst__subgraph_ns(NULL, sst__live_ns(l), node, sst_task_id(t));
     m = sst__set_take(m, "langgraph_checkpoint_ns", ns != NULL ? sst_string_new(ns, NULL) : NULL,
                       NULL);
     sst__free(ns);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_node.h"
 #include "stream.h"
 #include "values/build.h"
 
@@ -89,19 +89,6 @@ const char *sst_node_run_id(const sst_node_ctx *ctx) {
 const char *sst_node_checkpoint_id(const sst_node_ctx *ctx) {
     const sst__live *l = sst__invoke_live(sst_task_run_user_data(ctx->task));
     return l != NULL && l->th != NULL && l->th->last_id != NULL ? l->th->last_id : "";
-}
-
-const char *sst__graph_ns(void *run_user_data) {
-    const sst__live *l = sst__invoke_live(run_user_data);
-    if (l == NULL) {
-        return "";
-    }
-    if (l->th != NULL && l->th->ns != NULL) {
-        return l->th->ns;
-    }
-    const sst_value *v =
-        sst_object_get(sst_object_get(l->o->config, "configurable"), "checkpoint_ns");
-    return sst_is_string(v) ? sst_string_cstr(v) : "";
 }
 
 const char *sst_node_checkpoint_ns(const sst_node_ctx *ctx) {

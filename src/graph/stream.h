@@ -10,7 +10,7 @@
 #ifndef SUPERSTEP_GRAPH_STREAM_H
 #define SUPERSTEP_GRAPH_STREAM_H
 
-#include "graph_run.h"
+#include "graph_persist.h"
 
 /* True when @p o has a stream callback (stream or stream_ns). */
 static inline bool sst__has_stream(const sst_invoke_opts *o) {
@@ -99,8 +99,8 @@ typedef struct sst__live {
 void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke_opts *o,
                     sst_graph_thread *th);
 void sst__live_free(sst__live *l);
-/* The live side of the invoke whose run user data is @p run_user_data (invoke.c), or NULL. */
-sst__live *sst__invoke_live(void *run_user_data);
+/* The namespace of the graph whose invoke @p l streams for ("" for a root graph; NULL: ""). */
+const char *sst__live_ns(const sst__live *l);
 /* True when the callback is set and asks for mode @p m (@p l may be NULL). */
 bool sst__live_on(const sst__live *l, sst_stream_mode m);
 /* Sends @p event (takes) as mode @p m now, serialized with the other live calls. */

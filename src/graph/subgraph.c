@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_subgraph.h"
 #include "stream.h"
 #include "superstep/id.h"
 #include "values/build.h"

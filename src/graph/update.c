@@ -21,7 +21,7 @@
  */
 #include <string.h>
 
-#include "graph_run.h"
+#include "graph_invoke.h"
 #include "superstep/functional.h"
 #include "values/build.h"
 

@@ -1,2 +1,2 @@
 /* The draw level, the top, may include any level. */
-#include "graph_run.h"
+#include "graph_node.h"

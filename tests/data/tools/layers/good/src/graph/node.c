@@ -1,4 +1,4 @@
-/* The run level may include the levels below it. */
+/* The node level may include the levels below it. */
 #include "graph_int.h"
 #include "graph_persist.h"
-#include "graph_run.h"
+#include "graph_node.h"

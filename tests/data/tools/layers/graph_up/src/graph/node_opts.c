@@ -1,3 +1,3 @@
-/* A state-level file that wrongly reaches up into the run level. */
+/* A state-level file that wrongly reaches up into the node level. */
 #include "graph_int.h"
-#include "graph_run.h"
+#include "graph_node.h"

@@ -1,2 +1,0 @@
-/* fixture: the run level */
-#include "graph_persist.h"

@@ -1,0 +1,2 @@
+/* fixture: the node level */
+#include "graph_persist.h"
