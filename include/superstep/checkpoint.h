@@ -187,6 +187,9 @@ typedef struct sst_thread_query {
     bool descending;
     size_t offset; /* skip this many */
     size_t limit;  /* at most this many (0: all) */
+    /* Only threads whose user metadata's "owner" is this string (NULL: any): the server's
+     * users (docs/auth.md). The SQLite saver applies it in SQL, served by an index. */
+    const char *owner;
 } sst_thread_query;
 
 /* ---- the implementation interface ---------------------------------------- */

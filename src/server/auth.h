@@ -67,4 +67,31 @@ void srv_keys_free(srv_keys *k);
  */
 sst_value *srv_keys_find(const srv_keys *k, const char *key);
 
+/* ---- the choke point (auth.c) ------------------------------------------------------ */
+
+/* srv_auth and srv_auth_req are declared in server_int.h (the server and each request
+ * hold one). */
+#include "server_int.h"
+
+void srv_auth_free(srv_auth *a);
+/*
+ * The router's hook: for a request matched to route @p pattern (@p open: served without
+ * a user), finds the user and checks and adjusts the request for its resource.action
+ * (the file comment of auth.c). Returns @p h, or a handler answering the refusal (401 for
+ * no or a bad token, 404 for another user's resource, 403, 409).
+ */
+srv_handler srv_auth_gate(srv_request *r, const char *pattern, srv_handler h, bool open);
+/* Frees the request's auth state (the request's end). */
+void srv_auth_release(srv_request *r);
+/* The identity every search of @p r is limited to: NULL without auth or for an admin. */
+const char *srv_auth_owner(const srv_request *r);
+/* The request's user ({"identity", "permissions", ...}; borrowed), or NULL. */
+const sst_value *srv_auth_user(const srv_request *r);
+/* True when the request's user may see a resource with @p metadata: no auth, an admin,
+ * their own, or one with no owner (shared, as the graphs' own assistants are). */
+bool srv_auth_sees(const srv_request *r, const sst_value *metadata);
+/* @p metadata (taken) with "owner" set to the request's user (when there is one); for a
+ * thread a run makes. NULL @p r: unchanged. */
+sst_value *srv_auth_stamp(const srv_request *r, sst_value *metadata);
+
 #endif

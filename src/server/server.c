@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "cors.h"
 #include "crons.h"
 #include "prune.h"
@@ -290,6 +291,7 @@ void sst_server_free(sst_server *s) {
     srv_streams_close_all(s);
     srv_streams_sweep_all(s);
     srv_graphs_free(s);
+    srv_auth_free(s->auth);
     sst_queue_free(s->queue);
     sst_store_free(s->store);
     sst_embedder_free(s->embedder); /* after the store that embeds with it */
