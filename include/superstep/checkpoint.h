@@ -188,7 +188,8 @@ typedef struct sst_thread_query {
     size_t offset; /* skip this many */
     size_t limit;  /* at most this many (0: all) */
     /* Only threads whose user metadata's "owner" is this string (NULL: any): the server's
-     * users (docs/auth.md). The SQLite saver applies it in SQL, served by an index. */
+     * users (docs/auth.md). Every saver must apply it (a saver that ignored it would show
+     * a user others' threads). The SQLite saver applies it in SQL, served by an index. */
     const char *owner;
 } sst_thread_query;
 

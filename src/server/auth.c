@@ -28,7 +28,8 @@
 struct srv_auth {
     srv_jwt *jwt;
     srv_keys *keys;
-    char *admin; /* the admin permission */
+    srv_lua_auth *lua; /* a Lua auth file: its handlers decide (auth_lua.c) */
+    char *admin;       /* the admin permission */
 };
 
 /* One request's user and, when refused, the answer. */
@@ -38,6 +39,8 @@ struct srv_auth_req {
     bool admin;
     unsigned status;
     char msg[300];
+    bool lua;          /* the Lua handlers decide: no owner rules of the built-in modes */
+    sst_value *filter; /* the Lua handler's metadata filter, or NULL (no restriction) */
 };
 
 /* ---- configuration -------------------------------------------------------------- */
@@ -48,6 +51,7 @@ void srv_auth_free(srv_auth *a) {
     }
     srv_jwt_free(a->jwt);
     srv_keys_free(a->keys);
+    srv_lua_auth_free(a->lua);
     sst__free(a->admin);
     sst__free(a);
 }
@@ -64,7 +68,7 @@ static char *beside(const char *base, const char *rel) {
 }
 
 static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, sst_error *err) {
-    static const char *const known[] = {"jwt", "api_keys", "admin_permission", NULL};
+    static const char *const known[] = {"path", "jwt", "api_keys", "admin_permission", NULL};
     for (size_t i = 0; i < sst_object_len(spec); i++) {
         const char *k = sst_string_cstr(sst_object_key_at(spec, i));
         size_t n = 0;
@@ -73,14 +77,17 @@ static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, 
         }
         if (known[n] == NULL) {
             return sst__error(err, SST_EINVAL,
-                              "auth: unknown member \"%s\" (jwt, api_keys, admin_permission)", k);
+                              "auth: unknown member \"%s\" (path, jwt, api_keys, admin_permission)",
+                              k);
         }
     }
     const sst_value *jwt = sst_object_get(spec, "jwt");
     const sst_value *keys = sst_object_get(spec, "api_keys");
     const sst_value *admin = sst_object_get(spec, "admin_permission");
-    if (jwt == NULL && keys == NULL) {
-        return sst__error(err, SST_EINVAL, "auth: give \"jwt\" or \"api_keys\"");
+    const sst_value *path = sst_object_get(spec, "path");
+    if ((jwt == NULL && keys == NULL) == (path == NULL)) {
+        return sst__error(err, SST_EINVAL,
+                          "auth: give \"path\" (a Lua auth file), or \"jwt\" and/or \"api_keys\"");
     }
     if (admin != NULL && (!sst_is_string(admin) || sst_string_len(admin) == 0)) {
         return sst__error(err, SST_EINVAL, "auth: \"admin_permission\" must be a string");
@@ -88,6 +95,21 @@ static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, 
     const char *adm = admin != NULL ? sst_string_cstr(admin) : "admin";
     if ((a->admin = sst__strndup(adm, strlen(adm))) == NULL) {
         return sst__enomem(err);
+    }
+    if (path != NULL) {
+        if (!sst_is_string(path) || sst_string_len(path) == 0) {
+            return sst__error(err, SST_EINVAL, "auth: \"path\" must be a file name");
+        }
+        if (strstr(sst_string_cstr(path), ".py") != NULL) {
+            return sst__error(err, SST_EINVAL,
+                              "auth: a Python auth file (%s) is not supported yet: give a Lua "
+                              "file (docs/auth.md)",
+                              sst_string_cstr(path));
+        }
+        char *file = beside(base, sst_string_cstr(path));
+        a->lua = file != NULL ? srv_lua_auth_load(file, err) : NULL;
+        sst__free(file);
+        return a->lua != NULL ? SST_OK : sst__code(err);
     }
     if (jwt != NULL && (a->jwt = srv_jwt_new(jwt, base, err)) == NULL) {
         return sst__code(err);
@@ -141,6 +163,7 @@ void srv_auth_release(srv_request *r) {
         return;
     }
     sst_value_unref(q->user);
+    sst_value_unref(q->filter);
     sst__free(q);
     r->auth = NULL;
 }
@@ -165,8 +188,46 @@ static void out_of_memory(srv_request *r, srv_response *res) {
     srv_error(res, 500, "out of memory checking the request's user");
 }
 
+/* The value a filter member asks equality with (v or {"$eq": v}), or NULL ($contains). */
+static const sst_value *eq_value(const sst_value *want) {
+    if (!sst_is_object(want)) {
+        return want;
+    }
+    const sst_value *eq = sst_object_get(want, "$eq");
+    return sst_object_len(want) == 1 && eq != NULL ? eq : NULL;
+}
+
+bool srv_auth_filter_matches(const sst_value *filter, const sst_value *metadata) {
+    for (size_t i = 0; i < sst_object_len(filter); i++) {
+        const sst_value *have =
+            sst_object_get(metadata, sst_string_cstr(sst_object_key_at(filter, i)));
+        const sst_value *want = sst_object_value_at(filter, i);
+        const sst_value *eq = eq_value(want);
+        const sst_value *in = sst_is_object(want) ? sst_object_get(want, "$contains") : NULL;
+        bool ok = eq != NULL ? have != NULL && sst_value_equal(have, eq) : false;
+        if (eq == NULL && in != NULL && sst_object_len(want) == 1) {
+            ok = sst_is_string(have) && sst_value_equal(have, in);
+            for (size_t k = 0; !ok && sst_is_array(have) && k < sst_array_len(have); k++) {
+                ok = sst_value_equal(sst_array_get(have, k), in);
+            }
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
 const char *srv_auth_owner(const srv_request *r) {
-    return r->auth != NULL && !r->auth->admin ? r->auth->identity : NULL;
+    const srv_auth_req *q = r->auth;
+    if (q == NULL || q->admin) {
+        return NULL;
+    }
+    if (q->lua) {
+        const sst_value *o = eq_value(sst_object_get(q->filter, "owner"));
+        return sst_is_string(o) ? sst_string_cstr(o) : NULL;
+    }
+    return q->identity;
 }
 
 const sst_value *srv_auth_user(const srv_request *r) {
@@ -277,7 +338,7 @@ static const action k_actions[] = {
     {"POST", "/threads/count", R_THREADS, "threads.search"},
     {"PATCH", "/threads/{thread_id}", R_THREADS, "threads.update"},
     {"DELETE", "/threads/{thread_id}", R_THREADS, "threads.delete"},
-    {"POST", "/threads/{thread_id}/copy", R_THREADS, "threads.create"},
+    {"POST", "/threads/{thread_id}/copy", R_THREADS, "threads.read"},
     {"POST", "/threads/{thread_id}/state", R_THREADS, "threads.update"},
     {"POST", "/threads/{thread_id}/runs/crons", R_CRONS, "crons.create"},
     {"POST", "/threads/{thread_id}/runs", R_THREADS, "threads.create_run"},
@@ -327,6 +388,9 @@ static bool owns(const srv_auth_req *q, const sst_value *metadata) {
     if (q->admin) {
         return true;
     }
+    if (q->lua) {
+        return q->filter == NULL || srv_auth_filter_matches(q->filter, metadata);
+    }
     const sst_value *o = sst_object_get(metadata, "owner");
     return sst_is_string(o) && strcmp(sst_string_cstr(o), q->identity) == 0;
 }
@@ -336,8 +400,9 @@ bool srv_auth_sees(const srv_request *r, const sst_value *metadata) {
     if (q == NULL || q->admin) {
         return true;
     }
-    /* Shared resources (the graphs' own assistants) have no owner: everyone sees them. */
-    return sst_object_get(metadata, "owner") == NULL || owns(q, metadata);
+    /* Shared resources (the graphs' own assistants) have no owner: everyone sees them
+     * (with the built-in modes; a Lua handler's filter decides alone). */
+    return (!q->lua && sst_object_get(metadata, "owner") == NULL) || owns(q, metadata);
 }
 
 typedef struct meta_probe {
@@ -428,8 +493,12 @@ static sst_value *with_user(const srv_auth_req *q, sst_value *body) {
     return sst__set_take(body, "config", c, &err);
 }
 
-/* Stamps metadata.owner on a body that creates something. */
+/* Stamps metadata.owner on a body that creates something (the built-in modes: a Lua
+ * handler stamps what it wants itself). */
 static void stamp_owner(srv_request *r, srv_auth_req *q) {
+    if (q->lua) {
+        return;
+    }
     const sst_value *meta = sst_object_get(r->json, "metadata");
     if (meta == NULL || sst_is_null(meta) || sst_is_object(meta)) {
         set_in(r, "metadata", "owner", identity_value(q));
@@ -439,7 +508,7 @@ static void stamp_owner(srv_request *r, srv_auth_req *q) {
 /* A non-admin's update may not give a resource away: its owner stays. */
 static void keep_owner(srv_request *r, srv_auth_req *q) {
     const sst_value *meta = sst_object_get(r->json, "metadata");
-    if (!q->admin && sst_is_object(meta) && sst_object_get(meta, "owner") != NULL) {
+    if (!q->admin && !q->lua && sst_is_object(meta) && sst_object_get(meta, "owner") != NULL) {
         set_in(r, "metadata", "owner", identity_value(q));
     }
 }
@@ -449,7 +518,41 @@ sst_value *srv_auth_stamp(const srv_request *r, sst_value *metadata) {
         return metadata;
     }
     sst_error err = {0};
-    return sst__set_take(metadata, "owner", identity_value(r->auth), &err);
+    if (!r->auth->lua) {
+        return sst__set_take(metadata, "owner", identity_value(r->auth), &err);
+    }
+    /* A Lua handler's filter: the thread gets its equality members, so the filter that made
+     * it can see it. */
+    const sst_value *f = r->auth->filter;
+    for (size_t i = 0; i < sst_object_len(f) && metadata != NULL; i++) {
+        const sst_value *eq = eq_value(sst_object_value_at(f, i));
+        if (eq != NULL) {
+            metadata = sst__set_take(metadata, sst_string_cstr(sst_object_key_at(f, i)),
+                                     sst_value_ref(eq), &err);
+        }
+    }
+    return metadata;
+}
+
+/* A search of a Lua-filtered user: the filter's owner goes to the saver (srv_auth_owner),
+ * its other equality members into the body's metadata filter; $contains cannot be a search
+ * filter yet (refused, naming it). */
+static bool filter_search(srv_request *r, srv_auth_req *q, bool owner_to_saver) {
+    const sst_value *f = q->filter;
+    for (size_t i = 0; i < sst_object_len(f); i++) {
+        const char *k = sst_string_cstr(sst_object_key_at(f, i));
+        const sst_value *eq = eq_value(sst_object_value_at(f, i));
+        if (eq == NULL) {
+            return refuse(q, 500,
+                          "auth: the filter on '%s' is not an equality: a search cannot apply "
+                          "$contains yet (docs/auth.md)",
+                          k);
+        }
+        if (!(owner_to_saver && strcmp(k, "owner") == 0)) {
+            set_in(r, "metadata", k, sst_value_ref(eq));
+        }
+    }
+    return true;
 }
 
 /* ---- per resource ------------------------------------------------------------------------- */
@@ -457,7 +560,7 @@ sst_value *srv_auth_stamp(const srv_request *r, sst_value *metadata) {
 /* A run body's assistant must be one the user sees (another user's answers 404). */
 static bool check_run_assistant(srv_request *r, srv_auth_req *q, const sst_value *body) {
     const sst_value *id = sst_object_get(body, "assistant_id");
-    if (q->admin || !sst_is_string(id)) {
+    if (q->admin || q->lua || !sst_is_string(id)) {
         return true;
     }
     sst_value *a = srv_assistant_lookup(r->s, sst_string_cstr(id), NULL);
@@ -524,6 +627,9 @@ static bool check_cron(srv_request *r, srv_auth_req *q, const action *act) {
         return true;
     }
     if (strcmp(act->name, "crons.search") == 0) {
+        if (q->lua) {
+            return !body_object(r) || filter_search(r, q, false);
+        }
         if (!q->admin && body_object(r)) {
             set_in(r, "metadata", "owner", identity_value(q));
         }
@@ -544,7 +650,7 @@ static bool check_cron(srv_request *r, srv_auth_req *q, const action *act) {
 
 /* The first label of the namespace the store request names, or NULL (none given). */
 static bool check_store(srv_request *r, srv_auth_req *q, const action *act) {
-    if (q->admin) {
+    if (q->admin || q->lua) {
         return true;
     }
     const char *what = "namespace";
@@ -586,7 +692,7 @@ static bool check_store(srv_request *r, srv_auth_req *q, const action *act) {
 
 /* POST /runs/cancel: a non-admin cancels only runs of their own threads. */
 static bool check_cancel(srv_request *r, srv_auth_req *q) {
-    if (q->admin || !body_object(r)) {
+    if (q->admin || (q->lua && q->filter == NULL) || !body_object(r)) {
         return true;
     }
     const sst_value *tid = sst_object_get(r->json, "thread_id");
@@ -619,7 +725,8 @@ static bool check_thread_route(srv_request *r, srv_auth_req *q, const action *ac
         return false;
     }
     if (strcmp(name, "threads.search") == 0) {
-        return true; /* srv_auth_owner: the saver's owner filter */
+        /* srv_auth_owner: the saver's owner filter */
+        return !q->lua || !body_object(r) || filter_search(r, q, true);
     }
     if (strcmp(name, "threads.create") == 0 && r->n_param == 0) {
         if (!body_object(r)) {
@@ -668,6 +775,85 @@ static bool check_runs(srv_request *r, srv_auth_req *q, const action *act) {
     return true;
 }
 
+/* ---- a Lua auth file --------------------------------------------------------------------------
+ */
+
+static bool authenticate_lua(srv_auth *a, srv_request *r, srv_auth_req *q) {
+    q->lua = true;
+    sst_value *user = srv_lua_auth_authenticate(a->lua, r, &q->status, q->msg, sizeof q->msg);
+    if (user == NULL) {
+        return false;
+    }
+    if (!set_user(a, q, user)) {
+        return false;
+    }
+    q->admin = false; /* the handlers decide what each user sees */
+    return true;
+}
+
+/*
+ * The value a handler gets: the body (an object; else {}), with the path's ids ("thread_id",
+ * "assistant_id", "cron_id", "run_id", named by @p pattern) and, for store.get, the query's
+ * namespace (a list) and key. What the handler leaves becomes the body again (without the
+ * members added here) unless the request has none (GET).
+ */
+static bool authorize_lua(srv_auth *a, srv_request *r, srv_auth_req *q, const char *pattern,
+                          const char *name) {
+    sst_error err = {0};
+    bool has_body = strcmp(r->method, "GET") != 0 && (r->json == NULL || sst_is_object(r->json));
+    sst_value *value = sst_is_object(r->json) ? sst_value_ref(r->json) : sst_object_empty();
+    const char *added[6];
+    size_t n_added = 0;
+    size_t k = 0;
+    for (const char *p = strchr(pattern, '{'); p != NULL && k < r->n_param;
+         p = strchr(p + 1, '{')) {
+        char key[32];
+        size_t len = strcspn(p + 1, "}");
+        snprintf(key, sizeof key, "%.*s", (int)(len < sizeof key ? len : sizeof key - 1), p + 1);
+        if (sst_object_get(value, key) == NULL && n_added < 4) {
+            value = sst__set_take(value, key, sst_string_new(r->param[k], &err), &err);
+            added[n_added++] = strcmp(key, "thread_id") == 0      ? "thread_id"
+                               : strcmp(key, "assistant_id") == 0 ? "assistant_id"
+                               : strcmp(key, "cron_id") == 0      ? "cron_id"
+                                                                  : "run_id";
+        }
+        k++;
+    }
+    if (strcmp(name, "store.get") == 0) {
+        const char *ns = srv_query(r, "namespace"), *key = srv_query(r, "key");
+        sst_value *list = sst_array_empty();
+        while (ns != NULL && *ns != '\0' && list != NULL) {
+            size_t len = strcspn(ns, ".");
+            list = sst__push_take(list, sst_string_newn(ns, len, &err), &err);
+            ns += len + (ns[len] == '.');
+        }
+        value = sst__set_take(value, "namespace", list, &err);
+        value =
+            sst__set_take(value, "key", key != NULL ? sst_string_new(key, &err) : sst_null(), &err);
+    }
+    if (value == NULL) {
+        return refuse(q, 500, "out of memory calling the auth handler");
+    }
+    char resource[32];
+    const char *dot = strchr(name, '.');
+    snprintf(resource, sizeof resource, "%.*s", (int)(dot - name), name);
+    if (srv_lua_auth_authorize(a->lua, q->user, resource, dot + 1, &value, &q->filter, &q->status,
+                               q->msg, sizeof q->msg) != SRV_LUA_ALLOW) {
+        sst_value_unref(value);
+        return false;
+    }
+    if (has_body && sst_is_object(value)) {
+        for (size_t i = 0; i < n_added && value != NULL; i++) {
+            value = sst_object_remove_take(value, added[i], &err);
+        }
+        sst_value_unref(r->json);
+        r->json = value;
+    } else {
+        sst_value_unref(value);
+    }
+    return true;
+}
+
 /* ---- the gate ------------------------------------------------------------------------------ */
 
 srv_handler srv_auth_gate(srv_request *r, const char *pattern, srv_handler h, bool open) {
@@ -681,13 +867,16 @@ srv_handler srv_auth_gate(srv_request *r, const char *pattern, srv_handler h, bo
         return out_of_memory;
     }
     r->auth = q;
-    bool ok = authenticate_builtin(a, r, q);
+    bool ok = a->lua != NULL ? authenticate_lua(a, r, q) : authenticate_builtin(a, r, q);
     if (!ok) {
         return denied;
     }
     const action *act = action_of(r->method, pattern);
     if (act == NULL) {
         return h; /* /info and the like: any user */
+    }
+    if (a->lua != NULL && !authorize_lua(a, r, q, pattern, act->name)) {
+        return denied;
     }
     switch (act->kind) {
         case R_THREADS:

@@ -67,11 +67,37 @@ void srv_keys_free(srv_keys *k);
  */
 sst_value *srv_keys_find(const srv_keys *k, const char *key);
 
-/* ---- the choke point (auth.c) ------------------------------------------------------ */
-
 /* srv_auth and srv_auth_req are declared in server_int.h (the server and each request
  * hold one). */
 #include "server_int.h"
+
+/* ---- a Lua auth file (auth_lua.c) ------------------------------------------------- */
+
+typedef struct srv_lua_auth srv_lua_auth;
+
+/* Loads the Lua auth file @p path (its comment in auth_lua.c); NULL with SST_EINVAL naming
+ * the file and the problem. */
+srv_lua_auth *srv_lua_auth_load(const char *path, sst_error *err);
+void srv_lua_auth_free(srv_lua_auth *l);
+/* authenticate(request): the user (new: {"identity", "permissions", ...}), or NULL with the
+ * refusal's *status and message. */
+sst_value *srv_lua_auth_authenticate(srv_lua_auth *l, srv_request *r, unsigned *status, char *msg,
+                                     size_t n);
+typedef enum srv_lua_verdict { SRV_LUA_ALLOW, SRV_LUA_REFUSE } srv_lua_verdict;
+/*
+ * Runs the handler of @p resource.@p action (the most specific of "resource.action",
+ * on[resource][action], on[resource], "*"; none: allowed) on the user and *value (taken and
+ * replaced by the value as the handler left it). SRV_LUA_ALLOW with *filter (new; NULL: no
+ * filter), or SRV_LUA_REFUSE with *status and a message.
+ */
+srv_lua_verdict srv_lua_auth_authorize(srv_lua_auth *l, const sst_value *user, const char *resource,
+                                       const char *action, sst_value **value, sst_value **filter,
+                                       unsigned *status, char *msg, size_t n);
+/* True when @p metadata matches the handler filter @p filter: each member equal (or
+ * {"$eq": v}), or {"$contains": v} with the member a list holding v (or the string v). */
+bool srv_auth_filter_matches(const sst_value *filter, const sst_value *metadata);
+
+/* ---- the choke point (auth.c) ------------------------------------------------------ */
 
 void srv_auth_free(srv_auth *a);
 /*

@@ -3,7 +3,7 @@
 // the worked example (examples/auth: JWT HS256, admin permission "admin") served, and
 // three users — two tenants and an admin — each with a Client of their own.
 //
-//   node users.mjs --superstep PATH [--pg] [--ops 500] [--keep]
+//   node users.mjs --superstep PATH [--pg] [--lua] [--ops 500] [--keep]
 //
 // For every endpoint family (threads, state and history, runs with join, streams and
 // Last-Event-ID, crons, assistants, the store) a tenant creates, reads, updates, searches,
@@ -12,7 +12,10 @@
 // every kind get 401 with a message. Then a random audit: --ops operations by the three
 // users in random order, and no response a tenant got may hold the other tenant's
 // identity or the id of anything the other tenant made. --pg: the database is a fresh
-// schema on the test PostgreSQL server (skipped without one, as run.mjs does).
+// schema on the test PostgreSQL server (skipped without one, as run.mjs does). --lua: the
+// custom model instead (examples/auth/custom: a Lua auth file with authenticate and `on`
+// handlers, the same rules; tokens from a users file written here), where the assistants
+// differ on purpose: its handler lets everyone read every assistant.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
@@ -25,16 +28,18 @@ import { startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE = path.join(HERE, "..", "..", "examples", "auth", "langgraph.json");
+const CUSTOM = path.join(HERE, "..", "..", "examples", "auth", "custom", "langgraph.json");
 const TIME_SCALE = Math.max(1, Number(process.env.SST_TEST_TIME_SCALE) || 1);
 const opts = { ops: 500, pg: false, keep: false };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === "--superstep") opts.superstep = path.resolve(argv[++i]);
   else if (argv[i] === "--pg") opts.pg = true;
+  else if (argv[i] === "--lua") opts.lua = true;
   else if (argv[i] === "--ops") opts.ops = Number(argv[++i]);
   else if (argv[i] === "--keep") opts.keep = true;
   else {
-    console.error("usage: node users.mjs --superstep PATH [--pg] [--ops N] [--keep]");
+    console.error("usage: node users.mjs --superstep PATH [--pg] [--lua] [--ops N] [--keep]");
     process.exit(2);
   }
 }
@@ -56,8 +61,11 @@ function jwt(claims, { alg = "HS256", secret = SECRET, header = {} } = {}) {
 // Identities unlike anything else in a response, so the audit's substring test is exact.
 const ALICE = "tenant-alice-7c1f", BOB = "tenant-bob-92e4", ROOT = "ops-root-d05a";
 let url;
+// The custom model's tokens (a users file written at start, read by examples/auth/custom).
+const luaToken = (sub) => `tok-${sub}-${SECRET.slice(0, 8)}`;
+const bearer = (sub, permissions = []) => `Bearer ${opts.lua ? luaToken(sub) : jwt({ sub, permissions })}`;
 const clientOf = (sub, permissions = []) =>
-  new Client({ apiUrl: url, defaultHeaders: { authorization: `Bearer ${jwt({ sub, permissions })}` } });
+  new Client({ apiUrl: url, defaultHeaders: { authorization: bearer(sub, permissions) } });
 
 async function status(promise) {
   try {
@@ -96,7 +104,17 @@ async function check(name, fn) {
 async function families(alice, bob, root) {
   const raw = (p, headers = {}, init = {}) => fetch(url + p, { ...init, headers: { "content-type": "application/json", ...headers } });
 
-  await check("bad tokens of every kind: 401 with a message, the server lives on", async () => {
+  if (opts.lua) {
+    await check("the Lua authenticate: its status and message, or 401", async () => {
+      const r = await raw("/threads/search", {}, { method: "POST", body: "{}" });
+      assert.equal(r.status, 401);
+      assert.match((await r.json()).detail, /Missing authentication/);
+      const r2 = await raw("/threads/search", { authorization: "Bearer nope" }, { method: "POST", body: "{}" });
+      assert.equal(r2.status, 401);
+      assert.equal((await r2.json()).detail, "Invalid token");
+    });
+  }
+  if (!opts.lua) await check("bad tokens of every kind: 401 with a message, the server lives on", async () => {
     const now = Math.floor(Date.now() / 1000);
     const cases = [
       ["no header", null, /Missing authentication/],
@@ -194,10 +212,10 @@ async function families(alice, bob, root) {
     const chunks = await collect(alice.runs.stream(at.thread_id, "notes", { input: { note: "third" }, streamMode: "values" }));
     assert.ok(chunks.some((c) => c.event === "values" && c.data.by === ALICE));
     // POST /runs/cancel: another tenant's thread or runs are not theirs to cancel.
-    const r = await raw("/runs/cancel", { authorization: `Bearer ${jwt({ sub: BOB })}` },
+    const r = await raw("/runs/cancel", { authorization: bearer(BOB) },
       { method: "POST", body: JSON.stringify({ thread_id: at.thread_id }) });
     assert.equal(r.status, 404);
-    const r2 = await raw("/runs/cancel", { authorization: `Bearer ${jwt({ sub: BOB })}` },
+    const r2 = await raw("/runs/cancel", { authorization: bearer(BOB) },
       { method: "POST", body: JSON.stringify({ run_ids: [run.run_id] }) });
     assert.equal(r2.status, 404);
   });
@@ -228,6 +246,17 @@ async function families(alice, bob, root) {
   await check("assistants: a tenant's own are theirs; the graph's own are shared (read-only but for the admin)", async () => {
     const a = await alice.assistants.create({ graphId: "notes", name: "alice's" });
     assert.equal(a.metadata.owner, ALICE);
+    if (opts.lua) {
+      // examples/auth/custom: everyone reads every assistant; only the owner changes one.
+      assert.equal((await bob.assistants.get(a.assistant_id)).assistant_id, a.assistant_id);
+      assert.equal(await status(bob.assistants.update(a.assistant_id, { name: "mine" })), 404);
+      assert.equal(await status(bob.assistants.delete(a.assistant_id)), 404);
+      const shared = (await bob.assistants.search({ limit: 100 })).find((x) => x.metadata.owner === undefined);
+      assert.equal(await status(bob.assistants.update(shared.assistant_id, { name: "x" })), 404);
+      assert.equal((await root.assistants.update(a.assistant_id, { name: "root's" })).name, "root's");
+      await alice.assistants.delete(a.assistant_id);
+      return;
+    }
     assert.equal(await status(bob.assistants.get(a.assistant_id)), 404);
     assert.equal(await status(bob.assistants.update(a.assistant_id, { name: "mine" })), 404);
     assert.equal(await status(bob.assistants.delete(a.assistant_id)), 404);
@@ -260,7 +289,7 @@ async function families(alice, bob, root) {
 
   await check("GET /info needs a user; the open routes do not", async () => {
     assert.equal((await raw("/info")).status, 401);
-    assert.equal((await raw("/info", { authorization: `Bearer ${jwt({ sub: ALICE })}` })).status, 200);
+    assert.equal((await raw("/info", { authorization: bearer(ALICE) })).status, 200);
     assert.equal((await raw("/openapi.json")).status, 200);
   });
 }
@@ -270,8 +299,7 @@ function recording(sub, permissions = []) {
   const seen = [];
   const c = new Client({
     apiUrl: url,
-    defaultHeaders: { authorization: `Bearer ${jwt({ sub, permissions })}` },
-    onRequest: undefined,
+    defaultHeaders: { authorization: bearer(sub, permissions) },
     callerOptions: {
       fetch: async (...args) => {
         const res = await fetch(...args);
@@ -347,8 +375,12 @@ try {
     console.log("users.mjs: --pg: no test PostgreSQL server: skipped");
     process.exit(0);
   }
+  const usersFile = path.join(tmp, "users.lua");
+  fs.writeFileSync(usersFile, `return {\n${[[ALICE, []], [BOB, []], [ROOT, ["admin"]]].map(([id, p]) =>
+    `  [${JSON.stringify(luaToken(id))}] = { identity = ${JSON.stringify(id)}, permissions = { ${p.map((x) => JSON.stringify(x)).join(", ")} } },`).join("\n")}\n}\n`);
   server = await startServer({
-    superstep: opts.superstep, config: EXAMPLE, env: { AUTH_JWT_SECRET: SECRET },
+    superstep: opts.superstep, config: opts.lua ? CUSTOM : EXAMPLE,
+    env: { AUTH_JWT_SECRET: SECRET, AUTH_USERS: usersFile },
     args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "2"],
     timeoutMs: 20000 * TIME_SCALE,
   });
