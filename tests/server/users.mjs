@@ -24,7 +24,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { startServer } from "./_server.mjs";
+import { runServerExpectingExit, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE = path.join(HERE, "..", "..", "examples", "auth", "langgraph.json");
@@ -354,7 +354,7 @@ async function audit() {
   });
 }
 
-let server, tmp, schema, pgBase;
+let server, tmp, schema, pgBase, usersFile;
 function pgSchema() {
   let base = process.env.SST_PGTEST_URL || "";
   const file = process.env.SST_PGTEST_URL_FILE;
@@ -375,7 +375,7 @@ try {
     console.log("users.mjs: --pg: no test PostgreSQL server: skipped");
     process.exit(0);
   }
-  const usersFile = path.join(tmp, "users.lua");
+  usersFile = path.join(tmp, "users.lua");
   fs.writeFileSync(usersFile, `return {\n${[[ALICE, []], [BOB, []], [ROOT, ["admin"]]].map(([id, p]) =>
     `  [${JSON.stringify(luaToken(id))}] = { identity = ${JSON.stringify(id)}, permissions = { ${p.map((x) => JSON.stringify(x)).join(", ")} } },`).join("\n")}\n}\n`);
   server = await startServer({
@@ -388,6 +388,17 @@ try {
   console.log(`users.mjs: ${url} (db ${db})`);
   await families(clientOf(ALICE), clientOf(BOB), clientOf(ROOT, ["admin"]));
   await audit();
+  if (!opts.pg) {
+    await check("a server with auth may listen on any address (it authenticates every request)", async () => {
+      const r = await runServerExpectingExit({
+        superstep: opts.superstep, config: opts.lua ? CUSTOM : EXAMPLE,
+        env: { AUTH_JWT_SECRET: SECRET, AUTH_USERS: usersFile },
+        args: ["--host", "0.0.0.0", "--port", "0", "--db", path.join(tmp, "any.db")],
+        timeoutMs: 20000 * TIME_SCALE,
+      });
+      assert.equal(r.listening, true, `it listens: ${r.stderr}`);
+    });
+  }
 } catch (e) {
   failures++;
   console.log(`not ok - ${e.stack ?? e}`);
