@@ -314,6 +314,20 @@ function recording(sub, permissions = []) {
   return { c, seen, sub };
 }
 
+async function concurrent() {
+  await check("60 requests at once by three users (HTTP threads, the Lua state's lock): each sees its own", async () => {
+    const cs = [[ALICE, clientOf(ALICE)], [BOB, clientOf(BOB)]];
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => {
+      const [who, c] = cs[i % 2];
+      return (i % 3 === 0 ? c.threads.count().then((n) => ({ who, n })) : c.threads.search({ limit: 50 }).then((ts) => ({ who, ts })));
+    }));
+    for (const r of results) {
+      if (r.ts) assert.ok(r.ts.length > 0 && r.ts.every((t) => t.metadata.owner === r.who), `${r.who} saw ${JSON.stringify(r.ts.map((t) => t.metadata.owner))}`);
+      else assert.ok(r.n > 0);
+    }
+  });
+}
+
 async function audit() {
   await check(`random audit: ${opts.ops} operations by three users, no response shows another tenant`, async () => {
     const users = [recording(ALICE), recording(BOB), recording(ROOT, ["admin"])];
@@ -388,6 +402,7 @@ try {
   console.log(`users.mjs: ${url} (db ${db})`);
   await families(clientOf(ALICE), clientOf(BOB), clientOf(ROOT, ["admin"]));
   await audit();
+  await concurrent();
   if (!opts.pg) {
     await check("a server with auth may listen on any address (it authenticates every request)", async () => {
       const r = await runServerExpectingExit({
