@@ -47,7 +47,7 @@ typedef struct opts {
     int warmup;
     const char *pids;
     const char *durability; /* NULL: not in the run bodies */
-    const char *bearer; /* --bearer: an Authorization: Bearer header on every request */
+    const char *bearer;     /* --bearer: an Authorization: Bearer header on every request */
 } opts;
 
 static double now_s(void) {
@@ -576,7 +576,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL, NULL};
+    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
