@@ -31,8 +31,12 @@ enum { T_THREAD, T_CREATED, T_UPDATED, T_STATUS, T_META, T_COUNT, T_LATEST, T_ST
 
 static const char k_thread_get_sql[] = THREAD_SELECT " WHERE t.thread = $1::text";
 
-/* Searching: ORDER BY by sst_thread_order and direction; $1 limit (NULL: all), $2 offset. */
-#define THREADS_SQL(ORDER) THREAD_SELECT " ORDER BY " ORDER " LIMIT $1::bigint OFFSET $2::bigint"
+/* Searching: ORDER BY by sst_thread_order and direction; $1 limit (NULL: all), $2 offset,
+ * $3 the owner of the metadata (sst_thread_query.owner; NULL: any). */
+#define THREADS_SQL(ORDER)                                                                         \
+    THREAD_SELECT " WHERE ($3::text IS NULL OR"                                                    \
+                  " convert_from(t.metadata, 'UTF8')::jsonb ->> 'owner' = $3::text)"               \
+                  " ORDER BY " ORDER " LIMIT $1::bigint OFFSET $2::bigint"
 static const char *const k_threads_sql[3][2] = {
     {THREADS_SQL("t.thread ASC"), THREADS_SQL("t.thread DESC")},
     {THREADS_SQL("t.created ASC, t.thread ASC"), THREADS_SQL("t.created DESC, t.thread DESC")},
@@ -153,6 +157,7 @@ sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn e
         sst__pg_text(&j.p, NULL);
     }
     sst__pg_i64(&j.p, filtered ? 0 : (int64_t)q->offset);
+    sst__pg_text(&j.p, q->owner);
     sst_code rc = sst__pg_read(s->pg, sst__pgs_read_tx, &j, err);
     if (rc != SST_OK) {
         PQclear(j.res);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "server_int.h"
 #include "superstep/json.h"
 
@@ -187,6 +188,7 @@ static bool prepare_thread(srv_request *r, srv_response *res, const char *id, bo
                                     sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
     tags = sst__set_take(tags, "assistant_id",
                          sst_value_ref(sst_object_get(assistant, "assistant_id")), &err);
+    tags = srv_auth_stamp(r, tags); /* a thread made here is the user's (auth.c) */
     bool create = stateless || strcmp(q->if_not_exists, "create") == 0;
     sst_code rc = tags != NULL ? srv_thread_for_run(r->s, id, create, tags, &err) : SST_ENOMEM;
     sst_value_unref(tags);

@@ -70,6 +70,9 @@ sst_code srv_add_graph_spec(sst_server *s, const char *graph_id, const char *spe
 /* ---- HTTP ------------------------------------------------------------------ */
 
 typedef struct srv_request srv_request;
+/* auth.h: the server's users (NULL: no auth) and one request's user. */
+typedef struct srv_auth srv_auth;
+typedef struct srv_auth_req srv_auth_req;
 
 /* What a handler answers: a status and a body (JSON value or text), or a stream. */
 typedef struct srv_response {
@@ -114,6 +117,7 @@ struct srv_request {
     char *path_copy;
     const char *param[4];
     size_t n_param;
+    srv_auth_req *auth; /* the request's user (auth.h), or NULL */
 };
 
 /* Reads @p key of the query string, or NULL. */
@@ -561,6 +565,7 @@ typedef struct srv_app srv_app;
 struct sst_server {
     sst_server_opts o;
     char *host, *db, *token;       /* owned copies */
+    srv_auth *auth;                /* users and ownership (auth.h), or NULL */
     char *web_dir;                 /* owned copy of o.web_dir, or NULL */
     struct srv_cors *cors;         /* langgraph.json's http.cors (cors.c); NULL until set */
     struct srv_cp_ttl *cp_ttl;     /* langgraph.json's checkpointer.ttl (prune.c), or NULL */

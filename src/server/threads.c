@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "server_int.h"
 #include "superstep/id.h"
 #include "thread_ttl.h"
@@ -394,6 +395,7 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
                                      : strcmp(sort, "created_at") == 0 ? SST_THREADS_BY_CREATED
                                                                        : SST_THREADS_BY_ID,
                             .descending = strcmp(order, "desc") == 0};
+    q->owner = srv_auth_owner(r); /* users and ownership (auth.c) */
     if (page != NULL && ids == NULL && values == NULL) {
         q->limit = (size_t)page[0];
         q->offset = (size_t)page[1];

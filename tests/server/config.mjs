@@ -59,7 +59,8 @@ const historyLength = async (s, id) => (await api(s, "POST", `/threads/${id}/his
 const tests = [
   ["unknown and refused members stop the start, naming them", async () => {
     await refused({ graph: {} }, /unknown member "graph"/);
-    await refused({ auth: { path: "./auth.py:auth" } }, /"auth": custom authentication .* not supported yet/);
+    await refused({ auth: { path: "./auth.py:auth" } }, /auth: a Python auth file .* not supported yet/);
+    await refused({ auth: { jwt: { algorithm: "none" } } }, /auth: jwt "algorithm" must be/);
     await refused({ encryption: { path: "./e.py:e" } }, /"encryption": at-rest encryption/);
     await refused({ http: { app: "./app.py:app" } }, /http\.app must name a Lua script of routes .* a Python or JS app/);
     await refused({ http: { mount_prefix: "/api" } }, /http\.mount_prefix is not supported/);
