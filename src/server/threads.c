@@ -557,7 +557,7 @@ sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err) 
 }
 
 sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
-                            const sst_value *tags, sst_error *err) {
+                            const sst_value *tags, const sst_value *new_tags, sst_error *err) {
     tinfo i;
     sst_error e = {0};
     sst_code rc = thread_info(s, thread_id, &i, &e);
@@ -582,6 +582,11 @@ sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
     sst_value *tagged = srv_merged(m, tags, err);
     sst_value_unref(m);
     m = tagged;
+    if (rc == SST_ENOTFOUND && m != NULL && new_tags != NULL) { /* made here: its owner */
+        tagged = srv_merged(m, new_tags, err);
+        sst_value_unref(m);
+        m = tagged;
+    }
     rc = m != NULL ? sst_checkpointer_thread_put(s->cp, thread_id, m, err) : sst__code(err);
     sst_value_unref(m);
     return rc;

@@ -81,6 +81,14 @@ async function collect(gen) {
   return out;
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// uuid5(name, namespace): the ids a cron's fire derives (tests/server/_lib.mjs).
+function uuid5(name, namespace) {
+  const h = crypto.createHash("sha1").update(Buffer.from(namespace.replace(/-/g, ""), "hex")).update(name).digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString("hex");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
 async function waitFor(what, fn, ms = 15000 * TIME_SCALE) {
   const end = Date.now() + ms;
   for (;;) {
@@ -243,6 +251,44 @@ async function families(alice, bob, root) {
     await bob.crons.delete(bc.cron_id);
   });
 
+  await check("an admin's run on a tenant's thread leaves it the tenant's", async () => {
+    await root.runs.wait(bt.thread_id, "notes", { input: { note: "by the admin" } });
+    assert.equal((await bob.threads.get(bt.thread_id)).metadata.owner, BOB);
+    assert.equal(await status(alice.threads.get(bt.thread_id)), 404);
+  });
+
+  await check("a stateless cron's fire: its thread and run are the cron creator's (404 and an empty page for the other tenant)", async () => {
+    // The server's cron clock runs a minute ahead (SST_SERVE_CRON_CLOCK_OFFSET_MS): a cron
+    // due at the coming minute fires at the next tick.
+    const into = Date.now() % 60000;
+    if (into > 56000) await sleep(60000 - into + 200);
+    const minute = new Date(Date.now() + 60000).getUTCMinutes();
+    const cron = await alice.crons.create("notes", { schedule: `${minute} * * * *`, input: { note: "fired" }, onRunCompleted: "keep" });
+    const tid = uuid5(`thread:${Date.parse(cron.next_run_date)}`, cron.cron_id);
+    let thread;
+    await waitFor("the cron's thread, idle", async () => {
+      try {
+        thread = await root.threads.get(tid);
+        return thread.status === "idle" && thread.values?.by !== undefined;
+      } catch (e) {
+        if ((e.status ?? e.response?.status) === 404) return false;
+        throw e;
+      }
+    });
+    assert.equal(thread.metadata.owner, ALICE, "the thread a fire makes is the cron creator's");
+    assert.equal(thread.values.by, ALICE, "the graph sees the cron creator (langgraph_auth_user)");
+    assert.equal((await alice.threads.get(tid)).thread_id, tid);
+    assert.ok((await alice.threads.search({ limit: 100 })).some((t) => t.thread_id === tid), "in the creator's search");
+    const runs = await alice.runs.list(tid);
+    assert.equal(runs.length, 1);
+    assert.equal(runs[0].metadata.owner, ALICE, "the run is the cron creator's");
+    assert.equal(await status(bob.threads.get(tid)), 404);
+    assert.equal(await status(bob.runs.list(tid)), 404);
+    assert.ok(!(await bob.threads.search({ limit: 100 })).some((t) => t.thread_id === tid), "not in the other tenant's search");
+    await alice.crons.delete(cron.cron_id);
+    await alice.threads.delete(tid);
+  });
+
   await check("assistants: a tenant's own are theirs; the graph's own are shared (read-only but for the admin)", async () => {
     const a = await alice.assistants.create({ graphId: "notes", name: "alice's" });
     assert.equal(a.metadata.owner, ALICE);
@@ -394,7 +440,7 @@ try {
     `  [${JSON.stringify(luaToken(id))}] = { identity = ${JSON.stringify(id)}, permissions = { ${p.map((x) => JSON.stringify(x)).join(", ")} } },`).join("\n")}\n}\n`);
   server = await startServer({
     superstep: opts.superstep, config: opts.lua ? CUSTOM : EXAMPLE,
-    env: { AUTH_JWT_SECRET: SECRET, AUTH_USERS: usersFile },
+    env: { AUTH_JWT_SECRET: SECRET, AUTH_USERS: usersFile, SST_SERVE_CRON_CLOCK_OFFSET_MS: "60000" },
     args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "2"],
     timeoutMs: 20000 * TIME_SCALE,
   });
