@@ -205,10 +205,17 @@ bool srv_auth_filter_matches(const sst_value *filter, const sst_value *metadata)
         const sst_value *eq = eq_value(want);
         const sst_value *in = sst_is_object(want) ? sst_object_get(want, "$contains") : NULL;
         bool ok = eq != NULL ? have != NULL && sst_value_equal(have, eq) : false;
-        if (eq == NULL && in != NULL && sst_object_len(want) == 1) {
-            ok = sst_is_string(have) && sst_value_equal(have, in);
-            for (size_t k = 0; !ok && sst_is_array(have) && k < sst_array_len(have); k++) {
-                ok = sst_value_equal(sst_array_get(have, k), in);
+        if (eq == NULL && in != NULL && sst_object_len(want) == 1 && sst_is_array(have)) {
+            /* As LangGraph's servers: the member is a list holding the value, or every
+             * value of a list (PostgreSQL's containment at the top level). */
+            size_t n_in = sst_is_array(in) ? sst_array_len(in) : 1;
+            ok = true;
+            for (size_t j = 0; ok && j < n_in; j++) {
+                const sst_value *v = sst_is_array(in) ? sst_array_get(in, j) : in;
+                ok = false;
+                for (size_t k = 0; !ok && k < sst_array_len(have); k++) {
+                    ok = sst_value_equal(sst_array_get(have, k), v);
+                }
             }
         }
         if (!ok) {
@@ -534,18 +541,37 @@ sst_value *srv_auth_stamp(const srv_request *r, sst_value *metadata) {
     return metadata;
 }
 
+bool srv_auth_filters_after(const srv_request *r) {
+    const srv_auth_req *q = r->auth;
+    for (size_t i = 0; q != NULL && q->lua && i < sst_object_len(q->filter); i++) {
+        if (eq_value(sst_object_value_at(q->filter, i)) == NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool srv_auth_search_keeps(const srv_request *r, const sst_value *metadata) {
+    return !srv_auth_filters_after(r) || srv_auth_filter_matches(r->auth->filter, metadata);
+}
+
 /* A search of a Lua-filtered user: the filter's owner goes to the saver (srv_auth_owner),
- * its other equality members into the body's metadata filter; $contains cannot be a search
- * filter yet (refused, naming it). */
+ * its other equality members into the body's metadata filter; its $contains members are
+ * applied by the search to each resource's metadata (srv_auth_search_keeps). Another
+ * operator is refused, naming it. */
 static bool filter_search(srv_request *r, srv_auth_req *q, bool owner_to_saver) {
     const sst_value *f = q->filter;
     for (size_t i = 0; i < sst_object_len(f); i++) {
         const char *k = sst_string_cstr(sst_object_key_at(f, i));
-        const sst_value *eq = eq_value(sst_object_value_at(f, i));
+        const sst_value *want = sst_object_value_at(f, i);
+        const sst_value *eq = eq_value(want);
+        if (eq == NULL && sst_object_len(want) == 1 && sst_object_get(want, "$contains") != NULL) {
+            continue;
+        }
         if (eq == NULL) {
             return refuse(q, 500,
-                          "auth: the filter on '%s' is not an equality: a search cannot apply "
-                          "$contains yet (docs/auth.md)",
+                          "auth: the filter on '%s' is neither a value, {$eq = v} nor "
+                          "{$contains = v} (docs/auth.md)",
                           k);
         }
         if (!(owner_to_saver && strcmp(k, "owner") == 0)) {

@@ -93,9 +93,15 @@ typedef enum srv_lua_verdict { SRV_LUA_ALLOW, SRV_LUA_REFUSE } srv_lua_verdict;
 srv_lua_verdict srv_lua_auth_authorize(srv_lua_auth *l, const sst_value *user, const char *resource,
                                        const char *action, sst_value **value, sst_value **filter,
                                        unsigned *status, char *msg, size_t n);
-/* True when @p metadata matches the handler filter @p filter: each member equal (or
- * {"$eq": v}), or {"$contains": v} with the member a list holding v (or the string v). */
+/* True when @p metadata matches the handler filter @p filter, as LangGraph's servers match
+ * one: each member equal (or {"$eq": v}), or {"$contains": v} with the member a list
+ * holding v (v a list: holding each of its values). */
 bool srv_auth_filter_matches(const sst_value *filter, const sst_value *metadata);
+/* True when the request's Lua filter has a member the saver cannot apply ($contains): its
+ * search must not let the saver page, and keeps what srv_auth_search_keeps keeps. */
+bool srv_auth_filters_after(const srv_request *r);
+/* False when @p metadata fails the request's Lua filter (always true without one). */
+bool srv_auth_search_keeps(const srv_request *r, const sst_value *metadata);
 
 /* ---- the choke point (auth.c) ------------------------------------------------------ */
 

@@ -380,7 +380,8 @@ static sst_value *matching(srv_request *r, srv_response *res, const char *const 
         if ((aid == NULL || str_is(sst_object_get(c, "assistant_id"), aid)) &&
             (tid == NULL || str_is(sst_object_get(c, "thread_id"), tid)) &&
             (!by_enabled || (sst_is_bool(e) && sst_bool_value(e) == enabled)) &&
-            contains(sst_object_get(c, "metadata"), meta)) {
+            contains(sst_object_get(c, "metadata"), meta) &&
+            srv_auth_search_keeps(r, sst_object_get(c, "metadata"))) {
             out = sst__push_take(out, sst_value_ref(c), &err);
         }
     }

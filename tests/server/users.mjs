@@ -414,6 +414,73 @@ async function audit() {
   });
 }
 
+// A Lua auth file whose filter is LangGraph's $contains: a thread is shared by its
+// participants (its creator and whom they invite), and every other thread action is
+// limited to threads whose participants hold the user. Search, count and paging apply it.
+const PARTICIPANTS_LUA = `
+local users = dofile(os.getenv("AUTH_USERS"))
+local auth = { on = {} }
+function auth.authenticate(request)
+  local token = (request.headers.authorization or ""):match("^[Bb]earer%s+(.+)$")
+  local user = token and users[token]
+  if not user then error({ status = 401, message = "Invalid token" }) end
+  return user
+end
+auth.on.threads = function(ctx, value)
+  if ctx.action == "create" then
+    value.metadata = value.metadata or {}
+    local p = { ctx.user.identity }
+    for _, x in ipairs(value.metadata.invite or {}) do p[#p + 1] = x end
+    value.metadata.participants = p
+    value.metadata.invite = nil
+    return nil
+  end
+  return { participants = { ["$contains"] = ctx.user.identity } }
+end
+return auth
+`;
+
+async function participants(db) {
+  await check("a $contains filter (LangGraph's): search, count and paging see the threads whose participants hold the user", async () => {
+    const dir = fs.mkdtempSync(path.join(tmp, "participants-"));
+    fs.writeFileSync(path.join(dir, "auth.lua"), PARTICIPANTS_LUA);
+    fs.writeFileSync(path.join(dir, "langgraph.json"), JSON.stringify({
+      graphs: { notes: path.join(HERE, "..", "..", "examples", "auth", "notes.lua") },
+      auth: { path: "./auth.lua" },
+    }));
+    const srv = await startServer({
+      superstep: opts.superstep, config: path.join(dir, "langgraph.json"),
+      env: { AUTH_USERS: usersFile },
+      args: ["--host", "127.0.0.1", "--port", "0", "--db", db, "--workers", "1"],
+      timeoutMs: 20000 * TIME_SCALE,
+    });
+    try {
+      const as = (sub) => new Client({ apiUrl: srv.url, defaultHeaders: { authorization: `Bearer ${luaToken(sub)}` } });
+      const alice = as(ALICE), bob = as(BOB), root = as(ROOT);
+      const t1 = await alice.threads.create({ metadata: { invite: [BOB], n: 1 } });
+      const t2 = await alice.threads.create({ metadata: { n: 2 } });
+      const t3 = await bob.threads.create({ metadata: { n: 3 } });
+      assert.deepEqual(t1.metadata.participants, [ALICE, BOB]);
+      const ids = (list) => list.map((t) => t.thread_id).sort();
+      assert.deepEqual(ids(await alice.threads.search({ limit: 100 })), [t1.thread_id, t2.thread_id].sort());
+      assert.deepEqual(ids(await bob.threads.search({ limit: 100 })), [t1.thread_id, t3.thread_id].sort());
+      assert.deepEqual(await root.threads.search({ limit: 100 }), []);
+      assert.equal(await alice.threads.count(), 2);
+      assert.equal(await bob.threads.count(), 2);
+      assert.equal(await root.threads.count(), 0);
+      const pages = [...await bob.threads.search({ limit: 1, offset: 0 }), ...await bob.threads.search({ limit: 1, offset: 1 })];
+      assert.deepEqual(ids(pages), [t1.thread_id, t3.thread_id].sort(), "pages hold the user's threads only");
+      assert.deepEqual(await bob.threads.search({ limit: 1, offset: 2 }), []);
+      assert.deepEqual(ids(await bob.threads.search({ metadata: { n: 1 } })), [t1.thread_id], "with the body's metadata filter");
+      assert.equal((await bob.threads.get(t1.thread_id)).thread_id, t1.thread_id);
+      assert.equal(await status(bob.threads.get(t2.thread_id)), 404);
+      assert.equal(await status(alice.threads.get(t3.thread_id)), 404);
+    } finally {
+      await srv.stop(10000 * TIME_SCALE);
+    }
+  });
+}
+
 let server, tmp, schema, pgBase, usersFile;
 function pgSchema() {
   let base = process.env.SST_PGTEST_URL || "";
@@ -449,6 +516,7 @@ try {
   await families(clientOf(ALICE), clientOf(BOB), clientOf(ROOT, ["admin"]));
   await audit();
   await concurrent();
+  if (opts.lua) await participants(opts.pg ? db : path.join(tmp, "participants.db"));
   if (!opts.pg) {
     await check("a server with auth may listen on any address (it authenticates every request)", async () => {
       const r = await runServerExpectingExit({

@@ -154,11 +154,20 @@ static void test_filters(void **state) {
                          "{\"owner\":\"a\"}",
                          "{\"owner\":{\"$eq\":\"a\"}}",
                          "{\"members\":{\"$contains\":\"b\"}}",
-                         "{\"team\":{\"$contains\":\"t\"}}",
+                         "{\"members\":{\"$contains\":[\"b\",\"a\"]}}",
+                         "{\"members\":{\"$contains\":[]}}",
                          "{\"owner\":\"a\",\"members\":{\"$contains\":\"a\"}}"};
-    const char *no[] = {
-        "{\"owner\":\"b\"}", "{\"owner\":{\"$eq\":\"b\"}}", "{\"members\":{\"$contains\":\"c\"}}",
-        "{\"missing\":1}",   "{\"owner\":{\"$gt\":\"a\"}}", "{\"owner\":\"a\",\"team\":\"u\"}"};
+    /* As LangGraph's servers: $contains needs a list member (a string is not one), and a
+     * list of values must all be in it. */
+    const char *no[] = {"{\"owner\":\"b\"}",
+                        "{\"owner\":{\"$eq\":\"b\"}}",
+                        "{\"members\":{\"$contains\":\"c\"}}",
+                        "{\"members\":{\"$contains\":[\"a\",\"c\"]}}",
+                        "{\"team\":{\"$contains\":\"t\"}}",
+                        "{\"missing\":{\"$contains\":\"a\"}}",
+                        "{\"missing\":1}",
+                        "{\"owner\":{\"$gt\":\"a\"}}",
+                        "{\"owner\":\"a\",\"team\":\"u\"}"};
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         sst_value *f = tu_json(yes[i]);
         if (!srv_auth_filter_matches(f, m)) {
