@@ -67,6 +67,13 @@ static char *beside(const char *base, const char *rel) {
     return sst__buf_detach(&b, NULL);
 }
 
+/* True for LangGraph's Python form of "path": FILE.py or FILE.py:NAME. */
+static bool python_file(const char *path) {
+    const char *colon = strrchr(path, ':');
+    size_t n = colon != NULL ? (size_t)(colon - path) : strlen(path);
+    return n >= 3 && strncmp(path + n - 3, ".py", 3) == 0;
+}
+
 static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, sst_error *err) {
     static const char *const known[] = {"path", "jwt", "api_keys", "admin_permission", NULL};
     for (size_t i = 0; i < sst_object_len(spec); i++) {
@@ -100,10 +107,13 @@ static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, 
         if (!sst_is_string(path) || sst_string_len(path) == 0) {
             return sst__error(err, SST_EINVAL, "auth: \"path\" must be a file name");
         }
-        if (strstr(sst_string_cstr(path), ".py") != NULL) {
+        if (python_file(sst_string_cstr(path))) {
             return sst__error(err, SST_EINVAL,
-                              "auth: a Python auth file (%s) is not supported yet: give a Lua "
-                              "file (docs/auth.md)",
+                              "auth: \"path\" names a Python auth file (%s): superstep does not "
+                              "run LangGraph's Python Auth handlers, not even under `python3 -m "
+                              "superstep serve`. Write them in a Lua file (\"path\": "
+                              "\"./auth.lua\", the same authenticate and on handlers) or use the "
+                              "built-in \"jwt\" or \"api_keys\" modes (docs/auth.md)",
                               sst_string_cstr(path));
         }
         char *file = beside(base, sst_string_cstr(path));
