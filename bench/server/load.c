@@ -47,6 +47,7 @@ typedef struct opts {
     int warmup;
     const char *pids;
     const char *durability; /* NULL: not in the run bodies */
+    const char *bearer;     /* --bearer: an Authorization: Bearer header on every request */
 } opts;
 
 static double now_s(void) {
@@ -236,6 +237,11 @@ static void client_init(client *c) {
     c->h = curl_easy_init();
     c->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     c->hdrs = curl_slist_append(c->hdrs, "Expect:");
+    if (g_o->bearer != NULL) {
+        char auth[9000];
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", g_o->bearer);
+        c->hdrs = curl_slist_append(c->hdrs, auth);
+    }
     curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, c->hdrs);
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
@@ -565,11 +571,12 @@ static void usage(FILE *f) {
             "  --warmup K        unmeasured sequential chain runs first (default 3)\n"
             "  --pid PID[,PID]   report the server's CPU time in the phase, VmHWM, VmRSS\n"
             "  --durability M    every run asks for durability M (sync, async, exit)\n"
+            "  --bearer TOKEN    send 'Authorization: Bearer TOKEN' (a JWT: docs/auth.md)\n"
             "Prints one JSON object; latencies in ms; client_cpu_ms is this program's CPU.\n");
 }
 
 int main(int argc, char **argv) {
-    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL, NULL};
+    opts o = {MODE_CHAIN, "http://127.0.0.1:2024", 1, 10, 1000, 3, NULL, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -604,6 +611,8 @@ int main(int argc, char **argv) {
             o.warmup = (int)strtol(v, NULL, 10);
         else if (!strcmp(a, "--durability"))
             o.durability = v;
+        else if (!strcmp(a, "--bearer"))
+            o.bearer = v;
         else if (!strcmp(a, "--pid"))
             o.pids = v;
         else {

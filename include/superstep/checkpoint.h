@@ -187,6 +187,11 @@ typedef struct sst_thread_query {
     bool descending;
     size_t offset; /* skip this many */
     size_t limit;  /* at most this many (0: all) */
+    /* Only threads whose user metadata's "owner" is this string (NULL: any): the server's
+     * users (docs/auth.md). Every saver must apply it (a saver that ignored it would show
+     * a user others' threads). The SQLite and PostgreSQL savers apply it in SQL, each
+     * served by an index on (owner, created). */
+    const char *owner;
 } sst_thread_query;
 
 /* ---- the implementation interface ---------------------------------------- */

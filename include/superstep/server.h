@@ -91,8 +91,8 @@ typedef struct sst_server sst_server;
 
 /**
  * A server that is not yet listening: opens the database (made if needed).
- * @return new server; NULL with SST_EINVAL (bad options: a non-loopback host
- *         without a token or insecure_listen_any), SST_EIO (the database), SST_ENOMEM.
+ * @return new server; NULL with SST_EINVAL (bad options), SST_EIO (the database),
+ *         SST_ENOMEM.
  */
 SST_NODISCARD SST_API sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err);
 
@@ -184,7 +184,26 @@ SST_API void sst_server_set_graph_loader(sst_server *s, sst_graph_loader fn, voi
 SST_NODISCARD SST_API sst_code sst_server_load_config(sst_server *s, const char *path,
                                                       sst_error *err);
 
-/** Starts the workers and listening. @return SST_OK; SST_EIO (the address is taken...). */
+/**
+ * Turns on users and ownership (docs/auth.md), as langgraph.json's "auth" member does:
+ * {"jwt": {"algorithm": "HS256" | "RS256" | "ES256", "secret_env" | "public_key" | "jwks",
+ * "issuer", "audience", "identity_claim", "permissions_claim", "leeway_s"}, "api_keys":
+ * "./keys.json", "admin_permission": "admin"}, or {"path": "./auth.lua"} (a Lua auth file:
+ * authenticate and `on` handlers decide instead). Every request but the open ones (GET /ok,
+ * /openapi.json, the web page's files) then needs a user; what a user creates is theirs,
+ * and they see only their own threads, runs, crons and store namespaces (another user's
+ * answer 404). Files are relative to the folder of @p base (a file; NULL: the working
+ * directory). Not with opts.auth_token (one shared token).
+ * @return SST_OK; SST_EINVAL naming the bad member, SST_EIO (a key file).
+ */
+SST_NODISCARD SST_API sst_code sst_server_set_auth(sst_server *s, const sst_value *auth,
+                                                   const char *base, sst_error *err);
+
+/**
+ * Starts the workers and listening.
+ * @return SST_OK; SST_EINVAL (a non-loopback host without a token, an auth configuration
+ *         or insecure_listen_any), SST_EIO (the address is taken...).
+ */
 SST_NODISCARD SST_API sst_code sst_server_start(sst_server *s, sst_error *err);
 
 /** The port it listens on (after sst_server_start), 0 before. */

@@ -634,12 +634,15 @@ bool sst__thread_matches(const sst_thread_info *t, const sst_thread_query *q) {
     if (q->by_status && t->status != q->status) {
         return false;
     }
-    if (q->metadata == NULL) {
+    if (q->metadata == NULL && q->owner == NULL) {
         return true;
     }
     sst_error ignored;
     sst_value *meta = sst__payload_parse(&t->metadata, 0, &ignored);
-    bool ok = sst__metadata_matches(meta, q->metadata, NULL, 0);
+    const sst_value *owner = sst_object_get(meta, "owner");
+    bool ok = (q->metadata == NULL || sst__metadata_matches(meta, q->metadata, NULL, 0)) &&
+              (q->owner == NULL ||
+               (sst_is_string(owner) && strcmp(sst_string_cstr(owner), q->owner) == 0));
     sst_value_unref(meta);
     return ok;
 }

@@ -369,8 +369,11 @@ static sst_code mem_threads(void *self, const sst_thread_query *q, sst_thread_fn
             continue;
         }
         thread_info(m, t, &all[n]);
+        const sst_value *owner = q->owner != NULL ? sst_object_get(t->meta, "owner") : NULL;
         if ((q->by_status && all[n].status != q->status) ||
-            !sst__metadata_matches(t->meta, q->metadata, NULL, 0)) {
+            !sst__metadata_matches(t->meta, q->metadata, NULL, 0) ||
+            (q->owner != NULL &&
+             (!sst_is_string(owner) || strcmp(sst_string_cstr(owner), q->owner) != 0))) {
             continue;
         }
         n++;

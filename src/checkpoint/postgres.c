@@ -40,6 +40,22 @@ static const char *const k_steps[] = {
     " pid bigint NOT NULL, expires bigint NOT NULL);"
     "CREATE TABLE sst_checkpoint_blobs(id text PRIMARY KEY, refs bigint NOT NULL,"
     " body bytea NOT NULL);",
+    /*
+     * Version 2. The owner of a thread's metadata (sst_thread_query.owner: the server's
+     * users, docs/auth.md) and the index that serves a search by it in created order, as
+     * the SQLite saver's threads_owner does. The function is IMMUTABLE, as an index needs
+     * (convert_from is only STABLE: it depends on the database's encoding, which is fixed
+     * for a database), and answers NULL for metadata that is not JSON or an owner that is
+     * not a string, so that no write fails on it. Both statements may run again (a
+     * database whose version was set back by hand).
+     */
+    "CREATE OR REPLACE FUNCTION sst_thread_owner(m bytea) RETURNS text LANGUAGE plpgsql IMMUTABLE "
+    "STRICT"
+    " PARALLEL SAFE AS $f$ DECLARE j jsonb; BEGIN j := convert_from(m, 'UTF8')::jsonb;"
+    " RETURN CASE WHEN jsonb_typeof(j -> 'owner') = 'string' THEN j ->> 'owner' END;"
+    " EXCEPTION WHEN others THEN RETURN NULL; END $f$;"
+    "CREATE INDEX IF NOT EXISTS sst_checkpoint_threads_owner ON sst_checkpoint_threads("
+    "sst_thread_owner(metadata), created);",
 };
 
 /*

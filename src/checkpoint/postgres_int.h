@@ -80,6 +80,9 @@ sst_code sst__pgs_list(void *self, const sst_checkpoint_query *q, sst_checkpoint
                        void *user_data, sst_error *err);
 
 /* Threads (postgres_threads.c). */
+/* The statement (and its name, when @p name is not NULL) a search @p q runs: $1 limit,
+ * $2 offset and, with an owner, $3 the owner (tests EXPLAIN it). */
+const char *sst__pgs_threads_sql(const sst_thread_query *q, const char **name);
 sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn each,
                           void *user_data, sst_error *err);
 sst_code sst__pgs_thread_get(void *self, const char *thread, sst_thread_fn each, void *user_data,

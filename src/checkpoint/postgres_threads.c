@@ -31,18 +31,46 @@ enum { T_THREAD, T_CREATED, T_UPDATED, T_STATUS, T_META, T_COUNT, T_LATEST, T_ST
 
 static const char k_thread_get_sql[] = THREAD_SELECT " WHERE t.thread = $1::text";
 
-/* Searching: ORDER BY by sst_thread_order and direction; $1 limit (NULL: all), $2 offset. */
+/* Searching: ORDER BY by sst_thread_order and direction; $1 limit (NULL: all), $2 offset;
+ * with OWNER, $3 the owner of the metadata (sst_thread_query.owner), through the function
+ * the index sst_checkpoint_threads_owner is on (postgres.c, version 2). */
 #define THREADS_SQL(ORDER) THREAD_SELECT " ORDER BY " ORDER " LIMIT $1::bigint OFFSET $2::bigint"
-static const char *const k_threads_sql[3][2] = {
-    {THREADS_SQL("t.thread ASC"), THREADS_SQL("t.thread DESC")},
-    {THREADS_SQL("t.created ASC, t.thread ASC"), THREADS_SQL("t.created DESC, t.thread DESC")},
-    {THREADS_SQL("3 ASC, t.thread ASC"), THREADS_SQL("3 DESC, t.thread DESC")},
+#define OWNER_SQL(ORDER)                                                                           \
+    THREAD_SELECT " WHERE sst_thread_owner(t.metadata) = $3::text"                                 \
+                  " ORDER BY " ORDER " LIMIT $1::bigint OFFSET $2::bigint"
+static const char *const k_threads_sql[2][3][2] = {
+    {
+        {THREADS_SQL("t.thread ASC"), THREADS_SQL("t.thread DESC")},
+        {THREADS_SQL("t.created ASC, t.thread ASC"), THREADS_SQL("t.created DESC, t.thread DESC")},
+        {THREADS_SQL("3 ASC, t.thread ASC"), THREADS_SQL("3 DESC, t.thread DESC")},
+    },
+    {
+        {OWNER_SQL("t.thread ASC"), OWNER_SQL("t.thread DESC")},
+        {OWNER_SQL("t.created ASC, t.thread ASC"), OWNER_SQL("t.created DESC, t.thread DESC")},
+        {OWNER_SQL("3 ASC, t.thread ASC"), OWNER_SQL("3 DESC, t.thread DESC")},
+    },
 };
-static const char *const k_threads_name[3][2] = {
-    {"sst_cp_threads_id", "sst_cp_threads_id_d"},
-    {"sst_cp_threads_cr", "sst_cp_threads_cr_d"},
-    {"sst_cp_threads_up", "sst_cp_threads_up_d"},
+static const char *const k_threads_name[2][3][2] = {
+    {
+        {"sst_cp_threads_id", "sst_cp_threads_id_d"},
+        {"sst_cp_threads_cr", "sst_cp_threads_cr_d"},
+        {"sst_cp_threads_up", "sst_cp_threads_up_d"},
+    },
+    {
+        {"sst_cp_threads_id_o", "sst_cp_threads_id_do"},
+        {"sst_cp_threads_cr_o", "sst_cp_threads_cr_do"},
+        {"sst_cp_threads_up_o", "sst_cp_threads_up_do"},
+    },
 };
+
+const char *sst__pgs_threads_sql(const sst_thread_query *q, const char **name) {
+    int order = q->order <= SST_THREADS_BY_UPDATED ? (int)q->order : 0;
+    int desc = q->descending ? 1 : 0, owner = q->owner != NULL ? 1 : 0;
+    if (name != NULL) {
+        *name = k_threads_name[owner][order][desc];
+    }
+    return k_threads_sql[owner][order][desc];
+}
 
 static const char k_thread_put_sql[] =
     "INSERT INTO sst_checkpoint_threads AS t(thread, created, updated, metadata)"
@@ -136,13 +164,8 @@ static void read_thread(const PGresult *r, int row, sst_thread_info *t) {
 sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn each,
                           void *user_data, sst_error *err) {
     pg_saver *s = self;
-    int order = q->order <= SST_THREADS_BY_UPDATED ? (int)q->order : 0;
-    int desc = q->descending ? 1 : 0;
-    sst__pgs_read_job j = {k_threads_name[order][desc],
-                           k_threads_sql[order][desc],
-                           "checkpoint store: listing threads",
-                           {0},
-                           NULL};
+    sst__pgs_read_job j = {NULL, NULL, "checkpoint store: listing threads", {0}, NULL};
+    j.sql = sst__pgs_threads_sql(q, &j.name);
     sst__pg_params_init(&j.p);
     /* The status (busy needs the lease holder probed here) and the metadata (JSON value
      * equality) are filtered here: the server pages only an unfiltered search. */
@@ -153,6 +176,9 @@ sst_code sst__pgs_threads(void *self, const sst_thread_query *q, sst_thread_fn e
         sst__pg_text(&j.p, NULL);
     }
     sst__pg_i64(&j.p, filtered ? 0 : (int64_t)q->offset);
+    if (q->owner != NULL) {
+        sst__pg_text(&j.p, q->owner);
+    }
     sst_code rc = sst__pg_read(s->pg, sst__pgs_read_tx, &j, err);
     if (rc != SST_OK) {
         PQclear(j.res);

@@ -126,6 +126,7 @@ typedef struct sqlite_saver {
     uint64_t lease_ms;       /* how long a lease lasts without a commit */
     bool flush_on;           /* sst_sqlite_opts.flush: synchronous FULL for every commit */
     size_t max_record_bytes; /* the largest text stored (and read back) */
+    bool owner_index;        /* threads_owner was made (or tried), under mu */
 } sqlite_saver;
 
 /* Fills err with "checkpoint store 'path': what: sqlite's message"; returns the code. */

@@ -84,19 +84,38 @@ static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_
     return rc;
 }
 
+/*
+ * The owner of a thread's metadata (sst_thread_query.owner: the server's users), and the
+ * index that serves a search by it (with the order by created time): made the first time
+ * a saver searches by owner, so a file never searched that way has no index to update.
+ */
+#define OWNER_EXPR "(CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.owner') END)"
+static const char k_owner_index[] =
+    "CREATE INDEX IF NOT EXISTS threads_owner ON threads(" OWNER_EXPR ", created)";
+
 sst_code sst__sq_threads(void *self, const sst_thread_query *q, sst_thread_fn each, void *user_data,
                          sst_error *err) {
     sqlite_saver *s = self;
     static const char *const order[] = {"t.thread", "t.created", "3"};
     char sql[1024];
-    snprintf(sql, sizeof sql, THREAD_SELECT " ORDER BY %s %s, t.thread %s",
+    snprintf(sql, sizeof sql, THREAD_SELECT "%s ORDER BY %s %s, t.thread %s",
+             q->owner != NULL ? " WHERE " OWNER_EXPR " = ?2" : "",
              order[q->order <= SST_THREADS_BY_UPDATED ? q->order : 0],
              q->descending ? "DESC" : "ASC", q->descending ? "DESC" : "ASC");
     pthread_mutex_lock(s->mu);
+    if (q->owner != NULL && !s->owner_index) {
+        s->owner_index = true;
+        /* Without it (a read-only file, a busy one) the search still works, unindexed. */
+        (void)sqlite3_exec(s->db, k_owner_index, NULL, NULL, NULL);
+    }
     sqlite3_stmt *st = NULL;
     sst_code rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK
-                      ? each_thread(s, st, q, each, user_data, NULL, err)
+                      ? SST_OK
                       : sst__sq_db_error(s, err, "listing threads");
+    if (rc == SST_OK && q->owner != NULL) {
+        sst__sq_bind_text(st, 2, q->owner);
+    }
+    rc = rc == SST_OK ? each_thread(s, st, q, each, user_data, NULL, err) : rc;
     sqlite3_finalize(st);
     pthread_mutex_unlock(s->mu);
     return rc;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "server_int.h"
 #include "superstep/id.h"
 
@@ -313,7 +314,8 @@ static sst_value *matching(srv_request *r, srv_response *res) {
         const char *n = sst_string_cstr(sst_object_get(a, "name"));
         if ((graph_id == NULL || (g != NULL && strcmp(g, graph_id) == 0)) &&
             (name == NULL || (n != NULL && strstr(n, name) != NULL)) &&
-            contains(sst_object_get(a, "metadata"), meta)) {
+            contains(sst_object_get(a, "metadata"), meta) &&
+            srv_auth_sees(r, sst_object_get(a, "metadata"))) { /* users (auth.c) */
             out = sst__push_take(out, sst_value_ref(a), &err);
         }
     }

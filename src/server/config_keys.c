@@ -31,8 +31,6 @@ static const struct {
     const char *key;
     const char *why;
 } k_refused[] = {
-    {"auth", "custom authentication (LangGraph's Auth handlers) is not supported yet: use "
-             "--auth-token-env for a bearer token"},
     {"encryption", "at-rest encryption handlers are not supported"},
     {"webhooks", "the webhook URL policy and headers are not supported"},
 };
@@ -205,6 +203,12 @@ sst_code srv_config_keys(sst_server *s, const char *file, const sst_value *cfg, 
             rc = checkpointer_section(s, file, v, err);
         } else if (strcmp(k, "store") == 0) {
             rc = srv_store_configure(s, file, v, err);
+        } else if (strcmp(k, "auth") == 0) {
+            /* users and ownership (docs/auth.md), after "env" (it may name the secret) */
+            rc = sst_server_set_auth(s, v, file, err);
+            if (rc != SST_OK) {
+                sst__error_prefix(err, "%s", file);
+            }
         } else {
             rc = sst__error(err, SST_EINVAL, "%s: unknown member \"%s\"", file, k);
         }

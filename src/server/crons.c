@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "cron_expr.h"
 #include "crons.h"
 #include "superstep/id.h"
@@ -51,6 +52,9 @@ static const char *const k_payload_fields[] = {"assistant_id",
 /* Our members of the stored value, not shown in the Cron object. */
 #define M_NEXT "next_run_ms"
 #define M_END  "end_ms"
+/* What a thread a fire makes gets in its metadata: the owner of the cron's creator
+ * (srv_auth_stamp at its creation; auth.c). */
+#define M_STAMP "thread_stamp"
 
 /* ---- reading a request ----------------------------------------------------- */
 
@@ -150,7 +154,7 @@ static sst_value *public_of(const sst_value *cron, const sst_value *select, sst_
     sst_value *o = sst_object_empty();
     for (size_t i = 0; i < sst_object_len(cron) && o != NULL; i++) {
         const char *k = sst_string_cstr(sst_object_key_at(cron, i));
-        if (strcmp(k, M_NEXT) == 0 || strcmp(k, M_END) == 0) {
+        if (strcmp(k, M_NEXT) == 0 || strcmp(k, M_END) == 0 || strcmp(k, M_STAMP) == 0) {
             continue;
         }
         bool want = select == NULL;
@@ -304,6 +308,7 @@ static void create(srv_request *r, srv_response *res, const char *thread_id) {
                       &err);
     c = sst__set_take(c, "enabled", sst_bool(q.has_enabled ? q.enabled : true), &err);
     c = sst__set_take(c, M_END, ms_or_null(q.end_ms, &err), &err);
+    c = sst__set_take(c, M_STAMP, srv_auth_stamp(r, sst_object_empty()), &err);
     c = with_next(c, next_fire(&q.parsed, now, q.end_ms), &err);
     sst_value_unref(assistant);
     if (c == NULL || save(r->s, c, &err) != SST_OK) {
@@ -375,7 +380,8 @@ static sst_value *matching(srv_request *r, srv_response *res, const char *const 
         if ((aid == NULL || str_is(sst_object_get(c, "assistant_id"), aid)) &&
             (tid == NULL || str_is(sst_object_get(c, "thread_id"), tid)) &&
             (!by_enabled || (sst_is_bool(e) && sst_bool_value(e) == enabled)) &&
-            contains(sst_object_get(c, "metadata"), meta)) {
+            contains(sst_object_get(c, "metadata"), meta) &&
+            srv_auth_search_keeps(r, sst_object_get(c, "metadata"))) {
             out = sst__push_take(out, sst_value_ref(c), &err);
         }
     }
@@ -650,7 +656,8 @@ static enum fire_result fire(sst_server *s, const sst_value *cron, int64_t fire_
         return SKIPPED;
     }
     srv_response res = {.status = 200};
-    srv_run_create_from(s, body, stateless ? tid : sst_string_cstr(tv), stateless, run_id, &res);
+    srv_run_create_from(s, body, stateless ? tid : sst_string_cstr(tv), stateless, run_id,
+                        sst_object_get(cron, M_STAMP), &res);
     sst_value_unref(body);
     enum fire_result out = res.status == 200   ? FIRED
                            : res.status == 409 ? ALREADY /* another process enqueued it */

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "cors.h"
 #include "server_int.h"
 #include "superstep/json.h"
@@ -547,6 +548,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     sst__buf_free(&c->body);
     sst__free(c->req.body);
     sst__free(c->req.path_copy);
+    srv_auth_release(&c->req);
     sst_value_unref(c->req.json);
     sst__free(c);
     *con_cls = NULL;

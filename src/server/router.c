@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "crons.h"
 #include "prune.h"
 #include "server_int.h"
@@ -190,7 +191,8 @@ srv_handler srv_route(srv_request *r, unsigned *status) {
             continue;
         }
         if (match(k_routes[i].pattern, copy, r)) {
-            return k_routes[i].handler;
+            /* Every request passes the one check of users and ownership (auth.c). */
+            return srv_auth_gate(r, k_routes[i].pattern, k_routes[i].handler, k_routes[i].open);
         }
     }
     return NULL;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "server_int.h"
 #include "superstep/json.h"
 
@@ -187,9 +188,18 @@ static bool prepare_thread(srv_request *r, srv_response *res, const char *id, bo
                                     sst_value_ref(sst_object_get(assistant, "graph_id")), &err);
     tags = sst__set_take(tags, "assistant_id",
                          sst_value_ref(sst_object_get(assistant, "assistant_id")), &err);
+    /* A thread made here is the user's (auth.c), or the cron creator's (r->thread_stamp). */
+    sst_value *mine = srv_auth_stamp(r, sst_object_empty());
+    sst_value *stamp = mine != NULL && r->thread_stamp != NULL
+                           ? srv_merged(mine, r->thread_stamp, &err)
+                           : sst_value_ref(mine);
+    sst_value_unref(mine);
     bool create = stateless || strcmp(q->if_not_exists, "create") == 0;
-    sst_code rc = tags != NULL ? srv_thread_for_run(r->s, id, create, tags, &err) : SST_ENOMEM;
+    sst_code rc = tags != NULL && stamp != NULL
+                      ? srv_thread_for_run(r->s, id, create, tags, stamp, &err)
+                      : SST_ENOMEM;
     sst_value_unref(tags);
+    sst_value_unref(stamp);
     if (rc == SST_ENOTFOUND) {
         srv_error(res, 404, "Thread with ID %s not found", id);
         return false;
@@ -382,8 +392,10 @@ bool srv_run_body_ok(sst_server *s, const sst_value *body, bool need_assistant, 
 }
 
 void srv_run_create_from(sst_server *s, const sst_value *body, const char *thread_id,
-                         bool stateless, const char *run_id, srv_response *res) {
+                         bool stateless, const char *run_id, const sst_value *thread_stamp,
+                         srv_response *res) {
     srv_request r = body_request(s, body);
+    r.thread_stamp = thread_stamp;
     create_run(&r, res, thread_id, stateless, run_id, WANT_BACKGROUND);
 }
 

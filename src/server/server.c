@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "cors.h"
 #include "crons.h"
 #include "prune.h"
@@ -155,13 +156,6 @@ sst_server *sst_server_new(const sst_server_opts *opts, sst_error *err) {
                    o->db);
         return NULL;
     }
-    if (o->auth_token == NULL && !o->insecure_listen_any && !loopback(o->host)) {
-        sst__error(err, SST_EINVAL,
-                   "serve: refusing to listen on '%s' without a token: give --auth-token-env "
-                   "VAR, or --insecure-listen-any to serve without authentication",
-                   o->host);
-        return NULL;
-    }
     if (o->auth_token != NULL && o->auth_token[0] == '\0') {
         sst__error(err, SST_EINVAL, "serve: the auth token is empty");
         return NULL;
@@ -214,6 +208,16 @@ sst_code sst_server_start(sst_server *s, sst_error *err) {
         return sst__error(err, SST_EINVAL,
                           "serve: no graph to serve (give a config file or "
                           "--graph NAME=script.lua)");
+    }
+    /* Checked here, not in sst_server_new: langgraph.json's "auth" (sst_server_set_auth)
+     * comes after it. */
+    if (s->token == NULL && s->auth == NULL && !s->o.insecure_listen_any && !s->o.workers_only &&
+        !loopback(s->host)) {
+        return sst__error(err, SST_EINVAL,
+                          "serve: refusing to listen on '%s' without authentication: give "
+                          "--auth-token-env VAR or an \"auth\" member in langgraph.json "
+                          "(docs/auth.md), or --insecure-listen-any to serve without it",
+                          s->host);
     }
     snprintf(s->owner, sizeof s->owner, "%s", "");
     s->started_ms = srv_now();
@@ -290,6 +294,7 @@ void sst_server_free(sst_server *s) {
     srv_streams_close_all(s);
     srv_streams_sweep_all(s);
     srv_graphs_free(s);
+    srv_auth_free(s->auth);
     sst_queue_free(s->queue);
     sst_store_free(s->store);
     sst_embedder_free(s->embedder); /* after the store that embeds with it */

@@ -70,6 +70,9 @@ sst_code srv_add_graph_spec(sst_server *s, const char *graph_id, const char *spe
 /* ---- HTTP ------------------------------------------------------------------ */
 
 typedef struct srv_request srv_request;
+/* auth.h: the server's users (NULL: no auth) and one request's user. */
+typedef struct srv_auth srv_auth;
+typedef struct srv_auth_req srv_auth_req;
 
 /* What a handler answers: a status and a body (JSON value or text), or a stream. */
 typedef struct srv_response {
@@ -114,6 +117,10 @@ struct srv_request {
     char *path_copy;
     const char *param[4];
     size_t n_param;
+    srv_auth_req *auth; /* the request's user (auth.h), or NULL */
+    /* Metadata a thread this request's run makes gets besides its user's owner (a cron's
+     * fire: the owner of the cron's creator), or NULL. */
+    const sst_value *thread_stamp;
 };
 
 /* Reads @p key of the query string, or NULL. */
@@ -285,9 +292,11 @@ bool srv_true(const sst_value *v);
 bool srv_run_body_ok(sst_server *s, const sst_value *body, bool need_assistant, srv_response *res);
 /* Creates a background run from @p body as POST /threads/{id}/runs would (or POST /runs
  * when @p stateless: on a new thread @p thread_id), with run id @p run_id (NULL: new); the
- * answer (200 and the Run, or an error status and detail) in @p res. Crons fire with it. */
+ * answer (200 and the Run, or an error status and detail) in @p res. A thread the run makes
+ * gets @p thread_stamp's members in its metadata (NULL: none). Crons fire with it. */
 void srv_run_create_from(sst_server *s, const sst_value *body, const char *thread_id,
-                         bool stateless, const char *run_id, srv_response *res);
+                         bool stateless, const char *run_id, const sst_value *thread_stamp,
+                         srv_response *res);
 void srv_runs_list(srv_request *r, srv_response *res);
 void srv_run_get(srv_request *r, srv_response *res);
 void srv_run_delete(srv_request *r, srv_response *res);
@@ -310,9 +319,10 @@ const char *srv_path_thread(srv_request *r, srv_response *res);
 sst_value *srv_state_of(sst_server *s, const char *thread_id, const char *checkpoint_id,
                         bool nested, sst_error *err);
 /* Gets a thread ready for a run: made (when @p create) or SST_ENOTFOUND, and @p tags
- * (graph_id, assistant_id) merged into its metadata unless there already. */
+ * (graph_id, assistant_id) merged into its metadata unless there already; @p new_tags (the
+ * owner; NULL: none) only into a thread made here, so a run never gives a thread away. */
 sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
-                            const sst_value *tags, sst_error *err);
+                            const sst_value *tags, const sst_value *new_tags, sst_error *err);
 /* Deletes the thread's checkpoints, keeping the thread and its metadata (a rollback). */
 sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err);
 /* srv_state_of of a thread known to exist, whose graph is @p g (NULL: it has none). */
@@ -561,6 +571,7 @@ typedef struct srv_app srv_app;
 struct sst_server {
     sst_server_opts o;
     char *host, *db, *token;       /* owned copies */
+    srv_auth *auth;                /* users and ownership (auth.h), or NULL */
     char *web_dir;                 /* owned copy of o.web_dir, or NULL */
     struct srv_cors *cors;         /* langgraph.json's http.cors (cors.c); NULL until set */
     struct srv_cp_ttl *cp_ttl;     /* langgraph.json's checkpointer.ttl (prune.c), or NULL */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "server_int.h"
 #include "superstep/id.h"
 #include "thread_ttl.h"
@@ -356,11 +357,20 @@ void srv_thread_copy(srv_request *r, srv_response *res) {
 
 typedef struct search_ctx {
     sst_value *ids;
+    const srv_request *after; /* keeps only what its user's $contains filter keeps, or NULL */
 } search_ctx;
 
 static bool collect_id(const sst_thread_info *t, void *ud) {
     search_ctx *c = ud;
     sst_error err = {0};
+    if (c->after != NULL) {
+        sst_value *meta = sst_payload_value(&t->metadata, NULL);
+        bool keep = srv_auth_search_keeps(c->after, meta);
+        sst_value_unref(meta);
+        if (!keep) {
+            return true;
+        }
+    }
     c->ids = sst__push_take(c->ids, sst_string_new(t->thread_id, &err), &err);
     return c->ids != NULL;
 }
@@ -368,7 +378,8 @@ static bool collect_id(const sst_thread_info *t, void *ud) {
 /*
  * The ids of the threads a search or count body selects, in its order: the page
  * @p page (a search's limit and offset) of them, or all of them when it is NULL (a
- * count). The saver pages unless a filter it cannot apply ("ids", "values") is given.
+ * count). The saver pages unless a filter it cannot apply ("ids", "values", a $contains
+ * filter of the user's auth handler) is given.
  * NULL after filling @p res.
  */
 static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query *q,
@@ -394,7 +405,9 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
                                      : strcmp(sort, "created_at") == 0 ? SST_THREADS_BY_CREATED
                                                                        : SST_THREADS_BY_ID,
                             .descending = strcmp(order, "desc") == 0};
-    if (page != NULL && ids == NULL && values == NULL) {
+    q->owner = srv_auth_owner(r); /* users and ownership (auth.c) */
+    bool after = srv_auth_filters_after(r);
+    if (page != NULL && ids == NULL && values == NULL && !after) {
         q->limit = (size_t)page[0];
         q->offset = (size_t)page[1];
     }
@@ -405,14 +418,14 @@ static sst_value *search_ids(srv_request *r, srv_response *res, sst_thread_query
                     : strcmp(status, "error") == 0       ? SST_THREAD_ERROR
                                                          : SST_THREAD_IDLE;
     }
-    search_ctx c = {sst_array_empty()};
+    search_ctx c = {sst_array_empty(), after ? r : NULL};
     sst_error err = {0};
     if (sst_checkpointer_threads(r->s->cp, q, collect_id, &c, &err) != SST_OK || c.ids == NULL) {
         sst_value_unref(c.ids);
         srv_fail(res, &err);
         return NULL;
     }
-    if (ids == NULL && values == NULL) {
+    if (ids == NULL && values == NULL && !after) {
         return c.ids;
     }
     size_t skip = page != NULL ? (size_t)page[1] : 0;
@@ -555,7 +568,7 @@ sst_code srv_thread_reset(sst_server *s, const char *thread_id, sst_error *err) 
 }
 
 sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
-                            const sst_value *tags, sst_error *err) {
+                            const sst_value *tags, const sst_value *new_tags, sst_error *err) {
     tinfo i;
     sst_error e = {0};
     sst_code rc = thread_info(s, thread_id, &i, &e);
@@ -580,6 +593,11 @@ sst_code srv_thread_for_run(sst_server *s, const char *thread_id, bool create,
     sst_value *tagged = srv_merged(m, tags, err);
     sst_value_unref(m);
     m = tagged;
+    if (rc == SST_ENOTFOUND && m != NULL && new_tags != NULL) { /* made here: its owner */
+        tagged = srv_merged(m, new_tags, err);
+        sst_value_unref(m);
+        m = tagged;
+    }
     rc = m != NULL ? sst_checkpointer_thread_put(s->cp, thread_id, m, err) : sst__code(err);
     sst_value_unref(m);
     return rc;

@@ -61,6 +61,12 @@ contains "$err" "expected FILE.py:NAME" "no attribute"
 cfg "./g/missing.py:graph"
 expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
 contains "$err" "no such file" "missing file"
+# A Python auth file (LangGraph's Auth) is not run: refused at start, saying what to use.
+printf '{"graphs": {"agent": "./g/agent.py:graph"}, "auth": {"path": "./auth.py:my_auth"}}' \
+  >"$work/langgraph.json"
+expect_rc 1 serve_py "$work/langgraph.json" --port 0 --quiet
+contains "$err" "names a Python auth file (./auth.py:my_auth)" "Python auth: refused"
+contains "$err" "Write them in a Lua file" "Python auth: what to use instead"
 expect_rc 2 "$py" -m superstep serve
 contains "$err" "nothing to serve" "no config"
 expect_rc 2 "$py" -m superstep serve "$work/langgraph.json" --port 99999

@@ -59,7 +59,14 @@ const historyLength = async (s, id) => (await api(s, "POST", `/threads/${id}/his
 const tests = [
   ["unknown and refused members stop the start, naming them", async () => {
     await refused({ graph: {} }, /unknown member "graph"/);
-    await refused({ auth: { path: "./auth.py:auth" } }, /"auth": custom authentication .* not supported yet/);
+    await refused({ auth: { path: "./auth.py:auth" } }, /auth: "path" names a Python auth file \(\.\/auth\.py:auth\): superstep does not run LangGraph's Python Auth handlers.*a Lua file/);
+    await refused({ auth: { path: "./auth.py" } }, /names a Python auth file \(\.\/auth\.py\)/);
+    // Only a .py file is Python: a Lua file whose name holds ".py" is loaded (here: missing).
+    const lua = await runServerExpectingExit({ superstep: opts.superstep, config: writeConfig(tmp, "refused", { auth: { path: "./my.pyrate.lua" } }), env: lsan, args: ["--host", "127.0.0.1", "--port", "0", "--db", ":memory:"] });
+    assert.equal(lua.listening, false);
+    assert.match(lua.stderr, /my\.pyrate\.lua/);
+    assert.doesNotMatch(lua.stderr, /Python auth file/);
+    await refused({ auth: { jwt: { algorithm: "none" } } }, /auth: jwt "algorithm" must be/);
     await refused({ encryption: { path: "./e.py:e" } }, /"encryption": at-rest encryption/);
     await refused({ http: { app: "./app.py:app" } }, /http\.app must name a Lua script of routes .* a Python or JS app/);
     await refused({ http: { mount_prefix: "/api" } }, /http\.mount_prefix is not supported/);

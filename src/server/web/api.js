@@ -20,7 +20,7 @@ export function onAuthNeeded(fn) { askHandler = fn; }
 
 function askToken(refused) {
   if (!asking) {
-    const msg = refused ? "The server refused that token. Enter the right one." : "This server needs an access token: the one superstep serve was given through --auth-token-env.";
+    const msg = refused ? "The server refused that token. Enter the right one." : "This server needs an access token: your own (a JWT or an API key, docs/auth.md), or the one superstep serve was given through --auth-token-env.";
     asking = Promise.resolve(askHandler ? askHandler(msg) : Promise.reject(new ApiError(401, "unauthorized")))
       .finally(() => { asking = null; });
   }
