@@ -44,6 +44,14 @@ sst_value *sstpy_to_value(PyObject *o, const char *what);
  */
 PyObject *sstpy_from_value(const sst_value *v);
 
+/*
+ * PyGILState_Ensure for the engine's threads (gil.c): a worker thread keeps its Python
+ * thread state between calls instead of making one per call. Released by
+ * PyGILState_Release as usual. Engines must be freed with the GIL released
+ * (sstpy_engine_free): their threads drop their thread states as they end.
+ */
+PyGILState_STATE sstpy_gil_ensure(void);
+
 /* Raises the exception for @p err (superstep.errors._from_code); returns NULL. */
 PyObject *sstpy_raise(const sst_error *err, const char *node);
 /* @p v (taken: unreferenced here) as a new Python object, or, when @p v is NULL (the call

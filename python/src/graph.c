@@ -152,7 +152,7 @@ static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
 
 static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *node = ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sstpy_run *r = sstpy_run_of(ctx, "__pyrun__");
     const sst_value *in = sst_node_input(ctx);
     sst_code rc = SST_OK;
@@ -186,7 +186,7 @@ static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
 }
 
 static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sst_value *out = NULL;
     PyObject *arg = sstpy_from_value(state);
     PyObject *res = arg != NULL ? PyObject_CallOneArg((PyObject *)ud, arg) : NULL;
@@ -204,7 +204,7 @@ static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
 
 static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err) {
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sst_value *out = NULL;
     PyObject *cur = current != NULL ? sstpy_from_value(current) : Py_NewRef(Py_None);
     sst_value_unref(current);
@@ -230,7 +230,7 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
  * waits with time.sleep); the GIL is released while it sleeps. */
 static void sleep_fn(uint64_t ms, void *ud) {
     (void)ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     PyObject *time = PyImport_ImportModule("time");
     PyObject *r =
         time != NULL ? PyObject_CallMethod(time, "sleep", "d", (double)ms / 1000.0) : NULL;
