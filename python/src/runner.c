@@ -385,8 +385,13 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
         o.stream_user_data = &run;
     }
     sst_graph_result *r;
+    static unsigned running; /* invokes under way (under the GIL) */
+    running++;
     Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
     Py_END_ALLOW_THREADS sstpy_engine_give(c, o.engine);
+    if (--running == 0) {
+        sstpy_state_memo_clear(); /* no run is left to reuse its messages */
+    }
     if (r == NULL) {
         sstpy_raise(&err, NULL);
         goto done;

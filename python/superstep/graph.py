@@ -409,11 +409,11 @@ class _Node:
         self.want_store = "store" in names
         self.is_async = _is_async(fn)
 
+    # the add_messages fields: superstep._core gives their messages as objects
     msg_fields: Tuple[str, ...] = ()
 
     def __call__(self, state: Any, run: Optional[_Run], is_send: bool) -> Any:
-        if self.msg_fields and not is_send:
-            state = _with_messages(state, self.msg_fields)
+        # msg_fields' messages come as objects already (superstep._core)
         if self.root and not is_send:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and not is_send and isinstance(state, dict):
@@ -500,8 +500,6 @@ class _Router:
     msg_fields: Tuple[str, ...] = ()
 
     def __call__(self, state: Any) -> Any:
-        if self.msg_fields:
-            state = _with_messages(state, self.msg_fields)
         if self.root:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and isinstance(state, dict):
