@@ -66,3 +66,39 @@ def test_replaced_and_removed_messages_are_seen_by_the_next_node():
         seen.clear()
         app.invoke({"messages": [HumanMessage("q", id="q")]})
         assert seen == [["q", "draft", "extra"], ("route", ["q", "final"]), ["q", "final"]]
+
+
+def test_nodes_on_several_workers_read_messages_at_once():
+    """Four nodes a superstep on four workers, each reading the history while the others
+    convert it too (the kept objects are shared under the GIL). Run under ThreadSanitizer
+    in the tsan build (test_python_threads)."""
+    import time
+
+    rounds = 6
+
+    def make(i):
+        def node(state):
+            msgs = state["messages"]
+            time.sleep(0)  # let the others take the GIL in between
+            n = len(msgs)
+            assert [m.content for m in msgs] == [m.content for m in state["messages"]]
+            return {"messages": [AIMessage(f"{i}:{n}", id=f"{i}-{n}")]}
+
+        return node
+
+    def again(state):
+        return [f"n{i}" for i in range(4)] if len(state["messages"]) < 1 + 4 * rounds else END
+
+    g = StateGraph(MessagesState)
+    g.add_node("fan", lambda s: {})
+    for i in range(4):
+        g.add_node(f"n{i}", make(i))
+        g.add_edge(f"n{i}", "fan")
+    g.add_edge(START, "fan")
+    g.add_conditional_edges("fan", again, [f"n{i}" for i in range(4)] + [END])
+    out = g.compile(workers=4).invoke({"messages": [HumanMessage("go", id="go")]},
+                                      {"recursion_limit": 100})
+    got = [m.content for m in out["messages"]]
+    assert len(got) == 1 + 4 * rounds
+    assert got[1:5] == ["0:1", "1:1", "2:1", "3:1"]  # task order, each saw the same history
+    assert got[-4:] == [f"{i}:{1 + 4 * (rounds - 1)}" for i in range(4)]
