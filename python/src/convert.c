@@ -312,3 +312,185 @@ PyObject *sstpy_from_value(const sst_value *v) {
     }
     Py_RETURN_NONE;
 }
+
+/* ---- a node's or a router's state: add_messages fields as message objects ---- */
+
+/*
+ * What the last conversion of an add_messages field made: its array (referenced, so that
+ * no other value can take the addresses of its elements) and the message objects of its
+ * elements. The next conversion of that field reuses the object of every element that is
+ * the same value at the same index (a history that grew by a message makes one new
+ * object). A few fields at a time, replaced round-robin; used under the GIL; emptied when
+ * no invoke runs (sstpy_state_memo_clear).
+ */
+#define MEMO_FIELDS 8
+
+typedef struct memo_entry {
+    char *field;     /* PyMem, or NULL: unused */
+    sst_value *last; /* the array converted last */
+    PyObject *items; /* list: its elements' objects */
+} memo_entry;
+
+static memo_entry memo[MEMO_FIELDS];
+static size_t memo_next;
+
+void sstpy_state_memo_clear(void) {
+    for (size_t i = 0; i < MEMO_FIELDS; i++) {
+        char *field = memo[i].field;
+        sst_value *old = memo[i].last;
+        PyObject *items = memo[i].items;
+        memo[i].field = NULL;
+        memo[i].last = NULL;
+        memo[i].items = NULL;
+        PyMem_Free(field);
+        sst_value_unref(old);
+        Py_XDECREF(items);
+    }
+}
+
+static memo_entry *memo_of(const char *field) {
+    for (size_t i = 0; i < MEMO_FIELDS; i++) {
+        if (memo[i].field != NULL && strcmp(memo[i].field, field) == 0) {
+            return &memo[i];
+        }
+    }
+    memo_entry *m = &memo[memo_next];
+    memo_next = (memo_next + 1) % MEMO_FIELDS;
+    size_t n = strlen(field) + 1;
+    char *copy = PyMem_Malloc(n);
+    if (copy == NULL) {
+        return NULL;
+    }
+    memcpy(copy, field, n);
+    char *old_field = m->field;
+    sst_value *old = m->last;
+    PyObject *old_items = m->items;
+    m->field = copy;
+    m->last = NULL;
+    m->items = NULL;
+    PyMem_Free(old_field);
+    sst_value_unref(old);
+    Py_XDECREF(old_items);
+    return m;
+}
+
+/* superstep.messages._from_value: a message dict as a message object. Borrowed for the
+ * process once imported. */
+static PyObject *message_hook(void) {
+    static PyObject *hook;
+    if (hook == NULL) {
+        PyObject *mod = PyImport_ImportModule("superstep.messages");
+        hook = mod != NULL ? PyObject_GetAttrString(mod, "_from_value") : NULL;
+        Py_XDECREF(mod);
+    }
+    return hook;
+}
+
+/*
+ * The array @p arr of the add_messages field @p field as a new list of message objects.
+ * The hook runs Python code, during which another thread may take the GIL and convert
+ * too: the previous array and its objects are held here, and the entry is written back
+ * only while it still belongs to @p field.
+ */
+static PyObject *messages_from(const char *field, const sst_value *arr) {
+    PyObject *hook = message_hook();
+    if (hook == NULL) {
+        return NULL;
+    }
+    size_t n = sst_array_len(arr);
+    memo_entry *m = memo_of(field);
+    sst_value *prev = m != NULL && m->last != NULL ? sst_value_ref(m->last) : NULL;
+    PyObject *prev_items = prev != NULL ? Py_NewRef(m->items) : NULL;
+    size_t n_prev = prev != NULL ? sst_array_len(prev) : 0;
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    sst_array_iter it, pit;
+    sst_array_iter_init(&it, arr);
+    if (prev != NULL) {
+        sst_array_iter_init(&pit, prev);
+    }
+    for (size_t i = 0; l != NULL && i < n; i++) {
+        const sst_value *e = sst_array_iter_next(&it);
+        const sst_value *pe = i < n_prev ? sst_array_iter_next(&pit) : NULL;
+        PyObject *o;
+        if (pe == e) {
+            o = Py_NewRef(PyList_GET_ITEM(prev_items, (Py_ssize_t)i));
+        } else {
+            PyObject *d = sstpy_from_value(e);
+            o = d != NULL ? PyObject_CallOneArg(hook, d) : NULL;
+            Py_XDECREF(d);
+        }
+        if (o == NULL) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, o);
+    }
+    sst_value_unref(prev);
+    Py_XDECREF(prev_items);
+    if (l != NULL && m != NULL && m->field != NULL && strcmp(m->field, field) == 0) {
+        PyObject *items = PyList_GetSlice(l, 0, (Py_ssize_t)n); /* the node may change l */
+        if (items == NULL) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        sst_value *old = m->last;
+        PyObject *old_items = m->items;
+        m->last = sst_value_ref(arr);
+        m->items = items;
+        sst_value_unref(old); /* after the swap: freeing objects may run Python code */
+        Py_XDECREF(old_items);
+    }
+    return l;
+}
+
+static bool is_message_field(const char *key, const char *const *fields, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(key, fields[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+PyObject *sstpy_state_from_value(const sst_value *state, PyObject *message_fields) {
+    Py_ssize_t nf = message_fields != NULL && PyTuple_Check(message_fields)
+                        ? PyTuple_GET_SIZE(message_fields)
+                        : 0;
+    if (nf == 0 || nf > 16 || !sst_is_object(state) || sst_object_get(state, "__send__") != NULL) {
+        return sstpy_from_value(state);
+    }
+    const char *fields[16];
+    for (Py_ssize_t i = 0; i < nf; i++) {
+        PyObject *f = PyTuple_GET_ITEM(message_fields, i);
+        if (!PyUnicode_Check(f) || (fields[i] = PyUnicode_AsUTF8(f)) == NULL) {
+            PyErr_Clear();
+            return sstpy_from_value(state);
+        }
+    }
+    PyObject *d = PyDict_New();
+    if (d == NULL) {
+        return NULL;
+    }
+    size_t n = sst_object_len(state);
+    for (size_t i = 0; i < n; i++) {
+        const sst_value *k = sst_object_key_at(state, i);
+        const sst_value *v = sst_object_value_at(state, i);
+        PyObject *key =
+            PyUnicode_DecodeUTF8(sst_string_cstr(k), (Py_ssize_t)sst_string_len(k), "strict");
+        PyObject *item = NULL;
+        if (key != NULL) {
+            item = sst_is_array(v) && is_message_field(sst_string_cstr(k), fields, (size_t)nf)
+                       ? messages_from(sst_string_cstr(k), v)
+                       : sstpy_from_value(v);
+        }
+        if (item == NULL || PyDict_SetItem(d, key, item) < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(item);
+            Py_DECREF(d);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_DECREF(item);
+    }
+    return d;
+}

@@ -44,6 +44,26 @@ sst_value *sstpy_to_value(PyObject *o, const char *what);
  */
 PyObject *sstpy_from_value(const sst_value *v);
 
+/*
+ * PyGILState_Ensure for the engine's threads (gil.c): a worker thread keeps its Python
+ * thread state between calls instead of making one per call. Released by
+ * PyGILState_Release as usual. Engines must be freed with the GIL released
+ * (sstpy_engine_free): their threads drop their thread states as they end.
+ */
+PyGILState_STATE sstpy_gil_ensure(void);
+
+/*
+ * A node's or a router's state as a new dict: as sstpy_from_value, with the arrays of the
+ * fields named in @p message_fields (a tuple of str, or NULL) as lists of message objects
+ * (superstep.messages._from_value). The objects made for a field are kept and reused by
+ * its next conversion for the elements it shares with the previous one (a history that
+ * grew makes only its new messages), as LangGraph hands the same message objects to
+ * every node; the lists are new each time.
+ */
+PyObject *sstpy_state_from_value(const sst_value *state, PyObject *message_fields);
+/* Drops what sstpy_state_from_value keeps (when no invoke runs). */
+void sstpy_state_memo_clear(void);
+
 /* Raises the exception for @p err (superstep.errors._from_code); returns NULL. */
 PyObject *sstpy_raise(const sst_error *err, const char *node);
 /* @p v (taken: unreferenced here) as a new Python object, or, when @p v is NULL (the call

@@ -119,7 +119,7 @@ static PyObject *call_in_frame(sst_node_ctx *ctx, PyObject *owner, PyObject *arg
 /* A task: owner._call(input, pyconfig, config) -> result. */
 static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *owner = ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sstpy_run *r = sstpy_run_of(ctx, "__pyfunc__");
     const sst_value *in = sst_node_input(ctx);
     PyObject *entry = PyDict_GetItemString(task_args, sst_node_task_id(ctx)); /* borrowed */
@@ -160,7 +160,7 @@ static sst_code task_fn(sst_node_ctx *ctx, void *ud) {
  */
 static sst_code entry_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *owner = ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sstpy_run *r = sstpy_run_of(ctx, "__pyfunc__");
     const sst_value *in = sst_entrypoint_input(ctx);
     const sst_value *prev = sst_entrypoint_previous(ctx);

@@ -150,13 +150,33 @@ static sst_code apply_result(sst_node_ctx *ctx, PyObject *res, sst_error *err) {
     return SST_OK;
 }
 
+/* @p state as the node or router object @p fn takes it: its msg_fields (graph.py) as
+ * message objects. */
+static PyObject *state_for(const sst_value *state, PyObject *fn) {
+    static PyObject *name;
+    if (name == NULL && (name = PyUnicode_InternFromString("msg_fields")) == NULL) {
+        return NULL;
+    }
+    PyObject *fields = PyObject_GetAttr(fn, name);
+    if (fields == NULL) {
+        PyErr_Clear();
+    }
+    PyObject *o = sstpy_state_from_value(state, fields);
+    Py_XDECREF(fields);
+    return o;
+}
+
+static PyObject *node_state(sst_node_ctx *ctx, PyObject *node) {
+    return state_for(sst_node_state(ctx), node);
+}
+
 static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
     PyObject *node = ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sstpy_run *r = sstpy_run_of(ctx, "__pyrun__");
     const sst_value *in = sst_node_input(ctx);
     sst_code rc = SST_OK;
-    PyObject *arg = sstpy_from_value(in != NULL ? in : sst_node_state(ctx));
+    PyObject *arg = in != NULL ? sstpy_from_value(in) : node_state(ctx, node);
     if (arg == NULL) {
         rc = node_exception(ctx, node);
         PyGILState_Release(gil);
@@ -186,9 +206,9 @@ static sst_code node_fn(sst_node_ctx *ctx, void *ud) {
 }
 
 static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sst_value *out = NULL;
-    PyObject *arg = sstpy_from_value(state);
+    PyObject *arg = state_for(state, ud);
     PyObject *res = arg != NULL ? PyObject_CallOneArg((PyObject *)ud, arg) : NULL;
     Py_XDECREF(arg);
     if (res != NULL) {
@@ -204,7 +224,7 @@ static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
 
 static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err) {
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sst_value *out = NULL;
     PyObject *cur = current != NULL ? sstpy_from_value(current) : Py_NewRef(Py_None);
     sst_value_unref(current);
@@ -230,7 +250,7 @@ static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
  * waits with time.sleep); the GIL is released while it sleeps. */
 static void sleep_fn(uint64_t ms, void *ud) {
     (void)ud;
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     PyObject *time = PyImport_ImportModule("time");
     PyObject *r =
         time != NULL ? PyObject_CallMethod(time, "sleep", "d", (double)ms / 1000.0) : NULL;

@@ -64,9 +64,16 @@ void sstpy_runner_init(sstpy_runner *r, sst_compiled_graph *cg, bool borrowed, s
     r->workers = workers;
 }
 
+/* Frees @p e with the GIL released: its workers' thread states are dropped as they end
+ * (gil.c), which takes the GIL. */
+static void engine_free(sst_engine *e) {
+    Py_BEGIN_ALLOW_THREADS sst_engine_free(e);
+    Py_END_ALLOW_THREADS
+}
+
 void sstpy_runner_free(sstpy_runner *r) {
     for (size_t i = 0; i < r->n_engines; i++) {
-        sst_engine_free(r->engines[i]);
+        engine_free(r->engines[i]);
     }
     PyMem_Free(r->engines);
     r->engines = NULL;
@@ -100,7 +107,7 @@ void sstpy_engine_give(sstpy_runner *r, sst_engine *e) {
         size_t cap = r->cap_engines ? r->cap_engines * 2 : 2;
         sst_engine **v = PyMem_Realloc(r->engines, cap * sizeof *v);
         if (v == NULL) {
-            sst_engine_free(e);
+            engine_free(e);
             return;
         }
         r->engines = v;
@@ -177,7 +184,7 @@ sst_code sstpy_stream_fn(sst_stream_mode mode, const char *ns, const char *node,
             name = sstpy_stream_modes[i].name;
         }
     }
-    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_STATE gil = sstpy_gil_ensure();
     sst_code rc = SST_OK;
     if (r->stream_exc != NULL) {
         rc = SST_ECANCELLED;
@@ -378,8 +385,13 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
         o.stream_user_data = &run;
     }
     sst_graph_result *r;
+    static unsigned running; /* invokes under way (under the GIL) */
+    running++;
     Py_BEGIN_ALLOW_THREADS r = sst_graph_invoke(c->cg, t, vin, &o, &err);
     Py_END_ALLOW_THREADS sstpy_engine_give(c, o.engine);
+    if (--running == 0) {
+        sstpy_state_memo_clear(); /* no run is left to reuse its messages */
+    }
     if (r == NULL) {
         sstpy_raise(&err, NULL);
         goto done;

@@ -408,12 +408,38 @@ class _Node:
         self.want_runtime = "runtime" in names
         self.want_store = "store" in names
         self.is_async = _is_async(fn)
+        # A function of the state alone (most nodes): called by _call_plain, which does
+        # what __call__ does for it in fewer steps (the per-call cost of W1 and W2).
+        self.plain = not (
+            root or state_cls is not None or handler or self.want_config or self.want_writer
+            or self.want_runtime or self.want_store or self.is_async
+        )
 
+    # the add_messages fields: superstep._core gives their messages as objects
     msg_fields: Tuple[str, ...] = ()
 
+    def _call_plain(self, state: Any, run: Optional[_Run]) -> Any:
+        local = _local.__dict__  # this thread's: get_config() and get_store() read it
+        prev = local.get("config"), local.get("store")
+        config, store = (run.config, run.store) if run is not None else ({}, None)
+        local["config"], local["store"] = config, store
+        try:
+            result = self.fn(state)
+            if type(result) is types.CoroutineType:  # a coroutine from a plain def, as __call__
+                result = _aio.run(result, getattr(run, "loop", None), config, store,
+                                  getattr(run, "context", None))
+        except ParentCommand:
+            return None  # as in __call__
+        finally:
+            local["config"], local["store"] = prev
+        if type(result) is dict:
+            return ([result], None)
+        return _normalize(result, False, self.name)
+
     def __call__(self, state: Any, run: Optional[_Run], is_send: bool) -> Any:
-        if self.msg_fields and not is_send:
-            state = _with_messages(state, self.msg_fields)
+        if self.plain:
+            return self._call_plain(state, run)
+        # msg_fields' messages come as objects already (superstep._core)
         if self.root and not is_send:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and not is_send and isinstance(state, dict):
@@ -500,8 +526,6 @@ class _Router:
     msg_fields: Tuple[str, ...] = ()
 
     def __call__(self, state: Any) -> Any:
-        if self.msg_fields:
-            state = _with_messages(state, self.msg_fields)
         if self.root:
             state = state.get(_ROOT) if isinstance(state, dict) else state
         elif self.state_cls is not None and isinstance(state, dict):
