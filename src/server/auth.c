@@ -74,8 +74,7 @@ static bool python_file(const char *path) {
     return n >= 3 && strncmp(path + n - 3, ".py", 3) == 0;
 }
 
-static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, sst_error *err) {
-    static const char *const known[] = {"path", "jwt", "api_keys", "admin_permission", NULL};
+const char *srv_auth_unknown_member(const sst_value *spec, const char *const *known) {
     for (size_t i = 0; i < sst_object_len(spec); i++) {
         const char *k = sst_string_cstr(sst_object_key_at(spec, i));
         size_t n = 0;
@@ -83,10 +82,19 @@ static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, 
             n++;
         }
         if (known[n] == NULL) {
-            return sst__error(err, SST_EINVAL,
-                              "auth: unknown member \"%s\" (path, jwt, api_keys, admin_permission)",
-                              k);
+            return k;
         }
+    }
+    return NULL;
+}
+
+static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, sst_error *err) {
+    static const char *const known[] = {"path", "jwt", "api_keys", "admin_permission", NULL};
+    const char *unknown = srv_auth_unknown_member(spec, known);
+    if (unknown != NULL) {
+        return sst__error(err, SST_EINVAL,
+                          "auth: unknown member \"%s\" (path, jwt, api_keys, admin_permission)",
+                          unknown);
     }
     const sst_value *jwt = sst_object_get(spec, "jwt");
     const sst_value *keys = sst_object_get(spec, "api_keys");

@@ -96,6 +96,10 @@ srv_lua_verdict srv_lua_auth_authorize(srv_lua_auth *l, const sst_value *user, c
 /* True when @p metadata matches the handler filter @p filter, as LangGraph's servers match
  * one: each member equal (or {"$eq": v}), or {"$contains": v} with the member a list
  * holding v (v a list: holding each of its values). */
+/* The first key of object @p spec that the NULL-ended list @p known does not name,
+ * or NULL when every key is known. */
+const char *srv_auth_unknown_member(const sst_value *spec, const char *const *known);
+
 bool srv_auth_filter_matches(const sst_value *filter, const sst_value *metadata);
 /* True when the request's Lua filter has a member the saver cannot apply ($contains): its
  * search must not let the saver page, and keeps what srv_auth_search_keeps keeps. */

@@ -255,15 +255,9 @@ static sst_code configure(srv_jwt *j, const sst_value *spec, const char *base, s
     if (!sst_is_object(spec)) {
         return sst__error(err, SST_EINVAL, "auth: \"jwt\" must be an object");
     }
-    for (size_t i = 0; i < sst_object_len(spec); i++) {
-        const char *k = sst_string_cstr(sst_object_key_at(spec, i));
-        size_t n = 0;
-        while (known[n] != NULL && strcmp(known[n], k) != 0) {
-            n++;
-        }
-        if (known[n] == NULL) {
-            return sst__error(err, SST_EINVAL, "auth: unknown jwt member \"%s\"", k);
-        }
+    const char *unknown = srv_auth_unknown_member(spec, known);
+    if (unknown != NULL) {
+        return sst__error(err, SST_EINVAL, "auth: unknown jwt member \"%s\"", unknown);
     }
     const char *alg = sst_string_cstr(sst_object_get(spec, "algorithm"));
     j->alg = -1;
