@@ -67,6 +67,7 @@ const tests = [
     assert.match(lua.stderr, /my\.pyrate\.lua/);
     assert.doesNotMatch(lua.stderr, /Python auth file/);
     await refused({ auth: { jwt: { algorithm: "none" } } }, /auth: jwt "algorithm" must be/);
+    await refused({ auth: { jwt: { algorithm: "HS256" }, apikeys: "k" } }, /auth: unknown member "apikeys" \(path, jwt, api_keys, admin_permission\)/);
     await refused({ encryption: { path: "./e.py:e" } }, /"encryption": at-rest encryption/);
     await refused({ http: { app: "./app.py:app" } }, /http\.app must name a Lua script of routes .* a Python or JS app/);
     await refused({ http: { mount_prefix: "/api" } }, /http\.mount_prefix is not supported/);
