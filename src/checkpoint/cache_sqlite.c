@@ -2,7 +2,8 @@
 /*
  * The SQLite node cache (LangGraph's SqliteCache, include/superstep/cache.h):
  * table sst_cache of a file that the checkpointer and the store may share.
- * One connection under one mutex, WAL, statements prepared once. Values are
+ * One connection under one mutex (its own sst_sqlite_db, common/sqlite_db.c,
+ * as every SQLite backend), WAL, statements prepared once. Values are
  * kept as JSON text with their deadline in Unix seconds (wall clock, so
  * another process reads the same deadlines).
  *
@@ -50,9 +51,10 @@ static const sst_retry_policy k_open_retry = {
 };
 
 typedef struct sqlite_cache {
-    sqlite3 *db; /* one connection (SQLITE_OPEN_NOMUTEX): only used under mu */
-    char *path;  /* owned, for messages */
-    pthread_mutex_t mu;
+    sst_sqlite_db *conn;        /* owned reference: the connection and its mutex */
+    sqlite3 *db;                /* conn's handle (SQLITE_OPEN_NOMUTEX): only used under mu */
+    pthread_mutex_t *mu;        /* conn's (recursive) mutex */
+    char *path;                 /* owned, for messages */
     sqlite3_stmt *st[CQ_COUNT]; /* protected by mu */
 } sqlite_cache;
 
@@ -123,12 +125,8 @@ static sst_code prepare_file(sqlite_cache *s, sst_error *err) {
     return create_table(s, err);
 }
 
+/* Checks and prepares the connection's file (call holding s->mu). */
 static sst_code open_file(sqlite_cache *s, sst_error *err) {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(s->path, &s->db, flags, NULL) != SQLITE_OK) {
-        return sst__error(err, SST_EIO, "cannot open cache '%s': %s", s->path,
-                          s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-    }
     sst__sqlite_busy(s->db, CACHE_BUSY_TIMEOUT_MS); /* before anything touches the file */
     /* The busy handler does not cover every step (a journal mode change may fail at
      * once while another connection opens the file): retry those with backoff, 2 ms
@@ -165,8 +163,7 @@ static void sq_destroy(void *self) {
     for (int i = 0; i < CQ_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
     }
-    sqlite3_close(s->db);
-    pthread_mutex_destroy(&s->mu);
+    sst_sqlite_db_release(s->conn); /* closes the connection: its statements are finalized */
     sst__free(s->path);
     sst__free(s);
 }
@@ -225,9 +222,9 @@ static sst_code sq_get(void *self, const char *ns, const char *key, sst_value **
     sqlite_cache *s = self;
     char *text = NULL;
     size_t len = 0;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sst_code rc = read_row(s, ns, key, &text, &len, err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     if (text != NULL) {
         /* A row that is not JSON (damaged, or written by something else) is a miss. */
         sst_json_read_opts o;
@@ -248,7 +245,7 @@ static sst_code sq_set(void *self, const char *ns, const char *key, const sst_va
     if (text == NULL) {
         return sst__code(err);
     }
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = s->st[CQ_SET];
     bind_key(st, ns, key);
     sqlite3_bind_text64(st, 3, text, len, SQLITE_STATIC, SQLITE_UTF8);
@@ -258,20 +255,20 @@ static sst_code sq_set(void *self, const char *ns, const char *key, const sst_va
         sqlite3_bind_null(st, 4);
     }
     sst_code rc = run(s, st, "set", err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     sst_free(text);
     return rc;
 }
 
 static sst_code sq_clear(void *self, const char *ns, sst_error *err) {
     sqlite_cache *s = self;
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(s->mu);
     sqlite3_stmt *st = s->st[ns != NULL ? CQ_CLEAR_NS : CQ_CLEAR_ALL];
     if (ns != NULL) {
         sqlite3_bind_text(st, 1, ns, -1, SQLITE_STATIC);
     }
     sst_code rc = run(s, st, "clear", err);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(s->mu);
     return rc;
 }
 
@@ -286,8 +283,16 @@ sst_cache *sst_sqlite_cache_open(const char *path, sst_error *err) {
         sst__enomem(err);
         return NULL;
     }
-    pthread_mutex_init(&s->mu, NULL);
-    if (open_file(s, err) != SST_OK) {
+    s->conn = sst__sqlite_db_attach(NULL, path, 0, "cache", &s->db, &s->mu, err);
+    if (s->conn == NULL) {
+        sst__free(s->path);
+        sst__free(s);
+        return NULL;
+    }
+    pthread_mutex_lock(s->mu);
+    sst_code rc = open_file(s, err);
+    pthread_mutex_unlock(s->mu);
+    if (rc != SST_OK) {
         sq_destroy(s);
         return NULL;
     }
