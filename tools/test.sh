@@ -47,7 +47,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get install -y -qq --no-install-recommends \
     build-essential cmake pkg-config libsqlite3-dev liblua5.4-dev libcurl4-openssl-dev python3 libcmocka-dev libjansson-dev clang-format sqlite3 time libmicrohttpd-dev curl \
     libpq-dev postgresql libgraphviz-dev libssl-dev chromium fonts-dejavu-core \
-    python3-dev python3-pytest python3-setuptools >/dev/null
+    python3-dev python3-pytest python3-setuptools python3-pip >/dev/null
   # Node.js runs LangGraph's own JS SDK against `superstep serve` (tests/server).
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
