@@ -14,14 +14,8 @@ contains "$out" '"status":"completed"' "status"
 contains "$out" '"answer":"Your favourite colour is teal."' "the answer"
 contains "$out" '"recalled":"[{\"namespace\":[\"memories\",\"u1\"],\"key\":\"' \
   "thread 2 recalled a memory of user u1"
-contains "$out" "\\\"value\\\":{\\\"content\\\":\\\"The user's favourite colour is teal.\\\"}" \
-  "the memory thread 1 stored"
-contains "$err" 'manage_memory {"status":"created","id":"' "thread 1 created the memory"
-contains "$err" 'assistant calls search_memory {"query":"favourite colour"}' "thread 2 searched"
-# The memory's id is the one thread 1 was given.
-id=$(grep -o 'manage_memory {"status":"created","id":"[0-9a-f-]*"' <<<"$err" | grep -o '[0-9a-f-]\{36\}')
-[ -n "$id" ] || fail "no memory id in: $err"
-contains "$out" "\\\"key\\\":\\\"$id\\\"" "the search found the memory thread 1 made"
+# shellcheck source=tests/cli/memory_agent_run.sh
+source "$here/memory_agent_run.sh"
 
 # The namespace follows the run's user_id.
 expect_rc 0 "$runner" run "$script" --db :memory: --input '{"user_id":"ada"}' --json
