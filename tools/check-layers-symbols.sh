@@ -11,6 +11,7 @@
 # src/LAYER/NAME.c.o in it. Needs nm (binutils).
 # Usage: tools/check-layers-symbols.sh OBJECT_OR_LIST...
 set -euo pipefail
+# shellcheck source=tools/layers.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/layers.sh"
 command -v nm >/dev/null || { echo "check-layers-symbols: nm is not installed (binutils)" >&2; exit 1; }
 [ $# -gt 0 ] || { echo "usage: $0 OBJECT_OR_LIST..." >&2; exit 2; }

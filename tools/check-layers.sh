@@ -8,6 +8,7 @@
 # Usage: tools/check-layers.sh [REPO_ROOT]
 set -euo pipefail
 # layer_rank, graph_level, graph_level_name: the layers and src/graph's levels.
+# shellcheck source=tools/layers.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/layers.sh"
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"

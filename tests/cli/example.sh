@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the variables are the sourcing test's
 # The start of a CLI test of one example (sourced right after `set -uo pipefail`, with
 # the test's own arguments and the example's path under examples/):
 #   source "$(dirname "${BASH_SOURCE[0]}")/example.sh" "$1" "$2" lua/supervisor.lua

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What a run of the memory agent example (examples/lua/memory_agent.lua and its Python
 # twin) shows the same in both, in $out and its trace $err (sourced by
 # test_memory_agent.sh and test_python_memory_agent.sh, after example.sh): thread 1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the first run of the supervisor example (examples/lua/supervisor.lua and its
 # Python twin) shows the same in both, in $out and its trace $err (sourced by
 # test_supervisor.sh and test_python_supervisor.sh, after example.sh): the
