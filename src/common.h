@@ -221,6 +221,20 @@ struct sst_sqlite_db *sst__sqlite_db_attach(struct sst_sqlite_db *shared, const 
                                             int flags, const char *what, struct sqlite3 **db,
                                             pthread_mutex_t **mu, sst_error *err);
 /*
+ * The start of every SQLite backend's open (the saver's, the store's, the queue's, the
+ * cache's): its own copy of @p path in *path_copy (OUT, owned), its connection
+ * (sst__sqlite_db_attach: a reference on @p shared, else one of its own) in *conn (OUT,
+ * an owned reference), *db and *mu (OUT, the connection's); then, when @p prepare is
+ * not NULL, prepare(self, err) holding *mu (checking the file, making tables, preparing
+ * statements). On failure the error's code: whatever was set is the backend's to free
+ * with the rest (its destroy), the others are left NULL.
+ */
+sst_code sst__sqlite_backend_open(struct sst_sqlite_db *shared, const char *path, int flags,
+                                  const char *what, char **path_copy, struct sst_sqlite_db **conn,
+                                  struct sqlite3 **db, pthread_mutex_t **mu,
+                                  sst_code (*prepare)(void *self, sst_error *err), void *self,
+                                  sst_error *err);
+/*
  * True inside sst_sqlite_db_begin .. commit (call with the mutex held). A
  * backend's own transaction then becomes a savepoint of that one:
  * sst__sqlite_tx(d, SST__TX_BEGIN / SST__TX_COMMIT / SST__TX_ROLLBACK) in

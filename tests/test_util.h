@@ -136,6 +136,15 @@ int tu_pg_group_setup(const char *prefix, char *url, size_t n);
 int tu_rm_rf(const char *dir);
 
 /*
+ * @p method @p path (with the JSON @p body, or NULL) to the server on 127.0.0.1:@p port,
+ * through libcurl (test_util_http.c: link sst_test_util_http, and call
+ * curl_global_init first): the reply's JSON, or NULL when it has no body; *status gets
+ * the HTTP status. Fails the test when the request fails or the body is not JSON.
+ */
+sst_value *tu_http_json(unsigned port, const char *method, const char *path, const char *body,
+                        long *status);
+
+/*
  * The chaos allocator. tu_chaos_install() must run first in main(). While
  * armed with tu_chaos_fail_at(n), the n-th allocation from then on fails
  * (n = 1 is the next one). tu_chaos_live() counts live library blocks.

@@ -1,23 +1,18 @@
 #!/usr/bin/env bash
 # Fails when a lower layer includes a higher one (DESIGN.md "Layers").
 # Public headers belong to layers too. The CLI may use only public headers.
-# Within src/graph the files form a stack of their own (graph_level below,
+# Within src/graph the files form a stack of their own (graph_level, tools/layers.sh;
 # docs/graph.md "Source layout"): a file includes the private headers of its
-# level and the levels below only.
+# level and the levels below only. tools/check-layers-symbols.sh checks the same
+# order on the built objects' symbols (a call, not only an include).
 # Usage: tools/check-layers.sh [REPO_ROOT]
 set -euo pipefail
+# layer_rank, graph_level, graph_level_name: the layers and src/graph's levels.
+# shellcheck source=tools/layers.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/layers.sh"
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 
-layer_rank() {
-  case "$1" in
-    common) echo 0 ;; values) echo 1 ;; checkpoint) echo 2 ;; store) echo 2 ;; queue) echo 2 ;;
-    reducers) echo 3 ;;
-    pregel) echo 4 ;;
-    graph) echo 5 ;; agent) echo 6 ;; lua) echo 7 ;; server) echo 8 ;; cli) echo 9 ;;
-    *) echo -1 ;;
-  esac
-}
 # The layer of a public header.
 header_layer() {
   case "$1" in
@@ -37,37 +32,6 @@ header_layer() {
   esac
 }
 
-# The level of a file of src/graph (.c or private header), lowest first.
-graph_level() {
-  case "$1" in
-    graph_int.h|names.c|route.c|public.c|pending.c|interrupts.c|node_opts.c|record.c|thread.c|writer.c)
-      echo 0 ;; # state: records, names, routing values, pending writes, checkpoint records
-    graph_persist.h|persist.c|snapshot.c|history.c)
-      echo 1 ;; # persist: a durable thread's checkpoints, snapshots, history
-    stream.h|stream.c|live.c)
-      echo 2 ;; # stream: an invoke's stream and live events
-    run_ctx.h|run_ctx.c)
-      echo 3 ;; # run context: an invoke's context and its accessors
-    graph_node.h|node.c|functional.c|command.c)
-      echo 4 ;; # node: the node runner, the functional API, Command
-    graph_invoke.h|invoke.c)
-      echo 5 ;; # invoke: a run of a graph
-    graph_subgraph.h|subgraph.c|update.c)
-      echo 6 ;; # subgraph: subgraph nodes and update_state, both invoking graphs
-    builder.c|introspect.c)
-      echo 7 ;; # compile: the builder, compiling onto the levels below
-    draw.h|draw.c|drawable.c)
-      echo 8 ;; # draw: drawings of a compiled graph
-    *) echo -1 ;;
-  esac
-}
-graph_level_name() {
-  case "$1" in
-    0) echo state ;; 1) echo persist ;; 2) echo stream ;; 3) echo run-context ;; 4) echo node ;;
-    5) echo invoke ;; 6) echo subgraph ;; 7) echo compile ;; 8) echo draw ;;
-  esac
-}
-
 bad=0
 # A file of src/graph including a header of the same folder: never one of a higher level.
 check_graph_include() { # file header
@@ -77,7 +41,7 @@ check_graph_include() { # file header
   if [ "$own" = -1 ]; then
     return # the loop below names a file with no level
   elif [ "$target" = -1 ]; then
-    echo "check-layers: $f includes $inc, whose level in src/graph's stack is unknown (add it to graph_level)"
+    echo "check-layers: $f includes $inc, whose level in src/graph's stack is unknown (add it to graph_level in tools/layers.sh)"
     bad=1
   elif [ "$target" -gt "$own" ]; then
     echo "check-layers: $f ($(graph_level_name "$own")) includes $inc ($(graph_level_name "$target")), a higher level of src/graph"
@@ -127,7 +91,7 @@ for dir in src/*/; do
     [ -f "$f" ] || continue
     check_file "$f" "$layer"
     if [ "$layer" = graph ] && [ "$(graph_level "$(basename "$f")")" = -1 ]; then
-      echo "check-layers: $f has no level in src/graph's stack (add it to graph_level in tools/check-layers.sh)"
+      echo "check-layers: $f has no level in src/graph's stack (add it to graph_level in tools/layers.sh)"
       bad=1
     fi
   done

@@ -125,8 +125,10 @@ static sst_code prepare_file(sqlite_cache *s, sst_error *err) {
     return create_table(s, err);
 }
 
-/* Checks and prepares the connection's file (call holding s->mu). */
-static sst_code open_file(sqlite_cache *s, sst_error *err) {
+/* Checks and prepares the connection's file (sst__sqlite_backend_open calls it holding
+ * s->mu). */
+static sst_code open_file(void *self, sst_error *err) {
+    sqlite_cache *s = self;
     sst__sqlite_busy(s->db, CACHE_BUSY_TIMEOUT_MS); /* before anything touches the file */
     /* The busy handler does not cover every step (a journal mode change may fail at
      * once while another connection opens the file): retry those with backoff, 2 ms
@@ -278,21 +280,12 @@ sst_cache *sst_sqlite_cache_open(const char *path, sst_error *err) {
         return NULL;
     }
     sqlite_cache *s = sst__calloc(1, sizeof *s);
-    if (s == NULL || (s->path = sst__strndup(path, strlen(path))) == NULL) {
-        sst__free(s);
+    if (s == NULL) {
         sst__enomem(err);
         return NULL;
     }
-    s->conn = sst__sqlite_db_attach(NULL, path, 0, "cache", &s->db, &s->mu, err);
-    if (s->conn == NULL) {
-        sst__free(s->path);
-        sst__free(s);
-        return NULL;
-    }
-    pthread_mutex_lock(s->mu);
-    sst_code rc = open_file(s, err);
-    pthread_mutex_unlock(s->mu);
-    if (rc != SST_OK) {
+    if (sst__sqlite_backend_open(NULL, path, 0, "cache", &s->path, &s->conn, &s->db, &s->mu,
+                                 open_file, s, err) != SST_OK) {
         sq_destroy(s);
         return NULL;
     }

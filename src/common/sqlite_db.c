@@ -101,6 +101,27 @@ sst_sqlite_db *sst__sqlite_db_attach(sst_sqlite_db *shared, const char *path, in
     return d;
 }
 
+sst_code sst__sqlite_backend_open(sst_sqlite_db *shared, const char *path, int flags,
+                                  const char *what, char **path_copy, sst_sqlite_db **conn,
+                                  sqlite3 **db, pthread_mutex_t **mu,
+                                  sst_code (*prepare)(void *self, sst_error *err), void *self,
+                                  sst_error *err) {
+    SST__ERR_LOCAL(err);
+    if ((*path_copy = sst__strndup(path, strlen(path))) == NULL) {
+        return sst__enomem(err);
+    }
+    if ((*conn = sst__sqlite_db_attach(shared, path, flags, what, db, mu, err)) == NULL) {
+        return sst__code(err);
+    }
+    if (prepare == NULL) {
+        return SST_OK;
+    }
+    pthread_mutex_lock(*mu);
+    sst_code rc = prepare(self, err);
+    pthread_mutex_unlock(*mu);
+    return rc;
+}
+
 sst_sqlite_db *sst__sqlite_db_retain(sst_sqlite_db *d) {
     atomic_fetch_add(&d->refs, 1);
     return d;

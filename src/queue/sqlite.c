@@ -279,8 +279,10 @@ static sst_code prepare_file(sqlite_queue *s, sst_error *err) {
     return rc == SST_OK && !has_queue ? create_schema(s, err) : rc;
 }
 
-/* Opens and checks the file, retrying with backoff while another process holds it. */
-static sst_code open_file(sqlite_queue *s, sst_error *err) {
+/* Opens and checks the file, retrying with backoff while another process holds it
+ * (sst__sqlite_backend_open calls it holding s->mu). */
+static sst_code open_file(void *self, sst_error *err) {
+    sqlite_queue *s = self;
     sst__sqlite_busy(s->db, SST__QUEUE_BUSY_MS); /* before anything touches the file */
     if (sqlite3_create_function_v2(s->db, "sst_owner_gone", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                    NULL, owner_gone_fn, NULL, NULL, NULL) != SQLITE_OK) {
@@ -318,21 +320,12 @@ static void queue_destroy(void *self) {
 /* The queue of both opens: on @p shared when not NULL, else on its own connection. */
 static sst_queue *queue_open(const char *path, sst_sqlite_db *shared, sst_error *err) {
     sqlite_queue *s = sst__calloc(1, sizeof *s);
-    if (s == NULL || (s->path = sst__strndup(path, strlen(path))) == NULL) {
-        sst__free(s);
+    if (s == NULL) {
         sst__enomem(err);
         return NULL;
     }
-    s->conn = sst__sqlite_db_attach(shared, path, 0, "queue", &s->db, &s->mu, err);
-    if (s->conn == NULL) {
-        sst__free(s->path);
-        sst__free(s);
-        return NULL;
-    }
-    pthread_mutex_lock(s->mu);
-    sst_code rc = open_file(s, err);
-    pthread_mutex_unlock(s->mu);
-    if (rc != SST_OK) {
+    if (sst__sqlite_backend_open(shared, path, 0, "queue", &s->path, &s->conn, &s->db, &s->mu,
+                                 open_file, s, err) != SST_OK) {
         queue_destroy(s);
         return NULL;
     }

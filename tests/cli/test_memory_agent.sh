@@ -5,43 +5,27 @@
 # with search_memory and answers with it.
 # Usage: test_memory_agent.sh SUPERSTEP_BINARY REPO_ROOT
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin=$(realpath "$1")
-script=$(realpath "$2")/examples/lua/memory_agent.lua
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-failures=0
-
-# shellcheck source=tests/cli/harness.sh
-source "$here/harness.sh"
-
-[ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
+# shellcheck source=tests/cli/example.sh
+source "$(dirname "${BASH_SOURCE[0]}")/example.sh" "$1" "$2" lua/memory_agent.lua
 
 # As the README shows it (from any directory: the script finds its replies file).
-expect_rc 0 "$bin" run "$script" --db :memory: --input '{"user_id":"u1"}' --json
+expect_rc 0 "$runner" run "$script" --db :memory: --input '{"user_id":"u1"}' --json
 contains "$out" '"status":"completed"' "status"
 contains "$out" '"answer":"Your favourite colour is teal."' "the answer"
 contains "$out" '"recalled":"[{\"namespace\":[\"memories\",\"u1\"],\"key\":\"' \
   "thread 2 recalled a memory of user u1"
-contains "$out" "\\\"value\\\":{\\\"content\\\":\\\"The user's favourite colour is teal.\\\"}" \
-  "the memory thread 1 stored"
-contains "$err" 'manage_memory {"status":"created","id":"' "thread 1 created the memory"
-contains "$err" 'assistant calls search_memory {"query":"favourite colour"}' "thread 2 searched"
-# The memory's id is the one thread 1 was given.
-id=$(grep -o 'manage_memory {"status":"created","id":"[0-9a-f-]*"' <<<"$err" | grep -o '[0-9a-f-]\{36\}')
-[ -n "$id" ] || fail "no memory id in: $err"
-contains "$out" "\\\"key\\\":\\\"$id\\\"" "the search found the memory thread 1 made"
+# shellcheck source=tests/cli/memory_agent_run.sh
+source "$here/memory_agent_run.sh"
 
 # The namespace follows the run's user_id.
-expect_rc 0 "$bin" run "$script" --db :memory: --input '{"user_id":"ada"}' --json
+expect_rc 0 "$runner" run "$script" --db :memory: --input '{"user_id":"ada"}' --json
 contains "$out" '"recalled":"[{\"namespace\":[\"memories\",\"ada\"]' "user ada's namespace"
 
 # create_react_agent's memory and store options: bad ones are errors naming them.
-replies=$(realpath "$2")/examples/agent/memory_replies.jsonl
+replies=$repo/examples/agent/memory_replies.jsonl
 bad_agent() { # OPTIONS EXPECTED
   printf 'return superstep.create_react_agent{ model = "fake:%s", %s }\n' "$replies" "$1" >bad.lua
-  expect_rc 1 "$bin" graph bad.lua
+  expect_rc 1 "$runner" graph bad.lua
   contains "$err" "$2" "create_react_agent{ $1 }"
 }
 bad_agent 'memory = { namespace = 5 }' 'memory must be {namespace = {"memories", "{user_id}"}}'
@@ -56,9 +40,9 @@ bad_agent 'memory = { namespace = "m" }, tools = { { name = "manage_memory", fn 
   "duplicate tool 'manage_memory'"
 # A single label is a namespace too, and a SqliteStore works as well as InMemoryStore.
 printf 'return superstep.create_react_agent{ model = "fake:%s", memory = { namespace = "notes" },\n  store = superstep.SqliteStore("m.db") }\n' "$replies" >one.lua
-expect_rc 0 "$bin" run one.lua --db :memory: --input '{"messages":[{"role":"user","content":"teal"}]}' --json
+expect_rc 0 "$runner" run one.lua --db :memory: --input '{"messages":[{"role":"user","content":"teal"}]}' --json
 contains "$out" '"content":"{\"status\":\"created\",\"id\":\"' "a memory in a one-label namespace"
-expect_rc 0 "$bin" store search notes --db m.db --json
+expect_rc 0 "$runner" store search notes --db m.db --json
 contains "$out" '"namespace":["notes"]' "the memory is in the SQLite store, under (notes)"
 contains "$out" "The user's favourite colour is teal." "its content"
 

@@ -5,36 +5,20 @@
 # same user, finds it with search_memory and answers with it.
 # Usage: test_python_memory_agent.sh PYTHON_RUNNER REPO_ROOT
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-py=$(realpath "$1")
-script=$(realpath "$2")/examples/python/memory_agent.py
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-failures=0
-
-# shellcheck source=tests/cli/harness.sh
-source "$here/harness.sh"
-
-[ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
+# shellcheck source=tests/cli/example.sh
+source "$(dirname "${BASH_SOURCE[0]}")/example.sh" "$1" "$2" python/memory_agent.py
 
 # From any directory: the script finds its replies file.
-expect_rc 0 "$py" "$script"
+expect_rc 0 "$runner" "$script"
 contains "$out" '"answer": "Your favourite colour is teal."' "the answer"
 contains "$out" '"recalled": "[{\"namespace\":[\"memories\",\"u1\"],\"key\":\"' \
   "thread 2 recalled a memory of user u1"
-contains "$out" "\\\"value\\\":{\\\"content\\\":\\\"The user's favourite colour is teal.\\\"}" \
-  "the memory thread 1 stored"
-contains "$err" 'manage_memory {"status":"created","id":"' "thread 1 created the memory"
-contains "$err" 'assistant calls search_memory {"query":"favourite colour"}' "thread 2 searched"
-# The memory's id is the one thread 1 was given.
-id=$(grep -o 'manage_memory {"status":"created","id":"[0-9a-f-]*"' <<<"$err" | grep -o '[0-9a-f-]\{36\}')
-[ -n "$id" ] || fail "no memory id in: $err"
-contains "$out" "\\\"key\\\":\\\"$id\\\"" "the search found the memory thread 1 made"
+# shellcheck source=tests/cli/memory_agent_run.sh
+source "$here/memory_agent_run.sh"
 [ "$(count "$err" 'thread 2:')" = 1 ] || fail "two threads: $err"
 
 # The namespace follows the run's user.
-expect_rc 0 "$py" "$script" --user ada
+expect_rc 0 "$runner" "$script" --user ada
 contains "$out" '"recalled": "[{\"namespace\":[\"memories\",\"ada\"]' "user ada's namespace"
 
 if [ "$failures" -gt 0 ]; then

@@ -7,8 +7,8 @@
  * each of the six fires its monthly cron and deletes its thread whose TTL
  * (an hour) passed on its own clock; the three fire nothing and delete nothing.
  */
-#define _GNU_SOURCE /* setenv, timegm, gmtime_r */
-#include <curl/curl.h>
+#define _GNU_SOURCE    /* setenv, timegm, gmtime_r */
+#include <curl/curl.h> /* curl_global_init */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,54 +51,11 @@ static void release(void *ud, void *inst) {
     (void)ud, (void)inst;
 }
 
-typedef struct reply {
-    char text[65536];
-    size_t len;
-} reply;
-
-static size_t collect(char *p, size_t size, size_t n, void *ud) {
-    reply *b = ud;
-    size_t len = size * n;
-    assert_true(b->len + len < sizeof b->text);
-    memcpy(b->text + b->len, p, len);
-    b->len += len;
-    return len;
-}
-
-/* @p method @p path (JSON @p body or NULL) on the server at @p port: the reply's JSON
- * (NULL when it has none), *status its HTTP status. */
-static sst_value *http(unsigned port, const char *method, const char *path, const char *body,
-                       long *status) {
-    char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
-    CURL *h = curl_easy_init();
-    assert_non_null(h);
-    reply *r = calloc(1, sizeof *r);
-    assert_non_null(r);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(60 * tu_time_scale()));
-    if (body != NULL) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    }
-    assert_int_equal(curl_easy_perform(h), CURLE_OK);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    sst_value *v = r->len > 0 ? sst_json_read(r->text, r->len, NULL, NULL) : NULL;
-    free(r);
-    return v;
-}
-
 /* A string member of the JSON reply to @p method @p path, copied to @p out. */
 static void post_id(unsigned port, const char *path, const char *body, const char *member,
                     char out[64]) {
     long status = 0;
-    sst_value *v = http(port, "POST", path, body, &status);
+    sst_value *v = tu_http_json(port, "POST", path, body, &status);
     assert_int_equal(status, 200);
     const char *id = sst_string_cstr(sst_object_get(v, member));
     assert_non_null(id);
@@ -167,12 +124,12 @@ static void look(served *v) {
     char path[128];
     long status = 0;
     snprintf(path, sizeof path, "/threads/%s/runs", v->cron_thread);
-    sst_value *runs = http(v->port, "GET", path, NULL, &status);
+    sst_value *runs = tu_http_json(v->port, "GET", path, NULL, &status);
     assert_int_equal(status, 200);
     v->fired = sst_array_len(runs) > 0;
     sst_value_unref(runs);
     snprintf(path, sizeof path, "/threads/%s", v->ttl_thread);
-    sst_value_unref(http(v->port, "GET", path, NULL, &status));
+    sst_value_unref(tu_http_json(v->port, "GET", path, NULL, &status));
     assert_true(status == 200 || status == 404);
     v->swept = status == 404;
 }

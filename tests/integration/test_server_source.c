@@ -5,7 +5,7 @@
  * server asks of a source and gives back, and the errors of bad sources and
  * of Python specs in a config without a loader (and the loader with one).
  */
-#include <curl/curl.h>
+#include <curl/curl.h> /* curl_global_init */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,56 +87,6 @@ static sst_graph_source source_of(counting *c) {
                               .shared = c->shared};
 }
 
-/* ---- HTTP ---- */
-
-typedef struct body_buf {
-    char text[65536];
-    size_t len;
-} body_buf;
-
-static size_t collect(char *p, size_t size, size_t n, void *ud) {
-    body_buf *b = ud;
-    size_t len = size * n;
-    assert_true(b->len + len < sizeof b->text);
-    memcpy(b->text + b->len, p, len);
-    b->len += len;
-    return len;
-}
-
-/* @p method @p path with a JSON @p body (or NULL) on the server at @p port: the answer's
- * JSON; *status receives the HTTP status. */
-static sst_value *http(unsigned port, const char *method, const char *path, const char *body,
-                       long *status) {
-    char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u%s", port, path);
-    CURL *h = curl_easy_init();
-    assert_non_null(h);
-    static body_buf parts;
-    parts.len = 0;
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &parts);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)(60 * tu_time_scale()));
-    if (body != NULL) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    }
-    assert_int_equal(curl_easy_perform(h), CURLE_OK);
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    parts.text[parts.len] = '\0';
-    sst_error err = {0};
-    sst_value *v = sst_json_read(parts.text, parts.len, NULL, &err);
-    if (v == NULL) {
-        print_error("%s %s: not JSON: %s\n", method, path, parts.text);
-    }
-    assert_non_null(v);
-    return v;
-}
-
 static sst_server *server_new(unsigned workers) {
     sst_server_opts o;
     sst_server_opts_init(&o);
@@ -154,24 +104,24 @@ static sst_server *server_new(unsigned workers) {
  * the same thread (so both workers may take a run), and checks its state. */
 static void drive(unsigned port, const char *id) {
     long status = 0;
-    sst_value *th = http(port, "POST", "/threads", "{}", &status);
+    sst_value *th = tu_http_json(port, "POST", "/threads", "{}", &status);
     assert_int_equal(status, 200);
     char path[160], body[200];
     snprintf(path, sizeof path, "/threads/%s/runs/wait",
              sst_string_cstr(sst_object_get(th, "thread_id")));
     snprintf(body, sizeof body, "{\"assistant_id\": \"%s\", \"input\": {\"n\": 3}}", id);
-    sst_value *out = http(port, "POST", path, body, &status);
+    sst_value *out = tu_http_json(port, "POST", path, body, &status);
     assert_int_equal(status, 200);
     tu_assert_json_eq(out, "{\"n\": 3, \"count\": 3}", __FILE__, __LINE__);
     sst_value_unref(out);
     snprintf(body, sizeof body, "{\"assistant_id\": \"%s\", \"input\": {\"n\": 5}}", id);
-    out = http(port, "POST", path, body, &status);
+    out = tu_http_json(port, "POST", path, body, &status);
     assert_int_equal(status, 200);
     tu_assert_json_eq(out, "{\"n\": 5, \"count\": 5}", __FILE__, __LINE__);
     sst_value_unref(out);
     /* The graph as the API threads draw it. */
     snprintf(path, sizeof path, "/assistants/%s/graph", id);
-    sst_value *graph = http(port, "GET", path, NULL, &status);
+    sst_value *graph = tu_http_json(port, "GET", path, NULL, &status);
     assert_int_equal(status, 200);
     bool has_inc = false;
     const sst_value *nodes = sst_object_get(graph, "nodes");
@@ -229,8 +179,8 @@ static void test_failing_source_fails_the_run(void **state) {
     c.fail = true; /* from now on: the worker's own graph cannot be made */
     tu_assert_ok(sst_server_start(s, &err), &err, __FILE__, __LINE__);
     long status = 0;
-    sst_value *out = http(sst_server_port(s), "POST", "/runs/wait",
-                          "{\"assistant_id\": \"flaky\", \"input\": {\"n\": 1}}", &status);
+    sst_value *out = tu_http_json(sst_server_port(s), "POST", "/runs/wait",
+                                  "{\"assistant_id\": \"flaky\", \"input\": {\"n\": 1}}", &status);
     assert_int_equal(status, 200);
     const char *msg = sst_string_cstr(sst_object_get(sst_object_get(out, "__error__"), "message"));
     assert_non_null(msg);

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sst_dot_to_svg from several threads at once (src/server/svg.c keeps Graphviz's
- * context and last error message process-wide, under one mutex): every call gets
- * its own drawing, and a bad DOT text its own Graphviz message, never another
- * thread's. Labelled concurrency: TSan sees the shared state.
+ * sst_dot_to_svg from several threads at once (src/server/svg.c makes a Graphviz
+ * context per call; Graphviz's own global state, its last error message among it, is
+ * used under one mutex): every call gets its own drawing, and a bad DOT text its own
+ * Graphviz message, never another thread's. Labelled concurrency: TSan sees the
+ * shared state.
  *   1 one thread: a drawing names its nodes; bad DOT is SST_EPARSE with Graphviz's
  *     message naming the line; NULL is SST_EINVAL
  *   2 four threads, each drawing its own graph and failing on its own line
+ *   3 nothing is carried from call to call: a graph drawn again after other drawings
+ *     and failures comes out byte for byte the same
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -96,10 +99,39 @@ static void test_threads(void **state) {
     }
 }
 
+static char *draw(const char *dot) {
+    sst_error err;
+    sst_error_clear(&err);
+    char *svg = sst_dot_to_svg(dot, NULL, &err);
+    if (svg == NULL) {
+        fail_msg("drawing '%s': %s", dot, err.msg);
+    }
+    return svg;
+}
+
+static void test_no_carry_over(void **state) {
+    (void)state;
+    /* Named: an anonymous graph is titled by cgraph's process-wide count of them. */
+    static const char dot[] = "digraph G { a [label=\"first\"]; a -> b; b -> a; b -> c }";
+    char *before = draw(dot);
+    for (int i = 0; i < 5; i++) {
+        sst_free(draw("digraph { rankdir=LR; x -> y -> z; node [shape=box]; w }"));
+        sst_error err;
+        sst_error_clear(&err);
+        assert_null(sst_dot_to_svg("digraph { a -> }", NULL, &err));
+        assert_int_equal(err.code, SST_EPARSE);
+    }
+    char *after = draw(dot);
+    assert_string_equal(before, after);
+    sst_free(before);
+    sst_free(after);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_thread),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_no_carry_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
