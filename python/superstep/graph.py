@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import operator
 import queue
@@ -1133,6 +1134,16 @@ class CompiledStateGraph:
             and not isinstance(input, Command)
         )
 
+    def _runs_in_node_kw(self, input: Any, kwargs: dict) -> bool:
+        """Whether an ainvoke from a coroutine node would run as that node's subgraph (the
+        conditions of _runs_in_node but the thread's, which the home thread checks)."""
+        return (
+            hasattr(self._cg, "run_in_node") and self.checkpointer is None
+            and kwargs.get("stream_mode", "values") == "values"
+            and kwargs.get("interrupt_before") is None and kwargs.get("interrupt_after") is None
+            and not isinstance(input, Command)
+        )
+
     def _invoke_in_node(self, input: Any, output_keys: Any) -> Any:
         if input is None:
             inp = None
@@ -1245,7 +1256,13 @@ class CompiledStateGraph:
         return [self.invoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
 
     async def ainvoke(self, input: Any, config: Optional[dict] = None, **kwargs: Any) -> Any:
-        """invoke() on a thread; `async def` nodes run on this (the caller's) loop."""
+        """invoke() on a thread; `async def` nodes run on this (the caller's) loop. Inside
+        an `async def` node, a graph without a checkpointer of its own runs as a subgraph of
+        that node, as invoke() does inside a sync node: the call is made on the node's home
+        thread (superstep._aio) while this coroutine waits and the loop runs on."""
+        h = _aio.home()
+        if h is not None and self._runs_in_node_kw(input, kwargs):
+            return await h.acall(functools.partial(self.invoke, input, config, **kwargs))
         token = _aio._LOOP.set(asyncio.get_running_loop())
         try:
             return await asyncio.to_thread(self.invoke, input, config, **kwargs)

@@ -2,7 +2,7 @@
 ported to superstep (superstep.func).
 
 Each test below is LangGraph's own, whole; only the imports changed
-(`langgraph` -> `superstep`). The `cache` (conftest.py) and `sync_store` fixtures are
+(`langgraph` -> `superstep`). The `cache` and `sync_store` fixtures (conftest.py) are
 LangGraph's conftest's, on superstep's caches and store. The tests not ported
 are listed with their reasons in docs/python.md.
 """
@@ -24,11 +24,6 @@ from any_str import AnyStr
 
 SnapshotAssertion = Any  # syrupy (conftest: snapshot)
 BaseCache = Any
-
-
-@pytest.fixture
-def sync_store():
-    yield InMemoryStore()
 
 
 def test_imp_task(
