@@ -300,3 +300,20 @@ def test_no_growth_over_cached_runs():
     assert runs == {"a": 10, "b": 10}
     assert objects1 - objects0 < 100, (objects0, objects1)
     assert blocks1 - blocks0 < 1000, (blocks0, blocks1)
+
+
+def test_a_subgraph_node_is_cached(cache):
+    calls = []
+    sub = StateGraph(State)
+    sub.add_node("inner", _counting(calls, "inner"))
+    sub.add_edge(START, "inner")
+    g = StateGraph(State)
+    g.add_node("sub", sub.compile(), cache_policy=CachePolicy())
+    g.add_edge(START, "sub")
+    app = g.compile(cache=cache)
+    first = app.invoke({"q": "x"})
+    assert first["out"] == ["inner:x"]
+    chunks = list(app.stream({"q": "x"}))
+    assert len(chunks) == 1 and chunks[0]["__metadata__"] == {"cached": True}
+    assert chunks[0]["sub"]["out"] == ["inner:x"]
+    assert calls == ["inner"]
