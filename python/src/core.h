@@ -209,4 +209,7 @@ int sstpy_store_init(PyObject *m);
  * TypeError/ValueError set. */
 sst_store *sstpy_store_get(PyObject *o);
 
+/* The sst_cache of a _core.Cache (borrowed), or NULL with a TypeError set (func.c). */
+sst_cache *sstpy_cache_get(PyObject *o);
+
 #endif /* SUPERSTEP_PYTHON_CORE_H */

@@ -421,6 +421,15 @@ static PyTypeObject cache_type = {
     .tp_methods = cache_methods,
 };
 
+sst_cache *sstpy_cache_get(PyObject *o) {
+    if (!PyObject_TypeCheck(o, &cache_type) || ((cache_obj *)o)->c == NULL) {
+        PyErr_Format(PyExc_TypeError, "expected a superstep cache, got %.100s",
+                     Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return ((cache_obj *)o)->c;
+}
+
 /* ---- _core.Entrypoint ---- */
 
 typedef struct entry_obj {

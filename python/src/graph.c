@@ -222,6 +222,34 @@ static sst_value *router_fn(const sst_value *state, void *ud, sst_error *err) {
     return out;
 }
 
+/*
+ * A node's cache key (LangGraph's CachePolicy.key_func): @p ud is graph.py's _CacheKey,
+ * called with the node's input as the node sees it; it returns a str. An exception it
+ * raises is the key's error: the engine then runs the node uncached (cache.h).
+ */
+static sst_value *cache_key_fn(const sst_value *input, void *ud, sst_error *err) {
+    PyGILState_STATE gil = sstpy_gil_ensure();
+    sst_value *out = NULL;
+    PyObject *arg = state_for(input, ud);
+    PyObject *res = arg != NULL ? PyObject_CallOneArg((PyObject *)ud, arg) : NULL;
+    Py_XDECREF(arg);
+    if (res != NULL && !PyUnicode_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "cache key: expected a str, got %.100s",
+                     Py_TYPE(res)->tp_name);
+        Py_CLEAR(res);
+    }
+    Py_ssize_t len = 0;
+    const char *s = res != NULL ? PyUnicode_AsUTF8AndSize(res, &len) : NULL;
+    if (s != NULL) {
+        out = sst_string_newn(s, (size_t)len, err);
+    } else {
+        sstpy_fail_with_exception(err, SST_EINVAL);
+    }
+    Py_XDECREF(res);
+    PyGILState_Release(gil);
+    return out;
+}
+
 static sst_value *reduce_fn(void *ud, const char *field, sst_value *current,
                             const sst_value *update, sst_error *err) {
     PyGILState_STATE gil = sstpy_gil_ensure();
@@ -459,27 +487,63 @@ static int retry_from(PyObject *t, sst_retry_policy *p) {
 }
 
 /*
+ * Fills @p p from a cache policy (ttl_seconds, key) (LangGraph's CachePolicy; key None: the
+ * engine's hash of the input, else a callable giving the key, kept alive by the builder).
+ */
+static int cache_from(graph_obj *o, PyObject *t, sst_node_cache_policy *p) {
+    memset(p, 0, sizeof *p);
+    PyObject *key;
+    double ttl;
+    if (!PyArg_ParseTuple(t, "dO", &ttl, &key)) {
+        return -1;
+    }
+    if (!(ttl >= 0)) {
+        PyErr_SetString(PyExc_ValueError, "cache_policy: ttl must be >= 0 seconds");
+        return -1;
+    }
+    if (key != Py_None) {
+        if (!PyCallable_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "cache_policy: key_func must be callable");
+            return -1;
+        }
+        if (PyList_Append(o->keep, key) < 0) {
+            return -1;
+        }
+        p->key = cache_key_fn;
+        p->key_user_data = key;
+    }
+    p->enabled = true;
+    p->ttl_s = ttl;
+    return 0;
+}
+
+/*
  * add_node(name, node, retry=None, ends=None, defer=False, input_fields=None,
- *          metadata=None, subgraph=None, error_handler=None)
- * retry: a list of (max_attempts, initial, backoff, max_interval, jitter); subgraph: a
+ *          metadata=None, subgraph=None, error_handler=None, cache=None)
+ * retry: a list of (max_attempts, initial, backoff, max_interval, jitter); cache: a
+ * policy (ttl_seconds, key or None) as cache_from takes it; subgraph: a
  * Compiled run as the node instead of @p node; error_handler: a node wrapper run as
  * "__error_handler__<name>" when the node fails for good (node_error() tells what failed).
  */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",         "node",     "retry",    "ends",          "defer",
-                          "input_fields", "metadata", "subgraph", "error_handler", NULL};
+    static char *kwn[] = {"name",     "node",     "retry",         "ends",  "defer", "input_fields",
+                          "metadata", "subgraph", "error_handler", "cache", NULL};
     graph_obj *o = (graph_obj *)self;
     const char *name;
     PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
-    PyObject *metadata = Py_None, *subgraph = Py_None, *handler = Py_None;
+    PyObject *metadata = Py_None, *subgraph = Py_None, *handler = Py_None, *cache = Py_None;
     int defer = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOOO", kwn, &name, &node, &retry, &ends,
-                                     &defer, &input_fields, &metadata, &subgraph, &handler)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOOOO", kwn, &name, &node, &retry, &ends,
+                                     &defer, &input_fields, &metadata, &subgraph, &handler,
+                                     &cache)) {
         return NULL;
     }
     sst_node_opts opts;
     sst_node_opts_init(&opts);
     opts.defer = defer != 0;
+    if (cache != Py_None && cache_from(o, cache, &opts.cache_policy) < 0) {
+        return NULL;
+    }
     if (handler != Py_None) {
         if (!PyCallable_Check(handler)) {
             PyErr_SetString(PyExc_TypeError, "error_handler: expected a callable");
@@ -597,6 +661,19 @@ static PyObject *graph_set_default_error_handler(PyObject *self, PyObject *handl
     return check_code(rc, &err);
 }
 
+/* set_default_cache((ttl_seconds, key) or None): set_node_defaults(cache_policy=). */
+static PyObject *graph_set_default_cache(PyObject *self, PyObject *policy) {
+    graph_obj *o = (graph_obj *)self;
+    sst_node_cache_policy p;
+    memset(&p, 0, sizeof p);
+    if (policy != Py_None && cache_from(o, policy, &p) < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc = sst_graph_set_default_cache_policy(o->g, &p, &err);
+    return check_code(rc, &err);
+}
+
 static PyObject *graph_add_edge(PyObject *self, PyObject *args) {
     graph_obj *o = (graph_obj *)self;
     const char *from, *to;
@@ -648,18 +725,27 @@ static PyObject *graph_add_conditional_edges(PyObject *self, PyObject *args) {
 }
 
 /*
- * compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1, checkpoints=0)
+ * compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1, checkpoints=0,
+ *         cache=None, cache_ns=None)
  * checkpoints: as a subgraph, sst_subgraph_checkpoints (0 per task, 1 kept: LangGraph's
- * checkpointer=True, 2 none: checkpointer=False).
+ * checkpointer=True, 2 none: checkpointer=False). cache: a _core.Cache where nodes with a
+ * cache policy keep their writes, under the graph's part @p cache_ns (sst_compile_opts).
  */
 static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"saver",   "interrupt_before", "interrupt_after",
-                          "workers", "checkpoints",      NULL};
+    static char *kwn[] = {"saver",           "interrupt_before",
+                          "interrupt_after", "workers",
+                          "checkpoints",     "cache",
+                          "cache_ns",        NULL};
     graph_obj *o = (graph_obj *)self;
-    PyObject *saver = Py_None, *before = Py_None, *after = Py_None;
+    PyObject *saver = Py_None, *before = Py_None, *after = Py_None, *cache = Py_None;
+    const char *cache_ns = NULL;
     unsigned workers = 1, checkpoints = SST_SUBGRAPH_PER_TASK;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOII", kwn, &saver, &before, &after, &workers,
-                                     &checkpoints)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOIIOz", kwn, &saver, &before, &after, &workers,
+                                     &checkpoints, &cache, &cache_ns)) {
+        return NULL;
+    }
+    sst_cache *sc = NULL;
+    if (cache != Py_None && (sc = sstpy_cache_get(cache)) == NULL) {
         return NULL;
     }
     if (checkpoints > SST_SUBGRAPH_NONE) {
@@ -688,6 +774,8 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     co.interrupt_after = na.v;
     co.n_after = na.n;
     co.checkpoints = (sst_subgraph_checkpoints)checkpoints;
+    co.cache = sc;
+    co.cache_ns = cache_ns;
     sst_error err = {0};
     sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
     sstpy_names_free(&nb);
@@ -715,6 +803,7 @@ static PyMethodDef graph_methods[] = {
     {"add_node", (PyCFunction)(void (*)(void))graph_add_node, METH_VARARGS | METH_KEYWORDS, NULL},
     {"set_default_error_handler", graph_set_default_error_handler, METH_O, NULL},
     {"set_default_retry", graph_set_default_retry, METH_O, NULL},
+    {"set_default_cache", graph_set_default_cache, METH_O, NULL},
     {"add_edge", graph_add_edge, METH_VARARGS, NULL},
     {"add_join", graph_add_join, METH_VARARGS, NULL},
     {"add_conditional_edges", graph_add_conditional_edges, METH_VARARGS, NULL},
@@ -843,9 +932,24 @@ static PyObject *compiled_run_in_node(PyObject *self, PyObject *input) {
     return sstpy_raise(&err, sst_node_name(ctx));
 }
 
+/* clear_cache(nodes or None): drops the cached writes of those nodes (None: all). */
+static PyObject *compiled_clear_cache(PyObject *self, PyObject *nodes) {
+    compiled_obj *c = (compiled_obj *)self;
+    sstpy_names n = {0};
+    if (sstpy_names_from(nodes, &n, "nodes") < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    sst_code rc;
+    Py_BEGIN_ALLOW_THREADS rc = sst_compiled_graph_clear_cache(c->r.cg, n.v, n.n, &err);
+    Py_END_ALLOW_THREADS sstpy_names_free(&n);
+    return check_code(rc, &err);
+}
+
 static PyMethodDef compiled_methods[] = {
     {"run", (PyCFunction)(void (*)(void))compiled_run, METH_VARARGS | METH_KEYWORDS, NULL},
     {"run_in_node", compiled_run_in_node, METH_O, NULL},
+    {"clear_cache", compiled_clear_cache, METH_O, NULL},
     {"get_state", sstpy_runner_get_state, METH_VARARGS, NULL},
     {"history", sstpy_runner_history, METH_VARARGS, NULL},
     {"update_state", sstpy_runner_update_state, METH_VARARGS, NULL},

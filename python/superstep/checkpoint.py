@@ -3,9 +3,10 @@ format: a SQLite file written here is read by `superstep state/history`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
-from typing import Iterator, NamedTuple, Optional
+from typing import AsyncIterator, Iterator, NamedTuple, Optional
 
 from . import _core
 
@@ -80,6 +81,26 @@ class BaseCheckpointSaver(_core.Saver):
     def get(self, config: dict) -> Optional[dict]:
         t = self.get_tuple(config)
         return t.checkpoint if t is not None else None
+
+    # LangGraph's async reading methods: the same reads, on a thread (off the caller's loop).
+
+    async def aget_tuple(self, config: dict) -> Optional[CheckpointTuple]:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def aget(self, config: dict) -> Optional[dict]:
+        return await asyncio.to_thread(self.get, config)
+
+    async def alist(self, config: Optional[dict], *, filter: Optional[dict] = None,
+                    before: Optional[dict] = None, limit: Optional[int] = None
+                    ) -> AsyncIterator[CheckpointTuple]:
+        items = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in items:
+            yield item
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, str(thread_id))
 
 
 class InMemorySaver(BaseCheckpointSaver):

@@ -13,6 +13,7 @@ JSON-like value (dict, list, str, int, float, bool, None), as a node's state.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import inspect
@@ -180,6 +181,10 @@ class _TaskFunction(Generic[T]):
         """Drops this task's cached results from @p cache (LangGraph's task.clear_cache)."""
         for graph in list(getattr(cache, "_graphs", ())):
             graph._cg.clear_task_cache(self.name)
+
+    async def aclear_cache(self, cache: Any) -> None:
+        """clear_cache() off the loop (LangGraph's task.aclear_cache)."""
+        await asyncio.to_thread(self.clear_cache, cache)
 
 
 def task(__func_or_none__: Optional[Callable] = None, *, name: Optional[str] = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import operator
 import queue
@@ -33,6 +34,7 @@ from .errors import (
     _from_code,
 )
 from .types import (
+    CachePolicy,
     Command,
     Interrupt,
     Overwrite,
@@ -41,6 +43,7 @@ from .types import (
     Send,
     StateSnapshot,
     _should_retry,
+    default_cache_key,
 )
 
 _core._init(
@@ -562,6 +565,65 @@ class _NodeSpec:
     input_schema: Any = None
     metadata: Optional[dict] = None
     error_handler: Optional[Callable] = None
+    cache_policy: Optional[CachePolicy] = None
+
+
+class _CacheKey:
+    """A node's CachePolicy.key_func as the C layer calls it (python/src/graph.c): given the
+    node's input as the node sees it, it returns the key as a str (bytes as hex)."""
+
+    def __init__(self, key_func: Callable, root: bool, state_cls: Any) -> None:
+        self.key_func = key_func
+        self.root = root
+        self.state_cls = state_cls
+
+    msg_fields: Tuple[str, ...] = ()
+
+    def __call__(self, state: Any) -> str:
+        if self.root and isinstance(state, dict) and _ROOT in state:
+            state = state[_ROOT]
+        elif self.state_cls is not None and isinstance(state, dict):
+            try:
+                state = _coerce_state(self.state_cls, state)
+            except Exception:  # a Send's argument, not a state
+                pass
+        key = self.key_func(state)
+        if isinstance(key, (bytes, bytearray)):
+            return bytes(key).hex()
+        if not isinstance(key, str):
+            raise TypeError(f"cache key_func must return a str or bytes, got {type(key).__name__}")
+        return key
+
+
+def _cache_policy(policy: Any) -> CachePolicy:
+    if not isinstance(policy, CachePolicy) and not (
+        hasattr(policy, "key_func") and hasattr(policy, "ttl")
+    ):
+        raise TypeError(f"cache_policy must be a CachePolicy, got {policy!r}")
+    ttl = policy.ttl
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
+                            or ttl < 0):
+        raise ValueError(f"cache_policy: ttl must be a number of seconds >= 0, got {ttl!r}")
+    if not callable(policy.key_func):
+        raise TypeError(f"cache_policy: key_func must be callable, got {policy.key_func!r}")
+    return policy
+
+
+def _cache_args(policy: Optional[CachePolicy], root: bool, state_cls: Any,
+                msg_fields: Tuple[str, ...]) -> Optional[tuple]:
+    """(ttl_seconds, key or None) for _core.Graph: the default key is hashed in C."""
+    if policy is None:
+        return None
+    key = None
+    if policy.key_func is not default_cache_key:
+        key = _CacheKey(policy.key_func, root, state_cls)
+        key.msg_fields = msg_fields
+    return (float(policy.ttl or 0), key)
+
+
+def _fn_id(fn: Any) -> str:
+    fn = getattr(fn, "__func__", fn)
+    return f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
 
 
 # ---- the builder -----------------------------------------------------------
@@ -615,15 +677,17 @@ class StateGraph:
         # set_node_defaults: the retry policies and error handler of nodes without their own.
         self.default_retry: Tuple[RetryPolicy, ...] = ()
         self.default_error_handler: Optional[Callable] = None
+        self.default_cache_policy: Optional[CachePolicy] = None
 
     def set_node_defaults(self, *, retry_policy: Any = None, cache_policy: Any = None,
                           error_handler: Optional[Callable] = None,
                           timeout: Any = None) -> "StateGraph":
         """Policies for every node without its own (LangGraph's set_node_defaults), applied
         at compile: `retry_policy` to every node, error handlers included; `error_handler`
-        to the other nodes, run as node "__default_error_handler__"."""
+        and `cache_policy` to the other nodes, the former run as node
+        "__default_error_handler__"."""
         if cache_policy is not None:
-            raise NotImplementedError("set_node_defaults: cache_policy is not supported yet")
+            self.default_cache_policy = _cache_policy(cache_policy)
         if timeout is not None:
             raise NotImplementedError("set_node_defaults: timeout is not supported yet")
         if retry_policy is not None:
@@ -660,7 +724,7 @@ class StateGraph:
         if kwargs:
             raise TypeError(f"add_node: unexpected arguments {sorted(kwargs)}")
         if cache_policy is not None:
-            raise NotImplementedError("add_node: cache_policy is not supported yet")
+            cache_policy = _cache_policy(cache_policy)
         if action is None:
             action = node
             node = getattr(action, "name", None) or getattr(action, "__name__", None)
@@ -677,7 +741,7 @@ class StateGraph:
         elif destinations is not None:
             destinations = tuple(destinations)
         self.nodes[node] = _NodeSpec(node, action, retry, destinations, defer, input_schema,
-                                     metadata, error_handler)
+                                     metadata, error_handler, cache_policy)
         return self
 
     def add_edge(self, start_key: Union[str, Sequence[str]], end_key: str) -> "StateGraph":
@@ -745,11 +809,16 @@ class StateGraph:
                 f"BaseCheckpointSaver, `True`, `False`, or `None`. Received "
                 f"{type(checkpointer).__name__}."
             )
-        if cache is not None:
-            raise NotImplementedError("compile: cache= is not supported yet")
+        from .cache import BaseCache
+
+        if cache is not None and not isinstance(cache, BaseCache):
+            raise TypeError(
+                f"Invalid cache provided. Expected a superstep cache (InMemoryCache, "
+                f"SqliteCache). Received {type(cache).__name__}."
+            )
         try:
             compiled = self._compile(checkpointer, interrupt_before, interrupt_after, name,
-                                     workers, checkpoints)
+                                     workers, checkpoints, cache)
             compiled.store = store  # nodes' `store` argument, get_store() (superstep.store)
             return compiled
         except SuperstepError as e:
@@ -758,7 +827,7 @@ class StateGraph:
 
     def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
                  name: Optional[str], workers: Optional[int],
-                 checkpoints: int = 0) -> "CompiledStateGraph":
+                 checkpoints: int = 0, cache: Any = None) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -784,6 +853,9 @@ class StateGraph:
                       self.default_retry, self.state_cls, handler=True)
             h.msg_fields = self.message_fields
             g.set_default_error_handler(h)
+        if self.default_cache_policy is not None:
+            g.set_default_cache(_cache_args(self.default_cache_policy, root, self.state_cls,
+                                            self.message_fields))
         for spec_ in self.nodes.values():
             retry = _retry_args(spec_.retry)
             input_fields = (
@@ -820,6 +892,7 @@ class StateGraph:
                 metadata=spec_.metadata,
                 subgraph=subgraph._cg if subgraph is not None else None,
                 error_handler=handler,
+                cache=_cache_args(spec_.cache_policy, root, node_state_cls, self.message_fields),
             )
         for a, b in self.edges:
             g.add_edge(a, b)
@@ -847,12 +920,23 @@ class StateGraph:
                 return ["*"]
             return [getattr(x, "value", x) for x in v]
 
+        # The graph's part of a shared cache: LangGraph keys a node's entries by its name and
+        # function, so graphs compiled from the same nodes share them, others do not.
+        cache_ns = None
+        if cache is not None:
+            import hashlib
+
+            ids = sorted(f"{n}={_fn_id(s_.action)}" for n, s_ in self.nodes.items())
+            cache_ns = "py-" + hashlib.sha1("\n".join(ids).encode()).hexdigest()[:16]
         cg = g.compile(
             checkpointer, names(interrupt_before), names(interrupt_after),
             workers if workers is not None else 4, checkpoints,
+            cache._cache if cache is not None else None, cache_ns,
         )
         self.compiled = True
-        return CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
+        compiled = CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
+        compiled.cache = cache
+        return compiled
 
 
 # ---- the compiled graph -----------------------------------------------------
@@ -922,6 +1006,7 @@ class CompiledStateGraph:
         self.name = name
         self._root = builder.root is not None
         self._msg_fields = builder.message_fields
+        self.cache: Any = None  # compile(cache=)
 
     # -- running --
 
@@ -1049,6 +1134,16 @@ class CompiledStateGraph:
             and not isinstance(input, Command)
         )
 
+    def _runs_in_node_kw(self, input: Any, kwargs: dict) -> bool:
+        """Whether an ainvoke from a coroutine node would run as that node's subgraph (the
+        conditions of _runs_in_node but the thread's, which the home thread checks)."""
+        return (
+            hasattr(self._cg, "run_in_node") and self.checkpointer is None
+            and kwargs.get("stream_mode", "values") == "values"
+            and kwargs.get("interrupt_before") is None and kwargs.get("interrupt_after") is None
+            and not isinstance(input, Command)
+        )
+
     def _invoke_in_node(self, input: Any, output_keys: Any) -> Any:
         if input is None:
             inp = None
@@ -1161,7 +1256,13 @@ class CompiledStateGraph:
         return [self.invoke(i, c, **kwargs) for i, c in zip(inputs, configs)]
 
     async def ainvoke(self, input: Any, config: Optional[dict] = None, **kwargs: Any) -> Any:
-        """invoke() on a thread; `async def` nodes run on this (the caller's) loop."""
+        """invoke() on a thread; `async def` nodes run on this (the caller's) loop. Inside
+        an `async def` node, a graph without a checkpointer of its own runs as a subgraph of
+        that node, as invoke() does inside a sync node: the call is made on the node's home
+        thread (superstep._aio) while this coroutine waits and the loop runs on."""
+        h = _aio.home()
+        if h is not None and self._runs_in_node_kw(input, kwargs):
+            return await h.acall(functools.partial(self.invoke, input, config, **kwargs))
         token = _aio._LOOP.set(asyncio.get_running_loop())
         try:
             return await asyncio.to_thread(self.invoke, input, config, **kwargs)
@@ -1211,6 +1312,22 @@ class CompiledStateGraph:
         finally:
             stop.set()  # the run stops at its next event (stream())
             await asyncio.shield(producer)
+
+    # -- the node cache --
+
+    def clear_cache(self, nodes: Optional[Sequence[str]] = None) -> None:
+        """Drops the cached writes of `nodes` (default: every node) from the graph's cache
+        (LangGraph's clear_cache); names of no node are ignored."""
+        if self.cache is None:
+            raise ValueError("No cache is set for this graph. Cannot clear cache.")
+        known = self.builder.nodes
+        names = [n for n in nodes if n in known] if nodes else list(known)
+        if names:  # (an empty list would clear every node)
+            self._cg.clear_cache(names)
+
+    async def aclear_cache(self, nodes: Optional[Sequence[str]] = None) -> None:
+        """clear_cache() off the loop."""
+        await asyncio.to_thread(self.clear_cache, nodes)
 
     # -- state --
 
@@ -1288,6 +1405,43 @@ class CompiledStateGraph:
             raise ValueError("No supersteps provided")
         snap = self._cg.update_state(tid, cid, steps, None, ns or None, True)
         return snap.get("config")
+
+    # -- state, from a coroutine (the engine's calls on a thread, off the loop) --
+
+    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> StateSnapshot:
+        """get_state() off the loop."""
+        return await asyncio.to_thread(self.get_state, config, subgraphs=subgraphs)
+
+    async def aget_state_history(self, config: dict, *, filter: Optional[dict] = None,
+                                 before: Optional[dict] = None, limit: Optional[int] = None):
+        """get_state_history() as an async iterator (read off the loop)."""
+        items = await asyncio.to_thread(
+            lambda: list(self.get_state_history(config, filter=filter, before=before,
+                                                limit=limit))
+        )
+        for item in items:
+            yield item
+
+    async def aupdate_state(self, config: dict, values: Any, as_node: Optional[str] = None,
+                            task_id: Optional[str] = None) -> dict:
+        """update_state() off the loop."""
+        return await asyncio.to_thread(self.update_state, config, values, as_node, task_id)
+
+    async def abulk_update_state(self, config: dict,
+                                 supersteps: Sequence[Sequence[Any]]) -> dict:
+        """bulk_update_state() off the loop."""
+        return await asyncio.to_thread(self.bulk_update_state, config, supersteps)
+
+    async def abatch(self, inputs: Sequence[Any], config: Any = None, *,
+                     return_exceptions: bool = False, **kwargs: Any) -> List[Any]:
+        """ainvoke() of each input (with its config, or the one config) at once."""
+        configs = config if isinstance(config, list) else [config] * len(inputs)
+        if len(configs) != len(inputs):
+            raise ValueError("abatch: give one config, or one per input")
+        return list(await asyncio.gather(
+            *(self.ainvoke(i, c, **kwargs) for i, c in zip(inputs, configs)),
+            return_exceptions=return_exceptions,
+        ))
 
     # -- drawing --
 

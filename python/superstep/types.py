@@ -132,8 +132,20 @@ def _should_retry(policy: RetryPolicy, exc: BaseException) -> bool:
     raise TypeError("retry_on must be an Exception class, a list or tuple of them, or a callable")
 
 
+def default_cache_key(*args: Any, **kwargs: Any) -> str:
+    """LangGraph's default cache key function. A CachePolicy that keeps it lets the engine
+    key a node's cache by a hash of the node's input, computed in C (the input is JSON);
+    called from Python it gives the pickle-free equivalent, the input's JSON text."""
+    from . import _core
+
+    return _core.to_json([list(args), kwargs]) if kwargs else _core.to_json(list(args))
+
+
 class CachePolicy(NamedTuple):
-    key_func: Callable[..., Any] = repr
+    """LangGraph's CachePolicy: a node's (or task's) writes are kept in the graph's cache
+    (compile(cache=)) under key_func(input) for ttl seconds (None: as long as the cache)."""
+
+    key_func: Callable[..., Any] = default_cache_key
     ttl: Optional[int] = None
 
 
@@ -181,6 +193,7 @@ __all__ = [
     "Command",
     "RetryPolicy",
     "CachePolicy",
+    "default_cache_key",
     "PregelTask",
     "StateSnapshot",
     "StateUpdate",

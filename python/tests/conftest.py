@@ -1,7 +1,9 @@
 """Fixtures for LangGraph's tests ported to superstep (docs/python.md, "Tests").
 
 `sync_checkpointer` runs a test on each of superstep's savers, as LangGraph's
-conftest runs it on each of its own: memory and a SQLite file. `durability`
+conftest runs it on each of its own: memory and a SQLite file; `cache` likewise
+runs a test on superstep's node and task caches (InMemoryCache, SqliteCache), and
+`sync_store` gives it an InMemoryStore. `durability`
 has LangGraph's three modes. `snapshot` stands for syrupy's snapshots of
 drawings and JSON schemas, which superstep does not reproduce byte for byte
 (its Mermaid text is its own): it accepts any str.
@@ -14,7 +16,9 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from superstep.cache import InMemoryCache, SqliteCache  # noqa: E402
 from superstep.checkpoint import InMemorySaver, SqliteSaver  # noqa: E402
+from superstep.store import InMemoryStore  # noqa: E402
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -27,6 +31,19 @@ def sync_checkpointer(request, tmp_path):
             yield saver
         finally:
             saver.close()
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def cache(request, tmp_path):
+    if request.param == "memory":
+        yield InMemoryCache()
+    else:
+        yield SqliteCache(str(tmp_path / "cache.db"))
+
+
+@pytest.fixture
+def sync_store():
+    yield InMemoryStore()
 
 
 @pytest.fixture(params=["sync", "async", "exit"])

@@ -2,7 +2,7 @@
 ported to superstep (superstep.func).
 
 Each test below is LangGraph's own, whole; only the imports changed
-(`langgraph` -> `superstep`). The `cache` and `sync_store` fixtures are
+(`langgraph` -> `superstep`). The `cache` and `sync_store` fixtures (conftest.py) are
 LangGraph's conftest's, on superstep's caches and store. The tests not ported
 are listed with their reasons in docs/python.md.
 """
@@ -15,7 +15,6 @@ from typing import Any, TypedDict
 
 import pytest
 
-from superstep.cache import InMemoryCache, SqliteCache
 from superstep.checkpoint import BaseCheckpointSaver
 from superstep.func import entrypoint, task
 from superstep.graph import START, StateGraph
@@ -25,19 +24,6 @@ from any_str import AnyStr
 
 SnapshotAssertion = Any  # syrupy (conftest: snapshot)
 BaseCache = Any
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-def cache(request, tmp_path):
-    if request.param == "memory":
-        yield InMemoryCache()
-    else:
-        yield SqliteCache(str(tmp_path / "cache.db"))
-
-
-@pytest.fixture
-def sync_store():
-    yield InMemoryStore()
 
 
 def test_imp_task(
