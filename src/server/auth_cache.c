@@ -14,6 +14,7 @@
  */
 #include <math.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <string.h>
@@ -28,12 +29,21 @@ typedef struct slot {
 
 struct srv_token_cache {
     pthread_mutex_t mu;
+    EVP_MD *sha256; /* fetched once: a fetch per digest costs more than the digest */
     slot slots[SRV_TOKEN_CACHE_SLOTS];
 };
 
 srv_token_cache *srv_token_cache_new(void) {
     srv_token_cache *c = sst__calloc(1, sizeof *c);
-    if (c != NULL && pthread_mutex_init(&c->mu, NULL) != 0) {
+    if (c == NULL) {
+        return NULL;
+    }
+    if ((c->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL) {
+        sst__free(c);
+        return NULL;
+    }
+    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+        EVP_MD_free(c->sha256);
         sst__free(c);
         return NULL;
     }
@@ -48,7 +58,15 @@ void srv_token_cache_free(srv_token_cache *c) {
         sst_value_unref(c->slots[i].user);
     }
     pthread_mutex_destroy(&c->mu);
+    EVP_MD_free(c->sha256);
     sst__free(c);
+}
+
+/* The SHA-256 of @p n bytes of @p token into @p d; false when OpenSSL fails. */
+static bool digest(const srv_token_cache *c, const char *token, size_t n,
+                   unsigned char d[SHA256_DIGEST_LENGTH]) {
+    unsigned int len = 0;
+    return EVP_Digest(token, n, d, &len, c->sha256, NULL) == 1 && len == SHA256_DIGEST_LENGTH;
 }
 
 static slot *slot_of(srv_token_cache *c, const unsigned char *d) {
@@ -68,7 +86,9 @@ sst_value *srv_token_cache_get(srv_token_cache *c, const char *token, int64_t no
         return NULL;
     }
     unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)token, n, d);
+    if (!digest(c, token, n, d)) {
+        return NULL;
+    }
     sst_value *user = NULL, *stale = NULL;
     pthread_mutex_lock(&c->mu);
     slot *s = slot_of(c, d);
@@ -97,7 +117,9 @@ void srv_token_cache_put(srv_token_cache *c, const char *token, const sst_value 
         return;
     }
     unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)token, n, d);
+    if (!digest(c, token, n, d)) {
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     slot *s = slot_of(c, d);
     sst_value *old = s->user;
