@@ -61,6 +61,9 @@ npm ci --prefix tests/web --no-audit --no-fund --loglevel=error >/dev/null
 # LangGraph.js's own dev server (@langchain/langgraph-api/-cli, tests/web/peer/package-lock.json)
 # that the useStream page is compared against.
 npm ci --prefix tests/web/peer --no-audit --no-fund --loglevel=error >/dev/null
+# The same dev server again (tests/server/auth_peer/package-lock.json) with the example auth
+# written as its Auth class, compared with superstep serve case by case (test_server_auth_peer).
+npm ci --prefix tests/server/auth_peer --no-audit --no-fund --loglevel=error >/dev/null
 # The MCP reference server (@modelcontextprotocol/server-everything, tests/mcp/package-lock.json)
 # that the MCP client is tested against, over stdio and Streamable HTTP.
 npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null

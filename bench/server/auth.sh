@@ -2,18 +2,22 @@
 # Users and ownership (docs/auth.md) against no auth, in one run (issue 38).
 #
 #   bash bench/server/auth.sh [--build DIR] [--secs S] [--rounds R] [--threads N] [--users U]
+#                             [--jwt-build DIR] [--no-search]
 #
 # (a) runs/s: bench_server_load --mode chain (16 clients: POST /threads + runs/wait "chain")
 #     on a server without auth and on one with JWT HS256 auth (every request verified,
 #     every thread stamped and checked), alternating R rounds of S seconds each; the
-#     ratio of the medians. (b) thread search: N threads of U users written into the
+#     ratio of the medians, and the server's CPU time per run (bench_server_load --pid).
+#     --jwt-build DIR: a third server in each round, JWT auth served by the superstep of
+#     another build (say, before a change to the auth path), so both are measured in
+#     the same run against the same no-auth server. (b) thread search: N threads of U users written into the
 #     SQLite file, then 200 sequential POST /threads/search {limit: 10} as one user (the
 #     owner filter, served by the threads_owner index) and as the admin (no filter); the
 #     median latencies. Both servers: tests/server's chain graph, --workers 2, a fresh
 #     --db in /tmp. Default build: build/plain (RelWithDebInfo).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$root/build/plain secs=5 rounds=3 nthreads=100000 nusers=1000
+build=$root/build/plain secs=5 rounds=3 nthreads=100000 nusers=1000 jwtbuild="" search=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift ;;
@@ -21,7 +25,9 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift ;;
     --threads) nthreads=$2; shift ;;
     --users) nusers=$2; shift ;;
-    *) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    --jwt-build) jwtbuild=$2; shift ;;
+    --no-search) search=0 ;;
+    *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
   shift
 done
@@ -39,30 +45,46 @@ cat >"$work/none.json" <<JSON
 JSON
 jwt() { # jwt SUB [PERMISSIONS-JSON]
   node -e 'const c=require("crypto"),b=(o)=>Buffer.from(JSON.stringify(o)).toString("base64url");
-    const h=b({alg:"HS256",typ:"JWT"}),p=b({sub:process.argv[1],permissions:JSON.parse(process.argv[2]||"[]")});
+    const h=b({alg:"HS256",typ:"JWT"}),p=b({sub:process.argv[1],permissions:JSON.parse(process.argv[2]||"[]"),exp:Math.floor(Date.now()/1000)+3600});
     process.stdout.write(`${h}.${p}.${c.createHmac("sha256",process.env.AUTH_JWT_SECRET).update(h+"."+p).digest("base64url")}`)' "$@"
 }
-start() { # start CONFIG DB -> SRV, URL
-  "$cli" serve "$1" --port 0 --db "$2" --workers 2 >"$work/out" 2>&1 &
+start() { # start CONFIG DB [CLI] -> SRV, URL
+  "${3:-$cli}" serve "$1" --port 0 --db "$2" --workers 2 >"$work/out" 2>&1 &
   SRV=$!
   for _ in $(seq 100); do grep -q "listening on" "$work/out" && break; sleep 0.1; done
   URL=$(grep -o 'http://[0-9.:]*' "$work/out" | head -1)
 }
 stop() { kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=""; }
 TOKEN=$(jwt user-1)
-rate() { sed -n 's/.*"runs_per_s": *\([0-9.]*\).*/\1/p'; }
-none=() auth=()
+rate() { sed -n 's/.*"runs_per_s": *\([0-9.]*\).*/\1/p' "$1"; }
+cpu() { sed -n 's/.*"server_cpu_ms_per_run": *\([0-9.]*\).*/\1/p' "$1"; }
+none=() auth=() other=() cnone=() cauth=() cother=()
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+arm() { # arm CONFIG DB CLI [BEARER] -> $work/load.json
+  start "$1" "$2" "$3"
+  "$load" --mode chain --conc 16 --secs "$secs" --url "$URL" --pid "$SRV" ${4:+--bearer "$4"} >"$work/load.json"
+  stop
+}
 for r in $(seq "$rounds"); do
-  start "$work/none.json" "$work/none$r.db"
-  none+=("$("$load" --mode chain --conc 16 --secs "$secs" --url "$URL" | rate)")
-  stop
-  start "$work/auth.json" "$work/auth$r.db"
-  auth+=("$("$load" --mode chain --conc 16 --secs "$secs" --url "$URL" --bearer "$TOKEN" | rate)")
-  stop
+  arm "$work/none.json" "$work/none$r.db" "$cli"
+  none+=("$(rate "$work/load.json")") cnone+=("$(cpu "$work/load.json")")
+  arm "$work/auth.json" "$work/auth$r.db" "$cli" "$TOKEN"
+  auth+=("$(rate "$work/load.json")") cauth+=("$(cpu "$work/load.json")")
+  if [ -n "$jwtbuild" ]; then
+    arm "$work/auth.json" "$work/other$r.db" "$jwtbuild/superstep" "$TOKEN"
+    other+=("$(rate "$work/load.json")") cother+=("$(cpu "$work/load.json")")
+  fi
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mn=$(median "${none[@]}") ma=$(median "${auth[@]}")
+echo "load average (1, 5, 15 min): before $load0, after $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
 echo "runs/s (chain, 16 clients): none ${none[*]} -> median $mn; JWT ${auth[*]} -> median $ma; ratio $(awk "BEGIN {printf \"%.3f\", $ma / $mn}")"
+echo "server CPU ms per run: none ${cnone[*]} -> median $(median "${cnone[@]}"); JWT ${cauth[*]} -> median $(median "${cauth[@]}")"
+if [ -n "$jwtbuild" ]; then
+  mo=$(median "${other[@]}")
+  echo "runs/s, JWT by $jwtbuild: ${other[*]} -> median $mo; ratio $(awk "BEGIN {printf \"%.3f\", $mo / $mn}"); server CPU ms per run ${cother[*]} -> median $(median "${cother[@]}")"
+fi
+[ "$search" = 1 ] || exit 0
 
 # (b) thread search with an owner filter against none.
 db=$work/search.db

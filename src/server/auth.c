@@ -16,6 +16,7 @@
  * An admin (a user whose permissions hold the configured admin permission) sees and
  * changes everything; what they create is still stamped with their identity.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 
 struct srv_auth {
     srv_jwt *jwt;
+    srv_token_cache *tokens; /* the JWTs verified (auth_cache.c); NULL: verify every time */
     srv_keys *keys;
     srv_lua_auth *lua; /* a Lua auth file: its handlers decide (auth_lua.c) */
     char *admin;       /* the admin permission */
@@ -50,6 +52,7 @@ void srv_auth_free(srv_auth *a) {
         return;
     }
     srv_jwt_free(a->jwt);
+    srv_token_cache_free(a->tokens);
     srv_keys_free(a->keys);
     srv_lua_auth_free(a->lua);
     sst__free(a->admin);
@@ -131,6 +134,9 @@ static sst_code configure(srv_auth *a, const sst_value *spec, const char *base, 
     }
     if (jwt != NULL && (a->jwt = srv_jwt_new(jwt, base, err)) == NULL) {
         return sst__code(err);
+    }
+    if (jwt != NULL && (a->tokens = srv_token_cache_new()) == NULL) {
+        return sst__enomem(err);
     }
     if (keys != NULL) {
         if (!sst_is_string(keys) || sst_string_len(keys) == 0) {
@@ -323,11 +329,19 @@ static bool authenticate_builtin(srv_auth *a, srv_request *r, srv_auth_req *q) {
     if (a->jwt == NULL) {
         return refuse(q, 401, "Invalid API key");
     }
+    /* A token verified before, whose exp has not passed, is the same user still. */
+    int64_t now = (int64_t)time(NULL);
+    sst_value *known = srv_token_cache_get(a->tokens, token, now);
+    if (known != NULL) {
+        return set_user(a, q, known);
+    }
     sst_error err = {0};
-    sst_value *claims = srv_jwt_verify(a->jwt, token, (int64_t)time(NULL), &err);
+    sst_value *claims = srv_jwt_verify(a->jwt, token, now, &err);
     if (claims == NULL) {
         return refuse(q, 401, "%s", err.msg);
     }
+    const sst_value *exp = sst_object_get(claims, "exp");
+    double exp_s = sst_is_number(exp) ? sst_number_value(exp) : NAN;
     sst_value *user =
         sst__set_take(sst_value_ref(claims), "identity",
                       sst_value_ref(sst_object_get(claims, srv_jwt_identity_claim(a->jwt))), &err);
@@ -338,6 +352,7 @@ static bool authenticate_builtin(srv_auth *a, srv_request *r, srv_auth_req *q) {
     if (user == NULL) {
         return refuse(q, 500, "out of memory reading the token");
     }
+    srv_token_cache_put(a->tokens, token, user, exp_s, srv_jwt_leeway_s(a->jwt), now);
     return set_user(a, q, user);
 }
 

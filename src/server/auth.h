@@ -48,6 +48,30 @@ sst_value *srv_jwt_verify(const srv_jwt *j, const char *token, int64_t now_s, ss
 /* The claim naming the identity, and the one holding the permissions. */
 const char *srv_jwt_identity_claim(const srv_jwt *j);
 const char *srv_jwt_permissions_claim(const srv_jwt *j);
+/* The clock skew allowed on exp and nbf, in seconds. */
+int64_t srv_jwt_leeway_s(const srv_jwt *j);
+
+/* ---- verified tokens, remembered (auth_cache.c) ----------------------------------------- */
+
+/* The slots of the cache (its bound: one token each), and the longest a token is kept. */
+#define SRV_TOKEN_CACHE_SLOTS 4096
+#define SRV_TOKEN_CACHE_MAX_S 300
+
+typedef struct srv_token_cache srv_token_cache;
+
+/* An empty cache, or NULL (out of memory: the server then verifies every time). */
+srv_token_cache *srv_token_cache_new(void);
+void srv_token_cache_free(srv_token_cache *c);
+/* The user @p token verified as (a new reference) when it is cached and its time has not
+ * run out at @p now_s; else NULL. Any thread. NULL @p c: NULL. */
+sst_value *srv_token_cache_get(srv_token_cache *c, const char *token, int64_t now_s);
+/* Remembers that @p token verified at @p now_s as @p user (referenced), until its @p exp
+ * (NAN: none) plus @p leeway_s, and SRV_TOKEN_CACHE_MAX_S at most; it replaces the token in
+ * its slot. Any thread. NULL @p c: nothing. */
+void srv_token_cache_put(srv_token_cache *c, const char *token, const sst_value *user, double exp,
+                         int64_t leeway_s, int64_t now_s);
+/* How many tokens it holds (at most SRV_TOKEN_CACHE_SLOTS). */
+size_t srv_token_cache_count(srv_token_cache *c);
 
 /* ---- API keys (auth_keys.c) ------------------------------------------------------ */
 

@@ -357,6 +357,10 @@ const char *srv_jwt_permissions_claim(const srv_jwt *j) {
     return j->permissions_claim;
 }
 
+int64_t srv_jwt_leeway_s(const srv_jwt *j) {
+    return j->leeway_s;
+}
+
 /* ---- verifying ---------------------------------------------------------------------- */
 
 static bool verify_hmac(const srv_jwt *j, const char *input, size_t n, const unsigned char *sig,

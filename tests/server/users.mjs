@@ -25,6 +25,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { runServerExpectingExit, startServer } from "./_server.mjs";
+import { runAuthCases } from "./auth_cases.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLE = path.join(HERE, "..", "..", "examples", "auth", "langgraph.json");
@@ -516,6 +517,11 @@ try {
   await families(clientOf(ALICE), clientOf(BOB), clientOf(ROOT, ["admin"]));
   await audit();
   await concurrent();
+  // The SDK script auth_peer/compare.mjs runs against superstep and LangGraph.js's server.
+  if (!opts.lua) await check("the cases of auth_cases.mjs (the peer comparison's script): each answers its status", async () => {
+    const wrong = (await runAuthCases(url, SECRET)).filter((c) => c.status !== c.want);
+    assert.deepEqual(wrong.map((c) => `${c.name}: ${c.status} (want ${c.want}) ${JSON.stringify(c.shape)}`), []);
+  });
   if (opts.lua) await participants(opts.pg ? db : path.join(tmp, "participants.db"));
   if (!opts.pg) {
     await check("a server with auth may listen on any address (it authenticates every request)", async () => {
