@@ -10,8 +10,19 @@ bin=$1
 py=$2
 repo=$3
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+pid=""
+# The server is never left behind, whatever way the script ends.
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 failures=0
+# Every wait below has a deadline (seconds, not a count of sleeps), far above what a busy
+# machine needs, so that a hang fails naming the step instead of running into CTest's timeout.
+limit=120
+step() { echo "step: $*" >&2; }
+# stacks PID: the server's threads, printed when it does not answer or does not stop.
+stacks() {
+  command -v gdb >/dev/null 2>&1 &&
+    timeout 60 gdb -p "$1" -batch -ex 'thread apply all bt' 2>/dev/null | grep -E '^(Thread|#)' | head -150
+}
 . "$(dirname "$0")/harness.sh"
 
 mkdir -p "$work/g"
@@ -78,21 +89,29 @@ contains "$err" "a worker needs a PostgreSQL database" "worker without PostgreSQ
 
 # README: the served Python example, a run to its interrupt and the resume (the C CLI execs
 # the Python command; SIGTERM stops it with exit 0).
+step "serve examples/python/langgraph.json"
 SUPERSTEP_PYTHON="$py" "$bin" serve "$repo/examples/python/langgraph.json" --db "$work/r.db" \
   --port 0 >"$work/serve.out" 2>"$work/serve.err" &
 pid=$!
 url=""
-for _ in $(seq 600); do  # a deadline only: it returns as soon as the line is there
+deadline=$((SECONDS + limit))
+while [ "$SECONDS" -lt "$deadline" ]; do # returns as soon as the line is there
   url=$(grep -o 'http://[0-9.:]*' "$work/serve.out" 2>/dev/null | head -1)
   [ -n "$url" ] && break
   kill -0 "$pid" 2>/dev/null || break
   sleep 0.1
 done
 if [ -z "$url" ]; then
-  fail "serve examples/python/langgraph.json did not listen: $(cat "$work/serve.err")"
+  fail "serve examples/python/langgraph.json did not listen within $limit s: $(cat "$work/serve.err")"
+  kill -0 "$pid" 2>/dev/null && stacks "$pid"
+  kill -9 "$pid" 2>/dev/null
 else
   T=00000000-0000-4000-8000-000000000001
-  post() { curl -s "$url$1" -H 'content-type: application/json' -d "$2"; }
+  post() {
+    step "POST $1 $2"
+    curl -sS --max-time "$limit" "$url$1" -H 'content-type: application/json' -d "$2" ||
+      { fail "POST $1: no answer within $limit s"; stacks "$pid"; }
+  }
   post /threads "{\"thread_id\":\"$T\"}" >/dev/null
   out=$(post "/threads/$T/runs/wait" '{"assistant_id":"research","input":{"topic":"durable graphs"}}')
   contains "$out" '"__interrupt__"' "served Python graph: the interrupt"
@@ -101,10 +120,19 @@ else
   contains "$out" '"report":"durable graphs: 3 notes from 1 sources"' "served Python graph: resumed"
   out=$(post /runs/wait '{"assistant_id":"research_lua","input":{"topic":"durable graphs"}}')
   contains "$out" '"__interrupt__"' "the Lua graph beside it"
+  step "SIGTERM"
   kill -TERM "$pid"
+  deadline=$((SECONDS + limit))
+  while kill -0 "$pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    fail "serve still running $limit s after SIGTERM: $(cat "$work/serve.err")"
+    stacks "$pid"
+    kill -9 "$pid"
+  fi
 fi
 wait "$pid"
 rc=$?
+pid=""
 [ "$rc" = 0 ] || fail "serve exited $rc after SIGTERM: $(cat "$work/serve.err")"
 
 exit "$failures"
