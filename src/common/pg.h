@@ -31,6 +31,11 @@ typedef struct sst__pg_conn {
      * answer was lost: the commit may have happened, so a step that would fail on
      * finding its own earlier write (a duplicate key) should take it as done. */
     bool after_lost_commit;
+    /* Frame statements of the open transaction (BEGIN, SET LOCAL, SAVEPOINT: constants)
+     * not sent yet: they go with the next statement, in one round trip (libpq's pipeline
+     * mode), and are never sent when no statement follows (pg.c, "round trips"). */
+    const char *pending[4];
+    int n_pending;
     struct sst__pg_conn *next; /* in the pool's idle list */
 } sst__pg_conn;
 
