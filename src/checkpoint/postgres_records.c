@@ -368,8 +368,12 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         sst__pg_text(&p, j->owner);
     }
     int how = r->fork ? PUT_FORK : r->parent_id != NULL ? PUT_ADVANCE : PUT_FIRST;
-    PGresult *res = sst__pg_exec(c, k_put_name[how][held][blobs], k_put_sql[how][held][blobs], &p,
-                                 "checkpoint store: writing a checkpoint", err);
+    /* The transaction's last statement unless a renewal follows, and one that writes
+     * nothing when it answers no, unless a blob it refers to is missing (then its record
+     * is rolled back): without blobs its COMMIT may go with it (sst__pg_exec_last). */
+    PGresult *res = (!j->renew && !blobs ? sst__pg_exec_last : sst__pg_exec)(
+        c, k_put_name[how][held][blobs], k_put_sql[how][held][blobs], &p,
+        "checkpoint store: writing a checkpoint", err);
     if (res == NULL) {
         if (sst__code(err) == SST_ECONFLICT) { /* the primary key (thread, id) */
             return sst__error(err, SST_ECONFLICT,
@@ -401,8 +405,8 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         sst__pg_text(&p, r->thread_id);
         sst__pg_text(&p, j->owner);
         sst__pg_i64(&p, j->s->lease_ms);
-        rc = sst__pg_run(c, "sst_cp_renew", k_renew_sql, &p,
-                         "checkpoint store: renewing a thread's lease", err);
+        rc = sst__pg_run_last(c, "sst_cp_renew", k_renew_sql, &p,
+                              "checkpoint store: renewing a thread's lease", err);
     }
     return rc;
 }
@@ -418,6 +422,14 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
     j.renew = sst__pgs_renew_due(s, r->thread_id, &j.held);
     if (j.held) {
         sst__pgs_owner(s, j.owner);
+    }
+    if (r->source != NULL && strcmp(r->source, "input") == 0 &&
+        (r->ns == NULL || r->ns[0] == '\0')) {
+        /* A run's input checkpoint in the claim's transaction (the server's worker hands it
+         * over): the input step runs no node, so it commits with the first superstep's
+         * checkpoint, one commit for claim, lease and both; a crash before that commit
+         * leaves the run pending, to be claimed and started again. */
+        sst__pg_batch_hand_over_past(s->pg);
     }
     rc = sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
     if (rc == SST_OK && j.renew) {
@@ -442,8 +454,8 @@ static sst_code put_writes_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_text(&p, j->id);
     sst__pg_i64(&p, j->status);
     payload_param(&p, j->writes);
-    PGresult *res = sst__pg_exec(c, "sst_cp_put_writes", k_put_writes_sql, &p,
-                                 "checkpoint store: writing pending writes", err);
+    PGresult *res = sst__pg_exec_last(c, "sst_cp_put_writes", k_put_writes_sql, &p,
+                                      "checkpoint store: writing pending writes", err);
     if (res == NULL) {
         return sst__code(err);
     }

@@ -185,6 +185,8 @@ void sst__pg_put(sst__pg_conn *c) {
     }
     sst_pg *pg = c->pg;
     c->n_pending = 0; /* frames never sent: their transaction never began */
+    c->solo = false;
+    c->committed = c->commit_sent = false;
     if (!c->broken && PQstatus(c->conn) == CONNECTION_OK &&
         PQtransactionStatus(c->conn) == PQTRANS_IDLE) {
         c->after_lost_commit = false;
@@ -420,7 +422,8 @@ static PGresult *pipe_lost(sst__pg_conn *c, const char *what, sst_error *err) {
  * or NULL with @p err filled (the first failure's; the connection is marked broken when
  * lost). c->pending is empty afterwards. */
 static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sql, bool prepare,
-                               const sst__pg_params *p, const char *what, sst_error *err) {
+                               bool commit, const sst__pg_params *p, const char *what,
+                               sst_error *err) {
     PGconn *conn = c->conn;
     int n_frames = c->n_pending;
     c->n_pending = 0;
@@ -438,19 +441,29 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
                                                   p != NULL ? p->fmt : NULL, 1) == 1
                             : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 1) == 1;
     }
+    if (sent && commit) {
+        sent = PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 1) == 1;
+        c->commit_sent = true; /* lost from here on, it may have been applied */
+    }
     sent = sent && PQpipelineSync(conn) == 1;
     if (!sent) {
         return pipe_lost(c, what, err);
     }
-    int queries = n_frames + (prepare ? 1 : 0) + 1;
+    int stmt = n_frames + (prepare ? 1 : 0), queries = stmt + 1 + (commit ? 1 : 0);
     PGresult *first_bad = NULL, *last = NULL;
     bool lost = false;
     for (int q = 0; q < queries && !lost; q++) {
         PGresult *r = pipe_result(conn);
         if (r == NULL) {
             lost = true;
-        } else if (q == queries - 1) {
+        } else if (q == stmt) {
             last = r;
+        } else if (q > stmt) { /* the COMMIT: skipped when the statement failed */
+            if (result_ok(last) && !result_ok(r)) {
+                first_bad = r;
+            } else {
+                PQclear(r);
+            }
         } else if (first_bad == NULL && !result_ok(r)) {
             first_bad = r;
         } else {
@@ -478,12 +491,12 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
     if (prepare) {
         (void)sst__map_put(&c->prepared, name, 0); /* room reserved by the caller */
     }
+    c->committed |= commit;
     return last;
 }
 
-PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
-                       const char *what, sst_error *err) {
-    SST__ERR_LOCAL(err);
+static PGresult *exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                      bool last, const char *what, sst_error *err) {
     c->sqlstate[0] = '\0';
     if (c->broken) {
         sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what, c->pg->name);
@@ -495,8 +508,8 @@ PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const
         sst__enomem(err);
         return NULL;
     }
-    if (prepare || c->n_pending > 0) {
-        return exec_pipeline(c, name, sql, prepare, p, what, err);
+    if (prepare || c->n_pending > 0 || last) {
+        return exec_pipeline(c, name, sql, prepare, last, p, what, err);
     }
     int n = p != NULL ? p->n : 0;
     PGresult *r = PQexecPrepared(c->conn, name, n, p != NULL ? p->val : NULL,
@@ -507,6 +520,32 @@ PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const
         return NULL;
     }
     return r;
+}
+
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                       const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    return exec(c, name, sql, p, false, what, err);
+}
+
+PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
+                            const sst__pg_params *p, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    /* A commit hook (tests) stops a transaction after its statements, before its COMMIT:
+     * then the COMMIT goes on its own, after the hook. */
+    bool commit = c->solo && !c->committed && c->pg->before_commit == NULL;
+    return exec(c, name, sql, p, commit, what, err);
+}
+
+sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
+                          const sst__pg_params *p, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    PGresult *r = sst__pg_exec_last(c, name, sql, p, what, err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    PQclear(r);
+    return SST_OK;
 }
 
 sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
@@ -578,7 +617,7 @@ static bool frame(sst__pg_conn *c, const char *sql) {
     PGresult *r;
     if (c->n_pending > 0) {
         sst_error e = {0};
-        r = exec_pipeline(c, NULL, sql, false, NULL, "a transaction's frame", &e);
+        r = exec_pipeline(c, NULL, sql, false, false, NULL, "a transaction's frame", &e);
     } else {
         r = PQexec(c->conn, sql);
     }
@@ -685,6 +724,7 @@ typedef struct pg_batch {
     int depth;
     bool sync;       /* a sync transaction joined it: commit with the flush */
     bool hand_over;  /* the next transaction on this thread commits it */
+    bool pass;       /* ... the one after it (sst__pg_batch_hand_over_past) */
     sst_code failed; /* a transaction in it lost the connection: commit fails with this */
     void (*on_commit)(void *ud); /* sst__pg_batch_on_commit: called once it committed */
     void *on_commit_ud;
@@ -738,6 +778,8 @@ static void run_group(sst_pg *pg, pg_job *head) {
         bool lost = c == NULL; /* no connection, or it (or the COMMIT) was lost */
         if (c != NULL) {
             c->after_lost_commit = lost_commit;
+            c->solo = n == 1; /* alone: its last statement may take the COMMIT along */
+            c->committed = c->commit_sent = false;
             defer(c, k_begin); /* sent with the first statement */
             if (!sync) {
                 defer(c, k_async);
@@ -763,7 +805,11 @@ static void run_group(sst_pg *pg, pg_job *head) {
             }
         }
         bool committed = false;
-        if (!lost && ok > 0) {
+        if (!lost && c->committed) {
+            committed = true; /* with the job's last statement (sst__pg_exec_last) */
+            atomic_fetch_add(sync ? &pg->flushed : &pg->unflushed, 1);
+            atomic_fetch_add(&pg->jobs, ok);
+        } else if (!lost && ok > 0) {
             if (pg->before_commit != NULL) {
                 pg->before_commit(pg->before_commit_ud);
             }
@@ -786,6 +832,7 @@ static void run_group(sst_pg *pg, pg_job *head) {
         }
         if (lost && c != NULL) {
             c->broken = true;
+            lost_commit |= c->commit_sent; /* a COMMIT sent with a statement, its answer lost */
         }
         sst__pg_put(c);
         /* Settle what is final; what is left runs again. */
@@ -890,7 +937,9 @@ static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *use
     } else if (err != NULL) {
         *err = j.err;
     }
-    if (b->hand_over && b->depth > 0 && rc == SST_OK) {
+    if (b->hand_over && b->depth > 0 && rc == SST_OK && b->pass) {
+        b->pass = false; /* this one passes the batch on to the next */
+    } else if (b->hand_over && b->depth > 0 && rc == SST_OK) {
         /* The transaction the batch was handed over to: it commits the batch. */
         b->depth = 1;
         return sst__pg_batch_commit(b->pg, true, err);
@@ -941,6 +990,12 @@ void sst__pg_batch_on_commit(sst_pg *pg, void (*fn)(void *ud), void *ud) {
 void sst__pg_batch_hand_over(sst_pg *pg) {
     if (tl_batch.depth > 0 && tl_batch.pg == pg) {
         tl_batch.hand_over = true;
+    }
+}
+
+void sst__pg_batch_hand_over_past(sst_pg *pg) {
+    if (tl_batch.depth > 0 && tl_batch.pg == pg && tl_batch.hand_over) {
+        tl_batch.pass = true;
     }
 }
 
