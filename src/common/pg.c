@@ -577,11 +577,14 @@ sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_
         if (all == NULL) {
             return sst__enomem(err);
         }
-        all[0] = '\0';
+        size_t at = 0;
         for (int i = 0; i < c->n_pending; i++) {
-            strcat(strcat(all, c->pending[i]), "; ");
+            size_t n = strlen(c->pending[i]);
+            memcpy(all + at, c->pending[i], n);
+            memcpy(all + at + n, "; ", 2);
+            at += n + 2;
         }
-        strcat(all, sql);
+        memcpy(all + at, sql, strlen(sql) + 1);
         c->n_pending = 0;
         r = PQexec(c->conn, all);
         sst__free(all);
