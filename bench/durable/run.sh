@@ -5,6 +5,7 @@
 # SST_PG_FSYNC=on, as ../shared/peers/dbos/start_pg.sh), stopped afterwards.
 #
 #   bash bench/durable/run.sh [--secs S] [--tree LABEL=DIR]... [--json FILE] [--md FILE]
+#                             [--dbs "postgres sqlite"] [--modes "sync async exit"]
 #   QUICK=1 bash bench/durable/run.sh      # smoke run, a few minutes on a busy box
 #
 # Measures, S seconds each (default 8; QUICK: 1):
@@ -25,6 +26,9 @@
 # process on SQLite, counted by `perf stat` on syscall tracepoints; "-" without
 # perf), and the 1-minute load average when it was taken. Then the issue's
 # goals as ratios within this run, one PASS/MISS line each (table.mjs).
+# --dbs and --modes keep the superstep phases of those databases and modes only
+# (the queue phases are PostgreSQL's, the stream SQLite's); goals whose rows
+# were not measured print as n/a.
 #
 # --tree LABEL=DIR: measure the superstep source tree DIR (e.g. a worktree of
 # another branch) with this tree's harness; repeat to put several side by side
@@ -36,7 +40,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 quick=${QUICK:-0}
 [ "$quick" = 0 ] || quick=1
-secs="" jsonout="" mdout=""
+secs="" jsonout="" mdout="" dbs="postgres sqlite" modes="sync async exit"
 trees=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,7 +48,9 @@ while [ $# -gt 0 ]; do
     --tree) trees+=("$2"); shift ;;
     --json) jsonout=$2; shift ;;
     --md) mdout=$2; shift ;;
-    *) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    --dbs) dbs=$2; shift ;;
+    --modes) modes=$2; shift ;;
+    *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
   shift
 done
@@ -205,7 +211,7 @@ for conc in 1 16; do
 done
 
 # ---- 3. superstep, per tree ----
-modes="sync async exit"
+has() { [[ " $1 " == *" $2 "* ]]; } # LIST WORD
 wait_listening() { # FILE PID: the port once "listening on" appears
   local i
   for i in $(seq 1 200); do
@@ -292,7 +298,7 @@ for i in "${!labels[@]}"; do
   [ -f "$graphs" ] || graphs=$root/tests/server/langgraph.json
 
   # C API
-  for db in postgres sqlite; do
+  for db in $dbs; do
     for threads in 1 16; do
       for mode in $modes; do
         say "$label: C API chain, $db, $threads thread(s), $mode, $secs s"
@@ -325,7 +331,7 @@ for i in "${!labels[@]}"; do
   done
 
   # superstep serve, 16 HTTP clients
-  for db in postgres sqlite; do
+  for db in $dbs; do
     for workers in 2 8; do
       for mode in $modes; do
         say "$label: serve --workers $workers, $db, 16 clients, $mode, $secs s"
@@ -337,6 +343,7 @@ for i in "${!labels[@]}"; do
 
   # 1 API process + N worker processes on PostgreSQL
   for n in 1 4; do
+    has "$dbs" postgres || break
     for mode in $modes; do
       say "$label: serve --workers 0 + $n worker process(es) x 2 threads, postgres, 16 clients, $mode, $secs s"
       server_phase queue postgres "$mode" "\"worker_processes\":$n,\"clients\":16" 0 "$n" \
@@ -346,6 +353,7 @@ for i in "${!labels[@]}"; do
 
   # a 1 000-step stream on SQLite, 3 times each (QUICK: once)
   for mode in sync async; do
+    has "$dbs" sqlite && has "$modes" "$mode" || continue
     for rep in $(seq 1 "$reps"); do
       say "$label: stream of 1000 steps, sqlite, $mode, $rep of $reps"
       server_phase stream sqlite "$mode" "\"steps\":1000,\"rep\":$rep" 2 0 --mode stream --n 1000

@@ -238,8 +238,8 @@ static sst_code unlock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_params_init(&p);
     sst__pg_text(&p, j->thread);
     sst__pg_text(&p, j->owner);
-    return sst__pg_run(c, "sst_cp_unlock", k_unlock_sql, &p, "checkpoint store: unlocking a thread",
-                       err);
+    return sst__pg_run_last(c, "sst_cp_unlock", k_unlock_sql, &p,
+                            "checkpoint store: unlocking a thread", err);
 }
 
 void sst__pgs_unlock(void *self, const char *thread) {

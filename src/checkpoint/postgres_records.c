@@ -55,8 +55,9 @@ enum {
  * $4 parent, $5 step, $6 format, $7 kind, $8 source, $9 run_id, $10 created,
  * $11 status, $12 next, $13 metadata, $14 body; with blobs also $15 their ids
  * (text[]) and $16 their contents (bytea[], NULL for a reference to a stored blob).
- * The statement returns whether the record was stored (0: fenced out) and the
- * first blob referred to that is not stored (NULL: none).
+ * The statement returns whether the record was stored (0: fenced out), the
+ * first blob referred to that is not stored (NULL: none) and, under a lease, whether the
+ * lease was still this saver's (see below).
  *
  * The head CTE "hd" returns a row when the record may be stored: a thread's first
  * record of the namespace inserts the head (a head found there, even one committed
@@ -106,29 +107,57 @@ enum {
     " SELECT $1::text, $10::bigint, $10::bigint FROM rec ON CONFLICT (thread) DO NOTHING)"
 #define PUT_MISSING                                                                                \
     "(SELECT min(bl.id) FROM bl WHERE bl.body IS NULL AND bl.id NOT IN (SELECT id FROM rb))"
+/*
+ * A put under a lease (this saver holds the thread): the statement also checks that the
+ * lease is still this saver's, in CTE "lk" (the owner is the last parameter: $15, or $17
+ * with blobs), and the head moves only from a row of lk: a put whose lease was taken over
+ * writes nothing, and the statement's third column says why (0: the lease). The share
+ * lock makes a takeover (an UPDATE of the row) wait for this transaction, or this one
+ * see its result. One statement where the fence was one of its own: a round trip and a
+ * statement less per checkpoint.
+ */
+#define LEASE(N)                                                                                   \
+    "lk AS (SELECT 1 FROM sst_checkpoint_locks WHERE thread = $1::text AND owner = $" N            \
+    "::text FOR SHARE), "
+#define HEAD_FIRST_L                                                                               \
+    "hd AS (INSERT INTO sst_checkpoint_heads(thread, ns, head)"                                    \
+    " SELECT $1::text, $2::text, $3::text FROM lk ON CONFLICT (thread, ns) DO NOTHING RETURNING "  \
+    "1)"
+#define HEAD_ADVANCE_L                                                                             \
+    "hd AS (UPDATE sst_checkpoint_heads SET head = $3::text WHERE thread = $1::text"               \
+    " AND ns = $2::text AND head = $4::text AND EXISTS (SELECT 1 FROM lk) RETURNING 1)"
+#define HEAD_FORK_L                                                                                \
+    "hd AS (INSERT INTO sst_checkpoint_heads(thread, ns, head)"                                    \
+    " SELECT $1::text, $2::text, $3::text FROM lk"                                                 \
+    " ON CONFLICT (thread, ns) DO UPDATE SET head = excluded.head RETURNING 1)"
 #define PUT_SQL(HEAD, THREAD)                                                                      \
     {                                                                                              \
         "WITH " HEAD "," PUT_REC("NULL::text[]") THREAD                                            \
-            " SELECT (SELECT count(*) FROM rec), NULL::text",                                      \
+            " SELECT (SELECT count(*) FROM rec), NULL::text, 1::bigint",                           \
             "WITH " HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD                               \
-            " SELECT (SELECT count(*) FROM rec), " PUT_MISSING                                     \
+            " SELECT (SELECT count(*) FROM rec), " PUT_MISSING ", 1::bigint"                       \
+    }
+#define PUT_SQL_L(HEAD, THREAD)                                                                    \
+    {                                                                                              \
+        "WITH " LEASE("15") HEAD "," PUT_REC("NULL::text[]") THREAD                                \
+            " SELECT (SELECT count(*) FROM rec), NULL::text, (SELECT count(*) FROM lk)",           \
+            "WITH " LEASE("17") HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD                   \
+            " SELECT (SELECT count(*) FROM rec), " PUT_MISSING ", (SELECT count(*) FROM lk)"       \
     }
 enum { PUT_FIRST, PUT_ADVANCE, PUT_FORK };
-static const char *const k_put_sql[3][2] = {
-    [PUT_FIRST] = PUT_SQL(HEAD_FIRST, PUT_THREAD),
-    [PUT_ADVANCE] = PUT_SQL(HEAD_ADVANCE, ""),
-    [PUT_FORK] = PUT_SQL(HEAD_FORK, PUT_THREAD),
+/* [how][held][blobs] */
+static const char *const k_put_sql[3][2][2] = {
+    [PUT_FIRST] = {PUT_SQL(HEAD_FIRST, PUT_THREAD), PUT_SQL_L(HEAD_FIRST_L, PUT_THREAD)},
+    [PUT_ADVANCE] = {PUT_SQL(HEAD_ADVANCE, ""), PUT_SQL_L(HEAD_ADVANCE_L, "")},
+    [PUT_FORK] = {PUT_SQL(HEAD_FORK, PUT_THREAD), PUT_SQL_L(HEAD_FORK_L, PUT_THREAD)},
 };
-static const char *const k_put_name[3][2] = {
-    [PUT_FIRST] = {"sst_cp_put_first", "sst_cp_put_first_b"},
-    [PUT_ADVANCE] = {"sst_cp_put", "sst_cp_put_b"},
-    [PUT_FORK] = {"sst_cp_put_fork", "sst_cp_put_fork_b"},
+static const char *const k_put_name[3][2][2] = {
+    [PUT_FIRST] = {{"sst_cp_put_first", "sst_cp_put_first_b"},
+                   {"sst_cp_put_first_l", "sst_cp_put_first_bl"}},
+    [PUT_ADVANCE] = {{"sst_cp_put", "sst_cp_put_b"}, {"sst_cp_put_l", "sst_cp_put_bl"}},
+    [PUT_FORK] = {{"sst_cp_put_fork", "sst_cp_put_fork_b"},
+                  {"sst_cp_put_fork_l", "sst_cp_put_fork_bl"}},
 };
-
-/* A put under a lease: is the lease still this saver's? The share lock makes a takeover
- * (an UPDATE of the row) wait for this transaction, or this one see its result. */
-static const char k_fence_sql[] =
-    "SELECT 1 FROM sst_checkpoint_locks WHERE thread = $1::text AND owner = $2::text FOR SHARE";
 
 /* Renews this saver's lease on a thread, inside a put's transaction. */
 static const char k_renew_sql[] =
@@ -296,26 +325,12 @@ static sst_code put_done(sst__pg_conn *c, const sst_checkpoint *r, bool *done, s
     return SST_OK;
 }
 
-/* SST_ECONFLICT when this saver held the thread's lease and another holder has it now. */
-static sst_code fence(sst__pg_conn *c, const put_job *j, sst_error *err) {
-    sst__pg_params p;
-    sst__pg_params_init(&p);
-    sst__pg_text(&p, j->r->thread_id);
-    sst__pg_text(&p, j->owner);
-    PGresult *res = sst__pg_exec(c, "sst_cp_fence", k_fence_sql, &p,
-                                 "checkpoint store: checking a thread's lease", err);
-    if (res == NULL) {
-        return sst__code(err);
-    }
-    bool mine = PQntuples(res) > 0;
-    PQclear(res);
-    if (!mine) {
-        return sst__error(err, SST_ECONFLICT,
-                          "thread '%s': this writer's lease on the thread was taken over (it "
-                          "was paused or cut off past the lease); checkpoint %s was not written",
-                          j->r->thread_id, j->r->id);
-    }
-    return SST_OK;
+/* SST_ECONFLICT for a put whose lease (this saver held it) has another holder now. */
+static sst_code lease_lost(const put_job *j, sst_error *err) {
+    return sst__error(err, SST_ECONFLICT,
+                      "thread '%s': this writer's lease on the thread was taken over (it "
+                      "was paused or cut off past the lease); checkpoint %s was not written",
+                      j->r->thread_id, j->r->id);
 }
 
 static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
@@ -327,9 +342,6 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         if (rc != SST_OK || done) {
             return rc;
         }
-    }
-    if (j->held && fence(c, j, err) != SST_OK) {
-        return sst__code(err);
     }
     sst__pg_params p;
     sst__pg_params_init(&p);
@@ -347,14 +359,21 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     payload_param(&p, &r->next);
     payload_param(&p, &r->metadata);
     payload_param(&p, &r->body);
-    int blobs = j->blobs.ids != NULL;
+    int blobs = j->blobs.ids != NULL, held = j->held;
     if (blobs) {
         sst__pg_bytes(&p, j->blobs.ids, j->blobs.ids_len);
         sst__pg_bytes(&p, j->blobs.bodies, j->blobs.bodies_len);
     }
+    if (held) {
+        sst__pg_text(&p, j->owner);
+    }
     int how = r->fork ? PUT_FORK : r->parent_id != NULL ? PUT_ADVANCE : PUT_FIRST;
-    PGresult *res = sst__pg_exec(c, k_put_name[how][blobs], k_put_sql[how][blobs], &p,
-                                 "checkpoint store: writing a checkpoint", err);
+    /* The transaction's last statement unless a renewal follows, and one that writes
+     * nothing when it answers no, unless a blob it refers to is missing (then its record
+     * is rolled back): without blobs its COMMIT may go with it (sst__pg_exec_last). */
+    PGresult *res = (!j->renew && !blobs ? sst__pg_exec_last : sst__pg_exec)(
+        c, k_put_name[how][held][blobs], k_put_sql[how][held][blobs], &p,
+        "checkpoint store: writing a checkpoint", err);
     if (res == NULL) {
         if (sst__code(err) == SST_ECONFLICT) { /* the primary key (thread, id) */
             return sst__error(err, SST_ECONFLICT,
@@ -365,7 +384,12 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     }
     bool stored = sst__pg_int(res, 0, 0) > 0;
     const char *missing = sst__pg_bytes_at(res, 0, 1, NULL);
+    bool leased = sst__pg_int(res, 0, 2) > 0;
     sst_code rc = SST_OK;
+    if (!leased) {
+        PQclear(res);
+        return lease_lost(j, err);
+    }
     if (stored && missing != NULL) {
         rc = sst__error(err, SST_ENOTFOUND,
                         "checkpoint store (PostgreSQL %s): blob %s of checkpoint %s of thread "
@@ -381,8 +405,8 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         sst__pg_text(&p, r->thread_id);
         sst__pg_text(&p, j->owner);
         sst__pg_i64(&p, j->s->lease_ms);
-        rc = sst__pg_run(c, "sst_cp_renew", k_renew_sql, &p,
-                         "checkpoint store: renewing a thread's lease", err);
+        rc = sst__pg_run_last(c, "sst_cp_renew", k_renew_sql, &p,
+                              "checkpoint store: renewing a thread's lease", err);
     }
     return rc;
 }
@@ -398,6 +422,14 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
     j.renew = sst__pgs_renew_due(s, r->thread_id, &j.held);
     if (j.held) {
         sst__pgs_owner(s, j.owner);
+    }
+    if (r->source != NULL && strcmp(r->source, "input") == 0 &&
+        (r->ns == NULL || r->ns[0] == '\0')) {
+        /* A run's input checkpoint in the claim's transaction (the server's worker hands it
+         * over): the input step runs no node, so it commits with the first superstep's
+         * checkpoint, one commit for claim, lease and both; a crash before that commit
+         * leaves the run pending, to be claimed and started again. */
+        sst__pg_batch_hand_over_past(s->pg);
     }
     rc = sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
     if (rc == SST_OK && j.renew) {
@@ -422,8 +454,8 @@ static sst_code put_writes_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_text(&p, j->id);
     sst__pg_i64(&p, j->status);
     payload_param(&p, j->writes);
-    PGresult *res = sst__pg_exec(c, "sst_cp_put_writes", k_put_writes_sql, &p,
-                                 "checkpoint store: writing pending writes", err);
+    PGresult *res = sst__pg_exec_last(c, "sst_cp_put_writes", k_put_writes_sql, &p,
+                                      "checkpoint store: writing pending writes", err);
     if (res == NULL) {
         return sst__code(err);
     }

@@ -184,6 +184,9 @@ void sst__pg_put(sst__pg_conn *c) {
         return;
     }
     sst_pg *pg = c->pg;
+    c->n_pending = 0; /* frames never sent: their transaction never began */
+    c->solo = false;
+    c->committed = c->commit_sent = false;
     if (!c->broken && PQstatus(c->conn) == CONNECTION_OK &&
         PQtransactionStatus(c->conn) == PQTRANS_IDLE) {
         c->after_lost_commit = false;
@@ -376,28 +379,137 @@ static bool result_ok(PGresult *r) {
     return s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK;
 }
 
-PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
-                       const char *what, sst_error *err) {
-    SST__ERR_LOCAL(err);
+/* ---- round trips ----
+ *
+ * Each message exchange with the server costs both sides a send and a receive (on a
+ * loopback connection the sender also pays the receiver's network stack): the profile
+ * of issue 37 put a third of PostgreSQL's CPU per run there. So a transaction's frame
+ * statements (BEGIN, SET LOCAL, SAVEPOINT) are not sent on their own: they wait in
+ * c->pending and go with the next statement, and a statement new to the connection is
+ * prepared in the same exchange, in one pipeline (PQenterPipelineMode .. PQpipelineSync):
+ * one round trip where there were up to four. A frame no statement follows is never
+ * sent (a job that ran no statement needs no savepoint, a transaction that ran none
+ * needs no BEGIN nor COMMIT).
+ */
+
+/* Reads one query's results in pipeline mode: the last non-NULL one (the caller clears
+ * it), or NULL when the connection gave none. */
+static PGresult *pipe_result(PGconn *conn) {
+    PGresult *r = PQgetResult(conn), *more;
+    if (r == NULL) {
+        return NULL;
+    }
+    while ((more = PQgetResult(conn)) != NULL) {
+        PQclear(r);
+        r = more;
+    }
+    return r;
+}
+
+/* A pipeline that could not be sent or whose answers stopped: the connection is lost. */
+static PGresult *pipe_lost(sst__pg_conn *c, const char *what, sst_error *err) {
+    char why[512];
+    c->broken = true;
+    snprintf(c->sqlstate, sizeof c->sqlstate, "%s", "");
+    sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): %s", what, c->pg->name,
+               conn_reason(c->conn, why, sizeof why));
+    return NULL;
+}
+
+/* Sends c->pending, then (when @p prepare) the preparation of @p name as @p sql, then the
+ * statement itself (@p name with @p p, or @p sql without parameters when @p name is NULL),
+ * then a sync, and reads every answer: one round trip. Returns the statement's result,
+ * or NULL with @p err filled (the first failure's; the connection is marked broken when
+ * lost). c->pending is empty afterwards. */
+static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sql, bool prepare,
+                               bool commit, const sst__pg_params *p, const char *what,
+                               sst_error *err) {
+    PGconn *conn = c->conn;
+    int n_frames = c->n_pending;
+    c->n_pending = 0;
+    bool sent = PQenterPipelineMode(conn) == 1;
+    for (int i = 0; sent && i < n_frames; i++) {
+        sent = PQsendQueryParams(conn, c->pending[i], 0, NULL, NULL, NULL, NULL, 1) == 1;
+    }
+    if (sent && prepare) {
+        sent = PQsendPrepare(conn, name, sql, 0, NULL) == 1;
+    }
+    if (sent) {
+        int n = p != NULL ? p->n : 0;
+        sent = name != NULL ? PQsendQueryPrepared(conn, name, n, p != NULL ? p->val : NULL,
+                                                  p != NULL ? p->len : NULL,
+                                                  p != NULL ? p->fmt : NULL, 1) == 1
+                            : PQsendQueryParams(conn, sql, 0, NULL, NULL, NULL, NULL, 1) == 1;
+    }
+    if (sent && commit) {
+        sent = PQsendQueryParams(conn, "COMMIT", 0, NULL, NULL, NULL, NULL, 1) == 1;
+        c->commit_sent = true; /* lost from here on, it may have been applied */
+    }
+    sent = sent && PQpipelineSync(conn) == 1;
+    if (!sent) {
+        return pipe_lost(c, what, err);
+    }
+    int stmt = n_frames + (prepare ? 1 : 0), queries = stmt + 1 + (commit ? 1 : 0);
+    PGresult *first_bad = NULL, *last = NULL;
+    bool lost = false;
+    for (int q = 0; q < queries && !lost; q++) {
+        PGresult *r = pipe_result(conn);
+        if (r == NULL) {
+            lost = true;
+        } else if (q == stmt) {
+            last = r;
+        } else if (q > stmt) { /* the COMMIT: skipped when the statement failed */
+            if (result_ok(last) && !result_ok(r)) {
+                first_bad = r;
+            } else {
+                PQclear(r);
+            }
+        } else if (first_bad == NULL && !result_ok(r)) {
+            first_bad = r;
+        } else {
+            PQclear(r);
+        }
+    }
+    PGresult *sync = lost ? NULL : PQgetResult(conn);
+    lost |= sync == NULL || PQresultStatus(sync) != PGRES_PIPELINE_SYNC;
+    PQclear(sync);
+    if (!lost && PQexitPipelineMode(conn) != 1) {
+        lost = true;
+    }
+    PGresult *bad = first_bad != NULL ? first_bad : last;
+    if (lost) {
+        PQclear(first_bad);
+        PQclear(last);
+        return pipe_lost(c, what, err);
+    }
+    if (!result_ok(bad)) {
+        fail(c, bad, what, err);
+        PQclear(first_bad);
+        PQclear(last);
+        return NULL;
+    }
+    if (prepare) {
+        (void)sst__map_put(&c->prepared, name, 0); /* room reserved by the caller */
+    }
+    c->committed |= commit;
+    return last;
+}
+
+static PGresult *exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                      bool last, const char *what, sst_error *err) {
     c->sqlstate[0] = '\0';
     if (c->broken) {
         sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what, c->pg->name);
         return NULL;
     }
     size_t slot;
-    if (!sst__map_get(&c->prepared, name, &slot)) {
-        if (!sst__map_reserve(&c->prepared, 1)) {
-            sst__enomem(err);
-            return NULL;
-        }
-        PGresult *r = PQprepare(c->conn, name, sql, 0, NULL);
-        if (!result_ok(r)) {
-            fail(c, r, what, err);
-            PQclear(r);
-            return NULL;
-        }
-        PQclear(r);
-        (void)sst__map_put(&c->prepared, name, 0); /* room reserved above */
+    bool prepare = !sst__map_get(&c->prepared, name, &slot);
+    if (prepare && !sst__map_reserve(&c->prepared, 1)) {
+        sst__enomem(err);
+        return NULL;
+    }
+    if (prepare || c->n_pending > 0 || last) {
+        return exec_pipeline(c, name, sql, prepare, last, p, what, err);
     }
     int n = p != NULL ? p->n : 0;
     PGresult *r = PQexecPrepared(c->conn, name, n, p != NULL ? p->val : NULL,
@@ -408,6 +520,32 @@ PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const
         return NULL;
     }
     return r;
+}
+
+PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                       const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    return exec(c, name, sql, p, false, what, err);
+}
+
+PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
+                            const sst__pg_params *p, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    /* A commit hook (tests) stops a transaction after its statements, before its COMMIT:
+     * then the COMMIT goes on its own, after the hook. */
+    bool commit = c->solo && !c->committed && c->pg->before_commit == NULL;
+    return exec(c, name, sql, p, commit, what, err);
+}
+
+sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
+                          const sst__pg_params *p, const char *what, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    PGresult *r = sst__pg_exec_last(c, name, sql, p, what, err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    PQclear(r);
+    return SST_OK;
 }
 
 sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
@@ -428,7 +566,31 @@ sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_
         return sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what,
                           c->pg->name);
     }
-    PGresult *r = PQexec(c->conn, sql);
+    PGresult *r;
+    if (c->n_pending > 0) {
+        /* The frame statements not sent yet go first, in the same simple query. */
+        size_t len = strlen(sql) + 1;
+        for (int i = 0; i < c->n_pending; i++) {
+            len += strlen(c->pending[i]) + 2;
+        }
+        char *all = sst__malloc(len);
+        if (all == NULL) {
+            return sst__enomem(err);
+        }
+        size_t at = 0;
+        for (int i = 0; i < c->n_pending; i++) {
+            size_t n = strlen(c->pending[i]);
+            memcpy(all + at, c->pending[i], n);
+            memcpy(all + at + n, "; ", 2);
+            at += n + 2;
+        }
+        memcpy(all + at, sql, strlen(sql) + 1);
+        c->n_pending = 0;
+        r = PQexec(c->conn, all);
+        sst__free(all);
+    } else {
+        r = PQexec(c->conn, sql);
+    }
     /* PQexec returns the last statement's result; an earlier failure stops the list. */
     if (!result_ok(r)) {
         fail(c, r, what, err);
@@ -455,7 +617,13 @@ static bool frame(sst__pg_conn *c, const char *sql) {
     if (c->broken) {
         return false;
     }
-    PGresult *r = PQexec(c->conn, sql);
+    PGresult *r;
+    if (c->n_pending > 0) {
+        sst_error e = {0};
+        r = exec_pipeline(c, NULL, sql, false, false, NULL, "a transaction's frame", &e);
+    } else {
+        r = PQexec(c->conn, sql);
+    }
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
     if (!ok) {
@@ -464,8 +632,34 @@ static bool frame(sst__pg_conn *c, const char *sql) {
     return ok;
 }
 
+/* Queues frame statement @p sql (a constant) to go with the next statement (see "round
+ * trips"). A savepoint right after one of the same name (a job that ran nothing) is
+ * the same savepoint. */
+static void defer(sst__pg_conn *c, const char *sql) {
+    if (c->n_pending > 0 && strcmp(c->pending[c->n_pending - 1], sql) == 0) {
+        return;
+    }
+    SST_ASSERT(c->n_pending < (int)(sizeof c->pending / sizeof *c->pending));
+    if (c->n_pending >= (int)(sizeof c->pending / sizeof *c->pending)) {
+        (void)frame(c, sql); /* not expected: BEGIN, SET LOCAL and SAVEPOINT at most */
+        return;
+    }
+    c->pending[c->n_pending++] = sql;
+}
+
+static const char k_begin[] = "BEGIN";
+static const char k_async[] = "SET LOCAL synchronous_commit = off";
+static const char k_savepoint[] = "SAVEPOINT sst_job";
+
+/* Whether @p c's transaction has not reached the server yet (its BEGIN is pending): then
+ * there is nothing to commit or roll back. */
+static bool tx_unsent(const sst__pg_conn *c) {
+    return c->n_pending > 0 && c->pending[0] == k_begin;
+}
+
 /* Rolls back what @p c has open (a failed transaction); a failure breaks the connection. */
 static void roll_back(sst__pg_conn *c) {
+    c->n_pending = 0;
     if (!c->broken && PQtransactionStatus(c->conn) != PQTRANS_IDLE) {
         (void)frame(c, "ROLLBACK");
     }
@@ -533,6 +727,7 @@ typedef struct pg_batch {
     int depth;
     bool sync;       /* a sync transaction joined it: commit with the flush */
     bool hand_over;  /* the next transaction on this thread commits it */
+    bool pass;       /* ... the one after it (sst__pg_batch_hand_over_past) */
     sst_code failed; /* a transaction in it lost the connection: commit fails with this */
     void (*on_commit)(void *ud); /* sst__pg_batch_on_commit: called once it committed */
     void *on_commit_ud;
@@ -545,12 +740,16 @@ static _Thread_local pg_batch tl_batch;
  * that job's ROLLBACK TO undoes that job alone. */
 static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
     sst_error_clear(&j->err);
-    if (sp && !frame(c, "SAVEPOINT sst_job")) {
-        return sst__error(&j->err, SST_EUNAVAILABLE, "PostgreSQL %s: connection lost", c->pg->name);
+    if (sp) {
+        defer(c, k_savepoint); /* sent with the job's first statement */
     }
     sst_code rc = j->fn(c, j->user, &j->err);
     if (rc != SST_OK && sp && !c->broken) {
-        (void)frame(c, "ROLLBACK TO SAVEPOINT sst_job");
+        if (c->n_pending > 0 && c->pending[c->n_pending - 1] == k_savepoint) {
+            c->n_pending--; /* it sent nothing: nothing to undo */
+        } else {
+            (void)frame(c, "ROLLBACK TO SAVEPOINT sst_job");
+        }
     }
     return rc;
 }
@@ -582,7 +781,12 @@ static void run_group(sst_pg *pg, pg_job *head) {
         bool lost = c == NULL; /* no connection, or it (or the COMMIT) was lost */
         if (c != NULL) {
             c->after_lost_commit = lost_commit;
-            lost = !frame(c, sync ? "BEGIN" : "BEGIN; SET LOCAL synchronous_commit = off");
+            c->solo = n == 1; /* alone: its last statement may take the COMMIT along */
+            c->committed = c->commit_sent = false;
+            defer(c, k_begin); /* sent with the first statement */
+            if (!sync) {
+                defer(c, k_async);
+            }
         }
         size_t ok = 0;
         for (pg_job *j = head; !lost && j != NULL; j = j->next) {
@@ -604,12 +808,22 @@ static void run_group(sst_pg *pg, pg_job *head) {
             }
         }
         bool committed = false;
-        if (!lost && ok > 0) {
+        if (!lost && c->committed) {
+            committed = true; /* with the job's last statement (sst__pg_exec_last) */
+            atomic_fetch_add(sync ? &pg->flushed : &pg->unflushed, 1);
+            atomic_fetch_add(&pg->jobs, ok);
+        } else if (!lost && ok > 0) {
             if (pg->before_commit != NULL) {
                 pg->before_commit(pg->before_commit_ud);
             }
-            committed = frame(c, "COMMIT");
-            if (committed) {
+            bool empty = tx_unsent(c); /* no job sent a statement */
+            if (empty) {
+                c->n_pending = 0;
+            }
+            committed = empty || frame(c, "COMMIT");
+            if (committed && empty) {
+                atomic_fetch_add(&pg->jobs, ok);
+            } else if (committed) {
                 atomic_fetch_add(sync ? &pg->flushed : &pg->unflushed, 1);
                 atomic_fetch_add(&pg->jobs, ok);
             } else {
@@ -621,6 +835,7 @@ static void run_group(sst_pg *pg, pg_job *head) {
         }
         if (lost && c != NULL) {
             c->broken = true;
+            lost_commit |= c->commit_sent; /* a COMMIT sent with a statement, its answer lost */
         }
         sst__pg_put(c);
         /* Settle what is final; what is left runs again. */
@@ -725,7 +940,9 @@ static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *use
     } else if (err != NULL) {
         *err = j.err;
     }
-    if (b->hand_over && b->depth > 0 && rc == SST_OK) {
+    if (b->hand_over && b->depth > 0 && rc == SST_OK && b->pass) {
+        b->pass = false; /* this one passes the batch on to the next */
+    } else if (b->hand_over && b->depth > 0 && rc == SST_OK) {
         /* The transaction the batch was handed over to: it commits the batch. */
         b->depth = 1;
         return sst__pg_batch_commit(b->pg, true, err);
@@ -779,6 +996,12 @@ void sst__pg_batch_hand_over(sst_pg *pg) {
     }
 }
 
+void sst__pg_batch_hand_over_past(sst_pg *pg) {
+    if (tl_batch.depth > 0 && tl_batch.pg == pg && tl_batch.hand_over) {
+        tl_batch.pass = true;
+    }
+}
+
 bool sst__pg_batch_open(const sst_pg *pg) {
     return tl_batch.depth > 0 && tl_batch.pg == pg;
 }
@@ -799,7 +1022,7 @@ sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {
                    pg->name);
     } else if (ok) {
         if (!b->sync) {
-            (void)frame(c, "SET LOCAL synchronous_commit = off");
+            defer(c, k_async); /* sent with the COMMIT */
         }
         if (pg->before_commit != NULL) {
             pg->before_commit(pg->before_commit_ud);

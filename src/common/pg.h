@@ -31,6 +31,14 @@ typedef struct sst__pg_conn {
      * answer was lost: the commit may have happened, so a step that would fail on
      * finding its own earlier write (a duplicate key) should take it as done. */
     bool after_lost_commit;
+    /* Frame statements of the open transaction (BEGIN, SET LOCAL, SAVEPOINT: constants)
+     * not sent yet: they go with the next statement, in one round trip (libpq's pipeline
+     * mode), and are never sent when no statement follows (pg.c, "round trips"). */
+    const char *pending[4];
+    int n_pending;
+    bool solo;        /* the open transaction runs one sst__pg_tx alone (sst__pg_exec_last) */
+    bool committed;   /* ... and it was committed with its last statement */
+    bool commit_sent; /* ... or that COMMIT was sent (lost after: it may have applied) */
     struct sst__pg_conn *next; /* in the pool's idle list */
 } sst__pg_conn;
 
@@ -77,6 +85,19 @@ PGresult *sst__pg_exec(sst__pg_conn *c, const char *name, const char *sql, const
 /* sst__pg_exec without a result: SST_OK, or its failure. */
 sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
                      const char *what, sst_error *err);
+/*
+ * sst__pg_exec for the last statement of an sst__pg_tx function: when the transaction
+ * holds that function alone (no group formed, no batch, no commit hook set), its COMMIT
+ * goes in the same round trip, and a result means the statement's writes are
+ * committed. So only for a statement after which the function sends nothing more, and
+ * whose result never makes it fail with writes of its own to undo (a statement that
+ * writes nothing when it answers "no"). Elsewhere the same as sst__pg_exec.
+ */
+PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
+                            const sst__pg_params *p, const char *what, sst_error *err);
+/* sst__pg_exec_last without a result. */
+sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
+                          const sst__pg_params *p, const char *what, sst_error *err);
 /* Runs SQL text without parameters or preparing (DDL, SET, several statements). */
 sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_error *err);
 
@@ -126,6 +147,11 @@ sst_code sst__pg_batch_commit(struct sst_pg *pg, bool ok, sst_error *err);
  * batch with it (a claim's transaction then ends with the run's first checkpoint:
  * one flush for both). No-op without an open batch. */
 void sst__pg_batch_hand_over(struct sst_pg *pg);
+/* The next transaction of the calling thread's handed-over batch on @p pg joins it without
+ * committing it: the one after that commits it (a run's input checkpoint, whose step runs
+ * no node, then commits with its first superstep's, and with the claim). No-op without a
+ * handed-over batch. */
+void sst__pg_batch_hand_over_past(struct sst_pg *pg);
 /* Calls @p fn with @p ud on the calling thread once its open batch on @p pg has
  * committed (not when it is rolled back or lost). A handed-over batch commits inside
  * another transaction's call: who must not act on the batch's writes before they are

@@ -378,7 +378,9 @@ static sst_code renew_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_i64(&p, j->expires);
     sst__pg_i64(&p, j->now);
     /* The token is not changed by a renew: a re-run after a lost COMMIT finds it again. */
-    PGresult *r = sst__pg_exec(c, "sst_queue_renew", k_renew, &p, "queue: renewing a lease", err);
+    /* Changes nothing when the lease is lost: its COMMIT may go with it. */
+    PGresult *r =
+        sst__pg_exec_last(c, "sst_queue_renew", k_renew, &p, "queue: renewing a lease", err);
     if (r == NULL) {
         return sst__code(err);
     }
@@ -415,9 +417,10 @@ static sst_code settle_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_text(&p, j->status);
     sst__pg_i64(&p, j->now);
     sst__pg_text(&p, j->s->channel);
+    /* Changes nothing when the lease is lost: its COMMIT may go with it. */
     PGresult *r =
-        sst__pg_exec(c, "sst_queue_settle", k_settle, &p,
-                     j->release ? "queue: releasing a run" : "queue: finishing a run", err);
+        sst__pg_exec_last(c, "sst_queue_settle", k_settle, &p,
+                          j->release ? "queue: releasing a run" : "queue: finishing a run", err);
     if (r == NULL) {
         return sst__code(err);
     }

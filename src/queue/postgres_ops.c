@@ -128,10 +128,12 @@ static sst_code enqueue_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_i64(&p, j->now);
     sst__pg_i64(&p, run->run_after);
     sst__pg_text(&p, j->s->channel);
-    PGresult *r =
-        idle ? sst__pg_exec(c, "sst_queue_insert_idle", k_insert_idle, &p, "queue: inserting a run",
-                            err)
-             : sst__pg_exec(c, "sst_queue_insert", k_insert, &p, "queue: inserting a run", err);
+    /* The last statement, and one that inserts nothing when it answers no: its COMMIT
+     * may go with it (sst__pg_exec_last). */
+    PGresult *r = idle ? sst__pg_exec_last(c, "sst_queue_insert_idle", k_insert_idle, &p,
+                                           "queue: inserting a run", err)
+                       : sst__pg_exec_last(c, "sst_queue_insert", k_insert, &p,
+                                           "queue: inserting a run", err);
     if (r == NULL) {
         return sst__code(err);
     }

@@ -12,9 +12,14 @@
  *  - a batch begun on a pooled connection whose backend was ended meanwhile
  *    begins on a new one (it used to read the lost connection after freeing it);
  *  - a chain run through `serve` (its queue, its worker) in durability "sync"
- *    costs at most its checkpoints + 2 flushed commits: the enqueue, the claim
- *    with its lease and its first checkpoint, one per later checkpoint, and the
- *    last with nothing more than the run's finish and its lease given back;
+ *    costs at most its checkpoints + 1 flushed commits: the enqueue, the claim
+ *    with its lease, its input checkpoint and its first superstep's, one per
+ *    later checkpoint, and the last with nothing more than the run's finish and
+ *    its lease given back;
+ *  - round trips (libpq's trace of the messages sent): a transaction of one
+ *    statement is one exchange with its BEGIN and one for its COMMIT, or one in
+ *    all when its last statement takes the COMMIT along (sst__pg_exec_last),
+ *    and a transaction that sends no statement sends nothing;
  *  - the lease keeper leaves a claim alone until it is committed.
  */
 #define _GNU_SOURCE
@@ -296,6 +301,139 @@ static void batch_begin_on_lost_connection(void **state) {
     sst_pg_release(pg);
 }
 
+/* ---- round trips ---- */
+
+/* The exchanges with the server in @p f (a libpq trace, timestamps off) from @p *at on:
+ * each simple query ("Query") or pipeline ("Sync") the client sent is one round trip. */
+static int trips(FILE *f, long *at) {
+    fflush(f);
+    fseek(f, *at, SEEK_SET);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (line[0] == 'F' &&
+            (strstr(line, "\tSync") != NULL || strstr(line, "\tQuery\t") != NULL)) {
+            n++;
+        }
+    }
+    *at = ftell(f);
+    return n;
+}
+
+typedef struct ins_job {
+    int k;
+    bool last; /* the statement goes with sst__pg_run_last */
+    bool none; /* no statement at all */
+} ins_job;
+
+static sst_code ins_tx(sst__pg_conn *c, void *user, sst_error *err) {
+    ins_job *j = user;
+    if (j->none) {
+        return SST_OK;
+    }
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_i64(&p, j->k);
+    static const char sql[] = "INSERT INTO g5 VALUES ($1::int)";
+    return j->last ? sst__pg_run_last(c, "g5_ins", sql, &p, "inserting", err)
+                   : sst__pg_run(c, "g5_ins", sql, &p, "inserting", err);
+}
+
+/* A transaction's frame goes with its statements (libpq's pipeline mode), its COMMIT with
+ * its last statement when it can, and a transaction without statements sends nothing. */
+static void round_trips(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg *pg = pool(1);
+    sst_error err = {0};
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g5(k int PRIMARY KEY)", E),
+                     SST_OK);
+    sst__pg_conn *c = sst__pg_get(pg, E); /* the pool's one connection: every call below's */
+    assert_non_null(c);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    PQtrace(c->conn, f);
+    PQsetTraceFlags(c->conn, PQTRACE_SUPPRESS_TIMESTAMPS);
+    sst__pg_put(c);
+    long at = 0;
+    sst__pg_stats before, after;
+
+    /* BEGIN, the statement (prepared in the same exchange, its first use), then COMMIT. */
+    ins_job j = {.k = 1};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 2);
+    /* Its COMMIT along with it: one exchange in all, committed (and counted) once. */
+    sst__pg_commit_stats(pg, &before);
+    j = (ins_job){.k = 2, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 1);
+    sst__pg_commit_stats(pg, &after);
+    assert_int_equal(after.flushed - before.flushed, 1);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5"), 2);
+    /* The same without a flush: SET LOCAL goes in the same exchange. */
+    j = (ins_job){.k = 3, .last = true};
+    assert_int_equal(sst__pg_tx(pg, false, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 1);
+    /* A last statement that fails: its COMMIT is skipped, nothing of it stays, and the
+     * connection goes on (the next transaction works). */
+    j = (ins_job){.k = 1, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_ECONFLICT);
+    sst_error_clear(E);
+    j = (ins_job){.k = 4, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5"), 4);
+    trips(f, &at);
+    /* No statement: nothing sent, nothing committed. */
+    sst__pg_commit_stats(pg, &before);
+    j = (ins_job){.none = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 0);
+    sst__pg_commit_stats(pg, &after);
+    assert_int_equal(after.flushed - before.flushed, 0);
+    /* In a batch: each transaction's savepoint goes with its statement. */
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    trips(f, &at);                       /* the BEGIN */
+    j = (ins_job){.k = 5, .last = true}; /* no COMMIT along: the batch commits */
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    j = (ins_job){.k = 6};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 2);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5"), 4); /* not committed yet */
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5"), 6);
+    c = sst__pg_get(pg, E);
+    assert_non_null(c);
+    PQuntrace(c->conn);
+    sst__pg_put(c);
+    fclose(f);
+    sst_pg_release(pg);
+}
+
+/* A handed-over batch passed on past one transaction commits with the one after it. */
+static void batch_hand_over_past(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg *pg = pool(2);
+    sst_error err = {0};
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g6(k int PRIMARY KEY)", E),
+                     SST_OK);
+    sst__pg_stats before, after;
+    sst__pg_commit_stats(pg, &before);
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g6 VALUES (1)", E), SST_OK);
+    sst__pg_batch_hand_over(pg);
+    sst__pg_batch_hand_over_past(pg);
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g6 VALUES (2)", E), SST_OK);
+    assert_true(sst__pg_batch_open(pg)); /* passed on */
+    assert_int_equal(count_rows("SELECT count(*) FROM g6"), 0);
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g6 VALUES (3)", E), SST_OK);
+    assert_false(sst__pg_batch_open(pg));
+    sst__pg_commit_stats(pg, &after);
+    assert_int_equal(after.flushed - before.flushed, 1);
+    assert_int_equal(count_rows("SELECT count(*) FROM g6"), 3);
+    sst_pg_release(pg);
+}
+
 /* ---- a chain run through the server ---- */
 
 /* POSTs @p body to @p path; returns the response body (new) and its status in *status. */
@@ -390,9 +528,11 @@ static void chain_run_commits(void **state) {
                       (unsigned long long)(after.unflushed - before.unflushed),
                       (unsigned long long)renewals);
         assert_int_equal(checkpoints, 5); /* steps -1 .. 3 */
-        /* The enqueue; claim, lease and first checkpoint; one per later checkpoint; the
-         * finish with the lease given back. A renewal of the keeper may add one. */
-        assert_true(flushed <= (uint64_t)checkpoints + 2 + renewals);
+        /* The enqueue; claim, lease, the input checkpoint and the first superstep's; one
+         * per later checkpoint; the finish with the lease given back: 6 for the 5
+         * checkpoints of this chain (3 nodes, 4 supersteps with the input's). A renewal of
+         * the keeper may add one. */
+        assert_true(flushed <= (uint64_t)checkpoints + 1 + renewals);
     }
     sst_server_stop(s);
     sst_server_free(s);
@@ -660,6 +800,8 @@ int main(void) {
         cmocka_unit_test(group_commit_many_threads),
         cmocka_unit_test(batch_hand_over),
         cmocka_unit_test(batch_begin_on_lost_connection),
+        cmocka_unit_test(round_trips),
+        cmocka_unit_test(batch_hand_over_past),
         cmocka_unit_test(chain_run_commits),
         cmocka_unit_test(keeper_leaves_open_claim),
         cmocka_unit_test(sqlite_chain_run_commits),
