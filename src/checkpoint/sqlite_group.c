@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Group commit of the SQLite saver (issue 37): the checkpoints and pending
+ * writes of every run in flight on one saver share a commit.
+ *
+ * A writer hands its transaction over as a unit (sq_unit) and waits. When no
+ * group is being committed, the writer leads at once: it takes every unit
+ * queued so far (its own at least), and commits them in one transaction, each
+ * in a savepoint of its own (a unit that fails is rolled back alone). Units
+ * that arrive meanwhile queue up; when the leader is done, one of their
+ * writers leads the next group. So one writer alone commits at once, as
+ * before, and many in flight share one COMMIT: its WAL frames (the pages the
+ * runs' rows share are written once per group) and, when the connection
+ * flushes, its fsync. A writer returns when the commit that holds its unit has
+ * ended: a `sync` run still has its checkpoint committed before its next
+ * superstep starts.
+ *
+ * A group of one unit is written as a lone transaction (no savepoint). The
+ * saver's mutex (the connection's) is held by the leader from BEGIN to COMMIT,
+ * as any writer of the connection holds it; the queue's lock (gmu) is never
+ * held across SQL. A writer inside a batch of the connection (it holds the
+ * connection's mutex, sst_sqlite_db_begin) or inside one of this saver's
+ * reader callbacks (which hold it too) writes alone, at once: a leader on
+ * another thread would wait for that mutex while the writer waited for the
+ * leader.
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "sqlite_int.h"
+
+void sst__sq_group_init(sqlite_saver *s) {
+    pthread_mutex_init(&s->gmu, NULL);
+    pthread_cond_init(&s->gcv, NULL);
+}
+
+void sst__sq_group_destroy(sqlite_saver *s) {
+    pthread_cond_destroy(&s->gcv);
+    pthread_mutex_destroy(&s->gmu);
+}
+
+bool sst__sq_group_bypass(sqlite_saver *s) {
+    return sst__sqlite_db_batch_mine(s->conn) ||
+           atomic_load(&s->cb_owner) == (unsigned long)pthread_self();
+}
+
+/* Marks every unit from @p u on failed with @p code and @p what (those not failed yet). */
+static void fail_all(sq_unit *u, sq_unit *end, sqlite_saver *s, sst_code code, const char *what) {
+    for (; u != end; u = u->next) {
+        if (u->rc == SST_OK) {
+            u->rc = sst__error(&u->err, code, "checkpoint store '%s': %s: %s", s->path, what,
+                               sqlite3_errmsg(s->db));
+        }
+    }
+}
+
+static bool step_tx(sqlite_saver *s, int which) {
+    sqlite3_stmt *st = s->st[which];
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_OK || rc == SQLITE_DONE;
+}
+
+/* Writes and commits the units of @p list (under mu). */
+static void commit_group(sqlite_saver *s, sq_unit *list) {
+    if (list->next == NULL) { /* alone: its own transaction, as without a group */
+        list->rc = list->run(s, list->arg, &list->err);
+        if (list->finish != NULL) {
+            list->finish(s, list->arg, list->rc == SST_OK);
+        }
+        return;
+    }
+    sq_unit *first = list; /* the first unit of the open transaction */
+    bool open = step_tx(s, S_BEGIN);
+    if (!open) {
+        fail_all(list, NULL, s, sst__sqlite_code(sqlite3_extended_errcode(s->db), SST_EBUSY),
+                 "beginning a group commit");
+    }
+    for (sq_unit *u = list; open && u != NULL; u = u->next) {
+        s->in_group = true;
+        u->rc = u->run(s, u->arg, &u->err);
+        s->in_group = false;
+        if (sqlite3_get_autocommit(s->db) != 0) {
+            /* SQLite rolled the whole transaction back (an I/O error, a full disk):
+             * every unit in it so far is lost; the rest go in a new one. */
+            fail_all(first, u->next, s, SST_EIO, "the group's transaction was rolled back");
+            first = u->next;
+            open = first == NULL || step_tx(s, S_BEGIN);
+            if (!open) {
+                fail_all(first, NULL, s, SST_EIO, "beginning a group commit");
+            }
+        }
+    }
+    if (open && first != NULL && !step_tx(s, S_COMMIT)) {
+        fail_all(first, NULL, s, sst__sqlite_code(sqlite3_extended_errcode(s->db), SST_EBUSY),
+                 "committing a group");
+        if (sqlite3_get_autocommit(s->db) == 0) {
+            step_tx(s, S_ROLLBACK);
+        }
+    }
+    for (sq_unit *u = list; u != NULL; u = u->next) {
+        if (u->finish != NULL) {
+            u->finish(s, u->arg, u->rc == SST_OK);
+        }
+    }
+}
+
+sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err) {
+    u->next = NULL;
+    u->rc = SST_OK;
+    u->done = false;
+    sst_error_clear(&u->err);
+    pthread_mutex_lock(&s->gmu);
+    if (s->gtail != NULL) {
+        s->gtail->next = u;
+    } else {
+        s->ghead = u;
+    }
+    s->gtail = u;
+    while (!u->done) {
+        if (s->leading) {
+            pthread_cond_wait(&s->gcv, &s->gmu);
+            continue;
+        }
+        /* Lead: take every unit queued so far (this one among them). */
+        sq_unit *list = s->ghead;
+        s->ghead = s->gtail = NULL;
+        s->leading = true;
+        pthread_mutex_unlock(&s->gmu);
+        pthread_mutex_lock(s->mu);
+        commit_group(s, list);
+        pthread_mutex_unlock(s->mu);
+        pthread_mutex_lock(&s->gmu);
+        s->groups++;
+        while (list != NULL) { /* its writer may return (and drop it) once done is set */
+            sq_unit *next = list->next;
+            s->units++;
+            list->done = true;
+            list = next;
+        }
+        s->leading = false;
+        pthread_cond_broadcast(&s->gcv);
+    }
+    pthread_mutex_unlock(&s->gmu);
+    if (u->rc != SST_OK && err != NULL) {
+        *err = u->err;
+    }
+    return u->rc;
+}
