@@ -61,7 +61,36 @@ static bool step_tx(sqlite_saver *s, int which) {
     return rc == SQLITE_OK || rc == SQLITE_DONE;
 }
 
-/* Writes and commits the units of @p list (under mu). */
+/* Runs unit @p u inside the group's transaction: the saver's own units in a savepoint of
+ * their begin (in_group); another's (a call) in one the leader makes around it, its
+ * backends' writes then being savepoints of the connection's batch. */
+static void run_in_group(sqlite_saver *s, sq_unit *u) {
+    if (!u->call) {
+        s->in_group = true;
+        u->rc = u->run(s, u->arg, &u->err);
+        s->in_group = false;
+        return;
+    }
+    if (!step_tx(s, S_GROUP_SP)) {
+        u->rc = sst__sq_db_error(s, &u->err, "beginning a transaction");
+        return;
+    }
+    u->rc = u->run(s, u->arg, &u->err);
+    if (u->rc == SST_OK && step_tx(s, S_GROUP_RELEASE)) {
+        return;
+    }
+    if (u->rc == SST_OK) {
+        u->rc = sst__sq_db_error(s, &u->err, "committing");
+    }
+    if (sqlite3_get_autocommit(s->db) == 0) {
+        step_tx(s, S_GROUP_UNDO);
+        step_tx(s, S_GROUP_RELEASE);
+    }
+}
+
+/* Writes and commits the units of @p list (under mu), as one batch of the connection
+ * (sst_sqlite_db_begin): the queue's and the store's writes inside a call are then
+ * savepoints of it, as in any batch. */
 static void commit_group(sqlite_saver *s, sq_unit *list) {
     if (list->next == NULL) { /* alone: its own transaction, as without a group */
         list->rc = list->run(s, list->arg, &list->err);
@@ -71,38 +100,59 @@ static void commit_group(sqlite_saver *s, sq_unit *list) {
         return;
     }
     sq_unit *first = list; /* the first unit of the open transaction */
-    bool open = step_tx(s, S_BEGIN);
+    sst_error e = {0};
+    bool open = sst_sqlite_db_begin(s->conn, &e) == SST_OK;
     if (!open) {
-        fail_all(list, NULL, s, sst__sqlite_code(sqlite3_extended_errcode(s->db), SST_EBUSY),
-                 "beginning a group commit");
+        fail_all(list, NULL, s, e.code, "beginning a group commit");
     }
     for (sq_unit *u = list; open && u != NULL; u = u->next) {
-        s->in_group = true;
-        u->rc = u->run(s, u->arg, &u->err);
-        s->in_group = false;
+        run_in_group(s, u);
         if (sqlite3_get_autocommit(s->db) != 0) {
             /* SQLite rolled the whole transaction back (an I/O error, a full disk):
              * every unit in it so far is lost; the rest go in a new one. */
             fail_all(first, u->next, s, SST_EIO, "the group's transaction was rolled back");
+            (void)sst_sqlite_db_commit(s->conn, false, NULL);
             first = u->next;
-            open = first == NULL || step_tx(s, S_BEGIN);
+            open = first == NULL || sst_sqlite_db_begin(s->conn, &e) == SST_OK;
             if (!open) {
                 fail_all(first, NULL, s, SST_EIO, "beginning a group commit");
             }
         }
     }
-    if (open && first != NULL && !step_tx(s, S_COMMIT)) {
-        fail_all(first, NULL, s, sst__sqlite_code(sqlite3_extended_errcode(s->db), SST_EBUSY),
-                 "committing a group");
-        if (sqlite3_get_autocommit(s->db) == 0) {
-            step_tx(s, S_ROLLBACK);
-        }
+    if (open && first != NULL && sst_sqlite_db_commit(s->conn, true, &e) != SST_OK) {
+        fail_all(first, NULL, s, e.code, "committing a group");
     }
     for (sq_unit *u = list; u != NULL; u = u->next) {
         if (u->finish != NULL) {
             u->finish(s, u->arg, u->rc == SST_OK);
         }
     }
+}
+
+typedef struct call_job {
+    sst_code (*fn)(void *arg, sst_error *err);
+    void *arg;
+} call_job;
+
+static sst_code call_run(sqlite_saver *s, void *arg, sst_error *err) {
+    (void)s;
+    call_job *j = arg;
+    return j->fn(j->arg, err);
+}
+
+bool sst__sq_is_saver(const sst_checkpointer *cp) {
+    return cp != NULL && cp->ops.put == sst__sq_put;
+}
+
+sst_code sst__sq_group_call(sst_checkpointer *cp, sst_code (*fn)(void *arg, sst_error *err),
+                            void *arg, sst_error *err) {
+    sqlite_saver *s = sst_checkpointer_self(cp);
+    call_job j = {fn, arg};
+    sq_unit u = {.run = call_run, .arg = &j, .call = true};
+    if (sst__sq_group_bypass(s)) {
+        return fn(arg, err);
+    }
+    return sst__sq_group_run(s, &u, err);
 }
 
 sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err) {

@@ -152,6 +152,7 @@ typedef struct sq_unit {
     void *arg;
     sst_code rc;
     sst_error err;
+    bool call; /* another backend's transaction (sst__sq_group_call), not the saver's */
     bool done; /* under gmu */
 } sq_unit;
 
@@ -162,6 +163,15 @@ sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err);
  * connection (sst_sqlite_db_begin) or a reader's callback of this saver. */
 bool sst__sq_group_bypass(sqlite_saver *s);
 void sst__sq_group_init(sqlite_saver *s);
+/* Whether @p cp is this SQLite saver (its group commit may take others' transactions). */
+bool sst__sq_is_saver(const sst_checkpointer *cp);
+/* Runs @p fn, a transaction of another backend on the saver's connection (the server's
+ * enqueue, a run's finish), in the saver's next group commit: alone, @p fn makes its own
+ * transaction (a batch of the connection, sst_sqlite_db_begin); in a group, its batch is
+ * nested in the group's and its writes are rolled back alone when it fails. Returns once
+ * the commit that holds them has ended: @p fn's result, or the commit's failure. */
+sst_code sst__sq_group_call(struct sst_checkpointer *cp, sst_code (*fn)(void *arg, sst_error *err),
+                            void *arg, sst_error *err);
 void sst__sq_group_destroy(sqlite_saver *s);
 
 /* Fills err with "checkpoint store 'path': what: sqlite's message"; returns the code. */

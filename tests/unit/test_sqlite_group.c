@@ -11,6 +11,9 @@
  *     the four others commit in the group
  *   3 a writer inside a batch of the connection writes at once, inside it
  *     (no leader waits for the mutex its own thread holds)
+ *   3b another backend's transaction (the server's enqueue and finish, through
+ *     sst__sq_group_call) joins a group: a queue enqueue in a batch commits with
+ *     the checkpoints queued beside it; one that fails is rolled back alone
  *   4 threads: eight threads each put a chain of checkpoints at once; all
  *     are stored in order (TSan sees the committer's hand-offs)
  *   5 `serve --db FILE` with the default flush policy (synchronous NORMAL):
@@ -36,6 +39,7 @@
 #include "checkpoint/sqlite_int.h"
 #include "common.h"
 #include "server/server_int.h"
+#include "superstep/queue.h"
 #include "superstep/server.h"
 #include "superstep/sqlite.h"
 #include "test_util.h"
@@ -243,6 +247,94 @@ static void inside_batch(void **state) {
     pthread_mutex_unlock(fx->mu);
 }
 
+typedef struct caller {
+    fixture *fx;
+    sst_queue *q;
+    const char *run_id;
+    bool fail; /* enqueue, then fail: the group must roll the enqueue back */
+    sst_code rc;
+    sst_error err;
+} caller;
+
+static sst_code enqueue_tx(void *arg, sst_error *err) {
+    caller *c = arg;
+    sst_code rc = sst_sqlite_db_begin(c->fx->db, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    sst_queued_run r = {.run_id = c->run_id, .thread_id = c->run_id, .assistant_id = "a"};
+    rc = sst_queue_enqueue(c->q, &r, 0, err);
+    sst_code crc = sst_sqlite_db_commit(c->fx->db, rc == SST_OK && !c->fail, err);
+    if (rc == SST_OK && c->fail) {
+        rc = sst__error(err, SST_EINVAL, "refused after the enqueue");
+    }
+    return rc != SST_OK ? rc : crc;
+}
+
+static void *call_one(void *arg) {
+    caller *c = arg;
+    c->rc = sst__sq_group_call(c->fx->cp, enqueue_tx, c, &c->err);
+    return NULL;
+}
+
+static bool count_run(const sst_queued_run *run, void *ud) {
+    (void)run;
+    (*(int *)ud)++;
+    return true;
+}
+
+static int runs_of(sst_queue *q, const char *thread) {
+    sst_error err = {0};
+    int n = 0;
+    sst_queue_query lq = {.thread_id = thread};
+    OK(sst_queue_list(q, &lq, count_run, &n, E));
+    return n;
+}
+
+static void calls_join(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    sst_queue *q = sst_sqlite_queue_open_db(fx->db, E);
+    assert_non_null(q);
+    putter lead = {.fx = fx, .thread = "call-lead", .id = "c0"};
+    putter p = {.fx = fx, .thread = "call-put", .id = "c0"};
+    caller good = {.fx = fx, .q = q, .run_id = "run-good"};
+    caller bad = {.fx = fx, .q = q, .run_id = "run-bad", .fail = true};
+    pthread_t t[4];
+    pthread_mutex_lock(fx->mu);
+    int before = fx->commits;
+    assert_int_equal(pthread_create(&t[0], NULL, put_one, &lead), 0);
+    await_queued(fx->s, 0); /* the leader waits for the mutex */
+    assert_int_equal(pthread_create(&t[1], NULL, call_one, &good), 0);
+    await_queued(fx->s, 1);
+    assert_int_equal(pthread_create(&t[2], NULL, put_one, &p), 0);
+    await_queued(fx->s, 2);
+    assert_int_equal(pthread_create(&t[3], NULL, call_one, &bad), 0);
+    await_queued(fx->s, 3);
+    pthread_mutex_unlock(fx->mu);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+    }
+    pthread_mutex_lock(fx->mu);
+    int made = fx->commits - before;
+    pthread_mutex_unlock(fx->mu);
+    assert_int_equal(lead.rc, SST_OK);
+    assert_int_equal(p.rc, SST_OK);
+    if (good.rc != SST_OK) {
+        print_error("good call: %s\n", good.err.msg);
+    }
+    assert_int_equal(good.rc, SST_OK);
+    assert_int_equal(bad.rc, SST_EINVAL);
+    assert_int_equal(made, 2); /* the leader's put alone; the call, the put and the failed call */
+    assert_int_equal(runs_of(q, "run-good"), 1);
+    assert_int_equal(runs_of(q, "run-bad"), 0);
+    int n = 0;
+    sst_checkpoint_query cq = {.thread_id = "call-put", .ns = ""};
+    OK(sst_checkpointer_list(fx->cp, &cq, count_rec, &n, E));
+    assert_int_equal(n, 1);
+    sst_queue_free(q);
+}
+
 enum { N_CHAINS = 8, CHAIN_LEN = 25 };
 
 static void *put_chain(void *arg) {
@@ -391,6 +483,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(gathers, setup, teardown),
         cmocka_unit_test_setup_teardown(unit_fails_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(inside_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(calls_join, setup, teardown),
         cmocka_unit_test_setup_teardown(threads, setup, teardown),
         cmocka_unit_test(chain_run_commits),
     };
