@@ -15,6 +15,12 @@
  * ended: a `sync` run still has its checkpoint committed before its next
  * superstep starts.
  *
+ * Another backend's transaction on the connection may join as a unit too
+ * (sst__sq_group_call: the server's enqueue and finish). A group of several
+ * units is therefore a batch of the connection (sst_sqlite_db_begin), so the
+ * queue's writes inside such a call are savepoints of it; the leader wraps the
+ * call in a savepoint of its own, rolled back when the call fails.
+ *
  * A group of one unit is written as a lone transaction (no savepoint). The
  * saver's mutex (the connection's) is held by the leader from BEGIN to COMMIT,
  * as any writer of the connection holds it; the queue's lock (gmu) is never
