@@ -77,6 +77,9 @@ static const char *const k_sql[S_COUNT] = {
                  "WHERE thread=?1",
     [S_COPY_T] = "INSERT INTO threads(thread, created, updated, metadata, mcrc) "
                  "SELECT ?2, created, updated, metadata, mcrc FROM threads WHERE thread=?1",
+    [S_GROUP_SP] = "SAVEPOINT sst_group_unit",
+    [S_GROUP_RELEASE] = "RELEASE sst_group_unit",
+    [S_GROUP_UNDO] = "ROLLBACK TO sst_group_unit",
 };
 
 void sst_sqlite_opts_init(sst_sqlite_opts *o) {
@@ -132,6 +135,9 @@ static bool run_tx(sqlite_saver *s, int which, const char *what, sst_error *err)
 }
 
 bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
+    if (s->in_group) { /* a unit of a group commit: a savepoint of the leader's transaction */
+        return run_tx(s, S_GROUP_SP, "beginning a transaction", err);
+    }
     if (sst__sqlite_db_batch(s->conn)) { /* a savepoint of the caller's transaction */
         return sst__sqlite_tx(s->conn, SST__TX_BEGIN) ||
                (sst__sq_db_error(s, err, "beginning a transaction"), false);
@@ -143,6 +149,16 @@ bool sst__sq_begin(sqlite_saver *s, bool sync, sst_error *err) {
 }
 
 bool sst__sq_commit(sqlite_saver *s, bool sync, bool ok, sst_error *err) {
+    if (s->in_group) {
+        if (ok && !run_tx(s, S_GROUP_RELEASE, "committing", err)) {
+            ok = false;
+        }
+        if (!ok && sqlite3_get_autocommit(s->db) == 0) {
+            run_tx(s, S_GROUP_UNDO, "rolling back", NULL);
+            run_tx(s, S_GROUP_RELEASE, "rolling back", NULL);
+        }
+        return ok;
+    }
     if (sst__sqlite_db_batch(s->conn)) {
         if (ok && !sst__sqlite_tx(s->conn, SST__TX_COMMIT)) {
             sst__sq_db_error(s, err, "committing");
@@ -381,6 +397,7 @@ void sst__sq_destroy(void *self) {
     sst__sq_known_clear(s);
     sst__map_free(&s->known);
     sst__sq_leases_free(s);
+    sst__sq_group_destroy(s);
     for (int i = 0; i < S_COUNT; i++) {
         sqlite3_finalize(s->st[i]);
     }
@@ -411,6 +428,7 @@ static sqlite_saver *saver_new(const char *path, sst_sqlite_db *shared, const ss
         sst__free(s);
         return NULL;
     }
+    sst__sq_group_init(s);
     s->lease_ms = o->lease_ms > 0 ? (uint64_t)o->lease_ms : 30000;
     s->flush_on = o->flush == SST_FLUSH_ON;
     size_t cap = (size_t)256 << 20;

@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 #include "checkpoint_int.h"
 
@@ -56,6 +57,9 @@ enum {
     S_COPY_C,
     S_COPY_W,
     S_COPY_T,
+    S_GROUP_SP,      /* a unit's savepoint inside a group commit (sqlite_group.c) */
+    S_GROUP_RELEASE, /* ... kept */
+    S_GROUP_UNDO,    /* ... rolled back to (then released) */
     S_COUNT
 };
 
@@ -127,7 +131,48 @@ typedef struct sqlite_saver {
     bool flush_on;           /* sst_sqlite_opts.flush: synchronous FULL for every commit */
     size_t max_record_bytes; /* the largest text stored (and read back) */
     bool owner_index;        /* threads_owner was made (or tried), under mu */
+    /* Group commit (sqlite_group.c): units waiting for a leader, under gmu. */
+    pthread_mutex_t gmu;
+    pthread_cond_t gcv;
+    struct sq_unit *ghead, *gtail;
+    bool leading;  /* a leader is running a group (under gmu) */
+    bool in_group; /* the leader's transaction is open: units use savepoints (under mu) */
+    /* The thread that runs a reader's callback holding mu (0: none): its writes go alone. */
+    _Atomic(unsigned long) cb_owner;
+    uint64_t groups, units; /* groups committed and units in them (under gmu) */
 } sqlite_saver;
+
+/* One write transaction handed to the group committer: @p run writes it (under mu, inside
+ * the group's transaction); @p finish, when set, learns whether it was committed (under
+ * mu, after the commit). The caller's stack holds it until sst__sq_group_run returns. */
+typedef struct sq_unit {
+    struct sq_unit *next;
+    sst_code (*run)(sqlite_saver *s, void *arg, sst_error *err);
+    void (*finish)(sqlite_saver *s, void *arg, bool committed);
+    void *arg;
+    sst_code rc;
+    sst_error err;
+    bool call; /* another backend's transaction (sst__sq_group_call), not the saver's */
+    bool done; /* under gmu */
+} sq_unit;
+
+/* Runs @p u in the next group commit of @p s and waits for that commit (sqlite_group.c):
+ * its result, SST_OK once committed. */
+sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err);
+/* Whether a write of the calling thread must run alone, now: it is inside a batch of the
+ * connection (sst_sqlite_db_begin) or a reader's callback of this saver. */
+bool sst__sq_group_bypass(sqlite_saver *s);
+void sst__sq_group_init(sqlite_saver *s);
+/* Whether @p cp is this SQLite saver (its group commit may take others' transactions). */
+bool sst__sq_is_saver(const sst_checkpointer *cp);
+/* Runs @p fn, a transaction of another backend on the saver's connection (the server's
+ * enqueue, a run's finish), in the saver's next group commit: alone, @p fn makes its own
+ * transaction (a batch of the connection, sst_sqlite_db_begin); in a group, its batch is
+ * nested in the group's and its writes are rolled back alone when it fails. Returns once
+ * the commit that holds them has ended: @p fn's result, or the commit's failure. */
+sst_code sst__sq_group_call(struct sst_checkpointer *cp, sst_code (*fn)(void *arg, sst_error *err),
+                            void *arg, sst_error *err);
+void sst__sq_group_destroy(sqlite_saver *s);
 
 /* Fills err with "checkpoint store 'path': what: sqlite's message"; returns the code. */
 sst_code sst__sq_db_error(const sqlite_saver *s, sst_error *err, const char *what);

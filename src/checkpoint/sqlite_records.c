@@ -310,26 +310,24 @@ static sst_code check_sizes(const sqlite_saver *s, const sst_checkpoint *r, sst_
     return too_large(s, what, big, err);
 }
 
-sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
-    sqlite_saver *s = self;
-    sst_code rc = check_sizes(s, r, err);
+/* A checkpoint's transaction (put_unit_run under mu; put_unit_finish after its commit). */
+typedef struct put_job {
+    const sst_checkpoint *r;
+    const char *blobs;
+    bool sync;
+    char **fresh;
+    size_t n_fresh;
+} put_job;
+
+static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
+    put_job *j = arg;
+    const sst_checkpoint *r = j->r;
+    sst_code rc = known_prepare(s, r, &j->fresh, &j->n_fresh, err);
     if (rc != SST_OK) {
         return rc;
     }
-    char *blobs = NULL;
-    if ((rc = blob_list(r, &blobs, err)) != SST_OK) {
-        return rc;
-    }
-    char **fresh = NULL;
-    size_t n_fresh = 0;
-    pthread_mutex_lock(s->mu);
-    if ((rc = known_prepare(s, r, &fresh, &n_fresh, err)) != SST_OK) {
-        pthread_mutex_unlock(s->mu);
-        sst__free(blobs);
-        return rc;
-    }
-    rc = sst__sq_begin(s, sync, err) ? check_head(s, r, err) : sst__code(err);
-    if (rc == SST_OK && !insert_record(s, r, blobs, err)) {
+    rc = sst__sq_begin(s, j->sync, err) ? check_head(s, r, err) : sst__code(err);
+    if (rc == SST_OK && !insert_record(s, r, j->blobs, err)) {
         rc = sst__code(err);
     }
     rc = rc == SST_OK ? put_blobs(s, r, err) : rc;
@@ -343,10 +341,87 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
     if (rc == SST_OK && !sst__sq_renew_lease(s, r->thread_id, err)) {
         rc = sst__code(err);
     }
-    bool ok = sst__sq_commit(s, sync, rc == SST_OK, rc == SST_OK ? err : NULL);
-    known_finish(s, fresh, n_fresh, rc == SST_OK && ok);
+    bool ok = sst__sq_commit(s, j->sync, rc == SST_OK, rc == SST_OK ? err : NULL);
+    return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
+}
+
+static void put_unit_finish(sqlite_saver *s, void *arg, bool committed) {
+    put_job *j = arg;
+    known_finish(s, j->fresh, j->n_fresh, committed);
+    j->fresh = NULL;
+    j->n_fresh = 0;
+}
+
+/* Runs @p u alone now (a write inside a batch or a callback, or a flushed one), or in the
+ * next group commit. */
+static sst_code write_unit(sqlite_saver *s, sq_unit *u, bool alone, sst_error *err) {
+    if (!alone && !sst__sq_group_bypass(s)) {
+        return sst__sq_group_run(s, u, err);
+    }
+    pthread_mutex_lock(s->mu);
+    sst_code rc = u->run(s, u->arg, err);
+    if (u->finish != NULL) {
+        u->finish(s, u->arg, rc == SST_OK);
+    }
     pthread_mutex_unlock(s->mu);
+    return rc;
+}
+
+sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
+    sqlite_saver *s = self;
+    sst_code rc = check_sizes(s, r, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    char *blobs = NULL;
+    if ((rc = blob_list(r, &blobs, err)) != SST_OK) {
+        return rc;
+    }
+    put_job j = {.r = r, .blobs = blobs, .sync = sync};
+    sq_unit u = {.run = put_unit_run, .finish = put_unit_finish, .arg = &j};
+    /* A flushed commit (sync) raises synchronous around its own transaction: alone. */
+    rc = write_unit(s, &u, sync, err);
     sst__free(blobs);
+    return rc;
+}
+
+typedef struct writes_job {
+    const char *thread, *ns, *id;
+    const sst_payload *writes;
+    sst_thread_status status;
+    bool sync;
+} writes_job;
+
+static sst_code writes_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
+    writes_job *j = arg;
+    bool ok = sst__sq_begin(s, j->sync, err);
+    if (ok) {
+        sqlite3_stmt *st = sst__sq_stmt(s, S_SET_STATUS);
+        sqlite3_bind_int(st, 1, (int)j->status);
+        sst__sq_bind_text(st, 2, j->thread);
+        sst__sq_bind_text(st, 3, j->ns);
+        sst__sq_bind_text(st, 4, j->id);
+        ok = sst__sq_step_done(s, st, "writing a checkpoint's status", err);
+        if (ok && sqlite3_changes(s->db) == 0) {
+            ok = false;
+            sst__error(err, SST_ENOTFOUND,
+                       "checkpoint store '%s': thread '%s' has no checkpoint %s to write to",
+                       s->path, j->thread, j->id);
+        }
+    }
+    if (ok) {
+        bool del = j->writes->data == NULL;
+        sqlite3_stmt *st = sst__sq_stmt(s, del ? S_DEL_WRITES : S_PUT_WRITES);
+        sst__sq_bind_text(st, 1, j->thread);
+        sst__sq_bind_text(st, 2, j->id);
+        if (!del) {
+            bind_payload(st, 3, j->writes);
+            bind_sum(st, 4, j->writes);
+        }
+        ok = sst__sq_step_done(s, st, "writing pending writes", err);
+    }
+    sst_code rc = ok ? SST_OK : sst__code(err);
+    ok = sst__sq_commit(s, j->sync, ok, ok ? err : NULL);
     return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
 }
 
@@ -357,38 +432,9 @@ sst_code sst__sq_put_writes(void *self, const char *thread, const char *ns, cons
     if (writes->len > s->max_record_bytes) {
         return too_large(s, "the pending writes", writes->len, err);
     }
-    pthread_mutex_lock(s->mu);
-    bool ok = sst__sq_begin(s, sync, err);
-    sst_code rc = ok ? SST_OK : sst__code(err);
-    if (ok) {
-        sqlite3_stmt *st = sst__sq_stmt(s, S_SET_STATUS);
-        sqlite3_bind_int(st, 1, (int)status);
-        sst__sq_bind_text(st, 2, thread);
-        sst__sq_bind_text(st, 3, ns);
-        sst__sq_bind_text(st, 4, id);
-        ok = sst__sq_step_done(s, st, "writing a checkpoint's status", err);
-        if (ok && sqlite3_changes(s->db) == 0) {
-            ok = false;
-            sst__error(err, SST_ENOTFOUND,
-                       "checkpoint store '%s': thread '%s' has no checkpoint %s to write to",
-                       s->path, thread, id);
-        }
-    }
-    if (ok) {
-        bool del = writes->data == NULL;
-        sqlite3_stmt *st = sst__sq_stmt(s, del ? S_DEL_WRITES : S_PUT_WRITES);
-        sst__sq_bind_text(st, 1, thread);
-        sst__sq_bind_text(st, 2, id);
-        if (!del) {
-            bind_payload(st, 3, writes);
-            bind_sum(st, 4, writes);
-        }
-        ok = sst__sq_step_done(s, st, "writing pending writes", err);
-    }
-    rc = ok ? SST_OK : sst__code(err);
-    ok = sst__sq_commit(s, sync, ok, ok ? err : NULL);
-    pthread_mutex_unlock(s->mu);
-    return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
+    writes_job j = {thread, ns, id, writes, status, sync};
+    sq_unit u = {.run = writes_unit_run, .arg = &j};
+    return write_unit(s, &u, sync, err);
 }
 
 /* ---- reading ---- */
@@ -558,7 +604,9 @@ sst_code sst__sq_get(void *self, const char *thread, const char *ns, const char 
         if (rc == SST_OK) {
             r.blobs = blobs;
             r.n_blobs = n;
+            unsigned long was = atomic_exchange(&s->cb_owner, (unsigned long)pthread_self());
             each(&r, user_data);
+            atomic_store(&s->cb_owner, was);
         }
     } else if (step == SQLITE_DONE) {
         rc = sst__error(err, SST_ENOTFOUND, "thread '%s' has no checkpoint%s%s", thread,
@@ -594,7 +642,10 @@ sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_
             continue;
         }
         sent++;
-        if (!each(&r, user_data)) {
+        unsigned long was = atomic_exchange(&s->cb_owner, (unsigned long)pthread_self());
+        bool more = each(&r, user_data);
+        atomic_store(&s->cb_owner, was);
+        if (!more) {
             break;
         }
     }

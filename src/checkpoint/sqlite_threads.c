@@ -71,7 +71,13 @@ static sst_code each_thread(sqlite_saver *s, sqlite3_stmt *st, const sst_thread_
     while (rc == SST_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
         sst_thread_info t;
         rc = read_thread(s, st, &t, err);
-        if (rc == SST_OK && !sst__thread_page(&pager, &t, each, user_data)) {
+        if (rc != SST_OK) {
+            break;
+        }
+        unsigned long was = atomic_exchange(&s->cb_owner, (unsigned long)pthread_self());
+        bool more = sst__thread_page(&pager, &t, each, user_data);
+        atomic_store(&s->cb_owner, was);
+        if (!more) {
             break;
         }
     }

@@ -243,6 +243,42 @@ static bool enqueue(srv_request *r, srv_response *res, const sst_queued_run *run
     return true;
 }
 
+typedef struct enqueue_job {
+    srv_request *r;
+    srv_response *res;
+    const char *thread_id;
+    bool stateless;
+    const run_req *q;
+    const sst_value *assistant;
+    const sst_queued_run *run;
+    bool events; /* publish the run's metadata event on its stream */
+    const char *strategy;
+    srv_stream *st;    /* the run's stream (a reference), made once the thread is ready */
+    bool prepared, ok; /* the thread was made or tagged; the run was enqueued */
+} enqueue_job;
+
+/* The run's transaction (srv_tx): its thread made or tagged, the run enqueued. Not
+ * SST_OK when either failed (its answer is set), so that a group rolls it back. */
+static sst_code enqueue_tx(void *arg, sst_error *err) {
+    enqueue_job *j = arg;
+    bool batch = srv_batch_begin(j->r->s);
+    j->prepared = prepare_thread(j->r, j->res, j->thread_id, j->stateless, j->q, j->assistant);
+    if (j->prepared && j->run->kwargs != NULL) {
+        j->st = srv_stream_get(j->r->s, j->run->run_id);
+        if (j->st != NULL && j->events) {
+            srv_publish_metadata(j->r->s, j->st, j->run->run_id, 1);
+        }
+    }
+    j->ok = j->st != NULL && enqueue(j->r, j->res, j->run, j->strategy);
+    if (batch) {
+        sst_code rc = srv_batch_commit(j->r->s, j->ok, j->ok ? err : NULL);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
+    return j->ok ? SST_OK : sst__error(err, SST_EINVAL, "run not enqueued");
+}
+
 /* The first event of every stream: {"run_id", "attempt"}. */
 void srv_publish_metadata(sst_server *s, srv_stream *st, const char *run_id, unsigned attempt) {
     char buf[160];
@@ -301,15 +337,6 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
     } else {
         srv_new_id(run_id);
     }
-    /* The thread's tags and the run in one commit. */
-    bool batch = srv_batch_begin(r->s);
-    if (!prepare_thread(r, res, thread_id, stateless, &q, assistant)) {
-        if (batch) {
-            (void)srv_batch_commit(r->s, false, NULL);
-        }
-        sst_value_unref(assistant);
-        return;
-    }
     /* A wait that cancels on disconnect has events too: each one wakes the waiting
      * connection, which then notices a client that left (stream.c). */
     bool events = want != WANT_WAIT || q.cancel_on_disconnect;
@@ -329,14 +356,28 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
         .created_at = srv_now(),
         .run_after = q.after_seconds > 0 ? srv_now() + (int64_t)(q.after_seconds * 1000) : 0};
     run.updated_at = run.created_at;
-    srv_stream *st = kwargs != NULL ? srv_stream_get(r->s, run_id) : NULL;
-    if (st != NULL && events) {
-        srv_publish_metadata(r->s, st, run_id, 1);
-    }
-    bool ok = st != NULL && enqueue(r, res, &run, stateless ? "enqueue" : q.multitask);
-    if (batch && srv_batch_commit(r->s, ok, &err) != SST_OK && ok) {
+    /* The thread's tags and the run in one commit (on a SQLite file, in the group commit
+     * of the runs in flight). */
+    enqueue_job job = {.r = r,
+                       .res = res,
+                       .thread_id = thread_id,
+                       .stateless = stateless,
+                       .q = &q,
+                       .assistant = assistant,
+                       .run = &run,
+                       .events = events,
+                       .strategy = stateless ? "enqueue" : q.multitask};
+    sst_code rc = srv_tx(r->s, enqueue_tx, &job, &err);
+    srv_stream *st = job.st;
+    bool ok = job.ok;
+    if (rc != SST_OK && ok) { /* the commit failed */
         ok = false;
         srv_fail(res, &err);
+    }
+    if (!job.prepared) { /* the thread was refused: its answer is given */
+        sst_value_unref(kwargs);
+        sst_value_unref(assistant);
+        return;
     }
     if (st == NULL) {
         srv_error(res, 500, "out of memory creating the run");

@@ -380,6 +380,12 @@ sst_value *srv_graph_input_schema(srv_graph *g, sst_error *err);
 bool srv_batch_begin(sst_server *s);
 /* Ends srv_batch_begin's transaction: commits when @p ok, else rolls back. */
 sst_code srv_batch_commit(sst_server *s, bool ok, sst_error *err);
+/* Runs @p fn, which writes one transaction through srv_batch_begin/commit, on a shared
+ * SQLite file in the saver's next group commit (docs/checkpoints.md "Group commit"), with
+ * the checkpoints and other such transactions of runs in flight; elsewhere at once. Its
+ * result, or the group commit's failure; its writes are committed when it returns OK. */
+sst_code srv_tx(sst_server *s, sst_code (*fn)(void *arg, sst_error *err), void *arg,
+                sst_error *err);
 
 /* ---- run streams (broker.c) ------------------------------------------------ */
 

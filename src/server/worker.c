@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "checkpoint/sqlite_int.h"
 #include "common/pg.h"
 #include "server_int.h"
 #include "superstep/functional.h"
@@ -575,6 +576,14 @@ sst_code srv_batch_commit(sst_server *s, bool ok, sst_error *err) {
                           : sst__pg_batch_commit(s->pg, ok, err);
 }
 
+sst_code srv_tx(sst_server *s, sst_code (*fn)(void *arg, sst_error *err), void *arg,
+                sst_error *err) {
+    if (s->sdb != NULL && sst__sq_is_saver(s->cp)) {
+        return sst__sq_group_call(s->cp, fn, arg, err);
+    }
+    return fn(arg, err);
+}
+
 /* Whether the calling thread holds a batch open (a claim not handed over yet). */
 static bool batch_open_here(sst_server *s) {
     return s->sdb != NULL  ? sst__sqlite_db_batch_mine(s->sdb)
@@ -597,6 +606,27 @@ static void unlock_thread(sst_server *s, const run_copy *c, bool *locked) {
         sst_checkpointer_unlock(s->cp, c->thread_id);
         *locked = false;
     }
+}
+
+typedef struct finish_job {
+    sst_server *s;
+    const run_copy *c;
+    sst_queue_status status;
+    bool locked;
+    sst_code finished; /* sst_queue_finish's result */
+    sst_error ferr;
+} finish_job;
+
+/* The finish's transaction: the thread's lock given back, the run finished. The lock is
+ * given back even when the finish fails (a run fenced off): only a failed commit fails. */
+static sst_code finish_tx(void *arg, sst_error *err) {
+    finish_job *j = arg;
+    bool batch = j->locked && srv_batch_begin(j->s);
+    unlock_thread(j->s, j->c, &j->locked);
+    sst_error_clear(&j->ferr);
+    j->finished = sst_queue_finish(j->s->queue, j->c->run_id, j->c->run.token, j->status, srv_now(),
+                                   &j->ferr);
+    return batch ? srv_batch_commit(j->s, true, err) : SST_OK;
 }
 
 /* Finishes the run in the queue (or gives it back when the server stops), then ends its
@@ -635,12 +665,14 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     if (rollback && th != NULL) {
         roll_back(s, th, c);
     }
-    /* One commit for both: the lease given back and the run finished. */
-    bool batch = locked && srv_batch_begin(s);
-    unlock_thread(s, c, &locked);
-    sst_code rc = sst_queue_finish(s->queue, c->run_id, c->run.token, out->status, srv_now(), &err);
-    if (batch && srv_batch_commit(s, true, rc == SST_OK ? &err : NULL) != SST_OK) {
-        rc = rc == SST_OK ? SST_EIO : rc;
+    /* One commit for both: the lease given back and the run finished (in the group commit
+     * of the runs in flight, on a SQLite file). */
+    finish_job fj = {.s = s, .c = c, .status = out->status, .locked = locked};
+    sst_code rc = srv_tx(s, finish_tx, &fj, &err);
+    locked = false;
+    if (rc == SST_OK && fj.finished != SST_OK) {
+        rc = fj.finished;
+        err = fj.ferr;
     }
     if (rc != SST_OK) {
         srv_log(s, "run %s: %s", c->run_id, err.msg);
@@ -843,9 +875,10 @@ static void execute(srv_worker *w, run_copy *c, bool locked, bool open) {
  * its checkpoints are written by the invoke's writer thread, which would wait for the
  * claim's open transaction while the worker waits for it (a SQLite connection's mutex, a
  * PostgreSQL row lock until the idle-transaction timeout); nor "exit", which writes
- * nothing until the end. On SQLite only when the connection flushes: a commit it does
- * not flush costs little, and a batch commits as the connection was set when it began
- * (a sync checkpoint alone commits with synchronous=FULL). */
+ * nothing until the end. On SQLite whether or not the connection flushes: an unflushed
+ * commit still writes its pages to the WAL (about a tenth of a run's server CPU each,
+ * bench/RESULTS.md), and the graph never asks the saver for a flushed commit of its own
+ * (put's sync), which a batch could not honour. */
 static bool first_write_is_input(sst_server *s, const run_copy *c) {
     const sst_value *kw = c->kwargs, *in = sst_object_get(kw, "input");
     const sst_value *cmd = sst_object_get(kw, "command"),
@@ -853,8 +886,7 @@ static bool first_write_is_input(sst_server *s, const run_copy *c) {
     const char *dur = sst_string_cstr(sst_object_get(kw, "durability"));
     bool sync = dur == NULL ? s->o.durability == SST_DURABILITY_SYNC : strcmp(dur, "sync") == 0;
     return c->run.attempt == 1 && in != NULL && !sst_is_null(in) &&
-           (cmd == NULL || sst_is_null(cmd)) && (from == NULL || sst_is_null(from)) && sync &&
-           (s->sdb == NULL || sst__sqlite_db_flushes(s->sdb));
+           (cmd == NULL || sst_is_null(cmd)) && (from == NULL || sst_is_null(from)) && sync;
 }
 
 /* The claim's transaction (left open, handed over) has committed: the run's lease is

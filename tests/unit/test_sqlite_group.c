@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SQLite saver's group commit (src/checkpoint/sqlite_group.c, issue 37):
+ *   1 writers that arrive while a commit is under way share the next one:
+ *     the test holds the connection's mutex (a commit under way), six
+ *     threads put a checkpoint each; the first leads and waits for the
+ *     mutex, the five others queue; released, they make two commits (the
+ *     leader's alone, the five together), and every checkpoint is there
+ *   2 a unit that fails inside a group is rolled back alone: one of the
+ *     five queued puts conflicts with its thread's head (SST_ECONFLICT),
+ *     the four others commit in the group
+ *   3 a writer inside a batch of the connection writes at once, inside it
+ *     (no leader waits for the mutex its own thread holds)
+ *   3b another backend's transaction (the server's enqueue and finish, through
+ *     sst__sq_group_call) joins a group: a queue enqueue in a batch commits with
+ *     the checkpoints queued beside it; one that fails is rolled back alone
+ *   4 threads: eight threads each put a chain of checkpoints at once; all
+ *     are stored in order (TSan sees the committer's hand-offs)
+ *   5 `serve --db FILE` with the default flush policy (synchronous NORMAL):
+ *     a chain run through the queue in durability "sync" costs at most its
+ *     checkpoints + 2 commits (the claim goes with its first checkpoint)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "checkpoint/checkpoint_int.h"
+#include "checkpoint/sqlite_int.h"
+#include "common.h"
+#include "server/server_int.h"
+#include "superstep/queue.h"
+#include "superstep/server.h"
+#include "superstep/sqlite.h"
+#include "test_util.h"
+
+#define E (&err)
+#define OK(x)                                                                                      \
+    do {                                                                                           \
+        sst_code rc_ = (x);                                                                        \
+        if (rc_ != SST_OK) {                                                                       \
+            print_error("%s:%d: %s: %s\n", __FILE__, __LINE__, sst_code_name(rc_), err.msg);       \
+            fail();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+typedef struct fixture {
+    char dir[256], path[300];
+    sst_sqlite_db *db;
+    sst_checkpointer *cp;
+    sqlite_saver *s;
+    sqlite3 *raw;
+    pthread_mutex_t *mu;
+    sst_sqlite_db *ref;
+    int commits; /* under mu */
+} fixture;
+
+static int count_commit(void *ud) {
+    (*(int *)ud)++;
+    return 0;
+}
+
+static int setup(void **state) {
+    static fixture fx;
+    memset(&fx, 0, sizeof fx);
+    sst_error err = {0};
+    if (tu_temp_dir("sst-sqlite-group", fx.dir, sizeof fx.dir) != 0) {
+        return -1;
+    }
+    snprintf(fx.path, sizeof fx.path, "%s/group.db", fx.dir);
+    fx.db = sst_sqlite_db_open(fx.path, false, E);
+    fx.cp = fx.db != NULL ? sst_sqlite_saver_open_db(fx.db, NULL, E) : NULL;
+    if (fx.cp == NULL) {
+        print_error("%s\n", err.msg);
+        return -1;
+    }
+    fx.s = sst_checkpointer_self(fx.cp);
+    fx.ref = sst__sqlite_db_attach(fx.db, NULL, 0, "test", &fx.raw, &fx.mu, E);
+    pthread_mutex_lock(fx.mu);
+    sqlite3_commit_hook(fx.raw, count_commit, &fx.commits);
+    pthread_mutex_unlock(fx.mu);
+    *state = &fx;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *fx = *state;
+    pthread_mutex_lock(fx->mu);
+    sqlite3_commit_hook(fx->raw, NULL, NULL);
+    pthread_mutex_unlock(fx->mu);
+    sst_sqlite_db_release(fx->ref);
+    sst_checkpointer_free(fx->cp);
+    sst_sqlite_db_release(fx->db);
+    tu_rm_rf(fx->dir);
+    return 0;
+}
+
+static sst_checkpoint rec_of(const char *thread, const char *id, const char *parent, int step) {
+    static const char body[] = "{\"n\":1}";
+    return (sst_checkpoint){.format = SST_CHECKPOINT_FORMAT,
+                            .thread_id = thread,
+                            .ns = "",
+                            .id = id,
+                            .parent_id = parent,
+                            .step = step,
+                            .source = "loop",
+                            .created_at = 1700000000000 + step,
+                            .body = {.data = body, .len = sizeof body - 1}};
+}
+
+typedef struct putter {
+    fixture *fx;
+    char thread[32], id[32], parent[32];
+    sst_code rc;
+    sst_error err;
+} putter;
+
+static void *put_one(void *arg) {
+    putter *p = arg;
+    sst_checkpoint r = rec_of(p->thread, p->id, p->parent[0] ? p->parent : NULL, 1);
+    p->rc = sst_checkpointer_put(p->fx->cp, &r, false, &p->err);
+    return NULL;
+}
+
+/* Units queued behind a leader (under the committer's lock). */
+static int queued(sqlite_saver *s, bool *leading) {
+    pthread_mutex_lock(&s->gmu);
+    int n = 0;
+    for (sq_unit *u = s->ghead; u != NULL; u = u->next) {
+        n++;
+    }
+    *leading = s->leading;
+    pthread_mutex_unlock(&s->gmu);
+    return n;
+}
+
+/* Waits (polling the committer's state, no fixed sleep) until a leader runs and @p n
+ * units are queued behind it. */
+static void await_queued(sqlite_saver *s, int n) {
+    bool leading = false;
+    for (long i = 0; queued(s, &leading) < n || !leading; i++) {
+        assert_true(i < 200000L * tu_time_scale()); /* about 20 s on a quiet machine */
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static bool count_rec(const sst_checkpoint *r, void *ud) {
+    (void)r;
+    (*(int *)ud)++;
+    return true;
+}
+
+enum { N_PUTTERS = 6 };
+
+/* Six putters while the test holds the connection; @p bad: the index whose put conflicts
+ * (-1: none). Returns the commits they made. */
+static int gather(fixture *fx, int bad) {
+    sst_error err = {0};
+    if (bad >= 0) { /* its thread gets a head the put will not follow */
+        sst_checkpoint head = rec_of("g-bad", "h0", NULL, 0);
+        OK(sst_checkpointer_put(fx->cp, &head, false, E));
+    }
+    putter p[N_PUTTERS];
+    pthread_t t[N_PUTTERS];
+    pthread_mutex_lock(fx->mu);
+    int before = fx->commits;
+    for (int i = 0; i < N_PUTTERS; i++) {
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].fx = fx;
+        snprintf(p[i].thread, sizeof p[i].thread, i == bad ? "g-bad" : "g%d-%d", bad + 1, i);
+        snprintf(p[i].id, sizeof p[i].id, "c%d", i);
+        if (i == bad) {
+            snprintf(p[i].parent, sizeof p[i].parent, "not-the-head");
+        }
+        assert_int_equal(pthread_create(&t[i], NULL, put_one, &p[i]), 0);
+        if (i == 0) {
+            await_queued(fx->s, 0); /* the first leads, and waits for the mutex */
+        }
+    }
+    await_queued(fx->s, N_PUTTERS - 1);
+    pthread_mutex_unlock(fx->mu);
+    for (int i = 0; i < N_PUTTERS; i++) {
+        pthread_join(t[i], NULL);
+    }
+    pthread_mutex_lock(fx->mu);
+    int made = fx->commits - before;
+    pthread_mutex_unlock(fx->mu);
+    for (int i = 0; i < N_PUTTERS; i++) {
+        if (i == bad) {
+            assert_int_equal(p[i].rc, SST_ECONFLICT);
+            continue;
+        }
+        if (p[i].rc != SST_OK) {
+            print_error("put %d: %s\n", i, p[i].err.msg);
+        }
+        assert_int_equal(p[i].rc, SST_OK);
+        int n = 0;
+        sst_checkpoint_query q = {.thread_id = p[i].thread, .ns = ""};
+        OK(sst_checkpointer_list(fx->cp, &q, count_rec, &n, E));
+        assert_int_equal(n, 1);
+    }
+    return made;
+}
+
+static void gathers(void **state) {
+    fixture *fx = *state;
+    uint64_t groups = fx->s->groups;
+    assert_int_equal(gather(fx, -1), 2);
+    assert_int_equal(fx->s->groups - groups, 2);
+}
+
+static void unit_fails_alone(void **state) {
+    fixture *fx = *state;
+    assert_int_equal(gather(fx, 3), 2);
+    sst_error err = {0};
+    int n = 0;
+    sst_checkpoint_query q = {.thread_id = "g-bad", .ns = ""};
+    OK(sst_checkpointer_list(fx->cp, &q, count_rec, &n, E));
+    assert_int_equal(n, 1); /* its head only */
+}
+
+static void inside_batch(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    pthread_mutex_lock(fx->mu);
+    int before = fx->commits;
+    pthread_mutex_unlock(fx->mu);
+    OK(sst_sqlite_db_begin(fx->db, E));
+    sst_checkpoint a = rec_of("b-1", "a", NULL, 0);
+    sst_checkpoint b = rec_of("b-1", "b", "a", 1);
+    OK(sst_checkpointer_put(fx->cp, &a, false, E));
+    OK(sst_checkpointer_put(fx->cp, &b, false, E));
+    OK(sst_sqlite_db_commit(fx->db, true, E));
+    pthread_mutex_lock(fx->mu);
+    assert_int_equal(fx->commits - before, 1);
+    pthread_mutex_unlock(fx->mu);
+}
+
+typedef struct caller {
+    fixture *fx;
+    sst_queue *q;
+    const char *run_id;
+    bool fail; /* enqueue, then fail: the group must roll the enqueue back */
+    sst_code rc;
+    sst_error err;
+} caller;
+
+static sst_code enqueue_tx(void *arg, sst_error *err) {
+    caller *c = arg;
+    sst_code rc = sst_sqlite_db_begin(c->fx->db, err);
+    if (rc != SST_OK) {
+        return rc;
+    }
+    sst_queued_run r = {.run_id = c->run_id, .thread_id = c->run_id, .assistant_id = "a"};
+    rc = sst_queue_enqueue(c->q, &r, 0, err);
+    sst_code crc = sst_sqlite_db_commit(c->fx->db, rc == SST_OK && !c->fail, err);
+    if (rc == SST_OK && c->fail) {
+        rc = sst__error(err, SST_EINVAL, "refused after the enqueue");
+    }
+    return rc != SST_OK ? rc : crc;
+}
+
+static void *call_one(void *arg) {
+    caller *c = arg;
+    c->rc = sst__sq_group_call(c->fx->cp, enqueue_tx, c, &c->err);
+    return NULL;
+}
+
+static bool count_run(const sst_queued_run *run, void *ud) {
+    (void)run;
+    (*(int *)ud)++;
+    return true;
+}
+
+static int runs_of(sst_queue *q, const char *thread) {
+    sst_error err = {0};
+    int n = 0;
+    sst_queue_query lq = {.thread_id = thread};
+    OK(sst_queue_list(q, &lq, count_run, &n, E));
+    return n;
+}
+
+static void calls_join(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    sst_queue *q = sst_sqlite_queue_open_db(fx->db, E);
+    assert_non_null(q);
+    putter lead = {.fx = fx, .thread = "call-lead", .id = "c0"};
+    putter p = {.fx = fx, .thread = "call-put", .id = "c0"};
+    caller good = {.fx = fx, .q = q, .run_id = "run-good"};
+    caller bad = {.fx = fx, .q = q, .run_id = "run-bad", .fail = true};
+    pthread_t t[4];
+    pthread_mutex_lock(fx->mu);
+    int before = fx->commits;
+    assert_int_equal(pthread_create(&t[0], NULL, put_one, &lead), 0);
+    await_queued(fx->s, 0); /* the leader waits for the mutex */
+    assert_int_equal(pthread_create(&t[1], NULL, call_one, &good), 0);
+    await_queued(fx->s, 1);
+    assert_int_equal(pthread_create(&t[2], NULL, put_one, &p), 0);
+    await_queued(fx->s, 2);
+    assert_int_equal(pthread_create(&t[3], NULL, call_one, &bad), 0);
+    await_queued(fx->s, 3);
+    pthread_mutex_unlock(fx->mu);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+    }
+    pthread_mutex_lock(fx->mu);
+    int made = fx->commits - before;
+    pthread_mutex_unlock(fx->mu);
+    assert_int_equal(lead.rc, SST_OK);
+    assert_int_equal(p.rc, SST_OK);
+    if (good.rc != SST_OK) {
+        print_error("good call: %s\n", good.err.msg);
+    }
+    assert_int_equal(good.rc, SST_OK);
+    assert_int_equal(bad.rc, SST_EINVAL);
+    assert_int_equal(made, 2); /* the leader's put alone; the call, the put and the failed call */
+    assert_int_equal(runs_of(q, "run-good"), 1);
+    assert_int_equal(runs_of(q, "run-bad"), 0);
+    int n = 0;
+    sst_checkpoint_query cq = {.thread_id = "call-put", .ns = ""};
+    OK(sst_checkpointer_list(fx->cp, &cq, count_rec, &n, E));
+    assert_int_equal(n, 1);
+    sst_queue_free(q);
+}
+
+enum { N_CHAINS = 8, CHAIN_LEN = 25 };
+
+static void *put_chain(void *arg) {
+    putter *p = arg;
+    char id[32], parent[32] = "";
+    for (int i = 0; i < CHAIN_LEN && p->rc == SST_OK; i++) {
+        snprintf(id, sizeof id, "c%03d", i);
+        sst_checkpoint r = rec_of(p->thread, id, parent[0] ? parent : NULL, i);
+        p->rc = sst_checkpointer_put(p->fx->cp, &r, false, &p->err);
+        snprintf(parent, sizeof parent, "%s", id);
+    }
+    return NULL;
+}
+
+static void threads(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    putter p[N_CHAINS];
+    pthread_t t[N_CHAINS];
+    for (int i = 0; i < N_CHAINS; i++) {
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].fx = fx;
+        snprintf(p[i].thread, sizeof p[i].thread, "chain-%d", i);
+        assert_int_equal(pthread_create(&t[i], NULL, put_chain, &p[i]), 0);
+    }
+    for (int i = 0; i < N_CHAINS; i++) {
+        pthread_join(t[i], NULL);
+        if (p[i].rc != SST_OK) {
+            print_error("chain %d: %s\n", i, p[i].err.msg);
+        }
+        assert_int_equal(p[i].rc, SST_OK);
+    }
+    for (int i = 0; i < N_CHAINS; i++) {
+        int n = 0;
+        sst_checkpoint_query q = {.thread_id = p[i].thread, .ns = ""};
+        OK(sst_checkpointer_list(fx->cp, &q, count_rec, &n, E));
+        assert_int_equal(n, CHAIN_LEN);
+        sst_checkpoint *latest = sst_checkpointer_get(fx->cp, p[i].thread, "", NULL, E);
+        assert_non_null(latest);
+        assert_string_equal(latest->id, "c024");
+        sst_checkpoint_free(latest);
+    }
+}
+
+/* ---- a chain run through the server's queue (serve --db FILE) ---- */
+
+static char *http_post(unsigned port, const char *path, const char *body, int *status) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char head[512];
+    int n = snprintf(head, sizeof head,
+                     "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     path, strlen(body));
+    assert_int_equal(write(fd, head, (size_t)n), n);
+    assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    ssize_t got;
+    while ((got = read(fd, buf + len, cap - 1 - len)) > 0) {
+        len += (size_t)got;
+        assert_true(len < cap - 1);
+    }
+    buf[len] = '\0';
+    close(fd);
+    *status = atoi(buf + 9); /* "HTTP/1.1 200" */
+    char *at = strstr(buf, "\r\n\r\n");
+    char *out = strdup(at != NULL ? at + 4 : "");
+    free(buf);
+    return out;
+}
+
+static void chain_run_commits(void **state) {
+    (void)state;
+    sst_error err = {0};
+    char dir[256], file[300];
+    assert_int_equal(tu_temp_dir("sqlgroup-serve", dir, sizeof dir), 0);
+    snprintf(file, sizeof file, "%s/app.db", dir);
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = file;
+    o.port = 0;
+    o.workers = 1;
+    o.no_web = true; /* the flush policy stays the default: synchronous NORMAL */
+    sst_server *s = sst_server_new(&o, E);
+    assert_non_null(s);
+    assert_non_null(s->sdb);
+    char path[512];
+    OK(sst_server_add_graph(s, "chain",
+                            tu_data_path("../server/graphs/chain.lua", path, sizeof path), E));
+    OK(sst_server_start(s, E));
+    sqlite3 *db = NULL;
+    pthread_mutex_t *mu = NULL;
+    sst_sqlite_db *ref = sst__sqlite_db_attach(s->sdb, NULL, 0, "test", &db, &mu, E);
+    assert_non_null(ref);
+    unsigned port = sst_server_port(s);
+    int status = 0, commits = 0;
+    pthread_mutex_lock(mu);
+    sqlite3_commit_hook(db, count_commit, &commits);
+    pthread_mutex_unlock(mu);
+    static const char *const threads_[] = {"5a1f0c2e-0000-4000-8000-000000000001",
+                                           "5a1f0c2e-0000-4000-8000-000000000002"};
+    for (int round = 0; round < 2; round++) {
+        char req[200], url[200];
+        snprintf(req, sizeof req, "{\"thread_id\":\"%s\"}", threads_[round]);
+        free(http_post(port, "/threads", req, &status));
+        assert_int_equal(status, 200);
+        pthread_mutex_lock(mu);
+        int before = commits;
+        pthread_mutex_unlock(mu);
+        snprintf(url, sizeof url, "/threads/%s/runs/wait", threads_[round]);
+        char *body = http_post(port, url,
+                               "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                               "\"durability\":\"sync\"}",
+                               &status);
+        assert_int_equal(status, 200);
+        assert_non_null(strstr(body, "\"c\""));
+        free(body);
+        pthread_mutex_lock(mu);
+        int made = commits - before;
+        pthread_mutex_unlock(mu);
+        int checkpoints = 0;
+        sst_checkpoint_query q = {.thread_id = threads_[round], .ns = ""};
+        OK(sst_checkpointer_list(s->cp, &q, count_rec, &checkpoints, E));
+        print_message("round %d: %d checkpoints, %d commits\n", round, checkpoints, made);
+        assert_int_equal(checkpoints, 5);
+        /* The enqueue; the claim with its lease and the first checkpoint; one per later
+         * checkpoint; the finish with the lease given back. */
+        assert_true(made <= checkpoints + 2);
+    }
+    pthread_mutex_lock(mu);
+    sqlite3_commit_hook(db, NULL, NULL);
+    pthread_mutex_unlock(mu);
+    sst_sqlite_db_release(ref);
+    sst_server_stop(s);
+    sst_server_free(s);
+    tu_rm_rf(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(gathers, setup, teardown),
+        cmocka_unit_test_setup_teardown(unit_fails_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(inside_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(calls_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(threads, setup, teardown),
+        cmocka_unit_test(chain_run_commits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
