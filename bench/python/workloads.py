@@ -6,11 +6,14 @@ process, one JSON line, as bench/langgraphjs/*.mjs and bench_side print them.
     workloads.py W3 ITERS DIR  chat of ITERS iterations on a SqliteSaver file in DIR
     workloads.py W4 T          T threads on one InMemorySaver, a 3-node chain each
     --workers=N                compile(workers=N) (default: compile's default, 4)
+    --runs=N                   warm runs of W1/W2 (default 5): per_unit_us is their median,
+                               best_us the fastest (one warm run is at the mercy of a busy
+                               machine's scheduler)
 
 The graphs are the LangGraph.js scripts' (bench/langgraphjs/w1_loop.mjs, w2_fanout.mjs,
 w3_chat.mjs, w4_threads.mjs) and bench/workloads.c's, written with superstep.graph as a
-LangGraph Python program would be. Like those, W1, W2 and W4 report the second (warm)
-run in the process. Each line also has bare_us: the same Python functions (nodes and
+LangGraph Python program would be. Like those, W1, W2 and W4 report warm runs (W1 and
+W2: the median and the best of --runs after the first). Each line also has bare_us: the same Python functions (nodes and
 routers) called directly, per unit, with the states a run gives them, so that the
 engine's and the binding's share of a unit is the difference.
 """
@@ -29,6 +32,7 @@ from superstep.types import Send
 
 
 WORKERS = None  # compile(workers=): None is compile's default
+RUNS = 5  # warm runs of W1 and W2
 
 
 def now() -> float:
@@ -37,6 +41,12 @@ def now() -> float:
 
 def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def warm(once) -> tuple:
+    """The median and the best of RUNS warm runs of once() (seconds each)."""
+    ts = sorted(once() for _ in range(RUNS))
+    return ts[len(ts) // 2] if len(ts) % 2 else (ts[len(ts) // 2 - 1] + ts[len(ts) // 2]) / 2, ts[0]
 
 
 def bare(fn, reps: int = 5) -> float:
@@ -80,15 +90,17 @@ def w1(n: int) -> dict:
         assert out["counter"] == n, out
         return dt
 
-    cold, warm = once(), once()
+    cold = once()
+    med, best = warm(once)
 
     def calls() -> None:  # what each superstep calls: the node, then its router
         for i in range(n):
             w1_inc({"counter": i, "n": n})
             w1_route({"counter": i + 1, "n": n})
 
-    return {"cold_wall_ms": cold * 1e3, "wall_ms": warm * 1e3, "per_unit_us": warm / n * 1e6,
-            "unit": "superstep", "bare_us": bare(calls) / n * 1e6}
+    return {"cold_wall_ms": cold * 1e3, "wall_ms": med * 1e3, "per_unit_us": med / n * 1e6,
+            "best_us": best / n * 1e6, "runs": RUNS, "unit": "superstep",
+            "bare_us": bare(calls) / n * 1e6}
 
 
 # ---- W2: `split` fans out k Send("work", {x}); each appends 2x; `join` sums ----
@@ -134,7 +146,8 @@ def w2(k: int) -> dict:
         assert out["total"] == k * (k - 1) and len(out["results"]) == k, out["total"]
         return dt
 
-    cold, warm = once(), once()
+    cold = once()
+    med, best = warm(once)
     state = {"items": items, "results": [2 * x for x in items], "total": None}
 
     def calls() -> None:  # the split, the fan-out, k tasks, the join
@@ -143,8 +156,9 @@ def w2(k: int) -> dict:
             w2_work(s.arg)
         w2_join(state)
 
-    return {"cold_wall_ms": cold * 1e3, "wall_ms": warm * 1e3, "per_unit_us": warm / k * 1e6,
-            "unit": "task", "bare_us": bare(calls) / k * 1e6}
+    return {"cold_wall_ms": cold * 1e3, "wall_ms": med * 1e3, "per_unit_us": med / k * 1e6,
+            "best_us": best / k * 1e6, "runs": RUNS, "unit": "task",
+            "bare_us": bare(calls) / k * 1e6}
 
 
 # ---- W3: the chat loop, llm (a tool call) then tool (its reply), on SQLite ----
@@ -267,9 +281,12 @@ def w4(t: int) -> dict:
 
 
 def main(argv: list) -> int:
-    global WORKERS
+    global WORKERS, RUNS
     for a in [a for a in argv if a.startswith("--workers=")]:
         WORKERS = int(a.split("=", 1)[1])
+        argv = [x for x in argv if x != a]
+    for a in [a for a in argv if a.startswith("--runs=")]:
+        RUNS = max(1, int(a.split("=", 1)[1]))
         argv = [x for x in argv if x != a]
     if len(argv) < 3 or argv[1] not in ("W1", "W2", "W3", "W4") or \
             (argv[1] == "W3" and len(argv) < 4):

@@ -240,6 +240,34 @@ SST_API void sst_engine_opts_init(sst_engine_opts *o);
 SST_NODISCARD SST_API sst_engine *sst_engine_new(const sst_engine_opts *opts, sst_error *err);
 SST_API void sst_engine_free(sst_engine *e);
 
+/**
+ * What a thread holds while it runs a batch's tasks (a superstep's tasks, or one round of
+ * retries), taken once per thread and batch instead of once per task: a language binding's
+ * interpreter lock (the Python binding's GIL). On a thread about to run its first task of a
+ * batch, the engine calls @p enter; after its last one (or before the engine itself waits
+ * inside a task: joining the task's calls, a cache lookup or store) it calls @p leave with
+ * what @p enter returned, on the same thread. Threads that run no task of the batch call
+ * neither. Both run without the engine's lock; they must not call back into the engine.
+ *
+ * Compute functions still take the resource themselves (a nested take while it is held):
+ * the hook only saves the takes and drops between tasks. It is therefore only safe when no
+ * compute function of the batch waits, while holding it, for another thread that needs it;
+ * one that waits must drop it first (Python releases its GIL in every blocking call). A
+ * thread holding it while others wait for it is what the resource's own fairness settles
+ * (Python hands the GIL over every switch interval).
+ */
+typedef struct sst_batch_hook {
+    void *(*enter)(void *user_data);
+    void (*leave)(void *token, void *user_data);
+    void *user_data;
+} sst_batch_hook;
+
+/**
+ * Installs @p hook (copied; NULL: none) on @p e for the runs that start after this call.
+ * Not while a run is in progress on @p e.
+ */
+SST_API void sst_engine_set_batch_hook(sst_engine *e, const sst_batch_hook *hook);
+
 /** One task's figures, passed to the on_superstep hook. */
 typedef struct sst_task_stat {
     const char *vertex;     /* borrowed */

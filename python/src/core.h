@@ -116,8 +116,8 @@ void sstpy_names_free(sstpy_names *n);
 int sstpy_opt_value(PyObject *o, sst_value **out, const char *what);
 
 /*
- * A compiled graph with its checkpointer and engines of `workers` threads (workers > 1;
- * else runs use the invoking thread): an engine runs one run at a time, so each run takes
+ * A compiled graph with its checkpointer and engines of `workers` threads (one when
+ * workers <= 1: the invoking thread): an engine runs one run at a time, so each run takes
  * one from the free list (or makes one) and gives it back; touched only under the GIL.
  */
 typedef struct sstpy_runner {
@@ -139,7 +139,7 @@ void sstpy_runner_init(sstpy_runner *r, sst_compiled_graph *cg, bool borrowed, s
                        unsigned workers);
 /* Frees its engines, its graph (unless borrowed) and its checkpointer reference. */
 void sstpy_runner_free(sstpy_runner *r);
-/* An engine for one run (NULL without an error when workers <= 1), and back. */
+/* An engine for one run (of one worker when workers <= 1; NULL: the error), and back. */
 sst_engine *sstpy_engine_take(sstpy_runner *r, sst_error *err);
 void sstpy_engine_give(sstpy_runner *r, sst_engine *e);
 /* The durable thread @p id (namespace @p ns) of @p r, or NULL with ValueError naming @p what. */

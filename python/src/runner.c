@@ -87,16 +87,45 @@ void sstpy_runner_free(sstpy_runner *r) {
 }
 
 sst_engine *sstpy_engine_take(sstpy_runner *r, sst_error *err) {
-    if (r->workers <= 1) {
-        return NULL;
-    }
     if (r->n_engines > 0) {
         return r->engines[--r->n_engines];
     }
     sst_engine_opts eo;
     sst_engine_opts_init(&eo);
-    eo.workers = r->workers;
+    eo.workers = r->workers > 1 ? r->workers : 1;
     return sst_engine_new(&eo, err);
+}
+
+/* ---- the GIL once per thread and batch (sst_batch_hook) ---- */
+
+static void *batch_enter(void *ud) {
+    (void)ud;
+    return (void *)(intptr_t)sstpy_gil_ensure();
+}
+
+static void batch_leave(void *token, void *ud) {
+    (void)ud;
+    PyGILState_Release((PyGILState_STATE)(intptr_t)token);
+}
+
+static const sst_batch_hook batch_gil = {batch_enter, batch_leave, NULL};
+
+/*
+ * Whether a run's tasks may keep the GIL from one task to the next on a thread: only when
+ * nothing the engine or the graph layer does inside a task, between or after the node
+ * functions, waits for another thread while it holds the GIL. Python node functions
+ * (graph.c node_fn) take it themselves and release it in every blocking call; what is
+ * ruled out is C doing the waiting: the nodes of a graph compiled elsewhere (c->borrowed:
+ * an agent's graph, whose model node waits on HTTP that a Python server thread may
+ * answer), a declared subgraph node (a whole child run on the task's thread: its
+ * checkpoints, its writers), stream events (sent under the run's stream lock, live.c,
+ * which another thread may hold while its callback waits for the GIL) and an entrypoint's
+ * tasks (they wait for their calls).
+ */
+static bool batch_gil_safe(const sstpy_runner *c, const sstpy_run_kind *kind, unsigned modes,
+                           PyObject *on_event) {
+    return kind->nodes && !c->borrowed && (modes == 0 || on_event == Py_None) &&
+           sst_compiled_graph_subgraph_at(c->cg, 0, NULL) == NULL;
 }
 
 void sstpy_engine_give(sstpy_runner *r, sst_engine *e) {
@@ -359,10 +388,12 @@ PyObject *sstpy_runner_run(PyObject *self, PyObject *args, PyObject *kw,
     o.goto_targets = vgo;
     o.context = vctx;
     o.config = vcfg;
-    if (c->workers > 1 && (o.engine = sstpy_engine_take(c, &err)) == NULL) {
+    if ((o.engine = sstpy_engine_take(c, &err)) == NULL) {
         sstpy_raise(&err, NULL);
         goto done;
     }
+    sst_engine_set_batch_hook(o.engine,
+                              batch_gil_safe(c, kind, modes, on_event) ? &batch_gil : NULL);
     o.checkpoint_id = checkpoint_id;
     o.sleep = kind->sleep;
     o.durability = (sst_durability)durability;

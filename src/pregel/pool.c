@@ -12,6 +12,11 @@
  *
  * Compute functions run without the lock (curl's pool contract: callbacks
  * never run under it and never call back into the pool).
+ *
+ * A batch hook (sst_engine_set_batch_hook) is entered by each thread before
+ * the first task it claimed and left after its last, so that a binding takes
+ * its interpreter lock once per thread and batch (task.c drops it before the
+ * engine waits inside a task).
  */
 #include <errno.h>
 #include <string.h>
@@ -34,14 +39,18 @@ uint64_t sst__now_ns(void) {
 static void drain(sst_engine *e, sst_task **batch, size_t n, unsigned participants) {
     size_t chunk = n / ((size_t)participants * 16);
     chunk = chunk < 1 ? 1 : chunk > 64 ? 64 : chunk;
+    /* The batch hook's resource, taken before this thread's first task (not by a thread
+     * that finds nothing left to claim) and dropped after its last. */
+    sst__held held = {e->has_hook ? &e->hook : NULL, NULL, false};
     for (;;) {
         size_t i = atomic_fetch_add_explicit(&e->next, chunk, memory_order_relaxed);
         if (i >= n) {
+            sst__held_leave(&held);
             return;
         }
         size_t end = i + chunk < n ? i + chunk : n;
         for (; i < end; i++) {
-            sst__task_run(batch[i]);
+            sst__task_run_held(batch[i], &held);
         }
     }
 }
@@ -159,6 +168,16 @@ sst_engine *sst_engine_new(const sst_engine_opts *opts, sst_error *err) {
     return e;
 }
 
+void sst_engine_set_batch_hook(sst_engine *e, const sst_batch_hook *hook) {
+    if (e == NULL) {
+        return;
+    }
+    e->has_hook = hook != NULL && hook->enter != NULL && hook->leave != NULL;
+    if (e->has_hook) {
+        e->hook = *hook;
+    }
+}
+
 void sst_engine_free(sst_engine *e) {
     if (e == NULL) {
         return;
@@ -185,9 +204,11 @@ void sst__pool_run(sst_engine *e, sst_task **batch, size_t n) {
     }
     if (participants <= 1) {
         /* One task, or one worker: run inline on this thread, no hand-off. */
+        sst__held held = {e->has_hook ? &e->hook : NULL, NULL, false};
         for (size_t i = 0; i < n; i++) {
-            sst__task_run(batch[i]);
+            sst__task_run_held(batch[i], &held);
         }
+        sst__held_leave(&held);
         return;
     }
     pthread_mutex_lock(&e->mu);

@@ -200,9 +200,24 @@ bool sst__pool_run_one_call(sst_engine *e);
 void sst__task_init(sst_task *t, const sst_pregel *p, const sst_run_opts *ro,
                     const sst_value *state, uint64_t superstep, uint32_t vertex,
                     struct sst__run_calls *rc);
+/* What a thread holds of the engine's batch hook (sst_batch_hook) while it runs a batch. */
+typedef struct sst__held {
+    const sst_batch_hook *hook; /* NULL: the engine has none */
+    void *token;                /* what enter returned */
+    bool in;                    /* enter was called and leave not yet */
+} sst__held;
+
+/* Takes the hook's resource when @p h has a hook and does not hold it yet. */
+void sst__held_enter(sst__held *h);
+/* Drops it when held (before the engine waits, and after a thread's last task). */
+void sst__held_leave(sst__held *h);
+
 /* Runs @p t once (its attempt number already set): clears the previous
  * attempt's outputs, calls the compute function, prepares the delta. */
 void sst__task_run(sst_task *t);
+/* The same on a thread holding @p h (NULL: none): the compute function runs with the
+ * hook's resource taken, which is dropped before the task waits for its calls or the cache. */
+void sst__task_run_held(sst_task *t, sst__held *h);
 /* Frees the outputs of the current attempt. */
 void sst__task_clear_outputs(sst_task *t);
 /* Frees everything the task owns. */
@@ -286,6 +301,9 @@ struct sst_engine {
     sst_task **batch;
     size_t nbatch;
     atomic_size_t next; /* next task to claim */
+
+    sst_batch_hook hook; /* set between runs (sst_engine_set_batch_hook) */
+    bool has_hook;
 };
 
 /* Runs every task of @p batch, spread over the pool; returns when all are done. */

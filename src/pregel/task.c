@@ -389,23 +389,46 @@ static void ensure_error(sst_task *t, sst_code code, const char *fallback) {
     }
 }
 
+void sst__held_enter(sst__held *h) {
+    if (h != NULL && h->hook != NULL && !h->in) {
+        h->token = h->hook->enter(h->hook->user_data);
+        h->in = true;
+    }
+}
+
+void sst__held_leave(sst__held *h) {
+    if (h != NULL && h->in) {
+        h->in = false;
+        h->hook->leave(h->token, h->hook->user_data);
+    }
+}
+
 void sst__task_run(sst_task *t) {
+    sst__task_run_held(t, NULL);
+}
+
+void sst__task_run_held(sst_task *t, sst__held *h) {
     if (t->replayed) {
         return; /* its writes came from the pending writes of an earlier run */
     }
     sst__task_clear_outputs(t);
     const sst__vertex *v = &t->p->v[t->vertex];
     bool cacheable = sst__task_cacheable(t);
-    if (cacheable && sst__cache_lookup(t)) {
-        return; /* the writes of an earlier run with the same key */
+    if (cacheable) {
+        sst__held_leave(h); /* the cache may wait (its backend's lock, I/O) */
+        if (sst__cache_lookup(t)) {
+            return; /* the writes of an earlier run with the same key */
+        }
     }
     uint64_t t0 = t->timed ? sst__now_ns() : 0;
     if (t->first_ns == 0) {
         t->first_ns = t0; /* the clock read the duration needs anyway */
     }
     bool limited = sst__task_limited(t) && sst__timeout_start(t);
+    sst__held_enter(h);
     sst_code code = v->fn(t, v->user_data);
     if (t->calls != NULL) {
+        sst__held_leave(h);      /* the calls may run on threads that need what it holds */
         sst__task_join_calls(t); /* its calls end with it */
     }
     t->duration_ns = t->timed ? sst__now_ns() - t0 : 0;
@@ -441,6 +464,7 @@ void sst__task_run(sst_task *t) {
         sst__timeout_check(t);
     }
     if (cacheable && t->code == SST_OK) {
+        sst__held_leave(h);
         sst__cache_store(t);
     }
 }
