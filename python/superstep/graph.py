@@ -29,6 +29,7 @@ from .errors import (
     GraphInterrupt,
     InvalidUpdateError,
     NodeError,
+    NodeTimeoutError,
     ParentCommand,
     SuperstepError,
     _from_code,
@@ -42,6 +43,7 @@ from .types import (
     RetryPolicy,
     Send,
     StateSnapshot,
+    TimeoutPolicy,
     _should_retry,
     default_cache_key,
 )
@@ -200,12 +202,15 @@ class Runtime:
     execution_info (attempt, first attempt's time, task id, namespace)."""
 
     def __init__(self, context: Any = None, store: Any = None, stream_writer: Any = None,
-                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None) -> None:
+                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None,
+                 heartbeat: Optional[Callable[[], None]] = None) -> None:
         self.context = context
         self.store = store
         self.stream_writer = stream_writer or (lambda _c: None)
         self.previous = previous
         self.execution_info = execution_info
+        # Progress for the node's idle timeout (TimeoutPolicy); a no-op outside a node.
+        self.heartbeat = heartbeat or _aio.heartbeat
 
 
 class _Run:
@@ -470,7 +475,7 @@ class _Node:
             kwargs["runtime"] = Runtime(
                 run.context if run is not None else None, store,
                 _aio.emit if self.is_async else get_stream_writer(),
-                execution_info=_execution_info(config),
+                execution_info=_execution_info(config), heartbeat=_aio.heartbeat,
             )
         if self.want_store:
             kwargs["store"] = store
@@ -549,10 +554,21 @@ def _retry_tuple(policy: Any) -> Tuple[RetryPolicy, ...]:
 
 
 def _retry_args(policies: Sequence[RetryPolicy]) -> list:
+    # The last element: whether the policy retries a NodeTimeoutError (the engine's timeout
+    # error never reaches Python's retry_on: python/src/graph.c, retry_from).
+    sample = NodeTimeoutError("node", 0.0, kind="run", run_timeout=1.0)
     return [
-        (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter)
+        (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter,
+         _should_retry(p, sample))
         for p in policies
     ]
+
+
+def _sync_timeout_unsupported(name: str, kind: str = "Node") -> ValueError:
+    """LangGraph's refusal of a timeout on a sync node (langgraph._internal._timeout)."""
+    return ValueError(
+        "Node timeouts are only supported for async nodes because sync Python execution "
+        f"cannot be safely cancelled in-process. {kind} {name!r} is sync.")
 
 
 @dataclasses.dataclass
@@ -566,6 +582,7 @@ class _NodeSpec:
     metadata: Optional[dict] = None
     error_handler: Optional[Callable] = None
     cache_policy: Optional[CachePolicy] = None
+    timeout: Optional[TimeoutPolicy] = None
 
 
 class _CacheKey:
@@ -678,18 +695,19 @@ class StateGraph:
         self.default_retry: Tuple[RetryPolicy, ...] = ()
         self.default_error_handler: Optional[Callable] = None
         self.default_cache_policy: Optional[CachePolicy] = None
+        self.default_timeout: Optional[TimeoutPolicy] = None
 
     def set_node_defaults(self, *, retry_policy: Any = None, cache_policy: Any = None,
                           error_handler: Optional[Callable] = None,
                           timeout: Any = None) -> "StateGraph":
         """Policies for every node without its own (LangGraph's set_node_defaults), applied
-        at compile: `retry_policy` to every node, error handlers included; `error_handler`
-        and `cache_policy` to the other nodes, the former run as node
+        at compile: `retry_policy` and `timeout` to every node, error handlers included;
+        `error_handler` and `cache_policy` to the other nodes, the former run as node
         "__default_error_handler__"."""
         if cache_policy is not None:
             self.default_cache_policy = _cache_policy(cache_policy)
         if timeout is not None:
-            raise NotImplementedError("set_node_defaults: timeout is not supported yet")
+            self.default_timeout = TimeoutPolicy.coerce(timeout)
         if retry_policy is not None:
             self.default_retry = _retry_tuple(retry_policy)
         if error_handler is not None:
@@ -718,8 +736,9 @@ class StateGraph:
                  metadata: Optional[dict] = None, input_schema: Any = None,
                  retry_policy: Any = None, cache_policy: Any = None,
                  destinations: Any = None, error_handler: Optional[Callable] = None,
-                 **kwargs: Any) -> "StateGraph":
+                 timeout: Any = None, **kwargs: Any) -> "StateGraph":
         input_schema = kwargs.pop("input", input_schema)
+        timeout = TimeoutPolicy.coerce(timeout)
         retry_policy = kwargs.pop("retry", retry_policy)
         if kwargs:
             raise TypeError(f"add_node: unexpected arguments {sorted(kwargs)}")
@@ -741,7 +760,7 @@ class StateGraph:
         elif destinations is not None:
             destinations = tuple(destinations)
         self.nodes[node] = _NodeSpec(node, action, retry, destinations, defer, input_schema,
-                                     metadata, error_handler, cache_policy)
+                                     metadata, error_handler, cache_policy, timeout)
         return self
 
     def add_edge(self, start_key: Union[str, Sequence[str]], end_key: str) -> "StateGraph":
@@ -843,6 +862,19 @@ class StateGraph:
                 g.set_fields("output", list(_schema_hints(self.output_schema)))
         if self.default_retry:
             g.set_default_retry(_retry_args(self.default_retry))
+        # Timeouts: async nodes only, as LangGraph (a sync node cannot be cancelled).
+        for spec_ in self.nodes.values():
+            fns = [spec_.action] if (spec_.timeout or self.default_timeout) else []
+            if self.default_timeout is not None and spec_.error_handler is not None:
+                fns.append(spec_.error_handler)
+            for fn in fns:
+                if not isinstance(fn, CompiledStateGraph) and not _is_async(fn):
+                    raise _sync_timeout_unsupported(spec_.name)
+        if self.default_timeout is not None:
+            if (self.default_error_handler is not None
+                    and not _is_async(self.default_error_handler)):
+                raise _sync_timeout_unsupported("__default_error_handler__")
+            g.set_default_timeout(self.default_timeout._args())
         if self.default_error_handler is not None:
             if "__default_error_handler__" in self.nodes:
                 raise ValueError(
@@ -893,6 +925,7 @@ class StateGraph:
                 subgraph=subgraph._cg if subgraph is not None else None,
                 error_handler=handler,
                 cache=_cache_args(spec_.cache_policy, root, node_state_cls, self.message_fields),
+                timeout=spec_.timeout._args() if spec_.timeout is not None else None,
             )
         for a, b in self.edges:
             g.add_edge(a, b)
