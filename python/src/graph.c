@@ -769,22 +769,22 @@ static PyObject *graph_add_conditional_edges(PyObject *self, PyObject *args) {
 
 /*
  * compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1, checkpoints=0,
- *         cache=None, cache_ns=None)
+ *         cache=None, cache_ns=None, step_timeout=0)
  * checkpoints: as a subgraph, sst_subgraph_checkpoints (0 per task, 1 kept: LangGraph's
  * checkpointer=True, 2 none: checkpointer=False). cache: a _core.Cache where nodes with a
  * cache policy keep their writes, under the graph's part @p cache_ns (sst_compile_opts).
+ * step_timeout: seconds a superstep may take (LangGraph's graph.step_timeout; 0: none).
  */
 static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"saver",           "interrupt_before",
-                          "interrupt_after", "workers",
-                          "checkpoints",     "cache",
-                          "cache_ns",        NULL};
+    static char *kwn[] = {"saver", "interrupt_before", "interrupt_after", "workers", "checkpoints",
+                          "cache", "cache_ns",         "step_timeout",    NULL};
     graph_obj *o = (graph_obj *)self;
     PyObject *saver = Py_None, *before = Py_None, *after = Py_None, *cache = Py_None;
     const char *cache_ns = NULL;
     unsigned workers = 1, checkpoints = SST_SUBGRAPH_PER_TASK;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOIIOz", kwn, &saver, &before, &after, &workers,
-                                     &checkpoints, &cache, &cache_ns)) {
+    double step_timeout = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOIIOzd", kwn, &saver, &before, &after, &workers,
+                                     &checkpoints, &cache, &cache_ns, &step_timeout)) {
         return NULL;
     }
     sst_cache *sc = NULL;
@@ -819,6 +819,7 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     co.checkpoints = (sst_subgraph_checkpoints)checkpoints;
     co.cache = sc;
     co.cache_ns = cache_ns;
+    co.step_timeout_s = step_timeout;
     sst_error err = {0};
     sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
     sstpy_names_free(&nb);

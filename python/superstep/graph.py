@@ -846,7 +846,8 @@ class StateGraph:
 
     def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
                  name: Optional[str], workers: Optional[int],
-                 checkpoints: int = 0, cache: Any = None) -> "CompiledStateGraph":
+                 checkpoints: int = 0, cache: Any = None,
+                 step_timeout: Optional[float] = None) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -965,10 +966,14 @@ class StateGraph:
             checkpointer, names(interrupt_before), names(interrupt_after),
             workers if workers is not None else 4, checkpoints,
             cache._cache if cache is not None else None, cache_ns,
+            float(step_timeout or 0.0),
         )
         self.compiled = True
         compiled = CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
         compiled.cache = cache
+        compiled._step_timeout = step_timeout
+        compiled._compile_args = (checkpointer, interrupt_before, interrupt_after, name, workers,
+                                  checkpoints, cache)
         return compiled
 
 
@@ -1040,6 +1045,31 @@ class CompiledStateGraph:
         self._root = builder.root is not None
         self._msg_fields = builder.message_fields
         self.cache: Any = None  # compile(cache=)
+        self._step_timeout: Optional[float] = None
+        self._compile_args: Optional[tuple] = None
+
+    @property
+    def step_timeout(self) -> Optional[float]:
+        """Seconds a superstep may take, its tasks' retries included (LangGraph's
+        graph.step_timeout; None: no limit). A superstep past it fails the run with
+        StepTimeoutError (a TimeoutError, as LangGraph's asyncio.TimeoutError); its running
+        async nodes are cancelled. Set it before the graph runs (it recompiles the graph:
+        a parent compiled with this graph as its node keeps the limit it had)."""
+        return self._step_timeout
+
+    @step_timeout.setter
+    def step_timeout(self, value: Optional[float]) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not value > 0):
+            raise ValueError(f"step_timeout must be a positive number of seconds, got {value!r}")
+        if self._compile_args is None:
+            raise ValueError("step_timeout: this graph cannot be recompiled")
+        value = float(value) if value is not None else None
+        if value == self._step_timeout:
+            return
+        other = self.builder._compile(*self._compile_args, step_timeout=value)
+        self._cg = other._cg
+        self._step_timeout = value
 
     # -- running --
 

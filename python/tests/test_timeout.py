@@ -376,3 +376,40 @@ def test_a_timed_out_node_of_a_superstep_fails_the_run_others_finish():
     with pytest.raises(NodeTimeoutError) as excinfo:
         graph.invoke({"vals": []})
     assert excinfo.value.node == "slow"
+
+
+def test_step_timeout_fails_the_run_with_a_timeout_error():
+    """graph.step_timeout (LangGraph's attribute): a superstep past it fails the run with
+    StepTimeoutError, a TimeoutError (asyncio.TimeoutError); its coroutines are cancelled."""
+    from superstep.errors import StepTimeoutError
+
+    seen = []
+
+    async def stuck(state):
+        try:
+            await asyncio.sleep(5)  # a hundred times the limit
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    graph = _graph(stuck)
+    assert graph.step_timeout is None
+    graph.step_timeout = 0.05
+    assert graph.step_timeout == 0.05
+    with pytest.raises(StepTimeoutError) as excinfo:
+        graph.invoke({"x": 1})
+    assert isinstance(excinfo.value, TimeoutError)
+    assert "timed out" in str(excinfo.value)
+    assert seen == ["cancelled"]
+    graph.step_timeout = None  # no limit again
+
+    async def quick(state):
+        return {"x": state["x"] + 1}
+
+    assert graph.step_timeout is None
+    for bad in (0, -1, "1", True):
+        with pytest.raises(ValueError, match="step_timeout"):
+            graph.step_timeout = bad
+    ok = _graph(quick)
+    ok.step_timeout = 10 * SCALE
+    assert ok.invoke({"x": 1}) == {"x": 2}
