@@ -23,15 +23,31 @@
 
 /* ---- trampolines: the engine calls Python ---- */
 
+/* Whether the exception set is superstep._aio.RunCancelled (its run was stopped). */
+static bool run_stopped_in_node(void) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    bool yes = false;
+    if (t != NULL && PyType_Check(t)) {
+        PyObject *a = PyObject_GetAttrString(t, "_superstep_run_cancelled");
+        yes = a != NULL;
+        Py_XDECREF(a);
+        PyErr_Clear();
+    }
+    PyErr_Restore(t, v, tb); /* the node's exception, as it was */
+    return yes;
+}
+
 /* The exception set in the node is the task's failure (or its interrupt). */
 static sst_code node_exception(sst_node_ctx *ctx, PyObject *node) {
     if (sstpy.graph_interrupt != NULL && PyErr_ExceptionMatches(sstpy.graph_interrupt)) {
         PyErr_Clear();
         return SST_EINTERRUPT;
     }
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-        /* Ctrl-C landed in this node's Python code (the main thread): the task is
-         * cancelled (never retried; its work runs again on resume) and the run stops. */
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) || run_stopped_in_node()) {
+        /* Ctrl-C landed in this node's Python code (the main thread), or the node's run was
+         * stopped (superstep._aio.RunCancelled): the task is cancelled (never retried; its
+         * work runs again on resume) and the run stops. */
         sstpy_run_cancel(ctx, "__pyrun__");
         sst_error err = {0};
         sstpy_fail_with_exception(&err, SST_ECANCELLED);

@@ -216,13 +216,23 @@ class Runtime:
 class _Run:
     """What nodes of one invoke receive besides the state."""
 
-    __slots__ = ("config", "context", "store", "loop")
+    __slots__ = ("config", "context", "store", "loop", "stop")
 
     def __init__(self, config: dict, context: Any, store: Any = None, loop: Any = None) -> None:
         self.config = config
         self.context = context
         self.store = store
         self.loop = loop  # the loop of coroutine nodes (superstep._aio), None: the module's
+        # The run's stop (a threading.Event: the ainvoke caller was cancelled, the stream's
+        # consumer went away): coroutine nodes are cancelled when it is set; None: never.
+        self.stop: Any = None
+
+
+def _set_stop(run: Any, stop: Any) -> None:
+    """The run's stop for its coroutine nodes (an entrypoint's run has none: its tasks are
+    not cancelled by it)."""
+    if isinstance(run, _Run):
+        run.stop = stop
 
 
 def _is_async(fn: Any) -> bool:
@@ -435,7 +445,7 @@ class _Node:
             result = self.fn(state)
             if type(result) is types.CoroutineType:  # a coroutine from a plain def, as __call__
                 result = _aio.run(result, getattr(run, "loop", None), config, store,
-                                  getattr(run, "context", None))
+                                  getattr(run, "context", None), getattr(run, "stop", None))
         except ParentCommand:
             return None  # as in __call__
         finally:
@@ -487,7 +497,7 @@ class _Node:
             result = self.fn(*args, **kwargs)
             if self.is_async or type(result) is types.CoroutineType:
                 result = _aio.run(result, getattr(run, "loop", None), config, store,
-                                  getattr(run, "context", None))
+                                  getattr(run, "context", None), getattr(run, "stop", None))
         except ParentCommand:
             # A graph this node invoked ended with Command(graph=Command.PARENT): its
             # update and goto are this node's already (sst_node_run_subgraph).
@@ -1156,8 +1166,10 @@ class CompiledStateGraph:
     def invoke(self, input: Any, config: Optional[dict] = None, *,
                context: Any = None, stream_mode: Any = "values", output_keys: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
-               durability: Any = None, debug: Any = None, **kwargs: Any) -> Any:
-        """Runs the graph to its end (or an interrupt) and returns the final state."""
+               durability: Any = None, debug: Any = None, _stop: Any = None,
+               **kwargs: Any) -> Any:
+        """Runs the graph to its end (or an interrupt) and returns the final state.
+        (`_stop`: a threading.Event that stops the run, ainvoke's.)"""
         if self._runs_in_node(input, stream_mode, interrupt_before, interrupt_after):
             return self._invoke_in_node(input, output_keys)
         if stream_mode != "values":
@@ -1168,6 +1180,9 @@ class CompiledStateGraph:
             )
             return chunks
         kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability)
+        if _stop is not None:
+            kw["stop"] = _stop
+            _set_stop(kw["pyconfig"], _stop)
         status, state, ints = self._cg.run(**kw)
         out = self._output(state)
         if output_keys is not None and isinstance(out, dict):
@@ -1277,7 +1292,8 @@ class CompiledStateGraph:
         kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability,
                            subgraphs)
         q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        stop = threading.Event()
+        stop = kwargs.get("_stop") or threading.Event()
+        _set_stop(kw["pyconfig"], stop)
 
         def on_event(mode: str, ns: Optional[str], node: Optional[str], ev: Any) -> bool:
             if stop.is_set():
@@ -1326,11 +1342,24 @@ class CompiledStateGraph:
         h = _aio.home()
         if h is not None and self._runs_in_node_kw(input, kwargs):
             return await h.acall(functools.partial(self.invoke, input, config, **kwargs))
+        stop = threading.Event()
         token = _aio._LOOP.set(asyncio.get_running_loop())
         try:
-            return await asyncio.to_thread(self.invoke, input, config, **kwargs)
+            fut = asyncio.ensure_future(
+                asyncio.to_thread(self.invoke, input, config, _stop=stop, **kwargs))
         finally:
             _aio._LOOP.reset(token)
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            # The caller was cancelled: the run stops (its coroutine nodes cancelled, no
+            # further superstep); this loop runs them to their end meanwhile.
+            stop.set()
+            try:
+                await fut
+            except BaseException:
+                pass
+            raise
 
     async def astream(self, input: Any, config: Optional[dict] = None, **kwargs: Any):
         """stream() on a thread, its chunks handed to this loop as they come; `async def`
@@ -1346,7 +1375,7 @@ class CompiledStateGraph:
                 stop.set()
 
         def produce() -> None:
-            gen = self.stream(input, config, **kwargs)
+            gen = self.stream(input, config, _stop=stop, **kwargs)
             try:
                 for chunk in gen:
                     put((0, chunk))

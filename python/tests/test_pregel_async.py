@@ -4877,3 +4877,33 @@ def test_step_timeout_on_stream_hang(stream_hang_s: float) -> None:
 
     asyncio.run(main())
 
+
+
+def test_node_cancellation_on_external_cancel() -> None:
+    async def main():
+        inner_task_cancelled = False
+
+        async def awhile(input: Any) -> None:
+            try:
+                await asyncio.sleep(1)
+            except asyncio.CancelledError:
+                nonlocal inner_task_cancelled
+                inner_task_cancelled = True
+                raise
+
+        class State(TypedDict):
+            hello: str
+
+        builder = StateGraph(State)
+        builder.add_node("agent", awhile)
+        builder.set_entry_point("agent")
+        builder.set_finish_point("agent")
+
+        graph = builder.compile()
+
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(graph.ainvoke({"hello": "world"}), 0.5)
+
+        assert inner_task_cancelled
+
+    asyncio.run(main())

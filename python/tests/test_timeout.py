@@ -1,5 +1,6 @@
 """Node timeouts (TimeoutPolicy): LangGraph's tests of libs/langgraph/tests/test_retry.py
-that drive them through StateGraph, ported whole, and the binding's own.
+that drive them through StateGraph, ported whole, and the binding's own (with step_timeout
+and the cancellation of a run's coroutine nodes by its ainvoke caller or astream consumer).
 
 Debian 12 has no pytest async plugin: as in test_pregel_async.py, each async test's body is
 LangGraph's, whole, inside `async def main()` run by `asyncio.run`. Only the imports changed
@@ -12,6 +13,7 @@ scaled by SST_TEST_TIME_SCALE (tu_time_scale's factor) in the binding's own test
 """
 
 import asyncio
+import contextlib
 import os
 import time
 from datetime import timedelta
@@ -413,3 +415,80 @@ def test_step_timeout_fails_the_run_with_a_timeout_error():
     ok = _graph(quick)
     ok.step_timeout = 10 * SCALE
     assert ok.invoke({"x": 1}) == {"x": 2}
+
+
+# ---- cancellation: the caller of ainvoke cancelled, astream closed ----------------
+
+
+def _waiting_graph(started, cancelled, after, checkpointer=None):
+    """START -> wait -> after: `wait` waits (for nothing) until cancelled."""
+
+    class S(TypedDict):
+        log: Annotated[list, operator.add]
+
+    async def wait(state):
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    def later(state):
+        after.append(True)
+        return {"log": ["after"]}
+
+    return (
+        StateGraph(S)
+        .add_node("first", lambda s: {"log": ["first"]})
+        .add_node("wait", wait, retry_policy=RetryPolicy(max_attempts=3, initial_interval=0))
+        .add_node("after", later)
+        .add_edge(START, "first")
+        .add_edge("first", "wait")
+        .add_edge("wait", "after")
+        .compile(checkpointer=checkpointer)
+    )
+
+
+def test_cancelling_the_ainvoke_caller_cancels_the_node_and_stops_the_run():
+    """The node's coroutine is cancelled (not retried), no later superstep runs, what
+    committed stays: the thread resumes at the cancelled node."""
+    from superstep.checkpoint import InMemorySaver
+
+    cancelled, after = [], []
+
+    async def main():
+        started = asyncio.Event()
+        graph = _waiting_graph(started, cancelled, after, InMemorySaver())
+        cfg = {"configurable": {"thread_id": "t"}}
+        task = asyncio.ensure_future(graph.ainvoke({"log": []}, cfg))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        state = await graph.aget_state(cfg)
+        assert state.values == {"log": ["first"]}
+        assert state.next == ("wait",)
+
+    asyncio.run(main())
+    assert cancelled == [True]
+    assert after == []
+
+
+def test_closing_astream_cancels_the_running_node():
+    cancelled, after = [], []
+
+    async def main():
+        started = asyncio.Event()
+        graph = _waiting_graph(started, cancelled, after)
+        chunks = []
+        async with contextlib.aclosing(graph.astream({"log": []})) as stream:
+            async for chunk in stream:
+                chunks.append(chunk)
+                await started.wait()
+                break
+        assert chunks == [{"first": {"log": ["first"]}}]
+
+    asyncio.run(main())
+    assert cancelled == [True]
+    assert after == []
