@@ -131,7 +131,21 @@ static sst_value *convert_send(PyObject *o, const char *what, const path_step *p
             path_step step = {p, "arg", 0};
             sst_value *a = convert(arg, what, &step, depth + 1);
             sst_error err = {0};
-            if (a != NULL && (out = sst_send_new(PyUnicode_AsUTF8(node), a, &err)) == NULL) {
+            /* Send(..., timeout=): (run, idle, heartbeat_only) from Send._timeout_args. */
+            PyObject *to = a != NULL ? PyObject_CallMethod(o, "_timeout_args", NULL) : NULL;
+            sst_timeout_policy tp = {0, 0, false};
+            int hb = 0;
+            if (to == NULL || (to != Py_None && !PyArg_ParseTuple(to, "ddp", &tp.run_timeout_s,
+                                                                  &tp.idle_timeout_s, &hb))) {
+                sst_value_unref(a);
+            } else if (to != Py_None) {
+                tp.heartbeat_only = hb != 0;
+                out = sst_send_new_timeout(PyUnicode_AsUTF8(node), a, &tp, &err);
+            } else {
+                out = sst_send_new(PyUnicode_AsUTF8(node), a, &err);
+            }
+            Py_XDECREF(to);
+            if (a != NULL && out == NULL && !PyErr_Occurred()) {
                 value_error(what, p, &err);
             }
         }

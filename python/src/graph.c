@@ -23,15 +23,31 @@
 
 /* ---- trampolines: the engine calls Python ---- */
 
+/* Whether the exception set is superstep._aio.RunCancelled (its run was stopped). */
+static bool run_stopped_in_node(void) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    bool yes = false;
+    if (t != NULL && PyType_Check(t)) {
+        PyObject *a = PyObject_GetAttrString(t, "_superstep_run_cancelled");
+        yes = a != NULL;
+        Py_XDECREF(a);
+        PyErr_Clear();
+    }
+    PyErr_Restore(t, v, tb); /* the node's exception, as it was */
+    return yes;
+}
+
 /* The exception set in the node is the task's failure (or its interrupt). */
 static sst_code node_exception(sst_node_ctx *ctx, PyObject *node) {
     if (sstpy.graph_interrupt != NULL && PyErr_ExceptionMatches(sstpy.graph_interrupt)) {
         PyErr_Clear();
         return SST_EINTERRUPT;
     }
-    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-        /* Ctrl-C landed in this node's Python code (the main thread): the task is
-         * cancelled (never retried; its work runs again on resume) and the run stops. */
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt) || run_stopped_in_node()) {
+        /* Ctrl-C landed in this node's Python code (the main thread), or the node's run was
+         * stopped (superstep._aio.RunCancelled): the task is cancelled (never retried; its
+         * work runs again on resume) and the run stops. */
         sstpy_run_cancel(ctx, "__pyrun__");
         sst_error err = {0};
         sstpy_fail_with_exception(&err, SST_ECANCELLED);
@@ -474,15 +490,42 @@ static PyObject *graph_set_fields(PyObject *self, PyObject *args) {
     return check_code(rc, &err);
 }
 
-/* Fills @p p from (max_attempts, initial_interval, backoff_factor, max_interval, jitter). */
+/* A policy whose retry_on refuses NodeTimeoutError: the engine's transient codes but a timeout
+ * (a Python exception's code already says what its retry_on said: node_exception). */
+static bool retry_on_but_timeouts(sst_code code, void *ud) {
+    (void)ud;
+    return code != SST_ETIMEOUT && sst_code_is_transient(code);
+}
+
+/* Fills @p p from (max_attempts, initial_interval, backoff_factor, max_interval, jitter,
+ * timeouts): timeouts false when the policy's retry_on does not take NodeTimeoutError. */
 static int retry_from(PyObject *t, sst_retry_policy *p) {
     sst_retry_policy_init(p);
-    int jitter = 1;
-    if (!PyArg_ParseTuple(t, "Idddp", &p->max_attempts, &p->initial_interval_s, &p->backoff_factor,
-                          &p->max_interval_s, &jitter)) {
+    int jitter = 1, timeouts = 1;
+    if (!PyArg_ParseTuple(t, "Idddp|p", &p->max_attempts, &p->initial_interval_s,
+                          &p->backoff_factor, &p->max_interval_s, &jitter, &timeouts)) {
         return -1;
     }
     p->jitter = jitter != 0;
+    if (!timeouts) {
+        p->retry_on = retry_on_but_timeouts;
+    }
+    return 0;
+}
+
+/* Fills @p p from (run_timeout, idle_timeout, heartbeat_only) (TimeoutPolicy._args). */
+static int timeout_from(PyObject *t, sst_timeout_policy *p) {
+    int hb = 0;
+    memset(p, 0, sizeof *p);
+    if (!PyArg_ParseTuple(t, "ddp", &p->run_timeout_s, &p->idle_timeout_s, &hb)) {
+        return -1;
+    }
+    p->heartbeat_only = hb != 0;
+    if (!sst_timeout_policy_valid(p)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "timeout: seconds must be greater than 0 and at most 1e9");
+        return -1;
+    }
     return 0;
 }
 
@@ -526,21 +569,26 @@ static int cache_from(graph_obj *o, PyObject *t, sst_node_cache_policy *p) {
  * "__error_handler__<name>" when the node fails for good (node_error() tells what failed).
  */
 static PyObject *graph_add_node(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"name",     "node",     "retry",         "ends",  "defer", "input_fields",
-                          "metadata", "subgraph", "error_handler", "cache", NULL};
+    static char *kwn[] = {"name",          "node",         "retry",    "ends",
+                          "defer",         "input_fields", "metadata", "subgraph",
+                          "error_handler", "cache",        "timeout",  NULL};
     graph_obj *o = (graph_obj *)self;
     const char *name;
     PyObject *node, *retry = Py_None, *ends = Py_None, *input_fields = Py_None;
     PyObject *metadata = Py_None, *subgraph = Py_None, *handler = Py_None, *cache = Py_None;
+    PyObject *timeout = Py_None;
     int defer = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOOOO", kwn, &name, &node, &retry, &ends,
-                                     &defer, &input_fields, &metadata, &subgraph, &handler,
-                                     &cache)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OOpOOOOOO", kwn, &name, &node, &retry, &ends,
+                                     &defer, &input_fields, &metadata, &subgraph, &handler, &cache,
+                                     &timeout)) {
         return NULL;
     }
     sst_node_opts opts;
     sst_node_opts_init(&opts);
     opts.defer = defer != 0;
+    if (timeout != Py_None && timeout_from(timeout, &opts.timeout) < 0) {
+        return NULL;
+    }
     if (cache != Py_None && cache_from(o, cache, &opts.cache_policy) < 0) {
         return NULL;
     }
@@ -646,6 +694,17 @@ static PyObject *graph_set_default_retry(PyObject *self, PyObject *list) {
 }
 
 /* set_default_error_handler(wrapper): set_node_defaults(error_handler=); None clears it. */
+/* set_default_timeout((run_timeout, idle_timeout, heartbeat_only)). */
+static PyObject *graph_set_default_timeout(PyObject *self, PyObject *t) {
+    graph_obj *o = (graph_obj *)self;
+    sst_timeout_policy tp;
+    if (timeout_from(t, &tp) < 0) {
+        return NULL;
+    }
+    sst_error err = {0};
+    return check_code(sst_graph_set_default_timeout(o->g, &tp, &err), &err);
+}
+
 static PyObject *graph_set_default_error_handler(PyObject *self, PyObject *handler) {
     graph_obj *o = (graph_obj *)self;
     if (handler != Py_None && !PyCallable_Check(handler)) {
@@ -726,22 +785,22 @@ static PyObject *graph_add_conditional_edges(PyObject *self, PyObject *args) {
 
 /*
  * compile(saver=None, interrupt_before=None, interrupt_after=None, workers=1, checkpoints=0,
- *         cache=None, cache_ns=None)
+ *         cache=None, cache_ns=None, step_timeout=0)
  * checkpoints: as a subgraph, sst_subgraph_checkpoints (0 per task, 1 kept: LangGraph's
  * checkpointer=True, 2 none: checkpointer=False). cache: a _core.Cache where nodes with a
  * cache policy keep their writes, under the graph's part @p cache_ns (sst_compile_opts).
+ * step_timeout: seconds a superstep may take (LangGraph's graph.step_timeout; 0: none).
  */
 static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
-    static char *kwn[] = {"saver",           "interrupt_before",
-                          "interrupt_after", "workers",
-                          "checkpoints",     "cache",
-                          "cache_ns",        NULL};
+    static char *kwn[] = {"saver", "interrupt_before", "interrupt_after", "workers", "checkpoints",
+                          "cache", "cache_ns",         "step_timeout",    NULL};
     graph_obj *o = (graph_obj *)self;
     PyObject *saver = Py_None, *before = Py_None, *after = Py_None, *cache = Py_None;
     const char *cache_ns = NULL;
     unsigned workers = 1, checkpoints = SST_SUBGRAPH_PER_TASK;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOIIOz", kwn, &saver, &before, &after, &workers,
-                                     &checkpoints, &cache, &cache_ns)) {
+    double step_timeout = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOOIIOzd", kwn, &saver, &before, &after, &workers,
+                                     &checkpoints, &cache, &cache_ns, &step_timeout)) {
         return NULL;
     }
     sst_cache *sc = NULL;
@@ -776,6 +835,7 @@ static PyObject *graph_compile(PyObject *self, PyObject *args, PyObject *kw) {
     co.checkpoints = (sst_subgraph_checkpoints)checkpoints;
     co.cache = sc;
     co.cache_ns = cache_ns;
+    co.step_timeout_s = step_timeout;
     sst_error err = {0};
     sst_compiled_graph *cg = sst_graph_compile(o->g, &co, &err);
     sstpy_names_free(&nb);
@@ -803,6 +863,7 @@ static PyMethodDef graph_methods[] = {
     {"add_node", (PyCFunction)(void (*)(void))graph_add_node, METH_VARARGS | METH_KEYWORDS, NULL},
     {"set_default_error_handler", graph_set_default_error_handler, METH_O, NULL},
     {"set_default_retry", graph_set_default_retry, METH_O, NULL},
+    {"set_default_timeout", graph_set_default_timeout, METH_O, NULL},
     {"set_default_cache", graph_set_default_cache, METH_O, NULL},
     {"add_edge", graph_add_edge, METH_VARARGS, NULL},
     {"add_join", graph_add_join, METH_VARARGS, NULL},
@@ -994,7 +1055,38 @@ static PyObject *py_push_message(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* node_limited(): whether the running node has a timeout or its superstep a deadline. */
+static PyObject *py_node_limited(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyBool_FromLong(sst_node_timeout(sstpy_current_ctx) != NULL);
+}
+
+/* node_cancelled(): whether the running node ran out of time or its run was cancelled. */
+static PyObject *py_node_cancelled(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    sst_node_ctx *ctx = sstpy_current_ctx;
+    bool yes;
+    Py_BEGIN_ALLOW_THREADS yes = sst_node_cancelled(ctx); /* may ask the run's cancel hook */
+    Py_END_ALLOW_THREADS return PyBool_FromLong(yes);
+}
+
+/* heartbeat(): progress for the running node's idle timeout (runtime.heartbeat()). */
+static PyObject *py_heartbeat(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    sst_node_heartbeat(sstpy_current_ctx);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef graph_functions[] = {
+    {"node_limited", py_node_limited, METH_NOARGS,
+     "node_limited(): whether the running node has a timeout (or its superstep a deadline)."},
+    {"node_cancelled", py_node_cancelled, METH_NOARGS,
+     "node_cancelled(): whether the running node ran out of time or its run was cancelled."},
+    {"heartbeat", py_heartbeat, METH_NOARGS,
+     "heartbeat(): progress for the running node's idle timeout."},
     {"push_message", py_push_message, METH_VARARGS,
      "push_message(message, state_key): write and stream a message from a node."},
     {NULL, NULL, 0, NULL}};

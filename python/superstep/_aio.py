@@ -10,6 +10,17 @@ to the node (`interrupt()`, the stream writer, a task's submit and join), which
 the coroutine hands it through `_Home.call` / `_Home.acall`. Coroutines of the
 nodes of one superstep run concurrently, as many at once as the graph has
 workers (compile(workers=), default 4): each waits on its own home thread.
+
+A node with a timeout (TimeoutPolicy), or in a superstep with a deadline
+(step_timeout), or of a run that can be stopped (ainvoke, stream: a
+threading.Event set when the caller was cancelled or the consumer went away):
+its home thread wakes every 10 ms to ask the engine whether the node ran out
+of time (`_core.node_cancelled`, sst_node_cancelled) and whether the run's
+stop is set; then it cancels the coroutine's task and waits for it to end (a
+coroutine blocking its loop is cancelled only when it next awaits). The
+engine fails a timed-out attempt with its timeout error whatever the
+coroutine did after that; a stopped run's node fails with RunCancelled, which
+python/src/graph.c treats as a Ctrl-C: never retried, the run stops there.
 """
 
 from __future__ import annotations
@@ -66,7 +77,7 @@ def own_loop() -> asyncio.AbstractEventLoop:
 class _Home:
     """A node's home thread while its coroutine runs elsewhere (see the module's doc)."""
 
-    __slots__ = ("q", "ident", "config", "store", "context", "loop")
+    __slots__ = ("q", "ident", "config", "store", "context", "loop", "task")
 
     def __init__(self, config: Any, store: Any, context: Any, loop: Any) -> None:
         self.q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
@@ -75,6 +86,7 @@ class _Home:
         self.store = store
         self.context = context
         self.loop = loop
+        self.task: Optional["asyncio.Task[Any]"] = None  # the coroutine's, once it started
 
     def call(self, fn: Callable, *args: Any) -> Any:
         """fn(*args) on the home thread; the calling thread waits (a short engine call)."""
@@ -95,12 +107,25 @@ class _Home:
         self.q.put((fn, args, fut, loop))
         return await fut
 
-    def serve(self, cf: Any) -> Any:
-        """Runs the calls handed over until the coroutine's future @p cf is done; its result."""
+    def serve(self, cf: Any, limited: bool = False, stop: Any = None) -> Any:
+        """Runs the calls handed over until the coroutine's future @p cf is done; its result.
+        @p limited: the node has a time limit; @p stop: the run's stop event (or None);
+        both asked every _POLL seconds."""
         cf.add_done_callback(lambda _f: self.q.put(None))
+        cancelled = stopped = False
         try:
             while True:
-                item = self.q.get()
+                if (limited or stop is not None) and not cancelled:
+                    try:
+                        item = self.q.get(timeout=_POLL)
+                    except queue.Empty:
+                        stopped = stop is not None and stop.is_set()
+                        if stopped or (limited and _core.node_cancelled()):
+                            cancelled = True
+                            self.loop.call_soon_threadsafe(self._cancel)
+                        continue
+                else:
+                    item = self.q.get()
                 if item is None:
                     break
                 fn, args, box, done = item
@@ -118,7 +143,18 @@ class _Home:
             # coroutine is cancelled, the node fails with it.
             cf.cancel()
             raise
+        if stopped:  # the run was stopped: the node fails as under Ctrl-C (graph.c)
+            raise RunCancelled("the run was stopped while the node ran")
+        if cancelled:  # out of time: what the coroutine gave is dropped (by the engine too)
+            raise asyncio.CancelledError("the node ran out of time")
         return cf.result()
+
+    def _cancel(self) -> None:
+        """On the loop: cancels the coroutine's task (it has not started: at its start)."""
+        if self.task is not None:
+            self.task.cancel()
+        else:
+            self.task = _CANCEL_AT_START
 
 
 def _settle(fut: "asyncio.Future[Any]", failed: bool, out: Any) -> None:
@@ -138,19 +174,47 @@ def home() -> Optional[_Home]:
     return h
 
 
+# How often a home thread of a node with a time limit asks whether its time ran out.
+_POLL = 0.01
+
+
+class RunCancelled(asyncio.CancelledError):
+    """A coroutine node's failure when its run was stopped (its ainvoke caller cancelled,
+    its stream's consumer gone): python/src/graph.c fails the node with SST_ECANCELLED (no
+    retry) and stops the run, as for a Ctrl-C."""
+
+    _superstep_run_cancelled = True
+_CANCEL_AT_START: Any = object()
+
+
 async def _bound(coro: Any, h: _Home) -> Any:
     _HOME.set(h)
+    if h.task is _CANCEL_AT_START:
+        coro.close()
+        raise asyncio.CancelledError("the node ran out of time")
+    h.task = asyncio.current_task()
     return await coro
 
 
 def run(coro: Any, loop: Optional[asyncio.AbstractEventLoop], config: Any, store: Any,
-        context: Any) -> Any:
+        context: Any, stop: Any = None) -> Any:
     """Runs @p coro (from a node, router, task or entrypoint called on this engine
     thread) on @p loop (None: the module's own) to its end; its result, or its exception."""
     if loop is None or loop.is_closed():
         loop = own_loop()
     h = _Home(config, store, context, loop)
-    return h.serve(asyncio.run_coroutine_threadsafe(_bound(coro, h), loop))
+    return h.serve(asyncio.run_coroutine_threadsafe(_bound(coro, h), loop), _core.node_limited(),
+                   stop)
+
+
+def heartbeat() -> None:
+    """runtime.heartbeat(): progress for the running node's idle timeout (from a coroutine,
+    on its home thread)."""
+    h = home()
+    if h is not None:
+        h.call(_core.heartbeat)
+    else:
+        _core.heartbeat()
 
 
 def emit(chunk: Any) -> Any:

@@ -5,6 +5,9 @@ classes here are for the engine's own errors, chosen by its error code.
 """
 
 
+import re
+
+
 class GraphRecursionError(RecursionError):
     """The run reached its recursion_limit (supersteps) without finishing."""
 
@@ -79,6 +82,42 @@ class EngineRuntimeError(RuntimeError, SuperstepError):
         SuperstepError.__init__(self, message, code, node)
 
 
+class NodeTimeoutError(Exception):
+    """A node's attempt ran past its TimeoutPolicy (LangGraph's NodeTimeoutError): not a
+    TimeoutError (an OSError), so the default RetryPolicy retries it.
+
+    `kind` ("run" or "idle") and `timeout` say which limit fired, `elapsed` when (seconds).
+    `run_timeout` and `idle_timeout` are the configured limits; raised by the engine, the
+    limit that did not fire is not known here and is None."""
+
+    def __init__(self, node, elapsed, *, kind, idle_timeout=None, run_timeout=None):
+        if kind == "idle":
+            if idle_timeout is None:
+                raise ValueError("idle_timeout is required when kind='idle'")
+            message = (f"Node '{node}' exceeded its idle timeout of {idle_timeout:.3f}s "
+                       f"without making progress (elapsed: {elapsed:.3f}s).")
+            self.timeout = idle_timeout
+        elif kind == "run":
+            if run_timeout is None:
+                raise ValueError("run_timeout is required when kind='run'")
+            message = (f"Node '{node}' exceeded its run timeout of {run_timeout:.3f}s "
+                       f"(elapsed: {elapsed:.3f}s).")
+            self.timeout = run_timeout
+        else:
+            raise ValueError("kind must be 'idle' or 'run'")
+        super().__init__(message)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout
+
+
+class StepTimeoutError(SuperstepError, TimeoutError):
+    """A superstep ran past the compiled graph's step_timeout: LangGraph raises
+    asyncio.TimeoutError (TimeoutError, which this is)."""
+
+
 class NodeError:
     """What failed, as an error handler receives it (LangGraph's NodeError): give a handler
     a parameter typed NodeError (or named `error`).
@@ -101,8 +140,23 @@ class NodeError:
     __hash__ = None
 
 
+_TIMEOUT_MSG = re.compile(
+    r"'(?P<node>[^']*)' exceeded its (?P<kind>run|idle) timeout of (?P<limit>[0-9.]+)s"
+    r".*\(elapsed: (?P<elapsed>[0-9.]+)s\)")
+
+
 def _from_code(code, message, node=None):
     """The exception for an engine error (called by superstep._core)."""
+    if code == "SST_ETIMEOUT":
+        m = _TIMEOUT_MSG.search(message)
+        if m is not None:
+            limit = float(m["limit"])
+            return NodeTimeoutError(
+                node or m["node"], float(m["elapsed"]), kind=m["kind"],
+                run_timeout=limit if m["kind"] == "run" else None,
+                idle_timeout=limit if m["kind"] == "idle" else None)
+        if "superstep" in message and "timed out" in message:
+            return StepTimeoutError(message, code, node)
     if code == "SST_EINVAL" and "multiple pending interrupts" in message:
         return EngineRuntimeError(message, code, node)  # LangGraph raises RuntimeError
     if code == "SST_ELIMIT" and "ecursion" in message:
@@ -131,4 +185,6 @@ __all__ = [
     "CheckpointNotLatest",
     "SuperstepError",
     "NodeError",
+    "NodeTimeoutError",
+    "StepTimeoutError",
 ]

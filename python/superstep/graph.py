@@ -29,6 +29,7 @@ from .errors import (
     GraphInterrupt,
     InvalidUpdateError,
     NodeError,
+    NodeTimeoutError,
     ParentCommand,
     SuperstepError,
     _from_code,
@@ -42,6 +43,7 @@ from .types import (
     RetryPolicy,
     Send,
     StateSnapshot,
+    TimeoutPolicy,
     _should_retry,
     default_cache_key,
 )
@@ -200,24 +202,37 @@ class Runtime:
     execution_info (attempt, first attempt's time, task id, namespace)."""
 
     def __init__(self, context: Any = None, store: Any = None, stream_writer: Any = None,
-                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None) -> None:
+                 previous: Any = None, execution_info: Optional[ExecutionInfo] = None,
+                 heartbeat: Optional[Callable[[], None]] = None) -> None:
         self.context = context
         self.store = store
         self.stream_writer = stream_writer or (lambda _c: None)
         self.previous = previous
         self.execution_info = execution_info
+        # Progress for the node's idle timeout (TimeoutPolicy); a no-op outside a node.
+        self.heartbeat = heartbeat or _aio.heartbeat
 
 
 class _Run:
     """What nodes of one invoke receive besides the state."""
 
-    __slots__ = ("config", "context", "store", "loop")
+    __slots__ = ("config", "context", "store", "loop", "stop")
 
     def __init__(self, config: dict, context: Any, store: Any = None, loop: Any = None) -> None:
         self.config = config
         self.context = context
         self.store = store
         self.loop = loop  # the loop of coroutine nodes (superstep._aio), None: the module's
+        # The run's stop (a threading.Event: the ainvoke caller was cancelled, the stream's
+        # consumer went away): coroutine nodes are cancelled when it is set; None: never.
+        self.stop: Any = None
+
+
+def _set_stop(run: Any, stop: Any) -> None:
+    """The run's stop for its coroutine nodes (an entrypoint's run has none: its tasks are
+    not cancelled by it)."""
+    if isinstance(run, _Run):
+        run.stop = stop
 
 
 def _is_async(fn: Any) -> bool:
@@ -430,7 +445,7 @@ class _Node:
             result = self.fn(state)
             if type(result) is types.CoroutineType:  # a coroutine from a plain def, as __call__
                 result = _aio.run(result, getattr(run, "loop", None), config, store,
-                                  getattr(run, "context", None))
+                                  getattr(run, "context", None), getattr(run, "stop", None))
         except ParentCommand:
             return None  # as in __call__
         finally:
@@ -470,7 +485,7 @@ class _Node:
             kwargs["runtime"] = Runtime(
                 run.context if run is not None else None, store,
                 _aio.emit if self.is_async else get_stream_writer(),
-                execution_info=_execution_info(config),
+                execution_info=_execution_info(config), heartbeat=_aio.heartbeat,
             )
         if self.want_store:
             kwargs["store"] = store
@@ -482,7 +497,7 @@ class _Node:
             result = self.fn(*args, **kwargs)
             if self.is_async or type(result) is types.CoroutineType:
                 result = _aio.run(result, getattr(run, "loop", None), config, store,
-                                  getattr(run, "context", None))
+                                  getattr(run, "context", None), getattr(run, "stop", None))
         except ParentCommand:
             # A graph this node invoked ended with Command(graph=Command.PARENT): its
             # update and goto are this node's already (sst_node_run_subgraph).
@@ -549,10 +564,21 @@ def _retry_tuple(policy: Any) -> Tuple[RetryPolicy, ...]:
 
 
 def _retry_args(policies: Sequence[RetryPolicy]) -> list:
+    # The last element: whether the policy retries a NodeTimeoutError (the engine's timeout
+    # error never reaches Python's retry_on: python/src/graph.c, retry_from).
+    sample = NodeTimeoutError("node", 0.0, kind="run", run_timeout=1.0)
     return [
-        (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter)
+        (p.max_attempts, p.initial_interval, p.backoff_factor, p.max_interval, p.jitter,
+         _should_retry(p, sample))
         for p in policies
     ]
+
+
+def _sync_timeout_unsupported(name: str, kind: str = "Node") -> ValueError:
+    """LangGraph's refusal of a timeout on a sync node (langgraph._internal._timeout)."""
+    return ValueError(
+        "Node timeouts are only supported for async nodes because sync Python execution "
+        f"cannot be safely cancelled in-process. {kind} {name!r} is sync.")
 
 
 @dataclasses.dataclass
@@ -566,6 +592,7 @@ class _NodeSpec:
     metadata: Optional[dict] = None
     error_handler: Optional[Callable] = None
     cache_policy: Optional[CachePolicy] = None
+    timeout: Optional[TimeoutPolicy] = None
 
 
 class _CacheKey:
@@ -678,18 +705,19 @@ class StateGraph:
         self.default_retry: Tuple[RetryPolicy, ...] = ()
         self.default_error_handler: Optional[Callable] = None
         self.default_cache_policy: Optional[CachePolicy] = None
+        self.default_timeout: Optional[TimeoutPolicy] = None
 
     def set_node_defaults(self, *, retry_policy: Any = None, cache_policy: Any = None,
                           error_handler: Optional[Callable] = None,
                           timeout: Any = None) -> "StateGraph":
         """Policies for every node without its own (LangGraph's set_node_defaults), applied
-        at compile: `retry_policy` to every node, error handlers included; `error_handler`
-        and `cache_policy` to the other nodes, the former run as node
+        at compile: `retry_policy` and `timeout` to every node, error handlers included;
+        `error_handler` and `cache_policy` to the other nodes, the former run as node
         "__default_error_handler__"."""
         if cache_policy is not None:
             self.default_cache_policy = _cache_policy(cache_policy)
         if timeout is not None:
-            raise NotImplementedError("set_node_defaults: timeout is not supported yet")
+            self.default_timeout = TimeoutPolicy.coerce(timeout)
         if retry_policy is not None:
             self.default_retry = _retry_tuple(retry_policy)
         if error_handler is not None:
@@ -718,8 +746,9 @@ class StateGraph:
                  metadata: Optional[dict] = None, input_schema: Any = None,
                  retry_policy: Any = None, cache_policy: Any = None,
                  destinations: Any = None, error_handler: Optional[Callable] = None,
-                 **kwargs: Any) -> "StateGraph":
+                 timeout: Any = None, **kwargs: Any) -> "StateGraph":
         input_schema = kwargs.pop("input", input_schema)
+        timeout = TimeoutPolicy.coerce(timeout)
         retry_policy = kwargs.pop("retry", retry_policy)
         if kwargs:
             raise TypeError(f"add_node: unexpected arguments {sorted(kwargs)}")
@@ -741,7 +770,7 @@ class StateGraph:
         elif destinations is not None:
             destinations = tuple(destinations)
         self.nodes[node] = _NodeSpec(node, action, retry, destinations, defer, input_schema,
-                                     metadata, error_handler, cache_policy)
+                                     metadata, error_handler, cache_policy, timeout)
         return self
 
     def add_edge(self, start_key: Union[str, Sequence[str]], end_key: str) -> "StateGraph":
@@ -827,7 +856,8 @@ class StateGraph:
 
     def _compile(self, checkpointer: Any, interrupt_before: Any, interrupt_after: Any,
                  name: Optional[str], workers: Optional[int],
-                 checkpoints: int = 0, cache: Any = None) -> "CompiledStateGraph":
+                 checkpoints: int = 0, cache: Any = None,
+                 step_timeout: Optional[float] = None) -> "CompiledStateGraph":
         g = _core.Graph()
         root = self.root is not None
         if root:
@@ -843,6 +873,19 @@ class StateGraph:
                 g.set_fields("output", list(_schema_hints(self.output_schema)))
         if self.default_retry:
             g.set_default_retry(_retry_args(self.default_retry))
+        # Timeouts: async nodes only, as LangGraph (a sync node cannot be cancelled).
+        for spec_ in self.nodes.values():
+            fns = [spec_.action] if (spec_.timeout or self.default_timeout) else []
+            if self.default_timeout is not None and spec_.error_handler is not None:
+                fns.append(spec_.error_handler)
+            for fn in fns:
+                if not isinstance(fn, CompiledStateGraph) and not _is_async(fn):
+                    raise _sync_timeout_unsupported(spec_.name)
+        if self.default_timeout is not None:
+            if (self.default_error_handler is not None
+                    and not _is_async(self.default_error_handler)):
+                raise _sync_timeout_unsupported("__default_error_handler__")
+            g.set_default_timeout(self.default_timeout._args())
         if self.default_error_handler is not None:
             if "__default_error_handler__" in self.nodes:
                 raise ValueError(
@@ -893,6 +936,7 @@ class StateGraph:
                 subgraph=subgraph._cg if subgraph is not None else None,
                 error_handler=handler,
                 cache=_cache_args(spec_.cache_policy, root, node_state_cls, self.message_fields),
+                timeout=spec_.timeout._args() if spec_.timeout is not None else None,
             )
         for a, b in self.edges:
             g.add_edge(a, b)
@@ -932,10 +976,14 @@ class StateGraph:
             checkpointer, names(interrupt_before), names(interrupt_after),
             workers if workers is not None else 4, checkpoints,
             cache._cache if cache is not None else None, cache_ns,
+            float(step_timeout or 0.0),
         )
         self.compiled = True
         compiled = CompiledStateGraph(self, cg, checkpointer, name or "LangGraph")
         compiled.cache = cache
+        compiled._step_timeout = step_timeout
+        compiled._compile_args = (checkpointer, interrupt_before, interrupt_after, name, workers,
+                                  checkpoints, cache)
         return compiled
 
 
@@ -1007,6 +1055,31 @@ class CompiledStateGraph:
         self._root = builder.root is not None
         self._msg_fields = builder.message_fields
         self.cache: Any = None  # compile(cache=)
+        self._step_timeout: Optional[float] = None
+        self._compile_args: Optional[tuple] = None
+
+    @property
+    def step_timeout(self) -> Optional[float]:
+        """Seconds a superstep may take, its tasks' retries included (LangGraph's
+        graph.step_timeout; None: no limit). A superstep past it fails the run with
+        StepTimeoutError (a TimeoutError, as LangGraph's asyncio.TimeoutError); its running
+        async nodes are cancelled. Set it before the graph runs (it recompiles the graph:
+        a parent compiled with this graph as its node keeps the limit it had)."""
+        return self._step_timeout
+
+    @step_timeout.setter
+    def step_timeout(self, value: Optional[float]) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not value > 0):
+            raise ValueError(f"step_timeout must be a positive number of seconds, got {value!r}")
+        if self._compile_args is None:
+            raise ValueError("step_timeout: this graph cannot be recompiled")
+        value = float(value) if value is not None else None
+        if value == self._step_timeout:
+            return
+        other = self.builder._compile(*self._compile_args, step_timeout=value)
+        self._cg = other._cg
+        self._step_timeout = value
 
     # -- running --
 
@@ -1093,8 +1166,10 @@ class CompiledStateGraph:
     def invoke(self, input: Any, config: Optional[dict] = None, *,
                context: Any = None, stream_mode: Any = "values", output_keys: Any = None,
                interrupt_before: Any = None, interrupt_after: Any = None,
-               durability: Any = None, debug: Any = None, **kwargs: Any) -> Any:
-        """Runs the graph to its end (or an interrupt) and returns the final state."""
+               durability: Any = None, debug: Any = None, _stop: Any = None,
+               **kwargs: Any) -> Any:
+        """Runs the graph to its end (or an interrupt) and returns the final state.
+        (`_stop`: a threading.Event that stops the run, ainvoke's.)"""
         if self._runs_in_node(input, stream_mode, interrupt_before, interrupt_after):
             return self._invoke_in_node(input, output_keys)
         if stream_mode != "values":
@@ -1105,6 +1180,9 @@ class CompiledStateGraph:
             )
             return chunks
         kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability)
+        if _stop is not None:
+            kw["stop"] = _stop
+            _set_stop(kw["pyconfig"], _stop)
         status, state, ints = self._cg.run(**kw)
         out = self._output(state)
         if output_keys is not None and isinstance(out, dict):
@@ -1214,7 +1292,8 @@ class CompiledStateGraph:
         kw = self._prepare(input, config, context, interrupt_before, interrupt_after, durability,
                            subgraphs)
         q: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        stop = threading.Event()
+        stop = kwargs.get("_stop") or threading.Event()
+        _set_stop(kw["pyconfig"], stop)
 
         def on_event(mode: str, ns: Optional[str], node: Optional[str], ev: Any) -> bool:
             if stop.is_set():
@@ -1263,11 +1342,24 @@ class CompiledStateGraph:
         h = _aio.home()
         if h is not None and self._runs_in_node_kw(input, kwargs):
             return await h.acall(functools.partial(self.invoke, input, config, **kwargs))
+        stop = threading.Event()
         token = _aio._LOOP.set(asyncio.get_running_loop())
         try:
-            return await asyncio.to_thread(self.invoke, input, config, **kwargs)
+            fut = asyncio.ensure_future(
+                asyncio.to_thread(self.invoke, input, config, _stop=stop, **kwargs))
         finally:
             _aio._LOOP.reset(token)
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            # The caller was cancelled: the run stops (its coroutine nodes cancelled, no
+            # further superstep); this loop runs them to their end meanwhile.
+            stop.set()
+            try:
+                await fut
+            except BaseException:
+                pass
+            raise
 
     async def astream(self, input: Any, config: Optional[dict] = None, **kwargs: Any):
         """stream() on a thread, its chunks handed to this loop as they come; `async def`
@@ -1283,7 +1375,7 @@ class CompiledStateGraph:
                 stop.set()
 
         def produce() -> None:
-            gen = self.stream(input, config, **kwargs)
+            gen = self.stream(input, config, _stop=stop, **kwargs)
             try:
                 for chunk in gen:
                     put((0, chunk))

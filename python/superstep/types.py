@@ -1,9 +1,10 @@
 """LangGraph's langgraph.types on superstep: Send, Command, interrupt, Interrupt,
-RetryPolicy, StateSnapshot, PregelTask, Overwrite, StreamWriter, Durability."""
+RetryPolicy, TimeoutPolicy, StateSnapshot, PregelTask, Overwrite, StreamWriter, Durability."""
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import timedelta
 from typing import Any, Callable, Literal, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
 from . import _aio, _core
@@ -15,22 +16,93 @@ StreamWriter = Callable[[Any], None]
 
 
 class Send:
-    """Send(node, arg): run `node` once with `arg` as its input (map-reduce)."""
+    """Send(node, arg, timeout=None): run `node` once with `arg` as its input (map-reduce);
+    `timeout` (seconds or a TimeoutPolicy) replaces the node's own for that task."""
 
-    __slots__ = ("node", "arg")
+    __slots__ = ("node", "arg", "timeout")
 
-    def __init__(self, node: str, arg: Any) -> None:
+    def __init__(self, node: str, arg: Any, *, timeout: Any = None) -> None:
         self.node = node
         self.arg = arg
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     def __hash__(self) -> int:
         return hash((self.node, repr(self.arg)))
 
     def __repr__(self) -> str:
+        if self.timeout is not None:
+            return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
         return f"Send(node={self.node!r}, arg={self.arg!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Send) and self.node == other.node and self.arg == other.arg
+        return (isinstance(other, Send) and self.node == other.node and self.arg == other.arg
+                and self.timeout == other.timeout)
+
+    def _timeout_args(self) -> Optional[Tuple[float, float, bool]]:
+        """(run_timeout, idle_timeout, heartbeat_only) for superstep._core, or None."""
+        return self.timeout._args() if self.timeout is not None else None
+
+
+def _coerce_timeout_seconds(value: Any, *, field: str) -> Optional[float]:
+    if value is None:
+        return None
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise ValueError(f"{field} must be greater than 0")
+    return seconds
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeoutPolicy:
+    """How long one attempt of a node may take (LangGraph's TimeoutPolicy).
+
+    `run_timeout`: a cap on the attempt's wall-clock time, never refreshed;
+    `idle_timeout`: the longest time the attempt may go without progress. Progress
+    (`refresh_on="auto"`) is a chunk written to the stream writer or
+    `runtime.heartbeat()`; with `refresh_on="heartbeat"` only the latter. A node past
+    either fails with NodeTimeoutError, retried under its retry policy.
+
+    Only `async def` nodes may have one (as in LangGraph): the attempt's coroutine is
+    cancelled when its time runs out. A coroutine that blocks its loop (time.sleep, a
+    long computation) cannot be cancelled until it awaits; whatever it returns after its
+    time ran out is dropped for the NodeTimeoutError."""
+
+    run_timeout: Union[float, timedelta, None] = None
+    idle_timeout: Union[float, timedelta, None] = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: Any) -> Optional["TimeoutPolicy"]:
+        """Seconds (a number or timedelta: a run timeout) or a policy, as a policy with
+        positive float fields; None for None (or a policy without either limit)."""
+        if value is None:
+            return None
+        if isinstance(value, TimeoutPolicy):
+            rt, it = value.run_timeout, value.idle_timeout
+            if (value.refresh_on in ("auto", "heartbeat")
+                    and (rt is None or (type(rt) is float and rt > 0))
+                    and (it is None or (type(it) is float and it > 0))
+                    and (rt is not None or it is not None)):
+                return value  # coerced already (frozen: safe to share)
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float, timedelta)):
+                raise TypeError(
+                    f"timeout must be a number of seconds, a timedelta or a TimeoutPolicy, "
+                    f"got {value!r}")
+            value = cls(run_timeout=value)
+        if value.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run_timeout = _coerce_timeout_seconds(value.run_timeout, field="run_timeout")
+        idle_timeout = _coerce_timeout_seconds(value.idle_timeout, field="idle_timeout")
+        if run_timeout is None and idle_timeout is None:
+            return None
+        return cls(run_timeout=run_timeout, idle_timeout=idle_timeout,
+                   refresh_on=value.refresh_on)
+
+    def _args(self) -> Tuple[float, float, bool]:
+        """(run_timeout, idle_timeout, heartbeat_only) with 0 for none (superstep._core)."""
+        return (float(self.run_timeout or 0.0), float(self.idle_timeout or 0.0),
+                self.refresh_on == "heartbeat")
 
 
 @dataclasses.dataclass
@@ -192,6 +264,7 @@ __all__ = [
     "Overwrite",
     "Command",
     "RetryPolicy",
+    "TimeoutPolicy",
     "CachePolicy",
     "default_cache_key",
     "PregelTask",

@@ -4839,3 +4839,71 @@ def test_ainvoke_in_an_async_node_runs_as_its_subgraph():
                    for c in saver.list({"configurable": {"thread_id": "1"}}))
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("stream_hang_s", [0.3, 0.6])
+def test_step_timeout_on_stream_hang(stream_hang_s: float) -> None:
+    async def main():
+        inner_task_cancelled = False
+
+        async def awhile(input: Any) -> None:
+            try:
+                await asyncio.sleep(1.5)
+            except asyncio.CancelledError:
+                nonlocal inner_task_cancelled
+                inner_task_cancelled = True
+                raise
+
+        async def alittlewhile(input: Any) -> None:
+            await asyncio.sleep(0.6)
+            return {"hello": "1"}
+
+        class State(TypedDict):
+            hello: str
+
+        builder = StateGraph(State)
+        builder.add_node(awhile)
+        builder.add_node(alittlewhile)
+        builder.set_conditional_entry_point(lambda _: ["awhile", "alittlewhile"])
+        graph = builder.compile()
+        graph.step_timeout = 1
+
+        with pytest.raises(asyncio.TimeoutError):
+            async for chunk in graph.astream({"hello": "world"}, stream_mode="updates"):
+                assert chunk == {"alittlewhile": {"hello": "1"}}
+                await asyncio.sleep(stream_hang_s)
+
+        assert inner_task_cancelled
+
+    asyncio.run(main())
+
+
+
+def test_node_cancellation_on_external_cancel() -> None:
+    async def main():
+        inner_task_cancelled = False
+
+        async def awhile(input: Any) -> None:
+            try:
+                await asyncio.sleep(1)
+            except asyncio.CancelledError:
+                nonlocal inner_task_cancelled
+                inner_task_cancelled = True
+                raise
+
+        class State(TypedDict):
+            hello: str
+
+        builder = StateGraph(State)
+        builder.add_node("agent", awhile)
+        builder.set_entry_point("agent")
+        builder.set_finish_point("agent")
+
+        graph = builder.compile()
+
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(graph.ainvoke({"hello": "world"}), 0.5)
+
+        assert inner_task_cancelled
+
+    asyncio.run(main())

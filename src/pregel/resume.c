@@ -149,6 +149,7 @@ sst_code sst__task_from_descriptor(sst_task *t, const sst_pregel *p, const sst_v
         return SST_EINVAL;
     }
     t->vertex = (uint32_t)v;
+    t->timeout = sst__vertex_timeout(&p->v[v]); /* the task was made for vertex 0 */
     const sst_value *send = sst_object_get(d, "send");
     if (send != NULL) {
         if (!sst_is_int(send) || sst_int_value(send) < 0) {

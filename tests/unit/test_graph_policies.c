@@ -322,6 +322,41 @@ static void test_timeouts(void **state) {
     sst_graph_result_free(r);
 }
 
+/* As spin, but gives up after 5 s (a hundred times the limit below): returns "late". */
+static sst_code spin_bounded(sst_node_ctx *ctx, void *ud) {
+    (void)ud;
+    for (int i = 0; i < 5000 && !sst_node_cancelled(ctx); i++) {
+        sleep_ms(1);
+    }
+    return sst_node_update(ctx, "log", sst_string_new("late", NULL), NULL);
+}
+
+/* A node of the first superstep that is not the graph's first node has its own timeout
+ * (the first superstep's tasks are made from a resume point: src/pregel/resume.c). */
+static void test_timeout_of_a_later_node(void **state) {
+    (void)state;
+    sst_error err;
+    sst_graph *g = sst_graph_new(&err);
+    assert_sst_ok(sst_graph_add_field(g, "log", sst_reducer_replace(), sst_null(), &err), &err);
+    assert_sst_ok(sst_graph_add_node(g, "first", ok_node, "first", NULL, &err), &err);
+    sst_node_opts o;
+    sst_node_opts_init(&o);
+    o.timeout.run_timeout_s = 0.05;
+    assert_sst_ok(sst_graph_add_node(g, "n", spin_bounded, NULL, &o, &err), &err);
+    assert_sst_ok(sst_graph_add_edge(g, SST_START, "n", &err), &err);
+    sst_compiled_graph *cg = sst_graph_compile(g, NULL, &err);
+    assert_non_null(cg);
+    sst_value *in = tu_json("{}");
+    sst_graph_result *r = sst_graph_invoke(cg, NULL, in, NULL, &err);
+    assert_non_null(r);
+    assert_int_equal(sst_graph_result_status(r), SST_RUN_FAILED);
+    assert_int_equal(sst_graph_result_error(r)->code, SST_ETIMEOUT);
+    sst_graph_result_free(r);
+    sst_value_unref(in);
+    sst_compiled_graph_free(cg);
+    sst_graph_free(g);
+}
+
 /* START sends to "n" with a short timeout; n's own timeout is long. */
 static sst_value *send_short(const sst_value *st, void *ud, sst_error *err) {
     (void)st;
@@ -532,6 +567,7 @@ int main(void) {
         cmocka_unit_test(test_error_handler_resumes),
         cmocka_unit_test(test_error_handler_subgraph_failure),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test(test_timeout_of_a_later_node),
         cmocka_unit_test(test_send_timeout),
         cmocka_unit_test(test_step_timeout),
         cmocka_unit_test(test_cache),
