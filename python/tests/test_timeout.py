@@ -78,7 +78,13 @@ def test_send_timeout_overrides_target_node_timeout():
 
 
 def test_state_graph_add_node_timeout_composes_with_retry():
-    """add_node(..., timeout=TimeoutPolicy(...)) retries then succeeds."""
+    """add_node(..., timeout=TimeoutPolicy(...)) retries then succeeds.
+
+    LangGraph's idle timeout here is 0.3 s and its first attempt sleeps 1 s: on a busy
+    machine the second attempt, which returns at once, could still be idle for 0.3 s
+    before the loop runs it, and a third attempt would fail `len(attempts) == 2`. The
+    only change: the idle timeout is 2 s (times SST_TEST_TIME_SCALE) and the first
+    attempt sleeps far past it (it is cancelled when the timeout fires)."""
 
     async def main():
         attempts: list[int] = []
@@ -86,14 +92,14 @@ def test_state_graph_add_node_timeout_composes_with_retry():
         async def flaky(state: _TimeoutState) -> _TimeoutState:
             attempts.append(len(attempts))
             if len(attempts) < 2:
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(100.0 * SCALE)
             return {"x": state["x"] + 1}
 
         builder = StateGraph(_TimeoutState)
         builder.add_node(
             "flaky",
             flaky,
-            timeout=TimeoutPolicy(idle_timeout=0.3),
+            timeout=TimeoutPolicy(idle_timeout=2.0 * SCALE),
             retry_policy=RetryPolicy(
                 max_attempts=3,
                 initial_interval=0.0,
