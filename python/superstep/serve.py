@@ -19,10 +19,10 @@ import importlib.util
 import inspect
 import json
 import os
+import select
 import signal
 import sys
-import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import _core
 
@@ -257,17 +257,56 @@ def main(argv: Optional[List[str]] = None) -> int:
         server.close()
 
 
+def _stop_signals() -> Tuple[int, int]:
+    """A pipe (read end, write end) whose reading end receives the number of every SIGTERM
+    and SIGINT (as one byte), whichever thread of the process the kernel gave it to.
+
+    Python runs a signal's handler in the main thread only, when that thread next runs
+    bytecode. The server's threads (workers, HTTP) do not block SIGTERM, so the kernel may
+    hand the signal to one of them: its C-level handler then only marks the signal as
+    received, and a main thread asleep in a lock's wait (threading.Event.wait) is not woken
+    and would sleep on (issue 34). The wakeup fd is written by that C-level handler in
+    whatever thread it runs, so a wait on the pipe never misses a signal, and a signal
+    received before the wait is in the pipe already."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    # The handlers only make the C-level handler write the wakeup fd (and replace
+    # KeyboardInterrupt): the main thread reads which signal came from the pipe.
+    signal.signal(signal.SIGTERM, lambda sig, frame: None)
+    signal.signal(signal.SIGINT, lambda sig, frame: None)
+    return r, w
+
+
+def _wait_stop_signal(r: int) -> str:
+    """Waits for SIGTERM or SIGINT on the pipe of _stop_signals; the signal's name."""
+    readable = select.poll()  # not select(): the pipe's number may be above FD_SETSIZE
+    readable.register(r, select.POLLIN)
+    while True:
+        readable.poll()
+        try:
+            data = os.read(r, 64)
+        except BlockingIOError:
+            continue
+        for num in data:
+            if num in (signal.SIGTERM, signal.SIGINT):
+                return signal.Signals(num).name
+
+
 def _run(server: Any, a: argparse.Namespace, command: str) -> int:
-    # SIGTERM and SIGINT stop the server gracefully, from the moment it may start.
-    stop = threading.Event()
-    got: List[str] = []
+    # SIGTERM and SIGINT stop the server gracefully, from the moment it may start: one
+    # received while it starts is in the pipe, and stops it once started.
+    r, w = _stop_signals()
+    try:
+        return _serve(server, a, command, r)
+    finally:
+        signal.set_wakeup_fd(-1)
+        os.close(r)
+        os.close(w)
 
-    def on_signal(sig: int, frame: Any) -> None:
-        got.append("SIGINT" if sig == signal.SIGINT else "SIGTERM")
-        stop.set()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+def _serve(server: Any, a: argparse.Namespace, command: str, r: int) -> int:
     try:
         if a.config is not None:
             prepare(a.config)
@@ -298,10 +337,9 @@ def _run(server: Any, a: argparse.Namespace, command: str) -> int:
             host = "127.0.0.1" if a.host in ("0.0.0.0", "::") else a.host
             if not webbrowser.open(f"http://{host}:{server.port}/"):
                 print(f"superstep {command}: --open: open {url}/ in a browser", file=sys.stderr)
-    while not stop.wait(3600):
-        pass
+    got = _wait_stop_signal(r)
     if not a.quiet:
-        print(f"superstep {command}: {got[0] if got else 'SIGTERM'}: stopping (running runs stop "
-              f"at a superstep boundary)", file=sys.stderr)
+        print(f"superstep {command}: {got}: stopping (running runs stop at a superstep "
+              f"boundary)", file=sys.stderr)
     server.close()
     return 0
