@@ -3,11 +3,14 @@
 #define _GNU_SOURCE /* mkstemp, mkdtemp */
 #include "test_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -393,4 +396,34 @@ int tu_openai_server_start(char *base, size_t n) {
 void tu_openai_server_stop(void) {
     tu_server_stop(g_openai_server);
     g_openai_server = 0;
+}
+
+char *tu_http_post(unsigned port, const char *path, const char *body, int *status) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    char head[512];
+    int n = snprintf(head, sizeof head,
+                     "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+                     path, strlen(body));
+    assert_int_equal(write(fd, head, (size_t)n), n);
+    assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    ssize_t got;
+    while ((got = read(fd, buf + len, cap - 1 - len)) > 0) {
+        len += (size_t)got;
+        assert_true(len < cap - 1);
+    }
+    buf[len] = '\0';
+    close(fd);
+    *status = len > 9 ? atoi(buf + 9) : 0; /* "HTTP/1.1 200" */
+    char *at = strstr(buf, "\r\n\r\n");
+    char *out = strdup(at != NULL ? at + 4 : "");
+    free(buf);
+    return out;
 }

@@ -136,6 +136,13 @@ int tu_pg_group_setup(const char *prefix, char *url, size_t n);
 int tu_rm_rf(const char *dir);
 
 /*
+ * POSTs the JSON @p body to @p path on 127.0.0.1:@p port over a plain socket (HTTP/1.1,
+ * Connection: close; no libcurl): the reply's body (new, free()), its status in *status.
+ * Fails the test when the server cannot be reached or the reply is over 64 KiB.
+ */
+char *tu_http_post(unsigned port, const char *path, const char *body, int *status);
+
+/*
  * @p method @p path (with the JSON @p body, or NULL) to the server on 127.0.0.1:@p port,
  * through libcurl (test_util_http.c: link sst_test_util_http, and call
  * curl_global_init first): the reply's JSON, or NULL when it has no body; *status gets

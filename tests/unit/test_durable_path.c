@@ -436,37 +436,6 @@ static void batch_hand_over_past(void **state) {
 
 /* ---- a chain run through the server ---- */
 
-/* POSTs @p body to @p path; returns the response body (new) and its status in *status. */
-static char *http_post(unsigned port, const char *path, const char *body, int *status) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    char head[512];
-    int n = snprintf(head, sizeof head,
-                     "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                     path, strlen(body));
-    assert_int_equal(write(fd, head, (size_t)n), n);
-    assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    ssize_t got;
-    while ((got = read(fd, buf + len, cap - 1 - len)) > 0) {
-        len += (size_t)got;
-        assert_true(len < cap - 1);
-    }
-    buf[len] = '\0';
-    close(fd);
-    *status = atoi(buf + 9); /* "HTTP/1.1 200" */
-    char *at = strstr(buf, "\r\n\r\n");
-    char *out = strdup(at != NULL ? at + 4 : "");
-    free(buf);
-    return out;
-}
-
 static bool count_rec(const sst_checkpoint *rec, void *ud) {
     (void)rec;
     (*(int *)ud)++;
@@ -498,7 +467,7 @@ static void chain_run_commits(void **state) {
     assert_int_equal(sst_server_start(s, E), SST_OK);
     unsigned port = sst_server_port(s);
     int status = 0;
-    char *t = http_post(port, "/threads", "{\"thread_id\":\"" THREAD "\"}", &status);
+    char *t = tu_http_post(port, "/threads", "{\"thread_id\":\"" THREAD "\"}", &status);
     if (status != 200) {
         print_error("%s\n", t);
     }
@@ -508,10 +477,10 @@ static void chain_run_commits(void **state) {
         sst__pg_stats before, after;
         sst__pg_commit_stats(s->pg, &before);
         uint64_t renewed = atomic_load(&s->renewals);
-        char *body = http_post(port, "/threads/" THREAD "/runs/wait",
-                               "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
-                               "\"durability\":\"sync\"}",
-                               &status);
+        char *body = tu_http_post(port, "/threads/" THREAD "/runs/wait",
+                                  "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                                  "\"durability\":\"sync\"}",
+                                  &status);
         assert_int_equal(status, 200);
         assert_non_null(strstr(body, "\"c\""));
         free(body);
@@ -601,16 +570,16 @@ static void keeper_leaves_open_claim(void **state) {
     assert_int_equal(sst_server_start(s, E), SST_OK);
     unsigned port = sst_server_port(s);
     int status = 0;
-    char *t = http_post(port, "/threads", "{\"thread_id\":\"" THREAD2 "\"}", &status);
+    char *t = tu_http_post(port, "/threads", "{\"thread_id\":\"" THREAD2 "\"}", &status);
     assert_int_equal(status, 200);
     free(t);
     gate_set(&wg.g, 1);
     pthread_t rel;
     assert_int_equal(pthread_create(&rel, NULL, releaser_main, &wg), 0);
-    char *body = http_post(port, "/threads/" THREAD2 "/runs/wait",
-                           "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
-                           "\"durability\":\"sync\"}",
-                           &status);
+    char *body = tu_http_post(port, "/threads/" THREAD2 "/runs/wait",
+                              "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                              "\"durability\":\"sync\"}",
+                              &status);
     assert_int_equal(pthread_join(rel, NULL), 0);
     assert_int_equal(status, 200);
     assert_non_null(strstr(body, "\"c\""));
@@ -662,7 +631,7 @@ static void sqlite_chain_run_commits(void **state) {
     assert_non_null(ref);
     unsigned port = sst_server_port(s);
     int status = 0;
-    char *t = http_post(port, "/threads", "{\"thread_id\":\"" THREAD "\"}", &status);
+    char *t = tu_http_post(port, "/threads", "{\"thread_id\":\"" THREAD "\"}", &status);
     assert_int_equal(status, 200);
     free(t);
     int commits = 0;
@@ -673,10 +642,10 @@ static void sqlite_chain_run_commits(void **state) {
         pthread_mutex_lock(mu);
         int before = commits;
         pthread_mutex_unlock(mu);
-        char *body = http_post(port, "/threads/" THREAD "/runs/wait",
-                               "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
-                               "\"durability\":\"sync\"}",
-                               &status);
+        char *body = tu_http_post(port, "/threads/" THREAD "/runs/wait",
+                                  "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                                  "\"durability\":\"sync\"}",
+                                  &status);
         assert_int_equal(status, 200);
         assert_non_null(strstr(body, "\"c\""));
         free(body);
@@ -750,7 +719,7 @@ static void each_durability(const char *db, sst_flush_policy flush) {
         snprintf(thread, sizeof thread, "5d0c4e2a-1b3f-4a6e-8c7d-%012zu", m + 1);
         int status = 0;
         snprintf(req, sizeof req, "{\"thread_id\":\"%s\"}", thread);
-        free(http_post(port, "/threads", req, &status));
+        free(tu_http_post(port, "/threads", req, &status));
         assert_int_equal(status, 200);
         for (int round = 0; round < 2; round++) {
             snprintf(url, sizeof url, "/threads/%s/runs/wait", thread);
@@ -758,7 +727,7 @@ static void each_durability(const char *db, sst_flush_policy flush) {
                      "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
                      "\"durability\":\"%s\"}",
                      modes[m]);
-            char *body = http_post(port, url, req, &status);
+            char *body = tu_http_post(port, url, req, &status);
             if (status != 200 || strstr(body, "\"c\"") == NULL) {
                 print_error("%s: %s\n", modes[m], body);
             }

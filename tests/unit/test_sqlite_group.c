@@ -381,36 +381,6 @@ static void threads(void **state) {
 
 /* ---- a chain run through the server's queue (serve --db FILE) ---- */
 
-static char *http_post(unsigned port, const char *path, const char *body, int *status) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    char head[512];
-    int n = snprintf(head, sizeof head,
-                     "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                     path, strlen(body));
-    assert_int_equal(write(fd, head, (size_t)n), n);
-    assert_int_equal(write(fd, body, strlen(body)), (ssize_t)strlen(body));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    assert_non_null(buf);
-    ssize_t got;
-    while ((got = read(fd, buf + len, cap - 1 - len)) > 0) {
-        len += (size_t)got;
-        assert_true(len < cap - 1);
-    }
-    buf[len] = '\0';
-    close(fd);
-    *status = atoi(buf + 9); /* "HTTP/1.1 200" */
-    char *at = strstr(buf, "\r\n\r\n");
-    char *out = strdup(at != NULL ? at + 4 : "");
-    free(buf);
-    return out;
-}
-
 static void chain_run_commits(void **state) {
     (void)state;
     sst_error err = {0};
@@ -444,16 +414,16 @@ static void chain_run_commits(void **state) {
     for (int round = 0; round < 2; round++) {
         char req[200], url[200];
         snprintf(req, sizeof req, "{\"thread_id\":\"%s\"}", threads_[round]);
-        free(http_post(port, "/threads", req, &status));
+        free(tu_http_post(port, "/threads", req, &status));
         assert_int_equal(status, 200);
         pthread_mutex_lock(mu);
         int before = commits;
         pthread_mutex_unlock(mu);
         snprintf(url, sizeof url, "/threads/%s/runs/wait", threads_[round]);
-        char *body = http_post(port, url,
-                               "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
-                               "\"durability\":\"sync\"}",
-                               &status);
+        char *body = tu_http_post(port, url,
+                                  "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                                  "\"durability\":\"sync\"}",
+                                  &status);
         assert_int_equal(status, 200);
         assert_non_null(strstr(body, "\"c\""));
         free(body);
