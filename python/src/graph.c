@@ -1049,7 +1049,10 @@ static PyObject *py_push_message(PyObject *self, PyObject *args) {
         return NULL;
     }
     sst_error err = {0};
-    if (sst_node_push_message(ctx, key, v, &err) != SST_OK) {
+    /* Without the GIL, as emit() in module.c: the message streams under the run's lock. */
+    sst_code rc;
+    Py_BEGIN_ALLOW_THREADS rc = sst_node_push_message(ctx, key, v, &err);
+    Py_END_ALLOW_THREADS if (rc != SST_OK) {
         return sstpy_raise(&err, NULL);
     }
     Py_RETURN_NONE;

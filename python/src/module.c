@@ -172,8 +172,11 @@ static PyObject *py_emit(PyObject *self, PyObject *value) {
         return NULL;
     }
     sst_error err = {0};
-    sst_code rc = sst_node_emit(ctx, v, &err);
-    if (rc != SST_OK) {
+    /* Without the GIL: the event goes out under the run's stream lock, whose holder may be
+     * waiting for the GIL in the stream callback (another node's event). */
+    sst_code rc;
+    Py_BEGIN_ALLOW_THREADS rc = sst_node_emit(ctx, v, &err);
+    Py_END_ALLOW_THREADS if (rc != SST_OK) {
         return sstpy_raise(&err, NULL);
     }
     Py_RETURN_NONE;

@@ -62,3 +62,58 @@ def test_engines_freed_with_their_workers_thread_states():
         assert len(app.invoke({"rounds": 2, "seen": []})["seen"]) == 4
         del app
         gc.collect()
+
+
+# Streamed events from nodes on several workers: a node's writer() and push_message() send
+# their event under the run's stream lock, whose holder may be in the stream callback waiting
+# for the GIL. With the GIL held while they waited for that lock, two nodes deadlocked (the
+# holder waited for the GIL, the writer held it and waited for the lock): one run in two hung
+# within 20 invokes. Run in a child process, so that a deadlock fails this test, by its
+# deadline, instead of hanging the suite.
+_STREAMING_NODES = r'''
+import operator
+from typing import Annotated, TypedDict
+from superstep.config import get_stream_writer
+from superstep.graph import END, START, StateGraph, push_message
+
+class S(TypedDict, total=False):
+    n: Annotated[int, operator.add]
+    messages: Annotated[list, operator.add]
+
+def make(i):
+    def node(state):
+        w = get_stream_writer()
+        for k in range(300):
+            w({"node": i, "k": k})
+            if k % 30 == 0:
+                push_message({"role": "ai", "content": f"{i}/{k}", "id": f"m{i}-{k}"})
+        return {"n": 1}
+    return node
+
+b = StateGraph(S)
+for i in range(4):
+    b.add_node(f"n{i}", make(i))
+    b.add_edge(START, f"n{i}")
+    b.add_edge(f"n{i}", END)
+g = b.compile(workers=4)
+for rep in range(30):
+    custom = 0
+    for mode, _ in g.stream({"n": 0}, stream_mode=["custom", "messages", "tasks", "debug"]):
+        custom += mode == "custom"
+    assert custom == 4 * 300, custom
+print("ok")
+'''
+
+
+def test_nodes_on_several_workers_stream_events_without_deadlock():
+    import os
+    import subprocess
+    import sys
+
+    scale = float(os.environ.get("SST_TEST_TIME_SCALE") or 1)
+    try:
+        out = subprocess.run([sys.executable, "-c", _STREAMING_NODES], capture_output=True,
+                             text=True, timeout=300 * scale)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("30 streamed runs of 4 nodes did not end in 300 s: a deadlock")
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
