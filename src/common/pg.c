@@ -537,10 +537,12 @@ PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
     return exec(c, name, sql, p, commit, what, err);
 }
 
-sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
-                          const sst__pg_params *p, const char *what, sst_error *err) {
+/* A statement whose rows are not wanted: sst__pg_exec or, when @p last, sst__pg_exec_last. */
+static sst_code run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
+                    bool last, const char *what, sst_error *err) {
     SST__ERR_LOCAL(err);
-    PGresult *r = sst__pg_exec_last(c, name, sql, p, what, err);
+    PGresult *r = last ? sst__pg_exec_last(c, name, sql, p, what, err)
+                       : sst__pg_exec(c, name, sql, p, what, err);
     if (r == NULL) {
         return sst__code(err);
     }
@@ -548,15 +550,14 @@ sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
     return SST_OK;
 }
 
+sst_code sst__pg_run_last(sst__pg_conn *c, const char *name, const char *sql,
+                          const sst__pg_params *p, const char *what, sst_error *err) {
+    return run(c, name, sql, p, true, what, err);
+}
+
 sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const sst__pg_params *p,
                      const char *what, sst_error *err) {
-    SST__ERR_LOCAL(err);
-    PGresult *r = sst__pg_exec(c, name, sql, p, what, err);
-    if (r == NULL) {
-        return sst__code(err);
-    }
-    PQclear(r);
-    return SST_OK;
+    return run(c, name, sql, p, false, what, err);
 }
 
 sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_error *err) {
