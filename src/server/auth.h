@@ -13,6 +13,7 @@
 #ifndef SUPERSTEP_SERVER_AUTH_H
 #define SUPERSTEP_SERVER_AUTH_H
 
+#include <openssl/types.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,6 +23,14 @@
 
 /* The longest token or key accepted (a longer one is refused before it is decoded). */
 #define SRV_AUTH_MAX_TOKEN 8192
+
+/* The length of a token's or key's digest (SHA-256). */
+#define SRV_DIGEST_LEN 32
+
+/* The SHA-256 of @p token into @p out, computed with @p md (NULL: OpenSSL's SHA-256; a
+ * caller digesting often passes one it fetched once, as a fetch costs more than a short
+ * digest). False for a token longer than SRV_AUTH_MAX_TOKEN or when OpenSSL fails. */
+bool srv_token_digest(const char *token, const EVP_MD *md, unsigned char out[SRV_DIGEST_LEN]);
 
 /* ---- JWT (auth_jwt.c) ---------------------------------------------------------- */
 

@@ -15,14 +15,13 @@
 #include <math.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "auth.h"
 
 typedef struct slot {
-    unsigned char digest[SHA256_DIGEST_LENGTH];
+    unsigned char digest[SRV_DIGEST_LEN];
     double expires_s; /* valid while now < expires_s */
     sst_value *user;  /* NULL: empty */
 } slot;
@@ -62,13 +61,6 @@ void srv_token_cache_free(srv_token_cache *c) {
     sst__free(c);
 }
 
-/* The SHA-256 of @p n bytes of @p token into @p d; false when OpenSSL fails. */
-static bool digest(const srv_token_cache *c, const char *token, size_t n,
-                   unsigned char d[SHA256_DIGEST_LENGTH]) {
-    unsigned int len = 0;
-    return EVP_Digest(token, n, d, &len, c->sha256, NULL) == 1 && len == SHA256_DIGEST_LENGTH;
-}
-
 static slot *slot_of(srv_token_cache *c, const unsigned char *d) {
     size_t h = 0;
     for (size_t i = 0; i < sizeof h; i++) {
@@ -81,12 +73,8 @@ sst_value *srv_token_cache_get(srv_token_cache *c, const char *token, int64_t no
     if (c == NULL) {
         return NULL;
     }
-    size_t n = strnlen(token, SRV_AUTH_MAX_TOKEN + 1);
-    if (n > SRV_AUTH_MAX_TOKEN) {
-        return NULL;
-    }
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    if (!digest(c, token, n, d)) {
+    unsigned char d[SRV_DIGEST_LEN];
+    if (!srv_token_digest(token, c->sha256, d)) {
         return NULL;
     }
     sst_value *user = NULL, *stale = NULL;
@@ -110,14 +98,13 @@ void srv_token_cache_put(srv_token_cache *c, const char *token, const sst_value 
     if (c == NULL || user == NULL) {
         return;
     }
-    size_t n = strnlen(token, SRV_AUTH_MAX_TOKEN + 1);
     double limit = (double)now_s + SRV_TOKEN_CACHE_MAX_S;
     double expires = isnan(exp) ? limit : exp + (double)leeway_s;
-    if (n > SRV_AUTH_MAX_TOKEN || !(expires > (double)now_s)) {
+    if (!(expires > (double)now_s)) {
         return;
     }
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    if (!digest(c, token, n, d)) {
+    unsigned char d[SRV_DIGEST_LEN];
+    if (!srv_token_digest(token, c->sha256, d)) {
         return;
     }
     pthread_mutex_lock(&c->mu);

@@ -13,7 +13,7 @@
 #include "superstep/json.h"
 
 typedef struct key_entry {
-    unsigned char digest[32];
+    unsigned char digest[SRV_DIGEST_LEN];
     sst_value *user; /* {"identity", "permissions", ...} */
 } key_entry;
 
@@ -22,9 +22,12 @@ struct srv_keys {
     size_t n;
 };
 
-static bool digest(const char *key, size_t n, unsigned char out[32]) {
+bool srv_token_digest(const char *token, const EVP_MD *md, unsigned char out[SRV_DIGEST_LEN]) {
+    size_t n = strnlen(token, SRV_AUTH_MAX_TOKEN + 1);
     unsigned len = 0;
-    return EVP_Digest(key, n, out, &len, EVP_sha256(), NULL) == 1 && len == 32;
+    return n <= SRV_AUTH_MAX_TOKEN &&
+           EVP_Digest(token, n, out, &len, md != NULL ? md : EVP_sha256(), NULL) == 1 &&
+           len == SRV_DIGEST_LEN;
 }
 
 void srv_keys_free(srv_keys *k) {
@@ -84,13 +87,18 @@ srv_keys *srv_keys_load(const char *path, sst_error *err) {
                             path, i + 1);
             break;
         }
+        if (strlen(sst_string_cstr(key)) != sst_string_len(key)) {
+            rc =
+                sst__error(err, SST_EINVAL, "auth: %s: key %zu holds a NUL character", path, i + 1);
+            break;
+        }
         sst_value *user = entry_user(path, i, sst_object_value_at(doc, i), err);
         if (user == NULL) {
             rc = sst__code(err);
             break;
         }
         k->keys[k->n].user = user;
-        if (!digest(sst_string_cstr(key), sst_string_len(key), k->keys[k->n++].digest)) {
+        if (!srv_token_digest(sst_string_cstr(key), NULL, k->keys[k->n++].digest)) {
             rc = sst__error(err, SST_EIO, "auth: SHA-256 failed");
         }
     }
@@ -103,9 +111,8 @@ srv_keys *srv_keys_load(const char *path, sst_error *err) {
 }
 
 sst_value *srv_keys_find(const srv_keys *k, const char *key) {
-    unsigned char d[32];
-    size_t n = strnlen(key, SRV_AUTH_MAX_TOKEN + 1);
-    if (n > SRV_AUTH_MAX_TOKEN || !digest(key, n, d)) {
+    unsigned char d[SRV_DIGEST_LEN];
+    if (!srv_token_digest(key, NULL, d)) {
         return NULL;
     }
     const sst_value *found = NULL;

@@ -405,6 +405,8 @@ static void test_api_keys(void **state) {
     const char *bad[][2] = {
         {"[]", "must be an object"},
         {"{\"short\": \"x\"}", "shorter than 16"},
+        /* A key only its first 16 characters of which a client could send. */
+        {"{\"key-of-x-0123456789\\u0000tail\": \"x\"}", "holds a NUL character"},
         {"{\"key-of-x-0123456789\": 5}", "entry 1 must be"},
         {"{\"key-of-x-0123456789\": {\"identity\": \"\"}}", "entry 1 must be"},
         {"{\"key-of-x-0123456789\": {\"identity\": \"x\", \"permissions\": [1]}}",
