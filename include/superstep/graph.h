@@ -642,7 +642,9 @@ SST_NODISCARD SST_API sst_code sst_node_report_usage(sst_node_ctx *ctx, const ss
  * SST_STREAM_CUSTOM when the invoke asked for that mode (on this node's
  * thread, calls serialized, a task's events in emit order, also those of
  * attempts that failed, as LangGraph's stream writer); dropped otherwise.
- * Returns the stream callback's error, if any.
+ * While the callback runs for another node's event, the event is queued and
+ * that call's thread delivers it right after (docs/graph.md, "Live events").
+ * Returns the stream callback's error on an event this thread delivered.
  */
 SST_NODISCARD SST_API sst_code sst_node_emit(sst_node_ctx *ctx, sst_value *value, sst_error *err);
 

@@ -5,6 +5,16 @@
  * commit. A task's own events keep their order; tasks running in parallel
  * interleave as they run.
  *
+ * The callback never runs under the invoke's lock (mu): a node that holds a lock of
+ * its own while it emits, and a callback that takes that lock, would otherwise wait
+ * for each other for ever (so would binding code that sends with an interpreter lock
+ * held, as Python's writer()). An event goes on a queue under mu; the thread that
+ * finds nobody sending becomes the sender and delivers the queue, one call at a time
+ * and in queue order, with mu released around each call, until it is empty. A thread
+ * that finds a sender returns at once: its event leaves right after the ones before
+ * it. Every sender has returned when the superstep's tasks have, so the queue is
+ * empty when the engine streams the commit (stream.c).
+ *
  * The "messages" mode for the state follows LangGraph's StreamMessagesHandler:
  * when a node ends, each message its update writes to a field with the
  * add_messages reducer is streamed as
@@ -28,7 +38,23 @@ void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke
     l->mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 }
 
+/* A queued event: its node's name follows it. */
+struct sst__live_event {
+    sst__live_event *next;
+    sst_stream_mode mode;
+    sst_value *event; /* owned */
+    char node[];
+};
+
 void sst__live_free(sst__live *l) {
+    /* Empty unless a sender failed to allocate: what is left was never delivered. */
+    while (l->head != NULL) {
+        sst__live_event *e = l->head;
+        l->head = e->next;
+        sst_value_unref(e->event);
+        sst__free(e);
+    }
+    l->tail = NULL;
     sst_value_unref(l->seen);
     l->seen = NULL;
 }
@@ -37,23 +63,66 @@ bool sst__live_on(const sst__live *l, sst_stream_mode m) {
     return l != NULL && sst__has_stream(l->o) && (l->o->stream_modes & (unsigned)m) != 0;
 }
 
+/* The callback's failure on event @p e into @p err, unless one is there already. */
+static void failed(const sst__live_event *e, sst_code rc, sst_code *first, sst_error *err) {
+    if (*first != SST_OK) {
+        return;
+    }
+    *first = rc;
+    sst__error(err, rc, "stream: the callback failed on a %s event of node '%s'",
+               e->mode == SST_STREAM_CUSTOM ? "custom" : "messages", e->node);
+}
+
 sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
                         sst_error *err) {
     if (event == NULL) {
         return sst__enomem(err);
     }
-    sst_code rc = SST_OK;
-    if (sst__live_on(l, m)) {
-        pthread_mutex_lock(&l->mu);
-        rc = sst__stream_call(l->o, m, node, event);
-        pthread_mutex_unlock(&l->mu);
-        if (rc != SST_OK) {
-            sst__error(err, rc, "stream: the callback failed on a %s event of node '%s'",
-                       m == SST_STREAM_CUSTOM ? "custom" : "messages", node);
-        }
+    if (!sst__live_on(l, m)) {
+        sst_value_unref(event);
+        return SST_OK;
     }
-    sst_value_unref(event);
-    return rc;
+    size_t n = strlen(node);
+    sst__live_event *e = sst__malloc(sizeof *e + n + 1);
+    if (e == NULL) {
+        sst_value_unref(event);
+        return sst__enomem(err);
+    }
+    e->next = NULL;
+    e->mode = m;
+    e->event = event;
+    memcpy(e->node, node, n + 1);
+    pthread_mutex_lock(&l->mu);
+    if (l->tail != NULL) {
+        l->tail->next = e;
+    } else {
+        l->head = e;
+    }
+    l->tail = e;
+    if (l->sending) {
+        pthread_mutex_unlock(&l->mu); /* the sender delivers it after what it has */
+        return SST_OK;
+    }
+    l->sending = true;
+    sst_code first = SST_OK;
+    while (l->head != NULL) {
+        e = l->head;
+        l->head = e->next;
+        if (l->head == NULL) {
+            l->tail = NULL;
+        }
+        pthread_mutex_unlock(&l->mu);
+        sst_code rc = sst__stream_call(l->o, e->mode, e->node, e->event);
+        if (rc != SST_OK) {
+            failed(e, rc, &first, err);
+        }
+        sst_value_unref(e->event);
+        sst__free(e);
+        pthread_mutex_lock(&l->mu);
+    }
+    l->sending = false;
+    pthread_mutex_unlock(&l->mu);
+    return first;
 }
 
 sst_code sst__live_task_event(sst__live *l, const char *type, int64_t step, const char *node,

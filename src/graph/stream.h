@@ -88,12 +88,15 @@ void sst__stream_checkpoints(sst__streamer *s);
  * to the state (LangGraph's "messages" mode: [message, metadata], each message id once
  * per invoke) and sst_node_push_message. One per invoke, in invoke_ctx.
  */
+typedef struct sst__live_event sst__live_event;
 typedef struct sst__live {
     const sst_compiled_graph *cg;
     const sst_invoke_opts *o;
-    sst_graph_thread *th; /* durable threads, else NULL */
-    pthread_mutex_t mu;   /* serializes the callback's live calls and guards what follows */
-    sst_value *seen;      /* owned object {message id: true}: streamed, or read as input */
+    sst_graph_thread *th;         /* durable threads, else NULL */
+    pthread_mutex_t mu;           /* guards what follows; never held while the callback runs */
+    sst_value *seen;              /* owned object {message id: true}: streamed, or read as input */
+    sst__live_event *head, *tail; /* events waiting for the sender, in send order */
+    bool sending;                 /* a thread is delivering the queue (live.c) */
 } sst__live;
 
 void sst__live_init(sst__live *l, const sst_compiled_graph *cg, const sst_invoke_opts *o,
@@ -103,7 +106,13 @@ void sst__live_free(sst__live *l);
 const char *sst__live_ns(const sst__live *l);
 /* True when the callback is set and asks for mode @p m (@p l may be NULL). */
 bool sst__live_on(const sst__live *l, sst_stream_mode m);
-/* Sends @p event (takes) as mode @p m now, serialized with the other live calls. */
+/*
+ * Sends @p event (takes) as mode @p m: at once on this thread, or, while another thread
+ * is delivering, queued for that thread to deliver right after what it has; the
+ * callback never runs under mu and the events of an invoke leave one at a time in the
+ * order they were sent. Returns the callback's failure on any event this thread
+ * delivered (its own or another's, the message naming that event's node).
+ */
 sst_code sst__live_send(sst__live *l, sst_stream_mode m, const char *node, sst_value *event,
                         sst_error *err);
 /* Sends @p payload (takes) of a task LangGraph pushes (a functional task) as it starts or
