@@ -449,6 +449,10 @@ void srv_streams_sweep_all(sst_server *s);
 int srv_queue_stream_response(srv_request *r, srv_response *res);
 /* The number of events a stream has had (its next sequence number). */
 uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st);
+/* How many times waiting connections were woken for new events or ends (every
+ * stream's, since the server started): events published while a connection is
+ * being woken, or within GATHER_US of its last wake, share one. */
+uint64_t srv_stream_wakes(sst_server *s);
 
 /* ---- run events across processes (relay.c, PostgreSQL only) ---------------- */
 
@@ -630,13 +634,15 @@ struct sst_server {
     int64_t ttl_last_ms;
     size_t ttl_cursor;
 
-    pthread_mutex_t bmu;      /* the broker's lock: streams and their waiters */
-    pthread_mutex_t hmu;      /* guards tcp */
-    struct tcp_conn *tcp;     /* open connections (http.c: the header deadline) */
-    unsigned n_tcp;           /* their number (at most o.max_connections) */
-    srv_stream *streams;      /* every stream, a list (for sweeping) */
-    sst__strmap stream_index; /* run id -> stream (a srv_stream * as the value) */
-    atomic_uint_fast64_t ids; /* counter for uuid7 clocks */
+    pthread_mutex_t bmu;       /* the broker's lock: streams and their waiters */
+    pthread_mutex_t hmu;       /* guards tcp */
+    struct tcp_conn *tcp;      /* open connections (http.c: the header deadline) */
+    unsigned n_tcp;            /* their number (at most o.max_connections) */
+    srv_stream *streams;       /* every stream, a list (for sweeping) */
+    sst__strmap stream_index;  /* run id -> stream (a srv_stream * as the value) */
+    struct srv_gather *gather; /* stream.c: wakes busy streams' connections, gathered */
+    int64_t stream_gather_us;  /* the gathering window (0: stream.c's GATHER_US); tests */
+    atomic_uint_fast64_t ids;  /* counter for uuid7 clocks */
 };
 
 /* Logs a line through opts.log (printf-style). */

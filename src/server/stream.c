@@ -7,6 +7,14 @@
  * stream_backlog events, so a client that reconnects with Last-Event-ID
  * misses nothing within them. One lock (s->bmu) guards every stream.
  *
+ * Waking a suspended connection costs an eventfd write by the publisher and a
+ * round of libmicrohttpd's loop (its epoll waits, the reader, one send) per
+ * wake. A stream that was woken less than GATHER_US ago is not woken again at
+ * once: its events gather, and the gatherer thread (one per server, started on
+ * first need) wakes it GATHER_US after its last wake, so a busy stream's events
+ * go out several to a send and an idle stream's at once, as a group commit
+ * gathers only while a flush is under way. The run's end wakes at once.
+ *
  * This is one process's broker. With PostgreSQL, srv_stream_publish and
  * srv_stream_end write the events to the database instead, and every
  * process's relay (relay.c) copies them into its streams with
@@ -17,12 +25,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "cors.h"
 #include "server_int.h"
 
 /* A finished stream is kept this long for late joins. */
 #define KEEP_MS 60000
+/* A stream is woken at most once in this long while its events keep coming (us). */
+#define GATHER_US 1000
 
 typedef struct srv_event {
     uint64_t seq;
@@ -47,7 +58,21 @@ struct srv_stream {
     char *result; /* owned JSON text of the run's result; NULL: "null" */
     int64_t done_at;
     waiter *waiters;
+    int64_t woke_at; /* when its waiters were last woken (mono_us) */
+    bool deferred;   /* events wait for the gatherer to wake its waiters */
 };
+
+/* The gatherer (under s->bmu): wakes deferred streams GATHER_US after their last wake. */
+struct srv_gather {
+    pthread_t thread;
+    pthread_cond_t cv; /* a stream was deferred, or stop */
+    size_t deferred;   /* streams with deferred set */
+    bool stop;         /* stopping or stopped: nothing is deferred any more */
+    bool joined;
+    uint64_t wakes; /* waiter lists woken, at once or gathered */
+};
+
+static struct srv_gather *gather_of(sst_server *s);
 
 /* One connection sending a stream. */
 typedef struct stream_conn {
@@ -151,6 +176,7 @@ srv_stream *srv_stream_get(sst_server *s, const char *run_id) {
         sst__free(n);
         return st;
     }
+    (void)gather_of(s); /* without it, streams wake at once */
     if (!sst__map_put(&s->stream_index, n->run_id, (size_t)(uintptr_t)n)) {
         pthread_mutex_unlock(&s->bmu);
         sst__free(n);
@@ -181,10 +207,30 @@ uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st) {
     return n;
 }
 
+static int64_t mono_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t gather_us(const sst_server *s) {
+    return s->stream_gather_us > 0 ? s->stream_gather_us : GATHER_US;
+}
+
 /* Takes the waiters of @p st (under bmu); they are resumed by resume_all. */
-static waiter *take_waiters(srv_stream *st) {
+static waiter *take_waiters(sst_server *s, srv_stream *st) {
     waiter *w = st->waiters;
     st->waiters = NULL;
+    if (st->deferred) {
+        st->deferred = false;
+        s->gather->deferred--;
+    }
+    if (w != NULL) {
+        st->woke_at = mono_us();
+        if (s->gather != NULL) {
+            s->gather->wakes++;
+        }
+    }
     return w;
 }
 
@@ -194,6 +240,113 @@ static void resume_all(waiter *w) {
         MHD_resume_connection(w->conn);
         w = next;
     }
+}
+
+/* The gatherer's state, made with the first stream (under bmu); NULL when out of memory. */
+static struct srv_gather *gather_of(sst_server *s) {
+    if (s->gather == NULL && (s->gather = sst__calloc(1, sizeof *s->gather)) != NULL) {
+        pthread_condattr_t a;
+        pthread_condattr_init(&a);
+        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+        pthread_cond_init(&s->gather->cv, &a);
+        pthread_condattr_destroy(&a);
+        s->gather->joined = true; /* no thread yet */
+    }
+    return s->gather;
+}
+
+/* Wakes the waiters of every deferred stream whose GATHER_US since its last wake are
+ * over; the next such time in *due (INT64_MAX: none). Called and returns under bmu. */
+static void wake_due(sst_server *s, int64_t *due) {
+    waiter *all = NULL;
+    int64_t now = mono_us(), win = gather_us(s);
+    *due = INT64_MAX;
+    for (srv_stream *st = s->streams; st != NULL && s->gather->deferred > 0; st = st->next) {
+        if (!st->deferred) {
+            continue;
+        }
+        if (now - st->woke_at < win) {
+            *due = st->woke_at + win < *due ? st->woke_at + win : *due;
+            continue;
+        }
+        waiter *w = take_waiters(s, st);
+        while (w != NULL) {
+            waiter *next = w->next;
+            w->next = all;
+            all = w;
+            w = next;
+        }
+    }
+    if (all != NULL) {
+        pthread_mutex_unlock(&s->bmu);
+        resume_all(all);
+        pthread_mutex_lock(&s->bmu);
+        *due = 0; /* look again: the list may have changed meanwhile */
+    }
+}
+
+static void *gather_main(void *arg) {
+    sst_server *s = arg;
+    struct srv_gather *g = s->gather;
+    pthread_mutex_lock(&s->bmu);
+    while (!g->stop) {
+        int64_t due;
+        wake_due(s, &due);
+        if (due == 0 || g->stop) {
+            continue;
+        }
+        if (g->deferred == 0) {
+            pthread_cond_wait(&g->cv, &s->bmu);
+            continue;
+        }
+        struct timespec ts = {.tv_sec = (time_t)(due / 1000000),
+                              .tv_nsec = (long)(due % 1000000) * 1000};
+        pthread_cond_timedwait(&g->cv, &s->bmu, &ts);
+    }
+    pthread_mutex_unlock(&s->bmu);
+    return NULL;
+}
+
+/* Leaves @p st's waiters to the gatherer (under bmu; @p st has waiters, not deferred);
+ * false when there is none to be had (stopping, or no thread): wake them now. */
+static bool defer_wake(sst_server *s, srv_stream *st) {
+    struct srv_gather *g = s->gather;
+    if (g == NULL || g->stop) {
+        return false;
+    }
+    if (g->joined) { /* the first deferral starts the thread */
+        if (pthread_create(&g->thread, NULL, gather_main, s) != 0) {
+            return false;
+        }
+        g->joined = false;
+    }
+    st->deferred = true;
+    g->deferred++;
+    pthread_cond_signal(&g->cv);
+    return true;
+}
+
+/* Stops the gatherer and wakes what it held (under bmu, which it releases and takes back). */
+static void gather_stop(sst_server *s) {
+    struct srv_gather *g = s->gather;
+    if (g == NULL) {
+        return;
+    }
+    g->stop = true;
+    pthread_cond_signal(&g->cv);
+    if (!g->joined) {
+        g->joined = true;
+        pthread_mutex_unlock(&s->bmu);
+        pthread_join(g->thread, NULL);
+        pthread_mutex_lock(&s->bmu);
+    }
+}
+
+uint64_t srv_stream_wakes(sst_server *s) {
+    pthread_mutex_lock(&s->bmu);
+    uint64_t n = s->gather != NULL ? s->gather->wakes : 0;
+    pthread_mutex_unlock(&s->bmu);
+    return n;
 }
 
 static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *name, char *data,
@@ -299,7 +452,11 @@ static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *nam
     }
     st->ev[(st->head + st->count) % st->cap] = (srv_event){st->next_seq++, nm, data, len};
     st->count++;
-    waiter *w = take_waiters(st);
+    waiter *w = NULL;
+    if (st->waiters != NULL && !st->deferred &&
+        (mono_us() - st->woke_at >= gather_us(s) || !defer_wake(s, st))) {
+        w = take_waiters(s, st); /* idle: at once */
+    }
     pthread_mutex_unlock(&s->bmu);
     resume_all(w);
 }
@@ -314,7 +471,7 @@ void srv_stream_finish(sst_server *s, srv_stream *st, char *result) {
     st->done = true;
     st->result = result;
     st->done_at = srv_now();
-    waiter *w = take_waiters(st);
+    waiter *w = take_waiters(s, st);
     pthread_mutex_unlock(&s->bmu);
     resume_all(w);
 }
@@ -370,7 +527,7 @@ void srv_streams_close_all(sst_server *s) {
         if (st->done_at == 0) {
             st->done_at = srv_now();
         }
-        waiter *w = take_waiters(st);
+        waiter *w = take_waiters(s, st);
         while (w != NULL) {
             waiter *next = w->next;
             w->next = all;
@@ -378,6 +535,7 @@ void srv_streams_close_all(sst_server *s) {
             w = next;
         }
     }
+    gather_stop(s); /* nothing is deferred now; none will be */
     pthread_mutex_unlock(&s->bmu);
     resume_all(all);
 }
@@ -567,7 +725,14 @@ void srv_streams_sweep_all(sst_server *s) {
     s->streams = NULL;
     sst__map_free(&s->stream_index);
     s->stream_index = (sst__strmap){0};
+    gather_stop(s);
+    struct srv_gather *g = s->gather;
+    s->gather = NULL;
     pthread_mutex_unlock(&s->bmu);
+    if (g != NULL) {
+        pthread_cond_destroy(&g->cv);
+        sst__free(g);
+    }
     while (all != NULL) {
         srv_stream *next = all->next;
         if (--all->refs == 0) {
