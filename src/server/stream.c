@@ -454,8 +454,8 @@ static void publish(sst_server *s, srv_stream *st, uint64_t seq, const char *nam
     st->count++;
     waiter *w = NULL;
     if (st->waiters != NULL && !st->deferred &&
-        (mono_us() - st->woke_at >= gather_us(s) || !defer_wake(s, st))) {
-        w = take_waiters(s, st); /* idle: at once */
+        (st->done || mono_us() - st->woke_at >= gather_us(s) || !defer_wake(s, st))) {
+        w = take_waiters(s, st); /* idle (or ended): at once */
     }
     pthread_mutex_unlock(&s->bmu);
     resume_all(w);
@@ -549,6 +549,7 @@ void srv_streams_sweep(sst_server *s) {
         /* A stream without events (a runs/wait run's) is not kept: a late join reads the
          * run's outcome from the database. */
         if (st->done && st->refs == 1 && (st->count == 0 || now - st->done_at > KEEP_MS)) {
+            SST_ASSERT(!st->deferred); /* an end wakes at once */
             sst__map_del(&s->stream_index, st->run_id);
             *p = st->next;
             st->next = dead;
