@@ -47,7 +47,7 @@ struct sst__live_event {
 };
 
 void sst__live_free(sst__live *l) {
-    /* Empty unless a sender failed to allocate: what is left was never delivered. */
+    /* Empty: every sender empties the queue before it returns (this frees nothing). */
     while (l->head != NULL) {
         sst__live_event *e = l->head;
         l->head = e->next;
