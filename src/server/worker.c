@@ -809,6 +809,17 @@ static void execute(srv_worker *w, run_copy *c, bool locked, bool open) {
         graph != NULL ? sst_graph_thread_open(graph, s->cp, c->thread_id, &err) : NULL;
     outcome out = {0};
     sst_graph_result *gr = NULL;
+    /* A run claimed again whose thread another holder still locks (its previous attempt,
+     * going on after its lease in the queue ran out while the database was away; in this
+     * process, through the same saver, so its commits are not fenced off) waits for it, as
+     * its invoke would, but before judging what the run already did: judged first, an
+     * attempt that ended meanwhile (in durability exit, its one checkpoint written at its
+     * end) would be run again from the input, on top of its own result. */
+    sst_error lock_err = {0};
+    if (th != NULL && c->run.attempt > 1 && !locked &&
+        sst_checkpointer_lock(s->cp, c->thread_id, true, &lock_err) == SST_OK) {
+        locked = true;
+    }
     int earlier = th != NULL && c->run.attempt > 1 ? earlier_progress(s, c, th) : FRESH;
     if (th != NULL && earlier == ALREADY_DONE) {
         /* Its worker died after the last checkpoint, before giving the thread's lease back:

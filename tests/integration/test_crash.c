@@ -28,13 +28,26 @@
  * fresh schema of the test PostgreSQL server (the CTest fixture "pg"; skipped
  * with a message when there is none) instead of a SQLite file.
  *
+ * With "exit" the runs use durability exit: a run's one checkpoint is committed when its
+ * invoke ends, so the loop is cut into invokes ("turns": each ends after a tick whose
+ * counter is odd, from 3 on, so never where a Send fan-out starts) and every process
+ * invokes turn after turn until the loop is done. Every invoke logs "start pid step hash"
+ * before it and "end pid step hash" after it (hash: FNV-1a of the canonical state it read,
+ * or at the end the one the invoke returned, with the step of the latest checkpoint). The
+ * guarantee checked: only what the last invoke that ended wrote survives. Every invoke
+ * starts from a state with no pending task (never a torn turn) that is byte-identical to
+ * the uninterrupted run's at the end of the same turn (the hashes), and a resumed process
+ * starts exactly where the last invoke that logged its end ended, or, if its predecessor
+ * was killed between an invoke's return and its "end" line, at the end of the turn after.
+ * A killed invoke runs again from its start.
+ *
  * A victim killed while it appends a line may leave that line torn: a write that
  * crosses a page boundary of the log is cut there when SIGKILL lands between its
  * pages (the log once held "14958 1" + the next process's "start 14962 155", read as
  * "process 14958 re-ran committed superstep 1"). After each kill the log is cut back
  * to its last whole line (trim_torn_line); "test_crash logcheck" checks that.
  *
- * Usage: test_crash [ITERATIONS [KILLS [flat|nested [sync|async [sqlite|pg]]]]]
+ * Usage: test_crash [ITERATIONS [KILLS [flat|nested [sync|async|exit [sqlite|pg]]]]]
  *        (defaults 1000, 50, flat, sync, sqlite)
  *        test_crash logcheck
  *
@@ -60,7 +73,13 @@ static long g_iterations = 1000;
 static const char *g_log;
 static bool g_nested; /* the loop runs as the root's subgraph "sub" */
 static sst_durability g_mode = SST_DURABILITY_SYNC;
-static bool g_pg; /* the databases are PostgreSQL URLs, not SQLite files */
+static bool g_pg;    /* the databases are PostgreSQL URLs, not SQLite files */
+static bool g_turns; /* exit mode: the loop runs as many invokes (turns), see the top */
+
+/* Whether the loop's invoke ends after the tick that made counter C (not the whole loop). */
+static bool turn_ends(int64_t c) {
+    return g_turns && c >= 3 && c % 2 == 1;
+}
 
 static sst_checkpointer *open_saver(const char *db, sst_error *err) {
     return g_pg ? sst_postgres_saver_open(db, NULL, err) : sst_sqlite_saver_open(db, NULL, err);
@@ -142,7 +161,7 @@ static sst_code fan(sst_node_ctx *ctx, void *ud) {
 static sst_value *after_tick(const sst_value *state, void *ud, sst_error *err) {
     (void)ud;
     int64_t c = sst_int_value(sst_object_get(state, "counter"));
-    if (c >= g_iterations) {
+    if (c >= g_iterations || turn_ends(c)) {
         return sst_string_new(SST_END, err);
     }
     sst_value *t = json("[\"left\", \"right\"]");
@@ -233,6 +252,62 @@ static int64_t resume_step(sst_graph_thread *th, const sst_value *st) {
     return s;
 }
 
+/* FNV-1a of the canonical JSON of a state's values (0 for none). */
+static unsigned long long values_hash(const sst_value *values) {
+    if (values == NULL) {
+        return 0;
+    }
+    char *text = sst_json_write(values, SST_JSON_CANONICAL, NULL, NULL);
+    CHECK(text != NULL, "state to JSON");
+    unsigned long long h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)text; *p != 0; p++) {
+        h = (h ^ *p) * 1099511628211ull;
+    }
+    sst_free(text);
+    return h;
+}
+
+/*
+ * Exit mode (g_turns): invoke turn after turn until the loop is done, logging each
+ * invoke's start and end (see the top). Every turn must start from a whole turn's state.
+ */
+static void run_turns(sst_compiled_graph *cg, sst_graph_thread *th, const sst_invoke_opts *o) {
+    sst_error err;
+    for (;;) {
+        sst_value *st = sst_graph_get_state(th, NULL, &err); /* NULL: no checkpoint yet */
+        CHECK(st == NULL || sst_array_len(sst_object_get(st, "next")) == 0,
+              "process %d found a torn turn: the thread's state has pending tasks, but with "
+              "durability exit only an invoke that ended may have written",
+              (int)getpid());
+        int64_t counter =
+            st != NULL ? sst_int_value(sst_object_get(sst_object_get(st, "values"), "counter")) : 0;
+        char line[96];
+        snprintf(line, sizeof line, "start %d %lld %llu\n", (int)getpid(),
+                 (long long)resume_step(th, st), values_hash(sst_object_get(st, "values")));
+        sst_value_unref(st);
+        if (counter >= g_iterations) {
+            return;
+        }
+        side_effect(line);
+        sst_value *input = json("{}");
+        sst_graph_result *r = sst_graph_invoke(cg, th, input, o, &err);
+        CHECK(r != NULL, "invoke: %s", err.msg);
+        CHECK(sst_graph_result_status(r) == SST_RUN_COMPLETED, "run ended with %s: %s",
+              sst_run_status_name(sst_graph_result_status(r)), sst_graph_result_error(r)->msg);
+        /* The state the invoke returned (not the one stored: what ended must be what
+         * survives), at the step of the thread's latest checkpoint. */
+        unsigned long long returned = values_hash(sst_graph_result_state(r));
+        sst_graph_result_free(r);
+        sst_value_unref(input);
+        st = sst_graph_get_state(th, NULL, &err);
+        CHECK(st != NULL, "state after a turn: %s", err.msg);
+        snprintf(line, sizeof line, "end %d %lld %llu\n", (int)getpid(),
+                 (long long)resume_step(th, st), returned);
+        sst_value_unref(st);
+        side_effect(line);
+    }
+}
+
 /* One process: resume the thread (or start it) and run to completion. */
 static void run_to_end(const char *db) {
     sst_graph *g;
@@ -246,6 +321,13 @@ static void run_to_end(const char *db) {
     o.recursion_limit = 100000;
     o.durability = g_mode;
     o.wait = true; /* a killed predecessor's lock is taken over */
+    if (g_turns) {
+        run_turns(cg, th, &o);
+        sst_graph_thread_free(th);
+        sst_checkpointer_free(cp);
+        free_graphs(cg, g);
+        return;
+    }
     sst_value *st = sst_graph_get_state(th, NULL, &err);
     int64_t start = resume_step(th, st);
     char line[64];
@@ -357,10 +439,81 @@ static bool wait_for_progress(pid_t pid, const char *path, off_t size, int *stat
 /* Checks the side-effect log: no process ran a step below the one it started at. */
 static long long g_last_step; /* the highest step any process executed */
 
-static long check_log(const char *path) {
+/* Exit mode: the turns' ends of the uninterrupted run (step, state hash), from its log. */
+enum { MAXT = 16384 };
+static long long g_end_step[MAXT];
+static unsigned long long g_end_hash[MAXT];
+static int g_nends;
+
+/* The uninterrupted run's first turn end after step @p after (-1000: none yet). */
+static long long ref_end_after(long long after) {
+    for (int i = 0; i < g_nends; i++) {
+        if (g_end_step[i] > after) {
+            return g_end_step[i];
+        }
+    }
+    return -2000; /* no turn ends after it */
+}
+
+/* A state seen at step @p step must be the uninterrupted run's at the end of that turn. */
+static void check_turn(int pid, long long step, unsigned long long hash, const char *what) {
+    for (int i = 0; i < g_nends; i++) {
+        if (g_end_step[i] == step) {
+            CHECK(g_end_hash[i] == hash,
+                  "process %d %s at step %lld with a state (hash %016llx) other than the "
+                  "uninterrupted run's at the end of that turn (%016llx): a wrong state",
+                  pid, what, step, hash, g_end_hash[i]);
+            return;
+        }
+    }
+    CHECK(0,
+          "process %d %s at step %lld, where no turn of the uninterrupted run ended: a torn turn",
+          pid, what, step);
+}
+
+/*
+ * The exit-mode lines of a log: "end" lines (the reference's are recorded; a crashed run's
+ * must match them), "start" lines of a crashed run (see the top). Returns true for an
+ * "end" line, which is no node execution.
+ */
+static bool check_turn_line(const char *line, bool reference, int prev_pid, long long *last_end) {
+    int pid;
+    long long step;
+    unsigned long long hash;
+    if (sscanf(line, "end %d %lld %llu", &pid, &step, &hash) == 3) {
+        if (reference) {
+            CHECK(g_nends < MAXT, "too many turns");
+            g_end_step[g_nends] = step;
+            g_end_hash[g_nends++] = hash;
+        } else {
+            check_turn(pid, step, hash, "ended a turn");
+        }
+        *last_end = step;
+        return true;
+    }
+    if (!reference && sscanf(line, "start %d %lld %llu", &pid, &step, &hash) == 3) {
+        /* Only what the last invoke that ended wrote survives: the end it logged, or, for a
+         * new process whose predecessor died before logging an end it had made, the turn's
+         * end after it. */
+        long long next = ref_end_after(*last_end);
+        CHECK(step == *last_end || (pid != prev_pid && step == next),
+              "process %d started a turn at step %lld, but the last invoke that ended left "
+              "step %lld (or, had its end gone unlogged, %lld): with durability exit only what "
+              "the last invoke that ended wrote may survive",
+              pid, step, *last_end, next);
+        if (step != -1000) {
+            check_turn(pid, step, hash, "started a turn");
+        }
+        *last_end = step;
+    }
+    return false;
+}
+
+static long check_log(const char *path, bool reference) {
     FILE *f = fopen(path, "r");
     CHECK(f != NULL, "no side-effect log");
-    enum { MAXP = 4096 };
+    enum { MAXP = 16384 };
+    long long last_end = -1000; /* exit mode: the step the last invoke that ended left */
     static int pids[MAXP];
     static long long starts[MAXP], highest[MAXP]; /* each process's start, highest step run */
     int np = 0;
@@ -370,14 +523,18 @@ static long check_log(const char *path) {
         int pid;
         long long step;
         char node[32];
+        if (g_turns && check_turn_line(line, reference, np > 0 ? pids[np - 1] : -1, &last_end)) {
+            continue;
+        }
         if (sscanf(line, "start %d %lld", &pid, &step) == 2) {
             CHECK(np < MAXP, "too many processes");
             /* What a kill may cost: the superstep that was running (its checkpoint was not
-             * written yet), and with async the one before it (its checkpoint in flight). */
+             * written yet), and with async the one before it (its checkpoint in flight).
+             * (Exit mode: a whole turn, checked by check_turn_line instead.) */
             long long back = g_mode == SST_DURABILITY_ASYNC ? 1 : 0;
             /* No checkpoint at all (-1000) is a start from the input: step -1's. */
             long long at = step < -1 ? -1 : step;
-            CHECK(np == 0 || highest[np - 1] < 0 || at >= highest[np - 1] - back,
+            CHECK(g_turns || np == 0 || highest[np - 1] < 0 || at >= highest[np - 1] - back,
                   "process %d resumed at step %lld, but its predecessor ran step %lld: more "
                   "than %lld superstep(s) whose writes were in flight were lost",
                   pid, step, highest[np - 1], back + 1);
@@ -426,7 +583,7 @@ static int logcheck(void) {
     trim_torn_line(log);
     g_log = log;
     side_effect("start 3 11\n3 11 left\n");
-    CHECK(check_log(log) == 5, "the trimmed log holds 5 node executions");
+    CHECK(check_log(log, false) == 5, "the trimmed log holds 5 node executions");
     off_t whole = file_size(log);
     trim_torn_line(log); /* a whole last line stays */
     CHECK(file_size(log) == whole, "a whole line was trimmed");
@@ -449,10 +606,15 @@ int main(int argc, char **argv) {
     int kills = argc > 2 ? (int)strtol(argv[2], NULL, 10) : 50;
     g_nested = argc > 3 && strcmp(argv[3], "nested") == 0;
     if (argc > 4) {
-        CHECK(strcmp(argv[4], "sync") == 0 || strcmp(argv[4], "async") == 0,
-              "durability must be sync or async, got '%s'", argv[4]);
-        g_mode = strcmp(argv[4], "async") == 0 ? SST_DURABILITY_ASYNC : SST_DURABILITY_SYNC;
+        CHECK(strcmp(argv[4], "sync") == 0 || strcmp(argv[4], "async") == 0 ||
+                  strcmp(argv[4], "exit") == 0,
+              "durability must be sync, async or exit, got '%s'", argv[4]);
+        g_mode = strcmp(argv[4], "async") == 0  ? SST_DURABILITY_ASYNC
+                 : strcmp(argv[4], "exit") == 0 ? SST_DURABILITY_EXIT
+                                                : SST_DURABILITY_SYNC;
     }
+    g_turns = g_mode == SST_DURABILITY_EXIT;
+    CHECK(!(g_turns && g_nested), "durability exit runs the flat graph only, not nested");
     g_pg = argc > 5 && strcmp(argv[5], "pg") == 0;
     char *dir = g_dir;
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
@@ -511,18 +673,19 @@ int main(int argc, char **argv) {
     char *got = final_state(db);
     CHECK(strcmp(expected, got) == 0, "final states differ:\n  expected %.200s\n  got      %.200s",
           expected, got);
-    long executions = check_log(log);
-    long ref_executions = check_log(ref_log);
-    /* How far the killed processes got: the final resume started there. */
+    long ref_executions = check_log(ref_log, true); /* first: it records the turns' ends */
+    long executions = check_log(log, false);
+    /* How far the killed processes got: the final resume started there (its first start). */
     long long resumed_at = -1;
     {
         FILE *f = fopen(log, "r");
         char line[128];
-        int pid;
+        int pid, last_pid = -1;
         long long step;
         while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-            if (sscanf(line, "start %d %lld", &pid, &step) == 2) {
+            if (sscanf(line, "start %d %lld", &pid, &step) == 2 && pid != last_pid) {
                 resumed_at = step;
+                last_pid = pid;
             }
         }
         if (f != NULL) {
@@ -549,7 +712,10 @@ int main(int argc, char **argv) {
            "kills%s, the "
            "last resume started at step %lld; %ld node executions vs %ld uninterrupted "
            "(re-runs of uncommitted supersteps only); final states identical; %s\n",
-           g_nested ? " (in a subgraph)" : "", g_mode == SST_DURABILITY_ASYNC ? "async" : "sync",
+           g_nested ? " (in a subgraph)" : "",
+           g_mode == SST_DURABILITY_ASYNC  ? "async"
+           : g_mode == SST_DURABILITY_EXIT ? "exit"
+                                           : "sync",
            g_pg ? "PostgreSQL" : "SQLite", g_iterations, g_iterations * 2, full, killed,
            finished_early ? " (a victim finished before its kill)" : "", resumed_at, executions,
            ref_executions, g_pg ? "(PostgreSQL: no file to check)" : "integrity ok");

@@ -132,3 +132,33 @@ export async function checkThreads(client, runs, label, maxAttempt, n) {
   }
   return attempts;
 }
+
+// --durability sync|async|exit (crash.mjs, scale.mjs): the runs' `durability` member. Without
+// it the runs carry none and get the server's default, async.
+export function durabilityOf(opts, script) {
+  const d = opts.durability ?? [];
+  if (d.length > 1 || (d.length === 1 && !["sync", "async", "exit"].includes(d[0]))) {
+    console.error(`${script}: --durability must be one of sync, async, exit, got '${d.join(",")}'`);
+    process.exit(2);
+  }
+  return { mode: d[0] ?? "async", member: d.length ? { durability: d[0] } : {} };
+}
+
+// The most step executions of one run that one kill of its worker (or one lease taken over)
+// may repeat, by durability mode (docs/durability.md): sync, the step in flight; async, that
+// and the step whose checkpoint was in flight; exit, every step the killed attempt had run
+// (n: the run runs again from its start).
+export function repeatsPerKill(mode, n) {
+  return mode === "sync" ? 1 : mode === "async" ? 2 : n;
+}
+
+// Each run's repeated step executions against its own bound: repeatsPerKill for every
+// attempt before its last (attempts: {thread_id: the highest run_attempt of its checkpoints}).
+export function checkRepeatsPerRun(perThread, attempts, mode, n, label) {
+  const per = repeatsPerKill(mode, n);
+  for (const [tid, d] of Object.entries(perThread)) {
+    const allowed = per * Math.max(0, (attempts[tid] ?? 1) - 1);
+    check(d <= allowed, `${label}: thread ${tid} ran ${d} step(s) twice in ${attempts[tid] ?? 1} attempt(s); ` +
+      `durability ${mode} allows at most ${per} per attempt cut short (${allowed}): a committed step ran again`);
+  }
+}

@@ -2,6 +2,7 @@
 // Durability of `superstep serve`'s background runs (tests/server/README.md).
 //
 //   node crash.mjs --superstep /path/to/superstep [--keep] [--seed N] [--kills N]
+//                  [--durability sync|async|exit]
 //
 // 1. kill -9: a server (crash.json: the recorder graph only, --workers 4) gets
 //    20 threads with one background run each (recorder, n = 30); then 3 to 5
@@ -10,19 +11,27 @@
 //    success with the state of an uninterrupted run (count 30, log [1..30]),
 //    every thread idle, and the record file (a line per execution of a step,
 //    written by the node itself) must hold every step at least once and at
-//    most kills x workers duplicate lines: only the steps in flight at a kill
-//    may run twice, a committed step never does. With --kills K (the sanitizer
+//    most kills x workers x R duplicate lines, each run at most R per attempt
+//    of it a kill cut short: only the steps in flight at a kill may run
+//    twice, a committed step never does. R depends on the runs' durability
+//    (--durability: the run's `durability` member; default async, the
+//    server's): sync 1 (the step running), async 2 (and the step whose
+//    checkpoint was in flight), exit n (a killed run runs again from its
+//    start, and must still end in success with exactly the right state).
+//    With --kills K (the sanitizer
 //    builds' small version) there are K kills instead, each once the record
-//    holds the next of K evenly spaced shares of the steps, not after a time.
+//    holds the next of K evenly spaced shares of the steps still to run when
+//    every run is created, not after a time.
 // 2. SIGTERM: a server with 4 running runs exits 0 within 10 s; started
-//    again, the runs finish with the right state (no committed step re-run).
+//    again, the runs finish with the right state (no committed step re-run,
+//    in every durability mode: a graceful stop commits where the runs stop).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, TIME_SCALE, check, checkRecord as checkRecordN, checkThreads as checkThreadsN, makeRng, readRecord, sleep,
-  waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
+import { Fail, TIME_SCALE, check, checkRecord as checkRecordN, checkRepeatsPerRun, checkThreads as checkThreadsN,
+  durabilityOf, makeRng, readRecord, repeatsPerKill, sleep, waitAllSuccess as waitAllSuccessT } from "./_durable.mjs";
 import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -32,8 +41,10 @@ const THREADS = 20;    // threads (one background run each) of the kill -9 part
 const WORKERS = 4;
 const RUN_TIMEOUT_MS = 120000;
 
-const opts = parseArgs("crash.mjs", "node crash.mjs --superstep PATH [--keep] [--seed N] [--kills N]",
-  { seed: Date.now() % 1000000, kills: 0 }, { numbers: ["seed", "kills"] });
+const opts = parseArgs("crash.mjs",
+  "node crash.mjs --superstep PATH [--keep] [--seed N] [--kills N] [--durability sync|async|exit]",
+  { seed: Date.now() % 1000000, kills: 0 }, { numbers: ["seed", "kills"], lists: ["durability"] });
+const { mode: MODE, member: DURABILITY } = durabilityOf(opts, "crash.mjs");
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("crash.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
@@ -80,15 +91,18 @@ async function killPart() {
   for (let i = 0; i < THREADS; i++) {
     const th = await client.threads.create();
     const run = await client.runs.create(th.thread_id, "recorder", {
-      input: { n: N }, config: { recursion_limit: 100 },
+      input: { n: N }, config: { recursion_limit: 100 }, ...DURABILITY,
     });
     runs.push({ thread_id: th.thread_id, run_id: run.run_id });
   }
   const kills = opts.kills > 0 ? opts.kills : randInt(3, 5);
   const killedAt = [];
+  // --kills K: shares of the steps still to run once every run is created (on a busy
+  // machine the creation is slow enough for the workers to have run most of them).
+  const base = readRecord(record).lines;
   for (let i = 0; i < kills; i++) {
     if (opts.kills > 0) {
-      const at = Math.floor((THREADS * N * (i + 1)) / (kills + 1));
+      const at = base + Math.floor((Math.max(0, THREADS * N - base) * (i + 1)) / (kills + 1));
       const end = Date.now() + RUN_TIMEOUT_MS;
       while (readRecord(record).lines < at && Date.now() < end) await sleep(10);
     } else {
@@ -106,14 +120,16 @@ async function killPart() {
   const attempts = await checkThreads(client, runs, "kill -9", kills + 1);
   const threadIds = runs.map((r) => r.thread_id);
   const { duplicates, perThread, lines } = checkRecord(record, threadIds, "kill -9");
-  const maxDup = kills * WORKERS;
+  const maxDup = kills * WORKERS * repeatsPerKill(MODE, N);
   const resumed = Object.values(attempts).filter((a) => a > 1).length;
   console.log(`crash.mjs: kill -9: all ${THREADS} runs success in ${elapsed} ms; ${lines} executions recorded for ` +
-    `${THREADS * N} steps: ${duplicates} duplicate(s) (at most ${maxDup} = ${kills} kills x ${WORKERS} workers) ` +
+    `${THREADS * N} steps: ${duplicates} duplicate(s) (at most ${maxDup} = ${kills} kills x ${WORKERS} workers ` +
+    `x ${repeatsPerKill(MODE, N)} for durability ${MODE}) ` +
     `${JSON.stringify(perThread)}; ${resumed} run(s) finished on attempt > 1 ` +
     `(max attempt ${Math.max(...Object.values(attempts))})`);
   check(duplicates <= maxDup, `kill -9: ${duplicates} duplicate step executions, at most ${maxDup} allowed: ` +
     `committed steps ran again (per thread: ${JSON.stringify(perThread)})`);
+  checkRepeatsPerRun(perThread, attempts, MODE, N, "kill -9");
   // A kill that hit nothing would make this test vacuous: some run must have
   // been in flight at a kill (it ran on attempt > 1) unless all had finished
   // before the first kill.
@@ -134,7 +150,7 @@ async function sigtermPart() {
   for (let i = 0; i < 4; i++) {
     const th = await client.threads.create();
     const run = await client.runs.create(th.thread_id, "recorder", {
-      input: { n: N }, config: { recursion_limit: 100 },
+      input: { n: N }, config: { recursion_limit: 100 }, ...DURABILITY,
     });
     runs.push({ thread_id: th.thread_id, run_id: run.run_id });
   }
@@ -174,11 +190,12 @@ async function sigtermPart() {
 
 let failed = false;
 const t0 = Date.now();
-console.log(`crash.mjs: seed ${opts.seed} (replay with --seed ${opts.seed}), tmp ${tmp}`);
+console.log(`crash.mjs: seed ${opts.seed} (replay with --seed ${opts.seed}), durability ${MODE}, tmp ${tmp}`);
 try {
   const k = await killPart();
   const s = await sigtermPart();
-  console.log(`crash.mjs: OK in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${k.kills} x kill -9 during ${THREADS} runs ` +
+  console.log(`crash.mjs: OK in ${((Date.now() - t0) / 1000).toFixed(1)} s (durability ${MODE}): ` +
+      `${k.kills} x kill -9 during ${THREADS} runs ` +
     `-> all success, ${k.duplicates}/${k.maxDup} duplicate steps; SIGTERM -> exit 0 in ${s.ms} ms, resumed, ` +
     `${s.duplicates} duplicates`);
 } catch (e) {

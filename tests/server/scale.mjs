@@ -4,6 +4,10 @@
 // this test's own (tests/pg/cluster.sh: it is stopped and restarted here).
 //
 //   node scale.mjs --superstep /path/to/superstep [--keep] [--seed N] [--runs N] [--kills N]
+//                  [--durability sync|async|exit]
+//
+// Every run carries the --durability given as its `durability` member (none without it:
+// the server's default, async); each part's checks hold in every mode.
 //
 // 1. kill -9: 1 API process (--workers 0) and 3 worker processes; RUNS
 //    background runs of the recorder graph (crash.json; n = 5 steps, each
@@ -12,8 +16,12 @@
 //    started. Every run must end in success with an uninterrupted run's state
 //    (count 5, log [1..5]: a step applied twice would show), and only steps in
 //    flight at a kill (or at a lease taken over from a worker starved of CPU,
-//    which it logs) may have run twice (duplicates <= (kills + takeovers) x
-//    threads per worker). With --kills K
+//    which it logs) may have run twice: duplicates <= (kills + takeovers) x
+//    threads per worker x R, and each run at most R per attempt of it cut
+//    short, R by durability mode: sync 1 (the step in flight), async 2 (and
+//    the step whose checkpoint was in flight), exit n (a killed run runs
+//    again from its start; it must still end in success, exactly right).
+//    With --kills K
 //    (the sanitizer builds' small version) there are K kills instead, each once
 //    the record holds the next of K evenly spaced shares of the steps.
 // 2. PostgreSQL restart: 60 runs; mid-load PostgreSQL is stopped with
@@ -34,7 +42,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import { Fail, TIME_SCALE, check, checkRecord, checkThreads, makeRng, readRecord, sleep, waitAllSuccess, waitFor } from "./_durable.mjs";
+import { Fail, TIME_SCALE, check, checkRecord, checkRepeatsPerRun, checkThreads, durabilityOf, makeRng, readRecord,
+  repeatsPerKill, sleep, waitAllSuccess, waitFor } from "./_durable.mjs";
 import { parseArgs, startServer } from "./_server.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -45,8 +54,10 @@ const LEASE_S = 2;           // the workers' lease: a stopped worker's run is ta
 const THREADS_PER_WORKER = 2;
 const RUN_TIMEOUT_MS = 180000;
 
-const opts = parseArgs("scale.mjs", "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N] [--kills N]",
-  { seed: Date.now() % 1000000, runs: 500, kills: 0 }, { numbers: ["seed", "runs", "kills"] });
+const opts = parseArgs("scale.mjs",
+  "node scale.mjs --superstep PATH [--keep] [--seed N] [--runs N] [--kills N] [--durability sync|async|exit]",
+  { seed: Date.now() % 1000000, runs: 500, kills: 0 }, { numbers: ["seed", "runs", "kills"], lists: ["durability"] });
+const { mode: MODE, member: DURABILITY } = durabilityOf(opts, "scale.mjs");
 if (!fs.existsSync(path.join(HERE, "node_modules", "@langchain", "langgraph-sdk"))) {
   console.error("scale.mjs: the LangGraph JS SDK is missing: npm ci --prefix tests/server");
   process.exit(1);
@@ -98,7 +109,9 @@ async function submit(client, count, n = N) {
   const runs = [];
   for (let i = 0; i < count; i++) {
     const th = await client.threads.create();
-    const run = await client.runs.create(th.thread_id, "recorder", { input: { n }, config: { recursion_limit: 100 } });
+    const run = await client.runs.create(th.thread_id, "recorder", {
+      input: { n }, config: { recursion_limit: 100 }, ...DURABILITY,
+    });
     runs.push({ thread_id: th.thread_id, run_id: run.run_id });
   }
   return runs;
@@ -181,13 +194,15 @@ async function killPart(base) {
   // A worker starved of CPU past its lease has its runs taken over too (and logs it):
   // like a kill, that lets the steps it had in flight run again.
   const takeovers = spawned.reduce((n, p) => n + (p.stderr().match(/lease was taken over/g) ?? []).length, 0);
-  const maxDup = (kills + takeovers) * THREADS_PER_WORKER;
+  const maxDup = (kills + takeovers) * THREADS_PER_WORKER * repeatsPerKill(MODE, N);
   const resumed = Object.values(attempts).filter((a) => a > 1).length;
   console.log(`scale.mjs: kill -9: ${opts.runs} runs success in ${elapsed} ms through 1 API and 3 workers ` +
     `with ${kills} kills; ${lines} executions for ${opts.runs * N} steps: ${duplicates} duplicate(s) ` +
-    `(at most ${maxDup}: ${takeovers} lease(s) taken over from a live worker); ${resumed} run(s) finished on attempt > 1; ` +
+    `(at most ${maxDup} for durability ${MODE}: ${takeovers} lease(s) taken over from a live worker); ` +
+    `${resumed} run(s) finished on attempt > 1; ` +
     `${heldAtDeath.size} run(s) held by a worker when it was killed`);
   check(duplicates <= maxDup, `kill -9: ${duplicates} duplicate step executions, at most ${maxDup}: committed steps ran again (${JSON.stringify(perThread)})`);
+  checkRepeatsPerRun(perThread, attempts, MODE, N, "kill -9");
   // The queue counts claims: a run its dead holder kept must have been claimed again.
   const claims = new Map(execFileSync("psql", ["-At", base, "-c", "SELECT thread_id, attempt FROM scale_kill.sst_runs"])
     .toString().trim().split("\n").map((l) => l.split("|")).map(([t, a]) => [t, Number(a)]));
@@ -258,7 +273,7 @@ async function twoApisPart(base) {
   await spawnProc("worker", db, "worker (apis)", [], record);
   const ca = clientOf(a), cb = clientOf(b);
   const th = await ca.threads.create();
-  const run = await ca.runs.create(th.thread_id, "recorder", { input: { n: 12 }, streamMode: ["values"] });
+  const run = await ca.runs.create(th.thread_id, "recorder", { input: { n: 12 }, streamMode: ["values"], ...DURABILITY });
   const collect = async (client, lastEventId) => {
     const out = [];
     for await (const ev of client.runs.joinStream(th.thread_id, run.run_id, { lastEventId })) {
@@ -275,9 +290,13 @@ async function twoApisPart(base) {
     `two APIs: B resumed after id ${mid.id} with ${rest.length} events, want the ${ea.length - ea.indexOf(mid) - 1} after it`);
   // A cancel sent to B stops a run created through A, running on the worker.
   const th2 = await ca.threads.create();
-  const long = await ca.runs.create(th2.thread_id, "recorder", { input: { n: 400 } });
-  await waitFor(async () => ((await ca.threads.getState(th2.thread_id)).values?.count ?? 0) >= 3, 30000,
-    "two APIs: the long run did not make 3 steps within 30 s");
+  const long = await ca.runs.create(th2.thread_id, "recorder", {
+    input: { n: 400 }, config: { recursion_limit: 1000 }, ...DURABILITY,
+  });
+  // Its steps as the record file shows them (with durability exit, the thread's state shows
+  // none until the run ends).
+  const ran = () => [...readRecord(record).counts.keys()].filter((k) => k.startsWith(`${th2.thread_id} `)).length;
+  await waitFor(() => ran() >= 3, 30000, "two APIs: the long run did not make 3 steps within 30 s");
   const t = Date.now();
   await cb.runs.cancel(th2.thread_id, long.run_id, true);
   const after = await ca.runs.get(th2.thread_id, long.run_id);
@@ -294,7 +313,7 @@ async function twoApisPart(base) {
 
 let failed = false;
 const t0 = Date.now();
-console.log(`scale.mjs: seed ${opts.seed} (replay with --seed ${opts.seed}), tmp ${tmp}`);
+console.log(`scale.mjs: seed ${opts.seed} (replay with --seed ${opts.seed}), durability ${MODE}, tmp ${tmp}`);
 try {
   cluster("start");
   const base = fs.readFileSync(path.join(pgDir, "url"), "utf8").trim();
@@ -302,7 +321,8 @@ try {
   await restartPart(base);
   await fencingPart(base);
   await twoApisPart(base);
-  console.log(`scale.mjs: OK in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${k.kills} x kill -9 during ${opts.runs} runs ` +
+  console.log(`scale.mjs: OK in ${((Date.now() - t0) / 1000).toFixed(1)} s (durability ${MODE}): ` +
+      `${k.kills} x kill -9 during ${opts.runs} runs ` +
     `-> all success, ${k.duplicates}/${k.maxDup} duplicate steps; restart, fencing and two APIs passed`);
 } catch (e) {
   failed = true;
