@@ -21,6 +21,14 @@
 #include "common.h"
 #include "superstep/sqlite.h"
 
+/* The batch paths' transaction statements (sst_sqlite_db.tx). */
+enum { TX_BEGIN, TX_COMMIT, TX_ROLLBACK, TX_SAVEPOINT, TX_RELEASE, TX_UNDO, TX_COUNT };
+static const char *const k_tx_sql[TX_COUNT] = {
+    [TX_BEGIN] = "BEGIN IMMEDIATE",  [TX_COMMIT] = "COMMIT",
+    [TX_ROLLBACK] = "ROLLBACK",      [TX_SAVEPOINT] = "SAVEPOINT sst_tx",
+    [TX_RELEASE] = "RELEASE sst_tx", [TX_UNDO] = "ROLLBACK TO sst_tx",
+};
+
 struct sst_sqlite_db {
     sqlite3 *db;
     char *path; /* owned */
@@ -34,12 +42,19 @@ struct sst_sqlite_db {
      * to be released at depth 0 commits the batch (sst__sqlite_db_hand_over). */
     int savepoints;
     bool hand_over;
+    /* The transaction statements of the batch paths, prepared on first use (under mu) and
+     * kept: parsing "BEGIN IMMEDIATE" or "SAVEPOINT sst_tx" at every call cost ~3.5 % of a
+     * `serve --db FILE` run's CPU (bench/RESULTS.md, issue 37). */
+    sqlite3_stmt *tx[TX_COUNT];
 };
 
 /* The busy timeout until a backend sets its own (each does, on opening). */
 #define DEFAULT_BUSY_MS 5000
 
 static void db_free(sst_sqlite_db *d) {
+    for (int i = 0; i < TX_COUNT; i++) {
+        sqlite3_finalize(d->tx[i]);
+    }
     sqlite3_close(d->db);
     pthread_mutex_destroy(&d->mu);
     sst__free(d->path);
@@ -137,6 +152,20 @@ const char *sst_sqlite_db_path(const sst_sqlite_db *d) {
     return d->path;
 }
 
+/* Runs the transaction statement @p which (preparing it on first use; call holding mu):
+ * SQLITE_DONE on success, else SQLite's code (the connection's error message is set). */
+static int tx_step(sst_sqlite_db *d, int which) {
+    if (d->tx[which] == NULL) {
+        int rc = sqlite3_prepare_v2(d->db, k_tx_sql[which], -1, &d->tx[which], NULL);
+        if (rc != SQLITE_OK) {
+            return rc;
+        }
+    }
+    int rc = sqlite3_step(d->tx[which]);
+    sqlite3_reset(d->tx[which]);
+    return rc;
+}
+
 /* The connection's PRAGMA synchronous (0 OFF .. 3 EXTRA), or -1. */
 static int synchronous_of(sqlite3 *db) {
     sqlite3_stmt *st = NULL;
@@ -156,7 +185,7 @@ sst_code sst_sqlite_db_begin(sst_sqlite_db *d, sst_error *err) {
         d->batch++;
         return SST_OK;
     }
-    if (sqlite3_exec(d->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (tx_step(d, TX_BEGIN) != SQLITE_DONE) {
         int code = sqlite3_extended_errcode(d->db);
         sst__error(err, (code & 0xff) == SQLITE_BUSY ? SST_EBUSY : SST_EIO,
                    "database '%s': beginning a transaction: %s", d->path, sqlite3_errmsg(d->db));
@@ -177,13 +206,13 @@ sst_code sst_sqlite_db_commit(sst_sqlite_db *d, bool ok, sst_error *err) {
         pthread_mutex_unlock(&d->mu);
         return SST_OK;
     }
-    if (ok && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (ok && tx_step(d, TX_COMMIT) != SQLITE_DONE) {
         rc = sst__error(err, SST_EIO, "database '%s': committing: %s", d->path,
                         sqlite3_errmsg(d->db));
         ok = false;
     }
     if (!ok && sqlite3_get_autocommit(d->db) == 0) {
-        sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        (void)tx_step(d, TX_ROLLBACK);
     }
     d->batch = 0;
     d->savepoints = 0;
@@ -203,9 +232,14 @@ bool sst__sqlite_db_batch(sst_sqlite_db *d) {
 }
 
 bool sst__sqlite_tx(sst_sqlite_db *d, int what) {
-    static const char *const sql[] = {"SAVEPOINT sst_tx", "RELEASE sst_tx",
-                                      "ROLLBACK TO sst_tx; RELEASE sst_tx"};
-    bool ok = sqlite3_exec(d->db, sql[what], NULL, NULL, NULL) == SQLITE_OK;
+    bool ok;
+    if (what == SST__TX_BEGIN) {
+        ok = tx_step(d, TX_SAVEPOINT) == SQLITE_DONE;
+    } else if (what == SST__TX_COMMIT) {
+        ok = tx_step(d, TX_RELEASE) == SQLITE_DONE;
+    } else {
+        ok = tx_step(d, TX_UNDO) == SQLITE_DONE && tx_step(d, TX_RELEASE) == SQLITE_DONE;
+    }
     if (what == SST__TX_BEGIN) {
         d->savepoints += ok;
         return ok;
