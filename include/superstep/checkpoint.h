@@ -446,7 +446,7 @@ SST_NODISCARD SST_API sst_code sst_sqlite_check(const char *path, bool repair,
                                                 sst_sqlite_check_report *report, sst_error *err);
 
 /** The SQLite schema version this build writes. */
-#define SST_SQLITE_SCHEMA_VERSION 4
+#define SST_SQLITE_SCHEMA_VERSION 5
 
 /** PostgreSQL saver options; fill with sst_postgres_saver_opts_init. */
 typedef struct sst_postgres_saver_opts {

@@ -304,6 +304,40 @@ static const char *const k_schema_v4 =
     "INSERT OR IGNORE INTO threads(thread, created, updated, metadata)"
     " SELECT thread, 0, 0, '{}' FROM checkpoints GROUP BY thread;";
 
+/*
+ * 4 -> 5 (issue 37): fewer b-tree pages written per commit, so fewer WAL frames.
+ * checkpoints loses AUTOINCREMENT: its row in sqlite_sequence was one more page in the
+ * WAL at every checkpoint's commit. seq only orders a thread's rows, and a new row's rowid
+ * is still above every live row's (SQLite takes the largest plus one), so nothing that
+ * reads it changes; only the seq of a deleted newest row may be given again. locks
+ * becomes WITHOUT ROWID: one b-tree keyed by thread instead of a table and the index of
+ * its key, two pages fewer per lease taken and given back. Both tables are copied whole.
+ */
+static const char *const k_schema_v5 =
+    "CREATE TABLE checkpoints_v5("
+    " seq INTEGER PRIMARY KEY,"
+    " thread TEXT NOT NULL, id TEXT NOT NULL, parent TEXT, step INTEGER NOT NULL,"
+    " header TEXT NOT NULL, body TEXT NOT NULL, hcrc INTEGER, bcrc INTEGER,"
+    " ns TEXT NOT NULL DEFAULT '', format INTEGER NOT NULL DEFAULT 1,"
+    " kind INTEGER NOT NULL DEFAULT 0, source TEXT, run_id TEXT,"
+    " created INTEGER NOT NULL DEFAULT 0, status INTEGER NOT NULL DEFAULT 0, meta TEXT,"
+    " mcrc INTEGER, blobs TEXT, UNIQUE(thread, id));"
+    "INSERT INTO checkpoints_v5(seq, thread, id, parent, step, header, body, hcrc, bcrc, ns,"
+    " format, kind, source, run_id, created, status, meta, mcrc, blobs)"
+    " SELECT seq, thread, id, parent, step, header, body, hcrc, bcrc, ns, format, kind, source,"
+    " run_id, created, status, meta, mcrc, blobs FROM checkpoints ORDER BY seq;"
+    "DROP TABLE checkpoints;"
+    "ALTER TABLE checkpoints_v5 RENAME TO checkpoints;"
+    "CREATE INDEX checkpoints_ns ON checkpoints(thread, ns, seq);"
+    "CREATE INDEX checkpoints_blobs ON checkpoints(seq) WHERE blobs IS NOT NULL;"
+    "DELETE FROM sqlite_sequence WHERE name = 'checkpoints';"
+    "CREATE TABLE locks_v5(thread TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL,"
+    " expires INTEGER NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO locks_v5(thread, owner, pid, expires) SELECT thread, owner, pid, expires"
+    " FROM locks;"
+    "DROP TABLE locks;"
+    "ALTER TABLE locks_v5 RENAME TO locks;";
+
 /* One migration step from @p version, inside the open transaction. */
 static bool migrate_step(sqlite_saver *s, int64_t version, sst_error *err) {
     char sql[64];
@@ -317,6 +351,8 @@ static bool migrate_step(sqlite_saver *s, int64_t version, sst_error *err) {
             return sst__sq_exec(s, k_schema_v3, err);
         case 3:
             return sst__sq_exec(s, k_schema_v4, err);
+        case 4:
+            return sst__sq_exec(s, k_schema_v5, err);
         default:
             return false;
     }

@@ -58,15 +58,15 @@ static const char *const k_sql[QS_COUNT] = {
                   " WHERE run_id = ?1 RETURNING status",
     [QS_CLAIM_PENDING] = "SELECT r.seq FROM sst_runs r WHERE r.status = 'pending'"
                          " AND r.run_after <= ?1" THREAD_FREE " ORDER BY r.seq LIMIT 1",
-    [QS_CLAIM_EXPIRED] = "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_lease"
+    [QS_CLAIM_EXPIRED] = "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_running"
                          " WHERE r.status = 'running' AND r.lease_expires < ?1" THREAD_FREE
                          " ORDER BY r.seq LIMIT 1",
     /* The next holder after ?1 and before ?2 (a skip-scan over the distinct holders). */
-    [QS_LOCAL_OWNER] = "SELECT owner FROM sst_runs INDEXED BY sst_runs_owner"
+    [QS_LOCAL_OWNER] = "SELECT owner FROM sst_runs INDEXED BY sst_runs_running"
                        " WHERE status = 'running' AND owner > ?1 AND owner < ?2"
                        " ORDER BY owner LIMIT 1",
     [QS_CLAIM_OWNER] =
-        "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_owner"
+        "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_running"
         " WHERE r.status = 'running' AND r.owner = ?2" THREAD_FREE " ORDER BY r.seq LIMIT 1",
     [QS_CLAIM_SET] = "UPDATE sst_runs SET status = 'running', owner = ?2, lease_expires = ?3,"
                      " attempt = attempt + 1, token = ?4, updated_at = ?5 WHERE seq = ?1"
@@ -87,25 +87,51 @@ static const char *const k_sql[QS_COUNT] = {
  * enqueue order and stops at the first whose run_after has come; ordered by
  * run_after it would sort every runnable run on each claim. The three partial
  * indexes hold the unfinished runs only, so their size is the work in flight,
- * not the history: sst_runs_active for "is this thread free", sst_runs_lease
- * for expired leases, sst_runs_owner for the distinct holders of this host
- * (whose processes a claim probes).
+ * not the history: sst_runs_active for "is this thread free", sst_runs_running
+ * (owner, lease_expires) for the distinct holders of this host (whose processes a
+ * claim probes, a skip-scan on owner) and for expired leases (a scan of the running
+ * runs: the work in flight, a few per worker). One index for both, not one each:
+ * every claim and finish writes each index's page (schema 2).
  */
-static const char k_schema[] =
-    "CREATE TABLE sst_queue_meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
-    "CREATE TABLE sst_runs(seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,"
-    " thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL, status TEXT NOT NULL,"
-    " kwargs TEXT NOT NULL, metadata TEXT NOT NULL, multitask_strategy TEXT,"
-    " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run_after INTEGER NOT NULL,"
-    " attempt INTEGER NOT NULL DEFAULT 0, cancel TEXT, owner TEXT,"
+/* sst_runs as schema 2 makes it (the name given: an upgrade builds a copy first). */
+#define RUNS_TABLE(name)                                                                           \
+    "CREATE TABLE " name "(seq INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE,"                  \
+    " thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL, status TEXT NOT NULL,"                  \
+    " kwargs TEXT NOT NULL, metadata TEXT NOT NULL, multitask_strategy TEXT,"                      \
+    " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run_after INTEGER NOT NULL,"       \
+    " attempt INTEGER NOT NULL DEFAULT 0, cancel TEXT, owner TEXT,"                                \
     " lease_expires INTEGER NOT NULL DEFAULT 0, token INTEGER NOT NULL DEFAULT 0);"
-    "CREATE INDEX sst_runs_status ON sst_runs(status, seq);"
-    "CREATE INDEX sst_runs_thread ON sst_runs(thread_id, seq);"
-    "CREATE INDEX sst_runs_active ON sst_runs(thread_id, seq)"
-    " WHERE status IN ('pending', 'running');"
-    "CREATE INDEX sst_runs_lease ON sst_runs(lease_expires) WHERE status = 'running';"
-    "CREATE INDEX sst_runs_owner ON sst_runs(owner) WHERE status = 'running';"
-    "INSERT INTO sst_queue_meta(key, value) VALUES('schema', 1);";
+#define RUNS_INDEXES                                                                               \
+    "CREATE INDEX sst_runs_status ON sst_runs(status, seq);"                                       \
+    "CREATE INDEX sst_runs_thread ON sst_runs(thread_id, seq);"                                    \
+    "CREATE INDEX sst_runs_active ON sst_runs(thread_id, seq)"                                     \
+    " WHERE status IN ('pending', 'running');"                                                     \
+    "CREATE INDEX sst_runs_running ON sst_runs(owner, lease_expires) WHERE status = 'running';"
+#define RUNS_COLS                                                                                  \
+    "seq, run_id, thread_id, assistant_id, status, kwargs, metadata, multitask_strategy,"          \
+    " created_at, updated_at, run_after, attempt, cancel, owner, lease_expires, token"
+
+static const char k_schema[] = "CREATE TABLE sst_queue_meta(key TEXT PRIMARY KEY, value INTEGER "
+                               "NOT NULL) WITHOUT ROWID;" RUNS_TABLE("sst_runs") RUNS_INDEXES
+    "INSERT INTO sst_queue_meta(key, value) VALUES('schema', 2);";
+
+/*
+ * 1 -> 2 (issue 37), fewer b-tree pages written per run: sst_runs_lease (lease_expires)
+ * and sst_runs_owner (owner), both over the running runs, become one index,
+ * sst_runs_running (owner, lease_expires), so a claim and a finish write one page fewer
+ * each; and sst_runs loses AUTOINCREMENT, whose sqlite_sequence row was one more page at
+ * every enqueue (seq orders the runs; a new row's rowid is still above every live row's,
+ * only the seq of a removed newest run may be given again). The table is copied whole.
+ * A process of a build before it must not share the file meanwhile (its claims name the
+ * old indexes).
+ */
+static const char k_schema_v2[] =
+    RUNS_TABLE("sst_runs_v2") "INSERT INTO sst_runs_v2(" RUNS_COLS ") SELECT " RUNS_COLS
+                              " FROM sst_runs ORDER BY seq;"
+                              "DROP TABLE sst_runs;"
+                              "ALTER TABLE sst_runs_v2 RENAME TO sst_runs;" RUNS_INDEXES
+                              "DELETE FROM sqlite_sequence WHERE name = 'sst_runs';"
+                              "UPDATE sst_queue_meta SET value = 2 WHERE key = 'schema';";
 
 /* ---- helpers shared by the queue's files ---- */
 
@@ -211,7 +237,8 @@ static sst_code quick_check(sqlite_queue *s, sst_error *err) {
 }
 
 /* The checks of a file that has tables: ours, with queue tables this build reads. */
-static sst_code check_tables(sqlite_queue *s, bool *has_queue, sst_error *err) {
+static sst_code check_tables(sqlite_queue *s, bool *has_queue, int64_t *schema_out,
+                             sst_error *err) {
     bool ok;
     int64_t app = sst__sqlite_int(s->db, "PRAGMA application_id", &ok);
     if (!ok || app != SST__QUEUE_SQLITE_APP_ID) {
@@ -230,6 +257,7 @@ static sst_code check_tables(sqlite_queue *s, bool *has_queue, sst_error *err) {
         return sst__error(err, SST_EIO, "queue '%s' has damaged queue tables: %s", s->path,
                           ok ? "sst_runs is missing" : sqlite3_errmsg(s->db));
     }
+    *schema_out = schema;
     if (schema > SST__QUEUE_SCHEMA_VERSION) {
         return sst__error(err, SST_EIO,
                           "queue '%s' has queue schema version %lld, newer than this build "
@@ -261,9 +289,30 @@ static sst_code create_schema(sqlite_queue *s, sst_error *err) {
     return SST_OK;
 }
 
+/* Brings queue tables of schema 1 to 2 (k_schema_v2) in one IMMEDIATE transaction that
+ * reads the version again: of several processes opening the file at once, one upgrades. */
+static sst_code upgrade_schema(sqlite_queue *s, sst_error *err) {
+    if (!exec(s, "BEGIN IMMEDIATE", "upgrading the queue tables", err)) {
+        return sst__code(err);
+    }
+    bool ok;
+    int64_t schema =
+        sst__sqlite_int(s->db, "SELECT value FROM sst_queue_meta WHERE key = 'schema'", &ok);
+    if (!ok) {
+        sst__qs_error(s, err, "upgrading the queue tables");
+    }
+    if (!ok || (schema < 2 && !exec(s, k_schema_v2, "upgrading the queue tables", err)) ||
+        !exec(s, "COMMIT", "upgrading the queue tables", err)) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return sst__code(err);
+    }
+    return SST_OK;
+}
+
 /* One attempt at checking and preparing the file; SST_EUNAVAILABLE means try again. */
 static sst_code prepare_file(sqlite_queue *s, sst_error *err) {
     bool ok, has_queue = false;
+    int64_t schema = SST__QUEUE_SCHEMA_VERSION;
     int64_t tables = sst__sqlite_int(s->db, "SELECT count(*) FROM sqlite_master", &ok);
     if (!ok) {
         sst_code code =
@@ -271,10 +320,13 @@ static sst_code prepare_file(sqlite_queue *s, sst_error *err) {
         return sst__error(err, code, "queue '%s' is not a usable SQLite database: %s", s->path,
                           sqlite3_errmsg(s->db));
     }
-    sst_code rc = tables > 0 ? check_tables(s, &has_queue, err) : SST_OK;
+    sst_code rc = tables > 0 ? check_tables(s, &has_queue, &schema, err) : SST_OK;
     if (rc == SST_OK && (!exec(s, "PRAGMA journal_mode=WAL", "setting the journal mode", err) ||
                          !exec(s, "PRAGMA synchronous=NORMAL", "setting synchronous", err))) {
         rc = sst__code(err);
+    }
+    if (rc == SST_OK && has_queue && schema < SST__QUEUE_SCHEMA_VERSION) {
+        rc = upgrade_schema(s, err);
     }
     return rc == SST_OK && !has_queue ? create_schema(s, err) : rc;
 }

@@ -29,7 +29,9 @@
  * otherwise (not on another schema's queue; several waiters; arguments); a
  * newer queue schema is refused; opening (bad servers, a shared pool); the
  * server restarting under a holder, a claimer and a waiter.
- * Once: foreign, garbage, damaged and newer-schema SQLite files; one file
+ * Once: foreign, garbage, damaged and newer-schema SQLite files; a schema-1 file
+ * (AUTOINCREMENT, two indexes over the running runs) upgraded to schema 2 keeping its
+ * runs, claimed in order with one enqueued after; one file
  * shared with the checkpoint saver and the store; and against a fake backend:
  * required ops and the reference count.
  */
@@ -1698,8 +1700,95 @@ static void files_newer(void **state) {
     sst_queue *q = sst_sqlite_queue_open(f->path, &f->err);
     assert_non_null(q);
     sst_queue_free(q);
-    sql_exec(f->path, "UPDATE sst_queue_meta SET value = 2 WHERE key = 'schema'");
-    refused(f, "queue schema version 2, newer than this build supports (1)");
+    sql_exec(f->path, "UPDATE sst_queue_meta SET value = 3 WHERE key = 'schema'");
+    refused(f, "queue schema version 3, newer than this build supports (2)");
+}
+
+/* count(*) of @p sql's rows on @p path. */
+static long sql_count(const char *path, const char *sql) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long n = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A schema-1 file (sst_runs with AUTOINCREMENT, sst_runs_lease and sst_runs_owner) opens as
+ * schema 2 (no AUTOINCREMENT, sst_runs_running), its runs kept: the running one's lease
+ * expires and it is claimed again, then the pending one, then one enqueued since. */
+static void files_upgrade(void **state) {
+    file_fx *f = *state;
+    sst_queue *q = sst_sqlite_queue_open(f->path, &f->err);
+    assert_non_null(q);
+    sst_queued_run r1 = {.run_id = "r1", .thread_id = "t1"};
+    sst_queued_run r2 = {.run_id = "r2", .thread_id = "t2"};
+    tu_assert_ok(sst_queue_enqueue(q, &r1, 0, &f->err), &f->err, __FILE__, __LINE__);
+    tu_assert_ok(sst_queue_enqueue(q, &r2, 0, &f->err), &f->err, __FILE__, __LINE__);
+    seen s = {0};
+    tu_assert_ok(sst_queue_claim(q, "w1", T0, LEASE, on_run, &s, &f->err), &f->err, __FILE__,
+                 __LINE__);
+    assert_string_equal(s.run_id, "r1");
+    seen_clear(&s);
+    sst_queue_free(q);
+    /* Schema 1's sst_runs, as it made it (with AUTOINCREMENT and its two indexes). */
+    sql_exec(
+        f->path,
+        "CREATE TABLE old(seq INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL UNIQUE,"
+        " thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL, status TEXT NOT NULL,"
+        " kwargs TEXT NOT NULL, metadata TEXT NOT NULL, multitask_strategy TEXT,"
+        " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, run_after INTEGER NOT NULL,"
+        " attempt INTEGER NOT NULL DEFAULT 0, cancel TEXT, owner TEXT,"
+        " lease_expires INTEGER NOT NULL DEFAULT 0, token INTEGER NOT NULL DEFAULT 0);"
+        "INSERT INTO old SELECT * FROM sst_runs;"
+        "DROP TABLE sst_runs;"
+        "ALTER TABLE old RENAME TO sst_runs;"
+        "CREATE INDEX sst_runs_status ON sst_runs(status, seq);"
+        "CREATE INDEX sst_runs_thread ON sst_runs(thread_id, seq);"
+        "CREATE INDEX sst_runs_active ON sst_runs(thread_id, seq)"
+        " WHERE status IN ('pending', 'running');"
+        "CREATE INDEX sst_runs_lease ON sst_runs(lease_expires) WHERE status = 'running';"
+        "CREATE INDEX sst_runs_owner ON sst_runs(owner) WHERE status = 'running';"
+        "UPDATE sst_queue_meta SET value = 1 WHERE key = 'schema'");
+    assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_sequence"), 1);
+    q = sst_sqlite_queue_open(f->path, &f->err);
+    if (q == NULL) {
+        fail_msg("opening a schema-1 queue: %s", f->err.msg);
+    }
+    assert_int_equal(sql_count(f->path, "SELECT value FROM sst_queue_meta WHERE key = 'schema'"),
+                     2);
+    assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name IN "
+                                        "('sst_runs_lease', 'sst_runs_owner')"),
+                     0);
+    assert_int_equal(
+        sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'sst_runs_running'"),
+        1);
+    assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_sequence"), 0);
+    assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name = "
+                                        "'sst_runs' AND sql LIKE '%AUTOINCREMENT%'"),
+                     0);
+    sst_queued_run r3 = {.run_id = "r3", .thread_id = "t3"};
+    tu_assert_ok(sst_queue_enqueue(q, &r3, 0, &f->err), &f->err, __FILE__, __LINE__);
+    const int64_t expired_at = T0 + LEASE + 1;
+    tu_assert_ok(sst_queue_claim(q, "w2", expired_at, LEASE, on_run, &s, &f->err), &f->err,
+                 __FILE__, __LINE__);
+    assert_string_equal(s.run_id, "r1"); /* its lease expired: the oldest claimable */
+    assert_int_equal(s.attempt, 2);
+    tu_assert_ok(sst_queue_finish(q, "r1", s.token, SST_QUEUE_SUCCESS, expired_at, &f->err),
+                 &f->err, __FILE__, __LINE__);
+    seen_clear(&s);
+    tu_assert_ok(sst_queue_claim(q, "w2", expired_at, LEASE, on_run, &s, &f->err), &f->err,
+                 __FILE__, __LINE__);
+    assert_string_equal(s.run_id, "r2");
+    seen_clear(&s);
+    tu_assert_ok(sst_queue_claim(q, "w2", expired_at, LEASE, on_run, &s, &f->err), &f->err,
+                 __FILE__, __LINE__);
+    assert_string_equal(s.run_id, "r3"); /* enqueued after the upgrade: after the others */
+    seen_clear(&s);
+    sst_queue_free(q);
 }
 
 /* The first page of table @p name and the page size. */
@@ -2028,6 +2117,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(files_foreign, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_garbage, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_newer, file_setup, file_teardown),
+        cmocka_unit_test_setup_teardown(files_upgrade, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_damaged, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_shared, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_bad_path, file_setup, file_teardown),
