@@ -202,6 +202,13 @@ uint64_t sst__uuid7_clock(const char *id);
 struct sqlite3;
 void sst__sqlite_busy(struct sqlite3 *db, int timeout_ms);
 
+/* The VFS the library's connections open files with (sqlite_vfs.c): SQLite's default one,
+ * except that the WAL frames of one commit reach the file in one write call, not two per
+ * frame; NULL (the default VFS) when it could not be registered. */
+const char *sst__sqlite_vfs(void);
+/* Write calls made to WAL files through it since the process started (tests). */
+uint64_t sst__sqlite_vfs_wal_writes(void);
+
 /*
  * Shared connections (sqlite_db.c, include/superstep/sqlite.h). A backend's
  * path-taking open makes its own with sst__sqlite_db_new (@p what names the

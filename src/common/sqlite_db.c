@@ -76,7 +76,7 @@ sst_sqlite_db *sst__sqlite_db_new(const char *path, bool exclusive, int flags, c
     pthread_mutexattr_destroy(&attr);
     atomic_init(&d->refs, 1);
     flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path, &d->db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &d->db, flags, sst__sqlite_vfs()) != SQLITE_OK) {
         sst__error(err, SST_EIO, "cannot open %s '%s': %s", what, path,
                    d->db != NULL ? sqlite3_errmsg(d->db) : "out of memory");
         db_free(d);
