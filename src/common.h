@@ -208,6 +208,9 @@ void sst__sqlite_busy(struct sqlite3 *db, int timeout_ms);
 const char *sst__sqlite_vfs(void);
 /* Write calls made to WAL files through it since the process started (tests). */
 uint64_t sst__sqlite_vfs_wal_writes(void);
+/* The WAL size, in pages, past which a commit runs a WAL checkpoint on the library's
+ * connections (sqlite3_wal_autocheckpoint; SQLite's default is 1 000). */
+#define SST__SQLITE_WAL_PAGES 4000
 
 /*
  * Shared connections (sqlite_db.c, include/superstep/sqlite.h). A backend's

@@ -83,6 +83,12 @@ sst_sqlite_db *sst__sqlite_db_new(const char *path, bool exclusive, int flags, c
         return NULL;
     }
     sst__sqlite_busy(d->db, DEFAULT_BUSY_MS); /* before anything touches the file */
+    /* A WAL checkpoint every SST__SQLITE_WAL_PAGES pages, not SQLite's 1 000: each one
+     * flushes the WAL and the file (two fdatasync) and copies the pages changed since the
+     * last, and the pages a run changes are mostly the same few (the tables' last leaves,
+     * the queue's rows), so fewer, larger checkpoints copy fewer pages per commit. The WAL
+     * stays bounded (8 MiB at 2 KiB pages). issue 37: server CPU per run -10..20 %. */
+    sqlite3_wal_autocheckpoint(d->db, SST__SQLITE_WAL_PAGES);
     /* Before the first access: in WAL mode SQLite then keeps the WAL index in memory. */
     if (exclusive &&
         sqlite3_exec(d->db, "PRAGMA locking_mode=EXCLUSIVE", NULL, NULL, NULL) != SQLITE_OK) {

@@ -464,7 +464,7 @@ static void chain_run_commits(void **state) {
     }
     pthread_mutex_lock(mu);
     sqlite3_commit_hook(db, NULL, NULL);
-    sqlite3_wal_autocheckpoint(db, 1000); /* SQLite's own hook again */
+    sqlite3_wal_autocheckpoint(db, SST__SQLITE_WAL_PAGES); /* the library's hook again */
     pthread_mutex_unlock(mu);
     sst_sqlite_db_release(ref);
     sst_server_stop(s);

@@ -13,7 +13,10 @@
  *     committed row (nothing of a commit waits in the buffer)
  *   4 a connection's own reads of the WAL see what it buffered: a
  *     transaction spilling its cache (cache_size 10 pages) rereads its pages
+ *   5 the library's connections (sst__sqlite_db_new) use the VFS and check-
+ *     point the WAL every SST__SQLITE_WAL_PAGES pages, not SQLite's 1 000
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "superstep/sqlite.h"
 #include "test_util.h"
 
 typedef struct fixture {
@@ -167,12 +171,33 @@ static void rereads_own_frames(void **state) {
     sqlite3_close(db);
 }
 
+static void library_connection(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    struct sst_sqlite_db *d = sst__sqlite_db_new(fx->path, false, 0, "test", &err);
+    assert_non_null(d);
+    sqlite3 *db = NULL;
+    pthread_mutex_t *mu = NULL;
+    struct sst_sqlite_db *ref = sst__sqlite_db_attach(d, NULL, 0, "test", &db, &mu, &err);
+    assert_non_null(ref);
+    pthread_mutex_lock(mu);
+    assert_int_equal(int_of(db, "PRAGMA wal_autocheckpoint"), SST__SQLITE_WAL_PAGES);
+    sqlite3_vfs *vfs = NULL;
+    assert_int_equal(sqlite3_file_control(db, "main", SQLITE_FCNTL_VFS_POINTER, &vfs), SQLITE_OK);
+    assert_non_null(vfs);
+    assert_string_equal(vfs->zName, "sst-wal");
+    pthread_mutex_unlock(mu);
+    sst_sqlite_db_release(ref);
+    sst_sqlite_db_release(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(one_write_per_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(big_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_after_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(rereads_own_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(library_connection, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
