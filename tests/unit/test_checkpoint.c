@@ -934,6 +934,22 @@ static void test_migration_from_v1(void **state) {
         199);
     sst_value_unref(s2);
     app_close(&b);
+    /* Schema 5 (issue 37): checkpoints without AUTOINCREMENT (no sqlite_sequence row written
+     * at each put), locks WITHOUT ROWID; the rows written before and after it keep their
+     * order (the state above read them back in order). */
+    sqlite3_open(path, &db);
+    sqlite3_prepare_v2(db,
+                       "SELECT (SELECT count(*) FROM sqlite_master WHERE name = 'checkpoints' AND "
+                       "sql LIKE '%AUTOINCREMENT%'), (SELECT count(*) FROM sqlite_master WHERE "
+                       "name = 'locks' AND sql LIKE '%WITHOUT ROWID%'), (SELECT count(*) FROM "
+                       "sqlite_sequence WHERE name = 'checkpoints')",
+                       -1, &st, NULL);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 0);
+    assert_int_equal(sqlite3_column_int(st, 1), 1);
+    assert_int_equal(sqlite3_column_int(st, 2), 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
 }
 
 /* ---- delta replay equals the engine's states ---- */
