@@ -411,6 +411,20 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     return rc;
 }
 
+/*
+ * Whether @p r can be a run's last checkpoint: the root graph's, with nothing left to run.
+ * The graph's record header (src/graph/record.c) holds the resume point under "rp" only
+ * when tasks are left; a header without it ends the run. Such a put is kept open for the
+ * run's finish when the server's worker asked for it (sst__pg_keep): one flush for both.
+ * Should one be kept that is not the last after all, the worker commits it before the
+ * next superstep starts, so a run never goes on over an uncommitted checkpoint.
+ */
+static bool last_of_run(const sst_checkpoint *r) {
+    static const char rp[] = "\"rp\"";
+    return (r->ns == NULL || r->ns[0] == '\0') && r->next.data != NULL &&
+           memmem(r->next.data, r->next.len, rp, sizeof rp - 1) == NULL;
+}
+
 sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
     pg_saver *s = self;
     sst_code rc = check_sizes(s, r, err);
@@ -431,7 +445,8 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
          * leaves the run pending, to be claimed and started again. */
         sst__pg_batch_hand_over_past(s->pg);
     }
-    rc = sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
+    rc = last_of_run(r) ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
+                        : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
     if (rc == SST_OK && j.renew) {
         sst__pgs_renewed(s, r->thread_id);
     }

@@ -729,11 +729,15 @@ typedef struct pg_batch {
     bool sync;       /* a sync transaction joined it: commit with the flush */
     bool hand_over;  /* the next transaction on this thread commits it */
     bool pass;       /* ... the one after it (sst__pg_batch_hand_over_past) */
+    bool kept;       /* a transaction of sst__pg_tx_keep is in it (sst__pg_batch_kept) */
     sst_code failed; /* a transaction in it lost the connection: commit fails with this */
     void (*on_commit)(void *ud); /* sst__pg_batch_on_commit: called once it committed */
     void *on_commit_ud;
 } pg_batch;
 static _Thread_local pg_batch tl_batch;
+/* The pool and key for which the calling thread keeps its next sst__pg_tx_keep open. */
+static _Thread_local sst_pg *tl_keep;
+static _Thread_local const char *tl_keep_key;
 
 /* Runs one job in @p c's open transaction, in a savepoint when @p sp. A job that
  * succeeded leaves its savepoint in place (the COMMIT ends them all; a RELEASE would
@@ -932,7 +936,7 @@ static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *use
     sst_code rc =
         b->failed != SST_OK
             ? sst__error(&j.err, b->failed, "PostgreSQL %s: the transaction was lost", b->pg->name)
-            : run_job(b->c, &j, true);
+            : run_job(b->c, &j, !tx_unsent(b->c)); /* the first of a kept one: no savepoint */
     if (b->c->broken && b->failed == SST_OK) {
         b->failed = SST_EUNAVAILABLE;
     }
@@ -1005,6 +1009,61 @@ void sst__pg_batch_hand_over_past(sst_pg *pg) {
 
 bool sst__pg_batch_open(const sst_pg *pg) {
     return tl_batch.depth > 0 && tl_batch.pg == pg;
+}
+
+bool sst__pg_batch_kept(const sst_pg *pg) {
+    return tl_batch.pg == pg && tl_batch.kept; /* in its commit too (depth 0 there) */
+}
+
+void sst__pg_keep(sst_pg *pg, const char *key) {
+    tl_keep = key != NULL ? pg : NULL;
+    tl_keep_key = key;
+}
+
+/* Begins the calling thread's batch for sst__pg_tx_keep: its BEGIN goes with the first
+ * statement (no round trip of its own; a connection found lost then fails the
+ * transaction, which sst__pg_tx_keep runs again the ordinary way). */
+static sst_code keep_begin(sst_pg *pg, sst_error *err) {
+    sst__pg_conn *c = sst__pg_get(pg, err);
+    if (c == NULL) {
+        return sst__code(err);
+    }
+    defer(c, k_begin);
+    tl_batch = (pg_batch){.pg = pg, .c = c, .depth = 1};
+    return SST_OK;
+}
+
+sst_code sst__pg_tx_keep(sst_pg *pg, const char *key, bool sync, sst__pg_tx_fn fn, void *user,
+                         sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pg_batch *b = &tl_batch;
+    bool mine = b->depth > 0 && b->pg == pg;
+    if (tl_keep != pg || strcmp(tl_keep_key, key) != 0 || (b->depth > 0 && !mine) ||
+        (mine && b->hand_over && b->pass)) {
+        return sst__pg_tx(pg, sync, fn, user, err);
+    }
+    tl_keep = NULL; /* once: the run's last checkpoint */
+    bool began = !mine;
+    if (began && keep_begin(pg, err) != SST_OK) {
+        return sst__code(err);
+    }
+    b->hand_over = false; /* a claim handed over to this transaction stays open with it */
+    sst_code rc = run_in_batch(b, sync, fn, user, err);
+    if (rc == SST_OK) {
+        b->kept = true;
+        return SST_OK;
+    }
+    if (began) {
+        /* Nothing else is in it: end it, and run the transaction the ordinary way when the
+         * connection was lost (retried on a new one, as sst__pg_tx does). */
+        bool lost = b->failed != SST_OK;
+        (void)sst__pg_batch_commit(pg, false, NULL);
+        if (lost) {
+            sst_error_clear(err);
+            return sst__pg_tx(pg, sync, fn, user, err);
+        }
+    }
+    return rc;
 }
 
 sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {

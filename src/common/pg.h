@@ -160,6 +160,24 @@ void sst__pg_batch_on_commit(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
 /* Whether the calling thread has a batch open on @p pg. */
 bool sst__pg_batch_open(const struct sst_pg *pg);
 
+/*
+ * Keeping a run's last checkpoint for its finish (the server's worker): while armed on the
+ * calling thread for @p key (sst__pg_keep; a NULL key disarms; borrowed until then), the
+ * thread's next sst__pg_tx_keep for the same key (the run's thread id) runs its
+ * transaction in the thread's batch (begun for it when none is open, its BEGIN sent with
+ * its first statement; a claim handed over to it joins instead of committing) and leaves
+ * the batch open, uncommitted: its owner commits it with sst__pg_batch_commit, with
+ * whatever it adds (the run's finish: one flush for both). Once per arming. Unarmed, for
+ * another key, or inside another batch, it is sst__pg_tx. Who keeps a transaction open
+ * must commit it before anything waits on its writes (the next superstep:
+ * sst__pg_batch_kept tells).
+ */
+void sst__pg_keep(struct sst_pg *pg, const char *key);
+sst_code sst__pg_tx_keep(struct sst_pg *pg, const char *key, bool sync, sst__pg_tx_fn fn,
+                         void *user, sst_error *err);
+/* Whether the calling thread's open batch on @p pg holds a kept transaction. */
+bool sst__pg_batch_kept(const struct sst_pg *pg);
+
 /* Tests only: @p fn (NULL: none) is called with @p ud before each COMMIT the pool
  * sends for sst__pg_tx (on the committing thread), its statements run and its locks
  * held: a hook that blocks there is a process stopped mid-transaction, and the pool's

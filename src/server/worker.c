@@ -60,6 +60,16 @@ static const sst_compiled_graph *graph_of(srv_worker *w, srv_graph *g, sst_error
  * its next superstep boundary, so what is running finishes and commits. */
 static bool cancelled(void *ud, bool in_node) {
     srv_worker *w = ud;
+    if (!in_node && w->s->pg != NULL && sst__pg_batch_kept(w->s->pg)) {
+        /* A checkpoint kept open for the finish that was not the run's last: committed
+         * before this superstep runs, as durability "sync" promises. Lost: the run stops
+         * without committing, and whoever claims it next goes on from the one before. */
+        sst_error err = {0};
+        if (sst__pg_batch_commit(w->s->pg, true, &err) != SST_OK) {
+            srv_log(w->s, "worker %u: committing a checkpoint: %s", w->index, err.msg);
+            atomic_store(&w->cancel, CANCEL_LOST);
+        }
+    }
     int c = atomic_load(&w->cancel);
     return c != CANCEL_NONE && !(in_node && c == CANCEL_STOP);
 }
@@ -639,16 +649,23 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     pthread_mutex_lock(&s->mu);
     w->renewable = false; /* from here on the keeper leaves the run to its finish */
     pthread_mutex_unlock(&s->mu);
-    if (batch_open_here(s) && srv_batch_commit(s, true, &err) != SST_OK) {
-        /* The claim (left open for a first checkpoint that never came) was lost. */
-        srv_log(s, "run %s: committing its claim: %s", c->run_id, err.msg);
+    bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
+    bool stop = out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST);
+    /* On PostgreSQL an open batch (the run's last checkpoint kept for the finish, or a
+     * claim left open for a first checkpoint that never came) commits with the finish
+     * below; elsewhere, or when the run stops without a finish, now. */
+    bool held = batch_open_here(s);
+    if (held && s->pg != NULL && !stop && !rollback) {
+        sst__pg_batch_on_commit(s->pg, NULL, NULL); /* the keeper is done with the run */
+    } else if (held && srv_batch_commit(s, true, &err) != SST_OK) {
+        srv_log(s, "run %s: committing its claim or last checkpoint: %s", c->run_id, err.msg);
         clear_current(w);
         sst__free(out->result);
         sst__free(out->values);
         return;
+    } else {
+        held = false;
     }
-    bool rollback = out->by_cancel && out->cancel == CANCEL_ROLLBACK;
-    bool stop = out->by_cancel && (out->cancel == CANCEL_STOP || out->cancel == CANCEL_LOST);
     if (stop || rollback) {
         unlock_thread(s, c, &locked); /* a rollback writes the thread under its own lock */
     }
@@ -670,6 +687,15 @@ static void finish(srv_worker *w, const run_copy *c, sst_graph_thread *th, emit_
     finish_job fj = {.s = s, .c = c, .status = out->status, .locked = locked};
     sst_code rc = srv_tx(s, finish_tx, &fj, &err);
     locked = false;
+    if (held) {
+        sst_error cerr = {0};
+        if (srv_batch_commit(s, rc == SST_OK, &cerr) != SST_OK && rc == SST_OK) {
+            /* Neither the last checkpoint nor the finish happened: the run comes back to
+             * a worker once its lease runs out, and runs its last superstep again. */
+            rc = cerr.code;
+            err = cerr;
+        }
+    }
     if (rc == SST_OK && fj.finished != SST_OK) {
         rc = fj.finished;
         err = fj.ferr;
@@ -763,8 +789,8 @@ static void invoke_opts(srv_worker *w, const run_copy *c, sst_graph_thread *th, 
  * when it was open. Should that commit fail, the claim never happened: the run is
  * judged as lost to the database (given back, which finds it pending). */
 static bool settle_claim(sst_server *s, const run_copy *c, sst_graph_result **gr, sst_error *err) {
-    if (!batch_open_here(s)) {
-        return false;
+    if (!batch_open_here(s) || (s->pg != NULL && sst__pg_batch_kept(s->pg))) {
+        return false; /* nothing open, or the last checkpoint kept for the finish */
     }
     sst_error cerr = {0};
     if (srv_batch_commit(s, true, &cerr) != SST_OK) {
@@ -860,7 +886,16 @@ static void execute(srv_worker *w, run_copy *c, bool locked, bool open) {
         if (tr != NULL && tr->parent_from != NULL && sst_is_string(tp)) {
             o.trace_parent = tr->parent_from(tr->user_data, sst_string_cstr(tp));
         }
+        /* Durability "sync" (and "exit"): the run's last checkpoint is written on this
+         * thread; kept open, it commits with the finish (one flush for both). */
+        bool keep = s->pg != NULL && o.durability != SST_DURABILITY_ASYNC;
+        if (keep) {
+            sst__pg_keep(s->pg, c->thread_id); /* not a graph a node invokes on another */
+        }
         gr = sst_graph_invoke(graph, th, input, &o, &err);
+        if (keep) {
+            sst__pg_keep(s->pg, NULL);
+        }
         sst_value_unref(wrapped);
         open = open && !settle_claim(s, c, &gr, &err);
         if (o.trace_parent != NULL && tr->parent_free != NULL) {

@@ -12,14 +12,18 @@
  *  - a batch begun on a pooled connection whose backend was ended meanwhile
  *    begins on a new one (it used to read the lost connection after freeing it);
  *  - a chain run through `serve` (its queue, its worker) in durability "sync"
- *    costs at most its checkpoints + 1 flushed commits: the enqueue, the claim
- *    with its lease, its input checkpoint and its first superstep's, one per
- *    later checkpoint, and the last with nothing more than the run's finish and
- *    its lease given back;
+ *    costs at most as many flushed commits as it has checkpoints (its
+ *    supersteps + 2): the enqueue, the claim with its lease, its input
+ *    checkpoint and its first superstep's, one per later checkpoint, the last
+ *    one with the run's finish and its lease given back;
  *  - round trips (libpq's trace of the messages sent): a transaction of one
  *    statement is one exchange with its BEGIN and one for its COMMIT, or one in
  *    all when its last statement takes the COMMIT along (sst__pg_exec_last),
  *    and a transaction that sends no statement sends nothing;
+ *  - a kept transaction (sst__pg_tx_keep) stays open for its owner's commit;
+ *    the run's last checkpoint commits with its finish or not at all: a worker
+ *    whose connection ends before that commit leaves the run to attempt 2,
+ *    which runs its last superstep alone again;
  *  - the lease keeper leaves a claim alone until it is committed.
  */
 #define _GNU_SOURCE
@@ -409,6 +413,65 @@ static void round_trips(void **state) {
     sst_pg_release(pg);
 }
 
+/* A kept transaction stays open for its owner, who commits it with what it adds: its
+ * BEGIN goes with its statement, and the owner's COMMIT is the one flush of both. Unarmed
+ * (or once used), sst__pg_tx_keep is an ordinary transaction. */
+static void keep_for_owner(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg *pg = pool(1);
+    sst_error err = {0};
+    /* Table g5 of round_trips, keys above 100. */
+    sst__pg_conn *c = sst__pg_get(pg, E);
+    assert_non_null(c);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    PQtrace(c->conn, f);
+    PQsetTraceFlags(c->conn, PQTRACE_SUPPRESS_TIMESTAMPS);
+    sst__pg_put(c);
+    long at = 0;
+    sst__pg_stats before, after;
+    sst__pg_commit_stats(pg, &before);
+    sst__pg_keep(pg, "t1");
+    ins_job j = {.k = 101, .last = true}; /* its COMMIT is not taken along: kept */
+    assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 1); /* BEGIN and the statement */
+    assert_true(sst__pg_batch_open(pg));
+    assert_true(sst__pg_batch_kept(pg));
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 0);
+    j = (ins_job){.k = 102}; /* used once: this one joins it as any transaction would */
+    assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 0);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_false(sst__pg_batch_kept(pg));
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 2);
+    sst__pg_commit_stats(pg, &after);
+    assert_int_equal(after.flushed - before.flushed, 1);
+    /* Unarmed: committed at once. A failure of a kept one leaves no batch open. */
+    j = (ins_job){.k = 103, .last = true};
+    assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_OK);
+    assert_false(sst__pg_batch_open(pg));
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 3);
+    sst__pg_keep(pg, "t1");
+    j = (ins_job){.k = 103, .last = true};
+    assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_ECONFLICT);
+    assert_false(sst__pg_batch_open(pg));
+    sst_error_clear(E);
+    /* Armed for another key (a graph a node invokes on another thread id): not kept. */
+    sst__pg_keep(pg, "t1");
+    j = (ins_job){.k = 104, .last = true};
+    assert_int_equal(sst__pg_tx_keep(pg, "t2", true, ins_tx, &j, E), SST_OK);
+    assert_false(sst__pg_batch_open(pg));
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 4);
+    sst__pg_keep(pg, NULL);
+    c = sst__pg_get(pg, E);
+    assert_non_null(c);
+    PQuntrace(c->conn);
+    sst__pg_put(c);
+    fclose(f);
+    sst_pg_release(pg);
+}
+
 /* A handed-over batch passed on past one transaction commits with the one after it. */
 static void batch_hand_over_past(void **state) {
     (void)state;
@@ -498,10 +561,10 @@ static void chain_run_commits(void **state) {
                       (unsigned long long)renewals);
         assert_int_equal(checkpoints, 5); /* steps -1 .. 3 */
         /* The enqueue; claim, lease, the input checkpoint and the first superstep's; one
-         * per later checkpoint; the finish with the lease given back: 6 for the 5
-         * checkpoints of this chain (3 nodes, 4 supersteps with the input's). A renewal of
-         * the keeper may add one. */
-        assert_true(flushed <= (uint64_t)checkpoints + 1 + renewals);
+         * per later checkpoint, the last with the finish and the lease given back: 5 for
+         * the 5 checkpoints of this chain (3 nodes: supersteps + 2). A renewal of the
+         * keeper may add one. */
+        assert_true(flushed <= (uint64_t)checkpoints + renewals);
     }
     sst_server_stop(s);
     sst_server_free(s);
@@ -588,6 +651,87 @@ static void keeper_leaves_open_claim(void **state) {
     assert_int_equal(count_rows("SELECT max(attempt) FROM sst_runs WHERE thread_id = '" THREAD2
                                 "' AND status = 'success'"),
                      1);
+    sst_server_stop(s);
+    sst__pg_set_commit_hook(s->pg, NULL, NULL);
+    sst_server_free(s);
+}
+
+/* ---- the last checkpoint commits with the finish, or neither does ----
+ *
+ * The worker keeps the run's last checkpoint open for its finish (sst__pg_keep): held at
+ * that COMMIT, the thread shows 4 of the 5 checkpoints and the run still running; the
+ * worker's connection is then ended there (a worker killed before its commit), so neither
+ * commits. Once the lease runs out the run comes back, on attempt 2, and runs only its
+ * last superstep again: 5 checkpoints in all, the last one attempt 2's. */
+
+#define THREAD3 "3c9a1e7f-2b4d-4f8a-9c6e-1d5b7a3f2e8c"
+
+typedef struct kill_gate {
+    sst_server *s;
+    _Atomic int state; /* 0 armed, 1 fired */
+    int64_t seen_checkpoints, seen_running, ended;
+} kill_gate;
+
+static void kill_hook(void *ud) {
+    kill_gate *k = ud;
+    if (atomic_load(&k->state) != 0 || !srv_is_worker_thread(k->s) ||
+        !sst__pg_batch_kept(k->s->pg)) {
+        return;
+    }
+    atomic_store(&k->state, 1);
+    k->seen_checkpoints =
+        count_rows("SELECT count(*) FROM sst_checkpoints WHERE thread = '" THREAD3 "'");
+    k->seen_running = count_rows("SELECT count(*) FROM sst_runs WHERE thread_id = '" THREAD3
+                                 "' AND status = 'running'");
+    /* The worker's connection, idle in the transaction it is about to commit. */
+    k->ended = count_rows("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity"
+                          " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                          " AND state = 'idle in transaction'");
+}
+
+static void last_checkpoint_with_finish(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_error err = {0};
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = g_url;
+    o.port = 0;
+    o.workers = 1;
+    o.no_web = true;
+    o.lease_s = 2; /* the lost run comes back after it */
+    sst_server *s = sst_server_new(&o, E);
+    assert_non_null(s);
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    kill_gate k = {.s = s};
+    sst__pg_set_commit_hook(s->pg, kill_hook, &k); /* before any thread uses the pool */
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    unsigned port = sst_server_port(s);
+    int status = 0;
+    char *t = tu_http_post(port, "/threads", "{\"thread_id\":\"" THREAD3 "\"}", &status);
+    assert_int_equal(status, 200);
+    free(t);
+    char *body = tu_http_post(port, "/threads/" THREAD3 "/runs/wait",
+                              "{\"assistant_id\":\"chain\",\"input\":{\"items\":[]},"
+                              "\"durability\":\"sync\"}",
+                              &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(body, "[\"a\",\"b\",\"c\"]"));
+    free(body);
+    assert_int_equal(atomic_load(&k.state), 1);
+    assert_int_equal(k.seen_checkpoints, 4); /* the last one not committed before the finish */
+    assert_int_equal(k.seen_running, 1);
+    assert_int_equal(k.ended, 1);
+    /* Attempt 2 ran the last superstep alone: one checkpoint more, not a run again. */
+    assert_int_equal(
+        count_rows("SELECT count(*) FROM sst_checkpoints WHERE thread = '" THREAD3 "'"), 5);
+    assert_int_equal(count_rows("SELECT max(attempt) FROM sst_runs WHERE thread_id = '" THREAD3
+                                "' AND status = 'success'"),
+                     2);
     sst_server_stop(s);
     sst__pg_set_commit_hook(s->pg, NULL, NULL);
     sst_server_free(s);
@@ -770,8 +914,10 @@ int main(void) {
         cmocka_unit_test(batch_hand_over),
         cmocka_unit_test(batch_begin_on_lost_connection),
         cmocka_unit_test(round_trips),
+        cmocka_unit_test(keep_for_owner),
         cmocka_unit_test(batch_hand_over_past),
         cmocka_unit_test(chain_run_commits),
+        cmocka_unit_test(last_checkpoint_with_finish),
         cmocka_unit_test(keeper_leaves_open_claim),
         cmocka_unit_test(sqlite_chain_run_commits),
         cmocka_unit_test(durability_modes_pg),
