@@ -232,8 +232,8 @@ static sst_code thread_put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_i64(&p, j->now);
     sst__pg_bytes(&p, j->metadata->data != NULL ? j->metadata->data : "{}",
                   j->metadata->data != NULL ? j->metadata->len : 2);
-    return sst__pg_run(c, "sst_cp_thread_put", k_thread_put_sql, &p,
-                       "checkpoint store: writing a thread's metadata", err);
+    return sst__pg_run_last(c, "sst_cp_thread_put", k_thread_put_sql, &p,
+                            "checkpoint store: writing a thread's metadata", err);
 }
 
 sst_code sst__pgs_thread_put(void *self, const char *thread, const sst_payload *metadata,

@@ -392,6 +392,11 @@ static bool result_ok(PGresult *r) {
  * needs no BEGIN nor COMMIT).
  */
 
+/* The frame statements (constants: compared by address). */
+static const char k_begin[] = "BEGIN";
+static const char k_async[] = "SET LOCAL synchronous_commit = off";
+static const char k_savepoint[] = "SAVEPOINT sst_job";
+
 /* Reads one query's results in pipeline mode: the last non-NULL one (the caller clears
  * it), or NULL when the connection gave none. */
 static PGresult *pipe_result(PGconn *conn) {
@@ -534,6 +539,10 @@ PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
     /* A commit hook (tests) stops a transaction after its statements, before its COMMIT:
      * then the COMMIT goes on its own, after the hook. */
     bool commit = c->solo && !c->committed && c->pg->before_commit == NULL;
+    if (c->n_pending > 0 && c->pending[c->n_pending - 1] == k_savepoint) {
+        c->n_pending--; /* the job's only statement: no savepoint (pg.h) */
+        c->unguarded = true;
+    }
     return exec(c, name, sql, p, commit, what, err);
 }
 
@@ -648,10 +657,6 @@ static void defer(sst__pg_conn *c, const char *sql) {
     c->pending[c->n_pending++] = sql;
 }
 
-static const char k_begin[] = "BEGIN";
-static const char k_async[] = "SET LOCAL synchronous_commit = off";
-static const char k_savepoint[] = "SAVEPOINT sst_job";
-
 /* Whether @p c's transaction has not reached the server yet (its BEGIN is pending): then
  * there is nothing to commit or roll back. */
 static bool tx_unsent(const sst__pg_conn *c) {
@@ -711,9 +716,10 @@ typedef struct pg_job {
     bool sync;
     sst_code rc;
     sst_error err;
-    bool done;  /* rc and err hold the outcome (set under the committer's mutex) */
-    bool fin;   /* within the leader: the outcome is final */
-    bool again; /* within the leader: run it in the next transaction */
+    bool done;    /* rc and err hold the outcome (set under the committer's mutex) */
+    bool fin;     /* within the leader: the outcome is final */
+    bool again;   /* within the leader: run it in the next transaction */
+    bool aborted; /* its statement failed without a savepoint: the transaction is lost */
     struct pg_job *next;
 } pg_job;
 
@@ -745,6 +751,8 @@ static _Thread_local const char *tl_keep_key;
  * that job's ROLLBACK TO undoes that job alone. */
 static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
     sst_error_clear(&j->err);
+    j->aborted = false;
+    c->unguarded = false;
     if (sp) {
         defer(c, k_savepoint); /* sent with the job's first statement */
     }
@@ -752,10 +760,15 @@ static sst_code run_job(sst__pg_conn *c, pg_job *j, bool sp) {
     if (rc != SST_OK && sp && !c->broken) {
         if (c->n_pending > 0 && c->pending[c->n_pending - 1] == k_savepoint) {
             c->n_pending--; /* it sent nothing: nothing to undo */
+        } else if (c->unguarded) {
+            /* Its one statement, sent without a savepoint: a "no" wrote nothing, an error
+             * aborted the transaction (the caller rolls it back whole). */
+            j->aborted = PQtransactionStatus(c->conn) == PQTRANS_INERROR;
         } else {
             (void)frame(c, "ROLLBACK TO SAVEPOINT sst_job");
         }
     }
+    c->unguarded = false;
     return rc;
 }
 
@@ -794,7 +807,8 @@ static void run_group(sst_pg *pg, pg_job *head) {
             }
         }
         size_t ok = 0;
-        for (pg_job *j = head; !lost && j != NULL; j = j->next) {
+        pg_job *aborted = NULL;
+        for (pg_job *j = head; !lost && aborted == NULL && j != NULL; j = j->next) {
             if (j->fin) {
                 continue;
             }
@@ -809,11 +823,22 @@ static void run_group(sst_pg *pg, pg_job *head) {
                 j->again = j->rc != SST_ENOMEM && retryable(c, j->rc);
                 if (n == 1) {
                     roll_back(c);
+                } else if (j->aborted) {
+                    aborted = j; /* its error aborted the transaction: the others redo */
                 }
             }
         }
-        bool committed = false;
-        if (!lost && c->committed) {
+        bool committed = false, redo = false;
+        if (aborted != NULL) {
+            roll_back(c);
+            for (pg_job *j = head; j != NULL; j = j->next) {
+                if (!j->fin && j != aborted) {
+                    j->again = true;
+                    j->rc = SST_OK;
+                }
+            }
+            redo = !aborted->again; /* settled: the rest run again at once */
+        } else if (!lost && c->committed) {
             committed = true; /* with the job's last statement (sst__pg_exec_last) */
             atomic_fetch_add(sync ? &pg->flushed : &pg->unflushed, 1);
             atomic_fetch_add(&pg->jobs, ok);
@@ -867,6 +892,9 @@ static void run_group(sst_pg *pg, pg_job *head) {
         }
         if (!left) {
             break;
+        }
+        if (redo) {
+            continue;
         }
         if (pg->opts.retry_ms == 0 || sst__now_ms() + wait > deadline) {
             for (pg_job *j = head; j != NULL; j = j->next) {
@@ -939,6 +967,8 @@ static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *use
             : run_job(b->c, &j, !tx_unsent(b->c)); /* the first of a kept one: no savepoint */
     if (b->c->broken && b->failed == SST_OK) {
         b->failed = SST_EUNAVAILABLE;
+    } else if (j.aborted && b->failed == SST_OK) {
+        b->failed = SST_EIO; /* aborted by a statement without a savepoint */
     }
     if (rc == SST_OK) {
         b->sync |= sync;
@@ -951,6 +981,24 @@ static sst_code run_in_batch(pg_batch *b, bool sync, sst__pg_tx_fn fn, void *use
         /* The transaction the batch was handed over to: it commits the batch. */
         b->depth = 1;
         return sst__pg_batch_commit(b->pg, true, err);
+    }
+    return rc;
+}
+
+/* A read on the thread's batch's connection: it sees the batch's writes, and a worker
+ * holding a batch never waits for a second connection of a pool it may have exhausted.
+ * Without a savepoint (a read has nothing to undo): one that fails with an error aborts
+ * the batch's transaction, which then commits nothing. */
+static sst_code read_in_batch(pg_batch *b, sst__pg_tx_fn fn, void *user, sst_error *err) {
+    if (b->failed != SST_OK) {
+        return sst__error(err, b->failed, "PostgreSQL %s: the transaction was lost", b->pg->name);
+    }
+    sst__pg_conn *c = b->c;
+    sst_code rc = fn(c, user, err);
+    if (c->broken) {
+        b->failed = SST_EUNAVAILABLE;
+    } else if (rc != SST_OK && PQtransactionStatus(c->conn) == PQTRANS_INERROR) {
+        b->failed = SST_EIO;
     }
     return rc;
 }
@@ -1078,7 +1126,11 @@ sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {
     sst__pg_conn *c = b->c;
     sst_code rc = b->failed;
     if (rc != SST_OK) {
-        sst__error(err, rc, "PostgreSQL %s: the transaction was lost; nothing of it was committed",
+        sst__error(err, rc,
+                   rc == SST_EUNAVAILABLE
+                       ? "PostgreSQL %s: the transaction was lost; nothing of it was committed"
+                       : "PostgreSQL %s: a statement failed and aborted the transaction; "
+                         "nothing of it was committed",
                    pg->name);
     } else if (ok) {
         if (!b->sync) {
@@ -1154,7 +1206,7 @@ sst_code sst__pg_read(sst_pg *pg, sst__pg_tx_fn fn, void *user, sst_error *err) 
     if (tl_batch.depth > 0 && tl_batch.pg == pg) {
         /* On the batch's connection: it sees the batch's writes, and a worker holding a
          * batch never waits for a second connection of a pool it may have exhausted. */
-        return run_in_batch(&(pg_batch){.pg = pg, .c = tl_batch.c}, false, fn, user, err);
+        return read_in_batch(&tl_batch, fn, user, err);
     }
     return run_read(pg, fn, user, err);
 }

@@ -39,6 +39,9 @@ typedef struct sst__pg_conn {
     bool solo;        /* the open transaction runs one sst__pg_tx alone (sst__pg_exec_last) */
     bool committed;   /* ... and it was committed with its last statement */
     bool commit_sent; /* ... or that COMMIT was sent (lost after: it may have applied) */
+    /* The running job of a group or batch sent its one statement without its savepoint
+     * (sst__pg_exec_last): should that statement fail, the transaction is aborted whole. */
+    bool unguarded;
     struct sst__pg_conn *next; /* in the pool's idle list */
 } sst__pg_conn;
 
@@ -91,7 +94,11 @@ sst_code sst__pg_run(sst__pg_conn *c, const char *name, const char *sql, const s
  * goes in the same round trip, and a result means the statement's writes are
  * committed. So only for a statement after which the function sends nothing more, and
  * whose result never makes it fail with writes of its own to undo (a statement that
- * writes nothing when it answers "no"). Elsewhere the same as sst__pg_exec.
+ * writes nothing when it answers "no"). In a group or a batch, when it is the
+ * function's only statement, it goes without the function's SAVEPOINT (nothing of the
+ * function to undo on a "no"; an error aborts the transaction, which is then rolled
+ * back and its other functions run again, or fails the batch). Elsewhere the same as
+ * sst__pg_exec.
  */
 PGresult *sst__pg_exec_last(sst__pg_conn *c, const char *name, const char *sql,
                             const sst__pg_params *p, const char *what, sst_error *err);

@@ -20,6 +20,10 @@
  *    statement is one exchange with its BEGIN and one for its COMMIT, or one in
  *    all when its last statement takes the COMMIT along (sst__pg_exec_last),
  *    and a transaction that sends no statement sends nothing;
+ *  - savepoints only where a job may fail alone (unguarded_jobs): none for a
+ *    job of one sst__pg_exec_last statement nor for a read in a batch, whose
+ *    errors abort the transaction (a group runs its other jobs again, a batch
+ *    commits nothing);
  *  - a kept transaction (sst__pg_tx_keep) stays open for its owner's commit;
  *    the run's last checkpoint commits with its finish or not at all: a worker
  *    whose connection ends before that commit leaves the run to attempt 2,
@@ -472,6 +476,121 @@ static void keep_for_owner(void **state) {
     sst_pg_release(pg);
 }
 
+/* Lines of the trace since @p at that send SAVEPOINT sst_job (not ROLLBACK TO it). */
+static int savepoints(FILE *f, long *at) {
+    fflush(f);
+    fseek(f, *at, SEEK_SET);
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        n += line[0] == 'F' && strstr(line, "SAVEPOINT sst_job") != NULL &&
+             strstr(line, "ROLLBACK TO") == NULL;
+    }
+    *at = ftell(f);
+    return n;
+}
+
+typedef struct ins_call {
+    pthread_t tid;
+    sst_pg *pg;
+    ins_job j;
+    sst_code rc;
+} ins_call;
+
+static void *ins_main(void *arg) {
+    ins_call *t = arg;
+    sst_error err = {0};
+    t->rc = sst__pg_tx(t->pg, true, ins_tx, &t->j, E);
+    return NULL;
+}
+
+/* Savepoints only where a job may fail alone: a job whose one statement answers "no"
+ * without writing (sst__pg_exec_last) goes without one, in a group and in a batch. Its
+ * error aborts the transaction: in a group the others run again and commit, in a batch
+ * nothing commits; a read that fails in a batch does the same. */
+static void unguarded_jobs(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg *pg = pool(1);
+    sst_error err = {0};
+    sst__pg_conn *c = sst__pg_get(pg, E); /* the pool's one connection */
+    assert_non_null(c);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    PQtrace(c->conn, f);
+    PQsetTraceFlags(c->conn, PQTRACE_SUPPRESS_TIMESTAMPS);
+    sst__pg_put(c);
+    long at = 0;
+    /* A group: the leader held at its COMMIT, four jobs behind it, one a duplicate. */
+    gate g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1};
+    sst__pg_set_commit_hook(pg, gate_hook, &g);
+    ins_call first = {.pg = pg, .j = {.k = 200, .last = true}};
+    assert_int_equal(pthread_create(&first.tid, NULL, ins_main, &first), 0);
+    gate_wait_holding(&g);
+    enum { N = 4 };
+    ins_call t[N];
+    for (int i = 0; i < N; i++) {
+        t[i] = (ins_call){.pg = pg, .j = {.k = i == 2 ? 200 : 201 + i, .last = true}};
+        assert_int_equal(pthread_create(&t[i].tid, NULL, ins_main, &t[i]), 0);
+    }
+    assert_int_equal(sst__pg_group_waiting(pg, N), N);
+    gate_set(&g, 3);
+    assert_int_equal(pthread_join(first.tid, NULL), 0);
+    assert_int_equal(first.rc, SST_OK);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pthread_join(t[i].tid, NULL), 0);
+        assert_int_equal(t[i].rc, i == 2 ? SST_ECONFLICT : SST_OK);
+    }
+    sst__pg_set_commit_hook(pg, NULL, NULL);
+    assert_int_equal(savepoints(f, &at), 0);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k >= 200"), 1 + N - 1);
+    /* A batch: no savepoint for such jobs; one failing commits nothing of the batch. */
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    ins_job j = {.k = 210, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    j = (ins_job){.k = 211, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(savepoints(f, &at), 0);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k >= 210"), 2);
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    j = (ins_job){.k = 212, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    j = (ins_job){.k = 210, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_ECONFLICT);
+    sst_error_clear(E);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_EIO);
+    assert_non_null(strstr(err.msg, "aborted the transaction"));
+    sst_error_clear(E);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k >= 210"), 2);
+    /* A read that fails in a batch (no savepoint either). */
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    j = (ins_job){.k = 213, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(sst__pg_read(pg, simple_tx, "SELECT 1 / 0", E), SST_EIO);
+    sst_error_clear(E);
+    assert_int_equal(savepoints(f, &at), 0);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_EIO);
+    sst_error_clear(E);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k >= 210"), 2);
+    /* A job of several statements keeps its savepoint: its failure undoes it alone. */
+    assert_int_equal(sst__pg_batch_begin(pg, E), SST_OK);
+    j = (ins_job){.k = 214, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(sst__pg_tx(pg, true, simple_tx, "INSERT INTO g5 VALUES (214)", E),
+                     SST_ECONFLICT);
+    sst_error_clear(E);
+    assert_int_equal(savepoints(f, &at), 1);
+    assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k >= 210"), 3);
+    c = sst__pg_get(pg, E);
+    assert_non_null(c);
+    PQuntrace(c->conn);
+    sst__pg_put(c);
+    fclose(f);
+    sst_pg_release(pg);
+}
+
 /* A handed-over batch passed on past one transaction commits with the one after it. */
 static void batch_hand_over_past(void **state) {
     (void)state;
@@ -915,6 +1034,7 @@ int main(void) {
         cmocka_unit_test(batch_begin_on_lost_connection),
         cmocka_unit_test(round_trips),
         cmocka_unit_test(keep_for_owner),
+        cmocka_unit_test(unguarded_jobs),
         cmocka_unit_test(batch_hand_over_past),
         cmocka_unit_test(chain_run_commits),
         cmocka_unit_test(last_checkpoint_with_finish),
