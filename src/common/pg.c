@@ -33,7 +33,7 @@ struct sst_pg {
     size_t gwatchers; /* callers of sst__pg_group_waiting (tests): woken by each enqueue */
     bool leading;     /* a caller is running a group's transaction */
     /* Commits sent (flushed: synchronous_commit on), and the transactions they held. */
-    _Atomic uint64_t flushed, unflushed, jobs;
+    _Atomic uint64_t flushed, unflushed, jobs, statements;
 };
 
 /* ---- options and names ---- */
@@ -432,6 +432,7 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
     PGconn *conn = c->conn;
     int n_frames = c->n_pending;
     c->n_pending = 0;
+    atomic_fetch_add(&c->pg->statements, (uint64_t)(n_frames + 1 + (commit ? 1 : 0)));
     bool sent = PQenterPipelineMode(conn) == 1;
     for (int i = 0; sent && i < n_frames; i++) {
         sent = PQsendQueryParams(conn, c->pending[i], 0, NULL, NULL, NULL, NULL, 1) == 1;
@@ -517,6 +518,7 @@ static PGresult *exec(sst__pg_conn *c, const char *name, const char *sql, const 
         return exec_pipeline(c, name, sql, prepare, last, p, what, err);
     }
     int n = p != NULL ? p->n : 0;
+    atomic_fetch_add(&c->pg->statements, 1);
     PGresult *r = PQexecPrepared(c->conn, name, n, p != NULL ? p->val : NULL,
                                  p != NULL ? p->len : NULL, p != NULL ? p->fmt : NULL, 1);
     if (!result_ok(r)) {
@@ -576,6 +578,7 @@ sst_code sst__pg_simple(sst__pg_conn *c, const char *sql, const char *what, sst_
         return sst__error(err, SST_EUNAVAILABLE, "%s (PostgreSQL %s): connection lost", what,
                           c->pg->name);
     }
+    atomic_fetch_add(&c->pg->statements, (uint64_t)c->n_pending + 1);
     PGresult *r;
     if (c->n_pending > 0) {
         /* The frame statements not sent yet go first, in the same simple query. */
@@ -632,6 +635,7 @@ static bool frame(sst__pg_conn *c, const char *sql) {
         sst_error e = {0};
         r = exec_pipeline(c, NULL, sql, false, false, NULL, "a transaction's frame", &e);
     } else {
+        atomic_fetch_add(&c->pg->statements, 1);
         r = PQexec(c->conn, sql);
     }
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
@@ -1169,6 +1173,7 @@ void sst__pg_commit_stats(sst_pg *pg, sst__pg_stats *out) {
     out->flushed = atomic_load(&pg->flushed);
     out->unflushed = atomic_load(&pg->unflushed);
     out->jobs = atomic_load(&pg->jobs);
+    out->statements = atomic_load(&pg->statements);
 }
 
 size_t sst__pg_group_waiting(sst_pg *pg, size_t at_least) {

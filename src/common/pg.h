@@ -193,9 +193,11 @@ void sst__pg_set_commit_hook(struct sst_pg *pg, void (*fn)(void *ud), void *ud);
 
 /* What a pool has committed: COMMITs sent with synchronous_commit on (each a flush
  * the caller waited for) and off, and the transactions (sst__pg_tx calls and
- * batches) those COMMITs held. Tests and benchmarks read them. */
+ * batches) those COMMITs held; and the statements it sent (frames included: BEGIN,
+ * SAVEPOINT, COMMIT; a text of several statements counts one). Tests and benchmarks
+ * read them. */
 typedef struct sst__pg_stats {
-    uint64_t flushed, unflushed, jobs;
+    uint64_t flushed, unflushed, jobs, statements;
 } sst__pg_stats;
 void sst__pg_commit_stats(struct sst_pg *pg, sst__pg_stats *out);
 /* Tests only: waits until at least @p at_least transactions wait for the committer

@@ -214,8 +214,9 @@ void srv_threads_create(srv_request *r, srv_response *res) {
         return;
     }
     char fresh[37];
-    if (id == NULL) {
-        srv_new_id(fresh);
+    bool made_here = id == NULL;
+    if (made_here) {
+        srv_new_id(fresh); /* a new UUIDv7: no thread has it, nothing to look up */
         id = fresh;
     } else if (!srv_is_uuid(id)) {
         sst_value_unref(ttl);
@@ -223,7 +224,7 @@ void srv_threads_create(srv_request *r, srv_response *res) {
         return;
     }
     sst_error err = {0};
-    if (srv_thread_exists(r->s, id, &err)) {
+    if (!made_here && srv_thread_exists(r->s, id, &err)) {
         /* do_nothing answers the thread as it is: its TTL too stays as it was. */
         if (strcmp(mode, "raise") == 0) {
             sst_value_unref(ttl);

@@ -28,6 +28,8 @@
  *    the run's last checkpoint commits with its finish or not at all: a worker
  *    whose connection ends before that commit leaves the run to attempt 2,
  *    which runs its last superstep alone again;
+ *  - the API's POST /threads {} sends at most 5 statements (api_statements: a
+ *    thread id the server made is not looked up first);
  *  - the lease keeper leaves a claim alone until it is committed.
  */
 #define _GNU_SOURCE
@@ -689,6 +691,50 @@ static void chain_run_commits(void **state) {
     sst_server_free(s);
 }
 
+/* ---- the API's statements ----
+ *
+ * POST /threads {} on a server without workers (nothing else talks to PostgreSQL):
+ * the thread written (BEGIN, its row and COMMIT, one exchange) and read back once for
+ * the answer, with the thread's latest checkpoint (none). A thread id the server made
+ * is new: it is not looked up first (one read fewer than before). */
+
+static void api_statements(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_error err = {0};
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = g_url;
+    o.port = 0;
+    o.workers = 0;
+    o.no_web = true;
+    sst_server *s = sst_server_new(&o, E);
+    assert_non_null(s);
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    unsigned port = sst_server_port(s);
+    int status = 0;
+    for (int round = 0; round < 2; round++) { /* the first prepares its statements */
+        sst__pg_stats before, after;
+        sst__pg_commit_stats(s->pg, &before);
+        char *t = tu_http_post(port, "/threads", "{}", &status);
+        assert_int_equal(status, 200);
+        assert_non_null(strstr(t, "\"thread_id\""));
+        free(t);
+        sst__pg_commit_stats(s->pg, &after);
+        uint64_t n = after.statements - before.statements;
+        print_message("POST /threads: %llu statements\n", (unsigned long long)n);
+        /* BEGIN, the thread's row, COMMIT; the thread read back; its latest checkpoint. */
+        assert_true(n <= 5);
+    }
+    sst_server_stop(s);
+    sst_server_free(s);
+}
+
 /* ---- the keeper while a claim is left open for its first checkpoint ----
  *
  * A worker's claim on PostgreSQL stays uncommitted until the run's first checkpoint
@@ -1038,6 +1084,7 @@ int main(void) {
         cmocka_unit_test(batch_hand_over_past),
         cmocka_unit_test(chain_run_commits),
         cmocka_unit_test(last_checkpoint_with_finish),
+        cmocka_unit_test(api_statements),
         cmocka_unit_test(keeper_leaves_open_claim),
         cmocka_unit_test(sqlite_chain_run_commits),
         cmocka_unit_test(durability_modes_pg),
