@@ -1063,6 +1063,13 @@ bool sst__pg_batch_open(const sst_pg *pg) {
     return tl_batch.depth > 0 && tl_batch.pg == pg;
 }
 
+void sst__pg_batch_commit_along(sst_pg *pg) {
+    pg_batch *b = &tl_batch;
+    if (b->depth > 0 && b->pg == pg && b->sync && b->failed == SST_OK && !b->c->broken) {
+        b->c->solo = true; /* sst__pg_exec_last sends the COMMIT with its statement */
+    }
+}
+
 bool sst__pg_batch_kept(const sst_pg *pg) {
     return tl_batch.pg == pg && tl_batch.kept; /* in its commit too (depth 0 there) */
 }
@@ -1136,6 +1143,10 @@ sst_code sst__pg_batch_commit(sst_pg *pg, bool ok, sst_error *err) {
                        : "PostgreSQL %s: a statement failed and aborted the transaction; "
                          "nothing of it was committed",
                    pg->name);
+    } else if (ok && c->committed) {
+        /* With its last statement (sst__pg_batch_commit_along): flushed, b->sync. */
+        atomic_fetch_add(&pg->flushed, 1);
+        atomic_fetch_add(&pg->jobs, 1);
     } else if (ok) {
         if (!b->sync) {
             defer(c, k_async); /* sent with the COMMIT */

@@ -182,6 +182,11 @@ bool sst__pg_batch_open(const struct sst_pg *pg);
 void sst__pg_keep(struct sst_pg *pg, const char *key);
 sst_code sst__pg_tx_keep(struct sst_pg *pg, const char *key, bool sync, sst__pg_tx_fn fn,
                          void *user, sst_error *err);
+/* The calling thread's open batch on @p pg commits with its next sst__pg_exec_last
+ * statement, in the same round trip (for the batch's last statement: the run's finish),
+ * when a transaction in it asked for a flush (else its commit goes as usual); the
+ * outermost sst__pg_batch_commit then only settles it. No-op without a batch. */
+void sst__pg_batch_commit_along(struct sst_pg *pg);
 /* Whether the calling thread's open batch on @p pg holds a kept transaction. */
 bool sst__pg_batch_kept(const struct sst_pg *pg);
 

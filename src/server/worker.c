@@ -634,6 +634,9 @@ static sst_code finish_tx(void *arg, sst_error *err) {
     bool batch = j->locked && srv_batch_begin(j->s);
     unlock_thread(j->s, j->c, &j->locked);
     sst_error_clear(&j->ferr);
+    if (j->s->pg != NULL && sst__pg_batch_open(j->s->pg)) {
+        sst__pg_batch_commit_along(j->s->pg); /* the finish's statement takes the COMMIT */
+    }
     j->finished = sst_queue_finish(j->s->queue, j->c->run_id, j->c->run.token, j->status, srv_now(),
                                    &j->ferr);
     return batch ? srv_batch_commit(j->s, true, err) : SST_OK;

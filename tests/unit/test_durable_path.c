@@ -448,16 +448,25 @@ static void keep_for_owner(void **state) {
     j = (ins_job){.k = 102}; /* used once: this one joins it as any transaction would */
     assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_OK);
     assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 0);
+    trips(f, &at);
+    /* The batch's last statement takes its COMMIT along (the run's finish): one exchange
+     * for both, and the owner's commit only settles it. */
+    sst__pg_batch_commit_along(pg);
+    j = (ins_job){.k = 105, .last = true};
+    assert_int_equal(sst__pg_tx(pg, true, ins_tx, &j, E), SST_OK);
+    assert_int_equal(trips(f, &at), 1);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 3);
     assert_int_equal(sst__pg_batch_commit(pg, true, E), SST_OK);
+    assert_int_equal(trips(f, &at), 0);
     assert_false(sst__pg_batch_kept(pg));
-    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 2);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 3);
     sst__pg_commit_stats(pg, &after);
     assert_int_equal(after.flushed - before.flushed, 1);
     /* Unarmed: committed at once. A failure of a kept one leaves no batch open. */
     j = (ins_job){.k = 103, .last = true};
     assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_OK);
     assert_false(sst__pg_batch_open(pg));
-    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 3);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 4);
     sst__pg_keep(pg, "t1");
     j = (ins_job){.k = 103, .last = true};
     assert_int_equal(sst__pg_tx_keep(pg, "t1", true, ins_tx, &j, E), SST_ECONFLICT);
@@ -468,7 +477,7 @@ static void keep_for_owner(void **state) {
     j = (ins_job){.k = 104, .last = true};
     assert_int_equal(sst__pg_tx_keep(pg, "t2", true, ins_tx, &j, E), SST_OK);
     assert_false(sst__pg_batch_open(pg));
-    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 4);
+    assert_int_equal(count_rows("SELECT count(*) FROM g5 WHERE k > 100"), 5);
     sst__pg_keep(pg, NULL);
     c = sst__pg_get(pg, E);
     assert_non_null(c);
