@@ -457,12 +457,19 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
     }
     int stmt = n_frames + (prepare ? 1 : 0), queries = stmt + 1 + (commit ? 1 : 0);
     PGresult *first_bad = NULL, *last = NULL;
-    bool lost = false;
+    bool lost = false, prepared = false;
     for (int q = 0; q < queries && !lost; q++) {
         PGresult *r = pipe_result(conn);
         if (r == NULL) {
             lost = true;
-        } else if (q == stmt) {
+            break;
+        }
+        if (prepare && q == n_frames) {
+            /* The session keeps a statement prepared whatever becomes of what follows it
+             * (a failed execution, a transaction rolled back): so does the map. */
+            prepared = result_ok(r);
+        }
+        if (q == stmt) {
             last = r;
         } else if (q > stmt) { /* the COMMIT: skipped when the statement failed */
             if (result_ok(last) && !result_ok(r)) {
@@ -482,6 +489,9 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
     if (!lost && PQexitPipelineMode(conn) != 1) {
         lost = true;
     }
+    if (prepared && !lost) {
+        (void)sst__map_put(&c->prepared, name, 0); /* room reserved by the caller */
+    }
     PGresult *bad = first_bad != NULL ? first_bad : last;
     if (lost) {
         PQclear(first_bad);
@@ -493,9 +503,6 @@ static PGresult *exec_pipeline(sst__pg_conn *c, const char *name, const char *sq
         PQclear(first_bad);
         PQclear(last);
         return NULL;
-    }
-    if (prepare) {
-        (void)sst__map_put(&c->prepared, name, 0); /* room reserved by the caller */
     }
     c->committed |= commit;
     return last;

@@ -139,12 +139,20 @@ static const char k_renew[] =
     "WITH u AS (UPDATE sst_runs SET lease_expires = $3, updated_at = $4"
     " WHERE run_id = $1 AND token = $2 AND status = 'running' RETURNING cancel)"
     " SELECT (SELECT count(*) FROM u), (SELECT cancel FROM u)," HOLDER;
-/* Finish ($3 a final status) and release ($3 'pending'); both wake the waiters. */
+/*
+ * Finish ($3 a final status) and release ($3 'pending'). A release wakes the waiters (its
+ * run is pending again); a finish only when a pending run waits for its thread. Any other
+ * pending run is pending because every worker was busy, and the worker finishing claims
+ * again at once: a NOTIFY would wake an idle worker of every listening process to claim
+ * nothing (and NOTIFYs serialize their transactions' commits in PostgreSQL).
+ */
 static const char k_settle[] =
     "WITH u AS (UPDATE sst_runs SET status = $3, owner = NULL, lease_expires = 0, token = 0,"
     " done_token = $2, updated_at = $4"
-    " WHERE run_id = $1 AND token = $2 AND status = 'running' RETURNING 1)"
-    " SELECT (SELECT count(*) FROM u), (SELECT pg_notify($5, '') FROM u)," HOLDER;
+    " WHERE run_id = $1 AND token = $2 AND status = 'running' RETURNING thread_id)"
+    " SELECT (SELECT count(*) FROM u), (SELECT pg_notify($5, '') FROM u WHERE $3 = 'pending'"
+    " OR EXISTS (SELECT 1 FROM sst_runs w WHERE w.thread_id = u.thread_id"
+    " AND w.status = 'pending'))," HOLDER;
 /* The columns of HOLDER in k_renew's and k_settle's rows. */
 enum { H_STATUS = 2, H_ATTEMPT, H_OWNER, H_DONE_TOKEN };
 

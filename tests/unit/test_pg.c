@@ -3,7 +3,8 @@
  * The PostgreSQL connection pool (include/superstep/postgres.h, src/common/pg.c)
  * against a real server (the CTest fixture "pg"): bad URLs and unreachable
  * servers, statements and results, unique violations, schema versions,
- * threads sharing a small pool, and a transaction that survives the server
+ * threads sharing a small pool, a statement whose first run failed, and a
+ * transaction that survives the server
  * restarting under it (its own cluster, so the other tests are not disturbed).
  */
 #define _GNU_SOURCE
@@ -213,6 +214,53 @@ static sst_code bump_across_restart(sst__pg_conn *c, void *user, sst_error *err)
     return sst__pg_run(c, "c_bump", "UPDATE counter SET n = n + 1", NULL, "bumping", err);
 }
 
+typedef struct divide_job {
+    int64_t by, quotient;
+} divide_job;
+
+static sst_code divide(sst__pg_conn *c, void *user, sst_error *err) {
+    divide_job *j = user;
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_i64(&p, j->by);
+    PGresult *r = sst__pg_exec(c, "t_divide", "SELECT 10 / $1::bigint", &p, "dividing", err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    j->quotient = sst__pg_int(r, 0, 0);
+    PQclear(r);
+    return SST_OK;
+}
+
+/* A statement prepared in the exchange that first runs it stays prepared when that run
+ * fails: the session keeps it, so the connection must know (it once prepared it again,
+ * and every later use failed with "prepared statement already exists"). */
+static void failed_first_run_keeps_its_preparation(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_pg_opts o;
+    sst_pg_opts_init(&o);
+    o.pool_size = 1; /* one connection: the second read uses the first one's session */
+    sst_error err = {0};
+    sst_pg *pg = sst_pg_open(g_url, &o, &err);
+    assert_non_null(pg);
+    divide_job j = {.by = 0};
+    assert_int_not_equal(sst__pg_read(pg, divide, &j, &err), SST_OK);
+    assert_non_null(strstr(err.msg, "division by zero"));
+    sst_error_clear(&err);
+    j.by = 5;
+    assert_sst_ok(sst__pg_read(pg, divide, &j, &err), &err);
+    assert_int_equal(j.quotient, 2);
+    /* In a transaction too, and after one rolled back. */
+    j.by = 0;
+    assert_int_not_equal(sst__pg_tx(pg, true, divide, &j, &err), SST_OK);
+    sst_error_clear(&err);
+    j.by = 2;
+    assert_sst_ok(sst__pg_tx(pg, true, divide, &j, &err), &err);
+    assert_int_equal(j.quotient, 5);
+    sst_pg_release(pg);
+}
+
 static void survives_a_restart(void **state) {
     (void)state;
     NEED_PG();
@@ -260,6 +308,7 @@ int main(void) {
         cmocka_unit_test(bad_urls),
         cmocka_unit_test(statements_and_schema),
         cmocka_unit_test(threads_share_a_small_pool),
+        cmocka_unit_test(failed_first_run_keeps_its_preparation),
         cmocka_unit_test(survives_a_restart),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -1446,7 +1446,9 @@ static void pg_wait(void **state) {
     enqueue(fx, "r2", "u");
     timed_wait(fx, fx->q, 20000, SST_OK);
     timed_wait(fx, fx->q, 200, SST_ETIMEOUT);
-    /* A claim notifies nobody; a finish (and a release) elsewhere does. */
+    /* A claim notifies nobody; a release elsewhere does; a finish only when a run of its
+     * thread is pending (any other pending run waits for a busy worker, which claims again
+     * when it finishes: waking the idle workers of every process would find nothing). */
     seen s = {0};
     OK(sst_queue_claim(other, "w", T0, LEASE, on_run, &s, E));
     assert_string_equal(s.run_id, "r1");
@@ -1454,7 +1456,15 @@ static void pg_wait(void **state) {
     OK(sst_queue_release(other, "r1", s.token, T0 + 1, E));
     timed_wait(fx, fx->q, 20000, SST_OK);
     OK(sst_queue_claim(other, "w", T0 + 2, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r1");
     OK(sst_queue_finish(other, s.run_id, s.token, SST_QUEUE_SUCCESS, T0 + 3, E));
+    seen_clear(&s);
+    timed_wait(fx, fx->q, 200, SST_ETIMEOUT); /* r2 is pending, but on thread u */
+    OK(sst_queue_claim(other, "w", T0 + 4, LEASE, on_run, &s, E));
+    assert_string_equal(s.run_id, "r2");
+    enqueue(fx, "r4", "u"); /* waits for r2's thread */
+    timed_wait(fx, fx->q, 20000, SST_OK);
+    OK(sst_queue_finish(other, s.run_id, s.token, SST_QUEUE_SUCCESS, T0 + 5, E));
     seen_clear(&s);
     timed_wait(fx, fx->q, 20000, SST_OK);
     /* A queue in another schema of the database does not wake this one. */
