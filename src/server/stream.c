@@ -234,6 +234,17 @@ static waiter *take_waiters(sst_server *s, srv_stream *st) {
     return w;
 }
 
+/* take_waiters, adding them to the list *@p all (for one resume_all of many streams). */
+static void take_waiters_into(sst_server *s, srv_stream *st, waiter **all) {
+    waiter *w = take_waiters(s, st);
+    while (w != NULL) {
+        waiter *next = w->next;
+        w->next = *all;
+        *all = w;
+        w = next;
+    }
+}
+
 static void resume_all(waiter *w) {
     while (w != NULL) {
         waiter *next = w->next;
@@ -269,13 +280,7 @@ static void wake_due(sst_server *s, int64_t *due) {
             *due = st->woke_at + win < *due ? st->woke_at + win : *due;
             continue;
         }
-        waiter *w = take_waiters(s, st);
-        while (w != NULL) {
-            waiter *next = w->next;
-            w->next = all;
-            all = w;
-            w = next;
-        }
+        take_waiters_into(s, st, &all);
     }
     if (all != NULL) {
         pthread_mutex_unlock(&s->bmu);
@@ -527,13 +532,7 @@ void srv_streams_close_all(sst_server *s) {
         if (st->done_at == 0) {
             st->done_at = srv_now();
         }
-        waiter *w = take_waiters(s, st);
-        while (w != NULL) {
-            waiter *next = w->next;
-            w->next = all;
-            all = w;
-            w = next;
-        }
+        take_waiters_into(s, st, &all);
     }
     gather_stop(s); /* nothing is deferred now; none will be */
     pthread_mutex_unlock(&s->bmu);
