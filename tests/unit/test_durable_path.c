@@ -857,10 +857,14 @@ static void kill_hook(void *ud) {
         count_rows("SELECT count(*) FROM sst_checkpoints WHERE thread = '" THREAD3 "'");
     k->seen_running = count_rows("SELECT count(*) FROM sst_runs WHERE thread_id = '" THREAD3
                                  "' AND status = 'running'");
-    /* The worker's connection, idle in the transaction it is about to commit. */
+    /* The worker's connection, idle in the transaction it is about to commit: the one
+     * holding locks in this test's schema (other tests share the server and may have
+     * connections idle in a transaction of their own). */
     k->ended = count_rows("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity"
                           " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                          " AND state = 'idle in transaction'");
+                          " AND state = 'idle in transaction' AND pid IN (SELECT l.pid FROM"
+                          " pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                          " WHERE c.relnamespace = current_schema()::regnamespace)");
 }
 
 static void last_checkpoint_with_finish(void **state) {
