@@ -76,6 +76,13 @@ export const tests = [
       const id = await t.thread("counter");
       // A background run streaming only values: the page joins it and reloads the head as values come.
       const run = await t.api("POST", `/threads/${id}/runs`, { assistant_id: "counter", input: { n: 8, delay_ms: 600 } });
+      // The page follows a thread that reads busy when it opens, which it does from the
+      // run's claim on (a pending run leaves it idle): on a slow (sanitizer) build the
+      // claim can come after the page has opened, so wait for it.
+      for (let i = 0; (await t.api("GET", `/threads/${id}`)).status !== "busy"; i++) {
+        if (i > 400) throw new Error(`thread ${id} did not turn busy`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
       await t.goto(`#/threads/${id}`);
       await t.waitText("[data-testid=run-state]", new RegExp(`Running run ${run.run_id.slice(0, 8)}`));
       await t.waitFor(() => document.querySelector("[data-testid=run-status] [data-state=running]") && document.querySelectorAll("[data-testid=timeline-row]").length >= 4);
