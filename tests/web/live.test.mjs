@@ -135,8 +135,17 @@ export const tests = [
       const text = await t.page.$eval("[data-testid=fork-input]", (e) => e.value);
       assert.deepEqual(JSON.parse(text), s1.values, "the editor starts from the checkpoint's state");
       await t.type("[data-testid=fork-input]", JSON.stringify({ ...s1.values, n: 6 }, null, 2));
+      // A slow server: history answers late. "Run finished" must still wait for the
+      // refresh that brings the run's checkpoints (the page once said it before).
+      await t.page.setRequestInterception(true);
+      const slow = (r) => { if (r.isInterceptResolutionHandled()) return; if (r.url().endsWith("/history")) setTimeout(() => r.continue(), 400); else r.continue(); };
+      t.page.on("request", slow);
       await t.click("[data-testid=fork-button]");
       await finished(t, "Run finished");
+      const shown = (await t.rows()).length;
+      t.page.off("request", slow);
+      await t.page.setRequestInterception(false);
+      assert.equal(shown, before.length + 6, "the timeline holds the run when the card says it finished");
       await t.waitFor((id) => location.hash === `#/threads/${id}`, id);
       // The new line: update (step 2) then steps 3..7, a branch off step 1.
       const st = await t.state(id);

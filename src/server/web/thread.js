@@ -772,10 +772,14 @@ export function mountThread(root, threadId, selected) {
       if (!S.destroyed && e.name !== "AbortError") L.error = L.error || e.message;
     }
     if (S.destroyed) return;
-    S.lastRun = { runId: L.runId, error: L.error, cancelled: L.cancelled, why: L.why, events: L.events };
+    // The card says how the run ended only once the timeline holds its checkpoints:
+    // until the refresh is back it reads "loading" (a render due meanwhile shows that).
+    const last = { runId: L.runId, error: L.error, cancelled: L.cancelled, why: L.why, events: L.events, loading: true };
+    S.lastRun = last;
     S.live = null;
     S.stream.clear();
     await refresh();
+    last.loading = false;
     renderLive();
   }
 
@@ -873,8 +877,8 @@ export function mountThread(root, threadId, selected) {
     } else if (S.lastRun) {
       const r = S.lastRun;
       const st = S.thread ? S.thread.status : "";
-      const text = r.error ? `Run failed: ${r.error}` : r.cancelled ? "Run cancelled" : st === "interrupted" ? "Run paused: it waits for input" : st === "error" ? "Run failed" : "Run finished";
-      const kind = r.error || st === "error" ? "error" : r.cancelled ? "cancelled" : st === "interrupted" ? "interrupted" : "done";
+      const text = r.loading ? "Run ended, loading its checkpoints…" : r.error ? `Run failed: ${r.error}` : r.cancelled ? "Run cancelled" : st === "interrupted" ? "Run paused: it waits for input" : st === "error" ? "Run failed" : "Run finished";
+      const kind = r.loading ? "loading" : r.error || st === "error" ? "error" : r.cancelled ? "cancelled" : st === "interrupted" ? "interrupted" : "done";
       clear(liveSlot, h("div", { class: `card live-card done-${kind}`, "data-state": kind },
         h("div", { class: "live-head" }, h("span", { "data-testid": "run-state" }, text), r.runId ? h("span", { class: "muted mono" }, shortId(r.runId)) : null,
           h("button", { type: "button", class: "btn link", "aria-label": "Dismiss", onclick: () => { S.lastRun = null; renderLive(); } }, "✕"))));
