@@ -203,3 +203,16 @@ sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err) {
     }
     return u->rc;
 }
+
+sst_code sst__sq_write_unit(sqlite_saver *s, sq_unit *u, bool alone, sst_error *err) {
+    if (!alone && !sst__sq_group_bypass(s)) {
+        return sst__sq_group_run(s, u, err);
+    }
+    pthread_mutex_lock(s->mu);
+    sst_code rc = u->run(s, u->arg, err);
+    if (u->finish != NULL) {
+        u->finish(s, u->arg, rc == SST_OK);
+    }
+    pthread_mutex_unlock(s->mu);
+    return rc;
+}

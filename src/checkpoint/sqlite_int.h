@@ -159,6 +159,10 @@ typedef struct sq_unit {
 /* Runs @p u in the next group commit of @p s and waits for that commit (sqlite_group.c):
  * its result, SST_OK once committed. */
 sst_code sst__sq_group_run(sqlite_saver *s, sq_unit *u, sst_error *err);
+/* Runs @p u alone now (@p alone: a flushed write, which raises synchronous around its own
+ * transaction; or a write inside a batch or a reader's callback), else in the next group
+ * commit: the saver's writes (a checkpoint, pending writes, a thread's metadata). */
+sst_code sst__sq_write_unit(sqlite_saver *s, sq_unit *u, bool alone, sst_error *err);
 /* Whether a write of the calling thread must run alone, now: it is inside a batch of the
  * connection (sst_sqlite_db_begin) or a reader's callback of this saver. */
 bool sst__sq_group_bypass(sqlite_saver *s);

@@ -352,21 +352,6 @@ static void put_unit_finish(sqlite_saver *s, void *arg, bool committed) {
     j->n_fresh = 0;
 }
 
-/* Runs @p u alone now (a write inside a batch or a callback, or a flushed one), or in the
- * next group commit. */
-static sst_code write_unit(sqlite_saver *s, sq_unit *u, bool alone, sst_error *err) {
-    if (!alone && !sst__sq_group_bypass(s)) {
-        return sst__sq_group_run(s, u, err);
-    }
-    pthread_mutex_lock(s->mu);
-    sst_code rc = u->run(s, u->arg, err);
-    if (u->finish != NULL) {
-        u->finish(s, u->arg, rc == SST_OK);
-    }
-    pthread_mutex_unlock(s->mu);
-    return rc;
-}
-
 sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
     sqlite_saver *s = self;
     sst_code rc = check_sizes(s, r, err);
@@ -380,7 +365,7 @@ sst_code sst__sq_put(void *self, const sst_checkpoint *r, bool sync, sst_error *
     put_job j = {.r = r, .blobs = blobs, .sync = sync};
     sq_unit u = {.run = put_unit_run, .finish = put_unit_finish, .arg = &j};
     /* A flushed commit (sync) raises synchronous around its own transaction: alone. */
-    rc = write_unit(s, &u, sync, err);
+    rc = sst__sq_write_unit(s, &u, sync, err);
     sst__free(blobs);
     return rc;
 }
@@ -434,7 +419,7 @@ sst_code sst__sq_put_writes(void *self, const char *thread, const char *ns, cons
     }
     writes_job j = {thread, ns, id, writes, status, sync};
     sq_unit u = {.run = writes_unit_run, .arg = &j};
-    return write_unit(s, &u, sync, err);
+    return sst__sq_write_unit(s, &u, sync, err);
 }
 
 /* ---- reading ---- */

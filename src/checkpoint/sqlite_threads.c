@@ -145,6 +145,28 @@ sst_code sst__sq_thread_get(void *self, const char *thread, sst_thread_fn each, 
     return rc;
 }
 
+/* A thread's metadata upsert, a unit of the group commit (under mu). */
+typedef struct thread_put_job {
+    const char *thread;
+    const sst_payload *metadata;
+} thread_put_job;
+
+static sst_code thread_put_run(sqlite_saver *s, void *arg, sst_error *err) {
+    thread_put_job *j = arg;
+    bool ok = sst__sq_begin(s, false, err);
+    if (ok) {
+        sqlite3_stmt *st = sst__sq_stmt(s, S_THREAD_PUT);
+        sst__sq_bind_text(st, 1, j->thread);
+        sqlite3_bind_int64(st, 2, (int64_t)sst__now_ms());
+        sqlite3_bind_text(st, 3, j->metadata->data, (int)j->metadata->len, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, sst__crc32c(0, j->metadata->data, j->metadata->len));
+        ok = sst__sq_step_done(s, st, "writing a thread's metadata", err);
+    }
+    sst_code rc = ok ? SST_OK : sst__code(err);
+    ok = sst__sq_commit(s, false, ok, ok ? err : NULL);
+    return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
+}
+
 sst_code sst__sq_thread_put(void *self, const char *thread, const sst_payload *metadata,
                             sst_error *err) {
     sqlite_saver *s = self;
@@ -154,20 +176,11 @@ sst_code sst__sq_thread_put(void *self, const char *thread, const sst_payload *m
                           "is over the limit",
                           s->path, metadata->len);
     }
-    pthread_mutex_lock(s->mu);
-    bool ok = sst__sq_begin(s, false, err);
-    if (ok) {
-        sqlite3_stmt *st = sst__sq_stmt(s, S_THREAD_PUT);
-        sst__sq_bind_text(st, 1, thread);
-        sqlite3_bind_int64(st, 2, (int64_t)sst__now_ms());
-        sqlite3_bind_text(st, 3, metadata->data, (int)metadata->len, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 4, sst__crc32c(0, metadata->data, metadata->len));
-        ok = sst__sq_step_done(s, st, "writing a thread's metadata", err);
-    }
-    sst_code rc = ok ? SST_OK : sst__code(err);
-    ok = sst__sq_commit(s, false, ok, ok ? err : NULL);
-    pthread_mutex_unlock(s->mu);
-    return rc != SST_OK ? rc : ok ? SST_OK : sst__code(err);
+    /* A unit of the group commit (issue 37): `POST /threads` of many clients in flight
+     * shares the commits of the runs' checkpoints, enqueues and finishes. */
+    thread_put_job j = {thread, metadata};
+    sq_unit u = {.run = thread_put_run, .arg = &j};
+    return sst__sq_write_unit(s, &u, false, err);
 }
 
 /* ---- copy, delete, prune ---- */

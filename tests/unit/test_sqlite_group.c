@@ -14,6 +14,10 @@
  *   3b another backend's transaction (the server's enqueue and finish, through
  *     sst__sq_group_call) joins a group: a queue enqueue in a batch commits with
  *     the checkpoints queued beside it; one that fails is rolled back alone
+ *   3c a thread's metadata (sst_checkpointer_thread_put: `POST /threads`) is a
+ *     unit of the group too: three puts queued behind a leader commit in one
+ *     transaction (they took the connection's mutex one by one before, three
+ *     commits)
  *   4 threads: eight threads each put a chain of checkpoints at once; all
  *     are stored in order (TSan sees the committer's hand-offs)
  *   5 `serve --db FILE` with the default flush policy (synchronous NORMAL):
@@ -347,6 +351,69 @@ static void calls_join(void **state) {
     sst_queue_free(q);
 }
 
+typedef struct meta_putter {
+    fixture *fx;
+    char thread[32];
+    sst_code rc;
+    sst_error err;
+} meta_putter;
+
+static void *meta_put_one(void *arg) {
+    meta_putter *m = arg;
+    sst_value *md = sst_object_set_take(sst_object_empty(), "owner",
+                                        sst_string_new(m->thread, NULL), NULL);
+    assert_non_null(md);
+    m->rc = sst_checkpointer_thread_put(m->fx->cp, m->thread, md, &m->err);
+    sst_value_unref(md);
+    return NULL;
+}
+
+static bool thread_owner(const sst_thread_info *t, void *ud) {
+    snprintf(ud, 32, "%.*s", (int)t->metadata.len, t->metadata.data);
+    return true;
+}
+
+enum { N_META = 3 };
+
+static void thread_puts_join(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    putter lead = {.fx = fx, .thread = "meta-lead", .id = "c0"};
+    meta_putter m[N_META];
+    pthread_t lt, t[N_META];
+    pthread_mutex_lock(fx->mu);
+    int before = fx->commits;
+    assert_int_equal(pthread_create(&lt, NULL, put_one, &lead), 0);
+    await_queued(fx->s, 0); /* the leader waits for the mutex */
+    for (int i = 0; i < N_META; i++) {
+        memset(&m[i], 0, sizeof m[i]);
+        m[i].fx = fx;
+        snprintf(m[i].thread, sizeof m[i].thread, "meta-%d", i);
+        assert_int_equal(pthread_create(&t[i], NULL, meta_put_one, &m[i]), 0);
+        await_queued(fx->s, i + 1); /* without the group: blocked on the mutex, never queued */
+    }
+    pthread_mutex_unlock(fx->mu);
+    pthread_join(lt, NULL);
+    for (int i = 0; i < N_META; i++) {
+        pthread_join(t[i], NULL);
+    }
+    pthread_mutex_lock(fx->mu);
+    int made = fx->commits - before;
+    pthread_mutex_unlock(fx->mu);
+    assert_int_equal(lead.rc, SST_OK);
+    for (int i = 0; i < N_META; i++) {
+        if (m[i].rc != SST_OK) {
+            print_error("thread put %d: %s\n", i, m[i].err.msg);
+        }
+        assert_int_equal(m[i].rc, SST_OK);
+        char got[32] = "", want[32];
+        OK(sst_checkpointer_thread_get(fx->cp, m[i].thread, thread_owner, got, E));
+        snprintf(want, sizeof want, "{\"owner\":\"%s\"}", m[i].thread);
+        assert_string_equal(got, want);
+    }
+    assert_int_equal(made, 2); /* the leader's put alone; the three thread puts together */
+}
+
 enum { N_CHAINS = 8, CHAIN_LEN = 25 };
 
 static void *put_chain(void *arg) {
@@ -478,6 +545,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(unit_fails_alone, setup, teardown),
         cmocka_unit_test_setup_teardown(inside_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(calls_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(thread_puts_join, setup, teardown),
         cmocka_unit_test_setup_teardown(threads, setup, teardown),
         cmocka_unit_test(chain_run_commits),
     };
