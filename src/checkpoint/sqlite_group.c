@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Group commit of the SQLite saver (issue 37): the checkpoints and pending
- * writes of every run in flight on one saver share a commit.
+ * Group commit of the SQLite saver (issue 37): the checkpoints, pending
+ * writes and thread metadata of every run in flight on one saver share a
+ * commit.
  *
  * A writer hands its transaction over as a unit (sq_unit) and waits. When no
  * group is being committed, the writer leads at once: it takes every unit

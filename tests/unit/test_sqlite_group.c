@@ -360,8 +360,8 @@ typedef struct meta_putter {
 
 static void *meta_put_one(void *arg) {
     meta_putter *m = arg;
-    sst_value *md = sst_object_set_take(sst_object_empty(), "owner",
-                                        sst_string_new(m->thread, NULL), NULL);
+    sst_value *md =
+        sst_object_set_take(sst_object_empty(), "owner", sst_string_new(m->thread, NULL), NULL);
     assert_non_null(md);
     m->rc = sst_checkpointer_thread_put(m->fx->cp, m->thread, md, &m->err);
     sst_value_unref(md);
