@@ -369,7 +369,7 @@ static void *meta_put_one(void *arg) {
 }
 
 static bool thread_owner(const sst_thread_info *t, void *ud) {
-    snprintf(ud, 32, "%.*s", (int)t->metadata.len, t->metadata.data);
+    snprintf(ud, 64, "%.*s", (int)t->metadata.len, t->metadata.data);
     return true;
 }
 
@@ -406,7 +406,7 @@ static void thread_puts_join(void **state) {
             print_error("thread put %d: %s\n", i, m[i].err.msg);
         }
         assert_int_equal(m[i].rc, SST_OK);
-        char got[32] = "", want[32];
+        char got[64] = "", want[64];
         OK(sst_checkpointer_thread_get(fx->cp, m[i].thread, thread_owner, got, E));
         snprintf(want, sizeof want, "{\"owner\":\"%s\"}", m[i].thread);
         assert_string_equal(got, want);
