@@ -56,18 +56,19 @@ static const char *const k_sql[QS_COUNT] = {
                   " updated_at = CASE WHEN status = 'pending' THEN ?3 ELSE updated_at END,"
                   " status = CASE WHEN status = 'pending' THEN 'interrupted' ELSE status END"
                   " WHERE run_id = ?1 RETURNING status",
-    [QS_CLAIM_PENDING] = "SELECT r.seq FROM sst_runs r WHERE r.status = 'pending'"
+    [QS_CLAIM_PENDING] = "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_pending"
+                         " WHERE r.status = 'pending'"
                          " AND r.run_after <= ?1" THREAD_FREE " ORDER BY r.seq LIMIT 1",
-    [QS_CLAIM_EXPIRED] = "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_running"
-                         " WHERE r.status = 'running' AND r.lease_expires < ?1" THREAD_FREE
-                         " ORDER BY r.seq LIMIT 1",
+    /* min(seq), not ORDER BY seq LIMIT 1: sst_runs_running is not in seq order, and the
+     * sort would build a temporary b-tree at every claim (a row of NULL: none). */
+    [QS_CLAIM_EXPIRED] = "SELECT min(r.seq) FROM sst_runs r INDEXED BY sst_runs_running"
+                         " WHERE r.status = 'running' AND r.lease_expires < ?1" THREAD_FREE,
     /* The next holder after ?1 and before ?2 (a skip-scan over the distinct holders). */
     [QS_LOCAL_OWNER] = "SELECT owner FROM sst_runs INDEXED BY sst_runs_running"
                        " WHERE status = 'running' AND owner > ?1 AND owner < ?2"
                        " ORDER BY owner LIMIT 1",
-    [QS_CLAIM_OWNER] =
-        "SELECT r.seq FROM sst_runs r INDEXED BY sst_runs_running"
-        " WHERE r.status = 'running' AND r.owner = ?2" THREAD_FREE " ORDER BY r.seq LIMIT 1",
+    [QS_CLAIM_OWNER] = "SELECT min(r.seq) FROM sst_runs r INDEXED BY sst_runs_running"
+                       " WHERE r.status = 'running' AND r.owner = ?2" THREAD_FREE,
     [QS_CLAIM_SET] = "UPDATE sst_runs SET status = 'running', owner = ?2, lease_expires = ?3,"
                      " attempt = attempt + 1, token = ?4, updated_at = ?5 WHERE seq = ?1"
                      " RETURNING " QUEUE_RUN_COLS,
@@ -82,11 +83,15 @@ static const char *const k_sql[QS_COUNT] = {
 };
 
 /*
- * Indexes. sst_runs_status is (status, seq), not (status, run_after): a
+ * Indexes. sst_runs_pending is (seq) over the pending runs, not (run_after): a
  * claim wants the oldest runnable run, so it walks the pending runs in
  * enqueue order and stops at the first whose run_after has come; ordered by
- * run_after it would sort every runnable run on each claim. The three partial
- * indexes hold the unfinished runs only, so their size is the work in flight,
+ * run_after it would sort every runnable run on each claim. It is partial
+ * (schema 3), where schema 2 had sst_runs_status (status, seq) over every run:
+ * that one's entry moved at each claim (pending to running) and each finish
+ * (running to a final status), two more WAL pages per run, for a list by
+ * status without a thread, which now reads sst_runs in seq order instead. The
+ * three partial indexes hold the unfinished runs only, so their size is the work in flight,
  * not the history: sst_runs_active for "is this thread free", sst_runs_running
  * (owner, lease_expires) for the distinct holders of this host (whose processes a
  * claim probes, a skip-scan on owner) and for expired leases (a scan of the running
@@ -102,7 +107,7 @@ static const char *const k_sql[QS_COUNT] = {
     " attempt INTEGER NOT NULL DEFAULT 0, cancel TEXT, owner TEXT,"                                \
     " lease_expires INTEGER NOT NULL DEFAULT 0, token INTEGER NOT NULL DEFAULT 0);"
 #define RUNS_INDEXES                                                                               \
-    "CREATE INDEX sst_runs_status ON sst_runs(status, seq);"                                       \
+    "CREATE INDEX sst_runs_pending ON sst_runs(seq) WHERE status = 'pending';"                     \
     "CREATE INDEX sst_runs_thread ON sst_runs(thread_id, seq);"                                    \
     "CREATE INDEX sst_runs_active ON sst_runs(thread_id, seq)"                                     \
     " WHERE status IN ('pending', 'running');"                                                     \
@@ -113,7 +118,7 @@ static const char *const k_sql[QS_COUNT] = {
 
 static const char k_schema[] = "CREATE TABLE sst_queue_meta(key TEXT PRIMARY KEY, value INTEGER "
                                "NOT NULL) WITHOUT ROWID;" RUNS_TABLE("sst_runs") RUNS_INDEXES
-    "INSERT INTO sst_queue_meta(key, value) VALUES('schema', 2);";
+    "INSERT INTO sst_queue_meta(key, value) VALUES('schema', 3);";
 
 /*
  * 1 -> 2 (issue 37), fewer b-tree pages written per run: sst_runs_lease (lease_expires)
@@ -132,6 +137,17 @@ static const char k_schema_v2[] =
                               "ALTER TABLE sst_runs_v2 RENAME TO sst_runs;" RUNS_INDEXES
                               "DELETE FROM sqlite_sequence WHERE name = 'sst_runs';"
                               "UPDATE sst_queue_meta SET value = 2 WHERE key = 'schema';";
+
+/*
+ * 2 -> 3 (issue 37): sst_runs_status (status, seq) over every run becomes
+ * sst_runs_pending (seq) over the pending runs: a claim and a finish no longer
+ * move the run's entry in an index of the whole history (about two WAL pages
+ * fewer per run). From schema 1, k_schema_v2 already made the new index.
+ */
+static const char k_schema_v3[] =
+    "DROP INDEX IF EXISTS sst_runs_status;"
+    "CREATE INDEX IF NOT EXISTS sst_runs_pending ON sst_runs(seq) WHERE status = 'pending';"
+    "UPDATE sst_queue_meta SET value = 3 WHERE key = 'schema';";
 
 /* ---- helpers shared by the queue's files ---- */
 
@@ -289,7 +305,7 @@ static sst_code create_schema(sqlite_queue *s, sst_error *err) {
     return SST_OK;
 }
 
-/* Brings queue tables of schema 1 to 2 (k_schema_v2) in one IMMEDIATE transaction that
+/* Brings queue tables of schema 1 or 2 to 3 (k_schema_v2, _v3) in one IMMEDIATE transaction that
  * reads the version again: of several processes opening the file at once, one upgrades. */
 static sst_code upgrade_schema(sqlite_queue *s, sst_error *err) {
     if (!exec(s, "BEGIN IMMEDIATE", "upgrading the queue tables", err)) {
@@ -302,6 +318,7 @@ static sst_code upgrade_schema(sqlite_queue *s, sst_error *err) {
         sst__qs_error(s, err, "upgrading the queue tables");
     }
     if (!ok || (schema < 2 && !exec(s, k_schema_v2, "upgrading the queue tables", err)) ||
+        (schema < 3 && !exec(s, k_schema_v3, "upgrading the queue tables", err)) ||
         !exec(s, "COMMIT", "upgrading the queue tables", err)) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return sst__code(err);

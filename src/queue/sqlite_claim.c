@@ -26,10 +26,11 @@ typedef struct candidate {
     int64_t seq;
 } candidate;
 
-/* Offers the first row of claim statement @p st (bound by the caller) as a candidate. */
+/* Offers the first row of claim statement @p st (bound by the caller) as a candidate (a
+ * NULL seq, min() over no rows: none). */
 static sst_code offer(sqlite_queue *s, sqlite3_stmt *st, candidate *best, sst_error *err) {
     int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
+    if (step == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
         int64_t seq = sqlite3_column_int64(st, 0);
         if (!best->found || seq < best->seq) {
             best->found = true;

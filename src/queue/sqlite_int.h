@@ -32,7 +32,7 @@
 /* The application_id of superstep's SQLite files: the checkpoint saver's and the store's. */
 #define SST__QUEUE_SQLITE_APP_ID 0x53535450 /* "SSTP" */
 /* The queue tables' schema version (sst_queue_meta 'schema'). */
-#define SST__QUEUE_SCHEMA_VERSION 2
+#define SST__QUEUE_SCHEMA_VERSION 3
 /* The largest kwargs or metadata text stored. */
 #define SST__QUEUE_MAX_JSON ((size_t)16 << 20)
 /* How long a statement waits for another connection's lock (ms). */

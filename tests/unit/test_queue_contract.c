@@ -30,8 +30,9 @@
  * newer queue schema is refused; opening (bad servers, a shared pool); the
  * server restarting under a holder, a claimer and a waiter.
  * Once: foreign, garbage, damaged and newer-schema SQLite files; a schema-1 file
- * (AUTOINCREMENT, two indexes over the running runs) upgraded to schema 2 keeping its
- * runs, claimed in order with one enqueued after; one file
+ * (AUTOINCREMENT, two indexes over the running runs) upgraded to schema 3 keeping its
+ * runs, claimed in order with one enqueued after; a schema-2 file (sst_runs_status)
+ * upgraded to 3 (sst_runs_pending), claimed in order; one file
  * shared with the checkpoint saver and the store; and against a fake backend:
  * required ops and the reference count.
  */
@@ -1710,8 +1711,8 @@ static void files_newer(void **state) {
     sst_queue *q = sst_sqlite_queue_open(f->path, &f->err);
     assert_non_null(q);
     sst_queue_free(q);
-    sql_exec(f->path, "UPDATE sst_queue_meta SET value = 3 WHERE key = 'schema'");
-    refused(f, "queue schema version 3, newer than this build supports (2)");
+    sql_exec(f->path, "UPDATE sst_queue_meta SET value = 4 WHERE key = 'schema'");
+    refused(f, "queue schema version 4, newer than this build supports (3)");
 }
 
 /* count(*) of @p sql's rows on @p path. */
@@ -1728,8 +1729,9 @@ static long sql_count(const char *path, const char *sql) {
 }
 
 /* A schema-1 file (sst_runs with AUTOINCREMENT, sst_runs_lease and sst_runs_owner) opens as
- * schema 2 (no AUTOINCREMENT, sst_runs_running), its runs kept: the running one's lease
- * expires and it is claimed again, then the pending one, then one enqueued since. */
+ * schema 3 through 2 (no AUTOINCREMENT, sst_runs_running, sst_runs_pending), its runs kept: the
+ * running one's lease expires and it is claimed again, then the pending one, then one enqueued
+ * since. */
 static void files_upgrade(void **state) {
     file_fx *f = *state;
     sst_queue *q = sst_sqlite_queue_open(f->path, &f->err);
@@ -1769,9 +1771,9 @@ static void files_upgrade(void **state) {
         fail_msg("opening a schema-1 queue: %s", f->err.msg);
     }
     assert_int_equal(sql_count(f->path, "SELECT value FROM sst_queue_meta WHERE key = 'schema'"),
-                     2);
+                     3);
     assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name IN "
-                                        "('sst_runs_lease', 'sst_runs_owner')"),
+                                        "('sst_runs_lease', 'sst_runs_owner', 'sst_runs_status')"),
                      0);
     assert_int_equal(
         sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'sst_runs_running'"),
@@ -1798,6 +1800,49 @@ static void files_upgrade(void **state) {
                  __FILE__, __LINE__);
     assert_string_equal(s.run_id, "r3"); /* enqueued after the upgrade: after the others */
     seen_clear(&s);
+    sst_queue_free(q);
+}
+
+/* A schema-2 file (sst_runs_status over every run) opens as schema 3: sst_runs_pending over
+ * the pending runs instead; its runs stay and are claimed in enqueue order (issue 37). */
+static void files_upgrade_2(void **state) {
+    file_fx *f = *state;
+    sst_queue *q = sst_sqlite_queue_open(f->path, &f->err);
+    assert_non_null(q);
+    static const char *const run_ids[] = {"u1", "u2", "u3"};
+    for (int i = 0; i < 3; i++) {
+        sst_queued_run r = {.run_id = run_ids[i], .thread_id = run_ids[i]};
+        tu_assert_ok(sst_queue_enqueue(q, &r, 0, &f->err), &f->err, __FILE__, __LINE__);
+    }
+    seen s = {0};
+    tu_assert_ok(sst_queue_claim(q, "w1", T0, LEASE, on_run, &s, &f->err), &f->err, __FILE__,
+                 __LINE__);
+    assert_string_equal(s.run_id, "u1");
+    tu_assert_ok(sst_queue_finish(q, "u1", s.token, SST_QUEUE_SUCCESS, T0, &f->err), &f->err,
+                 __FILE__, __LINE__);
+    seen_clear(&s);
+    sst_queue_free(q);
+    sql_exec(f->path, "DROP INDEX sst_runs_pending;"
+                      "CREATE INDEX sst_runs_status ON sst_runs(status, seq);"
+                      "UPDATE sst_queue_meta SET value = 2 WHERE key = 'schema'");
+    q = sst_sqlite_queue_open(f->path, &f->err);
+    if (q == NULL) {
+        fail_msg("opening a schema-2 queue: %s", f->err.msg);
+    }
+    assert_int_equal(sql_count(f->path, "SELECT value FROM sst_queue_meta WHERE key = 'schema'"),
+                     3);
+    assert_int_equal(
+        sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name = 'sst_runs_status'"), 0);
+    assert_int_equal(sql_count(f->path, "SELECT count(*) FROM sqlite_master WHERE name = "
+                                        "'sst_runs_pending' AND sql LIKE '%WHERE status%'"),
+                     1);
+    for (int i = 1; i < 3; i++) {
+        tu_assert_ok(sst_queue_claim(q, "w1", T0, LEASE, on_run, &s, &f->err), &f->err, __FILE__,
+                     __LINE__);
+        assert_string_equal(s.run_id, run_ids[i]);
+        seen_clear(&s);
+    }
+    assert_int_equal(sst_queue_claim(q, "w1", T0, LEASE, on_run, &s, &f->err), SST_ENOTFOUND);
     sst_queue_free(q);
 }
 
@@ -2128,6 +2173,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(files_garbage, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_newer, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_upgrade, file_setup, file_teardown),
+        cmocka_unit_test_setup_teardown(files_upgrade_2, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_damaged, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_shared, file_setup, file_teardown),
         cmocka_unit_test_setup_teardown(files_bad_path, file_setup, file_teardown),

@@ -18,6 +18,9 @@
  *     unit of the group too: three puts queued behind a leader commit in one
  *     transaction (they took the connection's mutex one by one before, three
  *     commits)
+ *   3d the queue's pages (queue schema 3): with a history of finished runs, a
+ *     claim writes 4 WAL pages and a finish 3 (schema 2's index over every
+ *     run's status made a finish write ~5), and no claim statement sorts
  *   4 threads: eight threads each put a chain of checkpoints at once; all
  *     are stored in order (TSan sees the committer's hand-offs)
  *   5 `serve --db FILE` with the default flush policy (synchronous NORMAL):
@@ -414,6 +417,101 @@ static void thread_puts_join(void **state) {
     assert_int_equal(made, 2); /* the leader's put alone; the three thread puts together */
 }
 
+/* ---- the queue's pages per run (queue schema 3) ---- */
+
+enum { HISTORY = 400, N_MEASURED = 20 };
+
+typedef struct claimed {
+    char run_id[64];
+    uint64_t token;
+} claimed;
+
+static bool on_claim(const sst_queued_run *run, void *ud) {
+    claimed *c = ud;
+    snprintf(c->run_id, sizeof c->run_id, "%s", run->run_id);
+    c->token = run->token;
+    return true;
+}
+
+/* The sorts (SQLITE_STMTSTATUS_SORT) of every statement of @p db since the last call (its
+ * counters reset; call holding the connection's mutex). */
+static int sorts_since(sqlite3 *db) {
+    int n = 0;
+    for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st != NULL;
+         st = sqlite3_next_stmt(db, st)) {
+        n += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_SORT, 1);
+    }
+    return n;
+}
+
+/* Enqueues, claims and finishes run @p i; *frames gets the WAL frames of the claim's
+ * commit and of the finish's. */
+static void run_through(fixture *fx, sst_queue *q, int i, int *frames, int frames_of[2]) {
+    sst_error err = {0};
+    char id[64];
+    snprintf(id, sizeof id, "5a1f0c2e-%04d-4000-8000-%012d", i % 10000, i * 7919);
+    sst_queued_run r = {.run_id = id, .thread_id = id, .assistant_id = "a"};
+    OK(sst_queue_enqueue(q, &r, 0, E));
+    claimed c = {0};
+    pthread_mutex_lock(fx->mu);
+    int before = *frames;
+    pthread_mutex_unlock(fx->mu);
+    OK(sst_queue_claim(q, "w1", 1000, 60000, on_claim, &c, E));
+    assert_string_equal(c.run_id, id);
+    pthread_mutex_lock(fx->mu);
+    frames_of[0] = *frames - before;
+    before = *frames;
+    pthread_mutex_unlock(fx->mu);
+    OK(sst_queue_finish(q, id, c.token, SST_QUEUE_SUCCESS, 1001, E));
+    pthread_mutex_lock(fx->mu);
+    frames_of[1] = *frames - before;
+    pthread_mutex_unlock(fx->mu);
+}
+
+/* A claim and a finish on a queue with a history of finished runs: each writes the run's
+ * row and the indexes over the unfinished runs, and no page of an index over every run (queue
+ * schema 2's sst_runs_status moved the run's entry at both: a page more each once the
+ * history outgrew one page). Counted with sqlite3_wal_hook, no WAL checkpoint meanwhile. */
+static void queue_pages(void **state) {
+    fixture *fx = *state;
+    sst_error err = {0};
+    sst_queue *q = sst_sqlite_queue_open_db(fx->db, E);
+    assert_non_null(q);
+    int frames = 0, got[2];
+    pthread_mutex_lock(fx->mu);
+    sqlite3_wal_hook(fx->raw, wal_frames, &frames);
+    pthread_mutex_unlock(fx->mu);
+    for (int i = 0; i < HISTORY; i++) {
+        run_through(fx, q, i, &frames, got);
+    }
+    pthread_mutex_lock(fx->mu);
+    (void)sorts_since(fx->raw); /* counting from here */
+    pthread_mutex_unlock(fx->mu);
+    int claims = 0, finishes = 0;
+    for (int i = HISTORY; i < HISTORY + N_MEASURED; i++) {
+        run_through(fx, q, i, &frames, got);
+        claims += got[0];
+        finishes += got[1];
+    }
+    pthread_mutex_lock(fx->mu);
+    int sorts = sorts_since(fx->raw);
+    pthread_mutex_unlock(fx->mu);
+    print_message("WAL frames of %d claims %d, of their finishes %d; sorts %d\n", N_MEASURED,
+                  claims, finishes, sorts);
+    /* The run's row, sst_runs_active, sst_runs_running and sst_runs_pending at a claim; the
+     * row and the two indexes over the unfinished runs at a finish (schema 2: 80 and 103). A
+     * page split may add one now and then. */
+    assert_true(claims <= 4 * N_MEASURED + 2);
+    assert_true(finishes <= 3 * N_MEASURED + 2);
+    /* No statement of an enqueue, a claim or a finish sorts (the expired-lease lookup took
+     * ORDER BY seq LIMIT 1 over sst_runs_running, a temporary b-tree at every claim). */
+    assert_int_equal(sorts, 0);
+    pthread_mutex_lock(fx->mu);
+    sqlite3_wal_autocheckpoint(fx->raw, SST__SQLITE_WAL_PAGES); /* the library's hook again */
+    pthread_mutex_unlock(fx->mu);
+    sst_queue_free(q);
+}
+
 enum { N_CHAINS = 8, CHAIN_LEN = 25 };
 
 static void *put_chain(void *arg) {
@@ -546,6 +644,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(inside_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(calls_join, setup, teardown),
         cmocka_unit_test_setup_teardown(thread_puts_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(queue_pages, setup, teardown),
         cmocka_unit_test_setup_teardown(threads, setup, teardown),
         cmocka_unit_test(chain_run_commits),
     };
