@@ -109,16 +109,18 @@ static sst_code take(sqlite_queue *s, int64_t seq, const char *owner, int64_t no
     sqlite3_bind_int64(st, 3, expiry(now, lease_ms));
     sqlite3_bind_int64(st, 4, (int64_t)token);
     sqlite3_bind_int64(st, 5, now);
+    if (!sst__qs_done(s, st, "claiming a run", err)) {
+        return sst__code(err);
+    }
+    st = sst__qs_stmt(s, QS_GET_SEQ);
+    sqlite3_bind_int64(st, 1, seq);
     int step = sqlite3_step(st);
-    sst_code rc = step == SQLITE_ROW ? sst__qs_row_read(s, st, row, err)
-                                     : sst__qs_error(s, err, "claiming a run");
-    while (step == SQLITE_ROW) {
-        step = sqlite3_step(st); /* to the end of the statement */
-    }
-    if (rc == SST_OK && step != SQLITE_DONE) {
-        rc = sst__qs_error(s, err, "claiming a run");
-        sst__qs_row_free(row);
-    }
+    sst_code rc = step == SQLITE_ROW    ? sst__qs_row_read(s, st, row, err)
+                  : step == SQLITE_DONE ? sst__error(err, SST_EIO,
+                                                     "queue '%s': claimed run %lld "
+                                                     "is gone",
+                                                     s->path, (long long)seq)
+                                        : sst__qs_error(s, err, "reading a claimed run");
     sqlite3_reset(st);
     return rc;
 }

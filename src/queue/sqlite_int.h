@@ -58,6 +58,7 @@ enum {
     QS_LOCAL_OWNER,
     QS_CLAIM_OWNER,
     QS_CLAIM_SET,
+    QS_GET_SEQ,
     QS_RENEW,
     QS_FINISH,
     QS_RELEASE,
