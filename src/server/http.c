@@ -60,6 +60,10 @@ typedef struct conn_ctx {
     unsigned await_status;
     srv_stream *await_st; /* a reference, until the wait is registered or answered */
     srv_await *await;
+    /* A result awaited (runs/wait, join): its stream (a reference until answered), whose
+     * result body is the answer, and the answer's Content-Location. */
+    srv_stream *result_st;
+    char location[160];
 } conn_ctx;
 
 const char *srv_query(const srv_request *r, const char *key) {
@@ -258,6 +262,28 @@ static bool authorized(const sst_server *s, struct MHD_Connection *conn) {
     return diff == 0;
 }
 
+/* Answers with the result body of c->result_st's ended run (one response of known length). */
+static enum MHD_Result send_result(conn_ctx *c, unsigned status) {
+    sst_server *s = c->req.s;
+    size_t len = 0;
+    char *body = srv_stream_result(s, c->result_st, &len);
+    srv_stream_unref(s, c->result_st);
+    c->result_st = NULL;
+    if (body == NULL) {
+        return send_error_now(s, c->req.conn, 500, "out of memory writing the response");
+    }
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer_with_free_callback(len, body, free_body);
+    if (resp == NULL) {
+        sst_free(body);
+        return MHD_NO;
+    }
+    if (c->location[0] != '\0') {
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_LOCATION, c->location);
+    }
+    return queue(s, c->req.conn, status, resp, "application/json", NULL, false, false);
+}
+
 /*
  * SRV_SEND_AWAIT: answers with the status once the run has ended; until then the
  * connection is suspended (no HTTP thread waits) and this runs again when it is resumed.
@@ -274,8 +300,12 @@ static enum MHD_Result await_end(conn_ctx *c) {
     if (c->await != NULL) {
         return MHD_YES;
     }
-    srv_response res = {.status = c->await_status};
+    unsigned status = c->await_status;
     c->await_status = 0;
+    if (c->result_st != NULL) {
+        return send_result(c, status);
+    }
+    srv_response res = {.status = status};
     return send_response(s, c->req.conn, &res, NULL);
 }
 
@@ -319,7 +349,17 @@ static enum MHD_Result dispatch(conn_ctx *c) {
         res.json = srv_lc_out(res.json);
     }
     enum MHD_Result rc;
-    if (res.stream != NULL && res.stream_kind == SRV_SEND_AWAIT) {
+    if (res.stream != NULL && res.stream_kind == SRV_SEND_RESULT && !res.cancel_on_disconnect &&
+        res.mcp_id[0] == '\0' && res.status != 0) {
+        /* runs/wait, join: no response until the run ends, then its result in one response
+         * of known length (one send; a chunked one sent its headers, the body and the last
+         * chunk apart: two sends more per run, issue 37). */
+        c->await_status = res.status;
+        c->await_st = res.stream;
+        c->result_st = srv_stream_retain(r->s, res.stream);
+        snprintf(c->location, sizeof c->location, "%s", res.location != NULL ? res.location : "");
+        rc = await_end(c);
+    } else if (res.stream != NULL && res.stream_kind == SRV_SEND_AWAIT) {
         c->await_status = res.status;
         c->await_st = res.stream;
         rc = await_end(c);
@@ -545,6 +585,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     tcp_mark(cls, conn, false);
     srv_await_free(cls, c->await);
+    srv_stream_unref(cls, c->result_st);
     sst__buf_free(&c->body);
     sst__free(c->req.body);
     sst__free(c->req.path_copy);

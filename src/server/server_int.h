@@ -411,6 +411,11 @@ srv_stream *srv_stream_get(sst_server *s, const char *run_id);
 /* The stream of @p run_id if this process has it (a new reference), else NULL. */
 srv_stream *srv_stream_find(sst_server *s, const char *run_id);
 void srv_stream_unref(sst_server *s, srv_stream *st);
+/* Another reference to @p st. */
+srv_stream *srv_stream_retain(sst_server *s, srv_stream *st);
+/* A copy of the result body of @p st's run ("null" when it has none; NULL when out of
+ * memory), *@p len its length: call once the run has ended (srv_stream_await). */
+char *srv_stream_result(sst_server *s, srv_stream *st, size_t *len);
 /*
  * A connection waiting for the end of @p st's run before it answers (POST
  * .../cancel?wait=1): NULL when the run has ended (answer now). Else @p conn

@@ -200,6 +200,22 @@ void srv_stream_unref(sst_server *s, srv_stream *st) {
     }
 }
 
+srv_stream *srv_stream_retain(sst_server *s, srv_stream *st) {
+    pthread_mutex_lock(&s->bmu);
+    st->refs++;
+    pthread_mutex_unlock(&s->bmu);
+    return st;
+}
+
+char *srv_stream_result(sst_server *s, srv_stream *st, size_t *len) {
+    pthread_mutex_lock(&s->bmu);
+    const char *r = st->result != NULL ? st->result : "null";
+    *len = strlen(r);
+    char *copy = sst__strndup(r, *len);
+    pthread_mutex_unlock(&s->bmu);
+    return copy;
+}
+
 uint64_t srv_stream_next_seq(sst_server *s, srv_stream *st) {
     pthread_mutex_lock(&s->bmu);
     uint64_t n = st->next_seq;

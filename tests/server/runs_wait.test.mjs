@@ -49,6 +49,10 @@ test("raw POST /threads/{id}/runs/wait: 200, JSON body, Content-Location of the 
   const m = new RegExp(`^/threads/${t.thread_id}/runs/([0-9a-f-]{36})$`).exec(loc);
   assert.ok(m, `content-location ${JSON.stringify(loc)} is /threads/{thread_id}/runs/{run_id}`);
   assert.equal((await client.runs.get(t.thread_id, m[1])).status, "success");
+  // One response of known length once the run has ended (issue 37: a chunked answer sent its
+  // headers, its body and its last chunk apart, two sends more per run).
+  assert.equal(r.headers.get("transfer-encoding"), null, "not chunked");
+  assert.equal(r.headers.get("content-length"), String(Buffer.byteLength(r.text)));
 });
 
 test("raw POST /runs/wait (stateless): 200 and Content-Location /runs/{run_id}", async () => {
