@@ -282,6 +282,7 @@ typedef struct put_job {
     blob_arrays blobs;
     bool held;                  /* this saver holds the thread's lease: check it is still its */
     bool renew;                 /* and renew it */
+    bool take, give;            /* take the lease first / give it back last, in the put's tx */
     char owner[SST__OWNER_MAX]; /* this saver's lease owner (when held) */
 } put_job;
 
@@ -343,6 +344,12 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
             return rc;
         }
     }
+    if (j->take) { /* the lease with the record: one commit (SST_PUT_TAKE_LOCK) */
+        sst_code rc = sst__pgs_take_tx(c, j->s, r->thread_id, err);
+        if (rc != SST_OK) {
+            return rc;
+        }
+    }
     sst__pg_params p;
     sst__pg_params_init(&p);
     sst__pg_text(&p, r->thread_id);
@@ -371,7 +378,7 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     /* The transaction's last statement unless a renewal follows, and one that writes
      * nothing when it answers no, unless a blob it refers to is missing (then its record
      * is rolled back): without blobs its COMMIT may go with it (sst__pg_exec_last). */
-    PGresult *res = (!j->renew && !blobs ? sst__pg_exec_last : sst__pg_exec)(
+    PGresult *res = (!j->renew && !j->give && !blobs ? sst__pg_exec_last : sst__pg_exec)(
         c, k_put_name[how][held][blobs], k_put_sql[how][held][blobs], &p,
         "checkpoint store: writing a checkpoint", err);
     if (res == NULL) {
@@ -408,21 +415,10 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         rc = sst__pg_run_last(c, "sst_cp_renew", k_renew_sql, &p,
                               "checkpoint store: renewing a thread's lease", err);
     }
+    if (rc == SST_OK && j->give) { /* the lease given back with the record (SST_PUT_GIVE_LOCK) */
+        rc = sst__pgs_give_tx(c, j->s, r->thread_id, err);
+    }
     return rc;
-}
-
-/*
- * Whether @p r can be a run's last checkpoint: the root graph's, with nothing left to run.
- * The graph's record header (src/graph/record.c) holds the resume point under "rp" only
- * when tasks are left; a header without it ends the run. Such a put is kept open for the
- * run's finish when the server's worker asked for it (sst__pg_keep): one flush for both.
- * Should one be kept that is not the last after all, the worker commits it before the
- * next superstep starts, so a run never goes on over an uncommitted checkpoint.
- */
-static bool last_of_run(const sst_checkpoint *r) {
-    static const char rp[] = "\"rp\"";
-    return (r->ns == NULL || r->ns[0] == '\0') && r->next.data != NULL &&
-           memmem(r->next.data, r->next.len, rp, sizeof rp - 1) == NULL;
 }
 
 sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
@@ -433,10 +429,19 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
     if (rc != SST_OK) {
         return rc;
     }
+    j.take = (r->put_flags & SST_PUT_TAKE_LOCK) != 0;
+    if (j.take && (rc = sst__pgs_take_begin(s, r->thread_id, err)) != SST_OK) {
+        blob_arrays_free(&j.blobs);
+        return rc;
+    }
     j.renew = sst__pgs_renew_due(s, r->thread_id, &j.held);
     if (j.held) {
         sst__pgs_owner(s, j.owner);
     }
+    /* Given back only when this saver holds it (or takes it in this very put). */
+    j.give =
+        (r->put_flags & SST_PUT_GIVE_LOCK) != 0 && (j.take || sst__pgs_give_begin(s, r->thread_id));
+    j.renew = j.renew && !j.give;
     if (r->source != NULL && strcmp(r->source, "input") == 0 &&
         (r->ns == NULL || r->ns[0] == '\0')) {
         /* A run's input checkpoint in the claim's transaction (the server's worker hands it
@@ -445,10 +450,23 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
          * leaves the run pending, to be claimed and started again. */
         sst__pg_batch_hand_over_past(s->pg);
     }
-    rc = last_of_run(r) ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
-                        : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
+    /*
+     * The run's last checkpoint (SST_PUT_RUN_END, set by the graph: the root graph's, nothing
+     * left to run) is kept open for the run's finish when the server's worker asked for it
+     * (sst__pg_keep): one flush for both. Should one be kept that is not the last after all,
+     * the worker commits it before the next superstep starts, so a run never goes on over
+     * an uncommitted checkpoint. A put that takes or gives back the lease commits itself.
+     */
+    bool keep = (r->put_flags & SST_PUT_RUN_END) != 0 && !j.take && !j.give;
+    rc = keep ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
+              : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
     if (rc == SST_OK && j.renew) {
         sst__pgs_renewed(s, r->thread_id);
+    }
+    if (j.take) {
+        sst__pgs_take_end(s, r->thread_id, rc == SST_OK && !j.give);
+    } else if (j.give) {
+        sst__pgs_give_end(s, r->thread_id, rc == SST_OK);
     }
     blob_arrays_free(&j.blobs);
     return rc;
