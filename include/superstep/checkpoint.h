@@ -153,6 +153,15 @@ typedef struct sst_checkpoint {
  * transaction (after the record: the put is still fenced by it). Once the put
  * succeeded the lock is free, as after unlock; when it failed, still held.
  *
+ * SST_PUT_WITH_NEXT: the writer's next put, of the same thread and from the
+ * same OS thread, follows at once, before anything the record guards runs (a
+ * run's input checkpoint, then its first loop checkpoint): a store may commit
+ * the two together, this put then returning before it is committed. The writer
+ * asks nothing else of the store on that OS thread until then; should no put
+ * follow (the run failed in between), its unlock of the thread, on the same OS
+ * thread, commits it first. A store may ignore the flag (the put commits at
+ * once).
+ *
  * A store that does not say SST_SAVER_LOCK_IN_PUT gets the two lock flags
  * emulated by sst_checkpointer_put: lock before the put (unlock again when the
  * put fails), unlock after it succeeded; so they cost it nothing more than
@@ -161,6 +170,7 @@ typedef struct sst_checkpoint {
 #define SST_PUT_RUN_END   1u
 #define SST_PUT_TAKE_LOCK 2u
 #define SST_PUT_GIVE_LOCK 4u
+#define SST_PUT_WITH_NEXT 8u
 
 /**
  * A copy of @p rec in one allocation (strings, bytes and blobs copied;

@@ -116,6 +116,9 @@ void sst__pgs_leases_free(pg_saver *s);
  * the put gives nothing back); give_tx deletes the row on @p c as the transaction's
  * last statement; give_end drops the entry when the put committed, else holds it again.
  */
+/* A put held open for the next (SST_PUT_WITH_NEXT, postgres_records.c): commits it now
+ * when the calling OS thread holds one of @p s for @p thread (its unlock). */
+void sst__pgs_hold_settle(pg_saver *s, const char *thread);
 sst_code sst__pgs_take_begin(pg_saver *s, const char *thread, sst_error *err);
 sst_code sst__pgs_take_tx(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err);
 void sst__pgs_take_end(pg_saver *s, const char *thread, bool ok);

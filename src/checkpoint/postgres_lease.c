@@ -244,6 +244,7 @@ static sst_code unlock_tx(sst__pg_conn *c, void *user, sst_error *err) {
 
 void sst__pgs_unlock(void *self, const char *thread) {
     pg_saver *s = self;
+    sst__pgs_hold_settle(s, thread); /* an input checkpoint whose next put never came */
     pgs_lease *fresh = lease_new(thread, PGS_GIVING);
     pthread_mutex_lock(&s->mu);
     pgs_lease **at = entry_of(s, thread), *l = NULL;

@@ -421,6 +421,35 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     return rc;
 }
 
+/*
+ * A put held open for the next one (SST_PUT_WITH_NEXT: a run's input checkpoint, its first
+ * loop checkpoint following at once from the same OS thread): the calling thread's batch
+ * on the pool (sst__pg_tx_keep) holds it, uncommitted, and the next put of the thread
+ * commits it with its own statement (sst__pg_batch_hand_over, _commit_along): one flush
+ * for both. Per OS thread, as the batch is.
+ */
+static _Thread_local const pg_saver *tl_hold;
+static _Thread_local char *tl_hold_thread; /* owned */
+
+static bool hold_for(const pg_saver *s, const char *thread) {
+    return tl_hold == s && tl_hold_thread != NULL && strcmp(tl_hold_thread, thread) == 0;
+}
+
+static void hold_clear(void) {
+    sst__free(tl_hold_thread);
+    tl_hold_thread = NULL;
+    tl_hold = NULL;
+}
+
+void sst__pgs_hold_settle(pg_saver *s, const char *thread) {
+    if (hold_for(s, thread)) {
+        if (sst__pg_batch_open(s->pg)) {
+            (void)sst__pg_batch_commit(s->pg, true, NULL);
+        }
+        hold_clear();
+    }
+}
+
 sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
     pg_saver *s = self;
     sst_code rc = check_sizes(s, r, err);
@@ -457,9 +486,33 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
      * the worker commits it before the next superstep starts, so a run never goes on over
      * an uncommitted checkpoint. A put that takes or gives back the lease commits itself.
      */
-    bool keep = (r->put_flags & SST_PUT_RUN_END) != 0 && !j.take && !j.give;
+    bool follows = hold_for(s, r->thread_id);
+    bool hold = !follows && (r->put_flags & SST_PUT_WITH_NEXT) != 0 && !j.give &&
+                !sst__pg_batch_open(s->pg);
+    if (hold) {
+        hold_clear(); /* one left by a batch that committed with another transaction */
+        tl_hold_thread = sst__strndup(r->thread_id, strlen(r->thread_id));
+        hold = tl_hold_thread != NULL;
+    }
+    bool keep = hold || ((r->put_flags & SST_PUT_RUN_END) != 0 && !j.take && !j.give);
+    if (hold) {
+        sst__pg_keep(s->pg, r->thread_id);
+    } else if (follows) { /* commits the held put with this one, in its exchange */
+        sst__pg_batch_hand_over(s->pg);
+        sst__pg_batch_commit_along(s->pg);
+    }
     rc = keep ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
               : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
+    if (hold) {
+        sst__pg_keep(s->pg, NULL);
+        if (rc == SST_OK && sst__pg_batch_open(s->pg)) {
+            tl_hold = s;
+        } else {
+            hold_clear(); /* committed or failed: nothing held */
+        }
+    } else if (follows && !sst__pg_batch_open(s->pg)) {
+        hold_clear();
+    }
     if (rc == SST_OK && j.renew) {
         sst__pgs_renewed(s, r->thread_id);
     }

@@ -197,6 +197,9 @@ struct sst_graph_thread {
     atomic_int lock;
     bool lock_lost;  /* the deferred take failed (busy, or the thread moved): lock, reload */
     bool run_ending; /* the next checkpoint is the run's last: nothing is written after it */
+    /* A run's input checkpoint goes with its first loop checkpoint (SST_PUT_WITH_NEXT), and
+     * that one follows in the same OS thread (after_hold): one commit for both. */
+    bool hold, after_hold;
 };
 
 enum { SST__LOCK_NONE = 0, SST__LOCK_DEFERRED, SST__LOCK_HELD, SST__LOCK_GIVEN };

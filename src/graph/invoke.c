@@ -1011,6 +1011,7 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
     }
     if (thread != NULL) {
         thread->lock_lost = false;
+        thread->after_hold = false;
         atomic_store(&thread->lock, defer  ? SST__LOCK_DEFERRED
                                     : lock ? SST__LOCK_HELD
                                            : SST__LOCK_NONE);

@@ -543,6 +543,9 @@ static unsigned put_flags(const sst_graph_thread *th, const sst_value *next) {
     if (last && (lock == SST__LOCK_DEFERRED || lock == SST__LOCK_HELD)) {
         flags |= SST_PUT_GIVE_LOCK;
     }
+    if (th->hold && !last) {
+        flags |= SST_PUT_WITH_NEXT;
+    }
     return flags;
 }
 
@@ -585,12 +588,17 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         .flags = put_flags(th, next),
     };
     th->run_ending = false;
+    bool after_hold = th->after_hold;
+    th->after_hold = false;
     /* Durability "async": stored by the writer while the next superstep runs; th goes on
      * from the new id at once (a failure fails the run, and the next invoke reloads). A
-     * checkpoint that takes the thread's lock is stored here, before anything runs. */
-    sst_code rc = th->writer != NULL && !(w.flags & SST_PUT_TAKE_LOCK)
-                      ? put_async(th, &w, err)
-                      : sst__record_put(th, &w, err);
+     * checkpoint that takes the thread's lock is stored here, before anything runs; so are
+     * a run's input checkpoint held for the next and that next one (the same OS thread). */
+    sst_code rc =
+        th->writer != NULL && !after_hold && !(w.flags & (SST_PUT_TAKE_LOCK | SST_PUT_WITH_NEXT))
+            ? put_async(th, &w, err)
+            : sst__record_put(th, &w, err);
+    th->after_hold = rc == SST_OK && (w.flags & SST_PUT_WITH_NEXT) != 0;
     sst_value_unref((sst_value *)w.extra_meta);
     th->rebased = false;
     if (rc != SST_OK) {
@@ -668,7 +676,13 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     /* The input checkpoint (step -1 of a new thread): the state before the input.
      * A restarted run has it already. With a writer, both go to it at once. */
     if (!restart) {
+        /* Committed with the first loop checkpoint when the invoke holds the thread's lock
+         * (or takes it with this checkpoint) and nothing is in flight before it: one commit
+         * for both (SST_PUT_WITH_NEXT; a crash between them loses both, the run not begun). */
+        th->hold =
+            atomic_load(&th->lock) != SST__LOCK_NONE && (th->writer == NULL || th->ticket == 0);
         rc = put_input_checkpoint(th, input, fork, o, err);
+        th->hold = false;
         th->chain = rc == SST_OK;
     }
     if (rc != SST_OK) {

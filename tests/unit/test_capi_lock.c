@@ -6,9 +6,10 @@
  * (sst__pg_commit_stats) against a real server (the CTest fixture "pg"):
  *
  *  - chain_commits: a 3-node chain (5 checkpoints) on a new thread and on one
- *    with checkpoints, durability "sync" and "async", commits 5 times, each
+ *    with checkpoints, durability "sync" and "async", commits 4 times, each
  *    flushed (it was 7: the lock taken and given back in transactions of their
- *    own), and leaves no lease row behind;
+ *    own, the input checkpoint apart from the first loop checkpoint), and
+ *    leaves no lease row behind;
  *  - run_end_flag: the run's last checkpoint is told by SST_PUT_RUN_END, set by
  *    the graph, not by its bytes: a saver wrapper sees the flag on the last put
  *    only, whatever its payloads hold (an "rp" in the state included);
@@ -18,6 +19,9 @@
  *  - moved_meanwhile: a thread another writer ran on between this invoke's
  *    load and its input checkpoint (from inside START's router) is locked and
  *    loaded again: the run goes on from the other run's state, none lost;
+ *  - held_input: at the saver, an input checkpoint held for the next put
+ *    (SST_PUT_WITH_NEXT) commits with it, one flush for both, or with the
+ *    unlock when no put follows;
  *  - after_release: a stream callback that fails on the last events makes the
  *    run write its error after the lock went back: it takes the lock again for
  *    that write, and gives it back.
@@ -209,9 +213,11 @@ static void chain_commits(void **state) {
                           (unsigned long long)(after.jobs - before.jobs),
                           (unsigned long long)(after.statements - before.statements));
             assert_int_equal(checkpoints(pg, thread), 5 * (round + 1)); /* steps -1 .. 3 */
-            /* One commit per checkpoint, the lock taken with the first and given back with
-             * the last (was 7: the lock's own two). Every commit flushed (the default). */
-            assert_int_equal(flushed, 5);
+            /* The lock taken with the input checkpoint, which commits with the first loop
+             * checkpoint; one commit per later checkpoint, the lock given back with the last:
+             * supersteps + 1 (was 7: the lock's own two, the input's). Every commit flushed
+             * (the default). */
+            assert_int_equal(flushed, 4);
             assert_int_equal(unflushed, 0);
             assert_int_equal(leases(pg, thread), 0);
         }
@@ -320,7 +326,10 @@ static void run_end_flag(void **state) {
     sst_graph_result_free(r);
     assert_int_equal(s.n, 5);
     for (size_t i = 0; i < s.n; i++) {
-        assert_int_equal(s.flags[i], i + 1 == s.n ? SST_PUT_RUN_END : 0u);
+        /* The input checkpoint goes with the next (a hint the wrapper passes on). */
+        assert_int_equal(s.flags[i], i == 0         ? SST_PUT_WITH_NEXT
+                                     : i + 1 == s.n ? SST_PUT_RUN_END
+                                                    : 0u);
     }
     assert_string_equal(s.source[0], "input");
     assert_int_equal(leases(pg, "run-end"), 0);
@@ -417,6 +426,59 @@ static void moved_meanwhile(void **state) {
     sst_pg_release(other_pg);
 }
 
+/* ---- a put held for the next (SST_PUT_WITH_NEXT), at the saver ---- */
+
+static sst_checkpoint record(const char *thread, const char *id, const char *parent, int64_t step,
+                             unsigned flags) {
+    return (sst_checkpoint){
+        .format = SST_CHECKPOINT_FORMAT,
+        .thread_id = thread,
+        .ns = "",
+        .id = id,
+        .parent_id = parent,
+        .step = step,
+        .source = step < 0 ? "input" : "loop",
+        .kind = SST_CHECKPOINT_SNAPSHOT,
+        .created_at = 1,
+        .body = {.data = "{}", .len = 2},
+        .put_flags = flags,
+    };
+}
+
+static void held_input(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_error err = {0};
+    sst_pg *pg = pool(2);
+    sst_checkpointer *cp = saver(pg);
+    /* Held, then committed with the next put of the thread: one flush for both, the lease
+     * taken with the first. */
+    sst__pg_stats before, after;
+    sst__pg_commit_stats(pg, &before);
+    sst_checkpoint r = record("held", "01", NULL, -1, SST_PUT_TAKE_LOCK | SST_PUT_WITH_NEXT);
+    assert_int_equal(sst_checkpointer_put(cp, &r, false, E), SST_OK);
+    assert_int_equal(checkpoints(pg, "held"), 0); /* not committed yet (another connection) */
+    r = record("held", "02", "01", 0, 0);
+    assert_int_equal(sst_checkpointer_put(cp, &r, false, E), SST_OK);
+    sst__pg_commit_stats(pg, &after);
+    assert_int_equal(after.flushed - before.flushed, 1);
+    assert_int_equal(checkpoints(pg, "held"), 2);
+    assert_int_equal(leases(pg, "held"), 1);
+    r = record("held", "03", "02", 1, SST_PUT_RUN_END | SST_PUT_GIVE_LOCK);
+    assert_int_equal(sst_checkpointer_put(cp, &r, false, E), SST_OK);
+    assert_int_equal(leases(pg, "held"), 0);
+    /* Held, and no put follows (the run failed in between): the unlock commits it, then
+     * gives the lease back. */
+    r = record("held2", "01", NULL, -1, SST_PUT_TAKE_LOCK | SST_PUT_WITH_NEXT);
+    assert_int_equal(sst_checkpointer_put(cp, &r, false, E), SST_OK);
+    assert_int_equal(checkpoints(pg, "held2"), 0);
+    sst_checkpointer_unlock(cp, "held2");
+    assert_int_equal(checkpoints(pg, "held2"), 1);
+    assert_int_equal(leases(pg, "held2"), 0);
+    sst_checkpointer_free(cp);
+    sst_pg_release(pg);
+}
+
 /* ---- a write after the lock went back ---- */
 
 static sst_code fail_on_end(sst_stream_mode mode, const char *node, const sst_value *payload,
@@ -472,7 +534,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chain_commits),  cmocka_unit_test(run_end_flag),
         cmocka_unit_test(busy_elsewhere), cmocka_unit_test(moved_meanwhile),
-        cmocka_unit_test(after_release),
+        cmocka_unit_test(after_release),  cmocka_unit_test(held_input),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
