@@ -79,6 +79,10 @@ static sst_code lease_stmt(sst__pg_conn *c, lock_job *j, const char *name, const
     return SST_OK;
 }
 
+/* After a take that found the row live (and locked it): the holder read, and taken over
+ * when it is gone or this saver; else SST_EBUSY naming it. */
+static sst_code take_busy(sst__pg_conn *c, lock_job *j, sst_error *err);
+
 static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     lock_job *j = user;
     bool taken = false;
@@ -86,6 +90,12 @@ static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     if (rc != SST_OK || taken) {
         return rc;
     }
+    return take_busy(c, j, err);
+}
+
+static sst_code take_busy(sst__pg_conn *c, lock_job *j, sst_error *err) {
+    bool taken = false;
+    sst_code rc;
     /* Live: the INSERT locked the row (ON CONFLICT), so its holder stays put until we end. */
     sst__pg_params p;
     sst__pg_params_init(&p);
@@ -315,11 +325,11 @@ sst_code sst__pgs_take_begin(pg_saver *s, const char *thread, sst_error *err) {
     return SST_OK;
 }
 
-sst_code sst__pgs_take_tx(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err) {
+sst_code sst__pgs_take_busy(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err) {
     lock_job j = {.s = s, .thread = thread};
     sst__owner_self(j.owner, &j.pid);
     sst__pgs_owner(s, j.owner);
-    return lock_tx(c, &j, err);
+    return take_busy(c, &j, err);
 }
 
 void sst__pgs_take_end(pg_saver *s, const char *thread, bool ok) {
