@@ -160,7 +160,7 @@ typedef struct sst_checkpoint {
  * asks nothing else of the store on that OS thread until then; should no put
  * follow (the run failed in between), its unlock of the thread, on the same OS
  * thread, commits it first. A store may ignore the flag (the put commits at
- * once).
+ * once); the graph sets it only for stores that say SST_SAVER_LOCK_IN_PUT.
  *
  * A store that does not say SST_SAVER_LOCK_IN_PUT gets the two lock flags
  * emulated by sst_checkpointer_put: lock before the put (unlock again when the

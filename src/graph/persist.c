@@ -677,10 +677,12 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
      * A restarted run has it already. With a writer, both go to it at once. */
     if (!restart) {
         /* Committed with the first loop checkpoint when the invoke holds the thread's lock
-         * (or takes it with this checkpoint) and nothing is in flight before it: one commit
-         * for both (SST_PUT_WITH_NEXT; a crash between them loses both, the run not begun). */
-        th->hold =
-            atomic_load(&th->lock) != SST__LOCK_NONE && (th->writer == NULL || th->ticket == 0);
+         * (or takes it with this checkpoint), the saver takes the lock in its puts (the one
+         * that holds a put for the next) and nothing is in flight before it: one commit for
+         * both (SST_PUT_WITH_NEXT; a crash between them loses both, the run not begun). */
+        th->hold = atomic_load(&th->lock) != SST__LOCK_NONE &&
+                   (sst_checkpointer_flags(th->cp) & SST_SAVER_LOCK_IN_PUT) != 0 &&
+                   (th->writer == NULL || th->ticket == 0);
         rc = put_input_checkpoint(th, input, fork, o, err);
         th->hold = false;
         th->chain = rc == SST_OK;
