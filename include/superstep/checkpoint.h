@@ -130,7 +130,47 @@ typedef struct sst_checkpoint {
     sst_payload writes;    /* get only: the pending writes (see put_writes); may be empty */
     const sst_blob *blobs; /* the body's shared blobs (get: with their content) */
     size_t n_blobs;
+    unsigned put_flags; /* put only: SST_PUT_* (0 on records a store returns) */
 } sst_checkpoint;
+
+/*
+ * What a put means beside its record (sst_checkpoint.put_flags), set by the
+ * writer (the graph layer sets them; a store never infers them from the payloads):
+ *
+ * SST_PUT_RUN_END: the run's last checkpoint: the root graph's, nothing left to
+ * run, and nothing of the run written after it. A store may use it to commit
+ * the run's end with it (the PostgreSQL saver keeps such a put's transaction open
+ * for the server worker's finish); it changes nothing that is stored.
+ *
+ * SST_PUT_TAKE_LOCK: the writer does not hold the thread's lock yet: take it in
+ * this put's transaction, as lock(wait = false) would, so that the lock and the
+ * record commit together (one commit instead of two). When another holds it the
+ * put is SST_EBUSY and writes nothing; once it succeeded the writer holds the
+ * lock, given back with unlock or SST_PUT_GIVE_LOCK. A writer must not have run
+ * anything the lock guards before such a put succeeds.
+ *
+ * SST_PUT_GIVE_LOCK: give the writer's lock on the thread back in this put's
+ * transaction (after the record: the put is still fenced by it). Once the put
+ * succeeded the lock is free, as after unlock; when it failed, still held.
+ *
+ * SST_PUT_WITH_NEXT: the writer's next put, of the same thread and from the
+ * same OS thread, follows at once, before anything the record guards runs (a
+ * run's input checkpoint, then its first loop checkpoint): a store may commit
+ * the two together, this put then returning before it is committed. The writer
+ * asks nothing else of the store on that OS thread until then; should no put
+ * follow (the run failed in between), its unlock of the thread, on the same OS
+ * thread, commits it first. A store may ignore the flag (the put commits at
+ * once); the graph sets it only for stores that say SST_SAVER_LOCK_IN_PUT.
+ *
+ * A store that does not say SST_SAVER_LOCK_IN_PUT gets the two lock flags
+ * emulated by sst_checkpointer_put: lock before the put (unlock again when the
+ * put fails), unlock after it succeeded; so they cost it nothing more than
+ * lock and unlock did.
+ */
+#define SST_PUT_RUN_END   1u
+#define SST_PUT_TAKE_LOCK 2u
+#define SST_PUT_GIVE_LOCK 4u
+#define SST_PUT_WITH_NEXT 8u
 
 /**
  * A copy of @p rec in one allocation (strings, bytes and blobs copied;
@@ -198,6 +238,9 @@ typedef struct sst_thread_query {
 
 /** The store keeps payload values as given (it lives in this process). */
 #define SST_SAVER_VALUES 1u
+/** put takes and gives back the thread's lock in its own transaction
+ *  (SST_PUT_TAKE_LOCK, SST_PUT_GIVE_LOCK) rather than in transactions of its own. */
+#define SST_SAVER_LOCK_IN_PUT 2u
 
 /**
  * What a backend implements (LangGraph's BaseCheckpointSaver). Fill it by
@@ -210,7 +253,7 @@ typedef struct sst_thread_query {
  */
 typedef struct sst_checkpointer_ops {
     size_t size;    /* sizeof(sst_checkpointer_ops) as the implementation was built */
-    unsigned flags; /* SST_SAVER_VALUES */
+    unsigned flags; /* SST_SAVER_VALUES, SST_SAVER_LOCK_IN_PUT */
     /* Frees the implementation; called once, when the last reference goes. */
     void (*destroy)(void *self);
     /*
@@ -222,6 +265,7 @@ typedef struct sst_checkpointer_ops {
      * rec->parent_id must be the latest checkpoint of (thread, ns) (NULL: it has none), checked
      * atomically with the write; otherwise SST_ECONFLICT naming the thread
      * and both ids, and nothing is written. A duplicate id is SST_ECONFLICT.
+     * @p rec->put_flags (SST_PUT_*) as described above them.
      */
     sst_code (*put)(void *self, const sst_checkpoint *rec, bool sync, sst_error *err);
     /* Replaces the pending writes of checkpoint @p id as a whole (an empty

@@ -235,7 +235,21 @@ sst_code sst_checkpointer_put(sst_checkpointer *cp, const sst_checkpoint *rec, b
     if (rc == SST_OK && e.rec.ns == NULL) {
         e.rec.ns = "";
     }
-    rc = rc == SST_OK ? cp->ops.put(cp->self, &e.rec, sync, err) : rc;
+    /* The lock flags, for a store that cannot take them in its put: as lock and unlock. */
+    unsigned lock_flags = rec->put_flags & (SST_PUT_TAKE_LOCK | SST_PUT_GIVE_LOCK);
+    bool emulate = lock_flags != 0 && !(cp->ops.flags & SST_SAVER_LOCK_IN_PUT);
+    if (emulate) {
+        e.rec.put_flags &= ~lock_flags;
+    }
+    if (rc == SST_OK && emulate && (lock_flags & SST_PUT_TAKE_LOCK)) {
+        rc = cp->ops.lock(cp->self, rec->thread_id, false, err);
+    }
+    if (rc == SST_OK) {
+        rc = cp->ops.put(cp->self, &e.rec, sync, err);
+        if (emulate && (lock_flags & (rc == SST_OK ? SST_PUT_GIVE_LOCK : SST_PUT_TAKE_LOCK))) {
+            cp->ops.unlock(cp->self, rec->thread_id);
+        }
+    }
     encoded_free(&e);
     return rc;
 }

@@ -214,6 +214,7 @@ static sst_checkpointer *saver_open(sst_pg *pg, const sst_postgres_saver_opts *o
     pthread_cond_init(&s->cv, NULL);
     static const sst_checkpointer_ops ops = {
         .size = sizeof(sst_checkpointer_ops),
+        .flags = SST_SAVER_LOCK_IN_PUT, /* postgres_records.c: the lease in the put's tx */
         .destroy = saver_destroy,
         .put = sst__pgs_put,
         .put_writes = sst__pgs_put_writes,

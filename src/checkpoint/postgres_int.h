@@ -105,5 +105,27 @@ bool sst__pgs_renew_due(pg_saver *s, const char *thread, bool *held);
 /* After a commit that renewed the lease on @p thread: the next renewal is due later. */
 void sst__pgs_renewed(pg_saver *s, const char *thread);
 void sst__pgs_leases_free(pg_saver *s);
+/*
+ * The lease taken and given back inside a put's transaction (SST_PUT_TAKE_LOCK,
+ * SST_PUT_GIVE_LOCK), so that it commits with the record. take_begin enters this
+ * saver's entry for @p thread (being taken: this saver's other calls on the thread
+ * get SST_EBUSY or wait, as during a lock), SST_EBUSY when it has one; the put's
+ * statement takes a free or expired row; when it found a live one (which its INSERT
+ * locked), take_busy reads the holder on @p c, in the put's transaction, and takes the
+ * row over from a holder gone (or from this saver), else SST_EBUSY naming it; take_end
+ * makes the entry held when the put committed (@p ok), else drops it. give_begin marks
+ * a held entry being given back (false: this saver holds no lease on @p thread, and
+ * the put gives nothing back); give_tx deletes the row on @p c as the transaction's
+ * last statement; give_end drops the entry when the put committed, else holds it again.
+ */
+/* A put held open for the next (SST_PUT_WITH_NEXT, postgres_records.c): commits it now
+ * when the calling OS thread holds one of @p s for @p thread (its unlock). */
+void sst__pgs_hold_settle(pg_saver *s, const char *thread);
+sst_code sst__pgs_take_begin(pg_saver *s, const char *thread, sst_error *err);
+sst_code sst__pgs_take_busy(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err);
+void sst__pgs_take_end(pg_saver *s, const char *thread, bool ok);
+bool sst__pgs_give_begin(pg_saver *s, const char *thread);
+sst_code sst__pgs_give_tx(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err);
+void sst__pgs_give_end(pg_saver *s, const char *thread, bool ok);
 
 #endif /* SUPERSTEP_POSTGRES_INT_H */

@@ -79,6 +79,10 @@ static sst_code lease_stmt(sst__pg_conn *c, lock_job *j, const char *name, const
     return SST_OK;
 }
 
+/* After a take that found the row live (and locked it): the holder read, and taken over
+ * when it is gone or this saver; else SST_EBUSY naming it. */
+static sst_code take_busy(sst__pg_conn *c, lock_job *j, sst_error *err);
+
 static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     lock_job *j = user;
     bool taken = false;
@@ -86,6 +90,12 @@ static sst_code lock_tx(sst__pg_conn *c, void *user, sst_error *err) {
     if (rc != SST_OK || taken) {
         return rc;
     }
+    return take_busy(c, j, err);
+}
+
+static sst_code take_busy(sst__pg_conn *c, lock_job *j, sst_error *err) {
+    bool taken = false;
+    sst_code rc;
     /* Live: the INSERT locked the row (ON CONFLICT), so its holder stays put until we end. */
     sst__pg_params p;
     sst__pg_params_init(&p);
@@ -244,6 +254,7 @@ static sst_code unlock_tx(sst__pg_conn *c, void *user, sst_error *err) {
 
 void sst__pgs_unlock(void *self, const char *thread) {
     pg_saver *s = self;
+    sst__pgs_hold_settle(s, thread); /* an input checkpoint whose next put never came */
     pgs_lease *fresh = lease_new(thread, PGS_GIVING);
     pthread_mutex_lock(&s->mu);
     pgs_lease **at = entry_of(s, thread), *l = NULL;
@@ -282,4 +293,86 @@ void sst__pgs_leases_free(pg_saver *s) {
         sst__free(l->thread);
         sst__free(l);
     }
+}
+
+/* ---- the lease in a put's transaction (SST_PUT_TAKE_LOCK, SST_PUT_GIVE_LOCK) ---- */
+
+sst_code sst__pgs_take_begin(pg_saver *s, const char *thread, sst_error *err) {
+    pgs_lease *l = lease_new(thread, PGS_TAKING);
+    if (l == NULL) {
+        return sst__enomem(err);
+    }
+    pthread_mutex_lock(&s->mu);
+    pgs_lease **at;
+    while ((at = entry_of(s, thread)) != NULL && (*at)->state == PGS_GIVING) {
+        pthread_cond_wait(&s->cv, &s->mu);
+    }
+    if (at != NULL) {
+        pthread_mutex_unlock(&s->mu);
+        sst__free(l->thread);
+        sst__free(l);
+        pid_t pid = 0;
+        char id[SST__OWNER_MAX];
+        sst__owner_self(id, &pid);
+        return sst__error(err, SST_EBUSY,
+                          "thread '%s' is busy with another invoke (process %lld, through this "
+                          "checkpointer)",
+                          thread, (long long)pid);
+    }
+    l->next = s->leases;
+    s->leases = l;
+    pthread_mutex_unlock(&s->mu);
+    return SST_OK;
+}
+
+sst_code sst__pgs_take_busy(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err) {
+    lock_job j = {.s = s, .thread = thread};
+    sst__owner_self(j.owner, &j.pid);
+    sst__pgs_owner(s, j.owner);
+    return take_busy(c, &j, err);
+}
+
+void sst__pgs_take_end(pg_saver *s, const char *thread, bool ok) {
+    pthread_mutex_lock(&s->mu);
+    pgs_lease **at = entry_of(s, thread);
+    if (at != NULL && (*at)->state == PGS_TAKING) {
+        if (ok) {
+            (*at)->state = PGS_HELD;
+            (*at)->renew_at = sst__now_ms() + (uint64_t)s->lease_ms / 3;
+        } else {
+            entry_drop(s, *at);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool sst__pgs_give_begin(pg_saver *s, const char *thread) {
+    pthread_mutex_lock(&s->mu);
+    pgs_lease **at = entry_of(s, thread);
+    bool held = at != NULL && (*at)->state == PGS_HELD;
+    if (held) {
+        (*at)->state = PGS_GIVING;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return held;
+}
+
+sst_code sst__pgs_give_tx(sst__pg_conn *c, pg_saver *s, const char *thread, sst_error *err) {
+    unlock_job j = {.thread = thread};
+    sst__pgs_owner(s, j.owner);
+    return unlock_tx(c, &j, err);
+}
+
+void sst__pgs_give_end(pg_saver *s, const char *thread, bool ok) {
+    pthread_mutex_lock(&s->mu);
+    pgs_lease **at = entry_of(s, thread);
+    if (at != NULL && (*at)->state == PGS_GIVING) {
+        if (ok) {
+            entry_drop(s, *at);
+        } else {
+            (*at)->state = PGS_HELD;
+            pthread_cond_broadcast(&s->cv);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
 }

@@ -137,26 +137,56 @@ enum {
             "WITH " HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD                               \
             " SELECT (SELECT count(*) FROM rec), " PUT_MISSING ", 1::bigint"                       \
     }
-#define PUT_SQL_L(HEAD, THREAD)                                                                    \
+#define PUT_SQL_L(HEAD, THREAD, LK, LK_B, GV, GV_B)                                                \
     {                                                                                              \
-        "WITH " LEASE("15") HEAD "," PUT_REC("NULL::text[]") THREAD                                \
+        "WITH " LK HEAD "," PUT_REC("NULL::text[]") THREAD GV                                      \
             " SELECT (SELECT count(*) FROM rec), NULL::text, (SELECT count(*) FROM lk)",           \
-            "WITH " LEASE("17") HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD                   \
+            "WITH " LK_B HEAD "," PUT_REC("$15::text[]") PUT_BLOBS THREAD GV_B                     \
             " SELECT (SELECT count(*) FROM rec), " PUT_MISSING ", (SELECT count(*) FROM lk)"       \
     }
+/*
+ * A put that takes the lease (SST_PUT_TAKE_LOCK): "lk" is the take itself (a free or
+ * expired row, as postgres_lease.c takes it; $15 owner, $16 pid, $17 lease ms, or $17..
+ * $19 with blobs), and the head moves only when it took the row: one statement for the
+ * lease and the record. A live holder's row is left locked by the INSERT (ON CONFLICT);
+ * the caller then reads it and may take it over (sst__pgs_take_busy).
+ */
+#define TAKE(N, P, L)                                                                              \
+    "lk AS (INSERT INTO sst_checkpoint_locks AS l(thread, owner, pid, expires)"                    \
+    " VALUES($1::text, $" N "::text, $" P "::bigint, " PGS_NOW_MS " + $" L "::bigint)"             \
+    " ON CONFLICT (thread) DO UPDATE SET owner = excluded.owner, pid = excluded.pid,"              \
+    " expires = excluded.expires WHERE l.expires <= " PGS_NOW_MS " RETURNING 1), "
+/* A put that gives the lease back (SST_PUT_GIVE_LOCK), under it: the row goes once the
+ * record is in (gv), in the same statement. */
+#define GIVE(N)                                                                                    \
+    ", gv AS (DELETE FROM sst_checkpoint_locks WHERE thread = $1::text AND owner = $" N            \
+    "::text AND EXISTS (SELECT 1 FROM rec))"
 enum { PUT_FIRST, PUT_ADVANCE, PUT_FORK };
-/* [how][held][blobs] */
-static const char *const k_put_sql[3][2][2] = {
-    [PUT_FIRST] = {PUT_SQL(HEAD_FIRST, PUT_THREAD), PUT_SQL_L(HEAD_FIRST_L, PUT_THREAD)},
-    [PUT_ADVANCE] = {PUT_SQL(HEAD_ADVANCE, ""), PUT_SQL_L(HEAD_ADVANCE_L, "")},
-    [PUT_FORK] = {PUT_SQL(HEAD_FORK, PUT_THREAD), PUT_SQL_L(HEAD_FORK_L, PUT_THREAD)},
+/* How a put stands to the lease: none held, held (checked), taken with it, held and
+ * given back with it. */
+enum { PUT_FREE, PUT_HELD, PUT_TAKE, PUT_GIVE };
+#define PUT_VARIANTS(HEAD, HEAD_L, THREAD)                                                         \
+    {                                                                                              \
+        PUT_SQL(HEAD, THREAD), PUT_SQL_L(HEAD_L, THREAD, LEASE("15"), LEASE("17"), "", ""),        \
+            PUT_SQL_L(HEAD_L, THREAD, TAKE("15", "16", "17"), TAKE("17", "18", "19"), "", ""),     \
+            PUT_SQL_L(HEAD_L, THREAD, LEASE("15"), LEASE("17"), GIVE("15"), GIVE("17"))            \
+    }
+/* [how][lease][blobs] */
+static const char *const k_put_sql[3][4][2] = {
+    [PUT_FIRST] = PUT_VARIANTS(HEAD_FIRST, HEAD_FIRST_L, PUT_THREAD),
+    [PUT_ADVANCE] = PUT_VARIANTS(HEAD_ADVANCE, HEAD_ADVANCE_L, ""),
+    [PUT_FORK] = PUT_VARIANTS(HEAD_FORK, HEAD_FORK_L, PUT_THREAD),
 };
-static const char *const k_put_name[3][2][2] = {
-    [PUT_FIRST] = {{"sst_cp_put_first", "sst_cp_put_first_b"},
-                   {"sst_cp_put_first_l", "sst_cp_put_first_bl"}},
-    [PUT_ADVANCE] = {{"sst_cp_put", "sst_cp_put_b"}, {"sst_cp_put_l", "sst_cp_put_bl"}},
-    [PUT_FORK] = {{"sst_cp_put_fork", "sst_cp_put_fork_b"},
-                  {"sst_cp_put_fork_l", "sst_cp_put_fork_bl"}},
+#define PUT_NAMES(P)                                                                               \
+    {                                                                                              \
+        {P, P "_b"}, {P "_l", P "_bl"}, {P "_t", P "_bt"}, {                                       \
+            P "_g", P "_bg"                                                                        \
+        }                                                                                          \
+    }
+static const char *const k_put_name[3][4][2] = {
+    [PUT_FIRST] = PUT_NAMES("sst_cp_put_first"),
+    [PUT_ADVANCE] = PUT_NAMES("sst_cp_put"),
+    [PUT_FORK] = PUT_NAMES("sst_cp_put_fork"),
 };
 
 /* Renews this saver's lease on a thread, inside a put's transaction. */
@@ -282,6 +312,8 @@ typedef struct put_job {
     blob_arrays blobs;
     bool held;                  /* this saver holds the thread's lease: check it is still its */
     bool renew;                 /* and renew it */
+    bool take, give;            /* take the lease / give it back, in the put's statement */
+    int64_t pid;                /* this process's pid (a take's row names it) */
     char owner[SST__OWNER_MAX]; /* this saver's lease owner (when held) */
 } put_job;
 
@@ -333,16 +365,9 @@ static sst_code lease_lost(const put_job *j, sst_error *err) {
                       j->r->thread_id, j->r->id);
 }
 
-static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
-    put_job *j = user;
+/* The put's statement in variant @p lease (PUT_FREE ...); the result, or NULL with @p err. */
+static PGresult *put_stmt(sst__pg_conn *c, const put_job *j, int lease, sst_error *err) {
     const sst_checkpoint *r = j->r;
-    if (c->after_lost_commit) {
-        bool done = false;
-        sst_code rc = put_done(c, r, &done, err);
-        if (rc != SST_OK || done) {
-            return rc;
-        }
-    }
     sst__pg_params p;
     sst__pg_params_init(&p);
     sst__pg_text(&p, r->thread_id);
@@ -359,32 +384,65 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     payload_param(&p, &r->next);
     payload_param(&p, &r->metadata);
     payload_param(&p, &r->body);
-    int blobs = j->blobs.ids != NULL, held = j->held;
+    int blobs = j->blobs.ids != NULL;
     if (blobs) {
         sst__pg_bytes(&p, j->blobs.ids, j->blobs.ids_len);
         sst__pg_bytes(&p, j->blobs.bodies, j->blobs.bodies_len);
     }
-    if (held) {
+    if (lease != PUT_FREE) {
         sst__pg_text(&p, j->owner);
     }
+    if (lease == PUT_TAKE) {
+        sst__pg_i64(&p, j->pid);
+        sst__pg_i64(&p, j->s->lease_ms);
+    }
     int how = r->fork ? PUT_FORK : r->parent_id != NULL ? PUT_ADVANCE : PUT_FIRST;
-    /* The transaction's last statement unless a renewal follows, and one that writes
-     * nothing when it answers no, unless a blob it refers to is missing (then its record
-     * is rolled back): without blobs its COMMIT may go with it (sst__pg_exec_last). */
-    PGresult *res = (!j->renew && !blobs ? sst__pg_exec_last : sst__pg_exec)(
-        c, k_put_name[how][held][blobs], k_put_sql[how][held][blobs], &p,
+    /* The transaction's last statement unless a renewal or a give-back follows, and one
+     * that writes nothing when it answers no (not a take: its lease row is written even
+     * when the head has moved; nor with blobs: a missing one's record is rolled back):
+     * then its COMMIT may go with it (sst__pg_exec_last). */
+    bool last = !j->renew && !blobs && lease != PUT_TAKE && (!j->give || lease == PUT_GIVE);
+    PGresult *res = (last ? sst__pg_exec_last : sst__pg_exec)(
+        c, k_put_name[how][lease][blobs], k_put_sql[how][lease][blobs], &p,
         "checkpoint store: writing a checkpoint", err);
-    if (res == NULL) {
-        if (sst__code(err) == SST_ECONFLICT) { /* the primary key (thread, id) */
-            return sst__error(err, SST_ECONFLICT,
-                              "thread '%s' has a checkpoint %s already; nothing was written",
-                              r->thread_id, r->id);
+    if (res == NULL && sst__code(err) == SST_ECONFLICT) { /* the primary key (thread, id) */
+        sst__error(err, SST_ECONFLICT,
+                   "thread '%s' has a checkpoint %s already; nothing was written", r->thread_id,
+                   r->id);
+    }
+    return res;
+}
+
+static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
+    put_job *j = user;
+    const sst_checkpoint *r = j->r;
+    if (c->after_lost_commit) {
+        bool done = false;
+        sst_code rc = put_done(c, r, &done, err);
+        if (rc != SST_OK || done) {
+            return rc;
         }
+    }
+    /* The lease taken (SST_PUT_TAKE_LOCK) or given back (SST_PUT_GIVE_LOCK) in the put's own
+     * statement; a put made under it checks it there (PUT_HELD). */
+    int lease = j->take ? PUT_TAKE : j->held && j->give ? PUT_GIVE : j->held ? PUT_HELD : PUT_FREE;
+    PGresult *res = put_stmt(c, j, lease, err);
+    if (res == NULL) {
         return sst__code(err);
+    }
+    bool leased = sst__pg_int(res, 0, 2) > 0;
+    if (!leased && lease == PUT_TAKE) {
+        /* A live holder's row (locked by the take): gone, or this saver's own from a commit
+         * whose answer was lost, it is taken over; else SST_EBUSY naming it. Then the put. */
+        PQclear(res);
+        sst_code rc = sst__pgs_take_busy(c, j->s, r->thread_id, err);
+        if (rc != SST_OK || (res = put_stmt(c, j, PUT_FREE, err)) == NULL) {
+            return sst__code(err);
+        }
+        leased = true;
     }
     bool stored = sst__pg_int(res, 0, 0) > 0;
     const char *missing = sst__pg_bytes_at(res, 0, 1, NULL);
-    bool leased = sst__pg_int(res, 0, 2) > 0;
     sst_code rc = SST_OK;
     if (!leased) {
         PQclear(res);
@@ -400,6 +458,7 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
     if (!stored) {
         rc = fenced_out(c, r, err);
     }
+    sst__pg_params p;
     if (rc == SST_OK && j->renew) { /* a third of the lease has passed: once in a while */
         sst__pg_params_init(&p);
         sst__pg_text(&p, r->thread_id);
@@ -408,21 +467,39 @@ static sst_code put_tx(sst__pg_conn *c, void *user, sst_error *err) {
         rc = sst__pg_run_last(c, "sst_cp_renew", k_renew_sql, &p,
                               "checkpoint store: renewing a thread's lease", err);
     }
+    if (rc == SST_OK && j->give && lease != PUT_GIVE) { /* taken and given back in one put */
+        rc = sst__pgs_give_tx(c, j->s, r->thread_id, err);
+    }
     return rc;
 }
 
 /*
- * Whether @p r can be a run's last checkpoint: the root graph's, with nothing left to run.
- * The graph's record header (src/graph/record.c) holds the resume point under "rp" only
- * when tasks are left; a header without it ends the run. Such a put is kept open for the
- * run's finish when the server's worker asked for it (sst__pg_keep): one flush for both.
- * Should one be kept that is not the last after all, the worker commits it before the
- * next superstep starts, so a run never goes on over an uncommitted checkpoint.
+ * A put held open for the next one (SST_PUT_WITH_NEXT: a run's input checkpoint, its first
+ * loop checkpoint following at once from the same OS thread): the calling thread's batch
+ * on the pool (sst__pg_tx_keep) holds it, uncommitted, and the next put of the thread
+ * commits it with its own statement (sst__pg_batch_hand_over, _commit_along): one flush
+ * for both. Per OS thread, as the batch is.
  */
-static bool last_of_run(const sst_checkpoint *r) {
-    static const char rp[] = "\"rp\"";
-    return (r->ns == NULL || r->ns[0] == '\0') && r->next.data != NULL &&
-           memmem(r->next.data, r->next.len, rp, sizeof rp - 1) == NULL;
+static _Thread_local const pg_saver *tl_hold;
+static _Thread_local char *tl_hold_thread; /* owned */
+
+static bool hold_for(const pg_saver *s, const char *thread) {
+    return tl_hold == s && tl_hold_thread != NULL && strcmp(tl_hold_thread, thread) == 0;
+}
+
+static void hold_clear(void) {
+    sst__free(tl_hold_thread);
+    tl_hold_thread = NULL;
+    tl_hold = NULL;
+}
+
+void sst__pgs_hold_settle(pg_saver *s, const char *thread) {
+    if (hold_for(s, thread)) {
+        if (sst__pg_batch_open(s->pg)) {
+            (void)sst__pg_batch_commit(s->pg, true, NULL);
+        }
+        hold_clear();
+    }
 }
 
 sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error *err) {
@@ -433,10 +510,22 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
     if (rc != SST_OK) {
         return rc;
     }
+    j.take = (r->put_flags & SST_PUT_TAKE_LOCK) != 0;
+    if (j.take && (rc = sst__pgs_take_begin(s, r->thread_id, err)) != SST_OK) {
+        blob_arrays_free(&j.blobs);
+        return rc;
+    }
     j.renew = sst__pgs_renew_due(s, r->thread_id, &j.held);
-    if (j.held) {
+    if (j.held || j.take) {
+        pid_t pid = 0;
+        sst__owner_self(j.owner, &pid);
+        j.pid = pid;
         sst__pgs_owner(s, j.owner);
     }
+    /* Given back only when this saver holds it (or takes it in this very put). */
+    j.give =
+        (r->put_flags & SST_PUT_GIVE_LOCK) != 0 && (j.take || sst__pgs_give_begin(s, r->thread_id));
+    j.renew = j.renew && !j.give;
     if (r->source != NULL && strcmp(r->source, "input") == 0 &&
         (r->ns == NULL || r->ns[0] == '\0')) {
         /* A run's input checkpoint in the claim's transaction (the server's worker hands it
@@ -445,10 +534,47 @@ sst_code sst__pgs_put(void *self, const sst_checkpoint *r, bool sync, sst_error 
          * leaves the run pending, to be claimed and started again. */
         sst__pg_batch_hand_over_past(s->pg);
     }
-    rc = last_of_run(r) ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
-                        : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
+    /*
+     * The run's last checkpoint (SST_PUT_RUN_END, set by the graph: the root graph's, nothing
+     * left to run) is kept open for the run's finish when the server's worker asked for it
+     * (sst__pg_keep): one flush for both. Should one be kept that is not the last after all,
+     * the worker commits it before the next superstep starts, so a run never goes on over
+     * an uncommitted checkpoint. A put that takes or gives back the lease commits itself.
+     */
+    bool follows = hold_for(s, r->thread_id);
+    bool hold = !follows && (r->put_flags & SST_PUT_WITH_NEXT) != 0 && !j.give &&
+                !sst__pg_batch_open(s->pg);
+    if (hold) {
+        hold_clear(); /* one left by a batch that committed with another transaction */
+        tl_hold_thread = sst__strndup(r->thread_id, strlen(r->thread_id));
+        hold = tl_hold_thread != NULL;
+    }
+    bool keep = hold || ((r->put_flags & SST_PUT_RUN_END) != 0 && !j.take && !j.give);
+    if (hold) {
+        sst__pg_keep(s->pg, r->thread_id);
+    } else if (follows) { /* commits the held put with this one, in its exchange */
+        sst__pg_batch_hand_over(s->pg);
+        sst__pg_batch_commit_along(s->pg);
+    }
+    rc = keep ? sst__pg_tx_keep(s->pg, r->thread_id, sync || s->sync_all, put_tx, &j, err)
+              : sst__pg_tx(s->pg, sync || s->sync_all, put_tx, &j, err);
+    if (hold) {
+        sst__pg_keep(s->pg, NULL);
+        if (rc == SST_OK && sst__pg_batch_open(s->pg)) {
+            tl_hold = s;
+        } else {
+            hold_clear(); /* committed or failed: nothing held */
+        }
+    } else if (follows && !sst__pg_batch_open(s->pg)) {
+        hold_clear();
+    }
     if (rc == SST_OK && j.renew) {
         sst__pgs_renewed(s, r->thread_id);
+    }
+    if (j.take) {
+        sst__pgs_take_end(s, r->thread_id, rc == SST_OK && !j.give);
+    } else if (j.give) {
+        sst__pgs_give_end(s, r->thread_id, rc == SST_OK);
     }
     blob_arrays_free(&j.blobs);
     return rc;

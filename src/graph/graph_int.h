@@ -190,7 +190,19 @@ struct sst_graph_thread {
     struct sst__writer *writer;
     uint64_t ticket; /* the writer's ticket of this thread's last checkpoint, 0: none */
     bool chain;      /* the next checkpoint goes without waiting for the last (a run's start) */
+    /* The thread's lock as the invoke of a root graph holds it (invoke.c), SST__LOCK_*:
+     * none (not the graph's: in memory, a subgraph's thread, the caller's lock), deferred
+     * to the run's first checkpoint (taken in its commit), held, or given back with the
+     * run's last checkpoint. Atomic: the writer of durability "async" gives it back. */
+    atomic_int lock;
+    bool lock_lost;  /* the deferred take failed (busy, or the thread moved): lock, reload */
+    bool run_ending; /* the next checkpoint is the run's last: nothing is written after it */
+    /* A run's input checkpoint goes with its first loop checkpoint (SST_PUT_WITH_NEXT), and
+     * that one follows in the same OS thread (after_hold): one commit for both. */
+    bool hold, after_hold;
 };
+
+enum { SST__LOCK_NONE = 0, SST__LOCK_DEFERRED, SST__LOCK_HELD, SST__LOCK_GIVEN };
 
 /* ---- names and namespaces (names.c; sst__thread_open: thread.c) ---- */
 
@@ -244,6 +256,7 @@ typedef struct sst__put {
     const sst_value *next;        /* the resume point, or NULL */
     const sst_value *writes_meta; /* metadata "writes", or NULL */
     const sst_value *extra_meta;  /* more metadata keys (the run's configurable), or NULL */
+    unsigned flags;               /* SST_PUT_* (the lock taken or given back, the run's end) */
 } sst__put;
 
 /* Writes one checkpoint of @p th as a typed record. */

@@ -254,12 +254,26 @@ static sst_code interrupt_after(sst__invoke_ctx *c, const sst_superstep_stats *s
     return SST_EINTERRUPT;
 }
 
+/* True when interrupt_after will stop the run after superstep @p st. */
+static bool stops_after(const sst__invoke_ctx *c, const sst_superstep_stats *st) {
+    for (size_t i = 0; i < st->tasks; i++) {
+        size_t k = node_index(c, st->task[i].vertex);
+        if (k != SIZE_MAX && stops_at(c, k, false)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Streams a committed superstep, then applies interrupt_after. */
 static sst_code superstep_hook(const sst_superstep_stats *st, void *ud) {
     sst__invoke_ctx *c = ud;
     end_step_span(c, SST_OK, NULL);
     if (c->th != NULL) {
         usage_to_thread(c);
+        /* With no task left and no stop after it, this checkpoint is the run's last
+         * (persist.c gives the thread's lock back with it). */
+        c->th->run_ending = !stops_after(c, st);
         sst_error_clear(&c->persist_err);
         c->persist_rc = sst__persist_superstep(c->th, st, c->o, &c->persist_err);
         if (c->persist_rc != SST_OK) {
@@ -647,6 +661,26 @@ typedef struct run_how {
     bool resuming, command, restart, fork;
 } run_how;
 
+/*
+ * A new run whose lock was deferred to its input checkpoint (invoke_checked) found the
+ * thread busy, or moved on since it was loaded: nothing ran and nothing was written.
+ * Takes the lock as an invoke takes it (waiting when asked to) and loads the thread's
+ * latest checkpoint again; false with @p err set when that fails (SST_EBUSY: busy).
+ */
+static bool lock_and_reload(sst__invoke_ctx *c, sst_graph_thread *th, sst_error *err) {
+    if (th == NULL || !th->lock_lost) {
+        return false;
+    }
+    th->lock_lost = false;
+    sst_error_clear(err);
+    if (sst_checkpointer_lock(th->cp, th->thread_id, c->o->wait, err) != SST_OK) {
+        atomic_store(&th->lock, SST__LOCK_NONE);
+        return false;
+    }
+    atomic_store(&th->lock, SST__LOCK_HELD);
+    return sst__persist_load(th, NULL, err) == SST_OK && th->state != NULL;
+}
+
 /* Resumes the thread's run or starts a new one on @p state (takes it), then runs it. */
 static sst_graph_result *run_thread(sst__invoke_ctx *c, sst_graph_thread *th,
                                     const sst_value *input, const run_how *how, sst_value *state,
@@ -674,8 +708,11 @@ static sst_graph_result *run_thread(sst__invoke_ctx *c, sst_graph_thread *th,
         sst__stream_resume(&c->s, state); /* LangGraph starts a resume with the values */
     } else {
         sst_graph_result *early = NULL;
-        if (!begin_run(c, th, input, how->restart, how->fork, &state, &rp, &early, err)) {
-            return early;
+        while (!begin_run(c, th, input, how->restart, how->fork, &state, &rp, &early, err)) {
+            if (early != NULL || !lock_and_reload(c, th, err)) {
+                return early;
+            }
+            state = sst_value_ref(th->state);
         }
     }
     if (c->s.rc != SST_OK) { /* the callback stopped the run before its first superstep */
@@ -906,6 +943,25 @@ static sst_value *input_fields_only(const sst_compiled_graph *cg, const sst_valu
     return out;
 }
 
+/*
+ * Whether the invoke may take the thread's lock with its run's input checkpoint rather
+ * than in a transaction of its own before it (SST_PUT_TAKE_LOCK: one commit fewer): a new
+ * run from @p input whose first write, before any node runs, is that checkpoint, on a
+ * saver that takes the lock in its put. Not for a resume, a Command, time travel, an
+ * entrypoint, durability "exit" (its nodes run before it writes anything) or a stream of
+ * checkpoints (it marks the thread's newest checkpoint before the run starts).
+ */
+static bool lock_deferrable(const sst_compiled_graph *cg, const sst_graph_thread *th,
+                            const sst_value *input, const sst_invoke_opts *o) {
+    const sst_value *conf = sst_object_get(o->config, "configurable");
+    const char *ns = sst_string_cstr(sst_object_get(conf, "checkpoint_ns"));
+    return (sst_checkpointer_flags(th->cp) & SST_SAVER_LOCK_IN_PUT) != 0 && input != NULL &&
+           o->resume == NULL && o->resume_by_id == NULL && o->update == NULL &&
+           o->goto_targets == NULL && o->checkpoint_id == NULL && (ns == NULL || ns[0] == '\0') &&
+           o->durability != SST_DURABILITY_EXIT && !cg->g->entrypoint &&
+           (o->stream_modes & (SST_STREAM_CHECKPOINTS | SST_STREAM_DEBUG)) == 0;
+}
+
 static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_thread *thread,
                                         const sst_value *input, const sst_invoke_opts *opts,
                                         const sst__nested *nested, sst_error *err) {
@@ -946,17 +1002,29 @@ static sst_graph_result *invoke_checked(const sst_compiled_graph *cg, sst_graph_
     }
     /* A subgraph's thread is the parent's thread, whose lock the parent holds. */
     bool lock = thread != NULL && thread->cp != NULL && nested == NULL && !opts->caller_locked;
-    if (lock && sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
+    bool defer = lock && lock_deferrable(cg, thread, kept, opts);
+    if (lock && !defer &&
+        sst_checkpointer_lock(thread->cp, thread->thread_id, opts->wait, err) != SST_OK) {
         sst_value_unref(kept);
         atomic_store(&thread->busy, false);
         return NULL;
     }
+    if (thread != NULL) {
+        thread->lock_lost = false;
+        thread->after_hold = false;
+        atomic_store(&thread->lock, defer  ? SST__LOCK_DEFERRED
+                                    : lock ? SST__LOCK_HELD
+                                           : SST__LOCK_NONE);
+    }
     sst_graph_result *r = invoke_locked(cg, thread, kept, opts, nested, err);
     sst_value_unref(kept);
     if (thread != NULL) {
-        if (lock) {
+        /* Given back with the run's last checkpoint, or never taken (a deferred lock whose
+         * run wrote nothing): nothing to give back here. */
+        if (lock && atomic_load(&thread->lock) == SST__LOCK_HELD) {
             sst_checkpointer_unlock(thread->cp, thread->thread_id);
         }
+        atomic_store(&thread->lock, SST__LOCK_NONE);
         atomic_store(&thread->busy, false);
     }
     return r;

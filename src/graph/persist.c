@@ -526,6 +526,29 @@ sst_code sst__persist_flush(sst_graph_thread *th, sst_error *err) {
     return sst__writer_wait(th->writer, th->ticket, err);
 }
 
+/*
+ * What a checkpoint of @p th with resume point @p next means beside its record
+ * (SST_PUT_*): the run's last (the root graph's, no task left, nothing written after it:
+ * th->run_ending), the thread's lock taken with it (deferred to the run's first
+ * checkpoint) or given back with it (the run's last, when the invoke holds the lock).
+ */
+static unsigned put_flags(const sst_graph_thread *th, const sst_value *next) {
+    int lock = atomic_load(&th->lock);
+    bool last = th->run_ending && (th->ns == NULL || th->ns[0] == '\0') &&
+                (next == NULL || !has_tasks(next));
+    unsigned flags = last ? SST_PUT_RUN_END : 0;
+    if (lock == SST__LOCK_DEFERRED) {
+        flags |= SST_PUT_TAKE_LOCK;
+    }
+    if (last && (lock == SST__LOCK_DEFERRED || lock == SST__LOCK_HELD)) {
+        flags |= SST_PUT_GIVE_LOCK;
+    }
+    if (th->hold && !last) {
+        flags |= SST_PUT_WITH_NEXT;
+    }
+    return flags;
+}
+
 /* sst__persist_put with only tracked fields in @p state and @p groups. */
 static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *source,
                             const sst_value *state, const sst_value *groups, const sst_value *next,
@@ -562,10 +585,20 @@ static sst_code put_tracked(sst_graph_thread *th, int64_t step, const char *sour
         .next = next != NULL && has_tasks(next) ? next : NULL,
         .writes_meta = writes_meta,
         .extra_meta = with_usage(th, config_metadata(th, o, err), err),
+        .flags = put_flags(th, next),
     };
+    th->run_ending = false;
+    bool after_hold = th->after_hold;
+    th->after_hold = false;
     /* Durability "async": stored by the writer while the next superstep runs; th goes on
-     * from the new id at once (a failure fails the run, and the next invoke reloads). */
-    sst_code rc = th->writer != NULL ? put_async(th, &w, err) : sst__record_put(th, &w, err);
+     * from the new id at once (a failure fails the run, and the next invoke reloads). A
+     * checkpoint that takes the thread's lock is stored here, before anything runs; so are
+     * a run's input checkpoint held for the next and that next one (the same OS thread). */
+    sst_code rc =
+        th->writer != NULL && !after_hold && !(w.flags & (SST_PUT_TAKE_LOCK | SST_PUT_WITH_NEXT))
+            ? put_async(th, &w, err)
+            : sst__record_put(th, &w, err);
+    th->after_hold = rc == SST_OK && (w.flags & SST_PUT_WITH_NEXT) != 0;
     sst_value_unref((sst_value *)w.extra_meta);
     th->rebased = false;
     if (rc != SST_OK) {
@@ -643,7 +676,15 @@ sst_code sst__persist_start(sst_graph_thread *th, bool restart, const sst_value 
     /* The input checkpoint (step -1 of a new thread): the state before the input.
      * A restarted run has it already. With a writer, both go to it at once. */
     if (!restart) {
+        /* Committed with the first loop checkpoint when the invoke holds the thread's lock
+         * (or takes it with this checkpoint), the saver takes the lock in its puts (the one
+         * that holds a put for the next) and nothing is in flight before it: one commit for
+         * both (SST_PUT_WITH_NEXT; a crash between them loses both, the run not begun). */
+        th->hold = atomic_load(&th->lock) != SST__LOCK_NONE &&
+                   (sst_checkpointer_flags(th->cp) & SST_SAVER_LOCK_IN_PUT) != 0 &&
+                   (th->writer == NULL || th->ticket == 0);
         rc = put_input_checkpoint(th, input, fork, o, err);
+        th->hold = false;
         th->chain = rc == SST_OK;
     }
     if (rc != SST_OK) {
@@ -753,6 +794,7 @@ sst_code sst__persist_stop(sst_graph_thread *th, const sst_run_result *rr,
         th->exit_writes = NULL;
         /* An entrypoint stopped in its step: the input checkpoint, as LangGraph saves it. */
         bool input = th->cg->g->entrypoint && writes == NULL;
+        th->run_ending = sst_run_result_status(rr) == SST_RUN_COMPLETED && !input;
         sst_code rc = sst__persist_put(th, step, input ? "input" : "loop", sst_run_result_state(rr),
                                        groups, has_tasks(rp) ? rp : NULL, writes, o, err);
         sst_value_unref(groups);
@@ -778,6 +820,14 @@ sst_code sst__persist_writes(sst_graph_thread *th, const sst_value *rp, const ss
     /* Writes on a checkpoint go after it (and everything handed over before it). */
     if (th->writer != NULL && sst__writer_drain(th->writer, err) != SST_OK) {
         return sst__code(err);
+    }
+    /* The lock went back with the run's last checkpoint, and something is written after all
+     * (a stream callback failed on the last events): under the lock again, or not at all. */
+    if (atomic_load(&th->lock) == SST__LOCK_GIVEN) {
+        if (sst_checkpointer_lock(th->cp, th->thread_id, false, err) != SST_OK) {
+            return sst__code(err);
+        }
+        atomic_store(&th->lock, SST__LOCK_HELD);
     }
     const sst_value *pend = sst_object_get(rp, "pending"), *res = sst_object_get(rp, "resume");
     sst_value *w = sst__set_take(sst_object_empty(), "pending",

@@ -439,12 +439,20 @@ sst_code sst__record_put(sst_graph_thread *th, const sst__put *w, sst_error *err
         .created_at = w->created_at != 0 ? w->created_at : (int64_t)sst__now_ms(),
         .status = SST_THREAD_IDLE,
         .fork = w->fork,
+        .put_flags = w->flags,
     };
     char *meta_text = NULL, *next_text = NULL;
     sst_code rc = meta != NULL && next != NULL ? SST_OK : sst__code(err);
     rc = rc == SST_OK ? payload_of(th->cp, meta, &r.metadata, &meta_text, err) : rc;
     rc = rc == SST_OK ? payload_of(th->cp, next, &r.next, &next_text, err) : rc;
     rc = rc == SST_OK ? put_with_blobs(th, &r, w, err) : rc;
+    if (rc == SST_OK && (w->flags & (SST_PUT_TAKE_LOCK | SST_PUT_GIVE_LOCK))) {
+        atomic_store(&th->lock, (w->flags & SST_PUT_GIVE_LOCK) ? SST__LOCK_GIVEN : SST__LOCK_HELD);
+    } else if ((w->flags & SST_PUT_TAKE_LOCK) && (rc == SST_EBUSY || rc == SST_ECONFLICT)) {
+        /* Another holds the thread, or it moved since it was loaded: invoke.c takes the
+         * lock and starts again from the thread's latest checkpoint. */
+        th->lock_lost = true;
+    }
     sst_free(meta_text);
     sst_free(next_text);
     sst_value_unref(meta);
