@@ -239,8 +239,7 @@ static bool enqueue(srv_request *r, srv_response *res, const sst_queued_run *run
         srv_fail(res, &err);
         return false;
     }
-    srv_workers_wake(r->s);
-    return true;
+    return true; /* the caller wakes a worker once this has committed */
 }
 
 typedef struct enqueue_job {
@@ -373,6 +372,12 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
     if (rc != SST_OK && ok) { /* the commit failed */
         ok = false;
         srv_fail(res, &err);
+    }
+    if (ok) {
+        /* Committed: a worker woken now sees the run (woken before, inside the batch or
+         * the group commit, its claim on another connection found nothing, and the run
+         * waited for a NOTIFY or the idle workers' poll). */
+        srv_workers_wake(r->s);
     }
     if (!job.prepared) { /* the thread was refused: its answer is given */
         sst_value_unref(kwargs);
