@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "postgres_int.h"
+#include "postgres_wait.h"
 #include "queue_int.h"
 #include "superstep/json.h"
 
@@ -166,6 +167,7 @@ sst_queue *sst_postgres_queue_open_pg(sst_pg *pg, sst_error *err) {
     s->pg = sst_pg_ref(pg);
     sst_code rc = sst__pg_schema(pg, "queue", k_steps, SST__PQ_SCHEMA_VERSION, err);
     rc = rc == SST_OK ? sst__pg_read(pg, read_channel, s, err) : rc;
+    rc = rc == SST_OK ? sst__uuid4(s->id, err) : rc;
     if (rc != SST_OK) {
         queue_destroy(s);
         return NULL;
@@ -218,5 +220,15 @@ sst_code sst_postgres_queue_wait(sst_queue *q, int timeout_ms, sst_error *err) {
                           "postgres queue wait: timeout_ms must be at least 0 (got %d)",
                           timeout_ms);
     }
-    return sst__pq_wait(s, timeout_ms, err);
+    return sst__pq_wait(s, timeout_ms, false, err);
+}
+
+sst_code sst__postgres_queue_wait_others(sst_queue *q, int timeout_ms, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    pg_queue *s = sst__queue_impl(q, queue_destroy);
+    if (s == NULL || timeout_ms < 0) {
+        return sst__error(err, SST_EINVAL,
+                          "postgres queue wait: not a PostgreSQL queue, or a negative timeout");
+    }
+    return sst__pq_wait(s, timeout_ms, true, err);
 }

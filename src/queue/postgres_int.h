@@ -63,13 +63,18 @@ typedef struct pg_queue {
      * hash of current_schema(), so queues in other schemas of the database (the
      * tests') do not wake each other. */
     char channel[32];
+    /* This queue's own name (a UUIDv4): the payload of its enqueues' notifications, so
+     * that sst__postgres_queue_wait_others can tell them from other queues' (another
+     * process's, another machine's). */
+    char id[37];
     pthread_mutex_t mu; /* the fields below */
     pthread_cond_t cv;  /* signalled when a poll ends (CLOCK_MONOTONIC) */
     /* The LISTEN connection (sst__pg_connect_raw), NULL until the first wait and after
      * it was lost. Used without mu by the one waiter that set `polling`. */
     PGconn *listen;
-    bool polling;   /* under mu: a waiter is polling `listen` */
-    uint64_t wakes; /* under mu: wake-ups heard so far (notifications, reconnections) */
+    bool polling;          /* under mu: a waiter is polling `listen` */
+    uint64_t wakes;        /* under mu: wake-ups heard so far (notifications, reconnections) */
+    uint64_t wakes_others; /* under mu: those not only of this queue's own enqueues */
 } pg_queue;
 
 /* The database's name for messages (sst_pg_name). */
@@ -103,8 +108,9 @@ sst_code sst__pq_finish(void *self, const char *run_id, uint64_t token, sst_queu
 sst_code sst__pq_release(void *self, const char *run_id, uint64_t token, int64_t now,
                          sst_error *err);
 
-/* The waiting side (postgres_listen.c): sst_postgres_queue_wait on @p s. */
-sst_code sst__pq_wait(pg_queue *s, int timeout_ms, sst_error *err);
+/* The waiting side (postgres_listen.c): sst_postgres_queue_wait on @p s (@p others:
+ * sst__postgres_queue_wait_others). */
+sst_code sst__pq_wait(pg_queue *s, int timeout_ms, bool others, sst_error *err);
 /* Closes the listening connection (destroy: no waiter is left). */
 void sst__pq_listen_close(pg_queue *s);
 

@@ -10,7 +10,9 @@
  * so it stays out of the pool), made at the first wait. The waiters of a
  * queue share it: one of them polls its socket (`polling`), the others sleep
  * on the condition variable, and whatever the poller hears wakes them all
- * (`wakes` counts wake-ups; a waiter returns when it moved).
+ * (`wakes` counts wake-ups; a waiter returns when it moved). A waiter for others'
+ * news only (sst__postgres_queue_wait_others) watches `wakes_others` instead, which
+ * what this queue's own enqueues notify (their payload is its id) does not move.
  *
  * A notification sent while nobody listened was not heard, so making the
  * connection (the first wait, and the first after it was lost) counts as a
@@ -20,6 +22,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "postgres_int.h"
@@ -30,12 +33,14 @@ static uint64_t mono_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* Frees the notifications libpq has read; true when there was one. */
-static bool drain(PGconn *conn) {
+/* Frees the notifications libpq has read; true when there was one (*other: one that
+ * is not of an enqueue through @p s itself). */
+static bool drain(const pg_queue *s, PGconn *conn, bool *other) {
     bool heard = false;
     PGnotify *n;
     while ((n = PQnotifies(conn)) != NULL) {
         heard = true;
+        *other = *other || n->extra == NULL || strcmp(n->extra, s->id) != 0;
         PQfreemem(n);
     }
     return heard;
@@ -79,12 +84,14 @@ static sst_code connect_listen(pg_queue *s, sst_error *err) {
  * socket until a notification (*heard) or @p deadline (monotonic ms; a deadline
  * already past still looks once). A connection found lost is closed and counts as
  * heard: notifications may have been missed, and the next turn makes a new one.
+ * *other: what was heard is not only notifications of this queue's own enqueues.
  */
-static sst_code listen_turn(pg_queue *s, uint64_t deadline, bool *heard, sst_error *err) {
-    *heard = false;
+static sst_code listen_turn(pg_queue *s, uint64_t deadline, bool *heard, bool *other,
+                            sst_error *err) {
+    *heard = *other = false;
     if (s->listen == NULL) {
         sst_code rc = connect_listen(s, err);
-        *heard = rc == SST_OK;
+        *heard = *other = rc == SST_OK;
         return rc;
     }
     for (;;) {
@@ -92,7 +99,7 @@ static sst_code listen_turn(pg_queue *s, uint64_t deadline, bool *heard, sst_err
         if (!PQconsumeInput(s->listen) || PQstatus(s->listen) != CONNECTION_OK) {
             break;
         }
-        if (drain(s->listen)) {
+        if (drain(s, s->listen, other)) {
             *heard = true;
             return SST_OK;
         }
@@ -109,31 +116,33 @@ static sst_code listen_turn(pg_queue *s, uint64_t deadline, bool *heard, sst_err
     }
     PQfinish(s->listen);
     s->listen = NULL;
-    *heard = true;
+    *heard = *other = true;
     return SST_OK;
 }
 
-sst_code sst__pq_wait(pg_queue *s, int timeout_ms, sst_error *err) {
+sst_code sst__pq_wait(pg_queue *s, int timeout_ms, bool others, sst_error *err) {
     uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
     struct timespec until = {.tv_sec = (time_t)(deadline / 1000),
                              .tv_nsec = (long)(deadline % 1000) * 1000000L};
     sst_code rc = SST_OK;
     pthread_mutex_lock(&s->mu);
-    uint64_t seen = s->wakes;
+    uint64_t *wakes = others ? &s->wakes_others : &s->wakes;
+    uint64_t seen = *wakes;
     for (;;) {
-        if (s->wakes != seen) {
+        if (*wakes != seen) {
             break;
         }
         if (!s->polling) {
             s->polling = true;
             pthread_mutex_unlock(&s->mu);
-            bool heard = false;
-            rc = listen_turn(s, deadline, &heard, err);
+            bool heard = false, other = false;
+            rc = listen_turn(s, deadline, &heard, &other, err);
             pthread_mutex_lock(&s->mu);
             s->polling = false;
             s->wakes += heard ? 1 : 0;
+            s->wakes_others += other ? 1 : 0;
             pthread_cond_broadcast(&s->cv); /* woken, or another waiter polls now */
-            if (rc != SST_OK || s->wakes != seen) {
+            if (rc != SST_OK || *wakes != seen) {
                 break;
             }
         }

@@ -29,18 +29,19 @@
     " $8::bigint, $9::bigint"
 
 /* Both return one row: the new run's seq (NULL when nothing was inserted), the
- * thread's oldest unfinished run (the "if idle" one only) and the notification. */
+ * thread's oldest unfinished run (the "if idle" one only) and the notification, whose
+ * payload is the enqueuing queue's id (sst__postgres_queue_wait_others). */
 static const char k_insert[] =
     "WITH ins AS (INSERT INTO sst_runs(" INSERT_COLS ") VALUES(" INSERT_VALUES ")"
     " ON CONFLICT (run_id) DO NOTHING RETURNING seq)"
-    " SELECT (SELECT seq FROM ins), NULL::text, (SELECT pg_notify($10, '') FROM ins)";
+    " SELECT (SELECT seq FROM ins), NULL::text, (SELECT pg_notify($10, $11) FROM ins)";
 static const char k_insert_idle[] =
     "WITH busy AS (SELECT run_id FROM sst_runs WHERE thread_id = $1"
     " AND status IN ('pending', 'running') ORDER BY seq LIMIT 1),"
     " ins AS (INSERT INTO sst_runs(" INSERT_COLS ") SELECT " INSERT_VALUES
     " WHERE NOT EXISTS (SELECT 1 FROM busy) ON CONFLICT (run_id) DO NOTHING RETURNING seq)"
     " SELECT (SELECT seq FROM ins), (SELECT run_id FROM busy),"
-    " (SELECT pg_notify($10, '') FROM ins)";
+    " (SELECT pg_notify($10, $11) FROM ins)";
 /*
  * The lock that serialises the "if idle" enqueues of one thread (the claims of
  * the thread take it too, postgres_claim.c). It is taken in a statement of its
@@ -128,6 +129,7 @@ static sst_code enqueue_tx(sst__pg_conn *c, void *user, sst_error *err) {
     sst__pg_i64(&p, j->now);
     sst__pg_i64(&p, run->run_after);
     sst__pg_text(&p, j->s->channel);
+    sst__pg_text(&p, j->s->id); /* the notification's payload: who enqueued */
     /* The last statement, and one that inserts nothing when it answers no: its COMMIT
      * may go with it (sst__pg_exec_last). */
     PGresult *r = idle ? sst__pg_exec_last(c, "sst_queue_insert_idle", k_insert_idle, &p,

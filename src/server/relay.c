@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/pg.h"
+#include "queue/postgres_wait.h"
 #include "server_int.h"
 
 /* How often the keeper deletes the rows of runs that ended over a minute ago (the
@@ -275,12 +276,14 @@ static void *relay_main(void *arg) {
 }
 
 /* Idle workers wait up to half a second between claims; a run enqueued by another
- * process wakes them at once through the queue's notifications. */
+ * process wakes one of them at once through the queue's notifications. This process's
+ * own enqueues woke one already (srv_runs_create): their notifications wake nobody
+ * here, or a second idle worker would claim nothing (issue 37's profile). */
 static void *waker_main(void *arg) {
     sst_server *s = arg;
     while (!stopping(s)) {
         sst_error err = {0};
-        sst_code rc = sst_postgres_queue_wait(s->queue, 1000, &err);
+        sst_code rc = sst__postgres_queue_wait_others(s->queue, 1000, &err);
         if (rc == SST_OK) {
             srv_workers_wake(s);
         } else if (rc != SST_ETIMEOUT) {

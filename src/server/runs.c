@@ -239,7 +239,12 @@ static bool enqueue(srv_request *r, srv_response *res, const sst_queued_run *run
         srv_fail(res, &err);
         return false;
     }
-    srv_workers_wake(r->s);
+    if (r->s->pg == NULL) {
+        /* One connection for all: the woken worker's claim waits for this transaction's
+         * commit and sees the run; woken now, it is first in line. (On PostgreSQL the
+         * caller wakes a worker once this has committed.) */
+        srv_workers_wake(r->s);
+    }
     return true;
 }
 
@@ -373,6 +378,12 @@ static void create_run(srv_request *r, srv_response *res, const char *thread_id,
     if (rc != SST_OK && ok) { /* the commit failed */
         ok = false;
         srv_fail(res, &err);
+    }
+    if (ok && r->s->pg != NULL) {
+        /* Committed: a worker woken now sees the run (woken before, inside the batch,
+         * its claim on another connection found nothing, and the run waited for a
+         * NOTIFY or the idle workers' poll). */
+        srv_workers_wake(r->s);
     }
     if (!job.prepared) { /* the thread was refused: its answer is given */
         sst_value_unref(kwargs);

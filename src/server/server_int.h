@@ -560,7 +560,9 @@ void srv_lc_in(sst_value **body);
 /* ---- workers --------------------------------------------------------------- */
 
 sst_code srv_workers_start(sst_server *s, sst_error *err);
-/* Wakes a worker: a run was enqueued. */
+/* Wakes one idle worker: a run was enqueued (or may have become claimable). With no
+ * idle worker, lets one worker whose claim is under way look again; with none of
+ * those either, nobody: every worker runs a run, and claims again when it ends. */
 void srv_workers_wake(sst_server *s);
 void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
@@ -612,15 +614,21 @@ struct sst_server {
     pthread_mutex_t mu;  /* guards the fields below */
     pthread_cond_t wake; /* workers wait here for runs */
     pthread_cond_t done; /* sst_server_wait */
-    unsigned wake_count;
     bool stopping, stopped, started;
     srv_worker *workers;
     size_t n_workers;
-    uint64_t wake_gen; /* bumped by srv_workers_wake */
-    pthread_t keeper;  /* renews the leases of running runs, sweeps streams */
+    /* Idle workers and their wakes (worker.c): one idle worker per wake, never all. */
+    unsigned idle;        /* workers waiting on `wake` */
+    unsigned claiming;    /* workers inside a claim */
+    unsigned wake_tokens; /* wakes given to idle workers, not yet taken (<= idle) */
+    unsigned missed;      /* wakes no idle worker took, for claimers (<= claiming) */
+    int idle_poll_ms;     /* an idle worker claims anyway this often; 0: 500 (tests raise it) */
+    pthread_t keeper;     /* renews the leases of running runs, sweeps streams */
     bool keeper_started;
     _Atomic uint64_t renewals;      /* leases the keeper renewed (tests count their commits) */
     _Atomic uint64_t keeper_passes; /* the keeper's rounds over the workers (tests) */
+    _Atomic uint64_t claims;        /* claims the workers made (tests count them) */
+    _Atomic uint64_t claims_empty;  /* those that found nothing */
 
     /*
      * Test clock offsets in ms (docs/server.md: SST_SERVE_CRON_CLOCK_OFFSET_MS,

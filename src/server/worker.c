@@ -987,14 +987,40 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
     return rc;
 }
 
+/*
+ * Waits (under mu) for a wake given to an idle worker, the stop, or the poll interval:
+ * expired leases notify nobody, and a wake is a hint that may have been missed.
+ */
+static void wait_idle(sst_server *s) {
+    int poll_ms = s->idle_poll_ms > 0 ? s->idle_poll_ms : 500;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += poll_ms / 1000;
+    until.tv_nsec += (long)(poll_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    s->idle++;
+    while (s->wake_tokens == 0 && !s->stopping) {
+        if (pthread_cond_timedwait(&s->wake, &s->mu, &until) != 0) {
+            break; /* the poll interval */
+        }
+    }
+    if (s->wake_tokens > 0) {
+        s->wake_tokens--;
+    }
+    s->idle--;
+}
+
 static void *worker_main(void *arg) {
     srv_worker *w = arg;
     sst_server *s = w->s;
     int64_t lease_ms = (int64_t)s->o.lease_s * 1000;
     for (;;) {
         pthread_mutex_lock(&s->mu);
-        uint64_t gen = s->wake_gen;
         bool stop = s->stopping;
+        s->claiming += stop ? 0 : 1;
         pthread_mutex_unlock(&s->mu);
         if (stop) {
             break;
@@ -1003,8 +1029,15 @@ static void *worker_main(void *arg) {
         sst_error err = {0};
         bool locked = false, open = false;
         sst_code rc = claim(w, lease_ms, &c, &locked, &open, &err);
+        atomic_fetch_add(&s->claims, 1);
+        /* From the end of the claim to waiting idle under one hold of mu: a wake in
+         * between would find the worker neither idle nor claiming, and be lost. */
+        pthread_mutex_lock(&s->mu);
+        s->claiming--;
         if (rc == SST_OK && c.found) {
-            pthread_mutex_lock(&s->mu);
+            if (s->missed > s->claiming) {
+                s->missed = s->claiming; /* a wake left for claimers, and none is left */
+            }
             snprintf(w->run_id, sizeof w->run_id, "%s", c.run_id);
             w->token = c.run.token;
             w->renewable = !open || s->pg == NULL;
@@ -1014,22 +1047,17 @@ static void *worker_main(void *arg) {
             srv_run_copy_free(&c);
             continue;
         }
+        atomic_fetch_add(&s->claims_empty, 1);
+        if (s->missed > 0) {
+            s->missed--; /* a run came while this claim looked, and no idle worker took it */
+        } else if (!s->stopping) {
+            wait_idle(s);
+        }
+        pthread_mutex_unlock(&s->mu);
         srv_run_copy_free(&c);
         if (rc != SST_OK && rc != SST_ENOTFOUND) {
             srv_log(s, "worker %u: claiming a run: %s", w->index, err.msg);
         }
-        pthread_mutex_lock(&s->mu);
-        if (!s->stopping && s->wake_gen == gen) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 500 * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&s->wake, &s->mu, &until);
-        }
-        pthread_mutex_unlock(&s->mu);
     }
     for (size_t i = 0; i < s->n_graphs; i++) {
         srv_graph_put(&s->graphs[i], w->graphs[i].inst);
@@ -1155,8 +1183,12 @@ sst_code srv_workers_start(sst_server *s, sst_error *err) {
 
 void srv_workers_wake(sst_server *s) {
     pthread_mutex_lock(&s->mu);
-    s->wake_gen++;
-    pthread_cond_signal(&s->wake);
+    if (s->idle > s->wake_tokens) {
+        s->wake_tokens++; /* one idle worker, not all: the others would claim nothing */
+        pthread_cond_signal(&s->wake);
+    } else if (s->missed < s->claiming) {
+        s->missed++; /* a claim under way may have looked before the run was there */
+    }
     pthread_mutex_unlock(&s->mu);
 }
 
