@@ -432,6 +432,7 @@ void sst__sq_destroy(void *self) {
     sqlite_saver *s = self;
     sst__sq_known_clear(s);
     sst__map_free(&s->known);
+    sst__sq_head_clear(s);
     sst__sq_leases_free(s);
     sst__sq_group_destroy(s);
     for (int i = 0; i < S_COUNT; i++) {

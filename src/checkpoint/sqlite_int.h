@@ -140,6 +140,17 @@ typedef struct sqlite_saver {
     /* The thread that runs a reader's callback holding mu (0: none): its writes go alone. */
     _Atomic(unsigned long) cb_owner;
     uint64_t groups, units; /* groups committed and units in them (under gmu) */
+    /* The head this saver last committed (under mu): its put's fence then needs no head
+     * SELECT while nothing else changed the file since (sqlite_records.c, issue 37). */
+    struct {
+        char *buf;           /* owned: thread, ns and id, each NUL-terminated */
+        size_t cap;          /* buf's size, made before a put's transaction */
+        size_t ns_at, id_at; /* offsets of ns and id in buf */
+        bool valid;          /* false: nothing cached */
+        int64_t changes;     /* sqlite3_total_changes64 of the connection after the commit */
+        int64_t version;     /* PRAGMA data_version after the commit */
+    } head;
+    uint64_t head_hits; /* puts fenced by the cached head (tests read it; under mu) */
 } sqlite_saver;
 
 /* One write transaction handed to the group committer: @p run writes it (under mu, inside
@@ -212,6 +223,9 @@ sst_code sst__sq_list(void *self, const sst_checkpoint_query *q, sst_checkpoint_
  * writes. */
 sst_code sst__sq_read_row(sqlite_saver *s, sqlite3_stmt *st, const char *thread, sst_checkpoint *r,
                           sst_error *err);
+
+/* Forgets the cached head and frees its buffer (sqlite_records.c). */
+void sst__sq_head_clear(sqlite_saver *s);
 
 /* Forgets the blobs known to be stored (after a sweep). */
 void sst__sq_known_clear(sqlite_saver *s);

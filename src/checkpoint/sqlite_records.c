@@ -16,7 +16,10 @@
  * Fencing: a checkpoint is stored only if its parent is still the latest
  * checkpoint of its thread and namespace (or it is a fork), checked inside
  * the same transaction, so two writers on one thread can never fork its
- * history.
+ * history. The head a put compares with is read with a SELECT, or, when this
+ * saver committed it itself and nothing has changed a row of the file since
+ * (the connection's change count and data_version), taken from memory: a
+ * chain of puts on one thread (a long run's supersteps) reads no head.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -80,32 +83,106 @@ static uint32_t header_crc(const char *thread, const sst_checkpoint *r, const ch
 
 /* ---- writing ---- */
 
+/* SST_ECONFLICT unless @p head (NULL: none) is @p r's parent. */
+static sst_code fence(const sst_checkpoint *r, const char *head, sst_error *err) {
+    const char *parent = r->parent_id;
+    if ((head == NULL) != (parent == NULL) ||
+        (head != NULL && parent != NULL && strcmp(head, parent) != 0)) {
+        return sst__error(err, SST_ECONFLICT,
+                          "thread '%s': checkpoint %s follows %s, but the thread's latest "
+                          "checkpoint is now %s (another writer committed first); nothing was "
+                          "written",
+                          r->thread_id, r->id, parent != NULL ? parent : "nothing (a new thread)",
+                          head != NULL ? head : "none");
+    }
+    return SST_OK;
+}
+
+/* PRAGMA data_version: changes when another connection commits (-1 on failure). */
+static int64_t data_version(sqlite_saver *s) {
+    sqlite3_stmt *st = sst__sq_stmt(s, S_DATA_VERSION);
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_reset(st);
+    return v;
+}
+
+void sst__sq_head_clear(sqlite_saver *s) {
+    sst__free(s->head.buf);
+    s->head.buf = NULL;
+    s->head.cap = 0;
+    s->head.valid = false;
+}
+
+/* Room in the head's buffer for @p r's thread, ns and id, made before its transaction so
+ * that remembering it after the commit cannot fail. */
+static sst_code head_reserve(sqlite_saver *s, const sst_checkpoint *r, sst_error *err) {
+    size_t need = strlen(r->thread_id) + strlen(r->ns) + strlen(r->id) + 3;
+    if (need <= s->head.cap) {
+        return SST_OK;
+    }
+    char *buf = sst__realloc(s->head.buf, need);
+    if (buf == NULL) {
+        return sst__enomem(err);
+    }
+    s->head.buf = buf;
+    s->head.cap = need;
+    return SST_OK;
+}
+
+/*
+ * Whether the cached head is @p r's namespace's head now (inside the transaction): this
+ * saver committed it, and since then no statement of this connection changed a row
+ * (sqlite3_total_changes64 counts every row an INSERT, UPDATE or DELETE of the connection
+ * changed, committed or rolled back: another saver or backend on a shared connection, a
+ * prune, a delete) and no other connection committed (@p version, PRAGMA data_version,
+ * read after BEGIN IMMEDIATE: no other commit can come before ours).
+ */
+static bool head_cached(const sqlite_saver *s, const sst_checkpoint *r, int64_t version) {
+    return s->head.valid && version >= 0 && version == s->head.version &&
+           sqlite3_total_changes64(s->db) == s->head.changes &&
+           strcmp(s->head.buf, r->thread_id) == 0 &&
+           strcmp(s->head.buf + s->head.ns_at, r->ns) == 0;
+}
+
+/* After @p r's real COMMIT (not a savepoint of a caller's batch): it is its head. The
+ * buffer was made large enough by head_reserve. */
+static void head_remember(sqlite_saver *s, const sst_checkpoint *r, int64_t version) {
+    size_t t = strlen(r->thread_id) + 1, n = strlen(r->ns) + 1, i = strlen(r->id) + 1;
+    if (s->head.buf == NULL || t + n + i > s->head.cap) {
+        s->head.valid = false;
+        return;
+    }
+    memcpy(s->head.buf, r->thread_id, t);
+    memcpy(s->head.buf + t, r->ns, n);
+    memcpy(s->head.buf + t + n, r->id, i);
+    s->head.ns_at = t;
+    s->head.id_at = t + n;
+    s->head.changes = sqlite3_total_changes64(s->db);
+    s->head.version = version;
+    s->head.valid = true;
+}
+
 /* SST_ECONFLICT unless @p r may follow the latest checkpoint of its namespace. */
-static sst_code check_head(sqlite_saver *s, const sst_checkpoint *r, sst_error *err) {
+static sst_code check_head(sqlite_saver *s, const sst_checkpoint *r, int64_t version,
+                           sst_error *err) {
     if (r->fork) {
         return SST_OK;
     }
+    if (head_cached(s, r, version)) {
+        s->head_hits++;
+        return fence(r, s->head.buf + s->head.id_at, err);
+    }
     sqlite3_stmt *st = sst__sq_stmt(s, S_HEAD);
-    sst__sq_bind_text(st, 1, r->thread_id);
-    sst__sq_bind_text(st, 2, r->ns);
+    sqlite3_bind_text(st, 1, r->thread_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->ns, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         sst_code code = sst__sq_db_error(s, err, "reading a thread's latest checkpoint");
         sqlite3_reset(st);
         return code;
     }
-    const char *head = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    const char *parent = r->parent_id;
-    sst_code out = SST_OK;
-    if ((head == NULL) != (parent == NULL) ||
-        (head != NULL && parent != NULL && strcmp(head, parent) != 0)) {
-        out = sst__error(err, SST_ECONFLICT,
-                         "thread '%s': checkpoint %s follows %s, but the thread's latest "
-                         "checkpoint is now %s (another writer committed first); nothing was "
-                         "written",
-                         r->thread_id, r->id, parent != NULL ? parent : "nothing (a new thread)",
-                         head != NULL ? head : "none");
-    }
+    sst_code out =
+        fence(r, rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL, err);
     sqlite3_reset(st);
     return out;
 }
@@ -126,18 +203,27 @@ static void bind_sum(sqlite3_stmt *st, int i, const sst_payload *p) {
     }
 }
 
+/* Binds text the caller keeps until the statement is reset, or NULL. */
+static void bind_static(sqlite3_stmt *st, int i, const char *text) {
+    if (text != NULL) {
+        sqlite3_bind_text(st, i, text, -1, SQLITE_STATIC);
+    } else {
+        sqlite3_bind_null(st, i);
+    }
+}
+
 static bool insert_record(sqlite_saver *s, const sst_checkpoint *r, const char *blobs,
                           sst_error *err) {
     sqlite3_stmt *st = sst__sq_stmt(s, S_PUT);
-    sst__sq_bind_text(st, 1, r->thread_id);
-    sst__sq_bind_text(st, 2, r->ns);
-    sst__sq_bind_text(st, 3, r->id);
-    sst__sq_bind_text(st, 4, r->parent_id);
+    bind_static(st, 1, r->thread_id);
+    bind_static(st, 2, r->ns);
+    bind_static(st, 3, r->id);
+    bind_static(st, 4, r->parent_id);
     sqlite3_bind_int64(st, 5, r->step);
     sqlite3_bind_int64(st, 6, r->format);
     sqlite3_bind_int(st, 7, (int)r->kind);
-    sst__sq_bind_text(st, 8, r->source);
-    sst__sq_bind_text(st, 9, r->run_id);
+    bind_static(st, 8, r->source);
+    bind_static(st, 9, r->run_id);
     sqlite3_bind_int64(st, 10, r->created_at);
     sqlite3_bind_int(st, 11, (int)r->status);
     /* header and body are NOT NULL columns (schema 1): an empty payload is "" */
@@ -151,7 +237,7 @@ static bool insert_record(sqlite_saver *s, const sst_checkpoint *r, const char *
     sqlite3_bind_int64(st, 16,
                        sst__crc32c(0, r->body.data != NULL ? r->body.data : "", r->body.len));
     sqlite3_bind_null(st, 17); /* the metadata's sum is in hcrc */
-    sst__sq_bind_text(st, 18, blobs);
+    bind_static(st, 18, blobs);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if ((rc & 0xff) == SQLITE_CONSTRAINT) { /* UNIQUE(thread, id) */
@@ -177,11 +263,9 @@ void sst__sq_known_clear(sqlite_saver *s) {
     s->known = (sst__strmap){0};
 }
 
-/* Inside the transaction: forgets the known blobs if another connection committed since. */
-static void known_check_version(sqlite_saver *s) {
-    sqlite3_stmt *st = sst__sq_stmt(s, S_DATA_VERSION);
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_reset(st);
+/* Inside the transaction (@p v: its data_version): forgets the known blobs if another
+ * connection committed since. */
+static void known_check_version(sqlite_saver *s, int64_t v) {
     if (v < 0 || v != s->known_version) {
         sst__sq_known_clear(s);
         s->known_version = v;
@@ -239,9 +323,10 @@ static void known_finish(sqlite_saver *s, char **ids, size_t n, bool ok) {
 }
 
 /* Stores the record's new blobs and checks that the others are there. */
-static sst_code put_blobs(sqlite_saver *s, const sst_checkpoint *r, sst_error *err) {
+static sst_code put_blobs(sqlite_saver *s, const sst_checkpoint *r, int64_t version,
+                          sst_error *err) {
     if (r->n_blobs > 0) {
-        known_check_version(s);
+        known_check_version(s, version);
     }
     for (size_t i = 0; i < r->n_blobs; i++) {
         const sst_blob *b = &r->blobs[i];
@@ -317,20 +402,27 @@ typedef struct put_job {
     bool sync;
     char **fresh;
     size_t n_fresh;
+    bool own_commit; /* its commit is a real COMMIT (alone or the group's), not a savepoint of
+                      * a caller's batch that may still roll back */
+    int64_t version; /* PRAGMA data_version inside its transaction */
 } put_job;
 
 static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
     put_job *j = arg;
     const sst_checkpoint *r = j->r;
-    sst_code rc = known_prepare(s, r, &j->fresh, &j->n_fresh, err);
+    sst_code rc = head_reserve(s, r, err);
+    rc = rc == SST_OK ? known_prepare(s, r, &j->fresh, &j->n_fresh, err) : rc;
     if (rc != SST_OK) {
         return rc;
     }
-    rc = sst__sq_begin(s, j->sync, err) ? check_head(s, r, err) : sst__code(err);
+    j->own_commit = s->in_group || !sst__sqlite_db_batch(s->conn);
+    rc = sst__sq_begin(s, j->sync, err) ? SST_OK : sst__code(err);
+    j->version = rc == SST_OK ? data_version(s) : -1;
+    rc = rc == SST_OK ? check_head(s, r, j->version, err) : rc;
     if (rc == SST_OK && !insert_record(s, r, j->blobs, err)) {
         rc = sst__code(err);
     }
-    rc = rc == SST_OK ? put_blobs(s, r, err) : rc;
+    rc = rc == SST_OK ? put_blobs(s, r, j->version, err) : rc;
     if (rc == SST_OK && r->parent_id == NULL) {
         char created[24];
         snprintf(created, sizeof created, "%" PRId64, r->created_at);
@@ -347,6 +439,9 @@ static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
 
 static void put_unit_finish(sqlite_saver *s, void *arg, bool committed) {
     put_job *j = arg;
+    if (committed && j->own_commit) {
+        head_remember(s, j->r, j->version);
+    }
     known_finish(s, j->fresh, j->n_fresh, committed);
     j->fresh = NULL;
     j->n_fresh = 0;
