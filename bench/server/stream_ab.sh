@@ -43,7 +43,9 @@ trap cleanup EXIT
 
 one() { # LABEL CLI MODE ROUND: one stream on a fresh server, a JSON line to $raw
   local label=$1 cli=$2 mode=$3 round=$4 port="" i out
-  rm -f "$work"/s.db*
+  # serve.out too: the background job truncates it only once it has forked, so the
+  # previous server's "listening on" line could otherwise be read as this one's port
+  rm -f "$work"/s.db* "$work/serve.out"
   "$cli" serve "$graphs" --db "$work/s.db" --workers 2 --port 0 --quiet >"$work/serve.out" 2>&1 &
   srv=$!
   for i in $(seq 1 200); do
