@@ -254,6 +254,19 @@ int tu_pg_group_setup(const char *prefix, char *url, size_t n) {
     return tu_pg_fresh(prefix, url, n);
 }
 
+sst_pg *tu_pg_pool(const char *url, int size) {
+    sst_error err = {0};
+    sst_pg_opts o;
+    sst_pg_opts_init(&o);
+    o.pool_size = size;
+    sst_pg *pg = sst_pg_open(url, &o, &err);
+    if (pg == NULL) {
+        print_error("%s\n", err.msg);
+    }
+    assert_non_null(pg);
+    return pg;
+}
+
 int tu_pg_exec(const char *url, const char *sql) {
     PGconn *c = PQconnectdb(url);
     int rc = -1;

@@ -126,6 +126,9 @@ int tu_pg_exec(const char *url, const char *sql);
  * through TU_NEED_PG). Returns what tu_pg_fresh returns, or 0 without a server.
  */
 int tu_pg_group_setup(const char *prefix, char *url, size_t n);
+/* A connection pool of @p size on @p url (a tu_pg_fresh URL); fails the case when it
+ * cannot be opened, with PostgreSQL's message. */
+sst_pg *tu_pg_pool(const char *url, int size);
 #define TU_NEED_PG(url)                                                                            \
     do {                                                                                           \
         if ((url)[0] == '\0') {                                                                    \

@@ -46,19 +46,6 @@ static int setup(void **state) {
 
 #define NEED_PG() TU_NEED_PG(g_url)
 
-static sst_pg *pool(int size) {
-    sst_error err = {0};
-    sst_pg_opts o;
-    sst_pg_opts_init(&o);
-    o.pool_size = size;
-    sst_pg *pg = sst_pg_open(g_url, &o, E);
-    if (pg == NULL) {
-        print_error("%s\n", err.msg);
-    }
-    assert_non_null(pg);
-    return pg;
-}
-
 static sst_checkpointer *saver(sst_pg *pg) {
     sst_error err = {0};
     sst_checkpointer *cp = sst_postgres_saver_open_pg(pg, NULL, E);
@@ -186,7 +173,7 @@ static void chain_commits(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     sst_checkpointer *cp = saver(pg);
     sst_compiled_graph *cg = chain(false);
     const sst_durability modes[] = {SST_DURABILITY_SYNC, SST_DURABILITY_ASYNC};
@@ -302,7 +289,7 @@ static void run_end_flag(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     spy s = {.inner = saver(pg)};
     const sst_checkpointer_ops ops = {
         .size = sizeof ops,
@@ -351,7 +338,7 @@ static void busy_elsewhere(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2), *other_pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 2), *other_pg = tu_pg_pool(g_url, 1);
     sst_checkpointer *cp = saver(pg), *other = saver(other_pg);
     sst_compiled_graph *cg = chain(false);
     assert_int_equal(run(cg, cp, "busy", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
@@ -393,7 +380,7 @@ static void moved_meanwhile(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2), *other_pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 2), *other_pg = tu_pg_pool(g_url, 1);
     sst_checkpointer *cp = saver(pg);
     g_other = saver(other_pg);
     sst_compiled_graph *routed = chain(true), *plain = chain(false);
@@ -453,7 +440,7 @@ static void held_input(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     sst_checkpointer *cp = saver(pg);
     /* Held, then committed with the next put of the thread: one flush for both, the lease
      * taken with the first. */
@@ -500,7 +487,7 @@ static void after_release(void **state) {
     (void)state;
     NEED_PG();
     sst_error err = {0};
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     sst_checkpointer *cp = saver(pg);
     sst_compiled_graph *cg = chain(false);
     sst_graph_thread *th = sst_graph_thread_open(cg, cp, "after", E);

@@ -62,19 +62,6 @@ static int setup(void **state) {
 
 #define NEED_PG() TU_NEED_PG(g_url)
 
-static sst_pg *pool(int size) {
-    sst_error err = {0};
-    sst_pg_opts o;
-    sst_pg_opts_init(&o);
-    o.pool_size = size;
-    sst_pg *pg = sst_pg_open(g_url, &o, E);
-    if (pg == NULL) {
-        print_error("%s\n", err.msg);
-    }
-    assert_non_null(pg);
-    return pg;
-}
-
 static sst_code simple_tx(sst__pg_conn *c, void *user, sst_error *err) {
     return sst__pg_simple(c, user, "test statement", err);
 }
@@ -136,7 +123,7 @@ static void tx_start(tx_call *t) {
 
 static int64_t count_rows(const char *sql) {
     sst_error err = {0};
-    sst_pg *pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 1);
     sst__pg_conn *c = sst__pg_get(pg, E);
     assert_non_null(c);
     PGresult *r = sst__pg_exec(c, "count", sql, NULL, "counting", E);
@@ -153,7 +140,7 @@ static void group_commit_gathers(void **state) {
     (void)state;
     NEED_PG();
     enum { N = 8 };
-    sst_pg *pg = pool(4);
+    sst_pg *pg = tu_pg_pool(g_url, 4);
     sst_error err = {0};
     assert_int_equal(
         sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g1(k int PRIMARY KEY, v text NOT NULL)", E),
@@ -220,7 +207,7 @@ static void group_commit_many_threads(void **state) {
     (void)state;
     NEED_PG();
     enum { T = 12 };
-    sst_pg *pg = pool(4);
+    sst_pg *pg = tu_pg_pool(g_url, 4);
     sst_error err = {0};
     assert_int_equal(sst__pg_tx(pg, true, simple_tx,
                                 "CREATE TABLE g2(k int PRIMARY KEY, n int NOT NULL);"
@@ -253,7 +240,7 @@ static void group_commit_many_threads(void **state) {
 static void batch_hand_over(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     sst_error err = {0};
     assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g3(k int PRIMARY KEY)", E),
                      SST_OK);
@@ -288,7 +275,7 @@ static void batch_hand_over(void **state) {
 static void batch_begin_on_lost_connection(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 1);
     sst_error err = {0};
     assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g4(k int PRIMARY KEY)", E),
                      SST_OK);
@@ -354,7 +341,7 @@ static sst_code ins_tx(sst__pg_conn *c, void *user, sst_error *err) {
 static void round_trips(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 1);
     sst_error err = {0};
     assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g5(k int PRIMARY KEY)", E),
                      SST_OK);
@@ -425,7 +412,7 @@ static void round_trips(void **state) {
 static void keep_for_owner(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 1);
     sst_error err = {0};
     /* Table g5 of round_trips, keys above 100. */
     sst__pg_conn *c = sst__pg_get(pg, E);
@@ -522,7 +509,7 @@ static void *ins_main(void *arg) {
 static void unguarded_jobs(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(1);
+    sst_pg *pg = tu_pg_pool(g_url, 1);
     sst_error err = {0};
     sst__pg_conn *c = sst__pg_get(pg, E); /* the pool's one connection */
     assert_non_null(c);
@@ -606,7 +593,7 @@ static void unguarded_jobs(void **state) {
 static void batch_hand_over_past(void **state) {
     (void)state;
     NEED_PG();
-    sst_pg *pg = pool(2);
+    sst_pg *pg = tu_pg_pool(g_url, 2);
     sst_error err = {0};
     assert_int_equal(sst__pg_tx(pg, true, simple_tx, "CREATE TABLE g6(k int PRIMARY KEY)", E),
                      SST_OK);
