@@ -513,6 +513,7 @@ static sst_checkpointer *saver_open(const char *path, sst_sqlite_db *shared,
     }
     static const sst_checkpointer_ops ops = {
         .size = sizeof(sst_checkpointer_ops),
+        .flags = SST_SAVER_LOCK_IN_PUT, /* the lock in a put's transaction: sqlite_records.c */
         .destroy = sst__sq_destroy,
         .put = sst__sq_put,
         .put_writes = sst__sq_put_writes,

@@ -250,5 +250,14 @@ void sst__sq_unlock(void *self, const char *thread);
 /* Inside a commit's transaction: extends the lease on @p thread when due. */
 bool sst__sq_renew_lease(sqlite_saver *s, const char *thread, sst_error *err);
 void sst__sq_leases_free(sqlite_saver *s);
+/* Inside a put's transaction (under mu): takes the thread's lease as lock(wait = false)
+ * would (SST_EBUSY when another holds it); *out is the lease to pass to
+ * sst__sq_lease_keep once the commit ended (remembered when committed, else freed). */
+sst_code sst__sq_lease_take(sqlite_saver *s, const char *thread, held_lease **out, sst_error *err);
+void sst__sq_lease_keep(sqlite_saver *s, held_lease *l, bool committed);
+/* Inside a put's transaction: deletes this process's lease row of @p thread; once
+ * committed, sst__sq_lease_forget drops it from the leases renewed (under mu). */
+bool sst__sq_lease_give(sqlite_saver *s, const char *thread, sst_error *err);
+void sst__sq_lease_forget(sqlite_saver *s, const char *thread);
 
 #endif /* SUPERSTEP_SQLITE_INT_H */

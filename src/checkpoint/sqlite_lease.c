@@ -115,6 +115,50 @@ static sst_code try_lock(sqlite_saver *s, const char *thread, sst_error *err) {
     return rc != SST_OK ? rc : sst__code(err);
 }
 
+/*
+ * The lock taken and given back inside a put's own transaction (SST_PUT_TAKE_LOCK,
+ * SST_PUT_GIVE_LOCK: one commit for the lock and the record, sqlite_records.c). The lease
+ * is remembered (renewed by later commits) or forgotten only once that commit ended.
+ */
+sst_code sst__sq_lease_take(sqlite_saver *s, const char *thread, held_lease **out, sst_error *err) {
+    identity me;
+    self_identity(&me);
+    *out = NULL;
+    held_lease *l = lease_new(thread);
+    if (l == NULL) {
+        return sst__enomem(err);
+    }
+    sst_code rc = take_row(s, &me, thread, err);
+    if (rc != SST_OK) {
+        sst__free(l->thread);
+        sst__free(l);
+        return rc;
+    }
+    *out = l;
+    return SST_OK;
+}
+
+void sst__sq_lease_keep(sqlite_saver *s, held_lease *l, bool committed) {
+    if (l == NULL) {
+        return;
+    }
+    if (committed) {
+        remember(s, l);
+        return;
+    }
+    sst__free(l->thread);
+    sst__free(l);
+}
+
+bool sst__sq_lease_give(sqlite_saver *s, const char *thread, sst_error *err) {
+    identity me;
+    self_identity(&me);
+    sqlite3_stmt *st = sst__sq_stmt(s, S_UNLOCK);
+    sst__sq_bind_text(st, 1, thread);
+    sst__sq_bind_text(st, 2, me.owner);
+    return sst__sq_step_done(s, st, "giving a thread lock back", err);
+}
+
 sst_code sst__sq_lock(void *self, const char *thread, bool wait, sst_error *err) {
     sqlite_saver *s = self;
     for (uint64_t pause = 1;; pause = pause < 50 ? pause * 2 : 50) {
@@ -150,7 +194,7 @@ bool sst__sq_renew_lease(sqlite_saver *s, const char *thread, sst_error *err) {
     return true; /* no lease held here (e.g. update_state paths): nothing to renew */
 }
 
-static void forget(sqlite_saver *s, const char *thread) {
+void sst__sq_lease_forget(sqlite_saver *s, const char *thread) {
     for (held_lease **p = &s->leases; *p != NULL; p = &(*p)->next) {
         if (strcmp((*p)->thread, thread) == 0) {
             held_lease *l = *p;
@@ -167,7 +211,7 @@ void sst__sq_unlock(void *self, const char *thread) {
     identity me;
     self_identity(&me);
     pthread_mutex_lock(s->mu);
-    forget(s, thread);
+    sst__sq_lease_forget(s, thread);
     sqlite3_stmt *st = sst__sq_stmt(s, S_UNLOCK);
     sst__sq_bind_text(st, 1, thread);
     sst__sq_bind_text(st, 2, me.owner);

@@ -137,10 +137,10 @@ static sst_code head_reserve(sqlite_saver *s, const sst_checkpoint *r, sst_error
  * prune, a delete) and no other connection committed (@p version, PRAGMA data_version,
  * read after BEGIN IMMEDIATE: no other commit can come before ours).
  */
-static bool head_cached(const sqlite_saver *s, const sst_checkpoint *r, int64_t version) {
+static bool head_cached(const sqlite_saver *s, const sst_checkpoint *r, int64_t version,
+                        int64_t changes) {
     return s->head.valid && version >= 0 && version == s->head.version &&
-           sqlite3_total_changes64(s->db) == s->head.changes &&
-           strcmp(s->head.buf, r->thread_id) == 0 &&
+           changes == s->head.changes && strcmp(s->head.buf, r->thread_id) == 0 &&
            strcmp(s->head.buf + s->head.ns_at, r->ns) == 0;
 }
 
@@ -162,13 +162,14 @@ static void head_remember(sqlite_saver *s, const sst_checkpoint *r, int64_t vers
     s->head.valid = true;
 }
 
-/* SST_ECONFLICT unless @p r may follow the latest checkpoint of its namespace. */
+/* SST_ECONFLICT unless @p r may follow the latest checkpoint of its namespace. @p changes:
+ * the connection's sqlite3_total_changes64 before the put's own lease row changed. */
 static sst_code check_head(sqlite_saver *s, const sst_checkpoint *r, int64_t version,
-                           sst_error *err) {
+                           int64_t changes, sst_error *err) {
     if (r->fork) {
         return SST_OK;
     }
-    if (head_cached(s, r, version)) {
+    if (head_cached(s, r, version, changes)) {
         s->head_hits++;
         return fence(r, s->head.buf + s->head.id_at, err);
     }
@@ -402,9 +403,10 @@ typedef struct put_job {
     bool sync;
     char **fresh;
     size_t n_fresh;
-    bool own_commit; /* its commit is a real COMMIT (alone or the group's), not a savepoint of
-                      * a caller's batch that may still roll back */
-    int64_t version; /* PRAGMA data_version inside its transaction */
+    bool own_commit;   /* its commit is a real COMMIT (alone or the group's), not a savepoint of
+                        * a caller's batch that may still roll back */
+    int64_t version;   /* PRAGMA data_version inside its transaction */
+    held_lease *taken; /* SST_PUT_TAKE_LOCK: the lease taken, kept once committed */
 } put_job;
 
 static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
@@ -418,7 +420,13 @@ static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
     j->own_commit = s->in_group || !sst__sqlite_db_batch(s->conn);
     rc = sst__sq_begin(s, j->sync, err) ? SST_OK : sst__code(err);
     j->version = rc == SST_OK ? data_version(s) : -1;
-    rc = rc == SST_OK ? check_head(s, r, j->version, err) : rc;
+    /* The lock first (SST_PUT_TAKE_LOCK): a thread another holds writes nothing. Its lease
+     * row is no checkpoint's: the head this saver remembers still holds after it. */
+    int64_t changes = sqlite3_total_changes64(s->db);
+    if (rc == SST_OK && (r->put_flags & SST_PUT_TAKE_LOCK)) {
+        rc = sst__sq_lease_take(s, r->thread_id, &j->taken, err);
+    }
+    rc = rc == SST_OK ? check_head(s, r, j->version, changes, err) : rc;
     if (rc == SST_OK && !insert_record(s, r, j->blobs, err)) {
         rc = sst__code(err);
     }
@@ -430,7 +438,13 @@ static sst_code put_unit_run(sqlite_saver *s, void *arg, sst_error *err) {
                  ? SST_OK
                  : sst__code(err);
     }
-    if (rc == SST_OK && !sst__sq_renew_lease(s, r->thread_id, err)) {
+    if (rc == SST_OK && !(r->put_flags & SST_PUT_GIVE_LOCK) &&
+        !sst__sq_renew_lease(s, r->thread_id, err)) {
+        rc = sst__code(err);
+    }
+    /* The lock given back after the record (SST_PUT_GIVE_LOCK): the put was still fenced. */
+    if (rc == SST_OK && (r->put_flags & SST_PUT_GIVE_LOCK) &&
+        !sst__sq_lease_give(s, r->thread_id, err)) {
         rc = sst__code(err);
     }
     bool ok = sst__sq_commit(s, j->sync, rc == SST_OK, rc == SST_OK ? err : NULL);
@@ -441,6 +455,11 @@ static void put_unit_finish(sqlite_saver *s, void *arg, bool committed) {
     put_job *j = arg;
     if (committed && j->own_commit) {
         head_remember(s, j->r, j->version);
+    }
+    sst__sq_lease_keep(s, j->taken, committed);
+    j->taken = NULL;
+    if (committed && (j->r->put_flags & SST_PUT_GIVE_LOCK)) {
+        sst__sq_lease_forget(s, j->r->thread_id);
     }
     known_finish(s, j->fresh, j->n_fresh, committed);
     j->fresh = NULL;
