@@ -232,3 +232,13 @@ sst_code sst__postgres_queue_wait_others(sst_queue *q, int timeout_ms, sst_error
     }
     return sst__pq_wait(s, timeout_ms, true, err);
 }
+
+sst_code sst__postgres_queue_probe(sst_queue *q, int64_t now, bool *claimable, sst_error *err) {
+    SST__ERR_LOCAL(err);
+    *claimable = true;
+    pg_queue *s = sst__queue_impl(q, queue_destroy);
+    if (s == NULL) {
+        return sst__error(err, SST_EINVAL, "postgres queue probe: not a PostgreSQL queue");
+    }
+    return sst__pq_probe(s, now, claimable, err);
+}

@@ -114,6 +114,29 @@ static const char k_pick[] =
     " SELECT seq, thread_id FROM p UNION ALL SELECT seq, thread_id FROM e"
     " UNION ALL SELECT seq, thread_id FROM g ORDER BY 1 LIMIT 1";
 
+/*
+ * Whether a claim may find something ($1 now; $2, $3 the bounds of this host's holders as
+ * in k_owners): one statement outside any transaction, for an idle worker to ask before
+ * it opens a claim's (issue 37's profile: a claim that finds nothing cost about a
+ * millisecond of PostgreSQL, in four exchanges). Its rows: one with a NULL owner holding
+ * whether a pending run is due, or a running run's lease expired, with its thread free
+ * (k_pick's tests without the gone holders, and without its locks), and one per holder
+ * of this host (as k_owners), which the caller probes: a gone holder's runs are
+ * claimable too. So it says "maybe" whenever the pick could find a run, and more often
+ * (a row or thread another claim locks, a thread a gone holder keeps busy).
+ */
+#define PROBE_FREE THREAD_FREE("$1", "'{}'::text[]")
+static const char k_probe[] =
+    "WITH RECURSIVE o(owner) AS ("
+    " SELECT min(owner) FROM sst_runs WHERE status = 'running' AND owner > $2 AND owner < $3"
+    " UNION ALL SELECT (SELECT min(r.owner) FROM sst_runs r WHERE r.status = 'running'"
+    " AND r.owner > o.owner AND r.owner < $3) FROM o WHERE o.owner IS NOT NULL)"
+    " SELECT NULL::text, EXISTS (SELECT 1 FROM sst_runs r WHERE r.status = 'pending'"
+    " AND r.run_after <= $1 AND " PROBE_FREE ")"
+    " OR EXISTS (SELECT 1 FROM sst_runs r WHERE r.status = 'running' AND r.lease_expires < $1"
+    " AND " PROBE_FREE ")"
+    " UNION ALL SELECT owner, NULL FROM o WHERE owner IS NOT NULL";
+
 /* Takes run ($1 thread, $2 seq) if it is still claimable and its thread free (see above). */
 #define TAKE_CLAIMABLE CLAIMABLE("$5", "$6")
 #define TAKE_FREE      THREAD_FREE("$5", "$6")
@@ -163,6 +186,14 @@ static int64_t expiry(int64_t now, int64_t lease_ms) {
 
 /* ---- claim ---- */
 
+/* This host's holder bounds for k_owners and k_probe: "PLACE " < owner < "PLACE!". */
+static void owner_bounds(char *low, char *high, size_t n) {
+    char place[SST__OWNER_MAX];
+    sst__owner_place(place);
+    snprintf(low, n, "%s ", place);
+    snprintf(high, n, "%s!", place); /* '!' follows ' ': past every "PLACE ..." */
+}
+
 typedef struct claim_job {
     pg_queue *s;
     const char *owner;
@@ -195,10 +226,8 @@ static void array_add(sst__buf *b, const char *s) {
  */
 static sst_code gone_owners(sst__pg_conn *c, char **out, sst_error *err) {
     *out = NULL;
-    char place[SST__OWNER_MAX], low[SST__OWNER_MAX + 1], high[SST__OWNER_MAX + 1];
-    sst__owner_place(place);
-    snprintf(low, sizeof low, "%s ", place);
-    snprintf(high, sizeof high, "%s!", place); /* '!' follows ' ': past every "PLACE ..." */
+    char low[SST__OWNER_MAX + 1], high[SST__OWNER_MAX + 1];
+    owner_bounds(low, high, sizeof low);
     sst__pg_params p;
     sst__pg_params_init(&p);
     sst__pg_text(&p, low);
@@ -220,6 +249,41 @@ static sst_code gone_owners(sst__pg_conn *c, char **out, sst_error *err) {
     PQclear(r);
     sst__buf_putc(&gone, '}');
     return (*out = sst__buf_detach(&gone, NULL)) != NULL ? SST_OK : sst__enomem(err);
+}
+
+typedef struct probe_job {
+    int64_t now;
+    bool claimable; /* OUT */
+} probe_job;
+
+static sst_code probe_read(sst__pg_conn *c, void *user, sst_error *err) {
+    probe_job *j = user;
+    char low[SST__OWNER_MAX + 1], high[SST__OWNER_MAX + 1];
+    owner_bounds(low, high, sizeof low);
+    sst__pg_params p;
+    sst__pg_params_init(&p);
+    sst__pg_i64(&p, j->now);
+    sst__pg_text(&p, low);
+    sst__pg_text(&p, high);
+    PGresult *r =
+        sst__pg_exec(c, "sst_queue_probe", k_probe, &p, "queue: looking for a run to claim", err);
+    if (r == NULL) {
+        return sst__code(err);
+    }
+    j->claimable = false;
+    for (int i = 0; i < PQntuples(r) && !j->claimable; i++) {
+        const char *owner = sst__pg_bytes_at(r, i, 0, NULL);
+        j->claimable = owner == NULL ? sst__pg_int(r, i, 1) != 0 : sst__owner_gone(owner);
+    }
+    PQclear(r);
+    return SST_OK;
+}
+
+sst_code sst__pq_probe(pg_queue *s, int64_t now, bool *claimable, sst_error *err) {
+    probe_job j = {.now = now};
+    sst_code rc = sst__pg_read(s->pg, probe_read, &j, err);
+    *claimable = rc != SST_OK || j.claimable; /* a failure: let the claim tell */
+    return rc;
 }
 
 /* The oldest runnable run: *found, its seq and its thread (@p thread owned, sst__free). */

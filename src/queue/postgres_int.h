@@ -107,6 +107,9 @@ sst_code sst__pq_finish(void *self, const char *run_id, uint64_t token, sst_queu
                         int64_t now, sst_error *err);
 sst_code sst__pq_release(void *self, const char *run_id, uint64_t token, int64_t now,
                          sst_error *err);
+/* Whether a claim at @p now may find a run (k_probe, postgres_claim.c): one statement
+ * outside any transaction. *claimable is true on a failure too (the claim then tells). */
+sst_code sst__pq_probe(pg_queue *s, int64_t now, bool *claimable, sst_error *err);
 
 /* The waiting side (postgres_listen.c): sst_postgres_queue_wait on @p s (@p others:
  * sst__postgres_queue_wait_others). */

@@ -18,6 +18,7 @@
 
 #include "checkpoint/sqlite_int.h"
 #include "common/pg.h"
+#include "queue/postgres_wait.h"
 #include "server_int.h"
 #include "superstep/functional.h"
 #include "superstep/json.h"
@@ -958,8 +959,19 @@ static void claim_committed(void *ud) {
 static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, bool *open,
                       sst_error *err) {
     sst_server *s = w->s;
+    int64_t now = srv_now();
+    if (s->pg != NULL) {
+        /* Most claims of idle workers find nothing (a wake another worker or process
+         * answered first, a poll, the claim after a run): ask first, in one statement
+         * outside any transaction, and open the claim's only when it may find a run. */
+        bool claimable = true;
+        (void)sst__postgres_queue_probe(s->queue, now, &claimable, NULL);
+        if (!claimable) {
+            return SST_ENOTFOUND;
+        }
+    }
     bool batch = srv_batch_begin(s);
-    sst_code rc = sst_queue_claim(s->queue, w->owner, srv_now(), lease_ms, srv_run_copy_fn, c, err);
+    sst_code rc = sst_queue_claim(s->queue, w->owner, now, lease_ms, srv_run_copy_fn, c, err);
     if (!batch) {
         return rc;
     }

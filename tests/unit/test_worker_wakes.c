@@ -10,6 +10,13 @@
  *    worker makes when it ends. The process's own NOTIFY of the enqueue no longer
  *    wakes a second idle worker to claim nothing (the waker hears only other
  *    processes' enqueues: sst__postgres_queue_wait_others).
+ *  - empty_claim_one_statement: a claim that finds nothing (a wake with nothing to
+ *    claim) is one statement outside any transaction (the queue's probe), not a
+ *    claim's transaction (BEGIN, the owners probe with its savepoint, the pick,
+ *    ROLLBACK: five statements in four exchanges).
+ *  - probe_says_maybe: the probe says "nothing" only when a claim would find nothing:
+ *    a run not due yet, a thread busy under a live lease; and "maybe" for a due run,
+ *    an expired lease, a holder of this host that is gone.
  *  - wait_others: a queue's waiter for others' news sleeps through the queue's own
  *    enqueue and wakes for another queue's; the public sst_postgres_queue_wait
  *    still wakes for both.
@@ -18,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -115,6 +123,147 @@ static void one_claim_per_enqueue(void **state) {
     sst_server_free(s);
 }
 
+/* Starts a server on the group's schema with 4 workers whose idle poll is off. */
+static sst_server *start_idle_server(void) {
+    sst_error err = {0};
+    sst_server_opts o;
+    sst_server_opts_init(&o);
+    o.db = g_url;
+    o.port = 0;
+    o.workers = 4;
+    o.no_web = true;
+    sst_server *s = sst_server_new(&o, E);
+    if (s == NULL) {
+        print_error("%s\n", err.msg);
+    }
+    assert_non_null(s);
+    s->idle_poll_ms = 3600 * 1000; /* no polls: every claim follows a wake */
+    char path[512];
+    assert_int_equal(
+        sst_server_add_graph(s, "chain",
+                             tu_data_path("../server/graphs/chain.lua", path, sizeof path), E),
+        SST_OK);
+    assert_int_equal(sst_server_start(s, E), SST_OK);
+    return s;
+}
+
+#define WAKES 20
+
+static void empty_claim_one_statement(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_server *s = start_idle_server();
+    /* The first claims (at start, and the waker's first listen) prepare the statements. */
+    for (int i = 0; i < 2; i++) {
+        uint64_t c0 = atomic_load(&s->claims);
+        srv_workers_wake(s);
+        while (atomic_load(&s->claims) == c0) {
+            usleep(1000);
+        }
+        settle(s);
+    }
+    sst__pg_stats st0, st1;
+    sst__pg_commit_stats(s->pg, &st0);
+    uint64_t c0 = atomic_load(&s->claims), e0 = atomic_load(&s->claims_empty);
+    for (uint64_t i = 1; i <= WAKES; i++) {
+        srv_workers_wake(s); /* nothing is pending: a claim that finds nothing */
+        while (atomic_load(&s->claims) < c0 + i) {
+            usleep(1000);
+        }
+        settle(s);
+    }
+    sst__pg_commit_stats(s->pg, &st1);
+    uint64_t claims = atomic_load(&s->claims) - c0, empty = atomic_load(&s->claims_empty) - e0;
+    uint64_t statements = st1.statements - st0.statements;
+    print_message("%d wakes: %llu claims, %llu empty, %llu statements\n", WAKES,
+                  (unsigned long long)claims, (unsigned long long)empty,
+                  (unsigned long long)statements);
+    assert_true(claims >= WAKES);
+    assert_int_equal(empty, claims);
+    /* One statement each (the keeper's sweeps may add a few); a claim's transaction
+     * was five (BEGIN, SAVEPOINT, the owners, the pick, ROLLBACK). */
+    assert_true(statements <= claims + 8);
+    sst_server_stop(s);
+    sst_server_free(s);
+}
+
+/* A pid that was a process of ours and is gone. */
+static pid_t dead_pid(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        _exit(0);
+    }
+    assert_true(pid > 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return pid;
+}
+
+static bool seen_run(const sst_queued_run *run, void *user) {
+    snprintf(user, 64, "%s", run->run_id);
+    return true;
+}
+
+static bool probe(sst_queue *q, int64_t now) {
+    sst_error err = {0};
+    bool claimable = false;
+    assert_int_equal(sst__postgres_queue_probe(q, now, &claimable, E), SST_OK);
+    return claimable;
+}
+
+#define T0 ((int64_t)4000000000000) /* past every run the other cases left */
+
+static void probe_says_maybe(void **state) {
+    (void)state;
+    NEED_PG();
+    sst_error err = {0};
+    sst_queue *q = sst_postgres_queue_open(g_url, E);
+    if (q == NULL) {
+        fail_msg("opening the queue: %s", err.msg);
+    }
+    char got[64] = "";
+    assert_false(probe(q, T0)); /* nothing pending */
+    /* A run due later: nothing before, maybe from then on. */
+    sst_queued_run r = {.run_id = "p1", .thread_id = "tp", .run_after = T0 + 100};
+    assert_int_equal(sst_queue_enqueue(q, &r, 0, E), SST_OK);
+    assert_false(probe(q, T0));
+    assert_true(probe(q, T0 + 100));
+    /* Held elsewhere under a 1 s lease, with a second run of its thread waiting. */
+    const char *far = "otherhost 0f0f-boot pid:[1] 1 1 w0";
+    assert_int_equal(sst_queue_claim(q, far, T0 + 100, 1000, seen_run, got, E), SST_OK);
+    assert_string_equal(got, "p1");
+    r = (sst_queued_run){.run_id = "p2", .thread_id = "tp"};
+    assert_int_equal(sst_queue_enqueue(q, &r, 0, E), SST_OK);
+    assert_false(probe(q, T0 + 200)); /* the thread is busy: a claim finds nothing */
+    assert_true(probe(q, T0 + 1101)); /* the lease expired */
+    /* A run held on this host by a process that is gone: maybe at once. */
+    char me[SST__OWNER_MAX], gone[SST__OWNER_MAX + 32];
+    sst__owner_self(me, NULL);
+    char *last = strrchr(me, ' ');
+    *last = '\0';
+    last = strrchr(me, ' ');
+    *last = '\0'; /* the place: "HOST BOOT NS" */
+    snprintf(gone, sizeof gone, "%s %d 12345 w0", me, (int)dead_pid());
+    r = (sst_queued_run){.run_id = "g1", .thread_id = "tg"};
+    assert_int_equal(sst_queue_enqueue(q, &r, 0, E), SST_OK);
+    got[0] = '\0';
+    assert_int_equal(sst_queue_claim(q, gone, T0 + 200, 60000, seen_run, got, E), SST_OK);
+    assert_string_equal(got, "g1");
+    assert_true(probe(q, T0 + 200));
+    /* And the claim agrees: it takes g1 again. */
+    got[0] = '\0';
+    assert_int_equal(sst_queue_claim(q, "new", T0 + 200, 60000, seen_run, got, E), SST_OK);
+    assert_string_equal(got, "g1");
+    assert_false(probe(q, T0 + 200));
+    bool claimable = false;
+    assert_int_equal(sst__postgres_queue_probe(NULL, T0, &claimable, E), SST_EINVAL);
+    const char *ids[] = {"p1", "p2", "g1"};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        assert_int_equal(sst_queue_remove(q, ids[i], E), SST_OK);
+    }
+    sst_queue_free(q);
+}
+
 static void wait_others(void **state) {
     (void)state;
     NEED_PG();
@@ -149,6 +298,8 @@ static void wait_others(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_claim_per_enqueue),
+        cmocka_unit_test(empty_claim_one_statement),
+        cmocka_unit_test(probe_says_maybe),
         cmocka_unit_test(wait_others),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
