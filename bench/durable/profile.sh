@@ -140,7 +140,9 @@ for cfg in $configs; do
     SELECT CASE
       WHEN query ~* 'pg_notify' AND query ~* 'sst_run_events' THEN 'event append + NOTIFY (relay)'
       WHEN query ~* 'FROM sst_run_events' THEN 'event read (relay feed)'
-      WHEN query ~* 'SELECT NULL::text, EXISTS' THEN 'claim probe (outside a transaction)'
+      WHEN query ~* 'SELECT NULL::text' THEN 'claim probe (outside a transaction)'
+      WHEN query ~* 'WITH RECURSIVE' THEN 'claim: owners probe'
+      WHEN query ~* 'UPDATE sst_runs r SET status = .running' THEN 'claim: take'
       WHEN query ~* 'SKIP LOCKED' THEN 'claim'
       WHEN query ~* 'pg_notify' THEN 'queue write with NOTIFY'
       WHEN query ~* '^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|SET LOCAL)' THEN 'frame: ' || split_part(query, ' ', 1)

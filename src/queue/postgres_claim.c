@@ -131,10 +131,11 @@ static const char k_probe[] =
     " SELECT min(owner) FROM sst_runs WHERE status = 'running' AND owner > $2 AND owner < $3"
     " UNION ALL SELECT (SELECT min(r.owner) FROM sst_runs r WHERE r.status = 'running'"
     " AND r.owner > o.owner AND r.owner < $3) FROM o WHERE o.owner IS NOT NULL)"
-    " SELECT NULL::text, EXISTS (SELECT 1 FROM sst_runs r WHERE r.status = 'pending'"
-    " AND r.run_after <= $1 AND " PROBE_FREE ")"
-    " OR EXISTS (SELECT 1 FROM sst_runs r WHERE r.status = 'running' AND r.lease_expires < $1"
-    " AND " PROBE_FREE ")"
+    " SELECT NULL::text, (SELECT r.seq FROM sst_runs r WHERE r.status = 'pending'"
+    " AND CASE WHEN r.run_after <= $1 THEN " PROBE_FREE " ELSE false END"
+    " ORDER BY r.seq LIMIT 1) IS NOT NULL"
+    " OR (SELECT r.seq FROM sst_runs r WHERE r.status = 'running' AND r.lease_expires < $1"
+    " AND " PROBE_FREE " ORDER BY r.lease_expires LIMIT 1) IS NOT NULL"
     " UNION ALL SELECT owner, NULL FROM o WHERE owner IS NOT NULL";
 
 /* Takes run ($1 thread, $2 seq) if it is still claimable and its thread free (see above). */

@@ -285,7 +285,7 @@ static void *waker_main(void *arg) {
         sst_error err = {0};
         sst_code rc = sst__postgres_queue_wait_others(s->queue, 1000, &err);
         if (rc == SST_OK) {
-            srv_workers_wake(s);
+            srv_workers_wake_remote(s);
         } else if (rc != SST_ETIMEOUT) {
             sst__sleep_ms(500); /* e.g. the server is away: the queue reconnects */
         }

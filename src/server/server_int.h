@@ -564,6 +564,10 @@ sst_code srv_workers_start(sst_server *s, sst_error *err);
  * idle worker, lets one worker whose claim is under way look again; with none of
  * those either, nobody: every worker runs a run, and claims again when it ends. */
 void srv_workers_wake(sst_server *s);
+/* The same for a wake heard from the queue (another process's enqueue, a release): the
+ * worker it wakes asks the queue first whether anything is claimable (on PostgreSQL),
+ * since another process's worker may take the run first. */
+void srv_workers_wake_remote(sst_server *s);
 void srv_workers_stop(sst_server *s);
 /* Asks the worker running @p run_id (in this process) to stop with @p action. */
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action);
@@ -622,6 +626,8 @@ struct sst_server {
     unsigned claiming;    /* workers inside a claim */
     unsigned wake_tokens; /* wakes given to idle workers, not yet taken (<= idle) */
     unsigned missed;      /* wakes no idle worker took, for claimers (<= claiming) */
+    unsigned wake_local;  /* of wake_tokens, those of this process's enqueues */
+    unsigned backlog;     /* this process's enqueues that found every worker busy */
     int idle_poll_ms;     /* an idle worker claims anyway this often; 0: 500 (tests raise it) */
     pthread_t keeper;     /* renews the leases of running runs, sweeps streams */
     bool keeper_started;

@@ -955,15 +955,18 @@ static void claim_committed(void *ud) {
  * for any caller. A new run's transaction stays open (*open) and is handed over to its
  * input checkpoint, written first thing by the invoke on this thread: claim, lock and
  * first checkpoint are one commit (one flush). execute commits it if nothing did.
+ * On PostgreSQL, unless @p sure, it first asks the queue whether anything is claimable.
  */
-static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked, bool *open,
-                      sst_error *err) {
+static sst_code claim(srv_worker *w, int64_t lease_ms, bool sure, run_copy *c, bool *locked,
+                      bool *open, sst_error *err) {
     sst_server *s = w->s;
     int64_t now = srv_now();
-    if (s->pg != NULL) {
+    if (s->pg != NULL && !sure) {
         /* Most claims of idle workers find nothing (a wake another worker or process
          * answered first, a poll, the claim after a run): ask first, in one statement
-         * outside any transaction, and open the claim's only when it may find a run. */
+         * outside any transaction, and open the claim's only when it may find a run.
+         * Not when a run of this process's is known to wait (@p sure): the claim would
+         * find it, and the question would cost as much again. */
         bool claimable = true;
         (void)sst__postgres_queue_probe(s->queue, now, &claimable, NULL);
         if (!claimable) {
@@ -1001,9 +1004,10 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, run_copy *c, bool *locked
 
 /*
  * Waits (under mu) for a wake given to an idle worker, the stop, or the poll interval:
- * expired leases notify nobody, and a wake is a hint that may have been missed.
+ * expired leases notify nobody, and a wake is a hint that may have been missed. True
+ * when the wake was this process's own enqueue's (a run of its own waits).
  */
-static void wait_idle(sst_server *s) {
+static bool wait_idle(sst_server *s) {
     int poll_ms = s->idle_poll_ms > 0 ? s->idle_poll_ms : 500;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -1019,16 +1023,23 @@ static void wait_idle(sst_server *s) {
             break; /* the poll interval */
         }
     }
+    bool local = false;
     if (s->wake_tokens > 0) {
         s->wake_tokens--;
+        if (s->wake_local > 0) {
+            s->wake_local--;
+            local = true;
+        }
     }
     s->idle--;
+    return local;
 }
 
 static void *worker_main(void *arg) {
     srv_worker *w = arg;
     sst_server *s = w->s;
     int64_t lease_ms = (int64_t)s->o.lease_s * 1000;
+    bool sure = false; /* a run of this process's waits: claim without asking first */
     for (;;) {
         pthread_mutex_lock(&s->mu);
         bool stop = s->stopping;
@@ -1040,7 +1051,8 @@ static void *worker_main(void *arg) {
         run_copy c = {0};
         sst_error err = {0};
         bool locked = false, open = false;
-        sst_code rc = claim(w, lease_ms, &c, &locked, &open, &err);
+        sst_code rc = claim(w, lease_ms, sure, &c, &locked, &open, &err);
+        sure = false;
         atomic_fetch_add(&s->claims, 1);
         /* From the end of the claim to waiting idle under one hold of mu: a wake in
          * between would find the worker neither idle nor claiming, and be lost. */
@@ -1057,13 +1069,19 @@ static void *worker_main(void *arg) {
             pthread_mutex_unlock(&s->mu);
             execute(w, &c, locked, open);
             srv_run_copy_free(&c);
+            pthread_mutex_lock(&s->mu);
+            if (s->backlog > 0) {
+                s->backlog--; /* an enqueue found every worker busy: its run waits */
+                sure = true;
+            }
+            pthread_mutex_unlock(&s->mu);
             continue;
         }
         atomic_fetch_add(&s->claims_empty, 1);
         if (s->missed > 0) {
             s->missed--; /* a run came while this claim looked, and no idle worker took it */
         } else if (!s->stopping) {
-            wait_idle(s);
+            sure = wait_idle(s);
         }
         pthread_mutex_unlock(&s->mu);
         srv_run_copy_free(&c);
@@ -1193,15 +1211,27 @@ sst_code srv_workers_start(sst_server *s, sst_error *err) {
     return SST_OK;
 }
 
-void srv_workers_wake(sst_server *s) {
+/* srv_workers_wake (@p local: for this process's own enqueue) and srv_workers_wake_remote. */
+static void wake(sst_server *s, bool local) {
     pthread_mutex_lock(&s->mu);
     if (s->idle > s->wake_tokens) {
         s->wake_tokens++; /* one idle worker, not all: the others would claim nothing */
+        s->wake_local += local ? 1 : 0;
         pthread_cond_signal(&s->wake);
     } else if (s->missed < s->claiming) {
         s->missed++; /* a claim under way may have looked before the run was there */
+    } else if (local) {
+        s->backlog++; /* every worker busy: the first to end its run claims without asking */
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+void srv_workers_wake(sst_server *s) {
+    wake(s, true);
+}
+
+void srv_workers_wake_remote(sst_server *s) {
+    wake(s, false);
 }
 
 bool srv_workers_cancel(sst_server *s, const char *run_id, const char *action) {

@@ -10,10 +10,10 @@
  *    worker makes when it ends. The process's own NOTIFY of the enqueue no longer
  *    wakes a second idle worker to claim nothing (the waker hears only other
  *    processes' enqueues: sst__postgres_queue_wait_others).
- *  - empty_claim_one_statement: a claim that finds nothing (a wake with nothing to
- *    claim) is one statement outside any transaction (the queue's probe), not a
- *    claim's transaction (BEGIN, the owners probe with its savepoint, the pick,
- *    ROLLBACK: five statements in four exchanges).
+ *  - empty_claim_one_statement: a claim that finds nothing (a wake heard from the
+ *    queue, with nothing to claim) is one statement outside any transaction (the queue's probe),
+ * not a claim's transaction (BEGIN, the owners probe with its savepoint, the pick, ROLLBACK: five
+ * statements in four exchanges).
  *  - probe_says_maybe: the probe says "nothing" only when a claim would find nothing:
  *    a run not due yet, a thread busy under a live lease; and "maybe" for a due run,
  *    an expired lease, a holder of this host that is gone.
@@ -156,7 +156,7 @@ static void empty_claim_one_statement(void **state) {
     /* The first claims (at start, and the waker's first listen) prepare the statements. */
     for (int i = 0; i < 2; i++) {
         uint64_t c0 = atomic_load(&s->claims);
-        srv_workers_wake(s);
+        srv_workers_wake_remote(s);
         while (atomic_load(&s->claims) == c0) {
             usleep(1000);
         }
@@ -166,7 +166,7 @@ static void empty_claim_one_statement(void **state) {
     sst__pg_commit_stats(s->pg, &st0);
     uint64_t c0 = atomic_load(&s->claims), e0 = atomic_load(&s->claims_empty);
     for (uint64_t i = 1; i <= WAKES; i++) {
-        srv_workers_wake(s); /* nothing is pending: a claim that finds nothing */
+        srv_workers_wake_remote(s); /* nothing is pending: a claim that finds nothing */
         while (atomic_load(&s->claims) < c0 + i) {
             usleep(1000);
         }
