@@ -635,6 +635,7 @@ struct sst_server {
     _Atomic uint64_t keeper_passes; /* the keeper's rounds over the workers (tests) */
     _Atomic uint64_t claims;        /* claims the workers made (tests count them) */
     _Atomic uint64_t claims_empty;  /* those that found nothing */
+    _Atomic uint64_t claim_probes;  /* of the claims, those that asked the queue first */
 
     /*
      * Test clock offsets in ms (docs/server.md: SST_SERVE_CRON_CLOCK_OFFSET_MS,

@@ -969,6 +969,7 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, bool sure, run_copy *c, b
          * find it, and the question would cost as much again. */
         bool claimable = true;
         (void)sst__postgres_queue_probe(s->queue, now, &claimable, NULL);
+        atomic_fetch_add(&s->claim_probes, 1);
         if (!claimable) {
             return SST_ENOTFOUND;
         }

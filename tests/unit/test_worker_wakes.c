@@ -7,9 +7,10 @@
  *
  *  - one_claim_per_enqueue: `serve` with 4 idle workers runs chain runs one after
  *    the other; each costs two claims, the one its enqueue woke and the one its
- *    worker makes when it ends. The process's own NOTIFY of the enqueue no longer
- *    wakes a second idle worker to claim nothing (the waker hears only other
- *    processes' enqueues: sst__postgres_queue_wait_others).
+ *    worker makes when it ends. The first goes without asking the queue first (its
+ *    run is there), the second asks, finds nothing and opens no transaction. The process's own
+ * NOTIFY of the enqueue no longer wakes a second idle worker to claim nothing (the waker hears only
+ * other processes' enqueues: sst__postgres_queue_wait_others).
  *  - empty_claim_one_statement: a claim that finds nothing (a wake heard from the
  *    queue, with nothing to claim) is one statement outside any transaction (the queue's probe),
  * not a claim's transaction (BEGIN, the owners probe with its savepoint, the pick, ROLLBACK: five
@@ -85,7 +86,7 @@ static void one_claim_per_enqueue(void **state) {
     assert_int_equal(sst_server_start(s, E), SST_OK);
     unsigned port = sst_server_port(s);
     int status = 0;
-    uint64_t claims = 0, empty = 0;
+    uint64_t claims = 0, empty = 0, probes = 0;
     for (int round = 0; round <= ROUNDS; round++) {
         char *t = tu_http_post(port, "/threads", "{}", &status);
         assert_int_equal(status, 200);
@@ -96,6 +97,7 @@ static void one_claim_per_enqueue(void **state) {
         free(t);
         settle(s);
         uint64_t c0 = atomic_load(&s->claims), e0 = atomic_load(&s->claims_empty);
+        uint64_t p0 = atomic_load(&s->claim_probes);
         char url[160];
         snprintf(url, sizeof url, "/threads/%s/runs/wait", tid);
         char *body = tu_http_post(port, url,
@@ -109,16 +111,22 @@ static void one_claim_per_enqueue(void **state) {
         if (round > 0) { /* round 0 warms up: the waker's first listen wakes one */
             claims += atomic_load(&s->claims) - c0;
             empty += atomic_load(&s->claims_empty) - e0;
+            probes += atomic_load(&s->claim_probes) - p0;
         }
     }
-    print_message("%d runs: %llu claims, %llu of them empty\n", ROUNDS, (unsigned long long)claims,
-                  (unsigned long long)empty);
+    print_message("%d runs: %llu claims, %llu of them empty, %llu asked first\n", ROUNDS,
+                  (unsigned long long)claims, (unsigned long long)empty,
+                  (unsigned long long)probes);
     /* Each run: the claim its enqueue woke, and its worker's claim once it ended (the
      * queue empty by then). The process's own NOTIFY woke another idle worker before:
      * three claims a run, two of them empty. Its notification may come late for the
      * last round's count, hence one claim of slack. */
     assert_true(claims <= 2 * ROUNDS + 1);
     assert_true(empty <= ROUNDS + 1);
+    /* The claim an enqueue of this process woke goes without asking the queue first (the
+     * run is there); the one after a run, with nothing waiting, asks (and stops there). */
+    assert_true(probes <= ROUNDS + 1);
+    assert_true(probes >= ROUNDS - 1);
     sst_server_stop(s);
     sst_server_free(s);
 }
