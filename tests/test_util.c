@@ -267,6 +267,31 @@ sst_pg *tu_pg_pool(const char *url, int size) {
     return pg;
 }
 
+sst_code tu_invoke_value(const sst_compiled_graph *cg, sst_checkpointer *cp, const char *thread,
+                         int64_t v, sst_durability d, int64_t *out, sst_error *err) {
+    sst_invoke_opts o;
+    sst_invoke_opts_init(&o);
+    o.durability = d;
+    char in[64];
+    snprintf(in, sizeof in, "{\"value\":%lld}", (long long)v);
+    sst_value *input = sst_json_parse(in, NULL);
+    assert_non_null(input);
+    sst_graph_thread *th = sst_graph_thread_open(cg, cp, thread, err);
+    assert_non_null(th);
+    sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, err);
+    sst_value_unref(input);
+    sst_code rc = r == NULL ? (err->code != SST_OK ? err->code : SST_ENOMEM)
+                  : sst_graph_result_status(r) == SST_RUN_COMPLETED
+                      ? SST_OK
+                      : (*err = *sst_graph_result_error(r), err->code);
+    if (r != NULL && out != NULL) {
+        *out = sst_int_value(sst_object_get(sst_graph_result_state(r), "value"));
+    }
+    sst_graph_result_free(r);
+    sst_graph_thread_free(th);
+    return rc;
+}
+
 int tu_pg_exec(const char *url, const char *sql) {
     PGconn *c = PQconnectdb(url);
     int rc = -1;

@@ -129,6 +129,13 @@ int tu_pg_group_setup(const char *prefix, char *url, size_t n);
 /* A connection pool of @p size on @p url (a tu_pg_fresh URL); fails the case when it
  * cannot be opened, with PostgreSQL's message. */
 sst_pg *tu_pg_pool(const char *url, int size);
+/*
+ * One invoke of @p cg on a handle of @p thread over @p cp from {"value": V} with
+ * durability @p d. Returns SST_OK when the run completed, else its code (with *err);
+ * *out, when not NULL, gets the final state's "value".
+ */
+sst_code tu_invoke_value(const sst_compiled_graph *cg, sst_checkpointer *cp, const char *thread,
+                         int64_t v, sst_durability d, int64_t *out, sst_error *err);
 #define TU_NEED_PG(url)                                                                            \
     do {                                                                                           \
         if ((url)[0] == '\0') {                                                                    \

@@ -141,32 +141,6 @@ static sst_compiled_graph *chain(bool routed) {
     return cg;
 }
 
-/* One run of @p cg on @p thread from {"value": v}; its result code and final value. */
-static sst_code run(const sst_compiled_graph *cg, sst_checkpointer *cp, const char *thread,
-                    int64_t v, sst_durability d, int64_t *out, sst_error *err) {
-    sst_invoke_opts o;
-    sst_invoke_opts_init(&o);
-    o.durability = d;
-    char in[64];
-    snprintf(in, sizeof in, "{\"value\":%lld}", (long long)v);
-    sst_value *input = sst_json_parse(in, NULL);
-    assert_non_null(input);
-    sst_graph_thread *th = sst_graph_thread_open(cg, cp, thread, err);
-    assert_non_null(th);
-    sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, err);
-    sst_value_unref(input);
-    sst_code rc = r == NULL ? sst__code(err)
-                  : sst_graph_result_status(r) == SST_RUN_COMPLETED
-                      ? SST_OK
-                      : (*err = *sst_graph_result_error(r), err->code);
-    if (r != NULL && out != NULL) {
-        *out = sst_int_value(sst_object_get(sst_graph_result_state(r), "value"));
-    }
-    sst_graph_result_free(r);
-    sst_graph_thread_free(th);
-    return rc;
-}
-
 /* ---- commits per run ---- */
 
 static void chain_commits(void **state) {
@@ -184,7 +158,7 @@ static void chain_commits(void **state) {
             sst__pg_stats before, after;
             sst__pg_commit_stats(pg, &before);
             int64_t v = 0;
-            sst_code rc = run(cg, cp, thread, round * 10, modes[m], &v, E);
+            sst_code rc = tu_invoke_value(cg, cp, thread, round * 10, modes[m], &v, E);
             if (rc != SST_OK) {
                 print_error("%s\n", err.msg);
             }
@@ -341,12 +315,12 @@ static void busy_elsewhere(void **state) {
     sst_pg *pg = tu_pg_pool(g_url, 2), *other_pg = tu_pg_pool(g_url, 1);
     sst_checkpointer *cp = saver(pg), *other = saver(other_pg);
     sst_compiled_graph *cg = chain(false);
-    assert_int_equal(run(cg, cp, "busy", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
+    assert_int_equal(tu_invoke_value(cg, cp, "busy", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
     assert_int_equal(sst_checkpointer_lock(other, "busy", false, E), SST_OK);
     sst__pg_stats before, after;
     sst__pg_commit_stats(pg, &before);
     sst_error_clear(E);
-    assert_int_equal(run(cg, cp, "busy", 1, SST_DURABILITY_SYNC, NULL, E), SST_EBUSY);
+    assert_int_equal(tu_invoke_value(cg, cp, "busy", 1, SST_DURABILITY_SYNC, NULL, E), SST_EBUSY);
     assert_non_null(strstr(err.msg, "busy"));
     sst__pg_commit_stats(pg, &after);
     assert_int_equal(after.flushed - before.flushed, 0); /* nothing committed */
@@ -354,7 +328,7 @@ static void busy_elsewhere(void **state) {
     assert_int_equal(leases(pg, "busy"), 1); /* the other's */
     sst_checkpointer_unlock(other, "busy");
     int64_t v = 0;
-    assert_int_equal(run(cg, cp, "busy", 1, SST_DURABILITY_SYNC, &v, E), SST_OK);
+    assert_int_equal(tu_invoke_value(cg, cp, "busy", 1, SST_DURABILITY_SYNC, &v, E), SST_OK);
     assert_int_equal(v, 1);
     assert_int_equal(checkpoints(pg, "busy"), 10);
     assert_int_equal(leases(pg, "busy"), 0);
@@ -372,7 +346,8 @@ static const sst_compiled_graph *g_plain;
 static void run_elsewhere(void) {
     sst_error err = {0};
     int64_t v = 0;
-    assert_int_equal(run(g_plain, g_other, "moved", 100, SST_DURABILITY_SYNC, &v, E), SST_OK);
+    assert_int_equal(tu_invoke_value(g_plain, g_other, "moved", 100, SST_DURABILITY_SYNC, &v, E),
+                     SST_OK);
     assert_int_equal(v, 199);
 }
 
@@ -385,7 +360,7 @@ static void moved_meanwhile(void **state) {
     g_other = saver(other_pg);
     sst_compiled_graph *routed = chain(true), *plain = chain(false);
     g_plain = plain;
-    assert_int_equal(run(routed, cp, "moved", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
+    assert_int_equal(tu_invoke_value(routed, cp, "moved", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
     /* This invoke loads the thread (5 checkpoints), then its START router runs a whole run
      * of another writer on it, before this run's input checkpoint. */
     g_router_hook = run_elsewhere;

@@ -154,32 +154,6 @@ static sst_compiled_graph *chain(void) {
     return cg;
 }
 
-/* One run of @p cg on @p thread from {"value": v}; its result code and final value. */
-static sst_code run(const sst_compiled_graph *cg, sst_checkpointer *cp, const char *thread,
-                    int64_t v, sst_durability d, int64_t *out, sst_error *err) {
-    sst_invoke_opts o;
-    sst_invoke_opts_init(&o);
-    o.durability = d;
-    char in[64];
-    snprintf(in, sizeof in, "{\"value\":%lld}", (long long)v);
-    sst_value *input = sst_json_parse(in, NULL);
-    assert_non_null(input);
-    sst_graph_thread *th = sst_graph_thread_open(cg, cp, thread, err);
-    assert_non_null(th);
-    sst_graph_result *r = sst_graph_invoke(cg, th, input, &o, err);
-    sst_value_unref(input);
-    sst_code rc = r == NULL ? sst__code(err)
-                  : sst_graph_result_status(r) == SST_RUN_COMPLETED
-                      ? SST_OK
-                      : (*err = *sst_graph_result_error(r), err->code);
-    if (r != NULL && out != NULL) {
-        *out = sst_int_value(sst_object_get(sst_graph_result_state(r), "value"));
-    }
-    sst_graph_result_free(r);
-    sst_graph_thread_free(th);
-    return rc;
-}
-
 static void chain_commits(void **state) {
     fixture *fx = *state;
     sst_error err = {0};
@@ -193,7 +167,7 @@ static void chain_commits(void **state) {
             int64_t v = 0;
             g_watch = thread;
             g_seen = -1;
-            sst_code rc = run(cg, fx->cp, thread, round * 10, modes[m], &v, E);
+            sst_code rc = tu_invoke_value(cg, fx->cp, thread, round * 10, modes[m], &v, E);
             g_watch = NULL;
             if (rc != SST_OK) {
                 print_error("%s\n", err.msg);
@@ -221,25 +195,27 @@ static void busy_elsewhere(void **state) {
     sst_checkpointer *other = sst_sqlite_saver_open_db(other_db, NULL, E);
     assert_non_null(other);
     sst_compiled_graph *cg = chain();
-    assert_int_equal(run(cg, fx->cp, "busy", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
+    assert_int_equal(tu_invoke_value(cg, fx->cp, "busy", 0, SST_DURABILITY_SYNC, NULL, E), SST_OK);
     assert_int_equal(sst_checkpointer_lock(other, "busy", false, E), SST_OK);
     int before = commits(fx);
     sst_error_clear(E);
-    assert_int_equal(run(cg, fx->cp, "busy", 1, SST_DURABILITY_SYNC, NULL, E), SST_EBUSY);
+    assert_int_equal(tu_invoke_value(cg, fx->cp, "busy", 1, SST_DURABILITY_SYNC, NULL, E),
+                     SST_EBUSY);
     assert_non_null(strstr(err.msg, "busy"));
     assert_int_equal(commits(fx) - before, 0); /* nothing committed */
     assert_int_equal(checkpoints(fx, "busy"), 5);
     assert_int_equal(leases(fx, "busy"), 1); /* the other's */
     sst_checkpointer_unlock(other, "busy");
     int64_t v = 0;
-    assert_int_equal(run(cg, fx->cp, "busy", 1, SST_DURABILITY_SYNC, &v, E), SST_OK);
+    assert_int_equal(tu_invoke_value(cg, fx->cp, "busy", 1, SST_DURABILITY_SYNC, &v, E), SST_OK);
     assert_int_equal(v, 1);
     assert_int_equal(checkpoints(fx, "busy"), 10);
     assert_int_equal(leases(fx, "busy"), 0);
     /* And the other way round: the first connection's run holds it, the other's fails. */
     assert_int_equal(sst_checkpointer_lock(fx->cp, "busy", false, E), SST_OK);
     sst_error_clear(E);
-    assert_int_equal(run(cg, other, "busy", 1, SST_DURABILITY_SYNC, NULL, E), SST_EBUSY);
+    assert_int_equal(tu_invoke_value(cg, other, "busy", 1, SST_DURABILITY_SYNC, NULL, E),
+                     SST_EBUSY);
     assert_int_equal(checkpoints(fx, "busy"), 10);
     sst_checkpointer_unlock(fx->cp, "busy");
     assert_int_equal(leases(fx, "busy"), 0);
