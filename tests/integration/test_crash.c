@@ -236,10 +236,20 @@ static void free_graphs(sst_compiled_graph *cg, sst_graph *g) {
     g_child = NULL;
 }
 
-/* The superstep the loop resumes at (-1000 before it started): the child's with g_nested. */
+/* With g_nested, where a finished run resumes: past every step of the child. */
+#define FINISHED_STEP ((int64_t)1 << 40)
+
+/*
+ * The superstep the loop resumes at (-1000 before it started): the child's with g_nested,
+ * or FINISHED_STEP when the root has no task left (the run finished: a victim was killed
+ * after its last commit), where there is no child state to read a step from.
+ */
 static int64_t resume_step(sst_graph_thread *th, const sst_value *st) {
     if (!g_nested || st == NULL) {
         return st != NULL ? sst_int_value(sst_object_get(st, "step")) : -1000;
+    }
+    if (sst_array_len(sst_object_get(st, "next")) == 0) {
+        return FINISHED_STEP;
     }
     sst_error err;
     sst_value *nested = sst_graph_get_state_nested(th, NULL, &err);
@@ -636,6 +646,9 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     CHECK(wait_for(spawn(ref_db)) == 0, "the reference run failed");
     double full = now_s() - t0;
+    /* A process that finds the run finished (as one does after a victim killed between the
+     * run's last commit and its exit) resumes past every step and re-runs nothing. */
+    CHECK(wait_for(spawn(ref_db)) == 0, "a resume of the finished reference run failed");
     char *expected = final_state(ref_db);
 
     /* The crashed runs. */
