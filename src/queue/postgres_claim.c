@@ -78,14 +78,18 @@
  * estimate of them may pass jit_above_cost, and compiling takes tens of
  * milliseconds where running takes a fraction of one).
  */
+/* The distinct holders LOW < owner < HIGH, as CTE o (a loose index scan; NULL ends it). */
+#define OWNERS_CTE(low, high)                                                                      \
+    "WITH RECURSIVE o(owner) AS ("                                                                 \
+    " SELECT min(owner) FROM sst_runs WHERE status = 'running' AND owner > " low                   \
+    " AND owner < " high " UNION ALL SELECT (SELECT min(r.owner) FROM sst_runs r"                  \
+    " WHERE r.status = 'running' AND r.owner > o.owner AND r.owner < " high ")"                    \
+    " FROM o WHERE o.owner IS NOT NULL)"
 static const char k_owners[] =
-    "WITH RECURSIVE o(owner) AS ("
-    " SELECT min(owner) FROM sst_runs WHERE status = 'running' AND owner > $1 AND owner < $2"
-    " UNION ALL SELECT (SELECT min(r.owner) FROM sst_runs r WHERE r.status = 'running'"
-    " AND r.owner > o.owner AND r.owner < $2) FROM o WHERE o.owner IS NOT NULL)"
-    " SELECT owner FROM o WHERE owner IS NOT NULL"
-    " UNION ALL SELECT NULL FROM (SELECT set_config('plan_cache_mode', 'force_generic_plan', true),"
-    " set_config('jit', 'off', true)) AS settings";
+    OWNERS_CTE("$1", "$2") " SELECT owner FROM o WHERE owner IS NOT NULL"
+                           " UNION ALL SELECT NULL FROM (SELECT set_config('plan_cache_mode', "
+                           "'force_generic_plan', true),"
+                           " set_config('jit', 'off', true)) AS settings";
 
 /* The pieces of k_pick's branches (the CASE tests the thread first: see (a)). */
 #define PICK_FREE THREAD_FREE("$1", "$2")
@@ -126,17 +130,14 @@ static const char k_pick[] =
  * (a row or thread another claim locks, a thread a gone holder keeps busy).
  */
 #define PROBE_FREE THREAD_FREE("$1", "'{}'::text[]")
-static const char k_probe[] =
-    "WITH RECURSIVE o(owner) AS ("
-    " SELECT min(owner) FROM sst_runs WHERE status = 'running' AND owner > $2 AND owner < $3"
-    " UNION ALL SELECT (SELECT min(r.owner) FROM sst_runs r WHERE r.status = 'running'"
-    " AND r.owner > o.owner AND r.owner < $3) FROM o WHERE o.owner IS NOT NULL)"
-    " SELECT NULL::text, (SELECT r.seq FROM sst_runs r WHERE r.status = 'pending'"
-    " AND CASE WHEN r.run_after <= $1 THEN " PROBE_FREE " ELSE false END"
-    " ORDER BY r.seq LIMIT 1) IS NOT NULL"
-    " OR (SELECT r.seq FROM sst_runs r WHERE r.status = 'running' AND r.lease_expires < $1"
-    " AND " PROBE_FREE " ORDER BY r.lease_expires LIMIT 1) IS NOT NULL"
-    " UNION ALL SELECT owner, NULL FROM o WHERE owner IS NOT NULL";
+static const char k_probe[] = OWNERS_CTE(
+    "$2",
+    "$3") " SELECT NULL::text, (SELECT r.seq FROM sst_runs r WHERE r.status = 'pending'"
+          " AND CASE WHEN r.run_after <= $1 THEN " PROBE_FREE " ELSE false END"
+          " ORDER BY r.seq LIMIT 1) IS NOT NULL"
+          " OR (SELECT r.seq FROM sst_runs r WHERE r.status = 'running' AND r.lease_expires < $1"
+          " AND " PROBE_FREE " ORDER BY r.lease_expires LIMIT 1) IS NOT NULL"
+          " UNION ALL SELECT owner, NULL FROM o WHERE owner IS NOT NULL";
 
 /* Takes run ($1 thread, $2 seq) if it is still claimable and its thread free (see above). */
 #define TAKE_CLAIMABLE CLAIMABLE("$5", "$6")

@@ -1003,6 +1003,19 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, bool sure, run_copy *c, b
     return rc;
 }
 
+/* CLOCK_REALTIME @p ms from now: a deadline for pthread_cond_timedwait on s->mu's conditions. */
+static struct timespec realtime_after(int64_t ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += (time_t)(ms / 1000);
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 /*
  * Waits (under mu) for a wake given to an idle worker, the stop, or the poll interval:
  * expired leases notify nobody, and a wake is a hint that may have been missed. True
@@ -1010,14 +1023,7 @@ static sst_code claim(srv_worker *w, int64_t lease_ms, bool sure, run_copy *c, b
  */
 static bool wait_idle(sst_server *s) {
     int poll_ms = s->idle_poll_ms > 0 ? s->idle_poll_ms : 500;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += poll_ms / 1000;
-    until.tv_nsec += (long)(poll_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = realtime_after(poll_ms);
     s->idle++;
     while (s->wake_tokens == 0 && !s->stopping) {
         if (pthread_cond_timedwait(&s->wake, &s->mu, &until) != 0) {
@@ -1143,14 +1149,7 @@ static void *keeper_main(void *arg) {
     for (;;) {
         pthread_mutex_lock(&s->mu);
         if (!s->stopping) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += every / 1000;
-            until.tv_nsec += (every % 1000) * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
+            struct timespec until = realtime_after(every);
             pthread_cond_timedwait(&s->done, &s->mu, &until);
         }
         bool stop = s->stopping;
